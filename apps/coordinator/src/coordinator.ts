@@ -1,0 +1,235 @@
+import type { Subscription } from 'nats';
+import { CoordinatorLease, runLease, validateTableSpec, type Command } from '@mink/meta';
+import { assignBuckets, planOrphanReleads, planRebalance, type Move } from '@mink/ownership';
+import {
+  InvalidArgumentError,
+  MinkError,
+  NotFoundError,
+  ConflictError,
+  UnavailableError,
+  SUBJECTS,
+  requestJson,
+  serveJson,
+  type CoordinatorRequest,
+  type CreateTableResult,
+  type RebalanceResult,
+} from '@mink/protocol';
+import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
+import { Gauge, Counter } from 'prom-client';
+
+/** A request that has already been forwarded once; a non-holder answers it with Unavailable. */
+type Envelope = CoordinatorRequest & { forwarded?: boolean };
+
+/**
+ * One coordinator replica. All replicas answer coordinator actions; only the lease holder carries them
+ * out (others forward to it), and only the holder runs the tick loop that re-leads orphaned buckets.
+ * Every ownership change is a `LeadBucket` carrying this holder's coordinator epoch, so a holder that
+ * lost the lease without noticing is refused by the log itself.
+ */
+export class Coordinator {
+  private lease!: CoordinatorLease;
+  private stopLease: (() => Promise<void>) | null = null;
+  private subscriptions: Subscription[] = [];
+  private tickTimer: NodeJS.Timeout | null = null;
+  /** The coordinator epoch registered after acquiring the lease; null while not holding it. */
+  private epoch: number | null = null;
+  /** Orphans are not re-led before this time, so nodes of a restarting cluster can heartbeat first. */
+  private releadNotBeforeMs = 0;
+  private ticking = false;
+  private readonly holderGauge: Gauge;
+  private readonly releadCounter: Counter;
+
+  constructor(
+    private readonly member: ClusterMember,
+    private readonly logger: Logger,
+    state: ServiceState,
+  ) {
+    this.holderGauge = new Gauge({ name: 'mink_coordinator_lease_held', help: '1 while this replica holds the lease', registers: [state.registry] });
+    this.releadCounter = new Counter({ name: 'mink_coordinator_releads_total', help: 'LeadBucket proposals for orphaned buckets', registers: [state.registry] });
+  }
+
+  async start(): Promise<void> {
+    const { nc, config } = this.member;
+    this.lease = await CoordinatorLease.open(nc, config.nodeId, config.leaseTtlMs);
+    const handler = (body: unknown) => this.handle(body as Envelope);
+    const onError = (error: unknown) => this.logger.error({ err: error }, 'coordinator request failed');
+    this.subscriptions.push(serveJson(nc, SUBJECTS.coordinatorRpc, handler, { queue: SUBJECTS.coordinatorQueue, onError }));
+    this.subscriptions.push(serveJson(nc, SUBJECTS.coordinatorDirect(config.nodeId), handler, { onError }));
+    const runner = runLease({
+      lease: this.lease,
+      onAcquired: () => void this.becomeHolder(),
+      onLost: () => this.stepDown('lease lost'),
+      onError: (error) => this.logger.warn({ err: error }, 'lease attempt failed'),
+    });
+    this.stopLease = runner.stop;
+    this.tickTimer = setInterval(() => void this.tick(), config.coordinatorTickMs);
+  }
+
+  async stop(): Promise<void> {
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    // The runner releases the lease on stop, so another replica takes over at once.
+    await this.stopLease?.();
+    this.stepDown('stopping');
+  }
+
+  private async becomeHolder(): Promise<void> {
+    try {
+      const outcome = await this.member.store.proposeOrThrow({ type: 'RegisterCoordinator', coordinatorId: this.member.config.nodeId });
+      this.epoch = outcome.epoch!;
+      this.releadNotBeforeMs = Date.now() + this.member.config.leaseTtlMs;
+      this.holderGauge.set(1);
+      this.logger.info({ coordinatorEpoch: this.epoch }, 'acquired the coordinator lease');
+    } catch (error) {
+      this.logger.error({ err: error }, 'could not register as coordinator');
+    }
+  }
+
+  private stepDown(reason: string): void {
+    if (this.epoch !== null) this.logger.warn({ coordinatorEpoch: this.epoch, reason }, 'no longer the coordinator');
+    this.epoch = null;
+    this.holderGauge.set(0);
+  }
+
+  /** The coordinator epoch if this replica may act now, else null. */
+  private actingEpoch(): number | null {
+    if (this.epoch === null || !this.lease.isHeld()) return null;
+    return this.epoch;
+  }
+
+  /** Seed, "Node stops heartbeating": on each tick re-lead buckets whose leader is not live. */
+  private async tick(): Promise<void> {
+    const epoch = this.actingEpoch();
+    if (epoch === null || this.ticking || Date.now() < this.releadNotBeforeMs) return;
+    this.ticking = true;
+    try {
+      const moves = planOrphanReleads(this.member.view, this.member.liveNodes());
+      if (moves.length > 0) this.logger.info({ count: moves.length }, 're-leading orphaned buckets');
+      await this.applyMoves(epoch, moves);
+      this.releadCounter.inc(moves.length);
+    } catch (error) {
+      this.logger.error({ err: error }, 'coordinator tick failed');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async handle(request: Envelope): Promise<unknown> {
+    if (request.op === 'whoHolds') return this.whoHolds();
+    const epoch = this.actingEpoch();
+    if (epoch === null) return this.forward(request);
+    switch (request.op) {
+      case 'createTable':
+        return this.createTable(epoch, request.spec);
+      case 'dropTable':
+        return this.dropTable(epoch, request.name);
+      case 'releadBucket':
+        return this.releadBucket(epoch, request);
+      case 'rebalance':
+        return this.rebalance(epoch, request.dryRun);
+      default:
+        throw new InvalidArgumentError(`unknown coordinator action '${(request as { op?: unknown }).op}'`);
+    }
+  }
+
+  private whoHolds(): { coordinatorId: string; epoch: number } {
+    const { coordinator } = this.member.view;
+    if (!coordinator.node) throw new UnavailableError('no coordinator has registered yet');
+    return { coordinatorId: coordinator.node, epoch: coordinator.epoch };
+  }
+
+  /** Seed, "Coordinator action on a non-leader node: forwarded to the lease holder". */
+  private async forward(request: Envelope): Promise<unknown> {
+    const holder = this.member.view.coordinator.node;
+    if (request.forwarded || !holder || holder === this.member.config.nodeId) {
+      throw new UnavailableError('no coordinator holds the lease right now', 500);
+    }
+    return requestJson(this.member.nc, SUBJECTS.coordinatorDirect(holder), { ...request, forwarded: true });
+  }
+
+  private async createTable(epoch: number, input: unknown): Promise<CreateTableResult & { metaSeq: number }> {
+    const validated = validateTableSpec(input);
+    if (!validated.ok) throw new InvalidArgumentError(validated.message);
+    const { spec } = validated;
+    if (this.member.view.tables[spec.name]) throw new ConflictError(`table '${spec.name}' already exists`);
+    const live = [...this.member.liveNodes()];
+    if (live.length === 0) throw new UnavailableError('no live data node to lead the new table', 1000);
+    const nowMs = Date.now();
+    const created = await this.propose({ type: 'CreateTable', coordinatorEpoch: epoch, spec, createdAtMs: nowMs });
+    const tableId = created.tableId!;
+    // Seed, "Table or partition created": bucket i goes to live node (i + start) % n.
+    const leaders = assignBuckets(spec.partition ? 0 : spec.buckets, live, nowMs);
+    const results = await Promise.all(
+      leaders.map(async (leader, bucket) => {
+        const outcome = await this.propose({ type: 'LeadBucket', coordinatorEpoch: epoch, tableId, partition: null, bucket, leader });
+        return { bucket, partition: null, leader, leaderEpoch: outcome.leaderEpoch! };
+      }),
+    );
+    this.logger.info({ table: spec.name, tableId, buckets: spec.buckets }, 'table created');
+    return { tableId, name: spec.name, leaders: results, metaSeq: this.member.view.seq };
+  }
+
+  private async dropTable(epoch: number, name: string): Promise<{ tableId: number; metaSeq: number }> {
+    if (typeof name !== 'string' || !this.member.view.tables[name]) throw new NotFoundError(`table '${name}' does not exist`);
+    const outcome = await this.propose({ type: 'DropTable', coordinatorEpoch: epoch, name });
+    this.logger.info({ table: name }, 'table dropped');
+    return { tableId: outcome.tableId!, metaSeq: this.member.view.seq };
+  }
+
+  private async releadBucket(epoch: number, request: Extract<CoordinatorRequest, { op: 'releadBucket' }>): Promise<{ leaderEpoch: number; metaSeq: number }> {
+    const outcome = await this.propose({
+      type: 'LeadBucket',
+      coordinatorEpoch: epoch,
+      tableId: request.tableId,
+      partition: request.partition,
+      bucket: request.bucket,
+      leader: request.to,
+      expectedLeaderEpoch: request.expectedLeaderEpoch,
+    });
+    return { leaderEpoch: outcome.leaderEpoch!, metaSeq: this.member.view.seq };
+  }
+
+  /** `mink cluster rebalance`: orphans first, then from loaded nodes to idle ones, one LeadBucket per move. */
+  private async rebalance(epoch: number, dryRun: boolean): Promise<RebalanceResult & { metaSeq: number }> {
+    const moves = planRebalance(this.member.view, this.member.liveNodes());
+    if (!dryRun) await this.applyMoves(epoch, moves);
+    return {
+      dryRun,
+      moves: moves.map((move) => ({ table: move.table, ...(move.partition !== null ? { partition: move.partition } : {}), bucket: move.bucket, from: move.from, to: move.to })),
+      metaSeq: this.member.view.seq,
+    };
+  }
+
+  /** One LeadBucket per move, each conditional on the leader epoch the plan saw. */
+  private async applyMoves(epoch: number, moves: Move[]): Promise<void> {
+    for (const move of moves) {
+      const outcome = await this.member.store.propose({
+        type: 'LeadBucket',
+        coordinatorEpoch: epoch,
+        tableId: move.tableId,
+        partition: move.partition,
+        bucket: move.bucket,
+        leader: move.to,
+        expectedLeaderEpoch: move.expectedLeaderEpoch,
+      });
+      if (!outcome.ok) {
+        this.logger.warn({ move, rejection: outcome.rejection }, 'LeadBucket refused');
+        if (outcome.rejection.code === 'Fenced') {
+          this.stepDown('coordinator epoch fenced');
+          return;
+        }
+      } else {
+        this.logger.info({ table: move.table, bucket: move.bucket, from: move.from, to: move.to, leaderEpoch: outcome.leaderEpoch }, 'bucket re-led');
+      }
+    }
+  }
+
+  private async propose(command: Command) {
+    try {
+      return await this.member.store.proposeOrThrow(command);
+    } catch (error) {
+      if (error instanceof MinkError && error.code === 'Fenced') this.stepDown('coordinator epoch fenced');
+      throw error;
+    }
+  }
+}

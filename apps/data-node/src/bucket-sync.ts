@@ -1,0 +1,199 @@
+import { LIMITS } from '@mink/config';
+import type { BucketRecord } from '@mink/meta';
+import { bucketsToSync, decideSync, type SyncDecision } from '@mink/ownership';
+import { MinkError, SUBJECTS, requestJson, type BucketServingState } from '@mink/protocol';
+import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
+import { Counter, Gauge } from 'prom-client';
+
+interface LocalBucket {
+  state: BucketServingState;
+  streamEpoch: number;
+}
+
+/**
+ * The sync task of a data node (seed, "Opening a bucket"). On every change of the view, and at least
+ * every LIMITS.syncIntervalMs, it asks the pure `decideSync` what to do with each bucket it leads or
+ * has open, and carries that out. At most one action per bucket runs at a time; an action that fails is
+ * simply decided again on the next round, from the view as it is then.
+ */
+export class BucketSync {
+  private readonly local = new Map<string, LocalBucket>();
+  private readonly inFlight = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private stopped = false;
+  private readonly openGauge: Gauge;
+  private readonly actions: Counter;
+
+  constructor(
+    private readonly member: ClusterMember,
+    private readonly self: { nodeId: string; nodeEpoch: number },
+    private readonly logger: Logger,
+    state: ServiceState,
+  ) {
+    this.openGauge = new Gauge({ name: 'mink_buckets_open', help: 'Buckets this node serves', registers: [state.registry] });
+    this.actions = new Counter({ name: 'mink_sync_actions_total', help: 'Sync actions by kind', labelNames: ['action'], registers: [state.registry] });
+  }
+
+  start(): void {
+    this.unsubscribe = this.member.store.onApplied(() => this.round());
+    this.timer = setInterval(() => this.round(), LIMITS.syncIntervalMs);
+    this.round();
+  }
+
+  /** What GET /v1/cluster shows for this node's buckets. */
+  localBuckets(): { bucketId: string; state: BucketServingState; streamEpoch: number }[] {
+    return [...this.local.entries()].map(([bucketId, bucket]) => ({ bucketId, ...bucket }));
+  }
+
+  /** Whether a request for the bucket can be served now (used by the data path). */
+  isOpen(bucketId: string): boolean {
+    return this.local.get(bucketId)?.state === 'open';
+  }
+
+  private round(): void {
+    if (this.stopped) return;
+    const view = this.member.view;
+    const ids = new Set([...bucketsToSync(view, this.self), ...this.local.keys()]);
+    const live = this.member.liveNodes();
+    for (const bucketId of ids) {
+      if (this.inFlight.has(bucketId)) continue;
+      let decision: SyncDecision;
+      try {
+        decision = decideSync(view, this.self, live, bucketId);
+      } catch (error) {
+        // A broken invariant in the view: nothing sane can be done with this process.
+        this.logger.fatal({ err: error, bucketId }, 'sync decision hit a broken invariant');
+        throw error;
+      }
+      if (decision.action === 'serve' || decision.action === 'none') {
+        this.settle(bucketId, decision.action, view.buckets[bucketId]);
+        continue;
+      }
+      this.inFlight.add(bucketId);
+      void this.carryOut(bucketId, decision, view.buckets[bucketId])
+        .catch((error) => this.logger.warn({ err: error, bucketId, decision }, 'sync action failed; retrying on the next round'))
+        .finally(() => this.inFlight.delete(bucketId));
+    }
+    this.openGauge.set([...this.local.values()].filter((bucket) => bucket.state === 'open').length);
+  }
+
+  private settle(bucketId: string, action: 'serve' | 'none', record: BucketRecord | undefined): void {
+    if (action === 'none') {
+      this.local.delete(bucketId);
+      return;
+    }
+    const current = this.local.get(bucketId);
+    if (record && (!current || current.state !== 'open')) this.local.set(bucketId, { state: 'open', streamEpoch: record.stream.epoch });
+  }
+
+  private async carryOut(bucketId: string, decision: SyncDecision, record: BucketRecord | undefined): Promise<void> {
+    this.actions.inc({ action: decision.action });
+    const store = this.member.store;
+    switch (decision.action) {
+      case 'drop':
+        this.local.delete(bucketId);
+        return;
+      case 'heldBy':
+        this.markOpening(bucketId);
+        return;
+      case 'open': {
+        this.markOpening(bucketId);
+        const outcome = await store.proposeOrThrow({
+          type: 'OpenStream',
+          nodeId: this.self.nodeId,
+          nodeEpoch: this.self.nodeEpoch,
+          tableId: record!.tableId,
+          partition: record!.partition,
+          bucket: record!.bucket,
+          leaderEpoch: decision.leaderEpoch,
+        });
+        this.local.set(bucketId, { state: 'open', streamEpoch: outcome.streamEpoch! });
+        this.logger.info({ table: record!.table, bucket: record!.bucket, leaderEpoch: decision.leaderEpoch }, 'bucket opened');
+        return;
+      }
+      case 'relead': {
+        // This node restarted: ask the coordinator for a fresh leader epoch, so the new open fences
+        // anything the previous incarnation may still have in flight.
+        this.markOpening(bucketId);
+        await requestJson(this.member.nc, SUBJECTS.coordinatorRpc, {
+          op: 'releadBucket',
+          tableId: record!.tableId,
+          partition: record!.partition,
+          bucket: record!.bucket,
+          to: this.self.nodeId,
+          expectedLeaderEpoch: decision.leaderEpoch,
+        });
+        return;
+      }
+      case 'takeOver': {
+        this.markOpening(bucketId);
+        if (decision.registerFirst) {
+          // Fence the dead incarnation: its node epoch moves on, so nothing it still sends can commit.
+          await this.proposeIgnoringFence({ type: 'RegisterNode', nodeId: decision.node, expectedEpoch: decision.nodeEpoch });
+        }
+        // The dead node's WAL is failed over by s3stream here once data is stored (s3stream issue).
+        await store.proposeOrThrow({
+          type: 'CloseStream',
+          nodeId: this.self.nodeId,
+          nodeEpoch: this.self.nodeEpoch,
+          tableId: record!.tableId,
+          partition: record!.partition,
+          bucket: record!.bucket,
+          streamEpoch: decision.streamEpoch,
+        });
+        this.logger.info({ table: record!.table, bucket: record!.bucket, deadNode: decision.node, deadNodeEpoch: decision.nodeEpoch }, 'took over bucket from a dead incarnation');
+        return;
+      }
+      case 'close':
+        await this.closeStream(bucketId, record!, decision.streamEpoch);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private markOpening(bucketId: string): void {
+    const current = this.local.get(bucketId);
+    if (!current || current.state !== 'open') this.local.set(bucketId, { state: 'opening', streamEpoch: current?.streamEpoch ?? 0 });
+  }
+
+  private async closeStream(bucketId: string, record: BucketRecord, streamEpoch: number): Promise<void> {
+    this.local.set(bucketId, { state: 'unavailable', streamEpoch });
+    await this.member.store.proposeOrThrow({
+      type: 'CloseStream',
+      nodeId: this.self.nodeId,
+      nodeEpoch: this.self.nodeEpoch,
+      tableId: record.tableId,
+      partition: record.partition,
+      bucket: record.bucket,
+      streamEpoch,
+    });
+    this.local.delete(bucketId);
+    this.logger.info({ table: record.table, bucket: record.bucket, streamEpoch }, 'bucket closed');
+  }
+
+  /** A RegisterNode that lost the race to another taker (epoch already bumped) is fine: the fence holds. */
+  private async proposeIgnoringFence(command: Parameters<ClusterMember['store']['propose']>[0]): Promise<void> {
+    try {
+      await this.member.store.proposeOrThrow(command);
+    } catch (error) {
+      if (!(error instanceof MinkError && error.code === 'Fenced')) throw error;
+    }
+  }
+
+  /** Clean shutdown: close every open stream so the next leader can open at once. */
+  async stopAndCloseAll(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.unsubscribe?.();
+    const view = this.member.view;
+    await Promise.all(
+      [...this.local.keys()].map(async (bucketId) => {
+        const record = view.buckets[bucketId];
+        if (!record || record.stream.state !== 'open' || record.stream.node !== this.self.nodeId || record.stream.nodeEpoch !== this.self.nodeEpoch) return;
+        await this.closeStream(bucketId, record, record.stream.epoch).catch((error) => this.logger.warn({ err: error, bucketId }, 'could not close bucket'));
+      }),
+    );
+  }
+}

@@ -1,0 +1,125 @@
+import { LIMITS } from '@mink/config';
+import type { MinkClient } from '@mink/client';
+import { bucketsOfTable, compareNodeIds, type TableRecord, type View } from '@mink/meta';
+import { NotFoundError, SUBJECTS, requestJson, type BucketServingState, type NodeStatus } from '@mink/protocol';
+import type { ClusterMember } from '@mink/runtime';
+
+/**
+ * The gateway's answers. Writes of metadata go to the coordinator through the client; reads come from
+ * the gateway's own copy of the view, after waiting until that copy has applied the write the caller
+ * just made (so a create is immediately visible in a describe).
+ */
+export class GatewayService {
+  constructor(
+    private readonly member: ClusterMember,
+    private readonly client: MinkClient,
+  ) {}
+
+  async createTable(body: unknown) {
+    const result = await this.client.createTable(body);
+    await this.member.store.waitForSeq(result.metaSeq, LIMITS.proposeTimeoutMs);
+    return this.describe(this.member.view, this.member.view.tables[result.name]!);
+  }
+
+  listTables() {
+    const view = this.member.view;
+    return { tables: Object.values(view.tables).sort((a, b) => a.name.localeCompare(b.name)).map((table) => this.summary(table)) };
+  }
+
+  describeTable(name: string) {
+    const table = this.member.view.tables[name];
+    if (!table) throw new NotFoundError(`table '${name}' does not exist`);
+    return this.describe(this.member.view, table);
+  }
+
+  async dropTable(name: string) {
+    const result = await this.client.dropTable(name);
+    await this.member.store.waitForSeq(result.metaSeq, LIMITS.proposeTimeoutMs);
+    return { dropped: name };
+  }
+
+  async rebalance(dryRun: boolean) {
+    const result = await this.client.rebalance(dryRun);
+    await this.member.store.waitForSeq(result.metaSeq, LIMITS.proposeTimeoutMs);
+    return { moves: result.moves, dryRun: result.dryRun };
+  }
+
+  /** GET /v1/cluster: nodes with liveness and load, buckets with the state their leader reports. */
+  async clusterStatus() {
+    const view = this.member.view;
+    const live = this.member.liveNodes();
+    const statuses = await this.nodeStatuses(view, live);
+    const load = new Map<string, number>();
+    for (const bucket of Object.values(view.buckets)) if (bucket.leader) load.set(bucket.leader, (load.get(bucket.leader) ?? 0) + 1);
+    const nodes = Object.values(view.nodes)
+      .sort((a, b) => compareNodeIds(a.id, b.id))
+      .map((node) => ({ id: node.id, epoch: node.epoch, live: live.has(node.id), address: node.address, kafka: node.kafka, http: node.http, buckets: load.get(node.id) ?? 0 }));
+    const buckets = Object.values(view.tables)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .flatMap((table) => bucketsOfTable(view, table.name))
+      .map((bucket) => {
+        const id = `${bucket.tableId}/${bucket.partition ?? ''}/${bucket.bucket}`;
+        return {
+          table: bucket.table,
+          ...(bucket.partition !== null ? { partition: bucket.partition } : {}),
+          bucket: bucket.bucket,
+          leader: bucket.leader,
+          leaderEpoch: bucket.leaderEpoch,
+          streamEpoch: bucket.stream.epoch,
+          state: servingState(bucket.leader, live, statuses, id),
+        };
+      });
+    return { coordinator: { node: view.coordinator.node, epoch: view.coordinator.epoch }, nodes, buckets };
+  }
+
+  private async nodeStatuses(view: View, live: Set<string>): Promise<Map<string, NodeStatus>> {
+    const result = new Map<string, NodeStatus>();
+    await Promise.all(
+      [...live].map(async (nodeId) => {
+        const node = view.nodes[nodeId];
+        if (!node) return;
+        try {
+          result.set(nodeId, await requestJson<NodeStatus>(this.member.nc, SUBJECTS.nodeRpc(node.address), { op: 'status' }, LIMITS.statusQueryTimeoutMs));
+        } catch {
+          // A node that does not answer in time is reported as unavailable for its buckets.
+        }
+      }),
+    );
+    return result;
+  }
+
+  private summary(table: TableRecord) {
+    return {
+      name: table.name,
+      tableId: table.id,
+      kind: table.kind,
+      columns: table.columns,
+      primaryKey: table.primaryKey,
+      bucketKey: table.bucketKey,
+      buckets: table.buckets,
+      ...(table.partition ? { partition: table.partition, partitions: table.partitions } : {}),
+      properties: table.properties,
+      createdAt: new Date(table.createdAtMs).toISOString(),
+    };
+  }
+
+  private describe(view: View, table: TableRecord) {
+    return {
+      ...this.summary(table),
+      bucketLeaders: bucketsOfTable(view, table.name).map((bucket) => ({
+        bucket: bucket.bucket,
+        ...(bucket.partition !== null ? { partition: bucket.partition } : {}),
+        leader: bucket.leader,
+        leaderEpoch: bucket.leaderEpoch,
+        stream: { state: bucket.stream.state, epoch: bucket.stream.epoch, node: bucket.stream.node },
+      })),
+    };
+  }
+}
+
+function servingState(leader: string | null, live: Set<string>, statuses: Map<string, NodeStatus>, bucketId: string): BucketServingState {
+  if (!leader || !live.has(leader)) return 'unavailable';
+  const status = statuses.get(leader);
+  if (!status) return 'unavailable';
+  return status.buckets.find((bucket) => bucket.bucketId === bucketId)?.state ?? 'opening';
+}

@@ -1,0 +1,33 @@
+import 'reflect-metadata';
+import { assertLimits, readServiceConfig, DEFAULTS } from '@mink/config';
+import { MinkClient } from '@mink/client';
+import { ClusterMember, ServiceState, createLogger, runHttpService } from '@mink/runtime';
+import { GatewayModule } from './gateway.module';
+import { GatewayService } from './gateway.service';
+
+/** The HTTP gateway: the public API of DESIGN §7 over the TypeScript client and its own view. */
+async function main(): Promise<void> {
+  assertLimits();
+  const config = readServiceConfig(process.env, { httpPort: DEFAULTS.gatewayPort });
+  const logger = createLogger('gateway', config.nodeId, config.logLevel);
+  const state = new ServiceState('gateway', config.nodeId);
+  const member = await ClusterMember.join(config, logger, `gateway-${config.nodeId}`);
+  const client = MinkClient.over(member.nc);
+  const service = new GatewayService(member, client);
+  await runHttpService({
+    module: GatewayModule.register(state, service),
+    port: config.httpPort,
+    logger,
+    shutdown: async () => {
+      await member.close();
+    },
+  });
+  state.setReady(true);
+  logger.info({ port: config.httpPort }, 'gateway listening');
+}
+
+main().catch((error) => {
+  // eslint-disable-next-line no-console
+  console.error(error);
+  process.exit(1);
+});

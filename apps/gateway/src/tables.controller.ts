@@ -1,0 +1,29 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { GatewayService } from './gateway.service';
+
+/** Table administration (DESIGN §7). Each method is one service call. */
+@Controller('v1/tables')
+export class TablesController {
+  constructor(private readonly gateway: GatewayService) {}
+
+  @Post()
+  @HttpCode(201)
+  create(@Body() body: unknown) {
+    return this.gateway.createTable(body);
+  }
+
+  @Get()
+  list() {
+    return this.gateway.listTables();
+  }
+
+  @Get(':name')
+  describe(@Param('name') name: string) {
+    return this.gateway.describeTable(name);
+  }
+
+  @Delete(':name')
+  drop(@Param('name') name: string) {
+    return this.gateway.dropTable(name);
+  }
+}

@@ -1,0 +1,24 @@
+// Two tiers: "unit" holds pure tests and integration tests of single packages against real servers the
+// test starts itself; "e2e" runs whole processes (mink up style clusters) and runs one file at a time.
+const transform = { '^.+\\.ts$': ['@swc/jest', { swcrc: true }] };
+const moduleNameMapper = { '^@mink/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts' };
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      rootDir: __dirname,
+      testEnvironment: 'node',
+      transform,
+      moduleNameMapper,
+      testMatch: ['<rootDir>/packages/*/src/**/*.spec.ts', '<rootDir>/apps/*/src/**/*.spec.ts', '<rootDir>/test/unit/**/*.spec.ts'],
+    },
+    {
+      displayName: 'e2e',
+      rootDir: __dirname,
+      testEnvironment: 'node',
+      transform,
+      moduleNameMapper,
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e.ts'],
+    },
+  ],
+};

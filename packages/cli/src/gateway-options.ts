@@ -1,0 +1,28 @@
+import { Command, Option } from 'commander';
+import { DEFAULT_GATEWAY_URL, GATEWAY_URL_VARIABLE, GatewayClient, resolveGatewayUrl } from './gateway-client';
+import { printLine, type CliIo } from './io';
+import { renderJson } from './render';
+
+/** The options every command that talks to the gateway accepts. */
+export interface GatewayFlags {
+  gateway?: string;
+  json?: boolean;
+}
+
+export function addGatewayOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option('--gateway <url>', `gateway base URL (env ${GATEWAY_URL_VARIABLE})`).default(undefined, DEFAULT_GATEWAY_URL),
+    )
+    .option('--json', 'print the raw JSON answer');
+}
+
+export function gatewayClient(flags: GatewayFlags, io: CliIo): GatewayClient {
+  return new GatewayClient(resolveGatewayUrl(flags.gateway, io.env), io);
+}
+
+/** Prints `result` as JSON when --json is given, otherwise as `render` formats it. */
+export function printResult<T>(io: CliIo, flags: GatewayFlags, result: T, render: (result: T) => string): void {
+  if (flags.json) io.writeOut(renderJson(result));
+  else printLine(io, render(result));
+}

@@ -1,0 +1,5 @@
+export { buildProgram, run } from './program';
+export { processIo, CliError, UsageError, EXIT_CODES, type CliIo } from './io';
+export { buildCreateTableBody, parseColumns, parsePartition, type CreateTableBody } from './table-commands';
+export { clusterOptionsFromFlags, DEFAULT_DATA_DIR, type StartCluster, type UpFlags } from './up-command';
+export { GATEWAY_URL_VARIABLE, DEFAULT_GATEWAY_URL, resolveGatewayUrl } from './gateway-client';

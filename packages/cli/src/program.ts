@@ -1,0 +1,45 @@
+import { Command, CommanderError } from 'commander';
+import { registerClusterCommands } from './cluster-commands';
+import { CliError, EXIT_CODES, processIo, type CliIo } from './io';
+import { registerTableCommands } from './table-commands';
+import { registerUpCommand, type StartCluster } from './up-command';
+
+/**
+ * The `mink` command tree. Output goes through `io`, and commander never exits the process itself
+ * (exitOverride), so `run` decides every exit code and tests can drive the whole CLI in-process.
+ * Settings are made before the subcommands are added because commander copies them at creation.
+ */
+export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluster): Command {
+  const program = new Command('mink')
+    .description('mink: streaming storage for real-time analytics on object storage')
+    .exitOverride()
+    .allowExcessArguments(false)
+    .configureOutput({ writeOut: (text) => io.writeOut(text), writeErr: (text) => io.writeError(text) });
+  registerUpCommand(program, io, startCluster);
+  registerTableCommands(program, io);
+  registerClusterCommands(program, io);
+  return program;
+}
+
+/**
+ * Runs the CLI on `args` (without the node and script paths) and returns the exit code: 0 on success and
+ * for --help, 1 when an operation failed, 2 when the command line is wrong. Commander has already printed
+ * its own one-line message for a usage error; every other error is printed here as `error: <message>`.
+ */
+export async function run(args: string[], io: CliIo = processIo(), startCluster?: StartCluster): Promise<number> {
+  try {
+    await buildProgram(io, startCluster).parseAsync(args, { from: 'user' });
+    return EXIT_CODES.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT_CODES.ok;
+      return EXIT_CODES.usage;
+    }
+    if (error instanceof CliError) {
+      io.writeError(`error: ${error.message}\n`);
+      return error.exitCode;
+    }
+    io.writeError(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return EXIT_CODES.failure;
+  }
+}

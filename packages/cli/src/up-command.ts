@@ -1,0 +1,132 @@
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { DEFAULTS, LIMITS } from '@mink/config';
+import { LocalCluster, type LocalClusterOptions } from '@mink/devcluster';
+import { CliError, printLine, type CliIo } from './io';
+import { integerInRange, parseDurationOption, parsePort } from './options';
+
+/** Where `mink up` keeps its data when --data-dir is not given, relative to the working directory. */
+export const DEFAULT_DATA_DIR = './.mink';
+
+export interface UpFlags {
+  nodes: number;
+  coordinators: number;
+  dataDir: string;
+  gatewayPort: number;
+  kafkaPort: number;
+  leaseTtl: number;
+  coordinatorTick: number;
+  natsPort?: number;
+  s3Port?: number;
+  logLevel: string;
+}
+
+/** Starts a cluster; LocalCluster.start outside tests. */
+export type StartCluster = (options: LocalClusterOptions) => Promise<LocalCluster>;
+
+/** The options LocalCluster gets for the given flags. */
+export function clusterOptionsFromFlags(flags: UpFlags): LocalClusterOptions {
+  return {
+    dataDir: resolve(flags.dataDir),
+    nodes: flags.nodes,
+    coordinators: flags.coordinators,
+    gatewayPort: flags.gatewayPort,
+    kafkaPort: flags.kafkaPort,
+    leaseTtlMs: flags.leaseTtl,
+    coordinatorTickMs: flags.coordinatorTick,
+    natsPort: flags.natsPort,
+    s3Port: flags.s3Port,
+    logLevel: flags.logLevel,
+  };
+}
+
+/** `mink up`: a whole local cluster in the foreground until Ctrl-C or SIGTERM. */
+export function registerUpCommand(program: Command, io: CliIo, startCluster: StartCluster = (options) => LocalCluster.start(options)): void {
+  program
+    .command('up')
+    .description('start a local cluster (nats-server, S3 server, coordinators, data nodes, gateway, tiering worker) until Ctrl-C')
+    .option('--nodes <count>', 'data nodes', integerInRange(1, LIMITS.localDataNodesMax), DEFAULTS.nodes)
+    .option('--coordinators <count>', 'coordinator replicas', integerInRange(1, LIMITS.localCoordinatorsMax), DEFAULTS.coordinators)
+    .option('--data-dir <path>', 'folder for NATS and S3 data, logs and cluster.json; reuse it to keep every table', DEFAULT_DATA_DIR)
+    .option('--gateway-port <port>', 'HTTP port of the gateway (0: a free port)', parsePort, DEFAULTS.gatewayPort)
+    .option('--kafka-port <port>', 'Kafka port of data node 1; node n listens on this + n - 1 (0: free ports)', parsePort, DEFAULTS.kafkaPort)
+    .addOption(new Option('--lease-ttl <duration>', 'node and coordinator lease TTL, e.g. 3s').argParser(parseDurationOption).default(DEFAULTS.leaseTtlMs, '30s'))
+    .addOption(
+      new Option('--coordinator-tick <duration>', 'interval of the coordinator loop, e.g. 500ms')
+        .argParser(parseDurationOption)
+        .default(DEFAULTS.coordinatorTickMs, '5s'),
+    )
+    .addOption(new Option('--nats-port <port>', 'client port of nats-server').argParser(parsePort).default(undefined, 'a free port'))
+    .addOption(new Option('--s3-port <port>', 'port of the S3 server').argParser(parsePort).default(undefined, 'a free port'))
+    .option('--log-level <level>', 'log level of every service (MINK_LOG_LEVEL)', 'info')
+    .action(async (flags: UpFlags) => {
+      await runUp(flags, io, startCluster);
+    });
+}
+
+/**
+ * Starts the cluster, prints its endpoints and waits for SIGINT or SIGTERM, then stops everything and
+ * returns (exit code 0). A signal during the start interrupts it cleanly; a second signal while stopping
+ * exits at once, and the exit handlers of LocalCluster kill whatever is left.
+ */
+export async function runUp(flags: UpFlags, io: CliIo, startCluster: StartCluster): Promise<void> {
+  const options = clusterOptionsFromFlags(flags);
+  const interrupt = new AbortController();
+  let stopRequested: () => void = () => undefined;
+  const stopSignal = new Promise<void>((resolveStop) => {
+    stopRequested = resolveStop;
+  });
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (interrupt.signal.aborted) {
+      io.writeError(`${signal} again: killing every process now\n`);
+      process.exit(130);
+    }
+    printLine(io, `${signal}: stopping the cluster…`);
+    interrupt.abort();
+    stopRequested();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    printLine(io, `starting a local mink cluster in ${options.dataDir}`);
+    let cluster: LocalCluster;
+    try {
+      cluster = await startCluster({ ...options, signal: interrupt.signal, logger: (line) => printLine(io, line) });
+    } catch (error) {
+      if (interrupt.signal.aborted) {
+        printLine(io, 'stopped');
+        return;
+      }
+      throw new CliError(`the cluster did not start: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    printEndpoints(io, cluster, flags);
+    await stopSignal;
+    await cluster.stop();
+    printLine(io, 'stopped');
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+}
+
+function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags): void {
+  const kafka = cluster
+    .processes()
+    .filter((entry) => entry.role === 'data-node')
+    .map((entry) => `127.0.0.1:${entry.ports.kafka} (node ${entry.nodeId})`)
+    .join(', ');
+  const rows: [string, string][] = [
+    ['gateway', cluster.gatewayUrl],
+    ['nats', cluster.natsUrl],
+    ['s3', `${cluster.s3Endpoint} (bucket ${cluster.s3Bucket}, path-style, credentials S3RVER/S3RVER)`],
+    ['kafka', kafka],
+    ['data dir', cluster.dataDir],
+    ['cluster.json', cluster.clusterFile],
+    ['logs', cluster.logDir],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  printLine(io, '');
+  printLine(io, `mink is up: ${flags.coordinators} coordinator(s), ${flags.nodes} data node(s), a gateway and a tiering worker`);
+  for (const [label, value] of rows) printLine(io, `  ${label.padEnd(width)}  ${value}`);
+  printLine(io, 'Ctrl-C to stop');
+}

@@ -1,0 +1,79 @@
+import { connect, type NatsConnection } from 'nats';
+import { LIMITS } from '@mink/config';
+import {
+  MinkError,
+  SUBJECTS,
+  requestJson,
+  type CoordinatorRequest,
+  type CreateTableResult,
+  type RebalanceResult,
+  type HolderResult,
+} from '@mink/protocol';
+import { backoffDelayMs, sleep } from './backoff';
+
+export interface MinkClientOptions {
+  /** NATS server URL(s) of the cluster. */
+  servers: string | string[];
+  /** Name shown in NATS monitoring. */
+  name?: string;
+}
+
+/** Coordinator answers carry the metadata sequence at which their effect is visible. */
+export type WithSeq<T> = T & { metaSeq: number };
+
+/**
+ * The TypeScript client of mink. It talks to the cluster over NATS only. Coordinator actions go to
+ * whichever coordinator replica answers (a non-holder forwards to the lease holder); `Unavailable`
+ * answers (no coordinator yet, a lease changing hands) are retried with bounded backoff.
+ */
+export class MinkClient {
+  private constructor(
+    readonly nc: NatsConnection,
+    private readonly ownsConnection: boolean,
+  ) {}
+
+  static async connect(options: MinkClientOptions): Promise<MinkClient> {
+    const nc = await connect({ servers: options.servers, name: options.name ?? 'mink-client', maxReconnectAttempts: -1 });
+    return new MinkClient(nc, true);
+  }
+
+  /** Wraps an existing connection (services that already have one); `close()` leaves it open. */
+  static over(nc: NatsConnection): MinkClient {
+    return new MinkClient(nc, false);
+  }
+
+  async createTable(spec: unknown): Promise<WithSeq<CreateTableResult>> {
+    return this.coordinator<WithSeq<CreateTableResult>>({ op: 'createTable', spec });
+  }
+
+  async dropTable(name: string): Promise<WithSeq<{ tableId: number }>> {
+    return this.coordinator<WithSeq<{ tableId: number }>>({ op: 'dropTable', name });
+  }
+
+  async rebalance(dryRun: boolean): Promise<WithSeq<RebalanceResult>> {
+    return this.coordinator<WithSeq<RebalanceResult>>({ op: 'rebalance', dryRun });
+  }
+
+  async coordinatorHolder(): Promise<HolderResult> {
+    return this.coordinator<HolderResult>({ op: 'whoHolds' });
+  }
+
+  /** Sends a coordinator action, retrying while no coordinator can carry it out. */
+  async coordinator<T>(request: CoordinatorRequest): Promise<T> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < LIMITS.clientAttemptsMax; attempt++) {
+      try {
+        return await requestJson<T>(this.nc, SUBJECTS.coordinatorRpc, request);
+      } catch (error) {
+        if (!(error instanceof MinkError) || error.code !== 'Unavailable') throw error;
+        lastError = error;
+        await sleep(error.details?.retryAfterMs ?? backoffDelayMs(attempt));
+      }
+    }
+    throw lastError;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsConnection) await this.nc.drain();
+  }
+}

@@ -1,0 +1,75 @@
+import { DEFAULTS } from './limits';
+import { parseDurationMs } from './duration';
+
+/**
+ * Configuration shared by every service, read from environment variables. The same names are used by
+ * `mink up`, docker-compose and the tests (DESIGN §7).
+ */
+export interface ServiceConfig {
+  natsUrl: string;
+  s3Endpoint: string;
+  s3Bucket: string;
+  s3Region: string;
+  s3AccessKeyId: string;
+  s3SecretAccessKey: string;
+  /** Identity of this process: data node id ("1", "2", …) or coordinator id ("coordinator-1"). */
+  nodeId: string;
+  leaseTtlMs: number;
+  coordinatorTickMs: number;
+  /** HTTP port for /healthz, /readyz and /metrics (and the API on the gateway); 0 picks a free port. */
+  httpPort: number;
+  /** Host name other processes and clients use to reach this one. */
+  advertisedHost: string;
+  kafkaPort: number;
+  metaStream: string;
+  logLevel: string;
+}
+
+/** The environment variable names, in one place. */
+export const ENV = {
+  natsUrl: 'MINK_NATS_URL',
+  s3Endpoint: 'MINK_S3_ENDPOINT',
+  s3Bucket: 'MINK_S3_BUCKET',
+  s3Region: 'MINK_S3_REGION',
+  s3AccessKeyId: 'MINK_S3_ACCESS_KEY_ID',
+  s3SecretAccessKey: 'MINK_S3_SECRET_ACCESS_KEY',
+  nodeId: 'MINK_NODE_ID',
+  leaseTtlMs: 'MINK_LEASE_TTL_MS',
+  coordinatorTickMs: 'MINK_COORDINATOR_TICK_MS',
+  httpPort: 'MINK_HTTP_PORT',
+  advertisedHost: 'MINK_ADVERTISED_HOST',
+  kafkaPort: 'MINK_KAFKA_PORT',
+  metaStream: 'MINK_META_STREAM',
+  logLevel: 'MINK_LOG_LEVEL',
+} as const;
+
+function integer(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name}: '${value}' is not a non-negative integer`);
+  return parsed;
+}
+
+function duration(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  return parseDurationMs(value, name);
+}
+
+export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults: { httpPort?: number } = {}): ServiceConfig {
+  return {
+    natsUrl: env[ENV.natsUrl] ?? 'nats://127.0.0.1:4222',
+    s3Endpoint: env[ENV.s3Endpoint] ?? 'http://127.0.0.1:9000',
+    s3Bucket: env[ENV.s3Bucket] ?? DEFAULTS.s3Bucket,
+    s3Region: env[ENV.s3Region] ?? 'us-east-1',
+    s3AccessKeyId: env[ENV.s3AccessKeyId] ?? 'S3RVER',
+    s3SecretAccessKey: env[ENV.s3SecretAccessKey] ?? 'S3RVER',
+    nodeId: env[ENV.nodeId] ?? '1',
+    leaseTtlMs: duration(env[ENV.leaseTtlMs], DEFAULTS.leaseTtlMs, ENV.leaseTtlMs),
+    coordinatorTickMs: duration(env[ENV.coordinatorTickMs], DEFAULTS.coordinatorTickMs, ENV.coordinatorTickMs),
+    httpPort: integer(env[ENV.httpPort], defaults.httpPort ?? 0, ENV.httpPort),
+    advertisedHost: env[ENV.advertisedHost] ?? '127.0.0.1',
+    kafkaPort: integer(env[ENV.kafkaPort], DEFAULTS.kafkaPort, ENV.kafkaPort),
+    metaStream: env[ENV.metaStream] ?? DEFAULTS.metaStream,
+    logLevel: env[ENV.logLevel] ?? 'info',
+  };
+}

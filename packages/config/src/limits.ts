@@ -1,0 +1,89 @@
+/**
+ * Every bound of mink in one place (STYLE 6). Related limits are stated next to each other and checked by
+ * `assertLimits()` at start.
+ */
+export const LIMITS = {
+  /** Longest table or column name. */
+  nameLengthMax: 128,
+  columnsPerTableMax: 1024,
+  bucketsPerTableMax: 1024,
+  /** Outcomes of recently applied commands kept for proposers that wait on them. */
+  recentOutcomesMax: 65_536,
+  /** How long a proposer waits for its command to apply locally before giving up. */
+  proposeTimeoutMs: 15_000,
+  /** Attempts of a publish to the metadata log before the proposer gives up. */
+  proposeAttemptsMax: 5,
+  /** NATS request/reply timeout for internal calls. */
+  requestTimeoutMs: 10_000,
+  /** Attempts a client makes for one request across NotLeader / Unavailable answers. */
+  clientAttemptsMax: 20,
+  clientBackoffInitialMs: 50,
+  clientBackoffMaxMs: 1_000,
+  /** A data node re-checks every bucket it should lead at least this often. */
+  syncIntervalMs: 500,
+  /** The heartbeat is refreshed this many times per lease_ttl. */
+  heartbeatsPerLeaseTtl: 5,
+  /** A status query to one node in GET /v1/cluster gives up after this long. */
+  statusQueryTimeoutMs: 1_000,
+  /** Largest HTTP request body accepted by the gateway. */
+  httpBodyBytesMax: 64 * 1024 * 1024,
+  /** How long a local nats-server or S3 server may take to accept connections after it is spawned. */
+  devServerStartTimeoutMs: 15_000,
+  /** How long a local server may take to exit after SIGTERM before it gets SIGKILL. */
+  devServerStopTimeoutMs: 5_000,
+  /** Pause between two readiness probes of a starting local server. */
+  devServerPollIntervalMs: 50,
+  /** Starts of a local server on a picked port before giving up (another process may take the port first). */
+  devServerStartAttemptsMax: 3,
+  /** Bytes of a local server's recent output kept in memory to explain a failed start. */
+  devServerOutputTailBytesMax: 8_192,
+  /** Pause before the second attempt of a metadata log append; doubled per attempt up to the max. */
+  proposeBackoffInitialMs: 50,
+  proposeBackoffMaxMs: 1_000,
+  /** One metadata log append waits this long for the JetStream ack before it counts as failed. */
+  metaAppendTimeoutMs: 5_000,
+  /** Window in which JetStream drops a repeated message id of the metadata log; retries must fit in it. */
+  metaDuplicateWindowMs: 120_000,
+  /** Entries one pull of the metadata log tail asks for. */
+  metaTailBatchMessagesMax: 256,
+  /** A metadata log tail that misses two server heartbeats of this interval recreates its consumer. */
+  metaTailIdleHeartbeatMs: 1_000,
+  /** Recent samples of the NATS server's clock kept to estimate its offset from the local clock. */
+  serverClockSamplesMax: 64,
+  /** `mink up` and LocalCluster: how long one service may take until its /readyz answers 200. */
+  serviceReadyTimeoutMs: 60_000,
+  /** How often a starting service's /readyz is polled, and how long one poll may take. */
+  readinessPollIntervalMs: 100,
+  readinessRequestTimeoutMs: 1_000,
+  /** A stopping service gets this long after SIGTERM before it is sent SIGKILL. */
+  serviceStopTimeoutMs: 10_000,
+  /** Lines of a process's log quoted in an error when it fails to start. */
+  logTailLinesMax: 20,
+  /** Largest local cluster `mink up` starts, so a typo cannot fork hundreds of processes. */
+  localDataNodesMax: 32,
+  localCoordinatorsMax: 8,
+  /** One request of the `mink` CLI to the gateway gives up after this long. */
+  cliRequestTimeoutMs: 60_000,
+} as const;
+
+export const DEFAULTS = {
+  leaseTtlMs: 30_000,
+  coordinatorTickMs: 5_000,
+  gatewayPort: 8080,
+  kafkaPort: 9092,
+  grpcPort: 50051,
+  nodes: 3,
+  coordinators: 2,
+  s3Bucket: 'mink',
+  metaStream: 'MINK_META',
+  /** Buckets of a table created by `mink table create` without `--buckets`. */
+  tableBuckets: 8,
+} as const;
+
+export function assertLimits(): void {
+  if (LIMITS.heartbeatsPerLeaseTtl < 2) throw new Error('a lease must see at least two heartbeats');
+  if (LIMITS.clientBackoffInitialMs > LIMITS.clientBackoffMaxMs) throw new Error('backoff bounds are inverted');
+  if (LIMITS.proposeAttemptsMax * (LIMITS.metaAppendTimeoutMs + LIMITS.proposeBackoffMaxMs) >= LIMITS.metaDuplicateWindowMs) {
+    throw new Error('retries of one metadata append must fit in the de-duplication window');
+  }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+'use strict';
+/*
+ * Runs s3rver as its own process for `mink up` and the tests. It is plain CommonJS so it runs without a
+ * build. Start it with `node --openssl-legacy-provider` (s3rver's signing of continuation tokens fails
+ * with 500 without it on Node 17+).
+ *
+ * Arguments (each may instead come from the environment variable in brackets):
+ *   --port N          [MINK_S3_PORT]       port to listen on, on 127.0.0.1 (default 4568)
+ *   --directory DIR   [MINK_S3_DIRECTORY]  folder that keeps the objects; reusing it keeps them
+ *   --bucket NAME     [MINK_S3_BUCKET]     bucket created at start if it does not exist
+ *
+ * Prints one line `s3rver ready http://127.0.0.1:PORT` on stdout once it accepts requests, and exits
+ * cleanly on SIGTERM or SIGINT.
+ */
+const S3rver = require('s3rver');
+
+function argument(name, environmentName, fallback) {
+  const index = process.argv.indexOf(`--${name}`);
+  if (index !== -1 && index + 1 < process.argv.length) return process.argv[index + 1];
+  const fromEnvironment = process.env[environmentName];
+  if (fromEnvironment !== undefined && fromEnvironment !== '') return fromEnvironment;
+  if (fallback !== undefined) return fallback;
+  process.stderr.write(`s3rver-main: --${name} (or ${environmentName}) is required\n`);
+  process.exit(2);
+}
+
+async function main() {
+  const port = Number(argument('port', 'MINK_S3_PORT', '4568'));
+  const directory = argument('directory', 'MINK_S3_DIRECTORY');
+  const bucket = argument('bucket', 'MINK_S3_BUCKET');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`s3rver-main: port '${port}' is not a TCP port\n`);
+    process.exit(2);
+  }
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port,
+    directory,
+    silent: true,
+    resetOnClose: false,
+    configureBuckets: [{ name: bucket }],
+  });
+  const address = await server.run();
+  process.stdout.write(`s3rver ready http://127.0.0.1:${address.port}\n`);
+
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+    // Idle keep-alive connections of clients would otherwise hold close() open until they time out.
+    if (server.httpServer && typeof server.httpServer.closeAllConnections === 'function') {
+      server.httpServer.closeAllConnections();
+    }
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((error) => {
+  process.stderr.write(`s3rver-main: ${error && error.stack ? error.stack : error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,5 @@
+export * from './ports';
+export * from './managed-process';
+export * from './nats-server';
+export * from './s3-server';
+export * from './local-cluster';

@@ -1,0 +1,704 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { dirname, join, resolve } from 'node:path';
+import { DEFAULTS, ENV, LIMITS } from '@mink/config';
+import { startNatsServer } from './nats-server';
+import { freePort, sleep } from './ports';
+import { startS3Server } from './s3-server';
+
+/** The mink apps, each built to `apps/<role>/dist/main.js`. */
+export type ServiceRole = 'coordinator' | 'data-node' | 'gateway' | 'tiering-worker';
+
+/** The servers mink depends on; a local cluster runs exactly one of each. */
+export type ServerRole = 'nats' | 's3';
+
+export type ClusterRole = ServerRole | ServiceRole;
+
+/** Every role in start order, which is also the order of `processes()` and of cluster.json. */
+export const CLUSTER_ROLES: readonly ClusterRole[] = ['nats', 's3', 'coordinator', 'data-node', 'gateway', 'tiering-worker'];
+
+export const SERVICE_ROLES: readonly ServiceRole[] = ['coordinator', 'data-node', 'gateway', 'tiering-worker'];
+
+/** The name of the file, in the data dir, that lists the processes of a running local cluster. */
+export const CLUSTER_FILE_NAME = 'cluster.json';
+
+/**
+ * One process of a local cluster, as `processes()` returns it and as cluster.json stores it.
+ *
+ * - `nodeId` is the process's MINK_NODE_ID: "1", "2", … for data nodes, "coordinator-1", …, "gateway-1"
+ *   and "tiering-1". It is null for `nats` and `s3`: there is one of each and they have no mink identity.
+ * - `pid` belongs to the current incarnation; it stays after that incarnation exits (with `running`
+ *   false) so a caller can tell which process died, and changes when `restart` starts a new one.
+ * - `ports`: `{client}` for nats, `{http}` for s3 and every service, plus `{kafka}` for data nodes.
+ */
+export interface ClusterProcessInfo {
+  role: ClusterRole;
+  nodeId: string | null;
+  pid: number;
+  ports: Record<string, number>;
+  running: boolean;
+  /** The file the process's stdout and stderr are appended to. */
+  logFile: string;
+}
+
+/** How a process ended: an exit code, or the signal that killed it. */
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** The content of `${dataDir}/cluster.json`. */
+export interface ClusterFile {
+  processes: { role: ClusterRole; nodeId: string | null; pid: number; ports: Record<string, number>; running: boolean; log: string }[];
+  endpoints: { gateway: string; nats: string; s3: string; s3Bucket: string };
+}
+
+export interface LocalClusterOptions {
+  /** Everything the cluster keeps lives here: NATS JetStream files, S3 objects, logs and cluster.json. */
+  dataDir: string;
+  /** Data nodes, with ids "1" to "nodes" (default `DEFAULTS.nodes`). */
+  nodes?: number;
+  /** Coordinator replicas, with ids "coordinator-1", … (default `DEFAULTS.coordinators`). */
+  coordinators?: number;
+  /** HTTP port of the gateway (default `DEFAULTS.gatewayPort`); 0 picks a free port. */
+  gatewayPort?: number;
+  /** Kafka port of data node 1; node n gets this plus n - 1 (default `DEFAULTS.kafkaPort`); 0 picks free ports. */
+  kafkaPort?: number;
+  leaseTtlMs?: number;
+  coordinatorTickMs?: number;
+  /** Client port of nats-server; a free one when absent or 0 (never the shared 4222 by default). */
+  natsPort?: number;
+  /** Port of the S3 server; a free one when absent or 0. */
+  s3Port?: number;
+  /** The monorepo root holding `apps/`; found by walking up from this file to pnpm-workspace.yaml. */
+  repoRoot?: string;
+  /** Where each process's output is appended (default `${dataDir}/logs`). */
+  logDir?: string;
+  /** MINK_LOG_LEVEL of every service (default 'info'). */
+  logLevel?: string;
+  /** Extra environment for every service, applied last; an undefined value removes a variable. */
+  env?: Record<string, string | undefined>;
+  /** Receives one line per event: a process ready, a process exited. */
+  logger?: (line: string) => void;
+  /** How long one service may take to answer 200 on /readyz (default `LIMITS.serviceReadyTimeoutMs`). */
+  readyTimeoutMs?: number;
+  /** Aborting it makes a start in progress stop what it started and reject. */
+  signal?: AbortSignal;
+}
+
+/** A process of the cluster as the cluster tracks it, across restarts. */
+interface TrackedProcess {
+  readonly role: ClusterRole;
+  readonly nodeId: string | null;
+  readonly ports: Record<string, number>;
+  readonly logFile: string;
+  /** The environment a service is started with; kept so a restart is the same process again. */
+  readonly env: NodeJS.ProcessEnv | null;
+  pid: number;
+  child: ChildProcess;
+  /** The launcher's stop, for nats and s3 (it also drains their piped output). */
+  stopServer: (() => Promise<void>) | null;
+  exitStatus: ExitStatus | null;
+  exited: Promise<ExitStatus>;
+}
+
+interface ResolvedOptions {
+  dataDir: string;
+  nodes: number;
+  coordinators: number;
+  gatewayPort: number;
+  kafkaPort: number;
+  leaseTtlMs: number;
+  coordinatorTickMs: number;
+  natsPort: number | undefined;
+  s3Port: number | undefined;
+  repoRoot: string;
+  logDir: string;
+  logLevel: string;
+  env: Record<string, string | undefined>;
+  logger: (line: string) => void;
+  readyTimeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+const LOOPBACK_HOST = '127.0.0.1';
+/** s3rver accepts only its built-in credentials. */
+const S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+
+/**
+ * A whole mink cluster of real OS processes on this machine, for `mink up` and end-to-end tests:
+ * nats-server, an S3 server, coordinators, data nodes, a gateway and a tiering worker.
+ *
+ * Ordering: `start` brings processes up in that order and waits until each group answers 200 on /readyz
+ * before it starts the next, because each later role needs the earlier ones to become ready. A process
+ * that dies is logged and left dead: the cluster never restarts anything by itself, since fault tests
+ * kill processes on purpose. Every child is killed when this Node process exits, however it exits
+ * short of SIGKILL.
+ */
+export class LocalCluster {
+  private readonly tracked: TrackedProcess[] = [];
+  private stopping = false;
+  private stopPromise: Promise<void> | null = null;
+  private natsUrlValue = '';
+  private s3EndpointValue = '';
+  private readonly killAllOnExit = (): void => {
+    for (const entry of this.tracked) {
+      if (entry.exitStatus === null) signalQuietly(entry.pid, 'SIGKILL');
+    }
+  };
+
+  private constructor(private readonly options: ResolvedOptions) {
+    process.on('exit', this.killAllOnExit);
+  }
+
+  /** Starts every process and resolves once all are ready; on failure stops what it started and rejects. */
+  static async start(options: LocalClusterOptions): Promise<LocalCluster> {
+    const cluster = new LocalCluster(resolveOptions(options));
+    try {
+      await cluster.startAll();
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    return cluster;
+  }
+
+  get gatewayUrl(): string {
+    return `http://${LOOPBACK_HOST}:${this.find('gateway', 'gateway-1').ports.http}`;
+  }
+
+  get natsUrl(): string {
+    return this.natsUrlValue;
+  }
+
+  get s3Endpoint(): string {
+    return this.s3EndpointValue;
+  }
+
+  get s3Bucket(): string {
+    return DEFAULTS.s3Bucket;
+  }
+
+  get dataDir(): string {
+    return this.options.dataDir;
+  }
+
+  get logDir(): string {
+    return this.options.logDir;
+  }
+
+  get clusterFile(): string {
+    return join(this.options.dataDir, CLUSTER_FILE_NAME);
+  }
+
+  /** Every process started so far, in start order, including those that have exited. */
+  processes(): ClusterProcessInfo[] {
+    return this.tracked.map(describe);
+  }
+
+  /** One process; `nodeId` is omitted (or null) for nats and s3. Throws for a process the cluster does not have. */
+  process(role: ClusterRole, nodeId: string | null = null): ClusterProcessInfo {
+    return describe(this.find(role, nodeId));
+  }
+
+  /** Sends a signal to the current incarnation; does nothing when it has already exited. */
+  kill(role: ClusterRole, nodeId: string | null = null, signal: NodeJS.Signals = 'SIGKILL'): void {
+    const entry = this.find(role, nodeId);
+    if (entry.exitStatus === null) signalQuietly(entry.pid, signal);
+  }
+
+  /** Freezes the process (SIGSTOP): it holds its sockets and leases but does nothing until `resume`. */
+  pause(role: ClusterRole, nodeId: string | null = null): void {
+    this.kill(role, nodeId, 'SIGSTOP');
+  }
+
+  resume(role: ClusterRole, nodeId: string | null = null): void {
+    this.kill(role, nodeId, 'SIGCONT');
+  }
+
+  /** Resolves when the current incarnation has exited (at once if it already has). */
+  waitForExit(role: ClusterRole, nodeId: string | null = null): Promise<ExitStatus> {
+    return this.find(role, nodeId).exited;
+  }
+
+  /**
+   * Stops the process if it still runs (SIGTERM, then SIGKILL after `LIMITS.serviceStopTimeoutMs`), starts
+   * it again with the same environment, data folder and ports, and resolves once it is ready.
+   */
+  async restart(role: ClusterRole, nodeId: string | null = null): Promise<ClusterProcessInfo> {
+    this.assertNotStopping();
+    const entry = this.find(role, nodeId);
+    await this.terminate(entry);
+    if (role === 'nats') {
+      await this.launchNats(entry);
+    } else if (role === 's3') {
+      await this.launchS3(entry);
+    } else {
+      this.spawnService(entry);
+      await this.waitReady(entry);
+    }
+    this.writeClusterFile();
+    this.logReady(entry);
+    return describe(entry);
+  }
+
+  /** Starts one more data node with the next free id and resolves once it is ready. */
+  async addDataNode(): Promise<ClusterProcessInfo> {
+    this.assertNotStopping();
+    const ids = this.tracked.filter((entry) => entry.role === 'data-node').map((entry) => Number(entry.nodeId));
+    const index = ids.length === 0 ? 0 : Math.max(...ids);
+    const entry = await this.createService('data-node', String(index + 1), index);
+    this.writeClusterFile();
+    await this.waitReady(entry);
+    this.logReady(entry);
+    return describe(entry);
+  }
+
+  /**
+   * Stops everything: SIGTERM to every service (SIGCONT too, so a paused one can act on it), SIGKILL to
+   * those still running after `LIMITS.serviceStopTimeoutMs`; then nats-server and the S3 server the same
+   * way. Services go first so they can leave cleanly while NATS and S3 are still there. Resolves when
+   * every process has exited; calling it again returns the same promise.
+   */
+  stop(): Promise<void> {
+    if (this.stopPromise) return this.stopPromise;
+    this.stopping = true;
+    this.stopPromise = (async () => {
+      const services = this.tracked.filter((entry) => entry.role !== 'nats' && entry.role !== 's3');
+      await Promise.all(services.map((entry) => this.terminate(entry)));
+      const servers = this.tracked.filter((entry) => entry.role === 'nats' || entry.role === 's3');
+      await Promise.all(servers.map((entry) => this.terminate(entry)));
+      if (this.tracked.length > 0) this.writeClusterFile();
+      process.removeListener('exit', this.killAllOnExit);
+    })();
+    return this.stopPromise;
+  }
+
+  private async startAll(): Promise<void> {
+    const { options } = this;
+    for (const role of SERVICE_ROLES) assertBuilt(options.repoRoot, role);
+    assertNoClusterRunning(options.dataDir);
+    mkdirSync(options.logDir, { recursive: true });
+
+    const nats = await this.startServer('nats', (entry) => this.launchNats(entry));
+    this.logReady(nats);
+    this.throwIfAborted();
+    const s3 = await this.startServer('s3', (entry) => this.launchS3(entry));
+    this.logReady(s3);
+
+    const coordinatorIds = range(options.coordinators).map((index) => `coordinator-${index + 1}`);
+    await this.startGroup('coordinator', coordinatorIds);
+    await this.startGroup('data-node', range(options.nodes).map((index) => String(index + 1)));
+    await this.startGroup('gateway', ['gateway-1']);
+    await this.startGroup('tiering-worker', ['tiering-1']);
+  }
+
+  /** Starts nats or s3 through its launcher; the entry is tracked (and so stopped) once it runs. */
+  private async startServer(role: ServerRole, launch: (entry: TrackedProcess) => Promise<void>): Promise<TrackedProcess> {
+    const portName = role === 'nats' ? 'client' : 'http';
+    const requested = role === 'nats' ? this.options.natsPort : this.options.s3Port;
+    const entry: TrackedProcess = {
+      role,
+      nodeId: null,
+      ports: { [portName]: requested ?? 0 },
+      logFile: join(this.options.logDir, logFileName(role, null)),
+      env: null,
+      pid: 0,
+      child: undefined as unknown as ChildProcess,
+      stopServer: null,
+      exitStatus: { code: null, signal: null },
+      exited: Promise.resolve({ code: null, signal: null }),
+    };
+    await launch(entry);
+    this.tracked.push(entry);
+    this.writeClusterFile();
+    return entry;
+  }
+
+  private async launchNats(entry: TrackedProcess): Promise<void> {
+    const requested = entry.ports.client === 0 ? undefined : entry.ports.client;
+    const handle = await startNatsServer({ dataDir: join(this.options.dataDir, 'nats'), port: requested, logFile: entry.logFile });
+    // Later restarts reuse the port, so services that keep reconnecting to this URL find the server again.
+    entry.ports.client = handle.port;
+    this.natsUrlValue = handle.url;
+    entry.stopServer = handle.stop;
+    this.track(entry, handle.process);
+  }
+
+  private async launchS3(entry: TrackedProcess): Promise<void> {
+    const requested = entry.ports.http === 0 ? undefined : entry.ports.http;
+    const handle = await startS3Server({
+      dataDir: join(this.options.dataDir, 's3'),
+      port: requested,
+      bucket: DEFAULTS.s3Bucket,
+      logFile: entry.logFile,
+    });
+    entry.ports.http = handle.port;
+    this.s3EndpointValue = handle.endpoint;
+    entry.stopServer = handle.stop;
+    this.track(entry, handle.process);
+  }
+
+  /** Spawns every process of one role, then waits until all of them are ready. */
+  private async startGroup(role: ServiceRole, nodeIds: string[]): Promise<void> {
+    this.throwIfAborted();
+    const entries: TrackedProcess[] = [];
+    for (const [index, nodeId] of nodeIds.entries()) entries.push(await this.createService(role, nodeId, index));
+    this.writeClusterFile();
+    await Promise.all(
+      entries.map(async (entry) => {
+        await this.waitReady(entry);
+        this.logReady(entry);
+      }),
+    );
+  }
+
+  /** Picks the ports of a new service, builds its environment, spawns it and tracks it. */
+  private async createService(role: ServiceRole, nodeId: string, index: number): Promise<TrackedProcess> {
+    const { options } = this;
+    const ports: Record<string, number> = {};
+    ports.http = role === 'gateway' && options.gatewayPort !== 0 ? options.gatewayPort : await freePort(LOOPBACK_HOST);
+    if (role === 'data-node') ports.kafka = options.kafkaPort === 0 ? await freePort(LOOPBACK_HOST) : options.kafkaPort + index;
+    const entry: TrackedProcess = {
+      role,
+      nodeId,
+      ports,
+      logFile: join(options.logDir, logFileName(role, nodeId)),
+      env: this.serviceEnv(nodeId, ports),
+      pid: 0,
+      child: undefined as unknown as ChildProcess,
+      stopServer: null,
+      exitStatus: null,
+      exited: Promise.resolve({ code: null, signal: null }),
+    };
+    this.spawnService(entry);
+    this.tracked.push(entry);
+    return entry;
+  }
+
+  private serviceEnv(nodeId: string, ports: Record<string, number>): NodeJS.ProcessEnv {
+    const { options } = this;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      [ENV.natsUrl]: this.natsUrlValue,
+      [ENV.s3Endpoint]: this.s3EndpointValue,
+      [ENV.s3Bucket]: DEFAULTS.s3Bucket,
+      [ENV.s3AccessKeyId]: S3_CREDENTIALS.accessKeyId,
+      [ENV.s3SecretAccessKey]: S3_CREDENTIALS.secretAccessKey,
+      [ENV.nodeId]: nodeId,
+      [ENV.leaseTtlMs]: String(options.leaseTtlMs),
+      [ENV.coordinatorTickMs]: String(options.coordinatorTickMs),
+      [ENV.httpPort]: String(ports.http),
+      [ENV.advertisedHost]: LOOPBACK_HOST,
+      [ENV.logLevel]: options.logLevel,
+    };
+    if (ports.kafka !== undefined) env[ENV.kafkaPort] = String(ports.kafka);
+    for (const [name, value] of Object.entries(options.env)) {
+      if (value === undefined) delete env[name];
+      else env[name] = value;
+    }
+    return env;
+  }
+
+  private spawnService(entry: TrackedProcess): void {
+    const mainPath = appMainPath(this.options.repoRoot, entry.role as ServiceRole);
+    mkdirSync(dirname(entry.logFile), { recursive: true });
+    // The child writes straight into its log file, so its output does not depend on this process
+    // staying alive or draining a pipe.
+    const logDescriptor = openSync(entry.logFile, 'a');
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, [mainPath], {
+        cwd: this.options.repoRoot,
+        env: entry.env ?? process.env,
+        stdio: ['ignore', logDescriptor, logDescriptor],
+        detached: false,
+      });
+    } finally {
+      closeSync(logDescriptor);
+    }
+    if (child.pid === undefined) throw new Error(`could not start ${label(entry)} (${process.execPath} ${mainPath})`);
+    this.track(entry, child);
+  }
+
+  /** Makes `child` the current incarnation of `entry` and reports its exit. */
+  private track(entry: TrackedProcess, child: ChildProcess): void {
+    const pid = child.pid!;
+    entry.child = child;
+    entry.pid = pid;
+    entry.exitStatus = null;
+    child.on('error', (error) => this.options.logger(`${label(entry)} (pid ${pid}): ${error.message}`));
+    entry.exited = new Promise<ExitStatus>((resolveExit) => {
+      const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+        const status = { code, signal };
+        if (entry.pid === pid) {
+          entry.exitStatus = status;
+          if (!this.stopping) {
+            this.options.logger(`${label(entry)} (pid ${pid}) exited with ${describeExit(status)}`);
+            this.writeClusterFile();
+          }
+        }
+        resolveExit(status);
+      };
+      // A launcher's process may have exited before we got it; its exit event is then already gone.
+      if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
+      else child.once('exit', onExit);
+    });
+  }
+
+  /** Polls /readyz until it answers 200; fails early, quoting the log, when the process exits. */
+  private async waitReady(entry: TrackedProcess): Promise<void> {
+    const url = `http://${LOOPBACK_HOST}:${entry.ports.http}/readyz`;
+    const deadlineMs = Date.now() + this.options.readyTimeoutMs;
+    for (;;) {
+      if (entry.exitStatus !== null) {
+        throw new Error(
+          `${label(entry)} (pid ${entry.pid}) exited with ${describeExit(entry.exitStatus)} before it was ready; ${logTail(entry.logFile)}`,
+        );
+      }
+      this.throwIfAborted();
+      if (this.stopping) throw new Error(`the cluster is stopping; ${label(entry)} was not ready yet`);
+      if ((await httpStatus(url, LIMITS.readinessRequestTimeoutMs)) === 200) return;
+      if (Date.now() >= deadlineMs) {
+        throw new Error(
+          `${label(entry)} (pid ${entry.pid}) was not ready within ${this.options.readyTimeoutMs} ms (GET ${url}); ${logTail(entry.logFile)}`,
+        );
+      }
+      await sleep(LIMITS.readinessPollIntervalMs);
+    }
+  }
+
+  /** Stops the current incarnation if it runs: the launcher's stop for servers, SIGTERM then SIGKILL otherwise. */
+  private async terminate(entry: TrackedProcess): Promise<void> {
+    if (entry.exitStatus !== null) return;
+    if (entry.stopServer) {
+      await settleWithin(entry.stopServer(), LIMITS.serviceStopTimeoutMs);
+    } else {
+      signalQuietly(entry.pid, 'SIGTERM');
+      signalQuietly(entry.pid, 'SIGCONT');
+      await settleWithin(entry.exited, LIMITS.serviceStopTimeoutMs);
+    }
+    if (entry.exitStatus === null) {
+      this.options.logger(`${label(entry)} (pid ${entry.pid}) did not stop within ${LIMITS.serviceStopTimeoutMs} ms; sending SIGKILL`);
+      signalQuietly(entry.pid, 'SIGKILL');
+    }
+    await entry.exited;
+  }
+
+  private logReady(entry: TrackedProcess): void {
+    const ports = Object.entries(entry.ports)
+      .map(([name, port]) => `${name} ${port}`)
+      .join(', ');
+    this.options.logger(`${label(entry)} ready (pid ${entry.pid}, ${ports})`);
+  }
+
+  /** Rewrites cluster.json in one step (write, then rename), so a reader never sees half a file. */
+  private writeClusterFile(): void {
+    const gateway = this.tracked.find((entry) => entry.role === 'gateway');
+    const content: ClusterFile = {
+      processes: this.tracked.map((entry) => ({
+        role: entry.role,
+        nodeId: entry.nodeId,
+        pid: entry.pid,
+        ports: { ...entry.ports },
+        running: entry.exitStatus === null,
+        log: entry.logFile,
+      })),
+      endpoints: {
+        gateway: gateway ? `http://${LOOPBACK_HOST}:${gateway.ports.http}` : '',
+        nats: this.natsUrlValue,
+        s3: this.s3EndpointValue,
+        s3Bucket: DEFAULTS.s3Bucket,
+      },
+    };
+    const path = this.clusterFile;
+    const temporaryPath = `${path}.${process.pid}.tmp`;
+    writeFileSync(temporaryPath, `${JSON.stringify(content, null, 2)}\n`);
+    renameSync(temporaryPath, path);
+  }
+
+  private find(role: ClusterRole, nodeId: string | null): TrackedProcess {
+    const entry = this.tracked.find((candidate) => candidate.role === role && candidate.nodeId === (nodeId ?? null));
+    if (!entry) throw new Error(`the local cluster has no ${nodeId === null ? role : `${role} ${nodeId}`}`);
+    return entry;
+  }
+
+  private throwIfAborted(): void {
+    if (this.options.signal?.aborted) throw new Error('the start of the local cluster was interrupted');
+  }
+
+  private assertNotStopping(): void {
+    if (this.stopping) throw new Error('the local cluster is stopping');
+  }
+}
+
+/** The folder holding pnpm-workspace.yaml, walking up from `start`. */
+export function findRepoRoot(start: string = __dirname): string {
+  let directory = resolve(start);
+  for (;;) {
+    if (existsSync(join(directory, 'pnpm-workspace.yaml'))) return directory;
+    const parent = dirname(directory);
+    if (parent === directory) throw new Error(`no pnpm-workspace.yaml above ${start}: pass repoRoot`);
+    directory = parent;
+  }
+}
+
+export function appMainPath(repoRoot: string, role: ServiceRole): string {
+  return join(repoRoot, 'apps', role, 'dist', 'main.js');
+}
+
+/**
+ * The log file of a process: `nats.log` and `s3.log`; `data-node-2.log` for a numeric id; otherwise
+ * the id alone (`coordinator-1.log`, `gateway-1.log`, `tiering-1.log`), since it already names the role.
+ */
+export function logFileName(role: ClusterRole, nodeId: string | null): string {
+  if (nodeId === null) return `${role}.log`;
+  return /^\d+$/.test(nodeId) ? `${role}-${nodeId}.log` : `${nodeId}.log`;
+}
+
+/** Reads a cluster.json written by a LocalCluster (for example by a running `mink up`). */
+export function readClusterFile(dataDir: string): ClusterFile {
+  return JSON.parse(readFileSync(join(dataDir, CLUSTER_FILE_NAME), 'utf8')) as ClusterFile;
+}
+
+function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
+  const dataDir = resolve(options.dataDir);
+  const resolved: ResolvedOptions = {
+    dataDir,
+    nodes: options.nodes ?? DEFAULTS.nodes,
+    coordinators: options.coordinators ?? DEFAULTS.coordinators,
+    gatewayPort: options.gatewayPort ?? DEFAULTS.gatewayPort,
+    kafkaPort: options.kafkaPort ?? DEFAULTS.kafkaPort,
+    leaseTtlMs: options.leaseTtlMs ?? DEFAULTS.leaseTtlMs,
+    coordinatorTickMs: options.coordinatorTickMs ?? DEFAULTS.coordinatorTickMs,
+    natsPort: options.natsPort || undefined,
+    s3Port: options.s3Port || undefined,
+    repoRoot: options.repoRoot ?? findRepoRoot(),
+    logDir: resolve(options.logDir ?? join(dataDir, 'logs')),
+    logLevel: options.logLevel ?? 'info',
+    env: options.env ?? {},
+    logger: options.logger ?? (() => undefined),
+    readyTimeoutMs: options.readyTimeoutMs ?? LIMITS.serviceReadyTimeoutMs,
+    signal: options.signal,
+  };
+  checkCount(resolved.nodes, 1, LIMITS.localDataNodesMax, 'nodes');
+  checkCount(resolved.coordinators, 1, LIMITS.localCoordinatorsMax, 'coordinators');
+  for (const [name, port] of [
+    ['gatewayPort', resolved.gatewayPort],
+    ['kafkaPort', resolved.kafkaPort],
+  ] as const) {
+    checkCount(port, 0, 65_535, name);
+  }
+  if (resolved.kafkaPort !== 0) checkCount(resolved.kafkaPort + resolved.nodes - 1, 1, 65_535, 'kafkaPort + nodes - 1');
+  return resolved;
+}
+
+function checkCount(value: number, minimum: number, maximum: number, what: string): void {
+  if (!Number.isInteger(value) || value < minimum || value > maximum) {
+    throw new Error(`${what} must be an integer from ${minimum} to ${maximum}, not ${value}`);
+  }
+}
+
+function assertBuilt(repoRoot: string, role: ServiceRole): void {
+  const path = appMainPath(repoRoot, role);
+  if (!existsSync(path)) throw new Error(`${path} does not exist: run 'pnpm run build' first`);
+}
+
+/**
+ * Two clusters on one data dir would corrupt each other's NATS and S3 files, so a start is refused while
+ * a process listed as running in an existing cluster.json is still alive.
+ */
+function assertNoClusterRunning(dataDir: string): void {
+  let file: ClusterFile;
+  try {
+    file = readClusterFile(dataDir);
+  } catch {
+    return;
+  }
+  const alive = (file.processes ?? []).filter((entry) => entry.running && isAlive(entry.pid));
+  if (alive.length > 0) {
+    const names = alive.map((entry) => `${label(entry)} pid ${entry.pid}`).join(', ');
+    throw new Error(`a cluster still runs in ${dataDir} (${names}): stop it first`);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function describe(entry: TrackedProcess): ClusterProcessInfo {
+  return {
+    role: entry.role,
+    nodeId: entry.nodeId,
+    pid: entry.pid,
+    ports: { ...entry.ports },
+    running: entry.exitStatus === null,
+    logFile: entry.logFile,
+  };
+}
+
+function label(entry: { role: ClusterRole; nodeId: string | null }): string {
+  return entry.nodeId === null ? entry.role : `${entry.role} ${entry.nodeId}`;
+}
+
+function describeExit(status: ExitStatus): string {
+  return status.signal !== null ? `signal ${status.signal}` : `code ${status.code}`;
+}
+
+function range(count: number): number[] {
+  return Array.from({ length: count }, (_, index) => index);
+}
+
+/** Waits for `promise` (ignoring its outcome) but no longer than `timeoutMs`, leaving no timer behind. */
+async function settleWithin(promise: Promise<unknown>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<void>((resolveTimeout) => {
+    timer = setTimeout(resolveTimeout, timeoutMs);
+  });
+  try {
+    await Promise.race([promise.then(noop, noop), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function noop(): void {}
+
+/** Sends a signal, ignoring a process that is already gone (it may exit between our check and the kill). */
+function signalQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // ESRCH: nothing left to signal.
+  }
+}
+
+/** The last lines of a log file, formatted for an error message. */
+function logTail(logFile: string): string {
+  let text: string;
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch {
+    return `no log at ${logFile}`;
+  }
+  const lines = text.trimEnd().split('\n').slice(-LIMITS.logTailLinesMax);
+  return `last ${lines.length} lines of ${logFile}:\n${lines.join('\n')}`;
+}
+
+/** The status code of a GET, or 0 when the request fails or times out. Never keeps a connection open. */
+function httpStatus(url: string, timeoutMs: number): Promise<number> {
+  return new Promise((resolveStatus) => {
+    const request = httpGet(url, { agent: false, timeout: timeoutMs }, (response) => {
+      response.resume();
+      resolveStatus(response.statusCode ?? 0);
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolveStatus(0));
+  });
+}

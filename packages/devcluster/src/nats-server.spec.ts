@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, StringCodec } from 'nats';
+import { findNatsServer, NATS_SERVER_NOT_FOUND_MESSAGE, startNatsServer, type NatsServerHandle } from './nats-server';
+import { isPortOpen } from './ports';
+
+const codec = StringCodec();
+
+describe('startNatsServer', () => {
+  let dataDir: string;
+  let server: NatsServerHandle | undefined;
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'mink-nats-'));
+  });
+
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts a JetStream server that accepts a connection, a request/reply and a stream publish, and stops it', async () => {
+    // Proves the launcher returns only once the server serves clients, with JetStream on and its files in dataDir.
+    server = await startNatsServer({ dataDir, logFile: join(dataDir, 'nats.log') });
+    expect(server.url).toBe(`nats://127.0.0.1:${server.port}`);
+    expect(server.port).not.toBe(4222);
+
+    const connection = await connect({ servers: server.url });
+    const subscription = connection.subscribe('echo', {
+      callback: (_error, message) => message.respond(codec.encode(`echo ${codec.decode(message.data)}`)),
+    });
+    const reply = await connection.request('echo', codec.encode('hello'), { timeout: 2_000 });
+    expect(codec.decode(reply.data)).toBe('echo hello');
+
+    const manager = await connection.jetstreamManager();
+    await manager.streams.add({ name: 'PROBE', subjects: ['probe.>'] });
+    const ack = await connection.jetstream().publish('probe.one', codec.encode('x'));
+    expect(ack).toMatchObject({ stream: 'PROBE', seq: 1, duplicate: false });
+    expect(existsSync(join(dataDir, 'jetstream'))).toBe(true);
+    subscription.unsubscribe();
+    await connection.close();
+
+    const { port } = server;
+    await server.stop();
+    expect(server.process.exitCode !== null || server.process.signalCode !== null).toBe(true);
+    expect(await isPortOpen('127.0.0.1', port)).toBe(false);
+  });
+
+  it('keeps JetStream streams across a restart on the same directory', async () => {
+    // Proves a restarted server (e.g. `mink up` again) finds the metadata log it had before.
+    server = await startNatsServer({ dataDir });
+    let connection = await connect({ servers: server.url });
+    await (await connection.jetstreamManager()).streams.add({ name: 'KEEP', subjects: ['keep'] });
+    await connection.jetstream().publish('keep', codec.encode('first'));
+    await connection.close();
+    await server.stop();
+
+    server = await startNatsServer({ dataDir });
+    connection = await connect({ servers: server.url });
+    const message = await (await connection.jetstreamManager()).streams.getMessage('KEEP', { seq: 1 });
+    expect(codec.decode(message.data)).toBe('first');
+    await connection.close();
+  });
+
+  it('names the missing binary in one line with the install hint', () => {
+    // Proves a machine without nats-server gets an actionable message instead of a spawn error.
+    expect(() => findNatsServer([join(dataDir, 'no-such-nats-server')])).toThrow(new Error(NATS_SERVER_NOT_FOUND_MESSAGE));
+    expect(NATS_SERVER_NOT_FOUND_MESSAGE).toBe('nats-server not found: install it (Debian: apt-get install nats-server)');
+  });
+});

@@ -1,0 +1,2 @@
+export * from './epochs';
+export * from './fenced';

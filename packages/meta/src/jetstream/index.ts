@@ -1,0 +1,7 @@
+export type { AppendResult, MetaLog, TailSubscription } from '../state/ports';
+export * from './nats-errors';
+export * from './meta-log';
+export * from './meta-store';
+export * from './server-clock';
+export * from './liveness';
+export * from './lease';

@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from 'nats';
+import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
+import { emptyView, type NodeRecord, type View } from '../state/view';
+import { Heartbeater, heartbeatKey, LivenessTracker, openHeartbeatBucket, type Heartbeat } from './liveness';
+
+const LEASE_TTL_MS = 1_000;
+const HEARTBEAT_INTERVAL_MS = LEASE_TTL_MS / 5;
+
+function viewWithNodes(epochs: Record<string, number>): View {
+  const nodes: Record<string, NodeRecord> = {};
+  for (const [id, epoch] of Object.entries(epochs)) nodes[id] = { id, epoch, address: `mink.node.${id}`, kafka: '', http: '' };
+  return { ...emptyView(), nodes };
+}
+
+async function eventually<T>(probe: () => T, accept: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const deadlineMs = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (accept(value)) return value;
+    if (Date.now() > deadlineMs) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('heartbeats and liveness', () => {
+  let dataDir: string;
+  let server: NatsServerHandle;
+  let nodeConnection: NatsConnection;
+  let trackerConnection: NatsConnection;
+  let tracker: LivenessTracker;
+  const heartbeaters: Heartbeater[] = [];
+  let bucketCounter = 0;
+  let bucket: string;
+
+  async function startHeartbeat(nodeId: string, epoch: number): Promise<Heartbeater> {
+    const heartbeater = await Heartbeater.create(nodeConnection, { bucket });
+    heartbeaters.push(heartbeater);
+    await heartbeater.start(nodeId, 'data-node', epoch, HEARTBEAT_INTERVAL_MS);
+    return heartbeater;
+  }
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'mink-liveness-'));
+    server = await startNatsServer({ dataDir });
+    nodeConnection = await connect({ servers: server.url });
+    trackerConnection = await connect({ servers: server.url });
+  });
+
+  beforeEach(async () => {
+    bucketCounter += 1;
+    bucket = `heartbeats_${bucketCounter}`;
+    tracker = await LivenessTracker.start(trackerConnection, { bucket });
+  });
+
+  afterEach(async () => {
+    for (const heartbeater of heartbeaters.splice(0)) heartbeater.halt();
+    await tracker.stop();
+  });
+
+  afterAll(async () => {
+    await nodeConnection?.close();
+    await trackerConnection?.close();
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('counts a node live while it heartbeats and drops it one ttl after its heartbeats stop', async () => {
+    // Proves live_nodes() follows the server-stamped age of the last heartbeat: a crashed node leaves after lease_ttl.
+    const view = viewWithNodes({ '1': 1, '2': 1 });
+    const first = await startHeartbeat('1', 1);
+    await startHeartbeat('2', 1);
+    expect(await eventually(() => tracker.liveNodes(view, LEASE_TTL_MS), (live) => live.size === 2)).toEqual(new Set(['1', '2']));
+
+    first.halt();
+    const haltedAtMs = Date.now();
+    // Still live well inside the ttl: the last beat is younger than lease_ttl.
+    await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS / 2));
+    expect(tracker.liveNodes(view, LEASE_TTL_MS)).toEqual(new Set(['1', '2']));
+    const afterTtl = await eventually(() => tracker.liveNodes(view, LEASE_TTL_MS), (live) => !live.has('1'), 3 * LEASE_TTL_MS);
+    expect(afterTtl).toEqual(new Set(['2']));
+    expect(Date.now() - haltedAtMs).toBeGreaterThanOrEqual(LEASE_TTL_MS - HEARTBEAT_INTERVAL_MS);
+    expect(tracker.heartbeatOf('1')!.ageMs).toBeGreaterThanOrEqual(LEASE_TTL_MS);
+  }, 15_000);
+
+  it('does not count a node whose heartbeat carries another epoch than the view', async () => {
+    // Proves a zombie incarnation heartbeating at an old epoch does not make the registered node live.
+    const heartbeater = await startHeartbeat('1', 1);
+    await eventually(() => tracker.heartbeatOf('1'), (heartbeat) => heartbeat?.epoch === 1);
+    expect(tracker.liveNodes(viewWithNodes({ '1': 1 }), LEASE_TTL_MS)).toEqual(new Set(['1']));
+    expect(tracker.liveNodes(viewWithNodes({ '1': 2 }), LEASE_TTL_MS)).toEqual(new Set());
+
+    await heartbeater.setEpoch(2);
+    const live = await eventually(() => tracker.liveNodes(viewWithNodes({ '1': 2 }), LEASE_TTL_MS), (set) => set.has('1'));
+    expect(live).toEqual(new Set(['1']));
+    expect(tracker.liveNodes(viewWithNodes({ '1': 1 }), LEASE_TTL_MS)).toEqual(new Set());
+  });
+
+  it('ignores heartbeats of nodes the view does not know and of other roles', async () => {
+    // Proves live_nodes() is a subset of the registered data nodes.
+    await startHeartbeat('9', 1);
+    const coordinator = await Heartbeater.create(nodeConnection, { bucket });
+    heartbeaters.push(coordinator);
+    await coordinator.start('1', 'coordinator', 1, HEARTBEAT_INTERVAL_MS);
+    await eventually(() => tracker.heartbeatOf('1', 'coordinator'), (heartbeat) => heartbeat !== null);
+    await eventually(() => tracker.heartbeatOf('9'), (heartbeat) => heartbeat !== null);
+    expect(tracker.liveNodes(viewWithNodes({ '1': 1 }), LEASE_TTL_MS)).toEqual(new Set());
+  });
+
+  it('drops a node at once when it leaves cleanly and reports every change', async () => {
+    // Proves stop() deletes the key so a clean shutdown does not wait for lease_ttl.
+    const changes: (Heartbeat | null)[] = [];
+    tracker.onChange((_role, nodeId, heartbeat) => {
+      if (nodeId === '1') changes.push(heartbeat);
+    });
+    const heartbeater = await startHeartbeat('1', 3);
+    const view = viewWithNodes({ '1': 3 });
+    await eventually(() => tracker.liveNodes(view, LEASE_TTL_MS), (live) => live.has('1'));
+    await heartbeater.stop();
+    const live = await eventually(() => tracker.liveNodes(view, LEASE_TTL_MS), (set) => set.size === 0, LEASE_TTL_MS / 2);
+    expect(live).toEqual(new Set());
+    expect(tracker.heartbeatOf('1')).toBeNull();
+    expect(changes.at(0)).toMatchObject({ nodeId: '1', role: 'data-node', epoch: 3 });
+    expect(changes.at(-1)).toBeNull();
+  });
+
+  it('judges old heartbeats by the server clock when it starts after they were written', async () => {
+    // Proves a tracker starting late does not mistake a heartbeat written long ago for a fresh one.
+    const kv = await openHeartbeatBucket(nodeConnection, bucket);
+    await kv.put(heartbeatKey('data-node', '5'), new TextEncoder().encode(JSON.stringify({ nodeId: '5', role: 'data-node', epoch: 1 })));
+    await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS + 100));
+    const lateTracker = await LivenessTracker.start(trackerConnection, { bucket });
+    try {
+      expect(lateTracker.heartbeatOf('5')).toMatchObject({ epoch: 1 });
+      expect(lateTracker.heartbeatOf('5')!.ageMs).toBeGreaterThanOrEqual(LEASE_TTL_MS);
+      expect(lateTracker.liveNodes(viewWithNodes({ '5': 1 }), LEASE_TTL_MS)).toEqual(new Set());
+      expect(lateTracker.liveNodes(viewWithNodes({ '5': 1 }), 10 * LEASE_TTL_MS)).toEqual(new Set(['5']));
+    } finally {
+      await lateTracker.stop();
+    }
+  }, 15_000);
+});

@@ -1,0 +1,263 @@
+import { performance } from 'node:perf_hooks';
+import type { KV, KvEntry, NatsConnection, QueuedIterator } from 'nats';
+import { LIMITS } from '@mink/config';
+import { UnavailableError } from '@mink/protocol';
+import type { View } from '../state/view';
+import { translateNatsError } from './nats-errors';
+import { ServerClock } from './server-clock';
+
+/** The KV bucket that holds one heartbeat key per process. */
+export const HEARTBEAT_BUCKET = 'mink_heartbeats';
+
+/** Key written by clock probes; heartbeat keys live under `hb.` so watchers never see it. */
+const CLOCK_PROBE_KEY = 'clock';
+const HEARTBEAT_KEY_PREFIX = 'hb';
+
+export const HEARTBEAT_ROLES = ['data-node', 'coordinator', 'gateway', 'tiering-worker'] as const;
+export type HeartbeatRole = (typeof HEARTBEAT_ROLES)[number];
+
+/** What a heartbeat says: who is alive, in which role, at which incarnation (node epoch). */
+export interface HeartbeatValue {
+  nodeId: string;
+  role: HeartbeatRole;
+  epoch: number;
+}
+
+/** A heartbeat as last seen in the bucket, with the time the NATS server stamped on it. */
+export interface Heartbeat extends HeartbeatValue {
+  revision: number;
+  /** Server wall clock (epoch ms) when the entry was written. */
+  createdAtMs: number;
+}
+
+/** Process ids become KV key tokens, so they are limited to characters every KV key accepts. */
+const NODE_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+export function heartbeatKey(role: HeartbeatRole, nodeId: string): string {
+  if (!NODE_ID_PATTERN.test(nodeId)) throw new Error(`node id '${nodeId}' must match ${NODE_ID_PATTERN}`);
+  return `${HEARTBEAT_KEY_PREFIX}.${role}.${nodeId}`;
+}
+
+/** Opens (creating if needed) the heartbeat bucket; only the latest heartbeat of each key is kept. */
+export async function openHeartbeatBucket(connection: NatsConnection, bucket: string = HEARTBEAT_BUCKET): Promise<KV> {
+  try {
+    return await connection.jetstream().views.kv(bucket, { history: 1 });
+  } catch (error) {
+    throw translateNatsError(error, `open KV bucket ${bucket}`);
+  }
+}
+
+/** Deletes a heartbeat key: a clean leave, so the process stops counting as live at once, not after lease_ttl. */
+export async function leave(kv: KV, role: HeartbeatRole, nodeId: string): Promise<void> {
+  try {
+    await kv.delete(heartbeatKey(role, nodeId));
+  } catch (error) {
+    throw translateNatsError(error, `delete the heartbeat of ${role} ${nodeId}`);
+  }
+}
+
+/**
+ * Refreshes one process's heartbeat key every `intervalMs` (lease_ttl / `LIMITS.heartbeatsPerLeaseTtl`
+ * in production). A failed refresh is reported to `onError` and retried at the next interval; one missed
+ * beat does not make the process dead because several beats fit in a lease_ttl.
+ */
+export class Heartbeater {
+  private identity: HeartbeatValue | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private beating = false;
+
+  constructor(
+    private readonly kv: KV,
+    private readonly onError: (error: Error) => void = () => undefined,
+  ) {}
+
+  static async create(connection: NatsConnection, options: { bucket?: string; onError?: (error: Error) => void } = {}): Promise<Heartbeater> {
+    return new Heartbeater(await openHeartbeatBucket(connection, options.bucket), options.onError);
+  }
+
+  /** Writes the first heartbeat (awaited, so the caller is live when this resolves) and keeps refreshing it. */
+  async start(nodeId: string, role: HeartbeatRole, epoch: number, intervalMs: number): Promise<void> {
+    if (this.identity) throw new Error('a heartbeater is started once');
+    heartbeatKey(role, nodeId);
+    this.identity = { nodeId, role, epoch };
+    await this.beat();
+    this.timer = setInterval(() => {
+      this.beat().catch((error: unknown) => this.onError(error instanceof Error ? error : new Error(String(error))));
+    }, intervalMs);
+  }
+
+  /** Announces a new incarnation (after RegisterNode) at once rather than at the next interval. */
+  async setEpoch(epoch: number): Promise<void> {
+    if (!this.identity) throw new Error('setEpoch before start');
+    this.identity = { ...this.identity, epoch };
+    await this.beat();
+  }
+
+  /** Writes the heartbeat now. A beat still in flight is not doubled. */
+  async beat(): Promise<void> {
+    const identity = this.identity;
+    if (!identity || this.beating) return;
+    this.beating = true;
+    try {
+      await this.kv.put(heartbeatKey(identity.role, identity.nodeId), new TextEncoder().encode(JSON.stringify(identity)));
+    } catch (error) {
+      throw translateNatsError(error, `heartbeat of ${identity.role} ${identity.nodeId}`);
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  /** Stops refreshing but leaves the key to age out: what a crash or a pause looks like to the others. */
+  halt(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Stops refreshing and deletes the key, so the process leaves the live set at once. */
+  async stop(): Promise<void> {
+    this.halt();
+    const identity = this.identity;
+    this.identity = undefined;
+    if (identity) await leave(this.kv, identity.role, identity.nodeId);
+  }
+}
+
+/** Called when a heartbeat is written (`heartbeat`) or deleted (`null`). */
+export type HeartbeatListener = (role: HeartbeatRole, nodeId: string, heartbeat: Heartbeat | null) => void;
+
+/**
+ * Watches the heartbeat bucket and answers which data nodes are live (DESIGN §2).
+ *
+ * A node is live when its last heartbeat is younger than lease_ttl by the NATS server's clock and carries
+ * the node's current epoch in the view: a heartbeat from an older incarnation (a zombie that was fenced by
+ * a takeover) does not make the new incarnation live. Ages use the server stamps of the entries and a
+ * `ServerClock` estimate of the server's current time; see ServerClock for how it is built and why it
+ * never declares a node dead early. `start` probes the clock once so the estimate is tight even when every
+ * heartbeat in the bucket is old.
+ */
+export class LivenessTracker {
+  private readonly heartbeats = new Map<string, Heartbeat>();
+  private readonly listeners = new Set<HeartbeatListener>();
+  private readonly watching: Promise<void>;
+
+  private constructor(
+    private readonly watcher: QueuedIterator<KvEntry>,
+    readonly clock: ServerClock,
+  ) {
+    this.watching = this.consume();
+  }
+
+  /** Opens the bucket, loads every heartbeat in it, probes the server clock, then follows changes. */
+  static async start(connection: NatsConnection, options: { bucket?: string } = {}): Promise<LivenessTracker> {
+    const kv = await openHeartbeatBucket(connection, options.bucket);
+    let markInitialized: () => void = () => undefined;
+    const initialized = new Promise<void>((resolve) => {
+      markInitialized = resolve;
+    });
+    const watcher = await kv.watch({ key: `${HEARTBEAT_KEY_PREFIX}.>`, initializedFn: () => markInitialized() });
+    const tracker = new LivenessTracker(watcher, new ServerClock());
+    try {
+      await withTimeout(initialized, LIMITS.requestTimeoutMs, 'loading the heartbeat bucket');
+      await tracker.clock.probe(kv, CLOCK_PROBE_KEY);
+    } catch (error) {
+      await tracker.stop();
+      throw translateNatsError(error, 'start the liveness tracker');
+    }
+    return tracker;
+  }
+
+  /** Ids of the data nodes of `view` whose heartbeat is younger than `leaseTtlMs` and carries their current epoch. */
+  liveNodes(view: View, leaseTtlMs: number, localNowMs: number = performance.now()): Set<string> {
+    const serverNowMs = this.clock.serverNowMs(localNowMs);
+    const live = new Set<string>();
+    for (const node of Object.values(view.nodes)) {
+      const heartbeat = this.heartbeats.get(heartbeatKey('data-node', node.id));
+      if (heartbeat && heartbeat.epoch === node.epoch && serverNowMs - heartbeat.createdAtMs < leaseTtlMs) live.add(node.id);
+    }
+    return live;
+  }
+
+  /** The last heartbeat of a process with its age by server time, for diagnostics; null when absent or deleted. */
+  heartbeatOf(nodeId: string, role: HeartbeatRole = 'data-node', localNowMs: number = performance.now()): (Heartbeat & { ageMs: number }) | null {
+    const heartbeat = this.heartbeats.get(heartbeatKey(role, nodeId));
+    if (!heartbeat) return null;
+    return { ...heartbeat, ageMs: this.clock.ageMs(heartbeat.createdAtMs, localNowMs) };
+  }
+
+  /** Calls `listener` on every heartbeat written or deleted after this call; returns the unsubscribe function. */
+  onChange(listener: HeartbeatListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.watcher.stop();
+    await this.watching;
+  }
+
+  private async consume(): Promise<void> {
+    try {
+      for await (const entry of this.watcher) this.receive(entry);
+    } catch {
+      // The watch ends with an error only when the connection closes; the tracker then serves its last state.
+    }
+  }
+
+  private receive(entry: KvEntry): void {
+    const receivedAtMs = performance.now();
+    this.clock.observe(entry.created.getTime(), receivedAtMs);
+    const parsed = parseHeartbeatKey(entry.key);
+    if (!parsed) return;
+    const { role, nodeId } = parsed;
+    let heartbeat: Heartbeat | null = null;
+    if (entry.operation === 'PUT') {
+      const value = parseHeartbeatValue(entry);
+      // A value that does not match its key is not trusted; it counts as no heartbeat.
+      if (value && value.nodeId === nodeId && value.role === role) {
+        heartbeat = { ...value, revision: entry.revision, createdAtMs: entry.created.getTime() };
+      }
+    }
+    if (heartbeat) this.heartbeats.set(entry.key, heartbeat);
+    else this.heartbeats.delete(entry.key);
+    for (const listener of this.listeners) {
+      try {
+        listener(role, nodeId, heartbeat);
+      } catch (error) {
+        // A failing listener is a bug in the caller; it must not silently end the watch of every other one.
+        setImmediate(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
+function parseHeartbeatKey(key: string): { role: HeartbeatRole; nodeId: string } | null {
+  const [prefix, role, nodeId, ...rest] = key.split('.');
+  if (prefix !== HEARTBEAT_KEY_PREFIX || rest.length > 0 || nodeId === undefined) return null;
+  if (!(HEARTBEAT_ROLES as readonly string[]).includes(role ?? '')) return null;
+  return { role: role as HeartbeatRole, nodeId };
+}
+
+function parseHeartbeatValue(entry: KvEntry): HeartbeatValue | null {
+  try {
+    const value = entry.json<HeartbeatValue>();
+    return typeof value?.nodeId === 'string' && typeof value.role === 'string' && Number.isSafeInteger(value.epoch) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new UnavailableError(`${what} took longer than ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,193 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from 'nats';
+import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
+import type { Command } from '../state/commands';
+import { JetStreamMetaLog, metaLogSubject } from './meta-log';
+
+function registerNode(nodeId: string): Command {
+  return { type: 'RegisterNode', nodeId };
+}
+
+/** Collects tail deliveries and resolves `until(n)` once n entries have arrived. */
+function collector() {
+  const entries: { seq: number; command: Command }[] = [];
+  const waiting: { count: number; resolve: () => void }[] = [];
+  return {
+    entries,
+    onEntry: (seq: number, command: Command) => {
+      entries.push({ seq, command });
+      for (const waiter of waiting.filter((candidate) => entries.length >= candidate.count)) waiter.resolve();
+    },
+    until: (count: number, timeoutMs = 10_000) =>
+      new Promise<void>((resolve, reject) => {
+        if (entries.length >= count) return resolve();
+        const timer = setTimeout(() => reject(new Error(`only ${entries.length} of ${count} entries arrived`)), timeoutMs);
+        waiting.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
+      }),
+  };
+}
+
+describe('JetStreamMetaLog', () => {
+  let dataDir: string;
+  let server: NatsServerHandle;
+  let connection: NatsConnection;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'mink-meta-log-'));
+    server = await startNatsServer({ dataDir });
+    connection = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  });
+
+  afterAll(async () => {
+    await connection?.close();
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('derives one clean subject from the stream name', () => {
+    // Proves the default stream MINK_META publishes on mink.meta.log.
+    expect(metaLogSubject('MINK_META')).toBe('mink.meta.log');
+    expect(metaLogSubject('TEST_META_2')).toBe('test.meta.2.log');
+  });
+
+  it('creates the stream once even when several processes race, with file storage, de-duplication and no single deletes', async () => {
+    // Proves concurrent create() calls converge on one correctly configured stream.
+    const logs = await Promise.all([1, 2, 3].map(() => JetStreamMetaLog.create(connection, { streamName: 'RACE_META' })));
+    expect(logs.map((log) => log.subject)).toEqual(['race.meta.log', 'race.meta.log', 'race.meta.log']);
+    const info = await (await connection.jetstreamManager()).streams.info('RACE_META');
+    expect(info.config).toMatchObject({ subjects: ['race.meta.log'], storage: 'file', duplicate_window: 120_000_000_000, deny_delete: true });
+  });
+
+  it('appends in order and de-duplicates a repeated message id to the original sequence', async () => {
+    // Proves a retried append (same message id) lands once and is told the sequence of the first one.
+    const log = await JetStreamMetaLog.create(connection, { streamName: 'DEDUP_META' });
+    expect(await log.lastSeq()).toBe(0);
+    expect(await log.append(registerNode('1'), 'id-a')).toEqual({ seq: 1, duplicate: false });
+    expect(await log.append(registerNode('2'), 'id-b')).toEqual({ seq: 2, duplicate: false });
+    expect(await log.append(registerNode('1'), 'id-a')).toEqual({ seq: 1, duplicate: true });
+    expect(await log.lastSeq()).toBe(2);
+
+    const tail = collector();
+    const subscription = log.tail(1, tail.onEntry);
+    await tail.until(2);
+    await subscription.stop();
+    expect(tail.entries).toEqual([
+      { seq: 1, command: registerNode('1') },
+      { seq: 2, command: registerNode('2') },
+    ]);
+  });
+
+  it('tails from a start sequence, then follows new appends, strictly in order', async () => {
+    // Proves a process that loaded a view at seq 3 receives exactly 4, 5, ... including entries appended later.
+    const log = await JetStreamMetaLog.create(connection, { streamName: 'TAIL_META' });
+    for (let index = 1; index <= 5; index++) await log.append(registerNode(String(index)), `early-${index}`);
+    const tail = collector();
+    const subscription = log.tail(4, tail.onEntry);
+    await tail.until(2);
+    for (let index = 6; index <= 20; index++) await log.append(registerNode(String(index)), `late-${index}`);
+    await tail.until(17);
+    await subscription.stop();
+    expect(tail.entries.map((entry) => entry.seq)).toEqual(Array.from({ length: 17 }, (_unused, index) => index + 4));
+    expect(tail.entries.map((entry) => (entry.command as { nodeId: string }).nodeId)).toEqual(
+      Array.from({ length: 17 }, (_unused, index) => String(index + 4)),
+    );
+  });
+
+  it('keeps tailing in order when the server loses the consumer', async () => {
+    // Proves the ordered consumer recreates itself after a server-side hiccup without skipping or repeating entries.
+    const log = await JetStreamMetaLog.create(connection, { streamName: 'HICCUP_META' });
+    const manager = await connection.jetstreamManager();
+    await log.append(registerNode('1'), 'hiccup-1');
+    const tail = collector();
+    const subscription = log.tail(1, tail.onEntry);
+    await tail.until(1);
+    for await (const consumer of manager.consumers.list('HICCUP_META')) {
+      await manager.consumers.delete('HICCUP_META', consumer.name);
+    }
+    for (let index = 2; index <= 6; index++) await log.append(registerNode(String(index)), `hiccup-${index}`);
+    await tail.until(6, 20_000);
+    await subscription.stop();
+    expect(tail.entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+  }, 30_000);
+
+  it('reports through onError when its connection closes for good', async () => {
+    // Proves a tail never ends silently: a store that can no longer follow the log hears about it.
+    const ownConnection = await connect({ servers: server.url });
+    const log = await JetStreamMetaLog.create(ownConnection, { streamName: 'CLOSED_META' });
+    const errors: Error[] = [];
+    const reported = new Promise<void>((resolve) => {
+      log.tail(1, () => undefined, (error) => {
+        errors.push(error);
+        resolve();
+      });
+    });
+    await log.append(registerNode('1'), 'closed-1');
+    await ownConnection.close();
+    await reported;
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(Error);
+  }, 15_000);
+
+  it('delivers a payload that is not JSON as null so sequences stay gap-free', async () => {
+    // Proves garbage published by anybody on the subject becomes an entry apply can reject, not a hole.
+    const log = await JetStreamMetaLog.create(connection, { streamName: 'GARBAGE_META' });
+    await connection.jetstream().publish(log.subject, new TextEncoder().encode('not json'));
+    await log.append(registerNode('1'), 'after-garbage');
+    const tail = collector();
+    const subscription = log.tail(1, tail.onEntry);
+    await tail.until(2);
+    await subscription.stop();
+    expect(tail.entries).toEqual([
+      { seq: 1, command: null },
+      { seq: 2, command: registerNode('1') },
+    ]);
+  });
+});
+
+describe('JetStreamMetaLog across a server restart', () => {
+  it('resumes the tail after the server restarts on the same directory, without skipping or repeating', async () => {
+    // Proves a process keeps following the log when nats-server goes away and comes back with its data.
+    const dataDir = mkdtempSync(join(tmpdir(), 'mink-meta-restart-'));
+    let server = await startNatsServer({ dataDir });
+    const connection = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    try {
+      const log = await JetStreamMetaLog.create(connection, { streamName: 'RESTART_META' });
+      await log.append(registerNode('1'), 'before-1');
+      await log.append(registerNode('2'), 'before-2');
+      const tail = collector();
+      const subscription = log.tail(1, tail.onEntry);
+      await tail.until(2);
+
+      const { port } = server;
+      await server.stop();
+      server = await startNatsServer({ dataDir, port });
+      const appendAfterRestart = async (nodeId: string) => {
+        // The client may still be reconnecting; the append is retried as a proposer would.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await log.append(registerNode(nodeId), `after-${nodeId}`);
+          } catch (error) {
+            if (attempt >= 50) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        }
+      };
+      await appendAfterRestart('3');
+      await appendAfterRestart('4');
+      await tail.until(4, 20_000);
+      await subscription.stop();
+      expect(tail.entries.map((entry) => [entry.seq, (entry.command as { nodeId: string }).nodeId])).toEqual([
+        [1, '1'],
+        [2, '2'],
+        [3, '3'],
+        [4, '4'],
+      ]);
+    } finally {
+      await connection.close();
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});

@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { LIMITS } from '@mink/config';
+import {
+  ConflictError,
+  InvalidArgumentError,
+  MinkError,
+  NotFoundError,
+  TimeoutError,
+  UnavailableError,
+} from '@mink/protocol';
+import { apply } from '../state/apply';
+import type { Command, Outcome, Rejection } from '../state/commands';
+import type { AppendResult, MetaLog, TailSubscription } from '../state/ports';
+import { emptyView, type View } from '../state/view';
+
+/** The outcome of a command that applied without rejection. */
+export type AcceptedOutcome = Extract<Outcome, { ok: true }>;
+
+/** Called after each entry is applied, with the view after it. Listeners run in sequence order, synchronously. */
+export type AppliedListener = (view: View, seq: number, command: Command, outcome: Outcome) => void;
+
+export interface MetaStoreOptions {
+  /** The view to start from, e.g. a loaded snapshot; the empty view when absent. Tailing starts after its `seq`. */
+  initialView?: View;
+  /** How long `propose` waits for its entry to apply locally; `LIMITS.proposeTimeoutMs` when absent. */
+  proposeTimeoutMs?: number;
+  /** Appends tried per proposal; `LIMITS.proposeAttemptsMax` when absent. */
+  proposeAttemptsMax?: number;
+  /** Outcomes kept for proposers that start waiting late; `LIMITS.recentOutcomesMax` when absent. */
+  recentOutcomesMax?: number;
+  /** Message ids of proposals; random UUIDs when absent (simulations inject a seeded source). */
+  newMessageId?: () => string;
+  /**
+   * Called once when the store cannot follow the log any more: a broken invariant while applying (a gap
+   * in sequences) or a tail that ended for good. Every waiting proposer is rejected first. When absent the
+   * error is rethrown outside any promise so the process crashes (DESIGN §5: broken invariants crash).
+   */
+  onFatal?: (error: Error) => void;
+  /** Called with an error thrown by an `onApplied` listener; rethrown outside any promise when absent. */
+  onListenerError?: (error: Error) => void;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One process's copy of the metadata view (DESIGN §2). It tails the log from `view.seq + 1` and applies
+ * every entry with the pure `apply`, strictly in sequence; a gap is a broken invariant that stops the store.
+ *
+ * A proposer appends its command under a fresh message id (retrying transient failures with the same id,
+ * so the log keeps one entry), takes the sequence from the ack, waits until this copy has applied that
+ * sequence and returns the outcome computed here. Outcomes are not part of the view: the store keeps the
+ * last `recentOutcomesMax` of them by sequence, so a proposer whose entry applied before it began to wait
+ * (or whose retry was acked as a duplicate, which carries the original sequence) still finds its outcome.
+ */
+export class MetaStore {
+  private currentView: View;
+  private readonly recentOutcomes = new Map<number, Outcome>();
+  private readonly waitersBySeq = new Map<number, Set<Waiter>>();
+  private readonly listeners = new Set<AppliedListener>();
+  private subscription: TailSubscription | undefined;
+  private failure: Error | undefined;
+  private stopped = false;
+  private readonly proposeTimeoutMs: number;
+  private readonly proposeAttemptsMax: number;
+  private readonly recentOutcomesMax: number;
+  private readonly newMessageId: () => string;
+
+  private constructor(
+    private readonly log: MetaLog,
+    private readonly options: MetaStoreOptions,
+  ) {
+    this.currentView = options.initialView ?? emptyView();
+    this.proposeTimeoutMs = options.proposeTimeoutMs ?? LIMITS.proposeTimeoutMs;
+    this.proposeAttemptsMax = options.proposeAttemptsMax ?? LIMITS.proposeAttemptsMax;
+    this.recentOutcomesMax = options.recentOutcomesMax ?? LIMITS.recentOutcomesMax;
+    this.newMessageId = options.newMessageId ?? randomUUID;
+  }
+
+  /** A store over `log`, not yet following it: register listeners, then `start()`. */
+  static async open(log: MetaLog, options: MetaStoreOptions = {}): Promise<MetaStore> {
+    return new MetaStore(log, options);
+  }
+
+  /** The view after the last applied entry. Treat it as immutable: `apply` never mutates a view. */
+  get view(): View {
+    return this.currentView;
+  }
+
+  /** Starts tailing the log after the current view. Resolves at once; use `catchUp` to wait for the past. */
+  async start(): Promise<void> {
+    if (this.subscription || this.stopped) throw new Error('a metadata store is started once');
+    this.subscription = this.log.tail(
+      this.currentView.seq + 1,
+      (seq, command) => this.applyEntry(seq, command),
+      (error) => this.fail(error),
+    );
+  }
+
+  /** Waits until the view has applied everything the log held when this was called. */
+  async catchUp(timeoutMs: number): Promise<View> {
+    await this.waitForSeq(await this.log.lastSeq(), timeoutMs);
+    return this.currentView;
+  }
+
+  /** Calls `listener` after each applied entry; returns the function that unsubscribes it. */
+  onApplied(listener: AppliedListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** Resolves once the view has applied `seq`; rejects with `TimeoutError` after `timeoutMs`. */
+  waitForSeq(seq: number, timeoutMs: number): Promise<void> {
+    if (this.currentView.seq >= seq) return Promise.resolve();
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.stopped) return Promise.reject(new UnavailableError('the metadata store is stopped'));
+    return new Promise<void>((resolve, reject) => {
+      const waiters = this.waitersBySeq.get(seq) ?? new Set<Waiter>();
+      this.waitersBySeq.set(seq, waiters);
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          waiters.delete(waiter);
+          if (waiters.size === 0) this.waitersBySeq.delete(seq);
+          reject(new TimeoutError(`the metadata view did not reach entry ${seq} within ${timeoutMs} ms (it is at ${this.currentView.seq})`));
+        }, timeoutMs),
+      };
+      waiters.add(waiter);
+    });
+  }
+
+  /**
+   * Appends `command` and returns the outcome this copy of the view computed for it: `{ ok: false }`
+   * for a rejection. Throws `UnavailableError` when the log could not take the append and `TimeoutError`
+   * when the entry did not apply locally within `proposeTimeoutMs`; in both cases the command may still
+   * apply later, so proposals must be safe to repeat (they carry the epochs that make them so).
+   */
+  async propose(command: Command): Promise<Outcome> {
+    const startedAtMs = performance.now();
+    const ack = await this.appendWithRetries(command, this.newMessageId());
+    const remainingMs = Math.max(0, this.proposeTimeoutMs - (performance.now() - startedAtMs));
+    await this.waitForSeq(ack.seq, remainingMs);
+    const outcome = this.recentOutcomes.get(ack.seq);
+    if (outcome === undefined) {
+      throw new TimeoutError(
+        `the outcome of entry ${ack.seq} is unknown: more than ${this.recentOutcomesMax} entries applied before its proposer looked`,
+      );
+    }
+    return outcome;
+  }
+
+  /** Like `propose`, but a rejection is thrown as the matching typed error and an accepted outcome is returned. */
+  async proposeOrThrow(command: Command): Promise<AcceptedOutcome> {
+    const outcome = await this.propose(command);
+    if (!outcome.ok) throw rejectionError(outcome.rejection);
+    return outcome;
+  }
+
+  /** Stops tailing; waiting proposers are rejected with `UnavailableError`. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.rejectAllWaiters(new UnavailableError('the metadata store is stopped'));
+    await this.subscription?.stop();
+  }
+
+  private async appendWithRetries(command: Command, messageId: string): Promise<AppendResult> {
+    let backoffMs: number = LIMITS.proposeBackoffInitialMs;
+    for (let attempt = 1; ; attempt++) {
+      if (this.failure) throw this.failure;
+      if (this.stopped) throw new UnavailableError('the metadata store is stopped');
+      try {
+        return await this.log.append(command, messageId);
+      } catch (error) {
+        if (!isTransient(error) || attempt >= this.proposeAttemptsMax) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, backoffMs));
+      backoffMs = Math.min(backoffMs * 2, LIMITS.proposeBackoffMaxMs);
+    }
+  }
+
+  private applyEntry(seq: number, command: Command): void {
+    if (this.failure || this.stopped) return;
+    let view: View;
+    let outcome: Outcome;
+    try {
+      ({ view, outcome } = apply(this.currentView, seq, command));
+    } catch (error) {
+      this.fail(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    this.currentView = view;
+    this.recentOutcomes.set(seq, outcome);
+    if (this.recentOutcomes.size > this.recentOutcomesMax) {
+      // Maps iterate in insertion order and sequences are inserted in order, so the first key is the oldest.
+      this.recentOutcomes.delete(this.recentOutcomes.keys().next().value as number);
+    }
+    for (const listener of this.listeners) {
+      try {
+        listener(view, seq, command, outcome);
+      } catch (error) {
+        this.report(error instanceof Error ? error : new Error(String(error)), this.options.onListenerError);
+      }
+    }
+    const waiters = this.waitersBySeq.get(seq);
+    if (waiters) {
+      this.waitersBySeq.delete(seq);
+      for (const waiter of waiters) {
+        clearTimeout(waiter.timer);
+        waiter.resolve();
+      }
+    }
+  }
+
+  private fail(error: Error): void {
+    if (this.failure || this.stopped) return;
+    this.failure = error;
+    this.rejectAllWaiters(error);
+    void this.subscription?.stop();
+    this.report(error, this.options.onFatal);
+  }
+
+  private rejectAllWaiters(error: Error): void {
+    for (const waiters of this.waitersBySeq.values()) {
+      for (const waiter of waiters) {
+        clearTimeout(waiter.timer);
+        waiter.reject(error);
+      }
+    }
+    this.waitersBySeq.clear();
+  }
+
+  private report(error: Error, handler: ((error: Error) => void) | undefined): void {
+    if (handler) {
+      handler(error);
+      return;
+    }
+    setImmediate(() => {
+      throw error;
+    });
+  }
+}
+
+/** True for failures after which the same append may succeed: the log was unreachable or slow. */
+function isTransient(error: unknown): boolean {
+  return error instanceof MinkError && (error.code === 'Unavailable' || error.code === 'Timeout');
+}
+
+/** The typed error a proposer throws for a rejected command; its code is the rejection's wire code. */
+export function rejectionError(rejection: Rejection): MinkError {
+  switch (rejection.code) {
+    case 'Fenced':
+      return new MinkError('Fenced', rejection.message);
+    case 'Conflict':
+      return new ConflictError(rejection.message);
+    case 'NotFound':
+      return new NotFoundError(rejection.message);
+    case 'InvalidArgument':
+      return new InvalidArgumentError(rejection.message);
+  }
+}

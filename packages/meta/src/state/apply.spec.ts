@@ -1,0 +1,539 @@
+import { apply } from './apply';
+import type { Command, Rejection } from './commands';
+import { deepFreeze } from './deep-freeze';
+import { bucketId, emptyView, type BucketRecord, type NodeRecord, type StreamRecord, type TableRecord, type View } from './view';
+
+const CLOSED_NEVER_OPENED: StreamRecord = { state: 'closed', epoch: 0, node: null, nodeEpoch: 0 };
+
+function node(id: string, epoch: number): NodeRecord {
+  return { id, epoch, address: `mink.node.${id}`, kafka: `host${id}:9092`, http: `host${id}:8081` };
+}
+
+function bucket(
+  table: TableRecord,
+  partition: string | null,
+  number: number,
+  leader: string | null,
+  leaderEpoch: number,
+  stream: StreamRecord,
+): BucketRecord {
+  return { tableId: table.id, table: table.name, partition, bucket: number, leader, leaderEpoch, stream };
+}
+
+const EVENTS: TableRecord = {
+  id: 1,
+  name: 'events',
+  kind: 'log',
+  columns: [
+    { name: 'ts', type: 'timestamp' },
+    { name: 'body', type: 'string' },
+  ],
+  primaryKey: [],
+  bucketKey: [],
+  buckets: 3,
+  properties: {},
+  createdAtMs: 1_000,
+  partitions: [],
+};
+
+const ORDERS: TableRecord = {
+  id: 2,
+  name: 'orders',
+  kind: 'pk',
+  columns: [
+    { name: 'day', type: 'timestamp' },
+    { name: 'id', type: 'int64' },
+  ],
+  primaryKey: ['day', 'id'],
+  bucketKey: ['id'],
+  buckets: 2,
+  partition: { column: 'day', unit: 'day' },
+  properties: {},
+  createdAtMs: 2_000,
+  partitions: ['p1'],
+};
+
+/**
+ * The view most tests start from, at sequence 10:
+ * - nodes 1 (epoch 2), 2 (epoch 1), 3 (epoch 4); coordinator c1 at epoch 3;
+ * - events/0: led by 1 at leader epoch 2, stream open at 2 by node 1 at node epoch 2 (healthy);
+ * - events/1: led by 2 at leader epoch 1, stream closed at 1 (its leader restarted or closed it);
+ * - events/2: re-led to 2 at leader epoch 5, stream still open at 4 by node 3 at node epoch 3, an
+ *   incarnation that has since been fenced (node 3 is at epoch 4): the takeover case;
+ * - orders/p1/0: no leader yet; orders/p1/1: led by 3 at leader epoch 1, never opened.
+ */
+function fixture(): View {
+  return deepFreeze({
+    seq: 10,
+    nodes: { '1': node('1', 2), '2': node('2', 1), '3': node('3', 4) },
+    coordinator: { node: 'c1', epoch: 3 },
+    tables: { events: EVENTS, orders: ORDERS },
+    buckets: {
+      '1//0': bucket(EVENTS, null, 0, '1', 2, { state: 'open', epoch: 2, node: '1', nodeEpoch: 2 }),
+      '1//1': bucket(EVENTS, null, 1, '2', 1, { state: 'closed', epoch: 1, node: '2', nodeEpoch: 1 }),
+      '1//2': bucket(EVENTS, null, 2, '2', 5, { state: 'open', epoch: 4, node: '3', nodeEpoch: 3 }),
+      '2/p1/0': bucket(ORDERS, 'p1', 0, null, 0, CLOSED_NEVER_OPENED),
+      '2/p1/1': bucket(ORDERS, 'p1', 1, '3', 1, CLOSED_NEVER_OPENED),
+    },
+    nextTableId: 3,
+  });
+}
+
+/** The fixture without a registered coordinator. */
+function fixtureWithoutCoordinator(): View {
+  return deepFreeze({ ...fixture(), coordinator: { node: null, epoch: 0 } });
+}
+
+/** Applies `command` as the next log entry. */
+function next(view: View, command: unknown) {
+  return apply(view, view.seq + 1, command as Command);
+}
+
+/** Applies `command` and expects acceptance; returns the new view and outcome. */
+function accepted(view: View, command: unknown) {
+  const result = next(view, command);
+  if (!result.outcome.ok) throw new Error(`expected acceptance, got ${JSON.stringify(result.outcome.rejection)}`);
+  return result;
+}
+
+const validSpec = {
+  name: 'clicks',
+  columns: [
+    { name: 'ts', type: 'timestamp' },
+    { name: 'url', type: 'string' },
+  ],
+  buckets: 2,
+};
+
+describe('the fixture is consistent, so rejections below are caused by the commands alone', () => {
+  it('keys every bucket by its own address', () => {
+    for (const [id, record] of Object.entries(fixture().buckets)) {
+      expect(bucketId(record.tableId, record.partition, record.bucket)).toBe(id);
+    }
+  });
+});
+
+describe('apply rejects every invalid or stale command without changing anything but the sequence', () => {
+  type Case = [description: string, command: unknown, code: Rejection['code'], message: string, view?: () => View];
+  const cases: Case[] = [
+    // Malformed commands, as anybody may publish them to the log.
+    ['a command that is null', null, 'InvalidArgument', 'command must be an object'],
+    ['a command that is a string', 'RegisterNode', 'InvalidArgument', 'command must be an object'],
+    ['a command without a type', { nodeId: '1' }, 'InvalidArgument', 'unknown command type undefined'],
+    ['a command of an unknown type', { type: 'Explode' }, 'InvalidArgument', 'unknown command type "Explode"'],
+    ['a command type inherited from Object', { type: 'toString' }, 'InvalidArgument', 'unknown command type "toString"'],
+    ['RegisterNode without nodeId', { type: 'RegisterNode' }, 'InvalidArgument', 'RegisterNode.nodeId must be a non-empty string'],
+    ['RegisterNode with an empty nodeId', { type: 'RegisterNode', nodeId: '' }, 'InvalidArgument', 'RegisterNode.nodeId must be a non-empty string'],
+    ['RegisterNode with a negative expectedEpoch', { type: 'RegisterNode', nodeId: '1', expectedEpoch: -1 }, 'InvalidArgument', 'RegisterNode.expectedEpoch must be absent or a non-negative integer (got -1)'],
+    ['RegisterNode with a numeric address', { type: 'RegisterNode', nodeId: '1', address: 5 }, 'InvalidArgument', 'RegisterNode.address must be absent or a string'],
+    ['RegisterCoordinator without coordinatorId', { type: 'RegisterCoordinator' }, 'InvalidArgument', 'RegisterCoordinator.coordinatorId must be a non-empty string of at most 128 characters (missing)'],
+    ['CreateTable without spec', { type: 'CreateTable', coordinatorEpoch: 3, createdAtMs: 5 }, 'InvalidArgument', 'CreateTable.spec must be an object'],
+    ['CreateTable with a string time', { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 'now' }, 'InvalidArgument', 'CreateTable.createdAtMs must be a non-negative integer'],
+    ['DropTable without name', { type: 'DropTable', coordinatorEpoch: 3 }, 'InvalidArgument', 'DropTable.name must be'],
+    ['DropTable without coordinatorEpoch', { type: 'DropTable', name: 'events' }, 'InvalidArgument', 'DropTable.coordinatorEpoch must be a non-negative integer (missing)'],
+    ['CreatePartition with a slash in the name', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'a/b' }, 'InvalidArgument', "CreatePartition.partition must be a non-empty string of at most 128 characters without '/'"],
+    ['DropPartition without partition', { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders' }, 'InvalidArgument', 'DropPartition.partition must be'],
+    ['LeadBucket without partition (null is required for none)', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, bucket: 0, leader: '1' }, 'InvalidArgument', 'LeadBucket.partition must be null or'],
+    ['LeadBucket with a fractional bucket', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0.5, leader: '1' }, 'InvalidArgument', 'LeadBucket.bucket must be a non-negative integer (got 0.5)'],
+    ['LeadBucket with a string expectedLeaderEpoch', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '1', expectedLeaderEpoch: '2' }, 'InvalidArgument', 'LeadBucket.expectedLeaderEpoch must be absent or'],
+    ['OpenStream without nodeEpoch', { type: 'OpenStream', nodeId: '3', tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, 'InvalidArgument', 'OpenStream.nodeEpoch must be a non-negative integer (missing)'],
+    ['CloseStream with a string streamEpoch', { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: '2' }, 'InvalidArgument', 'CloseStream.streamEpoch must be a non-negative integer (got "2")'],
+
+    // RegisterNode as a takeover.
+    ['a takeover of an unregistered node', { type: 'RegisterNode', nodeId: '9', expectedEpoch: 0 }, 'Fenced', 'node 9 is not registered (expected epoch 0)'],
+    ['a takeover of a node already bumped', { type: 'RegisterNode', nodeId: '3', expectedEpoch: 3 }, 'Fenced', 'node 3 is at epoch 4, not 3'],
+
+    // The coordinator fence, on each command that carries it.
+    ['CreateTable from a stale coordinator', { type: 'CreateTable', coordinatorEpoch: 2, spec: validSpec, createdAtMs: 5 }, 'Fenced', 'coordinator epoch 2 is fenced: current is 3'],
+    ['CreateTable from a coordinator ahead of the view', { type: 'CreateTable', coordinatorEpoch: 4, spec: validSpec, createdAtMs: 5 }, 'Fenced', 'coordinator epoch 4 is not current: current is 3'],
+    ['CreateTable before any coordinator registered', { type: 'CreateTable', coordinatorEpoch: 0, spec: validSpec, createdAtMs: 5 }, 'Fenced', 'no coordinator is registered', fixtureWithoutCoordinator],
+    ['a stale CreateTable with an invalid spec (the fence is checked first)', { type: 'CreateTable', coordinatorEpoch: 2, spec: { name: 'x' }, createdAtMs: 5 }, 'Fenced', 'coordinator epoch 2 is fenced'],
+    ['DropTable from a stale coordinator', { type: 'DropTable', coordinatorEpoch: 2, name: 'events' }, 'Fenced', 'coordinator epoch 2 is fenced: current is 3'],
+    ['DropTable before any coordinator registered', { type: 'DropTable', coordinatorEpoch: 0, name: 'events' }, 'Fenced', 'no coordinator is registered', fixtureWithoutCoordinator],
+    ['CreatePartition from a stale coordinator', { type: 'CreatePartition', coordinatorEpoch: 1, table: 'orders', partition: 'p2' }, 'Fenced', 'coordinator epoch 1 is fenced: current is 3'],
+    ['DropPartition from a stale coordinator', { type: 'DropPartition', coordinatorEpoch: 2, table: 'orders', partition: 'p1' }, 'Fenced', 'coordinator epoch 2 is fenced: current is 3'],
+    ['LeadBucket from a stale coordinator', { type: 'LeadBucket', coordinatorEpoch: 2, tableId: 1, partition: null, bucket: 0, leader: '2' }, 'Fenced', 'coordinator epoch 2 is fenced: current is 3'],
+    ['LeadBucket before any coordinator registered', { type: 'LeadBucket', coordinatorEpoch: 0, tableId: 1, partition: null, bucket: 0, leader: '2' }, 'Fenced', 'no coordinator is registered', fixtureWithoutCoordinator],
+
+    // Names of Object.prototype members are valid names, and are not in a view that lacks them.
+    ['DropTable of a table named like a prototype member', { type: 'DropTable', coordinatorEpoch: 3, name: 'toString' }, 'NotFound', "table 'toString' does not exist"],
+    ['CreatePartition of a table named like a prototype member', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'constructor', partition: 'p2' }, 'NotFound', "table 'constructor' does not exist"],
+    ['DropPartition of a table named __proto__', { type: 'DropPartition', coordinatorEpoch: 3, table: '__proto__', partition: 'p1' }, 'NotFound', "table '__proto__' does not exist"],
+    ['a takeover of a node named like a prototype member', { type: 'RegisterNode', nodeId: 'constructor', expectedEpoch: 0 }, 'Fenced', 'node constructor is not registered'],
+    ['LeadBucket to a node named like a prototype member', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: 'toString' }, 'NotFound', 'node toString is not registered'],
+    ['OpenStream by a node named like a prototype member', { type: 'OpenStream', nodeId: 'valueOf', nodeEpoch: 0, tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, 'NotFound', 'node valueOf is not registered'],
+    ['CloseStream by a node named like a prototype member', { type: 'CloseStream', nodeId: 'hasOwnProperty', nodeEpoch: 0, tableId: 1, partition: null, bucket: 2, streamEpoch: 4 }, 'Fenced', 'node hasOwnProperty is not registered'],
+
+    // CreateTable and DropTable.
+    ['CreateTable with an invalid spec', { type: 'CreateTable', coordinatorEpoch: 3, spec: { ...validSpec, buckets: 0 }, createdAtMs: 5 }, 'InvalidArgument', 'buckets must be an integer between 1 and 1024'],
+    ['CreateTable of an existing name', { type: 'CreateTable', coordinatorEpoch: 3, spec: { ...validSpec, name: 'events' }, createdAtMs: 5 }, 'Conflict', "table 'events' already exists"],
+    ['DropTable of a missing table', { type: 'DropTable', coordinatorEpoch: 3, name: 'ghost' }, 'NotFound', "table 'ghost' does not exist"],
+
+    // Partitions.
+    ['CreatePartition of a missing table', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'ghost', partition: 'p2' }, 'NotFound', "table 'ghost' does not exist"],
+    ['CreatePartition of an unpartitioned table', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'events', partition: 'p2' }, 'InvalidArgument', "table 'events' is not partitioned"],
+    ['CreatePartition of an existing partition', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1' }, 'Conflict', "partition 'p1' of table 'orders' already exists"],
+    ['DropPartition of a missing table', { type: 'DropPartition', coordinatorEpoch: 3, table: 'ghost', partition: 'p1' }, 'NotFound', "table 'ghost' does not exist"],
+    ['DropPartition of an unpartitioned table', { type: 'DropPartition', coordinatorEpoch: 3, table: 'events', partition: 'p1' }, 'InvalidArgument', "table 'events' is not partitioned"],
+    ['DropPartition of a missing partition', { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p9' }, 'NotFound', "partition 'p9' of table 'orders' does not exist"],
+
+    // LeadBucket.
+    ['LeadBucket of a bucket number past the table', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 3, leader: '2' }, 'NotFound', 'bucket 3 of table id 1 does not exist'],
+    ['LeadBucket of a partitioned table without its partition', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 2, partition: null, bucket: 0, leader: '2' }, 'NotFound', 'bucket 0 of table id 2 does not exist'],
+    ['LeadBucket of a missing partition', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 2, partition: 'p9', bucket: 0, leader: '2' }, 'NotFound', "bucket 0 of table id 2 partition 'p9' does not exist"],
+    ['LeadBucket to an unregistered node', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '9' }, 'NotFound', 'node 9 is not registered'],
+    ['LeadBucket decided on an older view', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '2', expectedLeaderEpoch: 1 }, 'Conflict', "table 'events' bucket 0 is at leader epoch 2, not 1"],
+
+    // OpenStream.
+    ['OpenStream of a missing bucket', { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, tableId: 7, partition: null, bucket: 0, leaderEpoch: 1 }, 'NotFound', 'bucket 0 of table id 7 does not exist'],
+    ['OpenStream by an unregistered node', { type: 'OpenStream', nodeId: '9', nodeEpoch: 1, tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, 'NotFound', 'node 9 is not registered'],
+    ['OpenStream by a fenced incarnation of the leader', { type: 'OpenStream', nodeId: '3', nodeEpoch: 3, tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, 'Fenced', 'node 3 epoch 3 is fenced: current is 4'],
+    ['OpenStream at a node epoch ahead of the view', { type: 'OpenStream', nodeId: '3', nodeEpoch: 5, tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, 'Fenced', 'node 3 epoch 5 is not current: current is 4'],
+    ['OpenStream by a node that does not lead the bucket', { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, 'Fenced', "node 1 does not lead table 'orders' partition 'p1' bucket 1: the leader is node 3"],
+    ['OpenStream of a bucket without a leader', { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, leaderEpoch: 0 }, 'Fenced', "node 1 does not lead table 'orders' partition 'p1' bucket 0: it has no leader"],
+    ['OpenStream at a stale leader epoch', { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 2, leaderEpoch: 4 }, 'Fenced', "leader epoch 4 is fenced: current is 5 for table 'events' bucket 2"],
+    ['OpenStream at a leader epoch ahead of the view', { type: 'OpenStream', nodeId: '3', nodeEpoch: 4, tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 2 }, 'Fenced', 'leader epoch 2 is not current: current is 1'],
+    ['OpenStream of a stream that is already open', { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, leaderEpoch: 2 }, 'Conflict', "the stream of table 'events' bucket 0 is already open at epoch 2 by node 1"],
+    ['OpenStream again at the epoch the stream was opened at', { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 1, leaderEpoch: 1 }, 'Fenced', "the stream of table 'events' bucket 1 was already opened at epoch 1: it needs a new leader epoch"],
+
+    // CloseStream.
+    ['CloseStream of a missing bucket', { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: 'p1', bucket: 0, streamEpoch: 2 }, 'NotFound', "bucket 0 of table id 1 partition 'p1' does not exist"],
+    ['CloseStream of a closed stream', { type: 'CloseStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 1, streamEpoch: 1 }, 'Conflict', "the stream of table 'events' bucket 1 is not open"],
+    ['CloseStream at a stale stream epoch', { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: 1 }, 'Fenced', "stream epoch 1 is fenced: current is 2 for table 'events' bucket 0"],
+    ['CloseStream by an unregistered node', { type: 'CloseStream', nodeId: '9', nodeEpoch: 1, tableId: 1, partition: null, bucket: 2, streamEpoch: 4 }, 'Fenced', 'node 9 is not registered'],
+    ['CloseStream by the opener at its fenced node epoch', { type: 'CloseStream', nodeId: '3', nodeEpoch: 3, tableId: 1, partition: null, bucket: 2, streamEpoch: 4 }, 'Fenced', 'node 3 epoch 3 is fenced: current is 4'],
+    ['CloseStream by another node while the opener is not fenced', { type: 'CloseStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 2 }, 'Fenced', "the stream of table 'events' bucket 0 is held by node 1 at node epoch 2, which is not fenced"],
+  ];
+
+  it.each(cases)('rejects %s', (_description, command, code, message, makeView = fixture) => {
+    const view = makeView();
+    const result = next(view, command);
+    expect(result.outcome).toEqual({ ok: false, rejection: { code, message: expect.stringContaining(message) } });
+    expect(result.view).toEqual({ ...view, seq: view.seq + 1 });
+  });
+});
+
+describe('apply enforces log order as an invariant', () => {
+  it.each([
+    ['the same sequence twice', 10],
+    ['a gap', 12],
+    ['an older sequence', 3],
+  ])('throws on %s instead of applying', (_description, seq) => {
+    const view = fixture();
+    expect(() => apply(view, seq, { type: 'RegisterCoordinator', coordinatorId: 'c2' })).toThrow(
+      `invariant broken: log entry ${seq} applied to the view at 10 (expected 11)`,
+    );
+  });
+
+  it('throws on a bad sequence even for a malformed command, which would otherwise be a rejection', () => {
+    expect(() => apply(fixture(), 12, null as unknown as Command)).toThrow('invariant broken');
+  });
+});
+
+describe('RegisterNode gives each incarnation a new epoch and fences a dead one only once', () => {
+  it('registers a new node at epoch 1 with its addresses, defaulting missing ones to empty', () => {
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'RegisterNode', nodeId: '4', address: 'mink.node.4', kafka: 'h4:9092' });
+    expect(outcome).toEqual({ ok: true, epoch: 1 });
+    expect(view.nodes['4']).toEqual({ id: '4', epoch: 1, address: 'mink.node.4', kafka: 'h4:9092', http: '' });
+    expect(view.seq).toBe(11);
+    expect(view.nodes['1']).toBe(before.nodes['1']);
+  });
+
+  it('bumps a restarting node and replaces the addresses it sends, keeping those it leaves out', () => {
+    const { view, outcome } = accepted(fixture(), { type: 'RegisterNode', nodeId: '1', address: 'mink.node.1b' });
+    expect(outcome).toEqual({ ok: true, epoch: 3 });
+    expect(view.nodes['1']).toEqual({ id: '1', epoch: 3, address: 'mink.node.1b', kafka: 'host1:9092', http: 'host1:8081' });
+  });
+
+  it('bumps a node taken over at its current epoch and keeps its addresses, whatever the command says', () => {
+    const { view, outcome } = accepted(fixture(), { type: 'RegisterNode', nodeId: '3', expectedEpoch: 4, address: 'elsewhere' });
+    expect(outcome).toEqual({ ok: true, epoch: 5 });
+    expect(view.nodes['3']).toEqual({ ...node('3', 5) });
+  });
+
+  it('lets only the first of two takeovers of the same incarnation bump the epoch', () => {
+    const first = accepted(fixture(), { type: 'RegisterNode', nodeId: '2', expectedEpoch: 1 });
+    const second = next(first.view, { type: 'RegisterNode', nodeId: '2', expectedEpoch: 1 });
+    expect(second.outcome).toEqual({ ok: false, rejection: { code: 'Fenced', message: 'node 2 is at epoch 2, not 1' } });
+    expect(second.view.nodes['2'].epoch).toBe(2);
+  });
+
+  it('changes nothing but the node and the sequence', () => {
+    const before = fixture();
+    const { view } = accepted(before, { type: 'RegisterNode', nodeId: '2' });
+    expect(view).toEqual({ ...before, seq: 11, nodes: { ...before.nodes, '2': { ...node('2', 2) } } });
+  });
+});
+
+describe('names of Object.prototype members work as ordinary table and node names', () => {
+  it('creates and drops a table named constructor', () => {
+    const created = accepted(fixture(), { type: 'CreateTable', coordinatorEpoch: 3, spec: { ...validSpec, name: 'constructor' }, createdAtMs: 1 });
+    expect(created.outcome).toEqual({ ok: true, tableId: 3 });
+    expect(Object.keys(created.view.tables)).toEqual(['events', 'orders', 'constructor']);
+    const dropped = accepted(created.view, { type: 'DropTable', coordinatorEpoch: 3, name: 'constructor' });
+    expect(dropped.outcome).toEqual({ ok: true, tableId: 3 });
+    expect(Object.keys(dropped.view.tables)).toEqual(['events', 'orders']);
+    expect(Object.keys(dropped.view.buckets).some((id) => id.startsWith('3/'))).toBe(false);
+  });
+
+  it('registers a node named __proto__ as an own entry that survives a JSON round trip', () => {
+    const { view, outcome } = accepted(fixture(), { type: 'RegisterNode', nodeId: '__proto__', address: 'mink.node.x' });
+    expect(outcome).toEqual({ ok: true, epoch: 1 });
+    expect(Object.getPrototypeOf(view.nodes)).toBe(Object.prototype);
+    const roundTripped = JSON.parse(JSON.stringify(view)) as View;
+    expect(Object.keys(roundTripped.nodes)).toEqual(['1', '2', '3', '__proto__']);
+    const again = accepted(roundTripped, { type: 'RegisterNode', nodeId: '__proto__' });
+    expect(again.outcome).toEqual({ ok: true, epoch: 2 });
+    expect(Object.getOwnPropertyDescriptor(again.view.nodes, '__proto__')?.value).toEqual({ id: '__proto__', epoch: 2, address: 'mink.node.x', kafka: '', http: '' });
+  });
+});
+
+describe('RegisterCoordinator makes the proposer coordinator at the next coordinator epoch', () => {
+  it('starts at epoch 1 on an empty view', () => {
+    const { view, outcome } = accepted(deepFreeze(emptyView()), { type: 'RegisterCoordinator', coordinatorId: 'c1' });
+    expect(outcome).toEqual({ ok: true, epoch: 1 });
+    expect(view).toEqual({ ...emptyView(), seq: 1, coordinator: { node: 'c1', epoch: 1 } });
+  });
+
+  it('bumps the epoch even when the same replica registers again', () => {
+    const { view, outcome } = accepted(fixture(), { type: 'RegisterCoordinator', coordinatorId: 'c1' });
+    expect(outcome).toEqual({ ok: true, epoch: 4 });
+    expect(view.coordinator).toEqual({ node: 'c1', epoch: 4 });
+  });
+
+  it('fences the previous coordinator: its next command is rejected', () => {
+    const { view } = accepted(fixture(), { type: 'RegisterCoordinator', coordinatorId: 'c2' });
+    const stale = next(view, { type: 'DropTable', coordinatorEpoch: 3, name: 'events' });
+    expect(stale.outcome).toEqual({ ok: false, rejection: { code: 'Fenced', message: 'coordinator epoch 3 is fenced: current is 4' } });
+  });
+});
+
+describe('CreateTable adds a table with a fresh id and, unless partitioned, its leaderless buckets', () => {
+  it('creates a log table with empty keys and one closed, never-opened stream per bucket', () => {
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 42 });
+    expect(outcome).toEqual({ ok: true, tableId: 3 });
+    const clicks: TableRecord = {
+      id: 3,
+      name: 'clicks',
+      kind: 'log',
+      columns: validSpec.columns as TableRecord['columns'],
+      primaryKey: [],
+      bucketKey: [],
+      buckets: 2,
+      properties: {},
+      createdAtMs: 42,
+      partitions: [],
+    };
+    expect(view).toEqual({
+      ...before,
+      seq: 11,
+      tables: { ...before.tables, clicks },
+      buckets: {
+        ...before.buckets,
+        '3//0': bucket(clicks, null, 0, null, 0, CLOSED_NEVER_OPENED),
+        '3//1': bucket(clicks, null, 1, null, 0, CLOSED_NEVER_OPENED),
+      },
+      nextTableId: 4,
+    });
+    expect('partition' in view.tables.clicks).toBe(false);
+    // Records that did not change are shared with the input rather than copied.
+    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
+    expect(view.tables.events).toBe(before.tables.events);
+  });
+
+  it('buckets a PK table by its primary key when no bucket key is given', () => {
+    const spec = { name: 'users', columns: [{ name: 'id', type: 'int64' }, { name: 'name', type: 'string' }], primaryKey: ['id'], buckets: 1, properties: { 'merge.engine': 'first_row' } };
+    const { view } = accepted(fixture(), { type: 'CreateTable', coordinatorEpoch: 3, spec, createdAtMs: 1 });
+    expect(view.tables.users).toMatchObject({ kind: 'pk', primaryKey: ['id'], bucketKey: ['id'], properties: { 'merge.engine': 'first_row' } });
+    expect(Object.keys(view.buckets).filter((id) => id.startsWith('3/'))).toEqual(['3//0']);
+  });
+
+  it('keeps an explicit bucket key', () => {
+    const spec = { name: 'users', columns: [{ name: 'tenant', type: 'string' }, { name: 'id', type: 'int64' }], primaryKey: ['tenant', 'id'], bucketKey: ['tenant'], buckets: 1 };
+    const { view } = accepted(fixture(), { type: 'CreateTable', coordinatorEpoch: 3, spec, createdAtMs: 1 });
+    expect(view.tables.users.bucketKey).toEqual(['tenant']);
+  });
+
+  it('creates a partitioned PK table without buckets, bucketed by its key minus the partition column', () => {
+    const before = fixture();
+    const spec = {
+      name: 'metrics',
+      columns: [{ name: 'hour', type: 'timestamp' }, { name: 'host', type: 'string' }, { name: 'value', type: 'float64' }],
+      primaryKey: ['hour', 'host'],
+      buckets: 4,
+      partition: { column: 'hour', unit: 'hour', retain: 24 },
+    };
+    const { view, outcome } = accepted(before, { type: 'CreateTable', coordinatorEpoch: 3, spec, createdAtMs: 7 });
+    expect(outcome).toEqual({ ok: true, tableId: 3 });
+    expect(view.tables.metrics).toEqual({
+      id: 3,
+      name: 'metrics',
+      kind: 'pk',
+      columns: spec.columns,
+      primaryKey: ['hour', 'host'],
+      bucketKey: ['host'],
+      buckets: 4,
+      partition: { column: 'hour', unit: 'hour', retain: 24 },
+      properties: {},
+      createdAtMs: 7,
+      partitions: [],
+    });
+    expect(view.buckets).toBe(before.buckets);
+  });
+
+  it('gives a table dropped and created again a new id', () => {
+    const dropped = accepted(fixture(), { type: 'DropTable', coordinatorEpoch: 3, name: 'events' });
+    const created = accepted(dropped.view, { type: 'CreateTable', coordinatorEpoch: 3, spec: { ...validSpec, name: 'events' }, createdAtMs: 9 });
+    expect(created.outcome).toEqual({ ok: true, tableId: 3 });
+    expect(Object.keys(created.view.buckets).sort()).toEqual(['2/p1/0', '2/p1/1', '3//0', '3//1']);
+  });
+});
+
+describe('DropTable removes a table and every bucket it had', () => {
+  it('drops an unpartitioned table and keeps the others', () => {
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'DropTable', coordinatorEpoch: 3, name: 'events' });
+    expect(outcome).toEqual({ ok: true, tableId: 1 });
+    expect(view).toEqual({
+      ...before,
+      seq: 11,
+      tables: { orders: ORDERS },
+      buckets: { '2/p1/0': before.buckets['2/p1/0'], '2/p1/1': before.buckets['2/p1/1'] },
+    });
+  });
+
+  it('drops a partitioned table with the buckets of all its partitions', () => {
+    const withSecondPartition = accepted(fixture(), { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p2' }).view;
+    const { view, outcome } = accepted(withSecondPartition, { type: 'DropTable', coordinatorEpoch: 3, name: 'orders' });
+    expect(outcome).toEqual({ ok: true, tableId: 2 });
+    expect(Object.keys(view.tables)).toEqual(['events']);
+    expect(Object.keys(view.buckets).sort()).toEqual(['1//0', '1//1', '1//2']);
+    expect(view.nextTableId).toBe(3);
+  });
+});
+
+describe('CreatePartition and DropPartition add and remove one partition with its buckets', () => {
+  it('adds a partition after the existing ones, with leaderless buckets', () => {
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: '2024-01-02' });
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({
+      ...before,
+      seq: 11,
+      tables: { ...before.tables, orders: { ...ORDERS, partitions: ['p1', '2024-01-02'] } },
+      buckets: {
+        ...before.buckets,
+        '2/2024-01-02/0': bucket(ORDERS, '2024-01-02', 0, null, 0, CLOSED_NEVER_OPENED),
+        '2/2024-01-02/1': bucket(ORDERS, '2024-01-02', 1, null, 0, CLOSED_NEVER_OPENED),
+      },
+    });
+  });
+
+  it('removes a partition and only its buckets', () => {
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1' });
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({
+      ...before,
+      seq: 11,
+      tables: { ...before.tables, orders: { ...ORDERS, partitions: [] } },
+      buckets: { '1//0': before.buckets['1//0'], '1//1': before.buckets['1//1'], '1//2': before.buckets['1//2'] },
+    });
+  });
+});
+
+describe('LeadBucket moves a bucket to a leader at the next leader epoch and leaves its stream alone', () => {
+  it('re-leads a bucket whose stream is open, returning the new leader epoch', () => {
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '2' });
+    expect(outcome).toEqual({ ok: true, leaderEpoch: 3 });
+    expect(view).toEqual({
+      ...before,
+      seq: 11,
+      buckets: { ...before.buckets, '1//0': { ...before.buckets['1//0'], leader: '2', leaderEpoch: 3 } },
+    });
+    expect(view.buckets['1//0'].stream).toBe(before.buckets['1//0'].stream);
+  });
+
+  it('gives a first leader to a partition bucket when the expected leader epoch still holds', () => {
+    const { view, outcome } = accepted(fixture(), {
+      type: 'LeadBucket',
+      coordinatorEpoch: 3,
+      tableId: 2,
+      partition: 'p1',
+      bucket: 0,
+      leader: '1',
+      expectedLeaderEpoch: 0,
+    });
+    expect(outcome).toEqual({ ok: true, leaderEpoch: 1 });
+    expect(view.buckets['2/p1/0']).toMatchObject({ leader: '1', leaderEpoch: 1, stream: CLOSED_NEVER_OPENED });
+  });
+
+  it('bumps the epoch when a restarted leader is led again, so it can open at a fresh epoch', () => {
+    const relead = accepted(fixture(), { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 1, leader: '2' });
+    expect(relead.outcome).toEqual({ ok: true, leaderEpoch: 2 });
+    const open = accepted(relead.view, { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 1, leaderEpoch: 2 });
+    expect(open.outcome).toEqual({ ok: true, streamEpoch: 2 });
+  });
+});
+
+describe('OpenStream opens a closed stream at the leader epoch, from the current incarnation of the leader', () => {
+  it('opens a never-opened stream and records the opener and its node epoch', () => {
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'OpenStream', nodeId: '3', nodeEpoch: 4, tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 });
+    expect(outcome).toEqual({ ok: true, streamEpoch: 1 });
+    expect(view).toEqual({
+      ...before,
+      seq: 11,
+      buckets: { ...before.buckets, '2/p1/1': { ...before.buckets['2/p1/1'], stream: { state: 'open', epoch: 1, node: '3', nodeEpoch: 4 } } },
+    });
+  });
+
+  it('opens after a takeover: the new leader closes the fenced opener stream, then opens at its leader epoch', () => {
+    const closed = accepted(fixture(), { type: 'CloseStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 2, streamEpoch: 4 });
+    expect(closed.outcome).toEqual({ ok: true });
+    expect(closed.view.buckets['1//2'].stream).toEqual({ state: 'closed', epoch: 4, node: '3', nodeEpoch: 3 });
+    const opened = accepted(closed.view, { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 2, leaderEpoch: 5 });
+    expect(opened.outcome).toEqual({ ok: true, streamEpoch: 5 });
+    expect(opened.view.buckets['1//2'].stream).toEqual({ state: 'open', epoch: 5, node: '2', nodeEpoch: 1 });
+  });
+});
+
+describe('CloseStream closes an open stream for its opener, or for anyone once the opener is fenced', () => {
+  it('closes for the opener at the node epoch it opened with, keeping epoch, node and node epoch', () => {
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: 2 });
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({
+      ...before,
+      seq: 11,
+      buckets: { ...before.buckets, '1//0': { ...before.buckets['1//0'], stream: { state: 'closed', epoch: 2, node: '1', nodeEpoch: 2 } } },
+    });
+  });
+
+  it('closes for the restarted opener itself, whose old incarnation is fenced', () => {
+    const { view, outcome } = accepted(fixture(), { type: 'CloseStream', nodeId: '3', nodeEpoch: 4, tableId: 1, partition: null, bucket: 2, streamEpoch: 4 });
+    expect(outcome).toEqual({ ok: true });
+    expect(view.buckets['1//2'].stream.state).toBe('closed');
+  });
+
+  it('closes for another node once a takeover has registered the opener at a higher epoch', () => {
+    const takeover = accepted(fixture(), { type: 'RegisterNode', nodeId: '1', expectedEpoch: 2 });
+    const { outcome } = accepted(takeover.view, { type: 'CloseStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 2 });
+    expect(outcome).toEqual({ ok: true });
+  });
+});
+
+describe('apply is deterministic and never mutates its input', () => {
+  it('gives equal views and outcomes for the same command on equal views, leaving the frozen input as it was', () => {
+    const command = { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p2' };
+    const input = fixture();
+    const snapshot = JSON.stringify(input);
+    const first = next(input, command);
+    const second = next(fixture(), command);
+    expect(JSON.stringify(first)).toBe(JSON.stringify(second));
+    expect(JSON.stringify(input)).toBe(snapshot);
+  });
+});

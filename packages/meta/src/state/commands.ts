@@ -1,0 +1,131 @@
+import type { TableSpec } from './view';
+
+/**
+ * Commands of the metadata log. A command is a proposal: it is validated when it is applied, and a
+ * command carrying a stale epoch (or otherwise invalid against the view at that sequence) is applied as
+ * a rejection that changes nothing. Every command is plain JSON.
+ */
+export type Command =
+  | RegisterNode
+  | RegisterCoordinator
+  | CreateTable
+  | DropTable
+  | CreatePartition
+  | DropPartition
+  | LeadBucket
+  | OpenStream
+  | CloseStream;
+
+/**
+ * Registers a node incarnation. Without `expectedEpoch` (a process starting) the node gets
+ * `current + 1`. With `expectedEpoch` (a takeover fencing a dead incarnation) it is rejected unless the
+ * node's epoch is still `expectedEpoch`, so two nodes taking over the same dead node bump it once.
+ * A takeover keeps the dead node's addresses; a starting node sets its own.
+ * Outcome: `{ epoch }`.
+ */
+export interface RegisterNode {
+  type: 'RegisterNode';
+  nodeId: string;
+  expectedEpoch?: number;
+  address?: string;
+  kafka?: string;
+  http?: string;
+}
+
+/** Registers the lease holder as coordinator with epoch `current + 1`. Outcome: `{ epoch }`. */
+export interface RegisterCoordinator {
+  type: 'RegisterCoordinator';
+  coordinatorId: string;
+}
+
+/**
+ * Creates a table (not its leaders: LeadBucket follows, one per bucket). Rejected on a stale coordinator
+ * epoch, an invalid spec or an existing name (`Conflict`). An unpartitioned table gets its buckets at
+ * once, with no leader. Outcome: `{ tableId }`.
+ */
+export interface CreateTable {
+  type: 'CreateTable';
+  coordinatorEpoch: number;
+  spec: TableSpec;
+  createdAtMs: number;
+}
+
+/** Drops a table and all its buckets. Outcome: `{ tableId }`. */
+export interface DropTable {
+  type: 'DropTable';
+  coordinatorEpoch: number;
+  name: string;
+}
+
+/** Adds a partition (with `buckets` leaderless buckets) to a partitioned table. Outcome: `{}`. */
+export interface CreatePartition {
+  type: 'CreatePartition';
+  coordinatorEpoch: number;
+  table: string;
+  partition: string;
+}
+
+/** Removes a partition and its buckets. Outcome: `{}`. */
+export interface DropPartition {
+  type: 'DropPartition';
+  coordinatorEpoch: number;
+  table: string;
+  partition: string;
+}
+
+/**
+ * Makes `leader` the leader of a bucket at leader epoch `current + 1`. Rejected on a stale coordinator
+ * epoch, an unknown bucket or an unregistered leader. When `expectedLeaderEpoch` is given it is also
+ * rejected unless the bucket is still at that epoch (a re-lead decided on an older view does nothing).
+ * Outcome: `{ leaderEpoch }`.
+ */
+export interface LeadBucket {
+  type: 'LeadBucket';
+  coordinatorEpoch: number;
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  leader: string;
+  expectedLeaderEpoch?: number;
+}
+
+/**
+ * Opens a bucket's stream at the bucket's leader epoch; this is the fence. Accepted only when the
+ * proposer is the leader, at its current node epoch, `leaderEpoch` is the bucket's current leader epoch
+ * and greater than the stream epoch, and the stream is closed. Outcome: `{ streamEpoch }`.
+ */
+export interface OpenStream {
+  type: 'OpenStream';
+  nodeId: string;
+  nodeEpoch: number;
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  leaderEpoch: number;
+}
+
+/**
+ * Closes an open stream. Accepted from the node that opened it, at the node epoch it opened it with;
+ * or from any registered node at its current epoch when the opener's incarnation has been fenced (its
+ * node epoch in the view is greater than the one it opened with): that is the takeover of a dead node.
+ * `streamEpoch` must be the stream's epoch. Outcome: `{}`.
+ */
+export interface CloseStream {
+  type: 'CloseStream';
+  nodeId: string;
+  nodeEpoch: number;
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  streamEpoch: number;
+}
+
+/** Why a command was rejected; the code is the wire code the proposer reports. */
+export interface Rejection {
+  code: 'Fenced' | 'Conflict' | 'NotFound' | 'InvalidArgument';
+  message: string;
+}
+
+export type Outcome =
+  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number }
+  | { ok: false; rejection: Rejection };

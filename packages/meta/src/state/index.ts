@@ -1,0 +1,7 @@
+export * from './view';
+export * from './commands';
+export * from './schema';
+export * from './apply';
+export * from './prng';
+export * from './deep-freeze';
+export * from './lookup';

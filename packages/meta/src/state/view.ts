@@ -1,0 +1,145 @@
+/**
+ * The metadata view: everything mink knows about ownership and storage, rebuilt by applying the metadata
+ * log in order with `apply` (see apply.ts). Every process holds its own copy; all copies agree at each
+ * log sequence because `apply` is pure and deterministic.
+ *
+ * The view is plain JSON (no Maps, no classes) so it can be snapshotted and compared as is. It is
+ * treated as immutable: `apply` returns a new view and never mutates its input.
+ */
+export type ColumnType = 'boolean' | 'int32' | 'int64' | 'float64' | 'string' | 'bytes' | 'timestamp';
+
+export const COLUMN_TYPES: readonly ColumnType[] = ['boolean', 'int32', 'int64', 'float64', 'string', 'bytes', 'timestamp'];
+
+export interface ColumnSpec {
+  name: string;
+  type: ColumnType;
+}
+
+export interface PartitionSpec {
+  column: string;
+  unit: 'hour' | 'day';
+  /** How many partitions to keep; older ones are dropped by the lifecycle loop. */
+  retain?: number;
+}
+
+/** A table as the user declared it (the body of `POST /v1/tables`, validated). */
+export interface TableSpec {
+  name: string;
+  columns: ColumnSpec[];
+  primaryKey?: string[];
+  bucketKey?: string[];
+  buckets: number;
+  partition?: PartitionSpec;
+  properties?: Record<string, string>;
+}
+
+export type TableKind = 'log' | 'pk';
+
+export interface TableRecord {
+  /** Unique for the life of the cluster: a dropped and re-created table gets a new id. */
+  id: number;
+  name: string;
+  kind: TableKind;
+  columns: ColumnSpec[];
+  primaryKey: string[];
+  bucketKey: string[];
+  buckets: number;
+  partition?: PartitionSpec;
+  properties: Record<string, string>;
+  createdAtMs: number;
+  /** Names of the table's live partitions, in creation order. Empty for an unpartitioned table. */
+  partitions: string[];
+}
+
+export interface NodeRecord {
+  id: string;
+  /** Bumped by every RegisterNode, including the takeover that fences a dead incarnation. */
+  epoch: number;
+  /** NATS subject prefix the node serves bucket requests on, e.g. `mink.node.2`. */
+  address: string;
+  /** `host:port` of the node's Kafka listener. */
+  kafka: string;
+  /** `host:port` of the node's HTTP endpoint (health, metrics). */
+  http: string;
+}
+
+export type StreamState = 'open' | 'closed';
+
+/**
+ * The stream that stores one bucket's data. `epoch` is the stream epoch: the leader epoch at which it
+ * was last opened. It only grows, and an open at an epoch not greater than it is rejected.
+ */
+export interface StreamRecord {
+  state: StreamState;
+  epoch: number;
+  /** Node that opened the stream last (kept after close, for the sync decision). */
+  node: string | null;
+  /** The node epoch of that node when it opened the stream. */
+  nodeEpoch: number;
+}
+
+export interface BucketRecord {
+  tableId: number;
+  table: string;
+  /** Partition name, or null for an unpartitioned table. */
+  partition: string | null;
+  bucket: number;
+  /** Node id of the leader, or null before the first LeadBucket. */
+  leader: string | null;
+  leaderEpoch: number;
+  stream: StreamRecord;
+}
+
+export interface CoordinatorRecord {
+  /** Id of the coordinator replica that registered last. */
+  node: string | null;
+  epoch: number;
+}
+
+export interface View {
+  /** Sequence of the last log entry applied; 0 for the empty view. */
+  seq: number;
+  nodes: Record<string, NodeRecord>;
+  coordinator: CoordinatorRecord;
+  /** Tables by name. */
+  tables: Record<string, TableRecord>;
+  /** Buckets by `bucketId(tableId, partition, bucket)`. */
+  buckets: Record<string, BucketRecord>;
+  nextTableId: number;
+}
+
+export function emptyView(): View {
+  return { seq: 0, nodes: {}, coordinator: { node: null, epoch: 0 }, tables: {}, buckets: {}, nextTableId: 1 };
+}
+
+/** The key of a bucket (and of its stream) in the view: `{tableId}/{partition or ""}/{bucket}`. */
+export function bucketId(tableId: number, partition: string | null, bucket: number): string {
+  return `${tableId}/${partition ?? ''}/${bucket}`;
+}
+
+/** The buckets of one table, ordered by partition (creation order) then bucket number. */
+export function bucketsOfTable(view: View, tableName: string): BucketRecord[] {
+  const table = view.tables[tableName];
+  if (!table) return [];
+  const partitions: (string | null)[] = table.partition ? table.partitions : [null];
+  const result: BucketRecord[] = [];
+  for (const partition of partitions) {
+    for (let bucket = 0; bucket < table.buckets; bucket++) {
+      const record = view.buckets[bucketId(table.id, partition, bucket)];
+      if (record) result.push(record);
+    }
+  }
+  return result;
+}
+
+/** Node ids in a stable order: numeric ids numerically, then others lexically. */
+export function compareNodeIds(a: string, b: string): number {
+  const numberA = Number(a);
+  const numberB = Number(b);
+  const aNumeric = a !== '' && Number.isInteger(numberA);
+  const bNumeric = b !== '' && Number.isInteger(numberB);
+  if (aNumeric && bNumeric) return numberA - numberB;
+  if (aNumeric) return -1;
+  if (bNumeric) return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}

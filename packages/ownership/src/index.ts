@@ -1,0 +1,9 @@
+/**
+ * The seed's ownership rules as pure functions of the view (one module per seed table): assignment of
+ * new buckets, re-leading of orphans, the rebalance planner and the data node's sync decision. Nothing
+ * here does I/O or reads the clock; the coordinator and the data node carry out the plans.
+ */
+export { assignBuckets, NoLiveNodesError } from './assign';
+export { compareBuckets, planOrphanReleads, type Move } from './orphans';
+export { planRebalance } from './rebalance';
+export { bucketsToSync, decideSync, type SyncDecision, type SyncSelf } from './sync';

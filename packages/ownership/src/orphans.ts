@@ -1,0 +1,108 @@
+/**
+ * Re-leading of orphaned buckets. Seed, "Assignment":
+ *
+ *   "Node stops heartbeating — On the next tick the coordinator finds buckets whose leader is not live
+ *   and proposes LeadBucket to the least-loaded live node, lowest id on ties."
+ */
+import { bucketId, compareNodeIds, type BucketRecord, type View } from '@mink/meta';
+
+/**
+ * One planned change of leader, to be proposed as one LeadBucket. `from` is the leader the plan was made
+ * against (null for a bucket that never had one); `expectedLeaderEpoch` is the bucket's leader epoch in
+ * that view, so a LeadBucket decided on a view that has since moved on is rejected instead of applied.
+ */
+export interface Move {
+  bucketId: string;
+  tableId: number;
+  table: string;
+  partition: string | null;
+  bucket: number;
+  from: string | null;
+  to: string;
+  expectedLeaderEpoch: number;
+}
+
+/**
+ * The order in which planners visit buckets: table id numerically, then partition (an unpartitioned
+ * bucket first, then partition names lexically, which is creation order for time-named partitions), then
+ * bucket number. Comparing the fields rather than the `bucketId` strings keeps table 10 after table 9.
+ */
+export function compareBuckets(a: BucketRecord, b: BucketRecord): number {
+  if (a.tableId !== b.tableId) return a.tableId - b.tableId;
+  if (a.partition !== b.partition) {
+    if (a.partition === null) return -1;
+    if (b.partition === null) return 1;
+    return a.partition < b.partition ? -1 : 1;
+  }
+  return a.bucket - b.bucket;
+}
+
+/** All buckets of the view in `compareBuckets` order. */
+export function sortedBuckets(view: View): BucketRecord[] {
+  return Object.values(view.buckets).sort(compareBuckets);
+}
+
+/** The move of `record` from `from` to `to`, against the record's current leader epoch. */
+export function moveOf(record: BucketRecord, from: string | null, to: string): Move {
+  return {
+    bucketId: bucketId(record.tableId, record.partition, record.bucket),
+    tableId: record.tableId,
+    table: record.table,
+    partition: record.partition,
+    bucket: record.bucket,
+    from,
+    to,
+    expectedLeaderEpoch: record.leaderEpoch,
+  };
+}
+
+/**
+ * The load (number of buckets led) of every live node, as a Map whose insertion order is the
+ * `compareNodeIds` order, so a scan that keeps the first extreme it meets breaks ties on the lowest id.
+ */
+export function loadsOfLiveNodes(view: View, live: ReadonlySet<string>): Map<string, number> {
+  const loads = new Map<string, number>([...live].sort(compareNodeIds).map((nodeId) => [nodeId, 0]));
+  for (const record of Object.values(view.buckets)) {
+    if (record.leader !== null && loads.has(record.leader)) addLoad(loads, record.leader, 1);
+  }
+  return loads;
+}
+
+/** Adds `delta` to the load of a node that is already in `loads`. */
+export function addLoad(loads: Map<string, number>, nodeId: string, delta: number): void {
+  const load = loads.get(nodeId);
+  if (load === undefined) throw new Error(`invariant broken: node ${nodeId} has no load entry`);
+  loads.set(nodeId, load + delta);
+}
+
+/** The node with the lowest load, lowest id on ties; undefined when there is no node. */
+export function leastLoaded(loads: ReadonlyMap<string, number>): string | undefined {
+  let best: string | undefined;
+  let bestLoad = 0;
+  for (const [nodeId, load] of loads) {
+    if (best === undefined || load < bestLoad) {
+      best = nodeId;
+      bestLoad = load;
+    }
+  }
+  return best;
+}
+
+/**
+ * Plans one move per bucket whose leader is null or not live, in `compareBuckets` order. Each goes to
+ * the least-loaded live node (lowest id on ties), counting the moves already planned, so many orphans
+ * of one dead node spread over the survivors instead of all landing on one. No live node gives no plan:
+ * there is nowhere to move to, and the next tick tries again.
+ */
+export function planOrphanReleads(view: View, live: ReadonlySet<string>): Move[] {
+  const loads = loadsOfLiveNodes(view, live);
+  const moves: Move[] = [];
+  for (const record of sortedBuckets(view)) {
+    if (record.leader !== null && live.has(record.leader)) continue;
+    const target = leastLoaded(loads);
+    if (target === undefined) return [];
+    moves.push(moveOf(record, record.leader, target));
+    addLoad(loads, target, 1);
+  }
+  return moves;
+}

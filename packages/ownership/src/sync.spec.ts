@@ -1,0 +1,118 @@
+import { bucketId, emptyView, type BucketRecord, type StreamRecord, type View } from '@mink/meta';
+import { bucketsToSync, decideSync, type SyncDecision } from './sync';
+
+/**
+ * The cluster of every row: node 1 is us at node epoch 5; node 2 is live at epoch 3; node 3 is dead at
+ * epoch 7. The bucket under test is bucket 0 of table 1.
+ */
+const self = { nodeId: '1', nodeEpoch: 5 };
+const live = new Set(['1', '2']);
+const BUCKET = bucketId(1, null, 0);
+
+function node(id: string, epoch: number) {
+  return { id, epoch, address: `mink.node.${id}`, kafka: `localhost:${9090 + Number(id)}`, http: `localhost:${8090 + Number(id)}` };
+}
+
+function record(leader: string | null, leaderEpoch: number, stream: StreamRecord, tableId = 1, number = 0): BucketRecord {
+  return { tableId, table: `t${tableId}`, partition: null, bucket: number, leader, leaderEpoch, stream };
+}
+
+function viewWith(records: readonly BucketRecord[]): View {
+  const view = emptyView();
+  view.nodes = { '1': node('1', 5), '2': node('2', 3), '3': node('3', 7) };
+  for (const each of records) view.buckets[bucketId(each.tableId, each.partition, each.bucket)] = each;
+  return view;
+}
+
+const open = (node: string, nodeEpoch: number, epoch: number): StreamRecord => ({ state: 'open', epoch, node, nodeEpoch });
+const closed = (epoch: number, node: string | null = null, nodeEpoch = 0): StreamRecord => ({ state: 'closed', epoch, node, nodeEpoch });
+
+describe('decideSync', () => {
+  it.each<{ name: string; leader: string | null; leaderEpoch: number; stream: StreamRecord; decision: SyncDecision }>([
+    // The four rows of the seed's "Opening a bucket" table, for a bucket we lead.
+    { name: 'seed: opened by another node that is live → heldBy', leader: '1', leaderEpoch: 4, stream: open('2', 3, 3), decision: { action: 'heldBy', node: '2' } },
+    {
+      name: 'seed: opened by a node that is dead → take over, registering it first',
+      leader: '1',
+      leaderEpoch: 4,
+      stream: open('3', 7, 3),
+      decision: { action: 'takeOver', node: '3', nodeEpoch: 7, streamEpoch: 3, registerFirst: true },
+    },
+    { name: 'seed: closed at the current leader epoch → relead', leader: '1', leaderEpoch: 4, stream: closed(4, '1', 4), decision: { action: 'relead', leaderEpoch: 4 } },
+    { name: 'seed: closed at an older epoch → open at the leader epoch', leader: '1', leaderEpoch: 4, stream: closed(3, '3', 7), decision: { action: 'open', leaderEpoch: 4 } },
+    // Extra cases for a bucket we lead.
+    { name: 'never opened → open at the leader epoch', leader: '1', leaderEpoch: 1, stream: closed(0), decision: { action: 'open', leaderEpoch: 1 } },
+    { name: 'open by this incarnation at the leader epoch → serve', leader: '1', leaderEpoch: 4, stream: open('1', 5, 4), decision: { action: 'serve' } },
+    { name: 're-led at a newer epoch while open by us → close', leader: '1', leaderEpoch: 4, stream: open('1', 5, 3), decision: { action: 'close', streamEpoch: 3 } },
+    {
+      name: 'open by our previous incarnation → take over without registering (our restart fenced it)',
+      leader: '1',
+      leaderEpoch: 4,
+      stream: open('1', 4, 4),
+      decision: { action: 'takeOver', node: '1', nodeEpoch: 4, streamEpoch: 4, registerFirst: false },
+    },
+    {
+      name: 'open by a fenced incarnation of a live node → take over without registering',
+      leader: '1',
+      leaderEpoch: 4,
+      stream: open('2', 2, 3),
+      decision: { action: 'takeOver', node: '2', nodeEpoch: 2, streamEpoch: 3, registerFirst: false },
+    },
+    {
+      name: 'open by a dead node already fenced by another takeover → take over without registering',
+      leader: '1',
+      leaderEpoch: 4,
+      stream: open('3', 6, 3),
+      decision: { action: 'takeOver', node: '3', nodeEpoch: 6, streamEpoch: 3, registerFirst: false },
+    },
+    // A bucket led by another node (or by nobody yet).
+    { name: 'led elsewhere, still open by us → close', leader: '2', leaderEpoch: 5, stream: open('1', 5, 4), decision: { action: 'close', streamEpoch: 4 } },
+    { name: 'led elsewhere, open by the leader → none', leader: '2', leaderEpoch: 5, stream: open('2', 3, 5), decision: { action: 'none' } },
+    { name: 'led elsewhere, closed after we opened it → none', leader: '2', leaderEpoch: 5, stream: closed(4, '1', 5), decision: { action: 'none' } },
+    {
+      name: 'led elsewhere, open by our previous incarnation → none (the leader takes it over)',
+      leader: '2',
+      leaderEpoch: 5,
+      stream: open('1', 4, 4),
+      decision: { action: 'none' },
+    },
+    { name: 'no leader yet → none', leader: null, leaderEpoch: 0, stream: closed(0), decision: { action: 'none' } },
+  ])('$name', ({ leader, leaderEpoch, stream, decision }) => {
+    // Proves each row of the decision table returns the action (and its epochs) the seed prescribes.
+    expect(decideSync(viewWith([record(leader, leaderEpoch, stream)]), self, live, BUCKET)).toEqual(decision);
+  });
+
+  it('drops a bucket that is gone from the view', () => {
+    // Proves the close case "a bucket it leads disappears": local state is dropped.
+    expect(decideSync(viewWith([]), self, live, BUCKET)).toEqual({ action: 'drop' });
+  });
+
+  it.each([
+    { name: 'a closed stream above the leader epoch', leader: '1', stream: closed(5) },
+    { name: 'an open stream above the leader epoch', leader: '2', stream: open('1', 5, 5) },
+    { name: 'an open stream without a node', leader: '1', stream: { state: 'open', epoch: 3, node: null, nodeEpoch: 0 } as StreamRecord },
+  ])('asserts on a broken invariant: $name', ({ leader, stream }) => {
+    // Proves impossible views crash instead of being acted upon.
+    expect(() => decideSync(viewWith([record(leader, 4, stream)]), self, live, BUCKET)).toThrow(/invariant broken/);
+  });
+});
+
+describe('bucketsToSync', () => {
+  it('lists the buckets we lead and those open by any incarnation of us, in bucket order', () => {
+    // Proves the sync task looks at exactly the buckets it may have to open, close or take over.
+    const view = viewWith([
+      record('1', 2, closed(0), 10, 0), // led by us: included
+      record('2', 2, open('1', 4, 1), 9, 3), // open by our previous incarnation: included
+      record('2', 2, open('1', 5, 1), 9, 1), // open by us: included
+      record('2', 2, closed(1, '1', 5), 9, 2), // closed by us, led elsewhere: excluded
+      record('3', 2, open('3', 7, 2), 9, 0), // someone else's: excluded
+      record('1', 2, open('2', 3, 1), 2, 0), // led by us, held by another: included
+    ]);
+    expect(bucketsToSync(view, self)).toEqual(['2//0', '9//1', '9//3', '10//0']);
+  });
+
+  it('is empty for a node that leads and holds nothing', () => {
+    // Proves a node with no buckets has nothing to sync.
+    expect(bucketsToSync(viewWith([record('2', 1, open('2', 3, 1))]), { nodeId: '3', nodeEpoch: 8 })).toEqual([]);
+  });
+});

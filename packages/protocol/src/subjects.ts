@@ -1,0 +1,15 @@
+/**
+ * NATS subjects of mink's request/reply traffic. Every process serves its own subjects; callers never
+ * share memory or files with the processes they call (DESIGN §1).
+ */
+export const SUBJECTS = {
+  /** Coordinator actions, served by every coordinator replica in one queue group; non-holders forward. */
+  coordinatorRpc: 'mink.coordinator.rpc',
+  coordinatorQueue: 'coordinators',
+  /** One coordinator replica, addressed directly (used to forward to the lease holder). */
+  coordinatorDirect: (coordinatorId: string) => `mink.coordinator.direct.${coordinatorId}`,
+  /** A data node's advertised address: the prefix of its request subjects. */
+  nodeAddress: (nodeId: string) => `mink.node.${nodeId}`,
+  /** Requests to one data node. */
+  nodeRpc: (address: string) => `${address}.rpc`,
+} as const;

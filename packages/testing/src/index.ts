@@ -1,0 +1,3 @@
+export * from './in-memory-meta-log';
+export { startNatsServer, startS3Server, freePort } from '@mink/devcluster';
+export type { NatsServerHandle, S3ServerHandle } from '@mink/devcluster';

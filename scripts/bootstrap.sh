@@ -1,0 +1,43 @@
+#!/bin/sh
+# Makes a fresh checkout ready to build and test: Node.js 20+, pnpm 10, the workspace's packages and
+# nats-server. Safe to run again and again: each step runs only when its check fails, so a machine that
+# has everything prints nothing. Used by `pnpm run up`, `npm test` and CI.
+set -eu
+
+cd "$(dirname "$0")/.."
+
+# Node.js 20 or newer: the services, the tests and pnpm 10 need it.
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 20 ]; then
+  echo "mink needs Node.js 20 or newer" >&2
+  exit 1
+fi
+
+# pnpm 10 from npm: corepack cannot fetch it here, and pnpm 11 needs Node.js 22.
+if ! command -v pnpm >/dev/null 2>&1; then
+  if ! npm install -g pnpm@10 >/dev/null 2>&1 || ! command -v pnpm >/dev/null 2>&1; then
+    echo "install pnpm 10: npm install -g pnpm@10" >&2
+    exit 1
+  fi
+fi
+
+# The workspace's packages, when they are missing or older than the lockfile. pnpm rewrites
+# node_modules/.modules.yaml on every install, so its age tells when the last install ran.
+if [ ! -f pnpm-lock.yaml ]; then
+  if [ ! -d node_modules ]; then
+    pnpm install
+  fi
+elif [ ! -f node_modules/.modules.yaml ] || [ pnpm-lock.yaml -nt node_modules/.modules.yaml ]; then
+  pnpm install --frozen-lockfile
+fi
+
+# nats-server, which `mink up` and the integration tests start. Debian installs it in /usr/sbin, which is
+# not on every user's PATH; the launcher looks there too.
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq nats-server >/dev/null
+  else
+    echo "nats-server not found: install it (Debian: apt-get install nats-server)" >&2
+    exit 1
+  fi
+fi
