@@ -8,7 +8,8 @@
  */
 import { connect } from 'nats';
 import { LocalCluster } from '@mink/devcluster';
-import { SUBJECTS, requestJson } from '@mink/protocol';
+import { SUBJECTS } from '@mink/protocol';
+import { requestJson } from '@mink/transport';
 import { eventually, http, temporaryDirectory } from './helpers';
 
 jest.setTimeout(240_000);

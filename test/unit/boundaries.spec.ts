@@ -12,16 +12,13 @@ import * as ts from 'typescript';
 const REPO_ROOT = resolve(__dirname, '..', '..');
 
 /** Folders holding the pure core: no I/O, so no SDK or framework either. */
-const PURE_FOLDERS = ['packages/epochs/src', 'packages/ownership/src', 'packages/meta/src/state'];
+const PURE_FOLDERS = ['packages/epochs/src', 'packages/ownership/src', 'packages/meta/src', 'packages/records/src'];
 
 /** Frameworks and SDKs the pure folders may not import, even for types. */
 const BANNED_PACKAGES = ['@nestjs/*', 'nats', '@aws-sdk/*', 'fastify'];
 
-/**
- * Relative targets the pure folders may not reach: the JetStream adapter, and the meta package's own
- * index, which re-exports that adapter (so `import … from '..'` would pull NATS in through the back door).
- */
-const FORBIDDEN_RELATIVE_TARGETS = ['packages/meta/src/jetstream', 'packages/meta/src/index'];
+/** Relative targets the pure folders may not reach: the JetStream adapter of the metadata log. */
+const FORBIDDEN_RELATIVE_TARGETS = ['packages/metalog'];
 
 interface Violation {
   file: string;
@@ -93,6 +90,21 @@ function checkCoreSource(file: string, source: string, projects: Project[]): Vio
   return violations;
 }
 
+/**
+ * Violations of "a core package imports only core and util workspace packages" in one file: an adapter
+ * package would bring its SDK in through the back door (e.g. ownership → metalog → nats).
+ */
+function checkCoreDependencies(file: string, source: string, projects: Project[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const specifier of importSpecifiers(source)) {
+    const project = projects.find((candidate) => candidate.packageName !== null && (specifier === candidate.packageName || specifier.startsWith(`${candidate.packageName}/`)));
+    if (project && !project.tags.includes('type:core') && !project.tags.includes('type:util')) {
+      violations.push({ file, specifier, reason: `core package imports ${project.root}, which is not core or util` });
+    }
+  }
+  return violations;
+}
+
 function readProjects(): Project[] {
   const projects: Project[] = [];
   for (const group of ['apps', 'packages']) {
@@ -137,13 +149,13 @@ describe('boundary checker', () => {
     ['a default import of fastify', 'packages/ownership/src/assign.ts', "import Fastify from 'fastify';", ['fastify']],
     ['a dynamic import of nats', 'packages/epochs/src/epochs.ts', "async function f() { return import('nats'); }", ['nats']],
     ['an import-equals of nats', 'packages/epochs/src/epochs.ts', "import nats = require('nats');", ['nats']],
-    ['a relative path into the JetStream adapter', 'packages/meta/src/state/view.ts', "import { MetaLog } from '../jetstream/meta-log';", ['../jetstream/meta-log']],
-    ['the meta index, which re-exports the adapter', 'packages/meta/src/state/view.ts', "import { apply } from '..';", ['..']],
+    ['a relative path into the JetStream adapter', 'packages/meta/src/state/view.ts', "import { MetaLog } from '../../../metalog/src/meta-log';", ['../../../metalog/src/meta-log']],
+    ['the meta index from inside meta', 'packages/meta/src/state/view.ts', "import { apply } from '..';", []],
     ['an import inside the folder', 'packages/meta/src/state/view.ts', "import { apply } from './apply';", []],
     ['a workspace util package', 'packages/ownership/src/assign.ts', "import { LIMITS } from '@mink/config';", []],
     ['a package whose name only starts like a banned one', 'packages/epochs/src/epochs.ts', "import x from 'nats-like';\nimport y from 'fastify-plugin-free';", []],
     ['imports in comments and strings', 'packages/epochs/src/epochs.ts', "// import 'nats';\nconst text = \"import 'fastify'\";", []],
-    ['a file outside the pure folders', 'packages/meta/src/jetstream/meta-log.ts', "import { connect } from 'nats';", []],
+    ['a file outside the pure folders', 'packages/metalog/src/meta-log.ts', "import { connect } from 'nats';", []],
   ])('pure-core rule on %s', (_case, file, source, offending) => {
     // Proves the checker flags exactly the offending specifiers of a synthetic source.
     expect(checkPureSource(file, source).map((violation) => violation.specifier)).toEqual(offending);
@@ -157,6 +169,17 @@ describe('boundary checker', () => {
   ])('core-imports-no-app rule on %s', (_case, file, source, offending) => {
     // Proves the app check knows apps by package name and by folder, using the project.json tags.
     expect(checkCoreSource(file, source, PROJECTS).map((violation) => violation.specifier)).toEqual(offending);
+  });
+});
+
+describe('core dependency checker', () => {
+  it.each<[string, string, string, string[]]>([
+    ['an adapter package', 'packages/ownership/src/assign.ts', "import { MetaStore } from '@mink/metalog';", ['@mink/metalog']],
+    ['a core package', 'packages/ownership/src/assign.ts', "import { apply } from '@mink/meta';", []],
+    ['a util package', 'packages/ownership/src/assign.ts', "import { LIMITS } from '@mink/config';", []],
+  ])('core-imports-core-or-util rule on %s', (_case, file, source, offending) => {
+    // Proves the checker flags workspace imports of a core package that are neither core nor util.
+    expect(checkCoreDependencies(file, source, PROJECTS).map((violation) => violation.specifier)).toEqual(offending);
   });
 });
 
@@ -184,5 +207,13 @@ describe('module boundaries of the repository', () => {
     const files = coreRoots.flatMap((root) => sourceFiles(`${root}/src`));
     expect(files.length).toBeGreaterThan(0);
     expect(files.flatMap((file) => checkCoreSource(file, read(file), PROJECTS))).toEqual([]);
+  });
+
+  it('lets core packages depend only on core and util packages', () => {
+    // Proves no type:core package imports an adapter package (which would load its SDK at run time).
+    const coreRoots = PROJECTS.filter((project) => project.tags.includes('type:core')).map((project) => project.root);
+    const files = coreRoots.flatMap((root) => sourceFiles(`${root}/src`)).filter((file) => !file.endsWith('.spec.ts'));
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.flatMap((file) => checkCoreDependencies(file, read(file), PROJECTS))).toEqual([]);
   });
 });

@@ -1,19 +1,9 @@
 import type { Subscription } from 'nats';
-import { CoordinatorLease, runLease, validateTableSpec, type Command } from '@mink/meta';
+import { ownRecord, validateTableSpec, type Command } from '@mink/meta';
+import { CoordinatorLease, runLease } from '@mink/metalog';
 import { assignBuckets, planOrphanReleads, planRebalance, type Move } from '@mink/ownership';
-import {
-  InvalidArgumentError,
-  MinkError,
-  NotFoundError,
-  ConflictError,
-  UnavailableError,
-  SUBJECTS,
-  requestJson,
-  serveJson,
-  type CoordinatorRequest,
-  type CreateTableResult,
-  type RebalanceResult,
-} from '@mink/protocol';
+import { InvalidArgumentError, MinkError, NotFoundError, ConflictError, UnavailableError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult } from '@mink/protocol';
+import { requestJson, serveJson } from '@mink/transport';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Gauge, Counter } from 'prom-client';
 
@@ -151,7 +141,7 @@ export class Coordinator {
     const validated = validateTableSpec(input);
     if (!validated.ok) throw new InvalidArgumentError(validated.message);
     const { spec } = validated;
-    if (this.member.view.tables[spec.name]) throw new ConflictError(`table '${spec.name}' already exists`);
+    if (ownRecord(this.member.view.tables, spec.name)) throw new ConflictError(`table '${spec.name}' already exists`);
     const live = [...this.member.liveNodes()];
     if (live.length === 0) throw new UnavailableError('no live data node to lead the new table', 1000);
     const nowMs = Date.now();
@@ -170,7 +160,7 @@ export class Coordinator {
   }
 
   private async dropTable(epoch: number, name: string): Promise<{ tableId: number; metaSeq: number }> {
-    if (typeof name !== 'string' || !this.member.view.tables[name]) throw new NotFoundError(`table '${name}' does not exist`);
+    if (typeof name !== 'string' || !ownRecord(this.member.view.tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
     const outcome = await this.propose({ type: 'DropTable', coordinatorEpoch: epoch, name });
     this.logger.info({ table: name }, 'table dropped');
     return { tableId: outcome.tableId!, metaSeq: this.member.view.seq };

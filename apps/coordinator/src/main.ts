@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const config = readServiceConfig(process.env);
   const logger = createLogger('coordinator', config.nodeId, config.logLevel);
   const state = new ServiceState('coordinator', config.nodeId);
-  const member = await ClusterMember.join(config, logger, `coordinator-${config.nodeId}`);
+  const member = await ClusterMember.join(config, logger, config.nodeId);
   const coordinator = new Coordinator(member, logger, state);
   await runHttpService({
     module: CoordinatorModule.register(state),

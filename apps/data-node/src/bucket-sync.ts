@@ -1,7 +1,8 @@
 import { LIMITS } from '@mink/config';
-import type { BucketRecord } from '@mink/meta';
+import { ownRecord, type BucketRecord } from '@mink/meta';
 import { bucketsToSync, decideSync, type SyncDecision } from '@mink/ownership';
-import { MinkError, SUBJECTS, requestJson, type BucketServingState } from '@mink/protocol';
+import { MinkError, SUBJECTS, type BucketServingState } from '@mink/protocol';
+import { requestJson } from '@mink/transport';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Counter, Gauge } from 'prom-client';
 
@@ -67,11 +68,11 @@ export class BucketSync {
         throw error;
       }
       if (decision.action === 'serve' || decision.action === 'none') {
-        this.settle(bucketId, decision.action, view.buckets[bucketId]);
+        this.settle(bucketId, decision.action, ownRecord(view.buckets, bucketId));
         continue;
       }
       this.inFlight.add(bucketId);
-      void this.carryOut(bucketId, decision, view.buckets[bucketId])
+      void this.carryOut(bucketId, decision, ownRecord(view.buckets, bucketId))
         .catch((error) => this.logger.warn({ err: error, bucketId, decision }, 'sync action failed; retrying on the next round'))
         .finally(() => this.inFlight.delete(bucketId));
     }
@@ -190,7 +191,7 @@ export class BucketSync {
     const view = this.member.view;
     await Promise.all(
       [...this.local.keys()].map(async (bucketId) => {
-        const record = view.buckets[bucketId];
+        const record = ownRecord(view.buckets, bucketId);
         if (!record || record.stream.state !== 'open' || record.stream.node !== this.self.nodeId || record.stream.nodeEpoch !== this.self.nodeEpoch) return;
         await this.closeStream(bucketId, record, record.stream.epoch).catch((error) => this.logger.warn({ err: error, bucketId }, 'could not close bucket'));
       }),

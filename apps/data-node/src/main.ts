@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { assertLimits, readServiceConfig, LIMITS } from '@mink/config';
-import { Heartbeater } from '@mink/meta';
-import { SUBJECTS, serveJson } from '@mink/protocol';
+import { Heartbeater } from '@mink/metalog';
+import { SUBJECTS } from '@mink/protocol';
+import { serveJson } from '@mink/transport';
 import { ClusterMember, ServiceState, createLogger, runHttpService } from '@mink/runtime';
 import { DataNodeModule } from './data-node.module';
 import { BucketSync } from './bucket-sync';

@@ -1,7 +1,8 @@
 import { LIMITS } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { bucketsOfTable, compareNodeIds, type TableRecord, type View } from '@mink/meta';
-import { NotFoundError, SUBJECTS, requestJson, type BucketServingState, type NodeStatus } from '@mink/protocol';
+import { bucketsOfTable, compareNodeIds, ownRecord, type TableRecord, type View } from '@mink/meta';
+import { NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
+import { requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
 
 /**
@@ -18,7 +19,7 @@ export class GatewayService {
   async createTable(body: unknown) {
     const result = await this.client.createTable(body);
     await this.member.store.waitForSeq(result.metaSeq, LIMITS.proposeTimeoutMs);
-    return this.describe(this.member.view, this.member.view.tables[result.name]!);
+    return this.describe(this.member.view, ownRecord(this.member.view.tables, result.name)!);
   }
 
   listTables() {
@@ -27,7 +28,7 @@ export class GatewayService {
   }
 
   describeTable(name: string) {
-    const table = this.member.view.tables[name];
+    const table = ownRecord(this.member.view.tables, name);
     if (!table) throw new NotFoundError(`table '${name}' does not exist`);
     return this.describe(this.member.view, table);
   }
@@ -76,7 +77,7 @@ export class GatewayService {
     const result = new Map<string, NodeStatus>();
     await Promise.all(
       [...live].map(async (nodeId) => {
-        const node = view.nodes[nodeId];
+        const node = ownRecord(view.nodes, nodeId);
         if (!node) return;
         try {
           result.set(nodeId, await requestJson<NodeStatus>(this.member.nc, SUBJECTS.nodeRpc(node.address), { op: 'status' }, LIMITS.statusQueryTimeoutMs));

@@ -131,9 +131,10 @@ describe('mink table and mink cluster', () => {
       columns: [{ name: 'id', type: 'int64' }],
       primaryKey: ['id'],
       bucketKey: ['id'],
-      buckets: [
+      buckets: 2,
+      bucketLeaders: [
         { bucket: 0, leader: '1', leaderEpoch: 3, state: 'open' },
-        { bucket: 1, leader: '2', leaderEpoch: 1, state: 'opening' },
+        { bucket: 1, leader: '2', leaderEpoch: 1, stream: { state: 'closed', epoch: 1 } },
       ],
       properties: {},
     };
@@ -154,7 +155,7 @@ describe('mink table and mink cluster', () => {
         '',
         'BUCKET  LEADER  EPOCH  STATE',
         '0       1       3      open',
-        '1       2       1      opening',
+        '1       2       1      closed',
         '',
       ].join('\n'),
     );

@@ -90,6 +90,8 @@ interface TableSummary {
   partition?: { column: string; unit: string; retain?: number };
   partitions?: string[];
   properties?: Record<string, string>;
+  /** Describe's list of buckets with their leaders. */
+  bucketLeaders?: BucketSummary[];
 }
 
 interface BucketSummary {
@@ -98,6 +100,8 @@ interface BucketSummary {
   leader?: string | null;
   leaderEpoch?: number;
   state?: string;
+  /** The bucket's stream as the metadata view records it; its state stands in when `state` is absent. */
+  stream?: { state?: string; epoch?: number };
 }
 
 function tablesOf(result: unknown): TableSummary[] {
@@ -155,7 +159,7 @@ export function renderTableDescription(result: unknown): string {
       (table.columns ?? []).map((column) => [column.name, column.type]),
     ),
   ];
-  const buckets = Array.isArray(table.buckets) ? table.buckets : ((result as { buckets?: unknown }).buckets as BucketSummary[] | undefined);
+  const buckets = table.bucketLeaders ?? (Array.isArray(table.buckets) ? table.buckets : undefined);
   if (Array.isArray(buckets) && buckets.length > 0) {
     const partitioned = buckets.some((bucket) => bucket.partition);
     sections.push(
@@ -166,7 +170,7 @@ export function renderTableDescription(result: unknown): string {
           formatValue(bucket.bucket),
           formatValue(bucket.leader),
           formatValue(bucket.leaderEpoch),
-          formatValue(bucket.state),
+          formatValue(bucket.state ?? bucket.stream?.state),
         ]),
       ),
     );

@@ -1,14 +1,7 @@
 import { connect, type NatsConnection } from 'nats';
 import { LIMITS } from '@mink/config';
-import {
-  MinkError,
-  SUBJECTS,
-  requestJson,
-  type CoordinatorRequest,
-  type CreateTableResult,
-  type RebalanceResult,
-  type HolderResult,
-} from '@mink/protocol';
+import { MinkError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult, type HolderResult } from '@mink/protocol';
+import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
 
 export interface MinkClientOptions {

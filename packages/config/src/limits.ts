@@ -64,6 +64,27 @@ export const LIMITS = {
   localCoordinatorsMax: 8,
   /** One request of the `mink` CLI to the gateway gives up after this long. */
   cliRequestTimeoutMs: 60_000,
+  /** Requests one object store client has in flight at once; more wait in its queue. */
+  objectStoreConcurrencyMax: 16,
+  /** Requests waiting for an in-flight slot of one object store client before new ones are refused as Unavailable. */
+  objectStoreQueuedRequestsMax: 10_000,
+  /** Attempts of one object store request (the first one included) before it fails as Unavailable. */
+  objectStoreAttemptsMax: 5,
+  /** Backoff ceiling before the second attempt of an object store request; doubled per attempt up to the max, then jittered. */
+  objectStoreBackoffInitialMs: 50,
+  objectStoreBackoffMaxMs: 2_000,
+  /** An object store request gives up when the connection is not open after this long. */
+  objectStoreConnectTimeoutMs: 5_000,
+  /** An object store request gives up when the response headers have not arrived after this long. */
+  objectStoreResponseTimeoutMs: 30_000,
+  /** An object store body transfer gives up when its socket is idle for this long. */
+  objectStoreSocketIdleTimeoutMs: 30_000,
+  /** Keys in one DeleteObjects request; S3 refuses more. */
+  objectStoreDeleteKeysPerRequestMax: 1_000,
+  /** Keys asked for in one ListObjectsV2 page; S3 returns at most this many. */
+  objectStoreListKeysPerPageMax: 1_000,
+  /** Keys one listing may return before it fails; a listing is for maintenance and must not exhaust memory. */
+  objectStoreListedKeysMax: 1_000_000,
 } as const;
 
 export const DEFAULTS = {

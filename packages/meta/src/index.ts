@@ -1,2 +1,1 @@
 export * from './state';
-export * from './jetstream';

@@ -14,7 +14,7 @@
  * node's sync task opens or closes it." Seed, "Failover": "If the dead node comes back ... the buckets now
  * belong to someone else and it does not open them."
  */
-import type { BucketRecord, View } from '@mink/meta';
+import { ownRecord, type BucketRecord, type View } from '@mink/meta';
 import { compareBuckets } from './orphans';
 
 /**
@@ -55,7 +55,7 @@ export interface SyncSelf {
  * (a stream is only opened at its bucket's leader epoch, which only grows), so it throws.
  */
 export function decideSync(view: View, self: SyncSelf, live: ReadonlySet<string>, bucketId: string): SyncDecision {
-  const record = view.buckets[bucketId];
+  const record = ownRecord(view.buckets, bucketId);
   if (record === undefined) return { action: 'drop' };
   const { stream, leaderEpoch } = record;
   if (stream.epoch > leaderEpoch) {
@@ -80,7 +80,7 @@ export function decideSync(view: View, self: SyncSelf, live: ReadonlySet<string>
   }
 
   if (stream.node === null) throw new Error(`invariant broken: bucket ${bucketId} has an open stream without a node`);
-  const openerEpochInView = view.nodes[stream.node]?.epoch;
+  const openerEpochInView = ownRecord(view.nodes, stream.node)?.epoch;
   const openerIsCurrentIncarnation = openerEpochInView === stream.nodeEpoch;
   if (live.has(stream.node) && openerIsCurrentIncarnation) return { action: 'heldBy', node: stream.node };
   // The opener is dead, or its incarnation is already fenced (by its own restart, which covers our

@@ -1,4 +1,3 @@
 export * from './errors';
 export * from './subjects';
 export * from './messages';
-export * from './rpc';

@@ -1,6 +1,7 @@
 import { connect, type NatsConnection } from 'nats';
 import type { ServiceConfig } from '@mink/config';
-import { JetStreamMetaLog, LivenessTracker, MetaStore, type View } from '@mink/meta';
+import type { View } from '@mink/meta';
+import { JetStreamMetaLog, LivenessTracker, MetaStore } from '@mink/metalog';
 import type { Logger } from 'pino';
 
 /**

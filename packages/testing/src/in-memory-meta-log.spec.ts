@@ -1,5 +1,6 @@
 import { UnavailableError, TimeoutError, ConflictError } from '@mink/protocol';
-import { MetaStore, type Command, type MetaLog, type Outcome, type TailSubscription } from '@mink/meta';
+import type { Command, MetaLog, Outcome, TailSubscription } from '@mink/meta';
+import { MetaStore } from '@mink/metalog';
 import { InMemoryMetaLog } from './in-memory-meta-log';
 
 const WAIT_MS = 2_000;

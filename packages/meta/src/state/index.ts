@@ -5,3 +5,4 @@ export * from './apply';
 export * from './prng';
 export * from './deep-freeze';
 export * from './lookup';
+export * from './ports';

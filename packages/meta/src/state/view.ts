@@ -6,6 +6,8 @@
  * The view is plain JSON (no Maps, no classes) so it can be snapshotted and compared as is. It is
  * treated as immutable: `apply` returns a new view and never mutates its input.
  */
+import { ownRecord } from './lookup';
+
 export type ColumnType = 'boolean' | 'int32' | 'int64' | 'float64' | 'string' | 'bytes' | 'timestamp';
 
 export const COLUMN_TYPES: readonly ColumnType[] = ['boolean', 'int32', 'int64', 'float64', 'string', 'bytes', 'timestamp'];
@@ -119,13 +121,13 @@ export function bucketId(tableId: number, partition: string | null, bucket: numb
 
 /** The buckets of one table, ordered by partition (creation order) then bucket number. */
 export function bucketsOfTable(view: View, tableName: string): BucketRecord[] {
-  const table = view.tables[tableName];
+  const table = ownRecord(view.tables, tableName);
   if (!table) return [];
   const partitions: (string | null)[] = table.partition ? table.partitions : [null];
   const result: BucketRecord[] = [];
   for (const partition of partitions) {
     for (let bucket = 0; bucket < table.buckets; bucket++) {
-      const record = view.buckets[bucketId(table.id, partition, bucket)];
+      const record = ownRecord(view.buckets, bucketId(table.id, partition, bucket));
       if (record) result.push(record);
     }
   }

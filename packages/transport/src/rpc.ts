@@ -1,6 +1,6 @@
 import { headers as natsHeaders, type NatsConnection, type Subscription, type Msg } from 'nats';
 import { LIMITS } from '@mink/config';
-import { MinkError, TimeoutError, UnavailableError, fromErrorBody, isErrorBody, toErrorBody } from './errors';
+import { MinkError, TimeoutError, UnavailableError, fromErrorBody, isErrorBody, toErrorBody } from '@mink/protocol';
 
 /**
  * JSON request/reply over NATS. A reply is either `{result}` or an error body `{error:{code,…}}`; the

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
-import type { Command } from '../state/commands';
+import type { Command } from '@mink/meta';
 import { JetStreamMetaLog, metaLogSubject } from './meta-log';
 
 function registerNode(nodeId: string): Command {

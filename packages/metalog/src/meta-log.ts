@@ -10,8 +10,8 @@ import {
 } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
 import { UnavailableError } from '@mink/protocol';
-import type { Command } from '../state/commands';
-import type { AppendResult, MetaLog, TailSubscription } from '../state/ports';
+import type { Command } from '@mink/meta';
+import type { AppendResult, MetaLog, TailSubscription } from '@mink/meta';
 import { isStreamNotFound, translateNatsError } from './nats-errors';
 
 export interface JetStreamMetaLogOptions {
@@ -45,6 +45,7 @@ const decoder = new TextDecoder();
  */
 export class JetStreamMetaLog implements MetaLog {
   private constructor(
+    private readonly connection: NatsConnection,
     private readonly jetStream: JetStreamClient,
     private readonly manager: JetStreamManager,
     readonly streamName: string,
@@ -59,6 +60,7 @@ export class JetStreamMetaLog implements MetaLog {
     const manager = await connection.jetstreamManager();
     await ensureStream(manager, streamName, subject, options.replicas ?? 1);
     return new JetStreamMetaLog(
+      connection,
       connection.jetstream(),
       manager,
       streamName,
@@ -84,25 +86,42 @@ export class JetStreamMetaLog implements MetaLog {
     if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) throw new Error(`a tail starts at a sequence >= 1, not ${fromSeq}`);
     let stopped = false;
     let messages: ConsumerMessages | undefined;
+    let ended = false;
+    /** Reports the end of the tail once, unless it was stopped on purpose. */
+    const end = (error: Error): void => {
+      if (stopped || ended) return;
+      ended = true;
+      onError?.(error);
+      if (messages) {
+        cancelHeartbeatMonitor(messages);
+        messages.stop();
+      }
+    };
+    // An ordered consumer waits forever on a closed connection, so the tail watches the connection itself.
+    void this.connection.closed().then(() => {
+      end(new UnavailableError(`the tail of ${this.streamName} ended: the NATS connection is closed`));
+    });
     const run = async (): Promise<void> => {
       try {
         const consumer = await this.jetStream.consumers.get(this.streamName, { opt_start_seq: fromSeq });
-        if (stopped) return;
+        if (stopped || ended) return;
         messages = await consumer.consume({
           max_messages: LIMITS.metaTailBatchMessagesMax,
           idle_heartbeat: LIMITS.metaTailIdleHeartbeatMs,
         });
-        if (stopped) return;
+        if (stopped || ended) return;
         for await (const message of messages) {
-          if (stopped) break;
+          if (stopped || ended) break;
           onEntry(message.seq, decodeCommand(message.data));
         }
-        // The iterator ends by itself only when the connection is closed for good: the tail cannot go on.
-        if (!stopped) onError?.(new UnavailableError(`the tail of ${this.streamName} ended: the NATS connection is closed`));
+        end(new UnavailableError(`the tail of ${this.streamName} ended without being stopped`));
       } catch (error) {
-        if (!stopped) onError?.(error instanceof Error ? error : new Error(String(error)));
+        end(error instanceof Error ? error : new Error(String(error)));
       } finally {
-        await messages?.close();
+        if (messages) {
+          cancelHeartbeatMonitor(messages);
+          await messages.close();
+        }
       }
     };
     const running = run();
@@ -123,6 +142,16 @@ export class JetStreamMetaLog implements MetaLog {
       throw translateNatsError(error, `read the last sequence of ${this.streamName}`);
     }
   }
+}
+
+/**
+ * nats.js 2.29.3 keeps the idle-heartbeat timer of a pull consumer running when the connection closes
+ * under it (the pull is already marked done, so stopping it skips clearing its timers); the timer then
+ * fires forever and keeps the process alive. Cancel it by hand. Harmless when the internals differ.
+ */
+function cancelHeartbeatMonitor(messages: ConsumerMessages): void {
+  const internals = messages as unknown as { src?: { monitor?: { cancel?: () => void } } };
+  internals.src?.monitor?.cancel?.();
 }
 
 /**

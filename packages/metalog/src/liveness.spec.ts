@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
-import { emptyView, type NodeRecord, type View } from '../state/view';
+import { emptyView, type NodeRecord, type View } from '@mink/meta';
 import { Heartbeater, heartbeatKey, LivenessTracker, openHeartbeatBucket, type Heartbeat } from './liveness';
 
 const LEASE_TTL_MS = 1_000;

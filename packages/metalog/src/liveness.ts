@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { KV, KvEntry, NatsConnection, QueuedIterator } from 'nats';
 import { LIMITS } from '@mink/config';
 import { UnavailableError } from '@mink/protocol';
-import type { View } from '../state/view';
+import type { View } from '@mink/meta';
 import { translateNatsError } from './nats-errors';
 import { ServerClock } from './server-clock';
 
@@ -64,7 +64,8 @@ export async function leave(kv: KV, role: HeartbeatRole, nodeId: string): Promis
 export class Heartbeater {
   private identity: HeartbeatValue | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private beating = false;
+  /** The write in flight, if any; writes are chained so the last one written carries the latest epoch. */
+  private pendingBeat: Promise<void> | null = null;
 
   constructor(
     private readonly kv: KV,
@@ -82,6 +83,8 @@ export class Heartbeater {
     this.identity = { nodeId, role, epoch };
     await this.beat();
     this.timer = setInterval(() => {
+      // A periodic beat is skipped while one is in flight: a slow server must not pile writes up.
+      if (this.pendingBeat) return;
       this.beat().catch((error: unknown) => this.onError(error instanceof Error ? error : new Error(String(error))));
     }, intervalMs);
   }
@@ -93,17 +96,25 @@ export class Heartbeater {
     await this.beat();
   }
 
-  /** Writes the heartbeat now. A beat still in flight is not doubled. */
+  /** Writes the heartbeat now, after any write in flight, so it carries the identity as it is at this call. */
   async beat(): Promise<void> {
+    const previous = this.pendingBeat ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.write());
+    this.pendingBeat = next;
+    try {
+      await next;
+    } finally {
+      if (this.pendingBeat === next) this.pendingBeat = null;
+    }
+  }
+
+  private async write(): Promise<void> {
     const identity = this.identity;
-    if (!identity || this.beating) return;
-    this.beating = true;
+    if (!identity) return;
     try {
       await this.kv.put(heartbeatKey(identity.role, identity.nodeId), new TextEncoder().encode(JSON.stringify(identity)));
     } catch (error) {
       throw translateNatsError(error, `heartbeat of ${identity.role} ${identity.nodeId}`);
-    } finally {
-      this.beating = false;
     }
   }
 
@@ -118,6 +129,8 @@ export class Heartbeater {
     this.halt();
     const identity = this.identity;
     this.identity = undefined;
+    // A beat in flight would otherwise land after the delete and bring the key back.
+    await this.pendingBeat?.catch(() => undefined);
     if (identity) await leave(this.kv, identity.role, identity.nodeId);
   }
 }

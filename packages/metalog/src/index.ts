@@ -1,4 +1,4 @@
-export type { AppendResult, MetaLog, TailSubscription } from '../state/ports';
+
 export * from './nats-errors';
 export * from './meta-log';
 export * from './meta-store';

@@ -9,10 +9,10 @@ import {
   TimeoutError,
   UnavailableError,
 } from '@mink/protocol';
-import { apply } from '../state/apply';
-import type { Command, Outcome, Rejection } from '../state/commands';
-import type { AppendResult, MetaLog, TailSubscription } from '../state/ports';
-import { emptyView, type View } from '../state/view';
+import { apply } from '@mink/meta';
+import type { Command, Outcome, Rejection } from '@mink/meta';
+import type { AppendResult, MetaLog, TailSubscription } from '@mink/meta';
+import { emptyView, type View } from '@mink/meta';
 
 /** The outcome of a command that applied without rejection. */
 export type AcceptedOutcome = Extract<Outcome, { ok: true }>;

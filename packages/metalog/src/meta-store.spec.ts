@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
 import { MinkError, NotFoundError } from '@mink/protocol';
-import type { Command, Outcome } from '../state/commands';
+import type { Command, Outcome } from '@mink/meta';
 import { JetStreamMetaLog } from './meta-log';
 import { MetaStore } from './meta-store';
 

@@ -1,0 +1,155 @@
+/**
+ * Which bucket a row goes to (DESIGN §5): `hash(bucket key) % buckets`.
+ *
+ * THE HASH AND THE KEY ENCODING MUST NEVER CHANGE. They decide where every row of every existing table
+ * lives; a change would send new writes of a key to another bucket than its old rows, so lookups,
+ * upserts and deletes of PK tables would miss them. Golden values in bucketing.spec.ts guard this.
+ *
+ * The hash is MurmurHash3 x86_32 with seed 0 over the key encoding below. Values are encoded by their
+ * canonical JavaScript type (see row.ts), each with a one-byte tag and, where the length varies, a
+ * four-byte little-endian length, so ('a', 'bc') and ('ab', 'c') differ:
+ *
+ * | value | bytes |
+ * | --- | --- |
+ * | null (or missing) | 0x00 |
+ * | boolean | 0x01, then 0x00 or 0x01 |
+ * | number or bigint | 0x02, length, the ASCII decimal text (JavaScript's Number#toString / BigInt#toString) |
+ * | string | 0x03, length, the UTF-8 bytes |
+ * | Uint8Array | 0x04, length, the bytes |
+ *
+ * Numbers and bigints share a tag and a decimal text so that an int64 hashes alike whether a caller holds
+ * it as 5 or 5n; int32, float64 and timestamp values hash by their decimal text too, which ECMAScript
+ * defines exactly (-0 and 0 both read "0").
+ */
+import { LIMITS } from '@mink/config';
+
+import { type Row, fieldOf } from './row';
+
+const TAG_NULL = 0x00;
+const TAG_BOOLEAN = 0x01;
+const TAG_NUMBER = 0x02;
+const TAG_STRING = 0x03;
+const TAG_BYTES = 0x04;
+
+const BUCKET_HASH_SEED = 0;
+
+/** The bucket of `row` among `buckets`, from the values of the `bucketKey` columns in that order. */
+export function bucketOfRow(row: Row, bucketKey: string[], buckets: number): number {
+  checkBuckets(buckets);
+  if (bucketKey.length === 0) throw new Error('a row without a bucket key has no bucket of its own; use splitByBucket');
+  return murmur3Hash32(bucketKeyBytes(row, bucketKey), BUCKET_HASH_SEED) % buckets;
+}
+
+/**
+ * Splits `rows` by bucket, keeping their order within each bucket. The map holds only buckets that get
+ * rows, in the order of their first row.
+ *
+ * A table without a bucket key spreads whole batches instead of rows: every row goes to bucket
+ * `spreadStart % buckets`, and the caller moves `spreadStart` on by one per batch.
+ */
+export function splitByBucket(rows: Row[], bucketKey: string[], buckets: number, spreadStart: number): Map<number, Row[]> {
+  checkBuckets(buckets);
+  if (!Number.isSafeInteger(spreadStart)) throw new Error(`spreadStart ${spreadStart} is not a safe integer`);
+  const split = new Map<number, Row[]>();
+  if (rows.length === 0) return split;
+  if (bucketKey.length === 0) {
+    // The double modulo keeps a negative start in range.
+    split.set(((spreadStart % buckets) + buckets) % buckets, rows.slice());
+    return split;
+  }
+  for (const row of rows) {
+    const bucket = murmur3Hash32(bucketKeyBytes(row, bucketKey), BUCKET_HASH_SEED) % buckets;
+    const bucketRows = split.get(bucket);
+    if (bucketRows === undefined) split.set(bucket, [row]);
+    else bucketRows.push(row);
+  }
+  return split;
+}
+
+function checkBuckets(buckets: number): void {
+  if (!Number.isInteger(buckets) || buckets < 1 || buckets > LIMITS.bucketsPerTableMax) {
+    throw new Error(`buckets must be an integer from 1 to ${LIMITS.bucketsPerTableMax}, got ${buckets}`);
+  }
+}
+
+const textEncoder = new TextEncoder();
+
+/** The encoding of the bucket key values of `row` described at the top of this file. */
+export function bucketKeyBytes(row: Row, bucketKey: string[]): Uint8Array {
+  const encoded = bucketKey.map((name) => encodeKeyValue(name, fieldOf(row, name)));
+  const bytes = new Uint8Array(encoded.reduce((sum, part) => sum + part.header.length + part.payload.byteLength, 0));
+  let offset = 0;
+  for (const { header, payload } of encoded) {
+    bytes.set(header, offset);
+    offset += header.length;
+    bytes.set(payload, offset);
+    offset += payload.byteLength;
+  }
+  return bytes;
+}
+
+/** One value of a bucket key: its tag and length, then its content. */
+interface EncodedKeyValue {
+  header: number[];
+  payload: Uint8Array;
+}
+
+function encodeKeyValue(name: string, value: unknown): EncodedKeyValue {
+  if (value === null || value === undefined) return { header: [TAG_NULL], payload: EMPTY };
+  if (typeof value === 'boolean') return { header: [TAG_BOOLEAN, value ? 1 : 0], payload: EMPTY };
+  if (typeof value === 'number' || typeof value === 'bigint') return withLength(TAG_NUMBER, textEncoder.encode(value.toString()));
+  if (typeof value === 'string') return withLength(TAG_STRING, textEncoder.encode(value));
+  if (value instanceof Uint8Array) return withLength(TAG_BYTES, value);
+  throw new Error(`bucket key column '${name}' holds a ${typeof value}, which is not a canonical value`);
+}
+
+function withLength(tag: number, payload: Uint8Array): EncodedKeyValue {
+  const length = payload.byteLength;
+  return { header: [tag, length & 0xff, (length >>> 8) & 0xff, (length >>> 16) & 0xff, (length >>> 24) & 0xff], payload };
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * MurmurHash3 x86_32 (Austin Appleby's reference `MurmurHash3_x86_32`) of `bytes`, as an unsigned 32-bit
+ * integer. Blocks are read little-endian as in the reference on x86.
+ */
+export function murmur3Hash32(bytes: Uint8Array, seed: number): number {
+  const c1 = 0xcc9e2d51;
+  const c2 = 0x1b873593;
+  const blockCount = bytes.length >>> 2;
+  let hash = seed >>> 0;
+  for (let block = 0; block < blockCount; block++) {
+    const at = block << 2;
+    let k = bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
+    k = Math.imul(k, c1);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, c2);
+    hash ^= k;
+    hash = (hash << 13) | (hash >>> 19);
+    hash = (Math.imul(hash, 5) + 0xe6546b64) | 0;
+  }
+  const tail = blockCount << 2;
+  let k = 0;
+  switch (bytes.length & 3) {
+    case 3:
+      k ^= bytes[tail + 2] << 16;
+    // falls through
+    case 2:
+      k ^= bytes[tail + 1] << 8;
+    // falls through
+    case 1:
+      k ^= bytes[tail];
+      k = Math.imul(k, c1);
+      k = (k << 15) | (k >>> 17);
+      k = Math.imul(k, c2);
+      hash ^= k;
+  }
+  hash ^= bytes.length;
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash >>> 0;
+}

@@ -1,0 +1,5 @@
+export * from './row';
+export * from './validate';
+export * from './arrow-codec';
+export * from './json';
+export * from './bucketing';

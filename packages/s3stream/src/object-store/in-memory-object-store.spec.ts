@@ -1,0 +1,45 @@
+import { UnavailableError } from '@mink/protocol';
+import { InMemoryObjectStore } from './in-memory-object-store';
+import { describeObjectStoreContract } from './object-store.contract';
+
+describeObjectStoreContract('InMemoryObjectStore', () => new InMemoryObjectStore());
+
+describe('InMemoryObjectStore fault injection', () => {
+  it('fails the next call of the named operation once, without applying it, and counts every call', async () => {
+    // Proves an injected failure hits exactly one call of one operation, leaves the store unchanged, and shows in the counters.
+    const store = new InMemoryObjectStore();
+    store.failNext('put', new UnavailableError('injected put failure'));
+
+    await expect(store.put('a', Uint8Array.from([1]))).rejects.toThrow('injected put failure');
+    expect(store.keys()).toEqual([]);
+    await store.put('a', Uint8Array.from([2]));
+    expect(await store.get('a')).toEqual(Uint8Array.from([2]));
+    expect(store.calls).toEqual({ put: 2, get: 1, delete: 0, list: 0 });
+  });
+
+  it('applies the operation before failing when asked to, like an upload whose acknowledgement was lost', async () => {
+    // Proves simulations can model the ambiguous outcome: the caller sees an error, yet the object exists.
+    const store = new InMemoryObjectStore();
+    store.failNext('put', new Error('acknowledgement lost'), { afterApplying: true });
+    await expect(store.put('wal/1/1/1', Uint8Array.from([5]))).rejects.toThrow('acknowledgement lost');
+    expect(await store.get('wal/1/1/1')).toEqual(Uint8Array.from([5]));
+  });
+
+  it('consumes injected failures per operation in the order they were added', async () => {
+    // Proves failures queue independently per operation: a get failure does not fire on delete, and two gets fail in turn.
+    const store = new InMemoryObjectStore();
+    await store.put('k', Uint8Array.from([1]));
+    store.failNext('get', new Error('first'));
+    store.failNext('get', new Error('second'));
+    store.failNext('delete', new Error('delete failed'));
+
+    await expect(store.get('k')).rejects.toThrow('first');
+    await expect(store.get('k')).rejects.toThrow('second');
+    expect(await store.get('k')).toEqual(Uint8Array.from([1]));
+    await expect(store.delete(['k'])).rejects.toThrow('delete failed');
+    expect(store.keys()).toEqual(['k']);
+    await store.delete(['k']);
+    expect(store.keys()).toEqual([]);
+    expect(store.calls).toEqual({ put: 1, get: 3, delete: 2, list: 0 });
+  });
+});

@@ -1,0 +1,158 @@
+/// <reference types="jest" />
+import { randomBytes } from 'node:crypto';
+import { InvalidArgumentError, NotFoundError } from '@mink/protocol';
+import type { ObjectStore } from './object-store';
+
+/** Listing tests put more keys than one ListObjectsV2 page (1000) holds, so paging must work. */
+const PAGED_KEY_COUNT = 1_005;
+/** The paging test writes over a thousand objects; s3rver takes a few seconds for that. */
+const PAGED_TEST_TIMEOUT_MS = 30_000;
+const MEBIBYTE_BYTES = 1024 * 1024;
+
+/** Every byte value once, so an encoding that mangles any byte (UTF-8, framing) shows. */
+function allByteValues(): Uint8Array {
+  return Uint8Array.from({ length: 256 }, (_, index) => index);
+}
+
+/** Bytes whose value names their position, so a range that is off by one shows in the data. */
+function countingBytes(length: number): Uint8Array {
+  return Uint8Array.from({ length }, (_, index) => index % 251);
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail, but it succeeded');
+}
+
+/**
+ * The behaviour every `ObjectStore` must share (see the port's contract). `makeStore` is called once per test
+ * and must return a store that is empty, so tests never see each other's keys.
+ */
+export function describeObjectStoreContract(name: string, makeStore: () => ObjectStore | Promise<ObjectStore>): void {
+  describe(`ObjectStore contract: ${name}`, () => {
+    let store: ObjectStore;
+
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+
+    it('returns every byte value, 1 MiB of random bytes and an empty object unchanged', async () => {
+      // Proves bodies are stored as raw bytes of any length, including zero, with no framing or re-encoding.
+      const random = new Uint8Array(randomBytes(MEBIBYTE_BYTES));
+      await store.put('bytes/all', allByteValues());
+      await store.put('bytes/random', random);
+      await store.put('bytes/empty', new Uint8Array(0));
+
+      expect(await store.get('bytes/all')).toEqual(allByteValues());
+      const readBack = await store.get('bytes/random');
+      expect(readBack.byteLength).toBe(MEBIBYTE_BYTES);
+      expect(Buffer.compare(readBack, random)).toBe(0);
+      expect(await store.get('bytes/empty')).toEqual(new Uint8Array(0));
+    });
+
+    it('keeps what was put apart from the arrays the caller passes in and gets back', async () => {
+      // Proves neither side shares memory with the store: mutating the input after put, or an output after get, changes nothing stored.
+      const body = Uint8Array.from([1, 2, 3]);
+      await store.put('copies', body);
+      body[0] = 99;
+      const first = await store.get('copies');
+      first[1] = 99;
+      expect(await store.get('copies')).toEqual(Uint8Array.from([1, 2, 3]));
+    });
+
+    it('replaces an object as a whole when the same key is put again', async () => {
+      // Proves put is an overwrite, not an append or a merge, even when the new body is shorter.
+      await store.put('replaced', countingBytes(100));
+      await store.put('replaced', Uint8Array.from([7, 7]));
+      expect(await store.get('replaced')).toEqual(Uint8Array.from([7, 7]));
+    });
+
+    it('returns exactly the bytes of ranges at the start, in the middle and at the end of an object', async () => {
+      // Proves endExclusive is exclusive and translated to HTTP's inclusive last byte without an off-by-one.
+      const body = countingBytes(1_000);
+      await store.put('ranged', body);
+      expect(await store.get('ranged', { start: 0, endExclusive: 10 })).toEqual(body.slice(0, 10));
+      expect(await store.get('ranged', { start: 400, endExclusive: 613 })).toEqual(body.slice(400, 613));
+      expect(await store.get('ranged', { start: 990, endExclusive: 1_000 })).toEqual(body.slice(990, 1_000));
+      expect(await store.get('ranged', { start: 999, endExclusive: 1_000 })).toEqual(Uint8Array.from([body[999]]));
+      expect(await store.get('ranged', { start: 0, endExclusive: 1_000 })).toEqual(body);
+    });
+
+    it('clips a range that ends beyond the object and refuses one that starts at or after its end', async () => {
+      // Proves S3's range rules hold: the tail is returned when the end overshoots; a start past the data is an InvalidArgument.
+      const body = countingBytes(50);
+      await store.put('clipped', body);
+      expect(await store.get('clipped', { start: 40, endExclusive: 5_000 })).toEqual(body.slice(40));
+      expect(await rejection(store.get('clipped', { start: 50, endExclusive: 60 }))).toBeInstanceOf(InvalidArgumentError);
+      expect(await rejection(store.get('clipped', { start: 70, endExclusive: 80 }))).toBeInstanceOf(InvalidArgumentError);
+      await store.put('empty', new Uint8Array(0));
+      expect(await rejection(store.get('empty', { start: 0, endExclusive: 1 }))).toBeInstanceOf(InvalidArgumentError);
+    });
+
+    it('refuses malformed ranges and empty keys before touching any object', async () => {
+      // Proves callers' bugs fail as InvalidArgument in both stores instead of as odd server answers.
+      await store.put('malformed', countingBytes(10));
+      for (const range of [
+        { start: 5, endExclusive: 5 },
+        { start: 6, endExclusive: 5 },
+        { start: -1, endExclusive: 5 },
+        { start: 0.5, endExclusive: 5 },
+      ]) {
+        expect(await rejection(store.get('malformed', range))).toBeInstanceOf(InvalidArgumentError);
+      }
+      expect(await rejection(store.get('', undefined))).toBeInstanceOf(InvalidArgumentError);
+      expect(await rejection(store.put('', new Uint8Array(1)))).toBeInstanceOf(InvalidArgumentError);
+    });
+
+    it('fails with NotFoundError for a key that was never put or was deleted, with or without a range', async () => {
+      // Proves a missing object is the typed NotFound outcome, not a generic or retried error.
+      expect(await rejection(store.get('missing/never'))).toBeInstanceOf(NotFoundError);
+      expect(await rejection(store.get('missing/never', { start: 0, endExclusive: 4 }))).toBeInstanceOf(NotFoundError);
+      await store.put('missing/deleted', countingBytes(4));
+      await store.delete(['missing/deleted']);
+      expect(await rejection(store.get('missing/deleted'))).toBeInstanceOf(NotFoundError);
+    });
+
+    it('deletes exactly the listed keys and ignores keys that do not exist', async () => {
+      // Proves delete is idempotent and precise: missing keys, repeats and an empty list are fine; unlisted keys stay.
+      await store.put('delete/a', countingBytes(1));
+      await store.put('delete/b', countingBytes(2));
+      await store.put('delete/c', countingBytes(3));
+      await store.delete(['delete/a', 'delete/never-existed', 'delete/c']);
+      await store.delete(['delete/a']);
+      await store.delete([]);
+      expect(await store.list('delete/')).toEqual([{ key: 'delete/b', size: 2 }]);
+    });
+
+    it(
+      'lists more keys than one page holds, in key order with sizes, and deletes them all again',
+      async () => {
+        // Proves list follows continuation tokens across pages and delete splits requests above S3's 1000 keys.
+        const keys = Array.from({ length: PAGED_KEY_COUNT }, (_, index) => `paged/${String(index).padStart(5, '0')}`);
+        await Promise.all(keys.map((key, index) => store.put(key, countingBytes(index % 7))));
+
+        const listed = await store.list('paged/');
+        expect(listed.length).toBe(PAGED_KEY_COUNT);
+        expect(listed.map((object) => object.key)).toEqual(keys);
+        expect(listed.map((object) => object.size)).toEqual(keys.map((_, index) => index % 7));
+
+        await store.delete(keys);
+        expect(await store.list('paged/')).toEqual([]);
+      },
+      PAGED_TEST_TIMEOUT_MS,
+    );
+
+    it('lists only keys that start with the prefix, and everything for the empty prefix', async () => {
+      // Proves prefix isolation is a plain string prefix: 'p/' excludes 'p2/x' and 'p', '' includes all.
+      for (const key of ['p/1', 'p/2', 'p2/1', 'p', 'q/1']) await store.put(key, countingBytes(1));
+      expect((await store.list('p/')).map((object) => object.key)).toEqual(['p/1', 'p/2']);
+      expect((await store.list('p')).map((object) => object.key)).toEqual(['p', 'p/1', 'p/2', 'p2/1']);
+      expect((await store.list('none/')).map((object) => object.key)).toEqual([]);
+      expect((await store.list('')).map((object) => object.key)).toEqual(['p', 'p/1', 'p/2', 'p2/1', 'q/1']);
+    });
+  });
+}

@@ -1,0 +1,260 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CreateBucketCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { LIMITS, type ServiceConfig } from '@mink/config';
+import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
+import { backoffDelayMs, type BackoffPolicy } from './backoff';
+import { assertValidByteRange, httpRangeHeader } from './byte-range';
+import { assertValidKey, compareKeys } from './keys';
+import type { ByteRange, ListedObject, ObjectStore } from './object-store';
+import { classifyS3Error, describeS3Error } from './s3-errors';
+import { Semaphore } from './semaphore';
+
+export interface S3ObjectStoreOptions {
+  /** Base URL of the S3-compatible service, e.g. `http://127.0.0.1:9000`; addressed path-style. */
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /**
+   * Prepended to every key, so several clusters or tests can share one bucket. It is used verbatim (include
+   * the trailing `/` if one is wanted) and never shows in the keys callers pass or get back. Default ''.
+   */
+  prefix?: string;
+  /** Requests in flight at once; default `LIMITS.objectStoreConcurrencyMax`. */
+  maxConcurrency?: number;
+  /** Attempts of one request, the first included; default `LIMITS.objectStoreAttemptsMax`. */
+  maxAttempts?: number;
+  /** Waits between attempts; default from `LIMITS.objectStoreBackoffInitialMs` and `objectStoreBackoffMaxMs`. */
+  backoff?: BackoffPolicy;
+}
+
+/** The options `fromConfig` leaves to the caller, since the service configuration does not carry them. */
+export type S3ObjectStoreTuning = Pick<S3ObjectStoreOptions, 'prefix' | 'maxConcurrency' | 'maxAttempts' | 'backoff'>;
+
+/** Raised inside one attempt when DeleteObjects answers 200 but names keys it could not delete. */
+class DeleteObjectsFailure extends Error {
+  constructor(name: string, message: string) {
+    super(message);
+    this.name = name;
+  }
+}
+
+/** Raised inside one attempt when a GET body ends before the length the response announced. */
+class IncompleteBodyError extends Error {
+  // The code makes the classification treat it like the broken connection it almost always is.
+  readonly code = 'ECONNRESET';
+  constructor(message: string) {
+    super(message);
+    this.name = 'IncompleteBody';
+  }
+}
+
+/**
+ * `ObjectStore` on S3 or an S3-compatible server, the only module of s3stream that touches the AWS SDK.
+ *
+ * Every request runs in a slot of a bounded semaphore (at most `maxConcurrency` in flight, waiting requests in
+ * arrival order) and is retried with jittered exponential backoff when the failure is transient: 5xx,
+ * throttling, timeouts and broken or refused connections. Refusals (other 4xx) are not retried. After the
+ * last attempt a transient failure becomes `UnavailableError`; a missing key becomes `NotFoundError`, a range
+ * starting beyond the object `InvalidArgumentError`, and any other refusal a `MinkError` with code `Internal`.
+ * The SDK's own retries are switched off so that this is the one retry loop and its bounds hold.
+ */
+export class S3ObjectStore implements ObjectStore {
+  readonly bucket: string;
+  readonly prefix: string;
+  private readonly client: S3Client;
+  private readonly semaphore: Semaphore;
+  private readonly attemptsMax: number;
+  private readonly backoff: BackoffPolicy;
+
+  /** A store on the service's configured endpoint, bucket and credentials (`MINK_S3_*`). */
+  static fromConfig(config: ServiceConfig, tuning: S3ObjectStoreTuning = {}): S3ObjectStore {
+    return new S3ObjectStore({
+      endpoint: config.s3Endpoint,
+      bucket: config.s3Bucket,
+      region: config.s3Region,
+      accessKeyId: config.s3AccessKeyId,
+      secretAccessKey: config.s3SecretAccessKey,
+      ...tuning,
+    });
+  }
+
+  constructor(options: S3ObjectStoreOptions) {
+    const concurrencyMax = options.maxConcurrency ?? LIMITS.objectStoreConcurrencyMax;
+    const attemptsMax = options.maxAttempts ?? LIMITS.objectStoreAttemptsMax;
+    if (!Number.isSafeInteger(attemptsMax) || attemptsMax < 1) throw new Error(`maxAttempts must be at least 1, got ${attemptsMax}`);
+    this.bucket = options.bucket;
+    this.prefix = options.prefix ?? '';
+    this.attemptsMax = attemptsMax;
+    this.backoff = options.backoff ?? { initialMs: LIMITS.objectStoreBackoffInitialMs, maxMs: LIMITS.objectStoreBackoffMaxMs };
+    this.semaphore = new Semaphore(concurrencyMax, LIMITS.objectStoreQueuedRequestsMax);
+    this.client = new S3Client({
+      endpoint: options.endpoint,
+      region: options.region,
+      credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey },
+      // S3-compatible servers (s3rver, MinIO) serve buckets under paths, not under virtual host names.
+      forcePathStyle: true,
+      // With the SDK's default checksums, s3rver stores streamed bodies with their aws-chunked framing, i.e.
+      // corrupt (TOOLCHAIN), and would fail the response checks it cannot answer.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      maxAttempts: 1,
+      requestHandler: {
+        connectionTimeout: LIMITS.objectStoreConnectTimeoutMs,
+        requestTimeout: LIMITS.objectStoreResponseTimeoutMs,
+        throwOnRequestTimeout: true,
+        socketTimeout: LIMITS.objectStoreSocketIdleTimeoutMs,
+        // As many sockets as slots, so a request that holds a slot never waits for a socket as well.
+        httpAgent: { keepAlive: true, maxSockets: concurrencyMax },
+      },
+    });
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    assertValidKey(key);
+    await this.send('PutObject', key, () =>
+      this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentLength: body.byteLength }),
+      ),
+    );
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Uint8Array> {
+    assertValidKey(key);
+    if (range !== undefined) assertValidByteRange(range);
+    return this.send('GetObject', key, async () => {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Range: range && httpRangeHeader(range) }),
+      );
+      // Reading the body belongs to the attempt: a connection that breaks mid-body is retried like one that
+      // broke before the headers.
+      const body = response.Body === undefined ? new Uint8Array(0) : await response.Body.transformToByteArray();
+      if (response.ContentLength !== undefined && body.byteLength !== response.ContentLength) {
+        throw new IncompleteBodyError(`the body ended after ${body.byteLength} of ${response.ContentLength} bytes`);
+      }
+      return body;
+    });
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    keys.forEach(assertValidKey);
+    const chunks: string[][] = [];
+    for (let index = 0; index < keys.length; index += LIMITS.objectStoreDeleteKeysPerRequestMax) {
+      chunks.push(keys.slice(index, index + LIMITS.objectStoreDeleteKeysPerRequestMax));
+    }
+    await Promise.all(chunks.map((chunk) => this.deleteChunk(chunk)));
+  }
+
+  async list(prefix: string): Promise<ListedObject[]> {
+    const listed: ListedObject[] = [];
+    let continuationToken: string | undefined;
+    do {
+      const token = continuationToken;
+      const page = await this.send('ListObjectsV2', prefix, () =>
+        this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: this.prefix + prefix,
+            MaxKeys: LIMITS.objectStoreListKeysPerPageMax,
+            ContinuationToken: token,
+          }),
+        ),
+      );
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined) continue;
+        listed.push({ key: object.Key.slice(this.prefix.length), size: object.Size ?? 0 });
+      }
+      if (listed.length > LIMITS.objectStoreListedKeysMax) {
+        throw new Error(`listing '${prefix}' passed ${LIMITS.objectStoreListedKeysMax} keys; list a narrower prefix`);
+      }
+      if (page.IsTruncated && !page.NextContinuationToken) {
+        throw new Error(`listing '${prefix}' was cut short without a continuation token`);
+      }
+      continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (continuationToken !== undefined);
+    // S3 already lists in this order; sorting keeps the contract on servers that do not.
+    return listed.sort((left, right) => compareKeys(left.key, right.key));
+  }
+
+  /** Creates the bucket unless it exists already; for tests and `mink up`, never on a serving path. */
+  async ensureBucket(): Promise<void> {
+    try {
+      await this.send('HeadBucket', this.bucket, () => this.client.send(new HeadBucketCommand({ Bucket: this.bucket })));
+      return;
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+    await this.send('CreateBucket', this.bucket, async () => {
+      try {
+        await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
+      } catch (error) {
+        // Another process created it between our HEAD and our create: the outcome we wanted.
+        if ((error as { name?: unknown }).name !== 'BucketAlreadyOwnedByYou') throw error;
+      }
+    });
+  }
+
+  /** Closes the idle connections; requests still running fail. */
+  close(): void {
+    this.client.destroy();
+  }
+
+  private async deleteChunk(keys: string[]): Promise<void> {
+    await this.send('DeleteObjects', `${keys.length} keys from '${keys[0]}'`, async () => {
+      const response = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: keys.map((key) => ({ Key: this.prefix + key })), Quiet: true },
+        }),
+      );
+      const first = response.Errors?.[0];
+      if (first !== undefined) {
+        // Deleting is idempotent, so the whole chunk is simply sent again when the failure is transient.
+        throw new DeleteObjectsFailure(
+          first.Code ?? 'DeleteFailed',
+          `${response.Errors!.length} keys were not deleted, first '${first.Key}': ${first.Message ?? ''}`,
+        );
+      }
+    });
+  }
+
+  /** Runs one request with the slot, retry and error translation rules described on the class. */
+  private async send<T>(operation: string, subject: string, request: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.semaphore.run(request);
+      } catch (error) {
+        if (error instanceof MinkError) throw error;
+        const kind = classifyS3Error(error);
+        if (kind === 'not-found') throw new NotFoundError(`${operation}: '${subject}' does not exist in bucket '${this.bucket}'`);
+        if (kind === 'invalid-range') throw new InvalidArgumentError(`${operation} of '${subject}': ${describeS3Error(error)}`);
+        if (kind === 'permanent') {
+          // An answer from the server (it has a status or names an S3 error) is a refusal to report; anything
+          // else is a bug on this side and keeps its own stack.
+          if (!isServerAnswer(error)) throw error;
+          throw new MinkError('Internal', `S3 refused ${operation} of '${subject}': ${describeS3Error(error)}`);
+        }
+        if (attempt >= this.attemptsMax) {
+          throw new UnavailableError(`S3 ${operation} of '${subject}' failed after ${attempt} attempts: ${describeS3Error(error)}`);
+        }
+        // The slot is free during the wait: the bound is on requests on the wire, not on requests waiting.
+        await sleep(backoffDelayMs(attempt, this.backoff, Math.random));
+      }
+    }
+  }
+}
+
+function isServerAnswer(error: unknown): boolean {
+  if (error instanceof DeleteObjectsFailure) return true;
+  const status = (error as { $metadata?: { httpStatusCode?: unknown } } | undefined)?.$metadata?.httpStatusCode;
+  return typeof status === 'number';
+}
