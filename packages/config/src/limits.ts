@@ -25,6 +25,10 @@ export const LIMITS = {
   heartbeatsPerLeaseTtl: 5,
   /** A status query to one node in GET /v1/cluster gives up after this long. */
   statusQueryTimeoutMs: 1_000,
+  /** Ranges (stream batches) one WAL object may commit. */
+  walRangesPerObjectMax: 4_096,
+  /** Idempotent writers remembered per stream; the one with the oldest last batch is forgotten first. */
+  writersPerStreamMax: 1_024,
   /** Largest HTTP request body accepted by the gateway. */
   httpBodyBytesMax: 64 * 1024 * 1024,
   /** How long a local nats-server or S3 server may take to accept connections after it is spawned. */

@@ -10,7 +10,7 @@ function bucket(tableId: number, partition: string | null, number: number, leade
     bucket: number,
     leader,
     leaderEpoch: leader === null ? 0 : 2,
-    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0 },
+    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
   };
 }
 

@@ -13,7 +13,7 @@ function viewOf(leaders: readonly string[]): View {
       bucket: number,
       leader,
       leaderEpoch: 1,
-      stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0 },
+      stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
     };
   });
   return view;

@@ -24,8 +24,9 @@ function viewWith(records: readonly BucketRecord[]): View {
   return view;
 }
 
-const open = (node: string, nodeEpoch: number, epoch: number): StreamRecord => ({ state: 'open', epoch, node, nodeEpoch });
-const closed = (epoch: number, node: string | null = null, nodeEpoch = 0): StreamRecord => ({ state: 'closed', epoch, node, nodeEpoch });
+const STORAGE_EMPTY = { startOffset: 0, endOffset: 0, slices: [], writers: {} };
+const open = (node: string, nodeEpoch: number, epoch: number): StreamRecord => ({ state: 'open', epoch, node, nodeEpoch, ...STORAGE_EMPTY });
+const closed = (epoch: number, node: string | null = null, nodeEpoch = 0): StreamRecord => ({ state: 'closed', epoch, node, nodeEpoch, ...STORAGE_EMPTY });
 
 describe('decideSync', () => {
   it.each<{ name: string; leader: string | null; leaderEpoch: number; stream: StreamRecord; decision: SyncDecision }>([
@@ -90,7 +91,7 @@ describe('decideSync', () => {
   it.each([
     { name: 'a closed stream above the leader epoch', leader: '1', stream: closed(5) },
     { name: 'an open stream above the leader epoch', leader: '2', stream: open('1', 5, 5) },
-    { name: 'an open stream without a node', leader: '1', stream: { state: 'open', epoch: 3, node: null, nodeEpoch: 0 } as StreamRecord },
+    { name: 'an open stream without a node', leader: '1', stream: { state: 'open', epoch: 3, node: null, nodeEpoch: 0, ...STORAGE_EMPTY } as StreamRecord },
   ])('asserts on a broken invariant: $name', ({ leader, stream }) => {
     // Proves impossible views crash instead of being acted upon.
     expect(() => decideSync(viewWith([record(leader, 4, stream)]), self, live, BUCKET)).toThrow(/invariant broken/);

@@ -12,8 +12,8 @@
  * validation only admits safe integers. The "UTC" time zone marks the values as instants, so Parquet
  * writers and query engines do not take them for local wall-clock times.
  *
- * The columns are built directly from typed arrays rather than through Arrow's builders, which is several
- * times faster for the small, many batches a streaming store writes.
+ * The columns are built directly as typed arrays rather than through Arrow's builders, which go value by
+ * value through a visitor; on 100 000 rows of three columns that took four times as long.
  */
 import {
   Binary,
@@ -27,13 +27,12 @@ import {
   MessageReader,
   RecordBatch,
   RecordBatchReader,
+  RecordBatchStreamWriter,
   Schema,
   Struct,
-  Table,
   TimestampMillisecond,
   Utf8,
   makeData,
-  tableToIPC,
 } from 'apache-arrow';
 import type { ColumnSpec, ColumnType } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
@@ -71,7 +70,7 @@ export function encodeBatch(columns: ColumnSpec[], rows: Row[], timestampsMs: nu
 
   const schema = new Schema(fields);
   const batch = new RecordBatch(schema, makeData({ type: new Struct(fields), length: rows.length, nullCount: 0, children }));
-  return tableToIPC(new Table([batch]), 'stream');
+  return RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
 }
 
 /**
@@ -95,22 +94,20 @@ export function decodeBatch(columns: ColumnSpec[], bytes: Uint8Array, projection
     const appendTimes = batch.data.children[appendTimeIndex];
     checkArrowType(APPEND_TIME_COLUMN, appendTimes.type, new TimestampMillisecond('UTC'));
 
-    const firstRow = rows.length;
-    const appendTimeOf = readerOf('timestamp', appendTimes);
-    for (let index = 0; index < batch.numRows; index++) {
-      timestampsMs.push(appendTimeOf(index) as number);
-      rows.push({});
-    }
-    for (const column of projected) {
+    const valueReaders = projected.map((column): ValueReader => {
       const fieldIndex = fieldIndexByName.get(column.name);
-      if (fieldIndex === undefined) {
-        for (let index = 0; index < batch.numRows; index++) setField(rows[firstRow + index], column.name, null);
-        continue;
-      }
+      if (fieldIndex === undefined) return () => null;
       const data = batch.data.children[fieldIndex];
       checkArrowType(column.name, data.type, arrowTypeOf(column.type));
-      const valueOf = readerOf(column.type, data);
-      for (let index = 0; index < batch.numRows; index++) setField(rows[firstRow + index], column.name, valueOf(index));
+      return readerOf(column.type, data);
+    });
+    const appendTimeOf = readerOf('timestamp', appendTimes);
+    // Rows are built one at a time, all columns at once, so each object is allocated and filled together.
+    for (let index = 0; index < batch.numRows; index++) {
+      const row: Row = {};
+      for (let position = 0; position < projected.length; position++) setField(row, projected[position].name, valueReaders[position](index));
+      rows.push(row);
+      timestampsMs.push(appendTimeOf(index) as number);
     }
   }
   return { timestampsMs, rows };
@@ -182,7 +179,7 @@ function checkArrowType(name: string, actual: DataType, expected: DataType): voi
   if (String(actual) !== String(expected)) throw new Error(`column '${name}' is stored as ${actual}, expected ${expected}`);
 }
 
-/** A validity bitmap (bit set = value present) of `rowCount` rows, and how many rows are null. */
+/** A validity bitmap (bit set = value present) of a column, and how many of its values are null. */
 interface Validity {
   bitmap: Uint8Array | undefined;
   nullCount: number;
@@ -277,11 +274,16 @@ function encodeVariableWidth<T extends Utf8 | Binary>(
   const data = Buffer.allocUnsafe(byteLength);
   let offset = 0;
   values.forEach((value, index) => {
-    if (value !== null && value !== undefined) {
-      offset += isString ? data.write(value as string, offset, 'utf8') : (data.set(value as Uint8Array, offset), (value as Uint8Array).byteLength);
+    if (typeof value === 'string') {
+      offset += data.write(value, offset, 'utf8');
+    } else if (value instanceof Uint8Array) {
+      data.set(value, offset);
+      offset += value.byteLength;
     }
     valueOffsets[index + 1] = offset;
   });
+  // The buffer is not zeroed, so every byte of it must have been written over.
+  if (offset !== byteLength) throw new Error(`column '${column.name}': wrote ${offset} of ${byteLength} bytes`);
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   return type instanceof Utf8
     ? makeData({ type, ...common, valueOffsets, data: bytes })

@@ -72,43 +72,52 @@ function checkBuckets(buckets: number): void {
   }
 }
 
-const textEncoder = new TextEncoder();
-
 /** The encoding of the bucket key values of `row` described at the top of this file. */
 export function bucketKeyBytes(row: Row, bucketKey: string[]): Uint8Array {
-  const encoded = bucketKey.map((name) => encodeKeyValue(name, fieldOf(row, name)));
-  const bytes = new Uint8Array(encoded.reduce((sum, part) => sum + part.header.length + part.payload.byteLength, 0));
+  const parts = bucketKey.map((name) => keyPartOf(name, fieldOf(row, name)));
+  let byteLength = 0;
+  for (const part of parts) byteLength += 1 + (part.lengthPrefixed ? 4 : 0) + part.byteLength;
+  const bytes = Buffer.allocUnsafe(byteLength);
   let offset = 0;
-  for (const { header, payload } of encoded) {
-    bytes.set(header, offset);
-    offset += header.length;
-    bytes.set(payload, offset);
-    offset += payload.byteLength;
+  for (const part of parts) {
+    bytes[offset++] = part.tag;
+    if (part.lengthPrefixed) offset = bytes.writeUInt32LE(part.byteLength, offset);
+    if (typeof part.content === 'string') offset += bytes.write(part.content, offset, 'utf8');
+    else {
+      bytes.set(part.content, offset);
+      offset += part.content.byteLength;
+    }
   }
+  // The buffer is not zeroed, so every byte of it must have been written over.
+  if (offset !== byteLength) throw new Error(`bucket key encoding wrote ${offset} of ${byteLength} bytes`);
   return bytes;
 }
 
-/** One value of a bucket key: its tag and length, then its content. */
-interface EncodedKeyValue {
-  header: number[];
-  payload: Uint8Array;
+/** One value of a bucket key: its tag, then its content, with the content's length before it where it varies. */
+interface KeyPart {
+  tag: number;
+  content: string | Uint8Array;
+  lengthPrefixed: boolean;
+  /** Bytes of the content (UTF-8 for text). */
+  byteLength: number;
 }
 
-function encodeKeyValue(name: string, value: unknown): EncodedKeyValue {
-  if (value === null || value === undefined) return { header: [TAG_NULL], payload: EMPTY };
-  if (typeof value === 'boolean') return { header: [TAG_BOOLEAN, value ? 1 : 0], payload: EMPTY };
-  if (typeof value === 'number' || typeof value === 'bigint') return withLength(TAG_NUMBER, textEncoder.encode(value.toString()));
-  if (typeof value === 'string') return withLength(TAG_STRING, textEncoder.encode(value));
-  if (value instanceof Uint8Array) return withLength(TAG_BYTES, value);
+function keyPartOf(name: string, value: unknown): KeyPart {
+  if (value === null || value === undefined) return { tag: TAG_NULL, content: EMPTY, lengthPrefixed: false, byteLength: 0 };
+  if (typeof value === 'boolean') return { tag: TAG_BOOLEAN, content: value ? TRUE_BYTE : FALSE_BYTE, lengthPrefixed: false, byteLength: 1 };
+  if (typeof value === 'number' || typeof value === 'bigint') {
+    // Decimal text is ASCII, so its length in characters is its length in bytes.
+    const decimal = value.toString();
+    return { tag: TAG_NUMBER, content: decimal, lengthPrefixed: true, byteLength: decimal.length };
+  }
+  if (typeof value === 'string') return { tag: TAG_STRING, content: value, lengthPrefixed: true, byteLength: Buffer.byteLength(value, 'utf8') };
+  if (value instanceof Uint8Array) return { tag: TAG_BYTES, content: value, lengthPrefixed: true, byteLength: value.byteLength };
   throw new Error(`bucket key column '${name}' holds a ${typeof value}, which is not a canonical value`);
 }
 
-function withLength(tag: number, payload: Uint8Array): EncodedKeyValue {
-  const length = payload.byteLength;
-  return { header: [tag, length & 0xff, (length >>> 8) & 0xff, (length >>> 16) & 0xff, (length >>> 24) & 0xff], payload };
-}
-
 const EMPTY = new Uint8Array(0);
+const FALSE_BYTE = new Uint8Array([0]);
+const TRUE_BYTE = new Uint8Array([1]);
 
 /**
  * MurmurHash3 x86_32 (Austin Appleby's reference `MurmurHash3_x86_32`) of `bytes`, as an unsigned 32-bit

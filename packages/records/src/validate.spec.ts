@@ -142,9 +142,9 @@ describe('validateRows', () => {
 
   test.each<[string, unknown[], string | null]>([
     ['present', [{ id: '1', name: 'a' }], null],
-    ['missing', [{ id: '1', name: 'a' }, { name: 'b' }], "row 1, column 'id': is required and must not be null"],
-    ['null', [{ id: null, name: 'a' }], "row 0, column 'id': is required and must not be null"],
-    ['second required missing', [{ id: '1' }], "row 0, column 'name': is required and must not be null"],
+    ['missing', [{ id: '1', name: 'a' }, { name: 'b' }], "row 1, column 'id': a value is required, got nothing"],
+    ['null', [{ id: null, name: 'a' }], "row 0, column 'id': a value is required, got null"],
+    ['second required missing', [{ id: '1' }], "row 0, column 'name': a value is required, got nothing"],
   ])('required columns: %s', (_case, rows, expectedMessage) => {
     // Proves columns listed as required (e.g. the primary key) must hold a value in every row.
     const validate = (): unknown => validateRows(COLUMNS, rows, { required: ['id', 'name'] });

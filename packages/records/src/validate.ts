@@ -60,7 +60,7 @@ export function validateRows(columns: ColumnSpec[], rows: unknown, options: Vali
       const value = fieldOf(record, column.name);
       if (value === undefined || value === null) {
         if (required.has(column.name)) {
-          throw new InvalidArgumentError(`row ${index}, column '${column.name}': is required and must not be null`);
+          throw new InvalidArgumentError(`row ${index}, column '${column.name}': a value is required, got ${describeValue(value)}`);
         }
         setField(row, column.name, null);
         continue;
@@ -125,7 +125,7 @@ const TIMESTAMP_EXPECTED = 'timestamp (epoch milliseconds as a safe integer numb
  * An optional minus sign, any leading zeros, then at most 19 significant digits. Bounding the digits
  * keeps a very long digit string from reaching BigInt, and 19 digits cover the whole int64 range.
  */
-const DECIMAL_PATTERN = /^(-?)0*([0-9]{1,19})$/;
+const DECIMAL_PATTERN = /^-?0*[0-9]{1,19}$/;
 
 function int64Of(value: unknown): bigint | Rejection {
   if (typeof value === 'bigint') {
@@ -139,9 +139,11 @@ function int64Of(value: unknown): bigint | Rejection {
     return expected(INT64_EXPECTED, value);
   }
   if (typeof value === 'string') {
-    const match = DECIMAL_PATTERN.exec(value);
-    if (match === null) return /^-?[0-9]+$/.test(value) ? outOfInt64Range(JSON.stringify(value)) : expected(INT64_EXPECTED, value);
-    const parsed = BigInt(match[1] + match[2]);
+    if (!DECIMAL_PATTERN.test(value)) {
+      return /^-?[0-9]+$/.test(value) ? outOfInt64Range(JSON.stringify(value)) : expected(INT64_EXPECTED, value);
+    }
+    // BigInt reads the same text, leading zeros included, so the pattern is the only gate.
+    const parsed = BigInt(value);
     return parsed >= INT64_MIN && parsed <= INT64_MAX ? parsed : outOfInt64Range(JSON.stringify(value));
   }
   return expected(INT64_EXPECTED, value);

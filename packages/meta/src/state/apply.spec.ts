@@ -3,7 +3,8 @@ import type { Command, Rejection } from './commands';
 import { deepFreeze } from './deep-freeze';
 import { bucketId, emptyView, type BucketRecord, type NodeRecord, type StreamRecord, type TableRecord, type View } from './view';
 
-const CLOSED_NEVER_OPENED: StreamRecord = { state: 'closed', epoch: 0, node: null, nodeEpoch: 0 };
+const STORAGE_EMPTY = { startOffset: 0, endOffset: 0, slices: [], writers: {} };
+const CLOSED_NEVER_OPENED: StreamRecord = { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, ...STORAGE_EMPTY };
 
 function node(id: string, epoch: number): NodeRecord {
   return { id, epoch, address: `mink.node.${id}`, kafka: `host${id}:9092`, http: `host${id}:8081` };
@@ -69,9 +70,9 @@ function fixture(): View {
     coordinator: { node: 'c1', epoch: 3 },
     tables: { events: EVENTS, orders: ORDERS },
     buckets: {
-      '1//0': bucket(EVENTS, null, 0, '1', 2, { state: 'open', epoch: 2, node: '1', nodeEpoch: 2 }),
-      '1//1': bucket(EVENTS, null, 1, '2', 1, { state: 'closed', epoch: 1, node: '2', nodeEpoch: 1 }),
-      '1//2': bucket(EVENTS, null, 2, '2', 5, { state: 'open', epoch: 4, node: '3', nodeEpoch: 3 }),
+      '1//0': bucket(EVENTS, null, 0, '1', 2, { state: 'open', epoch: 2, node: '1', nodeEpoch: 2, ...STORAGE_EMPTY }),
+      '1//1': bucket(EVENTS, null, 1, '2', 1, { state: 'closed', epoch: 1, node: '2', nodeEpoch: 1, ...STORAGE_EMPTY }),
+      '1//2': bucket(EVENTS, null, 2, '2', 5, { state: 'open', epoch: 4, node: '3', nodeEpoch: 3, ...STORAGE_EMPTY }),
       '2/p1/0': bucket(ORDERS, 'p1', 0, null, 0, CLOSED_NEVER_OPENED),
       '2/p1/1': bucket(ORDERS, 'p1', 1, '3', 1, CLOSED_NEVER_OPENED),
     },
@@ -487,17 +488,17 @@ describe('OpenStream opens a closed stream at the leader epoch, from the current
     expect(view).toEqual({
       ...before,
       seq: 11,
-      buckets: { ...before.buckets, '2/p1/1': { ...before.buckets['2/p1/1'], stream: { state: 'open', epoch: 1, node: '3', nodeEpoch: 4 } } },
+      buckets: { ...before.buckets, '2/p1/1': { ...before.buckets['2/p1/1'], stream: { state: 'open', epoch: 1, node: '3', nodeEpoch: 4, ...STORAGE_EMPTY } } },
     });
   });
 
   it('opens after a takeover: the new leader closes the fenced opener stream, then opens at its leader epoch', () => {
     const closed = accepted(fixture(), { type: 'CloseStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 2, streamEpoch: 4 });
     expect(closed.outcome).toEqual({ ok: true });
-    expect(closed.view.buckets['1//2'].stream).toEqual({ state: 'closed', epoch: 4, node: '3', nodeEpoch: 3 });
+    expect(closed.view.buckets['1//2'].stream).toEqual({ state: 'closed', epoch: 4, node: '3', nodeEpoch: 3, ...STORAGE_EMPTY });
     const opened = accepted(closed.view, { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 2, leaderEpoch: 5 });
     expect(opened.outcome).toEqual({ ok: true, streamEpoch: 5 });
-    expect(opened.view.buckets['1//2'].stream).toEqual({ state: 'open', epoch: 5, node: '2', nodeEpoch: 1 });
+    expect(opened.view.buckets['1//2'].stream).toEqual({ state: 'open', epoch: 5, node: '2', nodeEpoch: 1, ...STORAGE_EMPTY });
   });
 });
 
@@ -509,7 +510,7 @@ describe('CloseStream closes an open stream for its opener, or for anyone once t
     expect(view).toEqual({
       ...before,
       seq: 11,
-      buckets: { ...before.buckets, '1//0': { ...before.buckets['1//0'], stream: { state: 'closed', epoch: 2, node: '1', nodeEpoch: 2 } } },
+      buckets: { ...before.buckets, '1//0': { ...before.buckets['1//0'], stream: { state: 'closed', epoch: 2, node: '1', nodeEpoch: 2, ...STORAGE_EMPTY } } },
     });
   });
 

@@ -3,6 +3,7 @@ import { nextEpoch } from '@mink/epochs';
 import type {
   CloseStream,
   Command,
+  CommitWal,
   CreatePartition,
   CreateTable,
   DropPartition,
@@ -13,10 +14,20 @@ import type {
   RegisterCoordinator,
   RegisterNode,
   Rejection,
+  WalRange,
 } from './commands';
 import { ownRecord } from './lookup';
 import { validateTableSpec } from './schema';
-import { bucketId, type BucketRecord, type NodeRecord, type StreamRecord, type TableRecord, type View } from './view';
+import {
+  bucketId,
+  type BucketRecord,
+  type DataSlice,
+  type NodeRecord,
+  type StreamRecord,
+  type TableRecord,
+  type View,
+  type WriterState,
+} from './view';
 
 /** The result of applying one log entry: the next view and what the proposer is told. */
 export interface Applied {
@@ -61,6 +72,8 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyOpenStream(view, seq, command);
     case 'CloseStream':
       return applyCloseStream(view, seq, command);
+    case 'CommitWal':
+      return applyCommitWal(view, seq, command);
   }
 }
 
@@ -70,7 +83,16 @@ export function reject(view: View, seq: number, code: Rejection['code'], message
 }
 
 /** The stream record of a bucket that has never been opened. */
-export const NEVER_OPENED_STREAM: Readonly<StreamRecord> = Object.freeze({ state: 'closed', epoch: 0, node: null, nodeEpoch: 0 });
+export const NEVER_OPENED_STREAM: Readonly<StreamRecord> = Object.freeze({
+  state: 'closed',
+  epoch: 0,
+  node: null,
+  nodeEpoch: 0,
+  startOffset: 0,
+  endOffset: 0,
+  slices: Object.freeze([]) as unknown as DataSlice[],
+  writers: Object.freeze({}) as Record<string, WriterState>,
+});
 
 // ---------------------------------------------------------------------------------------------------
 // Nodes and coordinator
@@ -230,7 +252,7 @@ function newBuckets(table: TableRecord, partition: string | null): Record<string
       bucket,
       leader: null,
       leaderEpoch: 0,
-      stream: { ...NEVER_OPENED_STREAM },
+      stream: { ...NEVER_OPENED_STREAM, slices: [], writers: {} },
     };
   }
   return created;
@@ -327,7 +349,7 @@ function applyOpenStream(view: View, seq: number, command: OpenStream): Applied 
   }
   const updated: BucketRecord = {
     ...record,
-    stream: { state: 'open', epoch: command.leaderEpoch, node: command.nodeId, nodeEpoch: command.nodeEpoch },
+    stream: { ...stream, state: 'open', epoch: command.leaderEpoch, node: command.nodeId, nodeEpoch: command.nodeEpoch },
   };
   return {
     view: { ...view, seq, buckets: withRecords(view.buckets, { [id]: updated }) },
@@ -371,6 +393,93 @@ function applyCloseStream(view: View, seq: number, command: CloseStream): Applie
     view: { ...view, seq, buckets: withRecords(view.buckets, { [id]: updated }) },
     outcome: { ok: true },
   };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Storage
+
+function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
+  const proposer = ownRecord(view.nodes, command.nodeId);
+  if (!proposer) return reject(view, seq, 'Fenced', `node ${command.nodeId} is not registered`);
+  if (command.nodeEpoch !== proposer.epoch) {
+    return reject(view, seq, 'Fenced', epochMismatch(`node ${proposer.id} epoch`, command.nodeEpoch, proposer.epoch));
+  }
+  if (command.ranges.length === 0) return reject(view, seq, 'InvalidArgument', 'CommitWal.ranges must not be empty');
+  if (command.ranges.length > LIMITS.walRangesPerObjectMax) {
+    return reject(view, seq, 'InvalidArgument', `CommitWal holds ${command.ranges.length} ranges: at most ${LIMITS.walRangesPerObjectMax}`);
+  }
+  // Ranges of one stream are checked against the stream as the earlier ranges of this command left it.
+  const changed: Record<string, BucketRecord> = {};
+  for (const [index, range] of command.ranges.entries()) {
+    const malformed = describeMalformedRange(range);
+    if (malformed !== null) return reject(view, seq, 'InvalidArgument', `CommitWal.ranges[${index}]: ${malformed}`);
+    const id = bucketId(range.tableId, range.partition, range.bucket);
+    const record = changed[id] ?? ownRecord(view.buckets, id);
+    if (!record) return reject(view, seq, 'NotFound', missingBucket(range));
+    const stream = record.stream;
+    if (stream.state !== 'open' || stream.node !== command.nodeId || stream.nodeEpoch !== command.nodeEpoch) {
+      return reject(
+        view,
+        seq,
+        'Fenced',
+        `the stream of ${describeBucket(record)} is not open by node ${command.nodeId} at node epoch ${command.nodeEpoch}`,
+      );
+    }
+    if (range.streamEpoch !== stream.epoch) {
+      return reject(view, seq, 'Fenced', epochMismatch('stream epoch', range.streamEpoch, stream.epoch) + ` for ${describeBucket(record)}`);
+    }
+    if (range.startOffset !== stream.endOffset) {
+      return reject(
+        view,
+        seq,
+        'Conflict',
+        `range [${range.startOffset}, ${range.endOffset}) of ${describeBucket(record)} does not start at the committed end ${stream.endOffset}`,
+      );
+    }
+    const slice: DataSlice = {
+      object: command.object,
+      startOffset: range.startOffset,
+      endOffset: range.endOffset,
+      position: range.position,
+      length: range.length,
+    };
+    const writers = range.writer ? withWriter(stream.writers, range.writer, range) : stream.writers;
+    changed[id] = { ...record, stream: { ...stream, endOffset: range.endOffset, slices: [...stream.slices, slice], writers } };
+  }
+  return { view: { ...view, seq, buckets: withRecords(view.buckets, changed) }, outcome: { ok: true } };
+}
+
+/** Records a writer's last batch, evicting the writer whose last batch is oldest beyond the bound. */
+function withWriter(writers: Record<string, WriterState>, writer: { id: string; seq: number }, range: WalRange): Record<string, WriterState> {
+  const next: Record<string, WriterState> = { ...writers, [writer.id]: { seq: writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset } };
+  const ids = Object.keys(next);
+  if (ids.length > LIMITS.writersPerStreamMax) {
+    // Deterministic eviction: the smallest base offset, then the smallest id.
+    let oldest = ids[0]!;
+    for (const id of ids) {
+      const candidate = next[id]!;
+      const current = next[oldest]!;
+      if (candidate.baseOffset < current.baseOffset || (candidate.baseOffset === current.baseOffset && id < oldest)) oldest = id;
+    }
+    delete next[oldest];
+  }
+  return next;
+}
+
+function describeMalformedRange(range: unknown): string | null {
+  if (!object.test(range)) return 'must be an object';
+  const value = range as Record<string, unknown>;
+  for (const field of ['tableId', 'bucket', 'streamEpoch', 'startOffset', 'endOffset', 'position', 'length'] as const) {
+    if (!count.test(value[field])) return `${field} must be ${count.description}`;
+  }
+  if (!partitionOrNull.test(value.partition)) return `partition must be ${partitionOrNull.description}`;
+  if ((value.endOffset as number) <= (value.startOffset as number)) return 'endOffset must be greater than startOffset';
+  if ((value.length as number) === 0) return 'length must be positive';
+  if (value.writer !== undefined) {
+    const writer = value.writer as Record<string, unknown>;
+    if (!object.test(writer) || !name.test(writer.id) || !count.test(writer.seq)) return 'writer must be {id: a non-empty string, seq: a non-negative integer}';
+  }
+  return null;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -442,6 +551,7 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
   },
   OpenStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, leaderEpoch: count },
   CloseStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, streamEpoch: count },
+  CommitWal: { nodeId: name, nodeEpoch: count, object: { description: 'a non-empty string', test: (value) => typeof value === 'string' && value.length > 0 }, ranges: { description: 'an array', test: Array.isArray } },
 };
 
 /** Longest rendering of an offending value in a rejection message. */

@@ -14,7 +14,8 @@ export type Command =
   | DropPartition
   | LeadBucket
   | OpenStream
-  | CloseStream;
+  | CloseStream
+  | CommitWal;
 
 /**
  * Registers a node incarnation. Without `expectedEpoch` (a process starting) the node gets
@@ -118,6 +119,36 @@ export interface CloseStream {
   partition: string | null;
   bucket: number;
   streamEpoch: number;
+}
+
+/**
+ * Commits one uploaded WAL object: each range names the stream (bucket) it extends, the stream epoch
+ * the leader opened it at, the offsets it adds and where the batch sits in the object. All or nothing:
+ * accepted only when the proposer is at its current node epoch and, for every range, the stream is open
+ * by that node at that node epoch and at `streamEpoch`, and the range starts exactly at the stream's
+ * committed end (ranges of one stream follow each other in the list). This is the fence of DESIGN §3:
+ * a zombie can upload objects, but never get them committed, so it never acknowledges.
+ * Outcome: `{}`.
+ */
+export interface CommitWal {
+  type: 'CommitWal';
+  nodeId: string;
+  nodeEpoch: number;
+  object: string;
+  ranges: WalRange[];
+}
+
+export interface WalRange {
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  streamEpoch: number;
+  startOffset: number;
+  endOffset: number;
+  position: number;
+  length: number;
+  /** Present for idempotent writes: recorded as the writer's last batch. */
+  writer?: { id: string; seq: number };
 }
 
 /** Why a command was rejected; the code is the wire code the proposer reports. */

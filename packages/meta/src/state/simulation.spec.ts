@@ -475,7 +475,7 @@ describe('the simulation catches a broken state machine and names the seed and t
       const id = bucketId(command.tableId, command.partition, command.bucket);
       const record = view.buckets[id];
       if (!record || record.stream.state === 'open' || record.leader === command.nodeId) return result;
-      const stream = { state: 'open' as const, epoch: record.leaderEpoch, node: command.nodeId, nodeEpoch: command.nodeEpoch };
+      const stream = { ...record.stream, state: 'open' as const, epoch: record.leaderEpoch, node: command.nodeId, nodeEpoch: command.nodeEpoch };
       return { view: { ...result.view, buckets: { ...view.buckets, [id]: { ...record, stream } } }, outcome: { ok: true, streamEpoch: record.leaderEpoch } };
     });
     expect(message).toContain('"type":"OpenStream"');

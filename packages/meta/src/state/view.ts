@@ -78,6 +78,37 @@ export interface StreamRecord {
   node: string | null;
   /** The node epoch of that node when it opened the stream. */
   nodeEpoch: number;
+  /** First offset still stored (offsets below it were trimmed). */
+  startOffset: number;
+  /** The committed end: every offset below it is durable, and the next append starts here. */
+  endOffset: number;
+  /**
+   * Where the committed records live, in offset order and contiguous from `startOffset` to `endOffset`:
+   * each slice is one encoded batch at a byte range of a WAL object or a stream object. Readers find data
+   * here and never list the object store.
+   */
+  slices: DataSlice[];
+  /** Idempotent writers: the last committed batch of each writer id (bounded, oldest evicted first). */
+  writers: Record<string, WriterState>;
+}
+
+/** One committed batch of a stream: records [startOffset, endOffset) at bytes [position, position+length) of `object`. */
+export interface DataSlice {
+  object: string;
+  startOffset: number;
+  endOffset: number;
+  position: number;
+  length: number;
+}
+
+/**
+ * The last batch a writer committed to a stream. A retry of that batch (same writer id and sequence) is
+ * answered with these offsets instead of being written again, by whichever node leads the stream then.
+ */
+export interface WriterState {
+  seq: number;
+  baseOffset: number;
+  count: number;
 }
 
 export interface BucketRecord {

@@ -47,6 +47,8 @@ const TRANSIENT_NETWORK_CODES = new Set([
   'UND_ERR_SOCKET',
 ]);
 
+const NETWORK_CODE_IN_MESSAGE = new RegExp(`\\b(${[...TRANSIENT_NETWORK_CODES].join('|')})\\b`);
+
 const NOT_FOUND_ERROR_NAMES = new Set(['NoSuchKey', 'NotFound']);
 
 function fieldsOf(error: unknown): ErrorFields {
@@ -71,6 +73,9 @@ export function classifyS3Error(error: unknown): S3FailureKind {
   if (name === 'NoSuchBucket') return 'permanent';
   if (name === 'InvalidRange' || status === 416) return 'invalid-range';
   if (TRANSIENT_ERROR_NAMES.has(name) || TRANSIENT_NETWORK_CODES.has(code)) return 'transient';
+  // The SDK wraps errors thrown in another JavaScript realm (Node's own network errors seen from inside Jest's
+  // sandbox) into a plain Error that keeps only their text, so the code is looked for in the message too.
+  if (code === '' && NETWORK_CODE_IN_MESSAGE.test(message)) return 'transient';
   if (message.includes('socket hang up')) return 'transient';
   if (status !== undefined) {
     // 408 and 429 are the two client-side statuses that mean "try again later"; every other 4xx is the
