@@ -1,7 +1,7 @@
 import { LIMITS } from '@mink/config';
 import { ownRecord, type BucketRecord } from '@mink/meta';
 import { bucketsToSync, decideSync, type SyncDecision } from '@mink/ownership';
-import { MinkError, SUBJECTS, type BucketServingState } from '@mink/protocol';
+import { MinkError, SUBJECTS, UnavailableError, type BucketServingState } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Counter, Gauge } from 'prom-client';
@@ -50,6 +50,13 @@ export class BucketSync {
   /** Whether a request for the bucket can be served now (used by the data path). */
   isOpen(bucketId: string): boolean {
     return this.local.get(bucketId)?.state === 'open';
+  }
+
+  /** The stream epoch this node opened the bucket at; appends are tagged with it (the fence). */
+  streamEpochOf(bucketId: string): number {
+    const bucket = this.local.get(bucketId);
+    if (!bucket || bucket.state !== 'open') throw new UnavailableError(`bucket ${bucketId} is not open on this node`);
+    return bucket.streamEpoch;
   }
 
   private round(): void {

@@ -7,6 +7,8 @@ import { ClusterMember, ServiceState, createLogger, runHttpService } from '@mink
 import { DataNodeModule } from './data-node.module';
 import { BucketSync } from './bucket-sync';
 import { NodeRequestHandler } from './node-request-handler';
+import { DataPlane } from './data-plane';
+import { S3ObjectStore, StreamReader, WalWriter } from '@mink/s3stream';
 
 /**
  * A data node: registers a fresh incarnation (a higher node epoch on every start), heartbeats, tails the
@@ -20,6 +22,7 @@ async function main(): Promise<void> {
   const member = await ClusterMember.join(config, logger, `data-node-${config.nodeId}`);
   const heartbeater = await Heartbeater.create(member.nc, { onError: (error) => logger.warn({ err: error }, 'heartbeat failed') });
   let sync: BucketSync | null = null;
+  let wal: WalWriter | null = null;
 
   const { port: httpPort } = await runHttpService({
     module: DataNodeModule.register(state),
@@ -28,6 +31,7 @@ async function main(): Promise<void> {
     shutdown: async () => {
       // A clean leave: give the buckets up and stop heartbeating so the coordinator re-leads them at
       // once instead of after lease_ttl (DESIGN §6).
+      await wal?.close().catch(() => undefined);
       await sync?.stopAndCloseAll();
       await heartbeater.stop().catch(() => undefined);
       await member.close();
@@ -47,10 +51,20 @@ async function main(): Promise<void> {
   await heartbeater.start(config.nodeId, 'data-node', nodeEpoch, Math.max(50, Math.floor(config.leaseTtlMs / LIMITS.heartbeatsPerLeaseTtl)));
 
   sync = new BucketSync(member, { nodeId: config.nodeId, nodeEpoch }, logger, state);
-  const handler = new NodeRequestHandler(config.nodeId, nodeEpoch, sync);
-  serveJson(member.nc, SUBJECTS.nodeRpc(address), (body) => handler.handle(body), {
-    onError: (error) => logger.error({ err: error }, 'node request failed'),
+  const objectStore = S3ObjectStore.fromConfig(config);
+  const reader = new StreamReader({ store: objectStore, meta: member.store });
+  wal = new WalWriter({
+    nodeId: config.nodeId,
+    nodeEpoch,
+    store: objectStore,
+    meta: member.store,
+    onCommitted: (bucketId, slice, payload) => reader.cache(bucketId, slice, payload),
   });
+  const data = new DataPlane(member, { nodeId: config.nodeId, nodeEpoch }, sync, wal, reader);
+  const handler = new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data);
+  const onError = (error: unknown) => logger.error({ err: error }, 'node request failed');
+  serveJson(member.nc, SUBJECTS.nodeRpc(address), (body) => handler.handle(body), { onError });
+  serveJson(member.nc, SUBJECTS.anyNodeRpc, (body) => handler.handle(body), { queue: SUBJECTS.nodesQueue, onError });
   sync.start();
   state.setReady(true);
 }

@@ -1,12 +1,14 @@
 import { InvalidArgumentError, type NodeRequest, type NodeStatus } from '@mink/protocol';
 import type { BucketSync } from './bucket-sync';
+import type { DataPlane } from './data-plane';
 
-/** Requests addressed to this data node over NATS (SUBJECTS.nodeRpc). */
+/** Requests addressed to this data node over NATS (SUBJECTS.nodeRpc and SUBJECTS.anyNodeRpc). */
 export class NodeRequestHandler {
   constructor(
     private readonly nodeId: string,
     private readonly nodeEpoch: number,
     private readonly sync: BucketSync,
+    private readonly data: DataPlane,
   ) {}
 
   async handle(body: unknown): Promise<unknown> {
@@ -14,6 +16,14 @@ export class NodeRequestHandler {
     switch (request?.op) {
       case 'status':
         return this.status();
+      case 'append':
+        return this.data.append(request);
+      case 'appendTable':
+        return this.data.appendTable(request);
+      case 'scan':
+        return this.data.scan(request);
+      case 'describeTable':
+        return this.data.describeTable(request.table);
       default:
         throw new InvalidArgumentError(`unknown node request '${(request as { op?: unknown })?.op}'`);
     }

@@ -1,7 +1,7 @@
 import { LIMITS } from '@mink/config';
 import type { MinkClient } from '@mink/client';
 import { bucketsOfTable, compareNodeIds, ownRecord, type TableRecord, type View } from '@mink/meta';
-import { NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
+import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
 
@@ -33,7 +33,25 @@ export class GatewayService {
     return this.describe(this.member.view, table);
   }
 
+  async append(name: string, body: unknown) {
+    const rows = (body as { rows?: unknown } | null)?.rows;
+    if (!Array.isArray(rows)) throw new InvalidArgumentError('body must be {rows: [...]}');
+    this.describeTable(name);
+    return this.client.table(name).append(rows);
+  }
+
+  async scan(name: string, query: Record<string, string | undefined>) {
+    this.describeTable(name);
+    const bucket = integerParameter(query, 'bucket', undefined);
+    const offset = integerParameter(query, 'offset', 0);
+    const limit = integerParameter(query, 'limit', LIMITS.scanRecordsDefault);
+    if (query.partition) throw new InvalidArgumentError('partitioned tables are not served yet');
+    const columns = query.columns ? query.columns.split(',').map((column) => column.trim()).filter(Boolean) : undefined;
+    return this.client.table(name).scan({ bucket, offset, limit, columns });
+  }
+
   async dropTable(name: string) {
+    this.client.forgetTable(name);
     const result = await this.client.dropTable(name);
     await this.member.store.waitForSeq(result.metaSeq, LIMITS.proposeTimeoutMs);
     return { dropped: name };
@@ -116,6 +134,17 @@ export class GatewayService {
       })),
     };
   }
+}
+
+function integerParameter(query: Record<string, string | undefined>, name: string, fallback: number | undefined): number {
+  const text = query[name];
+  if (text === undefined || text === '') {
+    if (fallback === undefined) throw new InvalidArgumentError(`query parameter '${name}' is required`);
+    return fallback;
+  }
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(`query parameter '${name}' must be a non-negative integer, got '${text}'`);
+  return value;
 }
 
 function servingState(leader: string | null, live: Set<string>, statuses: Map<string, NodeStatus>, bucketId: string): BucketServingState {

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { GatewayService } from './gateway.service';
 
 /** Table administration (DESIGN §7). Each method is one service call. */
@@ -25,5 +25,16 @@ export class TablesController {
   @Delete(':name')
   drop(@Param('name') name: string) {
     return this.gateway.dropTable(name);
+  }
+
+  @Post(':name/append')
+  @HttpCode(200)
+  append(@Param('name') name: string, @Body() body: unknown) {
+    return this.gateway.append(name, body);
+  }
+
+  @Get(':name/scan')
+  scan(@Param('name') name: string, @Query() query: Record<string, string | undefined>) {
+    return this.gateway.scan(name, query);
   }
 }

@@ -1,2 +1,3 @@
 export * from './backoff';
 export * from './mink-client';
+export * from './table-client';

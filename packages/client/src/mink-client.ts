@@ -3,6 +3,7 @@ import { LIMITS } from '@mink/config';
 import { MinkError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult, type HolderResult } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
+import { TableClient } from './table-client';
 
 export interface MinkClientOptions {
   /** NATS server URL(s) of the cluster. */
@@ -20,6 +21,8 @@ export type WithSeq<T> = T & { metaSeq: number };
  * answers (no coordinator yet, a lease changing hands) are retried with bounded backoff.
  */
 export class MinkClient {
+  private readonly tables = new Map<string, TableClient>();
+
   private constructor(
     readonly nc: NatsConnection,
     private readonly ownsConnection: boolean,
@@ -45,6 +48,21 @@ export class MinkClient {
 
   async rebalance(dryRun: boolean): Promise<WithSeq<RebalanceResult>> {
     return this.coordinator<WithSeq<RebalanceResult>>({ op: 'rebalance', dryRun });
+  }
+
+  /** A handle on one table; handles are cached, so their leader caches and writer ids are reused. */
+  table(name: string): TableClient {
+    let handle = this.tables.get(name);
+    if (!handle) {
+      handle = new TableClient(this.nc, name);
+      this.tables.set(name, handle);
+    }
+    return handle;
+  }
+
+  /** Forgets a table's cached handle (after it was dropped and re-created). */
+  forgetTable(name: string): void {
+    this.tables.delete(name);
   }
 
   async coordinatorHolder(): Promise<HolderResult> {

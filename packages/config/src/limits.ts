@@ -29,6 +29,15 @@ export const LIMITS = {
   walRangesPerObjectMax: 4_096,
   /** Idempotent writers remembered per stream; the one with the oldest last batch is forgotten first. */
   writersPerStreamMax: 1_024,
+  /** Rows one append request may carry to one bucket (the client splits larger writes). */
+  appendRowsPerRequestMax: 10_000,
+  /** Encoded JSON bytes a client puts in one append request (NATS' default max payload is 1 MiB). */
+  appendRequestBytesMax: 512 * 1024,
+  /** Records a scan returns when no limit is given, and at most. */
+  scanRecordsDefault: 1_000,
+  scanRecordsMax: 10_000,
+  /** JSON bytes of one scan reply, well under NATS' default 1 MiB max payload. */
+  scanReplyBytesMax: 512 * 1024,
   /** Largest HTTP request body accepted by the gateway. */
   httpBodyBytesMax: 64 * 1024 * 1024,
   /** How long a local nats-server or S3 server may take to accept connections after it is spawned. */
@@ -89,6 +98,18 @@ export const LIMITS = {
   objectStoreListKeysPerPageMax: 1_000,
   /** Keys one listing may return before it fails; a listing is for maintenance and must not exhaust memory. */
   objectStoreListedKeysMax: 1_000_000,
+  /** A WAL writer flushes its queued appends as one object once they reach this many bytes (its default `flushBytes`). */
+  walFlushBytes: 1024 * 1024,
+  /** A WAL writer flushes a smaller object this long after appends started waiting (its default `lingerMs`). */
+  walLingerMs: 5,
+  /** Bytes of appends one WAL writer holds waiting for a flush; more are refused as Unavailable so a slow store pushes back on clients. At least `walFlushBytes`. */
+  walQueuedBytesMax: 64 * 1024 * 1024,
+  /** Bytes of recently committed batches a stream reader keeps in memory (its default `cacheBytesMax`). */
+  streamCacheBytesMax: 128 * 1024 * 1024,
+  /** Payload bytes one stream read collects before it stops; it returns at least one batch, however large. */
+  streamReadBytesMax: 8 * 1024 * 1024,
+  /** Batches one stream read returns at most, which also bounds the ranged GETs it issues at once. */
+  streamReadBatchesMax: 1_024,
 } as const;
 
 export const DEFAULTS = {

@@ -42,7 +42,83 @@ export interface HolderResult {
 export type BucketServingState = 'opening' | 'open' | 'unavailable';
 
 /** Requests served by a data node on SUBJECTS.nodeRpc(address). */
-export type NodeRequest = { op: 'status' };
+export type NodeRequest = { op: 'status' } | AppendBucketRequest | AppendTableRequest | ScanRequest | DescribeTableRequest;
+
+/** Identifies one bucket of a table; `tableId` guards against a table dropped and re-created meanwhile. */
+export interface BucketAddress {
+  table: string;
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+}
+
+/**
+ * Appends rows (JSON, as in the HTTP API) to one bucket on its leader. With `writer`, the write is
+ * idempotent: a retry with the same writer id and sequence is answered with the original offsets.
+ */
+export interface AppendBucketRequest extends BucketAddress {
+  op: 'append';
+  rows: unknown[];
+  writer?: { id: string; seq: number };
+}
+
+export interface AppendBucketResult {
+  bucket: number;
+  partition?: string;
+  baseOffset: number;
+  count: number;
+  /** True when the batch had been committed before and this answer repeats its offsets. */
+  duplicate?: boolean;
+}
+
+/** A table-addressed write: the receiving node splits it by bucket and forwards each part to its leader. */
+export interface AppendTableRequest {
+  op: 'appendTable';
+  table: string;
+  rows: unknown[];
+}
+
+export interface AppendTableResult {
+  appended: number;
+  buckets: AppendBucketResult[];
+}
+
+export interface ScanRequest extends BucketAddress {
+  op: 'scan';
+  offset: number;
+  limit: number;
+  columns?: string[];
+}
+
+export interface ScannedRecord {
+  offset: number;
+  timestamp: number;
+  row: Record<string, unknown>;
+}
+
+export interface ScanResult {
+  records: ScannedRecord[];
+  nextOffset: number;
+  highWatermark: number;
+}
+
+/** Any node answers from its view: the table and where each bucket's leader can be reached. */
+export interface DescribeTableRequest {
+  op: 'describeTable';
+  table: string;
+}
+
+export interface TableRoute {
+  table: string;
+  tableId: number;
+  kind: 'log' | 'pk';
+  columns: { name: string; type: string }[];
+  primaryKey: string[];
+  bucketKey: string[];
+  buckets: number;
+  /** Leader of each bucket of an unpartitioned table, by bucket number; null while it has none. */
+  leaders: ({ node: string; address: string; leaderEpoch: number } | null)[];
+}
 
 export interface NodeStatus {
   nodeId: string;

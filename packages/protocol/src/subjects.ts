@@ -10,6 +10,9 @@ export const SUBJECTS = {
   coordinatorDirect: (coordinatorId: string) => `mink.coordinator.direct.${coordinatorId}`,
   /** A data node's advertised address: the prefix of its request subjects. */
   nodeAddress: (nodeId: string) => `mink.node.${nodeId}`,
+  /** Requests any data node can answer from its view (queue group `nodesQueue`). */
+  anyNodeRpc: 'mink.nodes.rpc',
+  nodesQueue: 'nodes',
   /** Requests to one data node. */
   nodeRpc: (address: string) => `${address}.rpc`,
 } as const;

@@ -1,1 +1,4 @@
 export * from './object-store';
+export * from './ports';
+export * from './wal-writer';
+export * from './stream-reader';

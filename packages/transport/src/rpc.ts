@@ -65,7 +65,13 @@ export function serveJson(
           if (!(error instanceof MinkError)) options.onError?.(error);
           reply = toErrorBody(error);
         }
-        if (msg.reply) msg.respond(encodeJson(reply));
+        if (!msg.reply) return;
+        let encoded = encodeJson(reply);
+        if (encoded.length > nc.info!.max_payload) {
+          // An answer NATS cannot carry would leave the caller waiting for its timeout: say so instead.
+          encoded = encodeJson(toErrorBody(new MinkError('Internal', `reply of ${encoded.length} bytes exceeds the NATS max payload of ${nc.info!.max_payload}`)));
+        }
+        msg.respond(encoded);
       })();
     },
   });

@@ -1,7 +1,18 @@
+import { LIMITS } from '@mink/config';
 import { apply } from './apply';
-import type { Command, Rejection } from './commands';
+import type { Command, Rejection, WalRange } from './commands';
 import { deepFreeze } from './deep-freeze';
-import { bucketId, emptyView, type BucketRecord, type NodeRecord, type StreamRecord, type TableRecord, type View } from './view';
+import {
+  bucketId,
+  emptyView,
+  type BucketRecord,
+  type DataSlice,
+  type NodeRecord,
+  type StreamRecord,
+  type TableRecord,
+  type View,
+  type WriterState,
+} from './view';
 
 const STORAGE_EMPTY = { startOffset: 0, endOffset: 0, slices: [], writers: {} };
 const CLOSED_NEVER_OPENED: StreamRecord = { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, ...STORAGE_EMPTY };
@@ -536,5 +547,421 @@ describe('apply is deterministic and never mutates its input', () => {
     const second = next(fixture(), command);
     expect(JSON.stringify(first)).toBe(JSON.stringify(second));
     expect(JSON.stringify(input)).toBe(snapshot);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// CommitWal
+
+/** Where a range goes: a bucket's stream and the stream epoch its opener writes at. */
+type StreamAddress = Pick<WalRange, 'tableId' | 'partition' | 'bucket' | 'streamEpoch'>;
+
+/** The stream of events/0 as the fixture opened it: by node 1 at node epoch 2, stream epoch 2. */
+const EVENTS_0: StreamAddress = { tableId: 1, partition: null, bucket: 0, streamEpoch: 2 };
+/** The stream of orders/p1/0 as the storage fixture opened it: by node 1 at node epoch 2, stream epoch 1. */
+const ORDERS_P1_0: StreamAddress = { tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1 };
+/** The stream of events/2: open at stream epoch 4 by node 3 at node epoch 3, a fenced incarnation. */
+const EVENTS_2: StreamAddress = { tableId: 1, partition: null, bucket: 2, streamEpoch: 4 };
+
+/** A range of `stream` holding offsets [startOffset, endOffset); bytes default to 10 per offset from position 0. */
+function range(stream: StreamAddress, startOffset: number, endOffset: number, extra: Partial<WalRange> = {}): WalRange {
+  return { ...stream, startOffset, endOffset, position: 0, length: (endOffset - startOffset) * 10, ...extra };
+}
+
+/** A CommitWal of WAL object `wal/1/2/2` by node 1 at its current node epoch 2, unless `fields` say otherwise. */
+function commitWal(ranges: unknown, fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'CommitWal', nodeId: '1', nodeEpoch: 2, object: 'wal/1/2/2', ranges, ...fields };
+}
+
+function slice(object: string, startOffset: number, endOffset: number, position: number, length: number): DataSlice {
+  return { object, startOffset, endOffset, position, length };
+}
+
+const EVENTS_0_COMMITTED = slice('wal/1/2/1', 0, 10, 0, 400);
+const ORDERS_P1_0_COMMITTED = slice('wal/1/2/1', 0, 5, 400, 200);
+
+/**
+ * The fixture after node 1 has written: at sequence 10 like the fixture, but
+ * - events/0 (open at stream epoch 2 by node 1 at node epoch 2) holds [0, 10) in WAL object wal/1/2/1,
+ *   committed by writer w1 with sequence 0;
+ * - orders/p1/0 is led by node 1 at leader epoch 1 and its stream open at 1 by node 1 at node epoch 2, so
+ *   node 1 holds two open streams; it holds [0, 5) at bytes 400..600 of the same object.
+ * The first test below checks that LeadBucket, OpenStream and one CommitWal build exactly this.
+ */
+function storageFixture(): View {
+  const base = fixture();
+  const events0 = base.buckets['1//0'];
+  const orders0 = base.buckets['2/p1/0'];
+  return deepFreeze({
+    ...base,
+    buckets: {
+      ...base.buckets,
+      '1//0': {
+        ...events0,
+        stream: { ...events0.stream, endOffset: 10, slices: [EVENTS_0_COMMITTED], writers: { w1: { seq: 0, baseOffset: 0, count: 10 } } },
+      },
+      '2/p1/0': bucket(ORDERS, 'p1', 0, '1', 1, {
+        state: 'open',
+        epoch: 1,
+        node: '1',
+        nodeEpoch: 2,
+        startOffset: 0,
+        endOffset: 5,
+        slices: [ORDERS_P1_0_COMMITTED],
+        writers: {},
+      }),
+    },
+  });
+}
+
+/** The storage fixture after a takeover registered node 1 at epoch 3: its incarnation at 2 is a zombie. */
+function storageFixtureAfterTakeoverOfNode1(): View {
+  return deepFreeze(accepted(storageFixture(), { type: 'RegisterNode', nodeId: '1', expectedEpoch: 2 }).view);
+}
+
+/** The storage fixture with the given changes to the stream of events/0. */
+function withEvents0Stream(view: View, changes: Partial<StreamRecord>): View {
+  const record = view.buckets['1//0'];
+  return { ...view, buckets: { ...view.buckets, '1//0': { ...record, stream: { ...record.stream, ...changes } } } };
+}
+
+describe('CommitWal: the storage fixture is what CommitWal builds, so the tests below start from real states', () => {
+  it('builds the storage fixture from the fixture by leading and opening orders/p1/0, then one commit of two streams', () => {
+    let view = fixture();
+    view = accepted(view, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 2, partition: 'p1', bucket: 0, leader: '1' }).view;
+    view = accepted(view, { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, leaderEpoch: 1 }).view;
+    const { view: built, outcome } = accepted(
+      deepFreeze(view),
+      commitWal(
+        [
+          range(EVENTS_0, 0, 10, { position: 0, length: 400, writer: { id: 'w1', seq: 0 } }),
+          range(ORDERS_P1_0, 0, 5, { position: 400, length: 200 }),
+        ],
+        { object: 'wal/1/2/1' },
+      ),
+    );
+    expect(outcome).toEqual({ ok: true });
+    expect(built).toEqual({ ...storageFixture(), seq: 13 });
+  });
+});
+
+describe('CommitWal appends the ranges of an uploaded WAL object to their streams when every fence holds', () => {
+  type Case = [description: string, command: Record<string, unknown>, expectedStreams: Record<string, Partial<StreamRecord>>, view?: () => View];
+  const cases: Case[] = [
+    [
+      'one range without a writer: the end advances, the slice is appended, the writers stay',
+      commitWal([range(EVENTS_0, 10, 14, { position: 0, length: 160 })]),
+      { '1//0': { endOffset: 14, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 0, 160)] } },
+    ],
+    [
+      'one range of a new writer: the writer is remembered next to the others',
+      commitWal([range(EVENTS_0, 10, 14, { position: 32, length: 160, writer: { id: 'w2', seq: 3 } })]),
+      {
+        '1//0': {
+          endOffset: 14,
+          slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 32, 160)],
+          writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 3, baseOffset: 10, count: 4 } },
+        },
+      },
+    ],
+    [
+      "the next batch of a remembered writer: it replaces the writer's last batch",
+      commitWal([range(EVENTS_0, 10, 14, { writer: { id: 'w1', seq: 1 } })]),
+      { '1//0': { endOffset: 14, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 0, 40)], writers: { w1: { seq: 1, baseOffset: 10, count: 4 } } } },
+    ],
+    [
+      "two ranges of one stream, the second starting at the first's end",
+      commitWal([range(EVENTS_0, 10, 12, { position: 0, length: 80 }), range(EVENTS_0, 12, 15, { position: 80, length: 120 })]),
+      { '1//0': { endOffset: 15, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 80), slice('wal/1/2/2', 12, 15, 80, 120)] } },
+    ],
+    [
+      'two ranges of one stream by one writer: the second batch is the one remembered',
+      commitWal([range(EVENTS_0, 10, 12, { writer: { id: 'w2', seq: 1 } }), range(EVENTS_0, 12, 15, { position: 20, writer: { id: 'w2', seq: 2 } })]),
+      {
+        '1//0': {
+          endOffset: 15,
+          slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 20), slice('wal/1/2/2', 12, 15, 20, 30)],
+          writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 2, baseOffset: 12, count: 3 } },
+        },
+      },
+    ],
+    [
+      'ranges of two streams of the proposer, each at its own committed end',
+      commitWal([range(EVENTS_0, 10, 12, { position: 0, length: 80 }), range(ORDERS_P1_0, 5, 9, { position: 80, length: 50, writer: { id: 'w1', seq: 9 } })]),
+      {
+        '1//0': { endOffset: 12, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 80)] },
+        '2/p1/0': { endOffset: 9, slices: [ORDERS_P1_0_COMMITTED, slice('wal/1/2/2', 5, 9, 80, 50)], writers: { w1: { seq: 9, baseOffset: 5, count: 4 } } },
+      },
+    ],
+    [
+      'the first range of a stream that holds nothing yet, at offset 0',
+      commitWal([range(EVENTS_0, 0, 3, { position: 5, length: 7 })], { object: 'wal/1/2/9' }),
+      { '1//0': { endOffset: 3, slices: [slice('wal/1/2/9', 0, 3, 5, 7)] } },
+      fixture,
+    ],
+  ];
+
+  it.each(cases)('accepts %s', (_description, command, expectedStreams, makeView = storageFixture) => {
+    const before = makeView();
+    const { view, outcome } = accepted(before, command);
+    expect(outcome).toEqual({ ok: true });
+    const changedBuckets: Record<string, BucketRecord> = {};
+    for (const [id, changes] of Object.entries(expectedStreams)) {
+      changedBuckets[id] = { ...before.buckets[id], stream: { ...before.buckets[id].stream, ...changes } };
+    }
+    expect(view).toEqual({ ...before, seq: before.seq + 1, buckets: { ...before.buckets, ...changedBuckets } });
+    // Buckets the command did not name are shared with the input, not copied.
+    for (const id of Object.keys(before.buckets)) {
+      if (!(id in expectedStreams)) expect(view.buckets[id]).toBe(before.buckets[id]);
+    }
+  });
+
+  it(`accepts exactly LIMITS.walRangesPerObjectMax (${LIMITS.walRangesPerObjectMax}) ranges in one object`, () => {
+    const ranges = Array.from({ length: LIMITS.walRangesPerObjectMax }, (_, index) => range(EVENTS_0, 10 + index, 11 + index, { position: index * 10 }));
+    const { view, outcome } = accepted(storageFixture(), commitWal(ranges));
+    expect(outcome).toEqual({ ok: true });
+    const stream = view.buckets['1//0'].stream;
+    expect(stream.endOffset).toBe(10 + LIMITS.walRangesPerObjectMax);
+    expect(stream.slices).toHaveLength(1 + LIMITS.walRangesPerObjectMax);
+    expect(stream.slices[LIMITS.walRangesPerObjectMax]).toEqual(
+      slice('wal/1/2/2', 9 + LIMITS.walRangesPerObjectMax, 10 + LIMITS.walRangesPerObjectMax, (LIMITS.walRangesPerObjectMax - 1) * 10, 10),
+    );
+  });
+});
+
+describe('CommitWal rejects the whole command, changing nothing but the sequence, when any fence or range fails', () => {
+  type Case = [description: string, command: Record<string, unknown>, code: Rejection['code'], message: string, view?: () => View];
+  const next10 = range(EVENTS_0, 10, 12);
+  const malformedRange = (changes: Record<string, unknown>) => commitWal([{ ...next10, ...changes }]);
+  const withoutPartition = (() => {
+    const { partition: _partition, ...rest } = next10;
+    return rest;
+  })();
+  const cases: Case[] = [
+    // The proposer's node fence.
+    ['a commit by an unregistered node', commitWal([next10], { nodeId: '9', nodeEpoch: 1 }), 'Fenced', 'node 9 is not registered'],
+    ['a commit by a node named like a prototype member', commitWal([next10], { nodeId: 'constructor', nodeEpoch: 0 }), 'Fenced', 'node constructor is not registered'],
+    ['a commit from an older incarnation (stale node epoch)', commitWal([next10], { nodeEpoch: 1 }), 'Fenced', 'node 1 epoch 1 is fenced: current is 2'],
+    ['a commit at a node epoch ahead of the view', commitWal([next10], { nodeEpoch: 3 }), 'Fenced', 'node 1 epoch 3 is not current: current is 2'],
+    ['a commit by a zombie whose node was taken over', commitWal([next10]), 'Fenced', 'node 1 epoch 2 is fenced: current is 3', storageFixtureAfterTakeoverOfNode1],
+    ['a stale commit with no ranges (the fence is checked first)', commitWal([], { nodeEpoch: 1 }), 'Fenced', 'node 1 epoch 1 is fenced'],
+
+    // The shape of the command and its ranges.
+    ['a commit without ranges', commitWal([]), 'InvalidArgument', 'CommitWal.ranges must not be empty'],
+    [
+      `a commit of LIMITS.walRangesPerObjectMax + 1 ranges`,
+      commitWal(Array.from({ length: LIMITS.walRangesPerObjectMax + 1 }, (_, index) => range(EVENTS_0, 10 + index, 11 + index))),
+      'InvalidArgument',
+      `CommitWal holds ${LIMITS.walRangesPerObjectMax + 1} ranges: at most ${LIMITS.walRangesPerObjectMax}`,
+    ],
+    ['a commit whose ranges are not a list', commitWal(next10), 'InvalidArgument', 'CommitWal.ranges must be an array'],
+    ['a commit without an object key', commitWal([next10], { object: '' }), 'InvalidArgument', 'CommitWal.object must be a non-empty string'],
+    ['a range that is null', commitWal([null]), 'InvalidArgument', 'CommitWal.ranges[0]: must be an object'],
+    ['a range that is a list', commitWal([[1, 2]]), 'InvalidArgument', 'CommitWal.ranges[0]: must be an object'],
+    ['a range with a negative start', malformedRange({ startOffset: -1 }), 'InvalidArgument', 'CommitWal.ranges[0]: startOffset must be a non-negative integer'],
+    ['a range with a fractional end', malformedRange({ endOffset: 11.5 }), 'InvalidArgument', 'CommitWal.ranges[0]: endOffset must be a non-negative integer'],
+    ['a range with a negative position', malformedRange({ position: -8 }), 'InvalidArgument', 'CommitWal.ranges[0]: position must be a non-negative integer'],
+    ['a range with a negative length', malformedRange({ length: -1 }), 'InvalidArgument', 'CommitWal.ranges[0]: length must be a non-negative integer'],
+    ['a range with a string stream epoch', malformedRange({ streamEpoch: '2' }), 'InvalidArgument', 'CommitWal.ranges[0]: streamEpoch must be a non-negative integer'],
+    ['a range without a bucket', malformedRange({ bucket: undefined }), 'InvalidArgument', 'CommitWal.ranges[0]: bucket must be a non-negative integer'],
+    ['a range that ends where it starts', malformedRange({ startOffset: 10, endOffset: 10 }), 'InvalidArgument', 'CommitWal.ranges[0]: endOffset must be greater than startOffset'],
+    ['a range that ends before it starts', malformedRange({ startOffset: 10, endOffset: 9 }), 'InvalidArgument', 'CommitWal.ranges[0]: endOffset must be greater than startOffset'],
+    ['a range of zero bytes', malformedRange({ length: 0 }), 'InvalidArgument', 'CommitWal.ranges[0]: length must be positive'],
+    ['a range without a partition (null is required for none)', commitWal([withoutPartition]), 'InvalidArgument', 'CommitWal.ranges[0]: partition must be null or'],
+    ['a range with a slash in the partition', malformedRange({ partition: 'p1/x' }), 'InvalidArgument', 'CommitWal.ranges[0]: partition must be null or'],
+    ['a range whose writer is null', malformedRange({ writer: null }), 'InvalidArgument', 'CommitWal.ranges[0]: writer must be {id: a non-empty string, seq: a non-negative integer}'],
+    ['a range whose writer has an empty id', malformedRange({ writer: { id: '', seq: 1 } }), 'InvalidArgument', 'CommitWal.ranges[0]: writer must be'],
+    ['a range whose writer id is a number', malformedRange({ writer: { id: 7, seq: 1 } }), 'InvalidArgument', 'CommitWal.ranges[0]: writer must be'],
+    ['a range whose writer id is too long', malformedRange({ writer: { id: 'w'.repeat(LIMITS.nameLengthMax + 1), seq: 1 } }), 'InvalidArgument', 'CommitWal.ranges[0]: writer must be'],
+    ['a range whose writer has a negative sequence', malformedRange({ writer: { id: 'w1', seq: -1 } }), 'InvalidArgument', 'CommitWal.ranges[0]: writer must be'],
+    ['a range whose writer has no sequence', malformedRange({ writer: { id: 'w1' } }), 'InvalidArgument', 'CommitWal.ranges[0]: writer must be'],
+    ['a malformed second range after a valid first', commitWal([next10, range(EVENTS_0, 12, 12)]), 'InvalidArgument', 'CommitWal.ranges[1]: endOffset must be greater than startOffset'],
+
+    // The bucket must exist.
+    ['a range of a missing table', commitWal([{ ...next10, tableId: 7 }]), 'NotFound', 'bucket 0 of table id 7 does not exist'],
+    ['a range of a missing partition', commitWal([range(ORDERS_P1_0, 5, 6, { partition: 'p9' })]), 'NotFound', "bucket 0 of table id 2 partition 'p9' does not exist"],
+    ['a range of a partitioned table without its partition', commitWal([range(ORDERS_P1_0, 5, 6, { partition: null })]), 'NotFound', 'bucket 0 of table id 2 does not exist'],
+    ['a range of a missing bucket after a valid first', commitWal([next10, { ...next10, bucket: 3 }]), 'NotFound', 'bucket 3 of table id 1 does not exist'],
+
+    // The stream must be open by the proposer at its node epoch, at the range's stream epoch.
+    ['a range of a closed stream, even by its last opener at its epochs', commitWal([range(EVENTS_0, 0, 1, { bucket: 1, streamEpoch: 1 })], { nodeId: '2', nodeEpoch: 1 }), 'Fenced', "the stream of table 'events' bucket 1 is not open by node 2 at node epoch 1"],
+    ['a range of a stream never opened, by its leader', commitWal([range(ORDERS_P1_0, 0, 1, { bucket: 1, streamEpoch: 0 })], { nodeId: '3', nodeEpoch: 4 }), 'Fenced', "the stream of table 'orders' partition 'p1' bucket 1 is not open by node 3 at node epoch 4"],
+    ['a range of a stream open by another node', commitWal([next10], { nodeId: '2', nodeEpoch: 1 }), 'Fenced', "the stream of table 'events' bucket 0 is not open by node 2 at node epoch 1"],
+    ['a range of a stream open by another node, from the leader of its bucket', commitWal([range(EVENTS_2, 0, 1)], { nodeId: '2', nodeEpoch: 1 }), 'Fenced', "the stream of table 'events' bucket 2 is not open by node 2 at node epoch 1"],
+    ['a range of a stream this node opened at an older node epoch', commitWal([range(EVENTS_2, 0, 1)], { nodeId: '3', nodeEpoch: 4 }), 'Fenced', "the stream of table 'events' bucket 2 is not open by node 3 at node epoch 4"],
+    ['a range at a stale stream epoch', commitWal([{ ...next10, streamEpoch: 1 }]), 'Fenced', "stream epoch 1 is fenced: current is 2 for table 'events' bucket 0"],
+    ['a range at a stream epoch ahead of the view', commitWal([{ ...next10, streamEpoch: 3 }]), 'Fenced', "stream epoch 3 is not current: current is 2 for table 'events' bucket 0"],
+
+    // The range must start at the committed end: commits of one stream apply in order.
+    ['a range leaving a gap after the committed end', commitWal([range(EVENTS_0, 11, 15)]), 'Conflict', "range [11, 15) of table 'events' bucket 0 does not start at the committed end 10"],
+    ['a range overlapping the committed end', commitWal([range(EVENTS_0, 9, 12)]), 'Conflict', "range [9, 12) of table 'events' bucket 0 does not start at the committed end 10"],
+    ['a range committed again (a retried CommitWal that applied already)', commitWal([range(EVENTS_0, 0, 10)]), 'Conflict', "range [0, 10) of table 'events' bucket 0 does not start at the committed end 10"],
+    ['a second range of one stream leaving a gap after the first', commitWal([range(EVENTS_0, 10, 12), range(EVENTS_0, 13, 15)]), 'Conflict', "range [13, 15) of table 'events' bucket 0 does not start at the committed end 12"],
+    ['a second range of one stream overlapping the first', commitWal([range(EVENTS_0, 10, 12), range(EVENTS_0, 11, 15)]), 'Conflict', "range [11, 15) of table 'events' bucket 0 does not start at the committed end 12"],
+    ['the same range twice', commitWal([range(EVENTS_0, 10, 12), range(EVENTS_0, 10, 12)]), 'Conflict', "range [10, 12) of table 'events' bucket 0 does not start at the committed end 12"],
+    ['two ranges of one stream listed out of offset order', commitWal([range(EVENTS_0, 12, 15), range(EVENTS_0, 10, 12)]), 'Conflict', "range [12, 15) of table 'events' bucket 0 does not start at the committed end 10"],
+
+    // All or nothing: a valid first range of one stream is not committed when a range of another fails.
+    ['a valid range, then one of another stream at a stale stream epoch', commitWal([next10, range(ORDERS_P1_0, 5, 6, { streamEpoch: 0 })]), 'Fenced', "stream epoch 0 is fenced: current is 1 for table 'orders' partition 'p1' bucket 0"],
+    ['a valid range, then one of another stream leaving a gap', commitWal([next10, range(ORDERS_P1_0, 6, 8)]), 'Conflict', "range [6, 8) of table 'orders' partition 'p1' bucket 0 does not start at the committed end 5"],
+    ['a valid range, then one of a stream open by another node', commitWal([next10, range(EVENTS_2, 0, 1)]), 'Fenced', "the stream of table 'events' bucket 2 is not open by node 1 at node epoch 2"],
+    ['valid ranges of two streams, then a third range of the first that overlaps', commitWal([next10, range(ORDERS_P1_0, 5, 6), range(EVENTS_0, 10, 11)]), 'Conflict', "range [10, 11) of table 'events' bucket 0 does not start at the committed end 12"],
+  ];
+
+  it.each(cases)('rejects %s', (_description, command, code, message, makeView = storageFixture) => {
+    const view = makeView();
+    const result = next(view, command);
+    expect(result.outcome).toEqual({ ok: false, rejection: { code, message: expect.stringContaining(message) } });
+    expect(result.view).toEqual({ ...view, seq: view.seq + 1 });
+    // Not even a copy: the buckets of the input are the buckets of the result.
+    expect(result.view.buckets).toBe(view.buckets);
+  });
+});
+
+describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per stream, forgetting the oldest batch first', () => {
+  const WRITERS_MAX = LIMITS.writersPerStreamMax;
+  const STREAM_END = 10_000;
+
+  /**
+   * The storage fixture with events/0 at end 10 000 (one slice) remembering `count` writers: the given
+   * ones, in that insertion order, then fillers `filler-N` whose batches are newer than every given one.
+   */
+  function withRememberedWriters(given: [id: string, baseOffset: number][], count: number): View {
+    const writers: Record<string, WriterState> = {};
+    for (const [id, baseOffset] of given) writers[id] = { seq: 0, baseOffset, count: 1 };
+    for (let index = 0; Object.keys(writers).length < count; index++) writers[`filler-${index}`] = { seq: 0, baseOffset: 5_000 + index, count: 1 };
+    return deepFreeze(withEvents0Stream(storageFixture(), { endOffset: STREAM_END, slices: [slice('wal/1/2/1', 0, STREAM_END, 0, 99_999)], writers }));
+  }
+
+  /** Commits one batch of writer `id` at the end of events/0 and returns the writers remembered after it. */
+  function commitBatchOf(view: View, id: string, seq = 1): Record<string, WriterState> {
+    return accepted(view, commitWal([range(EVENTS_0, STREAM_END, STREAM_END + 2, { writer: { id, seq } })])).view.buckets['1//0'].stream.writers;
+  }
+
+  type Case = [description: string, given: [id: string, baseOffset: number][], evicted: string];
+  const cases: Case[] = [
+    ['the writer with the smallest base offset, wherever it sits in the map', [['late', 900], ['oldest', 3], ['middle', 40]], 'oldest'],
+    ['the smaller id on a tie of base offsets, inserted second', [['b', 7], ['a', 7], ['c', 8]], 'a'],
+    ['the smaller id on a tie of base offsets, inserted first', [['a', 7], ['b', 7], ['c', 8]], 'a'],
+    ['the oldest writer even when integer-like ids are listed before it', [['zeta', 1], ['7', 5], ['10', 2]], 'zeta'],
+    ['by offset, not by id: a large id with the smallest base offset', [['aaa', 9], ['zzz', 8]], 'zzz'],
+  ];
+
+  it.each(cases)('evicts %s when a new writer pushes the count past the bound', (_description, given, evicted) => {
+    const before = withRememberedWriters(given, WRITERS_MAX);
+    const writers = commitBatchOf(before, 'newcomer');
+    const expectedIds = [...Object.keys(before.buckets['1//0'].stream.writers).filter((id) => id !== evicted), 'newcomer'].sort();
+    expect(Object.keys(writers).sort()).toEqual(expectedIds);
+    expect(writers.newcomer).toEqual({ seq: 1, baseOffset: STREAM_END, count: 2 });
+    for (const id of expectedIds) if (id !== 'newcomer') expect(writers[id]).toEqual(before.buckets['1//0'].stream.writers[id]);
+  });
+
+  it('evicts the same writer whatever the order the map lists the writers in', () => {
+    const given: [string, number][] = [['b', 7], ['a', 7], ['zeta', 7], ['7', 7], ['late', 70]];
+    const evictedIn = (order: [string, number][]) => {
+      const writers = commitBatchOf(withRememberedWriters(order, WRITERS_MAX), 'newcomer');
+      return order.map(([id]) => id).filter((id) => !(id in writers));
+    };
+    const orders = [given, [...given].reverse(), [given[2], given[0], given[4], given[3], given[1]]];
+    expect(orders.map(evictedIn)).toEqual([['7'], ['7'], ['7']]);
+  });
+
+  it.each([
+    ['a writer already remembered commits again at the bound', WRITERS_MAX, 'a'],
+    ['a new writer fills the last free place', WRITERS_MAX - 1, 'newcomer'],
+  ])('evicts nobody when %s', (_description, count, writer) => {
+    const before = withRememberedWriters([['a', 1], ['b', 2]], count);
+    const writers = commitBatchOf(before, writer, 5);
+    expect(Object.keys(writers).sort()).toEqual([...new Set([...Object.keys(before.buckets['1//0'].stream.writers), writer])].sort());
+    expect(writers[writer]).toEqual({ seq: 5, baseOffset: STREAM_END, count: 2 });
+    expect(writers.b).toEqual({ seq: 0, baseOffset: 2, count: 1 });
+  });
+
+  it(`forgets the first of LIMITS.writersPerStreamMax + 1 writers that commit one after another`, () => {
+    let view = fixture();
+    for (let index = 0; index <= WRITERS_MAX; index++) {
+      view = accepted(view, commitWal([range(EVENTS_0, index, index + 1, { writer: { id: `writer-${index}`, seq: index } })])).view;
+    }
+    const writers = view.buckets['1//0'].stream.writers;
+    expect(Object.keys(writers)).toHaveLength(WRITERS_MAX);
+    expect(writers['writer-0']).toBeUndefined();
+    expect(writers['writer-1']).toEqual({ seq: 1, baseOffset: 1, count: 1 });
+    expect(writers[`writer-${WRITERS_MAX}`]).toEqual({ seq: WRITERS_MAX, baseOffset: WRITERS_MAX, count: 1 });
+    expect(view.buckets['1//0'].stream.endOffset).toBe(WRITERS_MAX + 1);
+  });
+
+  it('keeps writer ids named like prototype members as own entries', () => {
+    const { view } = accepted(storageFixture(), commitWal([range(EVENTS_0, 10, 11, { writer: { id: '__proto__', seq: 4 } }), range(EVENTS_0, 11, 12, { writer: { id: 'constructor', seq: 5 } })]));
+    const writers = JSON.parse(JSON.stringify(view.buckets['1//0'].stream.writers)) as Record<string, WriterState>;
+    expect(Object.getPrototypeOf(view.buckets['1//0'].stream.writers)).toBe(Object.prototype);
+    expect(Object.keys(writers)).toEqual(['w1', '__proto__', 'constructor']);
+    expect(Object.getOwnPropertyDescriptor(writers, '__proto__')?.value).toEqual({ seq: 4, baseOffset: 10, count: 1 });
+  });
+});
+
+describe('CommitWal: a stream closed and opened again continues at its committed end', () => {
+  const closeByOpener = { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: 2 };
+  type Case = [description: string, handover: Record<string, unknown>[], newOpener: { nodeId: string; nodeEpoch: number }];
+  const cases: Case[] = [
+    [
+      'closed by its opener and moved to node 2',
+      [closeByOpener, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '2' }],
+      { nodeId: '2', nodeEpoch: 1 },
+    ],
+    [
+      'taken over from a dead node 1 by node 2',
+      [
+        { type: 'RegisterNode', nodeId: '1', expectedEpoch: 2 },
+        { type: 'CloseStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 2 },
+        { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '2' },
+      ],
+      { nodeId: '2', nodeEpoch: 1 },
+    ],
+    [
+      'reopened by node 1 after it restarted',
+      [
+        { type: 'RegisterNode', nodeId: '1' },
+        { type: 'CloseStream', nodeId: '1', nodeEpoch: 3, tableId: 1, partition: null, bucket: 0, streamEpoch: 2 },
+        { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '1' },
+      ],
+      { nodeId: '1', nodeEpoch: 3 },
+    ],
+  ];
+
+  it.each(cases)('keeps end, slices and writers when %s, and fences every commit but the next one of the new opener', (_description, handover, newOpener) => {
+    const before = storageFixture();
+    const committed = before.buckets['1//0'].stream;
+    let view = before;
+    for (const command of handover) view = accepted(view, command).view;
+    expect(view.buckets['1//0'].stream).toEqual({ ...committed, state: 'closed' });
+    view = deepFreeze(
+      accepted(view, { type: 'OpenStream', ...newOpener, tableId: 1, partition: null, bucket: 0, leaderEpoch: 3 }).view,
+    );
+    expect(view.buckets['1//0'].stream).toEqual({ ...committed, state: 'open', epoch: 3, node: newOpener.nodeId, nodeEpoch: newOpener.nodeEpoch });
+
+    const reopened = { ...EVENTS_0, streamEpoch: 3 };
+    const attempts = [
+      ['the old opener at the old epochs', commitWal([range(EVENTS_0, 10, 12)])],
+      ['the new opener from offset 0', commitWal([range(reopened, 0, 2)], newOpener)],
+      ['the new opener at the old stream epoch', commitWal([range(EVENTS_0, 10, 12)], newOpener)],
+    ] as const;
+    expect(attempts.map(([who, command]) => [who, next(view, command).outcome.ok])).toEqual(attempts.map(([who]) => [who, false]));
+
+    const { view: after } = accepted(view, commitWal([range(reopened, 10, 12, { position: 3, length: 4 })], { ...newOpener, object: 'wal/x/1' }));
+    expect(after.buckets['1//0'].stream).toEqual({
+      ...committed,
+      state: 'open',
+      epoch: 3,
+      node: newOpener.nodeId,
+      nodeEpoch: newOpener.nodeEpoch,
+      endOffset: 12,
+      slices: [EVENTS_0_COMMITTED, slice('wal/x/1', 10, 12, 3, 4)],
+    });
+  });
+
+  it('keeps the committed data of a stream when LeadBucket moves the bucket (the stream is not the leader)', () => {
+    const before = storageFixture();
+    const { view } = accepted(before, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '2' });
+    expect(view.buckets['1//0'].stream).toBe(before.buckets['1//0'].stream);
   });
 });

@@ -1,10 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
+import { LIMITS } from '@mink/config';
 import { apply, type Applied } from './apply';
-import type { Command, Outcome } from './commands';
+import type { Command, Outcome, WalRange } from './commands';
 import { deepFreeze } from './deep-freeze';
 import { ownRecord } from './lookup';
 import { mulberry32, randomChance, randomChoice, randomInteger, type Random } from './prng';
-import { bucketId, emptyView, type BucketRecord, type View } from './view';
+import { bucketId, emptyView, type BucketRecord, type DataSlice, type StreamRecord, type View } from './view';
 
 /**
  * Seeded simulation of long metadata-log histories. Each seed generates a history that mixes plausible
@@ -30,6 +31,10 @@ const NODE_IDS = ['1', '2', '3', '4', 'toString'];
 const COORDINATOR_IDS = ['c1', 'c2'];
 const TABLE_NAMES = ['t0', 't1', 't2', 'constructor'];
 const PARTITION_NAMES = ['p0', 'p1', 'p2'];
+// Few writer ids, so writers commit again and again; `__proto__` must stay an ordinary own entry.
+const WRITER_IDS = ['w0', 'w1', 'w2', '__proto__'];
+/** Most offsets one generated WAL range holds. */
+const RANGE_OFFSETS_MAX = 5;
 
 type ApplyFunction = (view: View, seq: number, command: Command) => Applied;
 
@@ -39,6 +44,8 @@ interface SeedReport {
   outcomes: Outcome[];
   acceptedByType: Map<string, number>;
   rejectedByCode: Map<string, number>;
+  /** Rejections of CommitWal alone by code, so its coverage does not hide behind the other commands. */
+  commitWalRejectedByCode: Map<string, number>;
 }
 
 class InvariantViolation extends Error {}
@@ -95,7 +102,86 @@ const MALFORMED_COMMANDS: unknown[] = [
   { type: 'CloseStream', nodeId: '1', nodeEpoch: 1, tableId: 1, partition: null, bucket: -1, streamEpoch: 1 },
   { type: 'CreateTable', coordinatorEpoch: 1, createdAtMs: 0 },
   { type: 'CreatePartition', coordinatorEpoch: 1, table: 't0', partition: 'a/b' },
+  { type: 'CommitWal', nodeId: '1', nodeEpoch: 1, object: 'wal/1/1/0', ranges: {} },
+  { type: 'CommitWal', nodeId: '1', nodeEpoch: 1, ranges: [] },
 ];
+
+/** Mostly `value`; with probability `probability` one or two away from it (never below 0). */
+function sometimesOff(random: Random, value: number, probability: number): number {
+  if (!randomChance(random, probability)) return value;
+  const delta = randomChoice(random, [-2, -1, 1, 2]);
+  return value + delta >= 0 ? value + delta : value - delta;
+}
+
+/**
+ * A CommitWal as a node would propose it after uploading a WAL object, judging by `view`: mostly from a
+ * stream's opener at the epochs it opened with and starting at the committed end, so most are accepted
+ * while the view is current. Some deviate on purpose: another node, a stale or future node epoch, a wrong
+ * stream epoch, a gap or overlap, a closed or never-opened stream, a second range of the same stream that
+ * does not follow the first, a malformed range. A proposer deciding on an old view (see `runSeed`) adds
+ * the realistic deviations: a stream closed or taken over since, an end that has moved on.
+ */
+function generateCommitWal(random: Random, view: View, step: number): unknown {
+  const opened = Object.values(view.buckets).filter((record) => record.stream.node !== null);
+  const open = opened.filter((record) => record.stream.state === 'open');
+  // Live openers write most; an opener fenced since it opened is a zombie that still tries now and then.
+  const openByLive = open.filter((record) => ownRecord(view.nodes, record.stream.node as string)?.epoch === record.stream.nodeEpoch);
+  const roll = random();
+  const record: BucketRecord | undefined =
+    openByLive.length > 0 && roll < 0.7
+      ? randomChoice(random, openByLive)
+      : open.length > 0 && roll < 0.85
+        ? randomChoice(random, open)
+        : opened.length > 0 && roll < 0.95
+          ? randomChoice(random, opened)
+          : undefined;
+  const address = record ? { tableId: record.tableId, partition: record.partition, bucket: record.bucket } : randomBucketAddress(random, view);
+  const opener = record?.stream.node ?? null;
+  const nodeId = opener !== null && randomChance(random, 0.9) ? opener : randomChoice(random, NODE_IDS);
+  const currentNodeEpoch = ownRecord(view.nodes, nodeId)?.epoch ?? 1;
+  // The opener writes at the node epoch it opened with, which is stale once it has been fenced.
+  const nodeEpoch = sometimesOff(random, nodeId === opener && record ? record.stream.nodeEpoch : currentNodeEpoch, 0.08);
+
+  // Other streams the same incarnation holds open, for ranges of several streams in one object.
+  const siblings = open.filter((other) => other !== record && other.stream.node === nodeId && other.stream.nodeEpoch === nodeEpoch);
+  const nextOffsetById = new Map<string, number>();
+  const ranges: unknown[] = [];
+  let position = 0;
+  const rangeCount = randomChance(random, 0.7) ? 1 : randomInteger(random, 2, 4);
+  for (let index = 0; index < rangeCount; index++) {
+    let target = index === 0 || siblings.length === 0 || randomChance(random, 0.6) ? record : randomChoice(random, siblings);
+    let targetAddress = target ? { tableId: target.tableId, partition: target.partition, bucket: target.bucket } : address;
+    if (index > 0 && randomChance(random, 0.15)) {
+      // A later range of any bucket: missing, closed or another node's, so a rejection must undo the earlier ranges.
+      targetAddress = randomBucketAddress(random, view);
+      target = view.buckets[bucketId(targetAddress.tableId, targetAddress.partition, targetAddress.bucket)];
+    }
+    const id = bucketId(targetAddress.tableId, targetAddress.partition, targetAddress.bucket);
+    const committedEnd = nextOffsetById.get(id) ?? target?.stream.endOffset ?? 0;
+    const startOffset = sometimesOff(random, committedEnd, 0.06);
+    const offsets = randomInteger(random, 1, RANGE_OFFSETS_MAX);
+    const length = offsets * randomInteger(random, 10, 100);
+    const range: WalRange = {
+      ...targetAddress,
+      streamEpoch: sometimesOff(random, target?.stream.epoch ?? 1, 0.06),
+      startOffset,
+      endOffset: startOffset + offsets,
+      position,
+      length,
+    };
+    if (randomChance(random, 0.4)) range.writer = { id: randomChoice(random, WRITER_IDS), seq: step * 10 + index };
+    nextOffsetById.set(id, range.endOffset);
+    position += length;
+    ranges.push(range);
+  }
+  if (randomChance(random, 0.02)) {
+    // A malformed range, as anybody may publish to the log.
+    const index = randomInteger(random, 0, ranges.length - 1);
+    const bad = randomChoice(random, [{ length: 0 }, { endOffset: 0, startOffset: 0 }, { startOffset: -1 }, { partition: 'a/b' }, { writer: { id: '' } }]);
+    ranges[index] = { ...(ranges[index] as WalRange), ...bad };
+  }
+  return { type: 'CommitWal', nodeId, nodeEpoch, object: `wal/${nodeId}/${nodeEpoch}/${step}`, ranges };
+}
 
 /**
  * A command as some proposer might publish it after looking at `view`, which may be a few entries
@@ -128,7 +214,7 @@ function generateCommand(random: Random, view: View, step: number): unknown {
     if (randomChance(random, 0.4)) command.expectedLeaderEpoch = nearby(random, record?.leaderEpoch ?? 0);
     return command;
   }
-  if (roll < 0.7) {
+  if (roll < 0.66) {
     const address = randomBucketAddress(random, view);
     const record = view.buckets[bucketId(address.tableId, address.partition, address.bucket)];
     const nodeId = record?.leader && randomChance(random, 0.8) ? record.leader : randomChoice(random, NODE_IDS);
@@ -140,7 +226,7 @@ function generateCommand(random: Random, view: View, step: number): unknown {
       leaderEpoch: nearby(random, record?.leaderEpoch ?? 1),
     };
   }
-  if (roll < 0.97) {
+  if (roll < 0.81) {
     const open = Object.values(view.buckets).filter((record) => record.stream.state === 'open');
     const record: BucketRecord | undefined = open.length > 0 && randomChance(random, 0.8) ? randomChoice(random, open) : undefined;
     const address = record
@@ -156,6 +242,7 @@ function generateCommand(random: Random, view: View, step: number): unknown {
       streamEpoch: nearby(random, record?.stream.epoch ?? 1),
     };
   }
+  if (roll < 0.97) return generateCommitWal(random, view, step);
   return randomChoice(random, MALFORMED_COMMANDS);
 }
 
@@ -201,10 +288,11 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
     const record = before.buckets[bucketId(fields.tableId as number, fields.partition as string | null, fields.bucket as number)];
     check(record?.leaderEpoch === fields.expectedLeaderEpoch, `LeadBucket accepted at expected leader epoch ${String(fields.expectedLeaderEpoch)}`);
   }
-  if (acceptedType === 'OpenStream' || acceptedType === 'CloseStream') {
+  if (acceptedType === 'OpenStream' || acceptedType === 'CloseStream' || acceptedType === 'CommitWal') {
     const proposer = ownRecord(before.nodes, fields.nodeId as string);
     check(proposer?.epoch === fields.nodeEpoch, `${acceptedType} accepted from node ${String(fields.nodeId)} at a stale node epoch`);
   }
+  const committedIds = acceptedType === 'CommitWal' ? checkAcceptedCommitWal(before, after, fields) : new Set<string>();
 
   // Epochs never decrease, and only the command that owns an epoch moves it.
   for (const [id, node] of Object.entries(before.nodes)) {
@@ -228,10 +316,24 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
     }
     const isLeadTarget = acceptedType === 'LeadBucket' && sameAddress(previous, fields);
     const isStreamTarget = (acceptedType === 'OpenStream' || acceptedType === 'CloseStream') && sameAddress(previous, fields);
+    const isCommitTarget = committedIds.has(id);
     check(now.leaderEpoch === previous.leaderEpoch + (isLeadTarget ? 1 : 0), `bucket ${id} leader epoch went from ${previous.leaderEpoch} to ${now.leaderEpoch}`);
     check(isLeadTarget || now.leader === previous.leader, `bucket ${id} leader changed from ${previous.leader} to ${now.leader} without LeadBucket`);
-    check(isStreamTarget || isDeepStrictEqual(now.stream, previous.stream), `bucket ${id} stream changed without OpenStream or CloseStream`);
+    check(
+      isStreamTarget || isCommitTarget || isDeepStrictEqual(now.stream, previous.stream),
+      `bucket ${id} stream changed without OpenStream, CloseStream or CommitWal`,
+    );
     check(now.stream.epoch >= previous.stream.epoch, `bucket ${id} stream epoch went from ${previous.stream.epoch} to ${now.stream.epoch}`);
+    check(now.stream.endOffset >= previous.stream.endOffset, `bucket ${id} stream end went back from ${previous.stream.endOffset} to ${now.stream.endOffset}`);
+    if (isStreamTarget) {
+      // Opening and closing move the fence, never the data: a re-opened stream continues at its committed end.
+      check(sameStorage(now.stream, previous.stream), `bucket ${id} stream data changed on ${acceptedType}`);
+    }
+    if (isCommitTarget) {
+      // A commit adds data and moves nothing else; what was committed before stays as it was.
+      check(isDeepStrictEqual(fenceAndStart(now.stream), fenceAndStart(previous.stream)), `bucket ${id} stream fence or start changed on CommitWal`);
+      check(isDeepStrictEqual(now.stream.slices.slice(0, previous.stream.slices.length), previous.stream.slices), `bucket ${id} committed slices changed on CommitWal`);
+    }
 
     if (previous.stream.state === 'closed' && now.stream.state === 'open') {
       // Opening is the fence: it must happen at the leader epoch of the time, by the leader of the time.
@@ -250,15 +352,90 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
       check(byOpener || openerFenced, `bucket ${id} stream closed by ${String(fields.nodeId)} while its opener ${previous.stream.node} is live`);
     }
   }
-  for (const id of Object.keys(after.buckets)) {
+  for (const [id, record] of Object.entries(after.buckets)) {
     if (before.buckets[id] === undefined) {
       check(acceptedType === 'CreateTable' || acceptedType === 'CreatePartition', `bucket ${id} appeared`);
     }
+    // Records are shared between views while unchanged, so checking the changed ones checks them all.
+    if (record !== before.buckets[id]) checkStorage(id, record.stream);
   }
 
   checkWellFormed(after);
   checkLeaderHistory(before, after, leaders);
   checkOutcome(after, fields, outcome);
+}
+
+/** What only OpenStream and CloseStream (and, later, trimming) may change about a stream. */
+function fenceAndStart(stream: StreamRecord): unknown[] {
+  return [stream.state, stream.epoch, stream.node, stream.nodeEpoch, stream.startOffset];
+}
+
+/** Whether two streams hold the same committed data and remember the same writers. */
+function sameStorage(a: StreamRecord, b: StreamRecord): boolean {
+  return a.startOffset === b.startOffset && a.endOffset === b.endOffset && isDeepStrictEqual(a.slices, b.slices) && isDeepStrictEqual(a.writers, b.writers);
+}
+
+/**
+ * The fence of DESIGN §3 and the order of commits, checked against the view the command applied to: every
+ * range came from the stream's opener at the node epoch it opened with (its current one, checked by the
+ * caller) and at the stream epoch, and starts where the stream (or the previous range of the same stream
+ * in this command) ended. The streams then hold exactly the old slices plus one slice per range, end at
+ * their last range, and remember each range's writer. Returns the ids of the streams the command extended.
+ */
+function checkAcceptedCommitWal(before: View, after: View, fields: Record<string, unknown>): Set<string> {
+  const ranges = fields.ranges as WalRange[];
+  check(ranges.length > 0 && ranges.length <= LIMITS.walRangesPerObjectMax, `CommitWal accepted with ${ranges.length} ranges`);
+  const expected = new Map<string, { endOffset: number; slices: DataSlice[]; writers: Map<string, { seq: number; baseOffset: number; count: number }> }>();
+  for (const range of ranges) {
+    const id = bucketId(range.tableId, range.partition, range.bucket);
+    const record = before.buckets[id];
+    check(record !== undefined, `CommitWal accepted for missing bucket ${id}`);
+    const stream = record.stream;
+    check(
+      stream.state === 'open' && stream.node === fields.nodeId && stream.nodeEpoch === fields.nodeEpoch,
+      `CommitWal accepted from node ${String(fields.nodeId)} at node epoch ${String(fields.nodeEpoch)} for bucket ${id}, ${stream.state} by ${stream.node} at node epoch ${stream.nodeEpoch}`,
+    );
+    check(range.streamEpoch === stream.epoch, `CommitWal accepted at stream epoch ${range.streamEpoch} for bucket ${id} at stream epoch ${stream.epoch}`);
+    const state = expected.get(id) ?? { endOffset: stream.endOffset, slices: [...stream.slices], writers: new Map() };
+    check(range.startOffset === state.endOffset, `CommitWal accepted range [${range.startOffset}, ${range.endOffset}) of bucket ${id} ending at ${state.endOffset}`);
+    state.slices.push({ object: fields.object as string, startOffset: range.startOffset, endOffset: range.endOffset, position: range.position, length: range.length });
+    state.endOffset = range.endOffset;
+    if (range.writer) state.writers.set(range.writer.id, { seq: range.writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset });
+    expected.set(id, state);
+  }
+  for (const [id, state] of expected) {
+    const stream = after.buckets[id].stream;
+    check(stream.endOffset === state.endOffset, `CommitWal left bucket ${id} at end ${stream.endOffset}, its last range ends at ${state.endOffset}`);
+    check(isDeepStrictEqual(stream.slices, state.slices), `CommitWal left bucket ${id} with slices other than the old ones plus its ranges`);
+    for (const [writer, last] of state.writers) {
+      // The simulation uses fewer writer ids than the bound, so no writer is ever evicted here.
+      check(isDeepStrictEqual(ownRecord(stream.writers, writer), last), `CommitWal did not record the last batch of writer ${writer} in bucket ${id}`);
+    }
+  }
+  return new Set(expected.keys());
+}
+
+/**
+ * The committed data of a stream is contiguous: its slices run in order from `startOffset` to `endOffset`
+ * without gap or overlap, none empty, and it holds no slice exactly when it holds no offset. Remembered
+ * writers are bounded and their last batches lie within the stream.
+ */
+function checkStorage(id: string, stream: StreamRecord): void {
+  const { startOffset, endOffset, slices } = stream;
+  check(startOffset <= endOffset, `bucket ${id} stream starts at ${startOffset} after its end ${endOffset}`);
+  check((slices.length === 0) === (startOffset === endOffset), `bucket ${id} stream holds ${slices.length} slices for offsets [${startOffset}, ${endOffset})`);
+  let offset = startOffset;
+  for (const [index, slice] of slices.entries()) {
+    check(slice.startOffset === offset, `bucket ${id} slice ${index} starts at ${slice.startOffset}, expected ${offset}`);
+    check(slice.endOffset > slice.startOffset && slice.length > 0, `bucket ${id} slice ${index} is empty`);
+    offset = slice.endOffset;
+  }
+  check(offset === endOffset, `bucket ${id} slices end at ${offset}, the stream at ${endOffset}`);
+  const writers = Object.entries(stream.writers);
+  check(writers.length <= LIMITS.writersPerStreamMax, `bucket ${id} remembers ${writers.length} writers`);
+  for (const [writer, last] of writers) {
+    check(last.baseOffset >= startOffset && last.baseOffset + last.count <= endOffset, `bucket ${id} writer ${writer} last batch lies outside the stream`);
+  }
 }
 
 /** Every table has exactly its buckets, every bucket its table, and streams never run ahead of leaders. */
@@ -334,6 +511,9 @@ function checkOutcome(after: View, fields: Record<string, unknown>, outcome: Out
       check(outcome.streamEpoch === record.stream.epoch && record.stream.state === 'open', 'OpenStream outcome disagrees with the view');
       break;
     }
+    case 'CommitWal':
+      check(isDeepStrictEqual(outcome, { ok: true }), `CommitWal outcome is ${JSON.stringify(outcome)}, not {ok: true}`);
+      break;
   }
 }
 
@@ -344,7 +524,14 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
   const random = mulberry32(seed);
   const recentViews: View[] = [deepFreeze(emptyView())];
   const leaders: LeaderHistory = new Map();
-  const report: SeedReport = { finalView: recentViews[0], commands: [], outcomes: [], acceptedByType: new Map(), rejectedByCode: new Map() };
+  const report: SeedReport = {
+    finalView: recentViews[0],
+    commands: [],
+    outcomes: [],
+    acceptedByType: new Map(),
+    rejectedByCode: new Map(),
+    commitWalRejectedByCode: new Map(),
+  };
 
   for (let step = 1; step <= steps; step++) {
     const current = recentViews[recentViews.length - 1];
@@ -364,6 +551,9 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
       } else {
         const code = result.outcome.rejection.code;
         report.rejectedByCode.set(code, (report.rejectedByCode.get(code) ?? 0) + 1);
+        if ((command as { type?: unknown } | null)?.type === 'CommitWal') {
+          report.commitWalRejectedByCode.set(code, (report.commitWalRejectedByCode.get(code) ?? 0) + 1);
+        }
       }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
@@ -378,8 +568,12 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
   return report;
 }
 
-/** The command type, with the two ways of closing a stream told apart so coverage can count both. */
+/**
+ * The command type, with the two ways of closing a stream told apart, and commits of one range told apart
+ * from commits of several, so coverage can count each.
+ */
 function kindOfAccepted(before: View, command: Command): string {
+  if (command.type === 'CommitWal') return command.ranges.length === 1 ? 'CommitWal' : 'CommitWal of several ranges';
   if (command.type !== 'CloseStream') return command.type;
   const stream = before.buckets[bucketId(command.tableId, command.partition, command.bucket)].stream;
   return command.nodeId === stream.node && command.nodeEpoch === stream.nodeEpoch ? 'CloseStream' : 'CloseStream by takeover';
@@ -406,6 +600,7 @@ describe('the metadata state machine keeps its invariants over seeded random his
   it(`holds every invariant after every entry, and replays to the same view (${seedsToRun().length} seeds × ${STEPS_PER_SEED} entries)`, () => {
     const acceptedByType = new Map<string, number>();
     const rejectedByCode = new Map<string, number>();
+    const commitWalRejectedByCode = new Map<string, number>();
     for (const seed of seedsToRun()) {
       const report = runSeed(seed, STEPS_PER_SEED);
       const again = replay(report.commands);
@@ -414,15 +609,31 @@ describe('the metadata state machine keeps its invariants over seeded random his
       }
       for (const [type, count] of report.acceptedByType) acceptedByType.set(type, (acceptedByType.get(type) ?? 0) + count);
       for (const [code, count] of report.rejectedByCode) rejectedByCode.set(code, (rejectedByCode.get(code) ?? 0) + count);
+      for (const [code, count] of report.commitWalRejectedByCode) commitWalRejectedByCode.set(code, (commitWalRejectedByCode.get(code) ?? 0) + count);
     }
 
     // The histories must exercise every command and every rejection code, or the invariants above
     // were checked on too little. A replay of one seed is too short to promise that.
     if (REPLAY_SEED === undefined) {
-      const types = ['RegisterNode', 'RegisterCoordinator', 'CreateTable', 'DropTable', 'CreatePartition', 'DropPartition', 'LeadBucket', 'OpenStream', 'CloseStream', 'CloseStream by takeover'];
+      const types = [
+        'RegisterNode',
+        'RegisterCoordinator',
+        'CreateTable',
+        'DropTable',
+        'CreatePartition',
+        'DropPartition',
+        'LeadBucket',
+        'OpenStream',
+        'CloseStream',
+        'CloseStream by takeover',
+        'CommitWal',
+        'CommitWal of several ranges',
+      ];
       const codes = ['Fenced', 'Conflict', 'NotFound', 'InvalidArgument'];
       expect(types.filter((type) => (acceptedByType.get(type) ?? 0) < COVERAGE_MIN)).toEqual([]);
       expect(codes.filter((code) => (rejectedByCode.get(code) ?? 0) < COVERAGE_MIN)).toEqual([]);
+      // CommitWal can be rejected with every code: a fence, a start off the committed end, a missing bucket, a malformed range.
+      expect(codes.filter((code) => (commitWalRejectedByCode.get(code) ?? 0) < COVERAGE_MIN)).toEqual([]);
     }
   });
 });
@@ -480,5 +691,67 @@ describe('the simulation catches a broken state machine and names the seed and t
     });
     expect(message).toContain('"type":"OpenStream"');
     expect(message).toMatch(/opened by|stream epoch|outcome/);
+  });
+
+  /** The buckets of `view` with the stream of every range's bucket changed by `change`. */
+  function withRangeStreams(view: View, ranges: WalRange[], change: (stream: StreamRecord, range: WalRange) => StreamRecord): View {
+    const buckets = { ...view.buckets };
+    for (const range of ranges) {
+      const id = bucketId(range.tableId, range.partition, range.bucket);
+      const record = ownRecord(buckets, id);
+      if (record) buckets[id] = { ...record, stream: change(record.stream, range) };
+    }
+    return { ...view, buckets };
+  }
+
+  it('catches a CommitWal accepted from a fenced incarnation of the opener (a zombie acknowledging)', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (result.outcome.ok || command?.type !== 'CommitWal' || !Array.isArray(command.ranges)) return result;
+      const proposer = ownRecord(view.nodes, command.nodeId);
+      if (!proposer) return result;
+      // A state machine that forgets the node epochs: it commits as if the proposer were the opener's incarnation.
+      const lenient = withRangeStreams({ ...view, nodes: { ...view.nodes, [proposer.id]: { ...proposer, epoch: command.nodeEpoch } } }, command.ranges, (stream) =>
+        stream.node === command.nodeId ? { ...stream, nodeEpoch: command.nodeEpoch } : stream,
+      );
+      const sabotaged = apply(lenient, seq, command);
+      if (!sabotaged.outcome.ok) return result;
+      const restored = withRangeStreams(sabotaged.view, command.ranges, (stream, range) => ({
+        ...stream,
+        nodeEpoch: view.buckets[bucketId(range.tableId, range.partition, range.bucket)].stream.nodeEpoch,
+      }));
+      return { view: { ...restored, nodes: view.nodes }, outcome: sabotaged.outcome };
+    });
+    expect(message).toContain('"type":"CommitWal"');
+    expect(message).toMatch(/failed at step \d+: CommitWal accepted from node .* at a stale node epoch|CommitWal accepted from node .* at node epoch/);
+  });
+
+  it('catches a CommitWal accepted at an offset other than the committed end (a gap or an overlap)', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (result.outcome.ok || result.outcome.rejection.code !== 'Conflict' || command?.type !== 'CommitWal') return result;
+      // A state machine that trusts the proposer's offsets: it commits as if each stream ended where its first range starts.
+      const seen = new Set<string>();
+      const lenient = withRangeStreams(view, command.ranges, (stream, range) => {
+        const id = bucketId(range.tableId, range.partition, range.bucket);
+        if (seen.has(id)) return stream;
+        seen.add(id);
+        return { ...stream, endOffset: range.startOffset };
+      });
+      const sabotaged = apply(lenient, seq, command);
+      return sabotaged.outcome.ok ? sabotaged : result;
+    });
+    expect(message).toContain('"type":"CommitWal"');
+    expect(message).toMatch(/CommitWal accepted range|stream end went back|slice \d+ starts at/);
+  });
+
+  it('catches a CommitWal that drops a remembered writer', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (!result.outcome.ok || command?.type !== 'CommitWal') return result;
+      const changed = command.ranges.filter((range) => range.writer !== undefined);
+      return { ...result, view: withRangeStreams(result.view, changed, (stream) => ({ ...stream, writers: {} })) };
+    });
+    expect(message).toMatch(/CommitWal did not record the last batch of writer/);
   });
 });

@@ -1,0 +1,209 @@
+import { LIMITS } from '@mink/config';
+import { bucketId, ownRecord, type BucketRecord, type TableRecord, type View } from '@mink/meta';
+import {
+  InvalidArgumentError,
+  MinkError,
+  NotFoundError,
+  NotLeaderError,
+  SUBJECTS,
+  UnavailableError,
+  type AppendBucketRequest,
+  type AppendBucketResult,
+  type AppendTableRequest,
+  type AppendTableResult,
+  type BucketAddress,
+  type ScanRequest,
+  type ScanResult,
+  type TableRoute,
+} from '@mink/protocol';
+import { decodeBatch, encodeBatch, rowToJson, rowsToJson, splitByBucket, validateRows } from '@mink/records';
+import type { StreamReader, WalWriter } from '@mink/s3stream';
+import { requestJson } from '@mink/transport';
+import type { ClusterMember } from '@mink/runtime';
+import type { BucketSync } from './bucket-sync';
+
+/** JSON bytes of a scanned record besides its row: offset, timestamp and punctuation. */
+const SCANNED_RECORD_OVERHEAD_BYTES = 48;
+
+/**
+ * The data path of a data node (DESIGN §4–§5, seed "Redirects"): appends and scans of the buckets it
+ * leads, redirects for the ones it does not, and table-addressed writes split and forwarded to each
+ * bucket's leader. Every request is checked against this node's view: NotLeader with the leader's
+ * address when another node leads the bucket, Unavailable while the bucket is still opening.
+ */
+export class DataPlane {
+  /** Idempotent appends in flight, by bucket/writer/sequence, so a fast retry joins the first attempt. */
+  private readonly pendingWrites = new Map<string, Promise<AppendBucketResult>>();
+  private spreadCounter = 0;
+
+  constructor(
+    private readonly member: ClusterMember,
+    private readonly self: { nodeId: string; nodeEpoch: number },
+    private readonly sync: BucketSync,
+    private readonly wal: WalWriter,
+    private readonly reader: StreamReader,
+    private readonly nowMs: () => number = Date.now,
+  ) {}
+
+  describeTable(name: string): TableRoute {
+    const view = this.member.view;
+    const table = this.table(view, name);
+    const leaders = Array.from({ length: table.partition ? 0 : table.buckets }, (_, bucket) => {
+      const record = ownRecord(view.buckets, bucketId(table.id, null, bucket));
+      const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
+      return record && leader ? { node: leader.id, address: leader.address, leaderEpoch: record.leaderEpoch } : null;
+    });
+    return {
+      table: table.name,
+      tableId: table.id,
+      kind: table.kind,
+      columns: table.columns,
+      primaryKey: table.primaryKey,
+      bucketKey: table.bucketKey,
+      buckets: table.buckets,
+      leaders,
+    };
+  }
+
+  async append(request: AppendBucketRequest): Promise<AppendBucketResult> {
+    const { table, record } = this.leadOrRedirect(request);
+    if (table.kind !== 'log') throw new InvalidArgumentError(`table '${table.name}' is a primary-key table: use put`);
+    const rows = validateRows(table.columns, request.rows);
+    if (rows.length > LIMITS.appendRowsPerRequestMax) {
+      throw new InvalidArgumentError(`a request appends at most ${LIMITS.appendRowsPerRequestMax} rows to one bucket, got ${rows.length}`);
+    }
+    const id = bucketId(record.tableId, record.partition, record.bucket);
+    const writer = request.writer;
+    if (!writer) return this.write(id, table, record, rows);
+    if (typeof writer.id !== 'string' || writer.id.length === 0 || !Number.isSafeInteger(writer.seq) || writer.seq < 0) {
+      throw new InvalidArgumentError('writer must be {id: a non-empty string, seq: a non-negative integer}');
+    }
+    // Retries never duplicate rows: the committed writer state in the view answers a batch that was
+    // committed before (even by a previous leader); an attempt still in flight is joined.
+    const committed = record.stream.writers[writer.id];
+    if (committed && writer.seq === committed.seq) {
+      return { ...this.resultOf(record, committed.baseOffset, committed.count), duplicate: true };
+    }
+    if (committed && writer.seq < committed.seq) {
+      throw new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than its last committed sequence ${committed.seq}`);
+    }
+    const key = `${id}|${writer.id}|${writer.seq}`;
+    const pending = this.pendingWrites.get(key);
+    if (pending) return pending;
+    const attempt = this.write(id, table, record, rows, writer).finally(() => this.pendingWrites.delete(key));
+    this.pendingWrites.set(key, attempt);
+    return attempt;
+  }
+
+  /** Seed: a table-addressed write is split by bucket and each part forwarded to its leader. */
+  async appendTable(request: AppendTableRequest): Promise<AppendTableResult> {
+    const view = this.member.view;
+    const table = this.table(view, request.table);
+    if (table.partition) throw new UnavailableError(`partitioned table '${table.name}' has no partitions yet`);
+    const rows = validateRows(table.columns, request.rows);
+    const parts = splitByBucket(rows, table.bucketKey, table.buckets, this.spreadCounter++);
+    const results = await Promise.all(
+      [...parts.entries()].map(async ([bucket, bucketRows]) => {
+        const address: BucketAddress = { table: table.name, tableId: table.id, partition: null, bucket };
+        const body: AppendBucketRequest = { op: 'append', ...address, rows: rowsToJson(table.columns, bucketRows) };
+        const record = ownRecord(view.buckets, bucketId(table.id, null, bucket));
+        if (record?.leader === this.self.nodeId) return this.append(body);
+        const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
+        if (!leader) throw new UnavailableError(`bucket ${bucket} of table '${table.name}' has no leader yet`);
+        return requestJson<AppendBucketResult>(this.member.nc, SUBJECTS.nodeRpc(leader.address), body);
+      }),
+    );
+    results.sort((a, b) => a.bucket - b.bucket);
+    return { appended: rows.length, buckets: results };
+  }
+
+  async scan(request: ScanRequest): Promise<ScanResult> {
+    const { table, record } = this.leadOrRedirect(request);
+    const offset = request.offset ?? 0;
+    const limit = Math.min(request.limit ?? LIMITS.scanRecordsDefault, LIMITS.scanRecordsMax);
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`offset must be a non-negative integer, got ${request.offset}`);
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new InvalidArgumentError(`limit must be a positive integer, got ${request.limit}`);
+    const id = bucketId(record.tableId, record.partition, record.bucket);
+    const read = await this.reader.read(id, offset, limit);
+    const columns = request.columns && request.columns.length > 0 ? request.columns : undefined;
+    const projected = columns ? table.columns.filter((column) => columns.includes(column.name)) : table.columns;
+    const records: ScanResult['records'] = [];
+    let nextOffset = Math.max(offset, read.startOffset);
+    // The reply must fit one NATS message: stop at a byte bound (but always return at least one record).
+    let replyBytes = 0;
+    scanning: for (const batch of read.batches) {
+      const decoded = decodeBatch(table.columns, batch.payload, columns);
+      for (let index = 0; index < decoded.rows.length && records.length < limit; index++) {
+        const recordOffset = batch.startOffset + index;
+        if (recordOffset < nextOffset) continue;
+        const row = rowToJson(projected, decoded.rows[index]!);
+        replyBytes += JSON.stringify(row).length + SCANNED_RECORD_OVERHEAD_BYTES;
+        if (records.length > 0 && replyBytes > LIMITS.scanReplyBytesMax) break scanning;
+        records.push({ offset: recordOffset, timestamp: decoded.timestampsMs[index]!, row });
+        nextOffset = recordOffset + 1;
+      }
+    }
+    return { records, nextOffset, highWatermark: read.highWatermark };
+  }
+
+  private async write(
+    id: string,
+    table: TableRecord,
+    record: BucketRecord,
+    rows: ReturnType<typeof validateRows>,
+    writer?: { id: string; seq: number },
+  ): Promise<AppendBucketResult> {
+    const payload = encodeBatch(table.columns, rows, this.nowMs());
+    const { baseOffset, count } = await this.wal.append({
+      bucketId: id,
+      tableId: record.tableId,
+      partition: record.partition,
+      bucket: record.bucket,
+      streamEpoch: this.sync.streamEpochOf(id),
+      payload,
+      recordCount: rows.length,
+      writer,
+    });
+    return this.resultOf(record, baseOffset, count);
+  }
+
+  private resultOf(record: BucketRecord, baseOffset: number, count: number): AppendBucketResult {
+    return { bucket: record.bucket, ...(record.partition !== null ? { partition: record.partition } : {}), baseOffset, count };
+  }
+
+  private table(view: View, name: string): TableRecord {
+    const table = typeof name === 'string' ? ownRecord(view.tables, name) : undefined;
+    if (!table) throw new NotFoundError(`table '${name}' does not exist`);
+    return table;
+  }
+
+  /** The seed's redirect table: serve, NotLeader with the leader's address, or Unavailable while opening. */
+  private leadOrRedirect(address: BucketAddress): { table: TableRecord; record: BucketRecord } {
+    const view = this.member.view;
+    const table = this.table(view, address.table);
+    if (typeof address.tableId === 'number' && address.tableId !== table.id) {
+      throw new NotFoundError(`table '${address.table}' was dropped and re-created: refresh its metadata`);
+    }
+    if (!Number.isSafeInteger(address.bucket) || address.bucket < 0 || address.bucket >= table.buckets) {
+      throw new InvalidArgumentError(`bucket must be an integer in [0, ${table.buckets}), got ${address.bucket}`);
+    }
+    const record = ownRecord(view.buckets, bucketId(table.id, address.partition ?? null, address.bucket));
+    if (!record) throw new NotFoundError(`bucket ${address.bucket} of table '${table.name}' does not exist`);
+    if (record.leader === null) throw new UnavailableError(`bucket ${record.bucket} of table '${table.name}' has no leader yet`);
+    if (record.leader !== this.self.nodeId) {
+      const leader = ownRecord(view.nodes, record.leader);
+      throw new NotLeaderError(`node ${this.self.nodeId} does not lead bucket ${record.bucket} of table '${table.name}'`, {
+        table: table.name,
+        ...(record.partition !== null ? { partition: record.partition } : {}),
+        bucket: record.bucket,
+        node: record.leader,
+        to: leader?.address ?? SUBJECTS.nodeAddress(record.leader),
+        leaderEpoch: record.leaderEpoch,
+      });
+    }
+    if (!this.sync.isOpen(bucketId(table.id, record.partition, record.bucket))) {
+      throw new UnavailableError(`bucket ${record.bucket} of table '${table.name}' is still opening on node ${this.self.nodeId}`);
+    }
+    return { table, record };
+  }
+}

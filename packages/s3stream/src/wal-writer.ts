@@ -1,0 +1,409 @@
+import { LIMITS } from '@mink/config';
+import { bucketId as bucketIdOf, ownRecord } from '@mink/meta';
+import type { CommitWal, DataSlice, Rejection, View, WalRange } from '@mink/meta';
+import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
+import type { ObjectStore } from './object-store';
+import type { MetaAccess } from './ports';
+
+/** One batch of records for one stream, as the bucket's leader hands it to its WAL writer. */
+export interface WalAppendRequest {
+  /** `bucketId(tableId, partition, bucket)`; it must agree with the three fields below. */
+  bucketId: string;
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  /** The stream epoch the leader opened the stream at; a commit at any other epoch is fenced. */
+  streamEpoch: number;
+  /** The encoded batch, stored as one slice and returned whole by reads. Not empty. */
+  payload: Uint8Array;
+  /** Records in the batch: the offsets it takes. A positive integer. */
+  recordCount: number;
+  /** Passed through to the commit for idempotent writes; the view remembers it as the writer's last batch. */
+  writer?: { id: string; seq: number };
+}
+
+/** Where an acknowledged batch landed: offsets [baseOffset, baseOffset + count). */
+export interface WalAppendResult {
+  baseOffset: number;
+  count: number;
+}
+
+/**
+ * Called once per batch after its commit applied, in commit order, before the append is acknowledged; the
+ * stream reader's `cache` fits here, so recent data is read without a GET. `payload` is the array the
+ * appender passed; a listener that keeps it must copy it. It must not throw.
+ */
+export type CommittedListener = (bucketId: string, slice: DataSlice, payload: Uint8Array) => void;
+
+export interface WalWriterOptions {
+  nodeId: string;
+  /** The incarnation this writer belongs to; every commit carries it, so a later incarnation fences this one. */
+  nodeEpoch: number;
+  store: ObjectStore;
+  meta: MetaAccess;
+  /** Queued bytes that trigger a flush at once; `LIMITS.walFlushBytes` when absent. */
+  flushBytes?: number;
+  /** How long queued appends wait for more before a smaller flush; `LIMITS.walLingerMs` when absent. */
+  lingerMs?: number;
+  /** Bytes that may wait for a flush before appends are refused; `LIMITS.walQueuedBytesMax` when absent. */
+  queuedBytesMax?: number;
+  onCommitted?: CommittedListener;
+}
+
+/** An append waiting in the queue or riding in the flush in flight. */
+interface PendingAppend {
+  request: WalAppendRequest;
+  resolve: (result: WalAppendResult) => void;
+  reject: (error: Error) => void;
+}
+
+/** An append placed in the object being flushed, with the offsets and bytes it was given there. */
+interface PlacedAppend {
+  pending: PendingAppend;
+  range: WalRange;
+}
+
+/** Digits of the per-writer sequence in a WAL object key, so keys of one incarnation sort in flush order. */
+const WAL_SEQUENCE_DIGITS = 12;
+
+/** The key of the `sequence`-th WAL object of a node incarnation (DESIGN §4). */
+export function walObjectKey(nodeId: string, nodeEpoch: number, sequence: number): string {
+  return `wal/${nodeId}/${nodeEpoch}/${String(sequence).padStart(WAL_SEQUENCE_DIGITS, '0')}`;
+}
+
+/**
+ * The write path of one data node incarnation (DESIGN §3, §4). Appends from all streams the node leads are
+ * queued and flushed as one WAL object when the queued bytes reach `flushBytes` or `lingerMs` after the
+ * queue became non-empty; the object is uploaded, then committed with one `CommitWal`. An append is
+ * acknowledged only when that commit applied without rejection, so a fenced incarnation may upload but can
+ * never acknowledge.
+ *
+ * Ordering: at most one object is being uploaded and committed at a time, and appends enter objects in the
+ * order `append` was called, so the batches of a stream commit in call order with contiguous offsets.
+ * Offsets are assigned when an object is formed, from the stream's committed end in the view, or from the
+ * end of this writer's last commit of the stream when the view has not caught up with it yet.
+ *
+ * Failures: a rejected commit fails every append of its object with the rejection's typed error; a failed
+ * upload fails them with `UnavailableError`. Either way the appends queued behind them for the same streams
+ * fail too (with the same error when it is `Fenced`, else with `UnavailableError`), because a client that
+ * retries the failed batch expects its later batches not to overtake it; appends to other streams proceed. An append to a stream that the view
+ * already shows is not open by this incarnation at the append's stream epoch fails with `Fenced` before any
+ * upload, so one moved bucket does not make the all-or-nothing commit fail the node's other streams.
+ */
+export class WalWriter {
+  private readonly nodeId: string;
+  private readonly nodeEpoch: number;
+  private readonly store: ObjectStore;
+  private readonly meta: MetaAccess;
+  private readonly flushBytes: number;
+  private readonly lingerMs: number;
+  private readonly queuedBytesMax: number;
+  private readonly onCommitted: CommittedListener | undefined;
+
+  private queue: PendingAppend[] = [];
+  private queuedBytes = 0;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  /** True once the oldest queued append has waited `lingerMs`; cleared when an object is formed. */
+  private lingerExpired = false;
+  private flushing = false;
+  private closing = false;
+  private idleWaiters: (() => void)[] = [];
+  /** Sequence of the next WAL object of this incarnation. */
+  private nextSequence = 0;
+  /**
+   * The end of this writer's last accepted commit per stream, kept until the view shows it. `MetaStore`
+   * updates its view before `propose` resolves, so this matters only for a view that lags its proposals.
+   */
+  private readonly committedEndByStream = new Map<string, number>();
+
+  constructor(options: WalWriterOptions) {
+    this.nodeId = options.nodeId;
+    this.nodeEpoch = options.nodeEpoch;
+    this.store = options.store;
+    this.meta = options.meta;
+    this.flushBytes = options.flushBytes ?? LIMITS.walFlushBytes;
+    this.lingerMs = options.lingerMs ?? LIMITS.walLingerMs;
+    this.queuedBytesMax = options.queuedBytesMax ?? LIMITS.walQueuedBytesMax;
+    this.onCommitted = options.onCommitted;
+    if (!(this.flushBytes > 0) || !(this.lingerMs >= 0) || !(this.queuedBytesMax >= this.flushBytes)) {
+      throw new Error(
+        `WalWriter needs flushBytes > 0, lingerMs >= 0 and queuedBytesMax >= flushBytes (got ${this.flushBytes}, ${this.lingerMs}, ${this.queuedBytesMax})`,
+      );
+    }
+  }
+
+  /** Bytes of appends waiting for a flush (not counting the object in flight). */
+  get queuedByteCount(): number {
+    return this.queuedBytes;
+  }
+
+  /**
+   * Queues one batch and resolves with its offsets once the WAL object holding it is committed. Rejects with
+   * `InvalidArgumentError` for a malformed request, `UnavailableError` when the queue is full, the writer is
+   * closed or the upload failed, and the rejection's typed error (`Fenced`, `Conflict`, …) when the commit
+   * was refused.
+   */
+  append(request: WalAppendRequest): Promise<WalAppendResult> {
+    const malformed = describeMalformedRequest(request);
+    if (malformed !== null) return Promise.reject(new InvalidArgumentError(`append: ${malformed}`));
+    if (this.closing) return Promise.reject(new UnavailableError(`the WAL writer of node ${this.nodeId} epoch ${this.nodeEpoch} is closed`));
+    const size = request.payload.byteLength;
+    if (size > this.queuedBytesMax) {
+      return Promise.reject(new InvalidArgumentError(`append: a batch of ${size} bytes exceeds the ${this.queuedBytesMax} bytes a WAL writer can queue`));
+    }
+    if (this.queuedBytes + size > this.queuedBytesMax) {
+      return Promise.reject(
+        new UnavailableError(`the WAL writer of node ${this.nodeId} has ${this.queuedBytes} bytes queued: a batch of ${size} bytes does not fit below ${this.queuedBytesMax}`),
+      );
+    }
+    return new Promise<WalAppendResult>((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
+      this.queuedBytes += size;
+      this.armLingerTimer();
+      this.maybeFlush();
+    });
+  }
+
+  /** Stops taking appends, flushes everything queued and resolves once no object is in flight. */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.maybeFlush();
+    if (!this.flushing && this.queue.length === 0) {
+      this.clearLingerTimer();
+      return;
+    }
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private armLingerTimer(): void {
+    if (this.lingerTimer !== undefined || this.lingerExpired) return;
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = undefined;
+      this.lingerExpired = true;
+      this.maybeFlush();
+    }, this.lingerMs);
+  }
+
+  private clearLingerTimer(): void {
+    if (this.lingerTimer !== undefined) clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+  }
+
+  /** Starts the next flush when none is in flight and the queue is due: full enough, lingered, or closing. */
+  private maybeFlush(): void {
+    if (this.flushing) return;
+    if (this.queue.length === 0) {
+      this.clearLingerTimer();
+      this.lingerExpired = false;
+      if (this.closing) this.notifyIdle();
+      return;
+    }
+    if (!(this.closing || this.lingerExpired || this.queuedBytes >= this.flushBytes)) return;
+    const batch = this.takeBatch();
+    // What stays queued lingers afresh from now; if this flush outlasts the linger, it follows right after.
+    this.clearLingerTimer();
+    this.lingerExpired = false;
+    if (this.queue.length > 0) this.armLingerTimer();
+    this.flushing = true;
+    void this.flush(batch).finally(() => {
+      this.flushing = false;
+      this.maybeFlush();
+    });
+  }
+
+  /** Takes appends from the head of the queue: up to `flushBytes` (at least one) and the ranges one commit may hold. */
+  private takeBatch(): PendingAppend[] {
+    let bytes = 0;
+    let count = 0;
+    for (const pending of this.queue) {
+      const size = pending.request.payload.byteLength;
+      if (count > 0 && (bytes + size > this.flushBytes || count >= LIMITS.walRangesPerObjectMax)) break;
+      bytes += size;
+      count++;
+    }
+    const batch = this.queue.slice(0, count);
+    this.queue = this.queue.slice(count);
+    this.queuedBytes -= bytes;
+    return batch;
+  }
+
+  private notifyIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Uploads and commits one object; settles every append in `batch`. Never throws. */
+  private async flush(batch: PendingAppend[]): Promise<void> {
+    const placed = this.place(batch);
+    if (placed.length === 0) return;
+    const key = walObjectKey(this.nodeId, this.nodeEpoch, this.nextSequence++);
+    const body = concatenate(placed);
+    try {
+      await this.store.put(key, body);
+    } catch (error) {
+      this.fail(placed, new UnavailableError(`upload of WAL object ${key} failed: ${describe(error)}`));
+      return;
+    }
+    const command: CommitWal = { type: 'CommitWal', nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, object: key, ranges: placed.map((entry) => entry.range) };
+    let rejection: Error | undefined;
+    try {
+      const outcome = await this.meta.propose(command);
+      if (!outcome.ok) rejection = rejectionError(outcome.rejection);
+    } catch (error) {
+      // The outcome is unknown: the commit may still apply. The appends are not acknowledged, and a retry
+      // by an idempotent writer is answered from the view if it did apply.
+      rejection = error instanceof MinkError ? error : new UnavailableError(`commit of WAL object ${key} failed: ${describe(error)}`);
+    }
+    if (rejection !== undefined) {
+      this.fail(placed, rejection);
+      return;
+    }
+    this.acknowledge(key, placed);
+  }
+
+  /**
+   * Assigns offsets and byte positions to the appends of one object. Appends to a missing bucket or to a
+   * stream the view shows is not open by this incarnation at their stream epoch are rejected here: the
+   * commit would refuse them, and with them every other stream of the object.
+   */
+  private place(batch: PendingAppend[]): PlacedAppend[] {
+    const view = this.meta.view;
+    const nextOffsetByStream = new Map<string, number>();
+    const placed: PlacedAppend[] = [];
+    let position = 0;
+    for (const pending of batch) {
+      const request = pending.request;
+      const refusal = this.describeRefusal(view, request);
+      if (refusal !== null) {
+        pending.reject(refusal);
+        continue;
+      }
+      const committedEnd = ownRecord(view.buckets, request.bucketId)!.stream.endOffset;
+      const startOffset = nextOffsetByStream.get(request.bucketId) ?? Math.max(committedEnd, this.committedEndByStream.get(request.bucketId) ?? 0);
+      const endOffset = startOffset + request.recordCount;
+      nextOffsetByStream.set(request.bucketId, endOffset);
+      const length = request.payload.byteLength;
+      const range: WalRange = {
+        tableId: request.tableId,
+        partition: request.partition,
+        bucket: request.bucket,
+        streamEpoch: request.streamEpoch,
+        startOffset,
+        endOffset,
+        position,
+        length,
+        ...(request.writer ? { writer: { id: request.writer.id, seq: request.writer.seq } } : {}),
+      };
+      placed.push({ pending, range });
+      position += length;
+    }
+    return placed;
+  }
+
+  private describeRefusal(view: View, request: WalAppendRequest): MinkError | null {
+    const record = ownRecord(view.buckets, request.bucketId);
+    if (!record) return new NotFoundError(`bucket ${request.bucketId} does not exist`);
+    const stream = record.stream;
+    if (stream.state !== 'open' || stream.node !== this.nodeId || stream.nodeEpoch !== this.nodeEpoch || stream.epoch !== request.streamEpoch) {
+      return new MinkError(
+        'Fenced',
+        `the stream of bucket ${request.bucketId} is not open by node ${this.nodeId} at node epoch ${this.nodeEpoch} and stream epoch ${request.streamEpoch} ` +
+          `(it is ${stream.state} by node ${stream.node ?? 'none'} at node epoch ${stream.nodeEpoch} and stream epoch ${stream.epoch})`,
+      );
+    }
+    return null;
+  }
+
+  private acknowledge(key: string, placed: PlacedAppend[]): void {
+    const view = this.meta.view;
+    for (const { pending, range } of placed) {
+      const id = pending.request.bucketId;
+      this.committedEndByStream.set(id, range.endOffset);
+      const slice: DataSlice = { object: key, startOffset: range.startOffset, endOffset: range.endOffset, position: range.position, length: range.length };
+      if (this.onCommitted) {
+        try {
+          this.onCommitted(id, slice, pending.request.payload);
+        } catch (error) {
+          // A listener that throws is a bug; it must not cost the client its acknowledgement, so it crashes apart.
+          setImmediate(() => {
+            throw error;
+          });
+        }
+      }
+      pending.resolve({ baseOffset: range.startOffset, count: range.endOffset - range.startOffset });
+    }
+    // Forget ends the view has caught up with, so the map holds only streams whose commits it has not shown yet.
+    for (const { pending } of placed) {
+      const id = pending.request.bucketId;
+      const record = ownRecord(view.buckets, id);
+      if (record && record.stream.endOffset >= (this.committedEndByStream.get(id) ?? 0)) this.committedEndByStream.delete(id);
+    }
+  }
+
+  /** Fails the appends of one object and the appends queued behind them for the same streams. */
+  private fail(placed: PlacedAppend[], error: Error): void {
+    const streams = new Set(placed.map((entry) => entry.pending.request.bucketId));
+    for (const stream of streams) this.committedEndByStream.delete(stream);
+    for (const { pending } of placed) pending.reject(error);
+    const behind = this.queue.filter((pending) => streams.has(pending.request.bucketId));
+    if (behind.length === 0) return;
+    this.queue = this.queue.filter((pending) => !streams.has(pending.request.bucketId));
+    // A fenced stream is lost to this incarnation, so its queued batches get the same answer; otherwise they
+    // are merely unwritten and may be retried at once.
+    const fenced = error instanceof MinkError && error.code === 'Fenced';
+    for (const pending of behind) {
+      this.queuedBytes -= pending.request.payload.byteLength;
+      pending.reject(
+        fenced
+          ? error
+          : new UnavailableError(`an earlier batch of bucket ${pending.request.bucketId} failed (${error.message}); this one was not written so it cannot overtake the retry`),
+      );
+    }
+  }
+}
+
+function concatenate(placed: PlacedAppend[]): Uint8Array {
+  const last = placed[placed.length - 1]!.range;
+  const body = new Uint8Array(last.position + last.length);
+  for (const { pending, range } of placed) body.set(pending.request.payload, range.position);
+  return body;
+}
+
+/** The typed error a proposer reports for a rejected commit; its code is the rejection's wire code. */
+function rejectionError(rejection: Rejection): MinkError {
+  switch (rejection.code) {
+    case 'Fenced':
+      return new MinkError('Fenced', rejection.message);
+    case 'Conflict':
+      return new ConflictError(rejection.message);
+    case 'NotFound':
+      return new NotFoundError(rejection.message);
+    case 'InvalidArgument':
+      return new InvalidArgumentError(rejection.message);
+  }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function describeMalformedRequest(request: WalAppendRequest): string | null {
+  for (const field of ['tableId', 'bucket', 'streamEpoch', 'recordCount'] as const) {
+    if (!isCount(request[field])) return `${field} must be a non-negative integer, not ${String(request[field])}`;
+  }
+  if (request.recordCount === 0) return 'recordCount must be positive';
+  if (request.partition !== null && typeof request.partition !== 'string') return 'partition must be a string or null';
+  if (!(request.payload instanceof Uint8Array) || request.payload.byteLength === 0) return 'payload must be a non-empty byte array';
+  if (request.bucketId !== bucketIdOf(request.tableId, request.partition, request.bucket)) {
+    return `bucketId '${request.bucketId}' does not name table id ${request.tableId} partition ${request.partition ?? 'none'} bucket ${request.bucket}`;
+  }
+  if (request.writer !== undefined && (typeof request.writer.id !== 'string' || request.writer.id === '' || !isCount(request.writer.seq))) {
+    return 'writer must be {id: a non-empty string, seq: a non-negative integer}';
+  }
+  return null;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
