@@ -6,6 +6,17 @@ import { requestJson } from '@mink/transport';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Counter, Gauge } from 'prom-client';
 
+/** Metrics of the sync task, created once per process and shared by its incarnations. */
+export class BucketSyncMetrics {
+  readonly openGauge: Gauge;
+  readonly actions: Counter;
+
+  constructor(state: ServiceState) {
+    this.openGauge = new Gauge({ name: 'mink_buckets_open', help: 'Buckets this node serves', registers: [state.registry] });
+    this.actions = new Counter({ name: 'mink_sync_actions_total', help: 'Sync actions by kind', labelNames: ['action'], registers: [state.registry] });
+  }
+}
+
 interface LocalBucket {
   state: BucketServingState;
   streamEpoch: number;
@@ -30,10 +41,10 @@ export class BucketSync {
     private readonly member: ClusterMember,
     private readonly self: { nodeId: string; nodeEpoch: number },
     private readonly logger: Logger,
-    state: ServiceState,
+    metrics: BucketSyncMetrics,
   ) {
-    this.openGauge = new Gauge({ name: 'mink_buckets_open', help: 'Buckets this node serves', registers: [state.registry] });
-    this.actions = new Counter({ name: 'mink_sync_actions_total', help: 'Sync actions by kind', labelNames: ['action'], registers: [state.registry] });
+    this.openGauge = metrics.openGauge;
+    this.actions = metrics.actions;
   }
 
   start(): void {
@@ -188,6 +199,14 @@ export class BucketSync {
     } catch (error) {
       if (!(error instanceof MinkError && error.code === 'Fenced')) throw error;
     }
+  }
+
+  /** Stops deciding, without touching the streams (an incarnation that was fenced owns nothing). */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.unsubscribe?.();
+    this.local.clear();
   }
 
   /** Clean shutdown: close every open stream so the next leader can open at once. */

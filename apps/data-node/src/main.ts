@@ -4,15 +4,15 @@ import { Heartbeater } from '@mink/metalog';
 import { SUBJECTS } from '@mink/protocol';
 import { serveJson } from '@mink/transport';
 import { ClusterMember, ServiceState, createLogger, runHttpService } from '@mink/runtime';
+import { S3ObjectStore, StreamReader } from '@mink/s3stream';
 import { DataNodeModule } from './data-node.module';
-import { BucketSync } from './bucket-sync';
-import { NodeRequestHandler } from './node-request-handler';
-import { DataPlane } from './data-plane';
-import { S3ObjectStore, StreamReader, WalWriter } from '@mink/s3stream';
+import { BucketSyncMetrics } from './bucket-sync';
+import { Incarnation, notRegistered, type IncarnationContext } from './incarnation';
 
 /**
- * A data node: registers a fresh incarnation (a higher node epoch on every start), heartbeats, tails the
- * view and opens or closes the buckets it should lead (seed, "Opening a bucket").
+ * A data node: registers a fresh incarnation (a higher node epoch on every start, and again whenever it
+ * finds itself fenced), heartbeats, tails the view and opens or closes the buckets it should lead (seed,
+ * "Opening a bucket"), and serves the data path of the buckets it leads.
  */
 async function main(): Promise<void> {
   assertLimits();
@@ -21,8 +21,8 @@ async function main(): Promise<void> {
   const state = new ServiceState('data-node', config.nodeId);
   const member = await ClusterMember.join(config, logger, `data-node-${config.nodeId}`);
   const heartbeater = await Heartbeater.create(member.nc, { onError: (error) => logger.warn({ err: error }, 'heartbeat failed') });
-  let sync: BucketSync | null = null;
-  let wal: WalWriter | null = null;
+  let current: Incarnation | null = null;
+  let stopping = false;
 
   const { port: httpPort } = await runHttpService({
     module: DataNodeModule.register(state),
@@ -31,42 +31,61 @@ async function main(): Promise<void> {
     shutdown: async () => {
       // A clean leave: give the buckets up and stop heartbeating so the coordinator re-leads them at
       // once instead of after lease_ttl (DESIGN §6).
-      await wal?.close().catch(() => undefined);
-      await sync?.stopAndCloseAll();
+      stopping = true;
+      await current?.retire();
       await heartbeater.stop().catch(() => undefined);
       await member.close();
     },
   });
 
-  const address = SUBJECTS.nodeAddress(config.nodeId);
-  const registered = await member.store.proposeOrThrow({
-    type: 'RegisterNode',
-    nodeId: config.nodeId,
-    address,
-    kafka: `${config.advertisedHost}:${config.kafkaPort}`,
-    http: `${config.advertisedHost}:${httpPort}`,
-  });
-  const nodeEpoch = registered.epoch!;
-  logger.info({ nodeEpoch, address }, 'registered node incarnation');
-  await heartbeater.start(config.nodeId, 'data-node', nodeEpoch, Math.max(50, Math.floor(config.leaseTtlMs / LIMITS.heartbeatsPerLeaseTtl)));
-
-  sync = new BucketSync(member, { nodeId: config.nodeId, nodeEpoch }, logger, state);
   const objectStore = S3ObjectStore.fromConfig(config);
-  const reader = new StreamReader({ store: objectStore, meta: member.store });
-  wal = new WalWriter({
-    nodeId: config.nodeId,
-    nodeEpoch,
-    store: objectStore,
-    meta: member.store,
-    onCommitted: (bucketId, slice, payload) => reader.cache(bucketId, slice, payload),
-  });
-  const data = new DataPlane(member, { nodeId: config.nodeId, nodeEpoch }, sync, wal, reader);
-  const handler = new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data);
+  const context: IncarnationContext = {
+    member,
+    config,
+    logger,
+    heartbeater,
+    objectStore,
+    reader: new StreamReader({ store: objectStore, meta: member.store }),
+    metrics: new BucketSyncMetrics(state),
+    httpPort,
+  };
+  const heartbeatIntervalMs = Math.max(50, Math.floor(config.leaseTtlMs / LIMITS.heartbeatsPerLeaseTtl));
+  const first = await Incarnation.begin({ ...context, heartbeater: await startedHeartbeater(heartbeater, config.nodeId, heartbeatIntervalMs) });
+  current = first;
+
+  const handle = (body: unknown) => (current ? current.handle(body) : notRegistered(config.nodeId));
   const onError = (error: unknown) => logger.error({ err: error }, 'node request failed');
-  serveJson(member.nc, SUBJECTS.nodeRpc(address), (body) => handler.handle(body), { onError });
-  serveJson(member.nc, SUBJECTS.anyNodeRpc, (body) => handler.handle(body), { queue: SUBJECTS.nodesQueue, onError });
-  sync.start();
+  serveJson(member.nc, SUBJECTS.nodeRpc(SUBJECTS.nodeAddress(config.nodeId)), handle, { onError });
+  serveJson(member.nc, SUBJECTS.anyNodeRpc, handle, { queue: SUBJECTS.nodesQueue, onError });
+
+  // Seed: a node that comes back after being taken over finds its epoch moved on; it gives up what the
+  // old incarnation held and registers a fresh one that re-syncs from the view.
+  let reincarnating = false;
+  member.store.onApplied(() => {
+    if (stopping || reincarnating || !current?.isFenced(member, config.nodeId)) return;
+    reincarnating = true;
+    const fenced = current;
+    current = null;
+    logger.warn({ nodeEpoch: fenced.nodeEpoch }, 'this incarnation was fenced by a takeover; registering a new one');
+    void (async () => {
+      try {
+        await fenced.abandon();
+        if (!stopping) current = await Incarnation.begin(context);
+      } catch (error) {
+        logger.fatal({ err: error }, 'could not register a new incarnation');
+        process.exit(1);
+      } finally {
+        reincarnating = false;
+      }
+    })();
+  });
   state.setReady(true);
+}
+
+/** The heartbeater starts with epoch 0 (not live) until the first incarnation sets its real epoch. */
+async function startedHeartbeater(heartbeater: Heartbeater, nodeId: string, intervalMs: number): Promise<Heartbeater> {
+  await heartbeater.start(nodeId, 'data-node', 0, intervalMs);
+  return heartbeater;
 }
 
 main().catch((error) => {

@@ -1,0 +1,91 @@
+import type { ServiceConfig } from '@mink/config';
+import { ownRecord } from '@mink/meta';
+import type { Heartbeater } from '@mink/metalog';
+import { SUBJECTS, UnavailableError } from '@mink/protocol';
+import type { ClusterMember, Logger } from '@mink/runtime';
+import { WalWriter, type ObjectStore, type StreamReader } from '@mink/s3stream';
+import { BucketSync, type BucketSyncMetrics } from './bucket-sync';
+import { DataPlane } from './data-plane';
+import { NodeRequestHandler } from './node-request-handler';
+
+/** What an incarnation needs from the process that hosts it; shared by all its incarnations. */
+export interface IncarnationContext {
+  member: ClusterMember;
+  config: ServiceConfig;
+  logger: Logger;
+  heartbeater: Heartbeater;
+  objectStore: ObjectStore;
+  reader: StreamReader;
+  metrics: BucketSyncMetrics;
+  httpPort: number;
+}
+
+/**
+ * One incarnation of a data node: the node epoch it registered and everything that acts under that
+ * epoch (sync task, WAL writer, data path). When the view shows the node's epoch moved on — another node
+ * took over while this one was paused or cut off — the incarnation is fenced: it owns nothing any more,
+ * so it stops without closing anything, and the process registers a fresh incarnation that re-syncs from
+ * the view (seed, "If the dead node comes back").
+ */
+export class Incarnation {
+  private constructor(
+    readonly nodeEpoch: number,
+    private readonly sync: BucketSync,
+    private readonly wal: WalWriter,
+    private readonly handler: NodeRequestHandler,
+  ) {}
+
+  static async begin(context: IncarnationContext): Promise<Incarnation> {
+    const { member, config, logger } = context;
+    const registered = await member.store.proposeOrThrow({
+      type: 'RegisterNode',
+      nodeId: config.nodeId,
+      address: SUBJECTS.nodeAddress(config.nodeId),
+      kafka: `${config.advertisedHost}:${config.kafkaPort}`,
+      http: `${config.advertisedHost}:${context.httpPort}`,
+    });
+    const nodeEpoch = registered.epoch!;
+    const self = { nodeId: config.nodeId, nodeEpoch };
+    logger.info({ nodeEpoch }, 'registered node incarnation');
+    await context.heartbeater.setEpoch(nodeEpoch);
+    const sync = new BucketSync(member, self, logger, context.metrics);
+    const wal = new WalWriter({
+      nodeId: config.nodeId,
+      nodeEpoch,
+      store: context.objectStore,
+      meta: member.store,
+      onCommitted: (bucketId, slice, payload) => context.reader.cache(bucketId, slice, payload),
+    });
+    const data = new DataPlane(member, self, sync, wal, context.reader);
+    const incarnation = new Incarnation(nodeEpoch, sync, wal, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data));
+    sync.start();
+    return incarnation;
+  }
+
+  handle(body: unknown): Promise<unknown> {
+    return this.handler.handle(body);
+  }
+
+  /** True when the view has registered a newer incarnation of this node than this one. */
+  isFenced(member: ClusterMember, nodeId: string): boolean {
+    const node = ownRecord(member.view.nodes, nodeId);
+    return node !== undefined && node.epoch > this.nodeEpoch;
+  }
+
+  /** Fenced: stop acting; appends still queued fail, and commits in flight are refused by the log. */
+  async abandon(): Promise<void> {
+    this.sync.stop();
+    await this.wal.close().catch(() => undefined);
+  }
+
+  /** Clean shutdown: flush what is queued, then close every open stream so it moves at once. */
+  async retire(): Promise<void> {
+    await this.wal.close().catch(() => undefined);
+    await this.sync.stopAndCloseAll();
+  }
+}
+
+/** Requests that arrive while no incarnation is registered (start-up, re-registration). */
+export function notRegistered(nodeId: string): never {
+  throw new UnavailableError(`data node ${nodeId} is registering a new incarnation`);
+}
