@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerBenchCommand } from './bench-command';
 import { registerClusterCommands } from './cluster-commands';
 import { CliError, EXIT_CODES, processIo, type CliIo } from './io';
 import { registerTableCommands } from './table-commands';
@@ -18,6 +19,7 @@ export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluste
   registerUpCommand(program, io, startCluster);
   registerTableCommands(program, io);
   registerClusterCommands(program, io);
+  registerBenchCommand(program, io, startCluster);
   return program;
 }
 
@@ -28,7 +30,7 @@ export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluste
  */
 export async function run(args: string[], io: CliIo = processIo(), startCluster?: StartCluster): Promise<number> {
   try {
-    await buildProgram(io, startCluster).parseAsync(args, { from: 'user' });
+    await buildProgram(io, startCluster).parseAsync(withoutForwardedSeparator(args), { from: 'user' });
     return EXIT_CODES.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
@@ -42,4 +44,14 @@ export async function run(args: string[], io: CliIo = processIo(), startCluster?
     io.writeError(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return EXIT_CODES.failure;
   }
+}
+
+/**
+ * `pnpm run <script> -- --flag` forwards the `--` to the script (`mink bench -- --rows 5`), where commander
+ * would take every flag after it as an excess argument. The first lone `--` is therefore dropped; no
+ * command of mink takes an operand that starts with `-`, so nothing meant literally is lost.
+ */
+export function withoutForwardedSeparator(args: string[]): string[] {
+  const separator = args.indexOf('--');
+  return separator === -1 ? args : [...args.slice(0, separator), ...args.slice(separator + 1)];
 }

@@ -1,0 +1,95 @@
+import { Command } from 'commander';
+import { BENCH_INTERRUPTED_EXIT_CODE, registerBenchCommand, type RunBenchmark } from './bench-command';
+import type { BenchResult } from './bench/results';
+import type { BenchRunOptions } from './bench/run-bench';
+import type { CliIo } from './io';
+import { run, withoutForwardedSeparator } from './program';
+
+/** A result with no figures, enough for the command to print. */
+function emptyResult(options: BenchRunOptions, interrupted = false): BenchResult {
+  return {
+    machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
+    options: { rows: options.rows, batchRows: options.batchRows, concurrency: options.concurrency, seconds: options.seconds },
+    cluster: { nodes: 3, coordinators: 2, buckets: 8, dataDir: '/tmp/x', kept: options.keep },
+    baselines: [],
+    appends: [],
+    ratios: [],
+    durationMs: 1_000,
+    interrupted,
+  };
+}
+
+/** Parses `args` with only the bench command registered, recording the options the benchmark would run with. */
+async function parseBench(args: string[], interrupted = false): Promise<{ options: BenchRunOptions[]; stdout: string; stderr: string; error: unknown }> {
+  let stdout = '';
+  let stderr = '';
+  const options: BenchRunOptions[] = [];
+  const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: (text) => void (stderr += text), env: {}, fetch: () => Promise.reject(new Error('no network in this test')) };
+  const program = new Command('mink').exitOverride().configureOutput({ writeOut: io.writeOut, writeErr: io.writeError });
+  const runBenchmark: RunBenchmark = async (benchOptions) => {
+    options.push(benchOptions);
+    return emptyResult(benchOptions, interrupted);
+  };
+  registerBenchCommand(program, io, undefined, runBenchmark);
+  let error: unknown = null;
+  try {
+    await program.parseAsync(['bench', ...args], { from: 'user' });
+  } catch (caught) {
+    error = caught;
+  }
+  return { options, stdout, stderr, error };
+}
+
+describe('mink bench options', () => {
+  it.each<[string, string[], Partial<BenchRunOptions>]>([
+    ['the defaults', [], { rows: 200_000, batchRows: 1_000, concurrency: 8, seconds: null, keep: false }],
+    ['every flag', ['--rows', '50000', '--batch', '500', '--concurrency', '4', '--seconds', '30', '--keep'], { rows: 50_000, batchRows: 500, concurrency: 4, seconds: 30, keep: true }],
+    ['a batch larger than the rows', ['--rows', '10', '--batch', '100'], { rows: 10, batchRows: 100 }],
+  ])('parses %s', async (_case, args, expected) => {
+    // Proves each flag reaches the run under its name, with the documented defaults.
+    const result = await parseBench(args);
+    expect(result.error).toBeNull();
+    expect(result.options).toEqual([expect.objectContaining(expected)]);
+  });
+
+  it.each<[string, string[]]>([
+    ['zero rows', ['--rows', '0']],
+    ['a fractional batch', ['--batch', '1.5']],
+    ['a concurrency above the bound', ['--concurrency', '100000']],
+    ['a duration instead of seconds', ['--seconds', '5s']],
+    ['an operand', ['extra']],
+  ])('refuses %s with exit code 2 before starting anything', async (_case, args) => {
+    // Proves a bad command line never starts a cluster (the test's startCluster would throw) and exits 2.
+    const stderr: string[] = [];
+    const io: CliIo = { writeOut: () => undefined, writeError: (text) => void stderr.push(text), env: {}, fetch: () => Promise.reject(new Error('no network')) };
+    const startCluster = (): Promise<never> => Promise.reject(new Error('the test must not start a cluster'));
+    expect(await run(['bench', ...args], io, startCluster)).toBe(2);
+    expect(stderr.join('')).toMatch(/error:/);
+  });
+
+  it('prints the result as JSON with --json', async () => {
+    // Proves --json leaves stdout to one parseable result object.
+    const result = await parseBench(['--json', '--rows', '5']);
+    expect(JSON.parse(result.stdout)).toEqual(expect.objectContaining({ options: { rows: 5, batchRows: 1_000, concurrency: 8, seconds: null } }));
+  });
+
+  it('prints the report and fails with 130 when the run was interrupted', async () => {
+    // Proves partial figures are still printed, and the exit code tells a script the run did not finish.
+    const result = await parseBench([], true);
+    expect(result.stdout).toMatch(/machine: 2 cpus \(test cpu\)/);
+    expect(result.error).toEqual(expect.objectContaining({ exitCode: BENCH_INTERRUPTED_EXIT_CODE }));
+  });
+});
+
+describe('withoutForwardedSeparator', () => {
+  it.each<[string[], string[]]>([
+    [['bench', '--', '--rows', '5'], ['bench', '--rows', '5']],
+    [['up', '--'], ['up']],
+    [['table', 'list', '--', '--json'], ['table', 'list', '--json']],
+    [['bench', '--rows', '5'], ['bench', '--rows', '5']],
+    [['bench', '--', '--', '--rows'], ['bench', '--', '--rows']],
+  ])('turns %p into %p', (args, expected) => {
+    // Proves `pnpm bench -- --rows 5` reaches commander as `bench --rows 5`, and only one separator is removed.
+    expect(withoutForwardedSeparator(args)).toEqual(expected);
+  });
+});
