@@ -1,9 +1,11 @@
 import type { Subscription } from 'nats';
 import { ownRecord, validateTableSpec, type Command } from '@mink/meta';
-import { CoordinatorLease, runLease } from '@mink/metalog';
+import { CoordinatorLease, SnapshotScheduler, runLease } from '@mink/metalog';
 import { assignBuckets, planOrphanReleads, planRebalance, type Move } from '@mink/ownership';
 import { InvalidArgumentError, MinkError, NotFoundError, ConflictError, UnavailableError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult } from '@mink/protocol';
 import { requestJson, serveJson } from '@mink/transport';
+import { LIMITS } from '@mink/config';
+import { GarbageCollector, S3ObjectStore, type ObjectStore } from '@mink/s3stream';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Gauge, Counter } from 'prom-client';
 
@@ -21,10 +23,16 @@ export class Coordinator {
   private stopLease: (() => Promise<void>) | null = null;
   private subscriptions: Subscription[] = [];
   private tickTimer: NodeJS.Timeout | null = null;
+  /** Snapshots the metadata view and purges the log below the snapshots; runs only while holding the lease. */
+  private snapshotScheduler: SnapshotScheduler | null = null;
+  private garbageCollector: GarbageCollector | null = null;
+  private readonly objectStore: ObjectStore;
   /** The coordinator epoch registered after acquiring the lease; null while not holding it. */
   private epoch: number | null = null;
-  /** Orphans are not re-led before this time, so nodes of a restarting cluster can heartbeat first. */
+  /** Until this time, orphans of leaders not seen alive since the lease was taken are not re-led. */
   private releadNotBeforeMs = 0;
+  /** Data nodes this replica has seen live since it took the lease. */
+  private readonly seenLiveSinceAcquired = new Set<string>();
   private ticking = false;
   private readonly holderGauge: Gauge;
   private readonly releadCounter: Counter;
@@ -36,6 +44,7 @@ export class Coordinator {
   ) {
     this.holderGauge = new Gauge({ name: 'mink_coordinator_lease_held', help: '1 while this replica holds the lease', registers: [state.registry] });
     this.releadCounter = new Counter({ name: 'mink_coordinator_releads_total', help: 'LeadBucket proposals for orphaned buckets', registers: [state.registry] });
+    this.objectStore = S3ObjectStore.fromConfig(member.config);
   }
 
   async start(): Promise<void> {
@@ -58,6 +67,9 @@ export class Coordinator {
   async stop(): Promise<void> {
     if (this.tickTimer) clearInterval(this.tickTimer);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
+    // A snapshot round in flight finishes before the connection it uses goes away.
+    await this.stopSnapshots();
+    await this.stopGarbageCollection();
     // The runner releases the lease on stop, so another replica takes over at once.
     await this.stopLease?.();
     this.stepDown('stopping');
@@ -68,8 +80,11 @@ export class Coordinator {
       const outcome = await this.member.store.proposeOrThrow({ type: 'RegisterCoordinator', coordinatorId: this.member.config.nodeId });
       this.epoch = outcome.epoch!;
       this.releadNotBeforeMs = Date.now() + this.member.config.leaseTtlMs;
+      this.seenLiveSinceAcquired.clear();
       this.holderGauge.set(1);
       this.logger.info({ coordinatorEpoch: this.epoch }, 'acquired the coordinator lease');
+      this.startSnapshots();
+      this.startGarbageCollection();
     } catch (error) {
       this.logger.error({ err: error }, 'could not register as coordinator');
     }
@@ -79,6 +94,48 @@ export class Coordinator {
     if (this.epoch !== null) this.logger.warn({ coordinatorEpoch: this.epoch, reason }, 'no longer the coordinator');
     this.epoch = null;
     this.holderGauge.set(0);
+    void this.stopSnapshots();
+    void this.stopGarbageCollection();
+  }
+
+  /** DESIGN §2: the holder snapshots the view every `metaSnapshotEveryCommands` entries and purges the log. */
+  private startSnapshots(): void {
+    if (this.snapshotScheduler || !this.lease.isHeld()) return;
+    const scheduler = new SnapshotScheduler({
+      store: this.member.store,
+      log: this.member.log,
+      snapshots: this.member.snapshots,
+      everyCommands: this.member.config.metaSnapshotEveryCommands,
+      onSnapshot: (round) => this.logger.info({ seq: round.seq, purgedBeforeSeq: round.purgedBeforeSeq }, 'metadata view snapshotted'),
+      onError: (error) => this.logger.warn({ err: error }, 'metadata view snapshot failed'),
+    });
+    this.snapshotScheduler = scheduler;
+    scheduler.start().catch((error: unknown) => this.logger.warn({ err: error }, 'could not start metadata view snapshots'));
+  }
+
+  /** DESIGN §4: objects no slice references are deleted after a grace period, by the holder only. */
+  private startGarbageCollection(): void {
+    if (this.garbageCollector) return;
+    const collector = new GarbageCollector({
+      store: this.objectStore,
+      meta: this.member.store,
+      clock: { nowMs: () => Date.now() },
+      logger: this.logger,
+    });
+    this.garbageCollector = collector;
+    collector.start(LIMITS.garbageCollectionIntervalMs);
+  }
+
+  private stopGarbageCollection(): Promise<void> {
+    const collector = this.garbageCollector;
+    this.garbageCollector = null;
+    return collector?.stop() ?? Promise.resolve();
+  }
+
+  private stopSnapshots(): Promise<void> {
+    const scheduler = this.snapshotScheduler;
+    this.snapshotScheduler = null;
+    return scheduler?.stop() ?? Promise.resolve();
   }
 
   /** The coordinator epoch if this replica may act now, else null. */
@@ -90,10 +147,18 @@ export class Coordinator {
   /** Seed, "Node stops heartbeating": on each tick re-lead buckets whose leader is not live. */
   private async tick(): Promise<void> {
     const epoch = this.actingEpoch();
-    if (epoch === null || this.ticking || Date.now() < this.releadNotBeforeMs) return;
+    if (epoch === null || this.ticking) return;
     this.ticking = true;
     try {
-      const moves = planOrphanReleads(this.member.view, this.member.liveNodes());
+      const live = this.member.liveNodes();
+      for (const node of live) this.seenLiveSinceAcquired.add(node);
+      // Within the grace period after taking the lease, only leaders this replica has seen alive (and
+      // then lose their heartbeat, e.g. by a clean leave) count as gone: the others may be nodes of a
+      // restarting cluster that have not heartbeated yet.
+      const inGrace = Date.now() < this.releadNotBeforeMs;
+      const moves = planOrphanReleads(this.member.view, live).filter(
+        (move) => !inGrace || move.from === null || this.seenLiveSinceAcquired.has(move.from),
+      );
       if (moves.length > 0) this.logger.info({ count: moves.length }, 're-leading orphaned buckets');
       await this.applyMoves(epoch, moves);
       this.releadCounter.inc(moves.length);
@@ -161,7 +226,7 @@ export class Coordinator {
 
   private async dropTable(epoch: number, name: string): Promise<{ tableId: number; metaSeq: number }> {
     if (typeof name !== 'string' || !ownRecord(this.member.view.tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
-    const outcome = await this.propose({ type: 'DropTable', coordinatorEpoch: epoch, name });
+    const outcome = await this.propose({ type: 'DropTable', coordinatorEpoch: epoch, name, atMs: Date.now() });
     this.logger.info({ table: name }, 'table dropped');
     return { tableId: outcome.tableId!, metaSeq: this.member.view.seq };
   }

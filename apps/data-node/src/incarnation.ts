@@ -3,7 +3,8 @@ import { ownRecord } from '@mink/meta';
 import type { Heartbeater } from '@mink/metalog';
 import { SUBJECTS, UnavailableError } from '@mink/protocol';
 import type { ClusterMember, Logger } from '@mink/runtime';
-import { WalWriter, type ObjectStore, type StreamReader } from '@mink/s3stream';
+import { LIMITS } from '@mink/config';
+import { Compactor, WalWriter, type ObjectStore, type StreamReader } from '@mink/s3stream';
 import { BucketSync, type BucketSyncMetrics } from './bucket-sync';
 import { DataPlane } from './data-plane';
 import { NodeRequestHandler } from './node-request-handler';
@@ -32,6 +33,7 @@ export class Incarnation {
     readonly nodeEpoch: number,
     private readonly sync: BucketSync,
     private readonly wal: WalWriter,
+    private readonly compactor: Compactor,
     private readonly handler: NodeRequestHandler,
   ) {}
 
@@ -57,8 +59,19 @@ export class Incarnation {
       onCommitted: (bucketId, slice, payload) => context.reader.cache(bucketId, slice, payload),
     });
     const data = new DataPlane(member, self, sync, wal, context.reader);
-    const incarnation = new Incarnation(nodeEpoch, sync, wal, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data));
+    // Background compaction of this incarnation's streams: WAL slices become per-stream objects.
+    const compactor = new Compactor({
+      nodeId: config.nodeId,
+      nodeEpoch,
+      store: context.objectStore,
+      meta: member.store,
+      isLeading: (bucketId) => (sync.isOpen(bucketId) ? { streamEpoch: sync.streamEpochOf(bucketId) } : null),
+      clock: { nowMs: () => Date.now() },
+      logger,
+    });
+    const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data));
     sync.start();
+    compactor.start(LIMITS.compactionIntervalMs);
     return incarnation;
   }
 
@@ -74,12 +87,14 @@ export class Incarnation {
 
   /** Fenced: stop acting; appends still queued fail, and commits in flight are refused by the log. */
   async abandon(): Promise<void> {
+    await this.compactor.stop();
     this.sync.stop();
     await this.wal.close().catch(() => undefined);
   }
 
   /** Clean shutdown: flush what is queued, then close every open stream so it moves at once. */
   async retire(): Promise<void> {
+    await this.compactor.stop();
     await this.wal.close().catch(() => undefined);
     await this.sync.stopAndCloseAll();
   }

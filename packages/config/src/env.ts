@@ -22,6 +22,8 @@ export interface ServiceConfig {
   advertisedHost: string;
   kafkaPort: number;
   metaStream: string;
+  /** The coordinator lease holder snapshots the metadata view every this many applied commands (at least 1). */
+  metaSnapshotEveryCommands: number;
   logLevel: string;
 }
 
@@ -40,6 +42,7 @@ export const ENV = {
   advertisedHost: 'MINK_ADVERTISED_HOST',
   kafkaPort: 'MINK_KAFKA_PORT',
   metaStream: 'MINK_META_STREAM',
+  metaSnapshotEveryCommands: 'MINK_META_SNAPSHOT_EVERY',
   logLevel: 'MINK_LOG_LEVEL',
 } as const;
 
@@ -47,6 +50,12 @@ function integer(value: string | undefined, fallback: number, name: string): num
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name}: '${value}' is not a non-negative integer`);
+  return parsed;
+}
+
+function positiveInteger(value: string | undefined, fallback: number, name: string): number {
+  const parsed = integer(value, fallback, name);
+  if (parsed < 1) throw new Error(`${name}: '${value}' is not a positive integer`);
   return parsed;
 }
 
@@ -70,6 +79,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     advertisedHost: env[ENV.advertisedHost] ?? '127.0.0.1',
     kafkaPort: integer(env[ENV.kafkaPort], DEFAULTS.kafkaPort, ENV.kafkaPort),
     metaStream: env[ENV.metaStream] ?? DEFAULTS.metaStream,
+    metaSnapshotEveryCommands: positiveInteger(env[ENV.metaSnapshotEveryCommands], DEFAULTS.metaSnapshotEveryCommands, ENV.metaSnapshotEveryCommands),
     logLevel: env[ENV.logLevel] ?? 'info',
   };
 }

@@ -110,6 +110,34 @@ export const LIMITS = {
   streamReadBytesMax: 8 * 1024 * 1024,
   /** Batches one stream read returns at most, which also bounds the ranged GETs it issues at once. */
   streamReadBatchesMax: 1_024,
+  /** Snapshots of the metadata view kept in object storage; the log is purged below the oldest of them, so older ones are useless. */
+  metaSnapshotsKept: 3,
+  /** Bytes of one snapshot's JSON, before gzip; a larger view is refused at write time so every snapshot written can be loaded. */
+  metaSnapshotJsonBytesMax: 256 * 1024 * 1024,
+  /** Compare-and-set attempts on the snapshot pointer before a snapshot write gives up (another writer kept winning). */
+  metaSnapshotPointerAttemptsMax: 10,
+  /** Loads of the newest snapshot a starting process tries when snapshots and purges keep overtaking it. */
+  metaSnapshotLoadAttemptsMax: 5,
+  /** After a failed snapshot round, the next one waits at least this long, so a broken object store is not hammered once per command. */
+  metaSnapshotRetryDelayMs: 5_000,
+  /** A joining process gives up when its view has not caught up with the log within this long. */
+  joinCatchUpTimeoutMs: 60_000,
+  /** Slices one CommitStreamObject may put into one stream object. */
+  streamObjectSlicesMax: 4_096,
+  /** Bytes of batches a compactor gathers into one stream object (its default `objectBytesMax`); a single larger batch still gets an object of its own. */
+  streamObjectBytesMax: 64 * 1024 * 1024,
+  /** A stream is compacted once this many of its slices live in WAL objects (a compactor's default `minSlices`). */
+  compactionSlicesMin: 8,
+  /** Ranged GETs one compactor has in flight while it gathers the batches of a stream object. */
+  compactionReadsInFlightMax: 16,
+  /** Pause between two compaction rounds of a data node. */
+  compactionIntervalMs: 10_000,
+  /** How long an unreferenced object stays readable before it is deleted, so readers holding an older view finish (a garbage collector's default `graceMs`). */
+  garbageGraceMs: 30_000,
+  /** Keys one ForgetObjects names, and so the keys a garbage collector deletes per batch. */
+  forgetObjectsKeysMax: 1_000,
+  /** Pause between two garbage collection rounds of the coordinator lease holder. */
+  garbageCollectionIntervalMs: 10_000,
 } as const;
 
 export const DEFAULTS = {
@@ -124,6 +152,8 @@ export const DEFAULTS = {
   metaStream: 'MINK_META',
   /** Buckets of a table created by `mink table create` without `--buckets`. */
   tableBuckets: 8,
+  /** The coordinator lease holder snapshots the metadata view every this many applied commands. */
+  metaSnapshotEveryCommands: 1_000,
 } as const;
 
 export function assertLimits(): void {
@@ -132,4 +162,5 @@ export function assertLimits(): void {
   if (LIMITS.proposeAttemptsMax * (LIMITS.metaAppendTimeoutMs + LIMITS.proposeBackoffMaxMs) >= LIMITS.metaDuplicateWindowMs) {
     throw new Error('retries of one metadata append must fit in the de-duplication window');
   }
+  if (LIMITS.metaSnapshotsKept < 1) throw new Error('at least one snapshot of the metadata view must be kept');
 }

@@ -5,3 +5,6 @@ export * from './meta-store';
 export * from './server-clock';
 export * from './liveness';
 export * from './lease';
+export * from './view-snapshots';
+export * from './start-from-snapshot';
+export * from './snapshot-scheduler';

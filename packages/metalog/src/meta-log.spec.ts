@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
 import type { Command } from '@mink/meta';
-import { JetStreamMetaLog, metaLogSubject } from './meta-log';
+import { JetStreamMetaLog, LogPurgedError, metaLogSubject } from './meta-log';
 
 function registerNode(nodeId: string): Command {
   return { type: 'RegisterNode', nodeId };
@@ -144,6 +144,65 @@ describe('JetStreamMetaLog', () => {
       { seq: 2, command: registerNode('1') },
     ]);
   });
+
+  it('purges a prefix despite deny_delete, keeps every entry at or above the purge point and keeps numbering', async () => {
+    // Proves purgeBefore(seq) removes exactly the entries below seq, firstSeq follows it, and appends continue at lastSeq + 1.
+    const log = await JetStreamMetaLog.create(connection, { streamName: 'PURGE_META' });
+    expect(await log.firstSeq()).toBe(1);
+    for (let index = 1; index <= 10; index++) await log.append(registerNode(String(index)), `purge-${index}`);
+    await log.purgeBefore(7);
+    expect(await log.firstSeq()).toBe(7);
+    expect(await log.lastSeq()).toBe(10);
+    // A purge below what is already gone changes nothing.
+    await log.purgeBefore(3);
+    expect(await log.firstSeq()).toBe(7);
+    expect(await log.append(registerNode('11'), 'purge-11')).toEqual({ seq: 11, duplicate: false });
+
+    const tail = collector();
+    const subscription = log.tail(7, tail.onEntry);
+    await tail.until(5);
+    await subscription.stop();
+    expect(tail.entries.map((entry) => entry.seq)).toEqual([7, 8, 9, 10, 11]);
+    expect(tail.entries.map((entry) => (entry.command as { nodeId: string }).nodeId)).toEqual(['7', '8', '9', '10', '11']);
+    // Purging everything leaves an empty log whose first sequence is the next one to be appended.
+    await log.purgeBefore(12);
+    expect([await log.firstSeq(), await log.lastSeq()]).toEqual([12, 11]);
+  });
+
+  it('ends a tail that starts below the first held entry with LogPurgedError instead of skipping ahead', async () => {
+    // Proves a reader whose next entry was purged is told so, and never receives a later entry across the hole.
+    const log = await JetStreamMetaLog.create(connection, { streamName: 'PURGED_TAIL_META' });
+    for (let index = 1; index <= 6; index++) await log.append(registerNode(String(index)), `purged-tail-${index}`);
+    await log.purgeBefore(5);
+    const tail = collector();
+    const failure = new Promise<Error>((resolve) => {
+      log.tail(2, tail.onEntry, resolve);
+    });
+    const error = await failure;
+    expect(error).toBeInstanceOf(LogPurgedError);
+    expect(error).toMatchObject({ code: 'Unavailable', wantedSeq: 2, firstSeq: 5 });
+    expect(tail.entries).toEqual([]);
+  });
+
+  it('ends a running tail with LogPurgedError when a purge overtakes it', async () => {
+    // Proves a tail that resumes after losing its consumer stops at the hole instead of jumping over purged entries.
+    const log = await JetStreamMetaLog.create(connection, { streamName: 'OVERTAKEN_META' });
+    const manager = await connection.jetstreamManager();
+    await log.append(registerNode('1'), 'overtaken-1');
+    const tail = collector();
+    const failure = new Promise<Error>((resolve) => {
+      log.tail(1, tail.onEntry, resolve);
+    });
+    await tail.until(1);
+    // With its consumer gone the tail sees nothing until it recreates it from entry 2, which is purged by then.
+    for await (const consumer of manager.consumers.list('OVERTAKEN_META')) await manager.consumers.delete('OVERTAKEN_META', consumer.name);
+    for (let index = 2; index <= 5; index++) await log.append(registerNode(String(index)), `overtaken-${index}`);
+    await log.purgeBefore(5);
+    const error = await failure;
+    expect(error).toBeInstanceOf(LogPurgedError);
+    expect(error).toMatchObject({ wantedSeq: 2, firstSeq: 5 });
+    expect(tail.entries.map((entry) => entry.seq)).toEqual([1]);
+  }, 20_000);
 });
 
 describe('JetStreamMetaLog across a server restart', () => {

@@ -25,6 +25,39 @@ export interface JetStreamMetaLogOptions {
   appendTimeoutMs?: number;
 }
 
+/**
+ * A metadata log whose prefix can be purged once a snapshot of the view covers it (DESIGN §2). The extra
+ * calls live here rather than on the `MetaLog` port because only snapshotting needs them.
+ *
+ * - `firstSeq` is the lowest sequence a tail can still start from without missing an entry: every entry
+ *   from it to `lastSeq` is held. It is 1 for a log that was never purged.
+ * - `purgeBefore(seq)` removes every entry below `seq` and keeps all entries at or above it. It never
+ *   renumbers: later appends continue from `lastSeq + 1`.
+ * - A tail whose next entry was purged ends with `LogPurgedError` instead of skipping ahead, so a view is
+ *   never built with a hole in it.
+ */
+export interface PurgeableMetaLog extends MetaLog {
+  firstSeq(): Promise<number>;
+  purgeBefore(seq: number): Promise<void>;
+}
+
+/**
+ * A tail asked for entries that were purged (they are covered by a snapshot of the view). Expected when a
+ * process starts from a snapshot while a newer one is written and the log purged under it: the process
+ * loads the newer snapshot and tails again.
+ */
+export class LogPurgedError extends UnavailableError {
+  constructor(
+    /** The sequence the reader needed next. */
+    readonly wantedSeq: number,
+    /** The lowest sequence the log still held when this was noticed. */
+    readonly firstSeq: number,
+  ) {
+    super(`entries ${wantedSeq}..${firstSeq - 1} of the metadata log were purged; start from a newer snapshot of the view`);
+    this.name = 'LogPurgedError';
+  }
+}
+
 /** 'MINK_META' → 'mink.meta.log': the stream's words as subject tokens, then `log`. */
 export function metaLogSubject(streamName: string): string {
   return `${streamName.toLowerCase().replace(/_/g, '.')}.log`;
@@ -43,7 +76,7 @@ const decoder = new TextDecoder();
  * loses them, heartbeats stop or a delivery is out of order, so a tail survives server restarts and
  * reconnects and still delivers each entry once, in order.
  */
-export class JetStreamMetaLog implements MetaLog {
+export class JetStreamMetaLog implements PurgeableMetaLog {
   private constructor(
     private readonly connection: NatsConnection,
     private readonly jetStream: JetStreamClient,
@@ -110,8 +143,16 @@ export class JetStreamMetaLog implements MetaLog {
           idle_heartbeat: LIMITS.metaTailIdleHeartbeatMs,
         });
         if (stopped || ended) return;
+        // JetStream starts a consumer below the first held entry at that first entry, silently; the tail
+        // checks every sequence so a purged prefix (or a purge that overtakes a slow tail) is reported.
+        let expectedSeq = fromSeq;
         for await (const message of messages) {
           if (stopped || ended) break;
+          if (message.seq > expectedSeq) {
+            end(new LogPurgedError(expectedSeq, message.seq));
+            break;
+          }
+          expectedSeq = message.seq + 1;
           onEntry(message.seq, decodeCommand(message.data));
         }
         end(new UnavailableError(`the tail of ${this.streamName} ended without being stopped`));
@@ -140,6 +181,30 @@ export class JetStreamMetaLog implements MetaLog {
       return info.state.last_seq;
     } catch (error) {
       throw translateNatsError(error, `read the last sequence of ${this.streamName}`);
+    }
+  }
+
+  async firstSeq(): Promise<number> {
+    try {
+      const info = await this.manager.streams.info(this.streamName);
+      // A stream that never held an entry reports 0; one purged empty reports last_seq + 1.
+      return Math.max(1, info.state.first_seq);
+    } catch (error) {
+      throw translateNatsError(error, `read the first sequence of ${this.streamName}`);
+    }
+  }
+
+  /**
+   * Purges with JetStream's `seq` option, which keeps every message at or above it. The stream's
+   * `deny_delete` forbids deleting single messages only, not purges, so sequences stay gap-free above the
+   * purge point.
+   */
+  async purgeBefore(seq: number): Promise<void> {
+    if (!Number.isSafeInteger(seq) || seq < 1) throw new Error(`a purge keeps entries from a sequence >= 1, not ${seq}`);
+    try {
+      await this.manager.streams.purge(this.streamName, { seq });
+    } catch (error) {
+      throw translateNatsError(error, `purge ${this.streamName} below entry ${seq}`);
     }
   }
 }

@@ -1,13 +1,15 @@
 import { connect, type NatsConnection } from 'nats';
-import type { ServiceConfig } from '@mink/config';
+import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { View } from '@mink/meta';
-import { JetStreamMetaLog, LivenessTracker, MetaStore } from '@mink/metalog';
+import { JetStreamMetaLog, LivenessTracker, MetaStore, ViewSnapshots, startMetaStore } from '@mink/metalog';
+import { S3ObjectStore } from '@mink/s3stream';
 import type { Logger } from 'pino';
 
 /**
- * A process's membership in the cluster: its NATS connection, its own copy of the metadata view (kept
- * current by tailing the log) and its view of liveness (from the heartbeat bucket). Every service has
- * one; nothing here decides anything.
+ * A process's membership in the cluster: its NATS connection, its own copy of the metadata view (loaded
+ * from the newest snapshot, then kept current by tailing the log after it) and its view of liveness (from
+ * the heartbeat bucket). Every service has one; nothing here decides anything. The log and the snapshots
+ * are exposed for the coordinator lease holder, which writes snapshots and purges the log below them.
  */
 export class ClusterMember {
   private constructor(
@@ -16,18 +18,26 @@ export class ClusterMember {
     readonly liveness: LivenessTracker,
     readonly config: ServiceConfig,
     private readonly logger: Logger,
+    readonly log: JetStreamMetaLog,
+    readonly snapshots: ViewSnapshots,
+    private readonly objectStore: S3ObjectStore,
   ) {}
 
   static async join(config: ServiceConfig, logger: Logger, name: string): Promise<ClusterMember> {
     const nc = await connect({ servers: config.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
     const log = await JetStreamMetaLog.create(nc, { streamName: config.metaStream });
-    const store = await MetaStore.open(log);
-    await store.start();
-    // Catch up with everything committed before we started, so the first decisions see the whole past.
-    await store.waitForSeq(await log.lastSeq(), 60_000);
+    const objectStore = S3ObjectStore.fromConfig(config);
+    const snapshots = await ViewSnapshots.open(nc, objectStore, config.metaStream);
+    // Start from the newest snapshot and catch up with everything committed since, so the first decisions
+    // see the whole past while startup costs no more than one snapshot interval of entries.
+    const started = await startMetaStore({ log, snapshots, catchUpTimeoutMs: LIMITS.joinCatchUpTimeoutMs });
+    const { store } = started;
     const liveness = await LivenessTracker.start(nc);
-    logger.info({ seq: store.view.seq }, 'joined the cluster: metadata view caught up');
-    return new ClusterMember(nc, store, liveness, config, logger);
+    logger.info(
+      { seq: store.view.seq, snapshotSeq: started.snapshotSeq, replayedEntries: started.replayedEntries, attempts: started.attempts },
+      'joined the cluster: metadata view caught up',
+    );
+    return new ClusterMember(nc, store, liveness, config, logger, log, snapshots, objectStore);
   }
 
   get view(): View {
@@ -43,6 +53,7 @@ export class ClusterMember {
     await this.liveness.stop().catch(() => undefined);
     await this.store.stop().catch(() => undefined);
     await this.nc.drain().catch(() => undefined);
+    this.objectStore.close();
     this.logger.info('left the cluster');
   }
 }

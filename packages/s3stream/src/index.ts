@@ -2,3 +2,5 @@ export * from './object-store';
 export * from './ports';
 export * from './wal-writer';
 export * from './stream-reader';
+export * from './compactor';
+export * from './garbage-collector';

@@ -18,3 +18,14 @@ export interface MetaAccess {
 export interface Clock {
   nowMs(): number;
 }
+
+/**
+ * Where background work (compaction, garbage collection) reports what it could not do; a pino `Logger`
+ * fits. Background rounds do not throw expected failures at their caller, so this is where they show.
+ */
+export interface MaintenanceLogger {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/** A logger that drops everything, for components constructed without one. */
+export const SILENT_LOGGER: MaintenanceLogger = { warn: () => undefined };

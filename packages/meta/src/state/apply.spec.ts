@@ -88,6 +88,8 @@ function fixture(): View {
       '2/p1/1': bucket(ORDERS, 'p1', 1, '3', 1, CLOSED_NEVER_OPENED),
     },
     nextTableId: 3,
+    objects: {},
+    garbage: {},
   });
 }
 
@@ -150,6 +152,14 @@ describe('apply rejects every invalid or stale command without changing anything
     ['LeadBucket with a string expectedLeaderEpoch', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '1', expectedLeaderEpoch: '2' }, 'InvalidArgument', 'LeadBucket.expectedLeaderEpoch must be absent or'],
     ['OpenStream without nodeEpoch', { type: 'OpenStream', nodeId: '3', tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, 'InvalidArgument', 'OpenStream.nodeEpoch must be a non-negative integer (missing)'],
     ['CloseStream with a string streamEpoch', { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: '2' }, 'InvalidArgument', 'CloseStream.streamEpoch must be a non-negative integer (got "2")'],
+    ['DropTable with a string time', { type: 'DropTable', coordinatorEpoch: 3, name: 'events', atMs: 'now' }, 'InvalidArgument', 'DropTable.atMs must be absent or a non-negative integer (got "now")'],
+    ['DropPartition with a negative time', { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', atMs: -1 }, 'InvalidArgument', 'DropPartition.atMs must be absent or a non-negative integer (got -1)'],
+    ['CommitStreamObject without atMs', { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: 2, object: 'streams/x', startOffset: 0, endOffset: 1, slices: [] }, 'InvalidArgument', 'CommitStreamObject.atMs must be a non-negative integer (missing)'],
+    ['CommitStreamObject whose slices are not a list', { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: 2, object: 'streams/x', startOffset: 0, endOffset: 1, slices: {}, atMs: 1 }, 'InvalidArgument', 'CommitStreamObject.slices must be an array (got {})'],
+    ['CommitStreamObject without a partition (null is required for none)', { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 2, tableId: 1, bucket: 0, streamEpoch: 2, object: 'streams/x', startOffset: 0, endOffset: 1, slices: [], atMs: 1 }, 'InvalidArgument', 'CommitStreamObject.partition must be null or'],
+    ['CommitStreamObject with an empty object key', { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: 2, object: '', startOffset: 0, endOffset: 1, slices: [], atMs: 1 }, 'InvalidArgument', 'CommitStreamObject.object must be a non-empty string (got "")'],
+    ['ForgetObjects without keys', { type: 'ForgetObjects' }, 'InvalidArgument', 'ForgetObjects.keys must be an array (missing)'],
+    ['ForgetObjects whose keys are a string', { type: 'ForgetObjects', keys: 'wal/1/2/1' }, 'InvalidArgument', 'ForgetObjects.keys must be an array (got "wal/1/2/1")'],
 
     // RegisterNode as a takeover.
     ['a takeover of an unregistered node', { type: 'RegisterNode', nodeId: '9', expectedEpoch: 0 }, 'Fenced', 'node 9 is not registered (expected epoch 0)'],
@@ -585,7 +595,8 @@ const ORDERS_P1_0_COMMITTED = slice('wal/1/2/1', 0, 5, 400, 200);
  * - events/0 (open at stream epoch 2 by node 1 at node epoch 2) holds [0, 10) in WAL object wal/1/2/1,
  *   committed by writer w1 with sequence 0;
  * - orders/p1/0 is led by node 1 at leader epoch 1 and its stream open at 1 by node 1 at node epoch 2, so
- *   node 1 holds two open streams; it holds [0, 5) at bytes 400..600 of the same object.
+ *   node 1 holds two open streams; it holds [0, 5) at bytes 400..600 of the same object;
+ * - the object registry counts the two slices pointing into wal/1/2/1.
  * The first test below checks that LeadBucket, OpenStream and one CommitWal build exactly this.
  */
 function storageFixture(): View {
@@ -611,12 +622,18 @@ function storageFixture(): View {
         writers: {},
       }),
     },
+    objects: { 'wal/1/2/1': { references: 2 } },
   });
 }
 
 /** The storage fixture after a takeover registered node 1 at epoch 3: its incarnation at 2 is a zombie. */
 function storageFixtureAfterTakeoverOfNode1(): View {
   return deepFreeze(accepted(storageFixture(), { type: 'RegisterNode', nodeId: '1', expectedEpoch: 2 }).view);
+}
+
+/** `view` with the given garbage. */
+function withGarbage(view: View, garbage: View['garbage']): View {
+  return deepFreeze({ ...view, garbage });
 }
 
 /** The storage fixture with the given changes to the stream of events/0. */
@@ -646,12 +663,20 @@ describe('CommitWal: the storage fixture is what CommitWal builds, so the tests 
 });
 
 describe('CommitWal appends the ranges of an uploaded WAL object to their streams when every fence holds', () => {
-  type Case = [description: string, command: Record<string, unknown>, expectedStreams: Record<string, Partial<StreamRecord>>, view?: () => View];
+  type Case = [
+    description: string,
+    command: Record<string, unknown>,
+    expectedStreams: Record<string, Partial<StreamRecord>>,
+    expectedObjects: View['objects'],
+    view?: () => View,
+  ];
+  const FIXTURE_OBJECTS = { 'wal/1/2/1': { references: 2 } };
   const cases: Case[] = [
     [
       'one range without a writer: the end advances, the slice is appended, the writers stay',
       commitWal([range(EVENTS_0, 10, 14, { position: 0, length: 160 })]),
       { '1//0': { endOffset: 14, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 0, 160)] } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1 } },
     ],
     [
       'one range of a new writer: the writer is remembered next to the others',
@@ -663,16 +688,19 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
           writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 3, baseOffset: 10, count: 4 } },
         },
       },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1 } },
     ],
     [
       "the next batch of a remembered writer: it replaces the writer's last batch",
       commitWal([range(EVENTS_0, 10, 14, { writer: { id: 'w1', seq: 1 } })]),
       { '1//0': { endOffset: 14, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 0, 40)], writers: { w1: { seq: 1, baseOffset: 10, count: 4 } } } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1 } },
     ],
     [
       "two ranges of one stream, the second starting at the first's end",
       commitWal([range(EVENTS_0, 10, 12, { position: 0, length: 80 }), range(EVENTS_0, 12, 15, { position: 80, length: 120 })]),
       { '1//0': { endOffset: 15, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 80), slice('wal/1/2/2', 12, 15, 80, 120)] } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2 } },
     ],
     [
       'two ranges of one stream by one writer: the second batch is the one remembered',
@@ -684,6 +712,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
           writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 2, baseOffset: 12, count: 3 } },
         },
       },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2 } },
     ],
     [
       'ranges of two streams of the proposer, each at its own committed end',
@@ -692,16 +721,24 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
         '1//0': { endOffset: 12, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 80)] },
         '2/p1/0': { endOffset: 9, slices: [ORDERS_P1_0_COMMITTED, slice('wal/1/2/2', 5, 9, 80, 50)], writers: { w1: { seq: 9, baseOffset: 5, count: 4 } } },
       },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2 } },
     ],
     [
       'the first range of a stream that holds nothing yet, at offset 0',
       commitWal([range(EVENTS_0, 0, 3, { position: 5, length: 7 })], { object: 'wal/1/2/9' }),
       { '1//0': { endOffset: 3, slices: [slice('wal/1/2/9', 0, 3, 5, 7)] } },
+      { 'wal/1/2/9': { references: 1 } },
       fixture,
+    ],
+    [
+      'a second object under a key already registered: its references add up, one per slice',
+      commitWal([range(EVENTS_0, 10, 12, { position: 600, length: 80 })], { object: 'wal/1/2/1' }),
+      { '1//0': { endOffset: 12, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/1', 10, 12, 600, 80)] } },
+      { 'wal/1/2/1': { references: 3 } },
     ],
   ];
 
-  it.each(cases)('accepts %s', (_description, command, expectedStreams, makeView = storageFixture) => {
+  it.each(cases)('accepts %s', (_description, command, expectedStreams, expectedObjects, makeView = storageFixture) => {
     const before = makeView();
     const { view, outcome } = accepted(before, command);
     expect(outcome).toEqual({ ok: true });
@@ -709,7 +746,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
     for (const [id, changes] of Object.entries(expectedStreams)) {
       changedBuckets[id] = { ...before.buckets[id], stream: { ...before.buckets[id].stream, ...changes } };
     }
-    expect(view).toEqual({ ...before, seq: before.seq + 1, buckets: { ...before.buckets, ...changedBuckets } });
+    expect(view).toEqual({ ...before, seq: before.seq + 1, buckets: { ...before.buckets, ...changedBuckets }, objects: expectedObjects });
     // Buckets the command did not name are shared with the input, not copied.
     for (const id of Object.keys(before.buckets)) {
       if (!(id in expectedStreams)) expect(view.buckets[id]).toBe(before.buckets[id]);
@@ -806,6 +843,9 @@ describe('CommitWal rejects the whole command, changing nothing but the sequence
     ['a valid range, then one of another stream leaving a gap', commitWal([next10, range(ORDERS_P1_0, 6, 8)]), 'Conflict', "range [6, 8) of table 'orders' partition 'p1' bucket 0 does not start at the committed end 5"],
     ['a valid range, then one of a stream open by another node', commitWal([next10, range(EVENTS_2, 0, 1)]), 'Fenced', "the stream of table 'events' bucket 2 is not open by node 1 at node epoch 2"],
     ['valid ranges of two streams, then a third range of the first that overlaps', commitWal([next10, range(ORDERS_P1_0, 5, 6), range(EVENTS_0, 10, 11)]), 'Conflict', "range [10, 11) of table 'events' bucket 0 does not start at the committed end 12"],
+
+    // An object awaiting deletion never gets a slice again, or the collector would delete committed data.
+    ['a commit of an object awaiting deletion', commitWal([next10], { object: 'wal/1/2/0' }), 'Conflict', 'object wal/1/2/0 is awaiting deletion', () => withGarbage(storageFixture(), { 'wal/1/2/0': { unreferencedAtMs: 1 } })],
   ];
 
   it.each(cases)('rejects %s', (_description, command, code, message, makeView = storageFixture) => {
@@ -963,5 +1003,289 @@ describe('CommitWal: a stream closed and opened again continues at its committed
     const before = storageFixture();
     const { view } = accepted(before, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '2' });
     expect(view.buckets['1//0'].stream).toBe(before.buckets['1//0'].stream);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// CommitStreamObject, ForgetObjects, and the release of objects by drops
+
+/**
+ * The storage fixture after node 1 wrote events/0 on to offset 16, at sequence 12:
+ * - events/0 holds [0, 10) in wal/1/2/1 (shared with orders/p1/0), [10, 12) and [12, 15) in wal/1/2/2,
+ *   and [15, 16) in wal/1/2/3;
+ * - the registry counts 2 slices in each of wal/1/2/1 and wal/1/2/2 and 1 in wal/1/2/3; no garbage.
+ */
+function compactionFixture(): View {
+  let view = storageFixture();
+  view = accepted(view, commitWal([range(EVENTS_0, 10, 12, { position: 0, length: 20 }), range(EVENTS_0, 12, 15, { position: 20, length: 30 })])).view;
+  view = accepted(view, commitWal([range(EVENTS_0, 15, 16, { position: 0, length: 10 })], { object: 'wal/1/2/3' })).view;
+  return deepFreeze(view);
+}
+
+const EVENTS_0_WAL_SLICES = [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 20), slice('wal/1/2/2', 12, 15, 20, 30), slice('wal/1/2/3', 15, 16, 0, 10)];
+const STREAM_OBJECT = 'streams/1-_-0/10-16-2';
+
+/** A stream object slice (the object is the command's). */
+function piece(startOffset: number, endOffset: number, position: number, length: number) {
+  return { startOffset, endOffset, position, length };
+}
+
+/** Node 1 at node epoch 2 compacts events/0 [10, 16) into STREAM_OBJECT at time 5 000, unless `fields` say otherwise. */
+function commitStreamObject(fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: 'CommitStreamObject',
+    nodeId: '1',
+    nodeEpoch: 2,
+    tableId: 1,
+    partition: null,
+    bucket: 0,
+    streamEpoch: 2,
+    object: STREAM_OBJECT,
+    startOffset: 10,
+    endOffset: 16,
+    slices: [piece(10, 12, 0, 20), piece(12, 15, 20, 30), piece(15, 16, 50, 10)],
+    atMs: 5_000,
+    ...fields,
+  };
+}
+
+describe('the compaction fixture is what CommitWal builds, with one reference per slice', () => {
+  it('holds the slices and counts documented above', () => {
+    const view = compactionFixture();
+    expect(view.seq).toBe(12);
+    expect(view.buckets['1//0'].stream).toMatchObject({ endOffset: 16, slices: EVENTS_0_WAL_SLICES });
+    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 2 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 } });
+    expect(view.garbage).toEqual({});
+  });
+});
+
+describe('CommitStreamObject replaces the slices of a range by slices of one stream object and releases what they pointed into', () => {
+  type Case = [
+    description: string,
+    command: Record<string, unknown>,
+    expectedSlices: DataSlice[],
+    expectedObjects: View['objects'],
+    expectedGarbage: View['garbage'],
+  ];
+  const cases: Case[] = [
+    [
+      'every WAL slice after the shared object: both WAL objects it empties move to the garbage at the command time',
+      commitStreamObject(),
+      [EVENTS_0_COMMITTED, slice(STREAM_OBJECT, 10, 12, 0, 20), slice(STREAM_OBJECT, 12, 15, 20, 30), slice(STREAM_OBJECT, 15, 16, 50, 10)],
+      { 'wal/1/2/1': { references: 2 }, [STREAM_OBJECT]: { references: 3 } },
+      { 'wal/1/2/2': { unreferencedAtMs: 5_000 }, 'wal/1/2/3': { unreferencedAtMs: 5_000 } },
+    ],
+    [
+      'the two slices of wal/1/2/2 only: it moves to the garbage, the later slice keeps its WAL object',
+      commitStreamObject({ object: 'streams/a', endOffset: 15, slices: [piece(10, 12, 0, 20), piece(12, 15, 20, 30)], atMs: 7 }),
+      [EVENTS_0_COMMITTED, slice('streams/a', 10, 12, 0, 20), slice('streams/a', 12, 15, 20, 30), slice('wal/1/2/3', 15, 16, 0, 10)],
+      { 'wal/1/2/1': { references: 2 }, 'wal/1/2/3': { references: 1 }, 'streams/a': { references: 2 } },
+      { 'wal/1/2/2': { unreferencedAtMs: 7 } },
+    ],
+    [
+      'a range that splits the slices of one WAL object: that object loses one reference and stays',
+      commitStreamObject({ object: 'streams/b', startOffset: 12, slices: [piece(12, 15, 0, 30), piece(15, 16, 30, 10)] }),
+      [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 20), slice('streams/b', 12, 15, 0, 30), slice('streams/b', 15, 16, 30, 10)],
+      { 'wal/1/2/1': { references: 2 }, 'wal/1/2/2': { references: 1 }, 'streams/b': { references: 2 } },
+      { 'wal/1/2/3': { unreferencedAtMs: 5_000 } },
+    ],
+    [
+      'the first slice, whose WAL object another stream still points into: nothing moves to the garbage',
+      commitStreamObject({ object: 'streams/c', startOffset: 0, endOffset: 10, slices: [piece(0, 10, 0, 400)] }),
+      [slice('streams/c', 0, 10, 0, 400), ...EVENTS_0_WAL_SLICES.slice(1)],
+      { 'wal/1/2/1': { references: 1 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 }, 'streams/c': { references: 1 } },
+      {},
+    ],
+    [
+      'three slices merged into one slice of the stream object',
+      commitStreamObject({ slices: [piece(10, 16, 0, 60)] }),
+      [EVENTS_0_COMMITTED, slice(STREAM_OBJECT, 10, 16, 0, 60)],
+      { 'wal/1/2/1': { references: 2 }, [STREAM_OBJECT]: { references: 1 } },
+      { 'wal/1/2/2': { unreferencedAtMs: 5_000 }, 'wal/1/2/3': { unreferencedAtMs: 5_000 } },
+    ],
+    [
+      'the whole stream, one slice per batch with byte positions as the proposer laid them out',
+      commitStreamObject({ startOffset: 0, slices: [piece(0, 10, 100, 400), piece(10, 12, 0, 20), piece(12, 15, 20, 30), piece(15, 16, 50, 10)] }),
+      [slice(STREAM_OBJECT, 0, 10, 100, 400), slice(STREAM_OBJECT, 10, 12, 0, 20), slice(STREAM_OBJECT, 12, 15, 20, 30), slice(STREAM_OBJECT, 15, 16, 50, 10)],
+      { 'wal/1/2/1': { references: 1 }, [STREAM_OBJECT]: { references: 4 } },
+      { 'wal/1/2/2': { unreferencedAtMs: 5_000 }, 'wal/1/2/3': { unreferencedAtMs: 5_000 } },
+    ],
+  ];
+
+  it.each(cases)('accepts %s', (_description, command, expectedSlices, expectedObjects, expectedGarbage) => {
+    const before = compactionFixture();
+    const { view, outcome } = accepted(before, command);
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({
+      ...before,
+      seq: 13,
+      buckets: { ...before.buckets, '1//0': { ...before.buckets['1//0'], stream: { ...before.buckets['1//0'].stream, slices: expectedSlices } } },
+      objects: expectedObjects,
+      garbage: expectedGarbage,
+    });
+    // Offsets, the committed end and the writers stay; the other buckets are shared with the input.
+    expect(view.buckets['1//0'].stream.writers).toBe(before.buckets['1//0'].stream.writers);
+    expect(view.buckets['2/p1/0']).toBe(before.buckets['2/p1/0']);
+  });
+
+  it('accepts the same compaction again without a reference passing through zero, so the object never reaches the garbage', () => {
+    const once = accepted(compactionFixture(), commitStreamObject()).view;
+    const { view, outcome } = accepted(deepFreeze(once), commitStreamObject({ atMs: 9_000 }));
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({ ...once, seq: once.seq + 1, buckets: view.buckets, objects: once.objects, garbage: once.garbage });
+    expect(view.buckets['1//0'].stream).toEqual(once.buckets['1//0'].stream);
+  });
+
+  it('moves a WAL object shared by two streams to the garbage only when the second stream is compacted, at that time', () => {
+    const first = accepted(compactionFixture(), commitStreamObject({ object: 'streams/e', startOffset: 0, endOffset: 10, slices: [piece(0, 10, 0, 400)], atMs: 100 })).view;
+    expect(first.objects['wal/1/2/1']).toEqual({ references: 1 });
+    expect(first.garbage).toEqual({});
+    const ordersCompaction = commitStreamObject({ tableId: 2, partition: 'p1', streamEpoch: 1, object: 'streams/o', startOffset: 0, endOffset: 5, slices: [piece(0, 5, 0, 200)], atMs: 200 });
+    const second = accepted(deepFreeze(first), ordersCompaction).view;
+    expect(second.objects['wal/1/2/1']).toBeUndefined();
+    expect(second.garbage).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 200 } });
+    expect(second.buckets['2/p1/0'].stream.slices).toEqual([slice('streams/o', 0, 5, 0, 200)]);
+  });
+
+  it('keeps object keys named like prototype members as own entries, through the garbage and a JSON round trip', () => {
+    let view = accepted(fixture(), commitWal([range(EVENTS_0, 0, 2)], { object: '__proto__' })).view;
+    expect(Object.getOwnPropertyDescriptor(view.objects, '__proto__')?.value).toEqual({ references: 1 });
+    view = accepted(deepFreeze(view), commitStreamObject({ object: 'constructor', startOffset: 0, endOffset: 2, slices: [piece(0, 2, 0, 20)] })).view;
+    expect(Object.getPrototypeOf(view.garbage)).toBe(Object.prototype);
+    const roundTripped = JSON.parse(JSON.stringify(view)) as View;
+    expect(Object.keys(roundTripped.garbage)).toEqual(['__proto__']);
+    expect(Object.keys(roundTripped.objects)).toEqual(['constructor']);
+    const refused = next(roundTripped, commitWal([range(EVENTS_0, 2, 3)], { object: '__proto__' }));
+    expect(refused.outcome).toEqual({ ok: false, rejection: { code: 'Conflict', message: 'object __proto__ is awaiting deletion: no slice may point into it again' } });
+  });
+});
+
+describe('CommitStreamObject rejects every stale, malformed or outdated compaction without changing anything but the sequence', () => {
+  type Case = [description: string, command: Record<string, unknown>, code: Rejection['code'], message: string, view?: () => View];
+  /** The compaction fixture after a takeover registered node 1 at epoch 3. */
+  const afterTakeoverOfNode1 = () => deepFreeze(accepted(compactionFixture(), { type: 'RegisterNode', nodeId: '1', expectedEpoch: 2 }).view);
+  /** The compaction fixture with events/0 trimmed to start at 10 (its first slice released). */
+  const trimmedTo10 = () =>
+    deepFreeze({
+      ...withEvents0Stream(compactionFixture(), { startOffset: 10, slices: EVENTS_0_WAL_SLICES.slice(1) }),
+      objects: { 'wal/1/2/1': { references: 1 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 } },
+    });
+  const cases: Case[] = [
+    // Only the stream's leader, at its current incarnation and stream epoch, rewrites a stream.
+    ['a compaction by an unregistered node', commitStreamObject({ nodeId: '9' }), 'Fenced', 'node 9 is not registered'],
+    ['a compaction by a node named like a prototype member', commitStreamObject({ nodeId: 'toString', nodeEpoch: 0 }), 'Fenced', 'node toString is not registered'],
+    ['a compaction from an older incarnation', commitStreamObject({ nodeEpoch: 1 }), 'Fenced', 'node 1 epoch 1 is fenced: current is 2'],
+    ['a compaction at a node epoch ahead of the view', commitStreamObject({ nodeEpoch: 3 }), 'Fenced', 'node 1 epoch 3 is not current: current is 2'],
+    ['a compaction by a zombie whose node was taken over', commitStreamObject(), 'Fenced', 'node 1 epoch 2 is fenced: current is 3', afterTakeoverOfNode1],
+    ['a compaction of a stream the proposer does not hold', commitStreamObject({ nodeId: '2', nodeEpoch: 1, bucket: 2, streamEpoch: 4 }), 'Fenced', "the stream of table 'events' bucket 2 is not open by node 2 at node epoch 1"],
+    ['a compaction of a closed stream by its last opener', commitStreamObject({ nodeId: '2', nodeEpoch: 1, bucket: 1, streamEpoch: 1 }), 'Fenced', "the stream of table 'events' bucket 1 is not open by node 2 at node epoch 1"],
+    ['a compaction at a stale stream epoch', commitStreamObject({ streamEpoch: 1 }), 'Fenced', "stream epoch 1 is fenced: current is 2 for table 'events' bucket 0"],
+    ['a compaction at a stream epoch ahead of the view', commitStreamObject({ streamEpoch: 3 }), 'Fenced', "stream epoch 3 is not current: current is 2 for table 'events' bucket 0"],
+    ['a stale compaction with no slices (the fence is checked first)', commitStreamObject({ nodeEpoch: 1, slices: [] }), 'Fenced', 'node 1 epoch 1 is fenced'],
+
+    // The bucket must exist.
+    ['a compaction of a missing bucket', commitStreamObject({ bucket: 3 }), 'NotFound', 'bucket 3 of table id 1 does not exist'],
+    ['a compaction of a missing partition', commitStreamObject({ tableId: 2, partition: 'p9' }), 'NotFound', "bucket 0 of table id 2 partition 'p9' does not exist"],
+
+    // The shape of the range and of the new slices.
+    ['an empty range', commitStreamObject({ startOffset: 10, endOffset: 10 }), 'InvalidArgument', 'CommitStreamObject range [10, 10) is empty'],
+    ['a range that ends before it starts', commitStreamObject({ startOffset: 12, endOffset: 10 }), 'InvalidArgument', 'CommitStreamObject range [12, 10) is empty'],
+    ['no new slices', commitStreamObject({ slices: [] }), 'InvalidArgument', 'CommitStreamObject.slices must not be empty'],
+    [
+      'LIMITS.streamObjectSlicesMax + 1 new slices',
+      commitStreamObject({ slices: Array.from({ length: LIMITS.streamObjectSlicesMax + 1 }, (_, index) => piece(10 + index, 11 + index, index, 1)) }),
+      'InvalidArgument',
+      `CommitStreamObject.slices holds ${LIMITS.streamObjectSlicesMax + 1} slices: at most ${LIMITS.streamObjectSlicesMax}`,
+    ],
+    ['a new slice that is null', commitStreamObject({ slices: [null] }), 'InvalidArgument', 'CommitStreamObject.slices[0] must be an object'],
+    ['a new slice with a negative position', commitStreamObject({ slices: [piece(10, 16, -1, 60)] }), 'InvalidArgument', 'CommitStreamObject.slices[0].position must be a non-negative integer'],
+    ['a new slice with a string length', commitStreamObject({ slices: [{ ...piece(10, 16, 0, 60), length: '60' }] }), 'InvalidArgument', 'CommitStreamObject.slices[0].length must be a non-negative integer'],
+    ['a new slice of zero bytes', commitStreamObject({ slices: [piece(10, 16, 0, 0)] }), 'InvalidArgument', 'CommitStreamObject.slices[0].length must be positive'],
+    ['a new slice without offsets', commitStreamObject({ slices: [piece(10, 12, 0, 20), piece(12, 12, 20, 5), piece(12, 16, 25, 40)] }), 'InvalidArgument', 'CommitStreamObject.slices[1] is empty'],
+    ['new slices with a gap', commitStreamObject({ slices: [piece(10, 12, 0, 20), piece(13, 16, 20, 40)] }), 'InvalidArgument', 'CommitStreamObject.slices[1] starts at 13, expected 12'],
+    ['new slices that overlap', commitStreamObject({ slices: [piece(10, 13, 0, 20), piece(12, 16, 20, 40)] }), 'InvalidArgument', 'CommitStreamObject.slices[1] starts at 12, expected 13'],
+    ['new slices that start after the range', commitStreamObject({ slices: [piece(11, 16, 0, 60)] }), 'InvalidArgument', 'CommitStreamObject.slices[0] starts at 11, expected 10'],
+    ['new slices that end before the range', commitStreamObject({ slices: [piece(10, 15, 0, 60)] }), 'InvalidArgument', 'CommitStreamObject.slices end at 15, not at endOffset 16'],
+    ['new slices that end after the range', commitStreamObject({ endOffset: 15, slices: [piece(10, 16, 0, 60)] }), 'InvalidArgument', 'CommitStreamObject.slices end at 16, not at endOffset 15'],
+    ['a range past the committed end', commitStreamObject({ endOffset: 17, slices: [piece(10, 17, 0, 70)] }), 'InvalidArgument', "range [10, 17) of table 'events' bucket 0 runs past the committed end 16"],
+
+    // The stream changed under the proposer, or the object may not be used.
+    ['a range that starts inside a slice', commitStreamObject({ startOffset: 11, slices: [piece(11, 16, 0, 50)] }), 'Conflict', "range [11, 16) of table 'events' bucket 0 does not start and end on boundaries of its slices"],
+    ['a range that ends inside a slice', commitStreamObject({ endOffset: 14, slices: [piece(10, 14, 0, 40)] }), 'Conflict', "range [10, 14) of table 'events' bucket 0 does not start and end on boundaries of its slices"],
+    ['a range below the start of a trimmed stream', commitStreamObject({ startOffset: 0, slices: [piece(0, 16, 0, 460)] }), 'Conflict', "range [0, 16) of table 'events' bucket 0 starts below the stream's start 10", trimmedTo10],
+    ['a stream object awaiting deletion', commitStreamObject(), 'Conflict', `object ${STREAM_OBJECT} is awaiting deletion`, () => withGarbage(compactionFixture(), { [STREAM_OBJECT]: { unreferencedAtMs: 1 } })],
+  ];
+
+  it.each(cases)('rejects %s', (_description, command, code, message, makeView = compactionFixture) => {
+    const view = makeView();
+    const result = next(view, command);
+    expect(result.outcome).toEqual({ ok: false, rejection: { code, message: expect.stringContaining(message) } });
+    expect(result.view).toEqual({ ...view, seq: view.seq + 1 });
+    expect(result.view.buckets).toBe(view.buckets);
+    expect(result.view.objects).toBe(view.objects);
+  });
+});
+
+describe('ForgetObjects removes deleted objects from the garbage and ignores every other key', () => {
+  const withTwoInGarbage = () => withGarbage(compactionFixture(), { 'wal/0/1/1': { unreferencedAtMs: 1 }, 'wal/0/1/2': { unreferencedAtMs: 2 } });
+
+  it('removes the named keys that are in the garbage, ignoring keys that are not (a registered object, a prototype name, an unknown key)', () => {
+    const before = withTwoInGarbage();
+    const { view, outcome } = accepted(before, { type: 'ForgetObjects', keys: ['wal/0/1/1', 'wal/1/2/1', 'toString', '__proto__', 'nowhere'] });
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({ ...before, seq: before.seq + 1, garbage: { 'wal/0/1/2': { unreferencedAtMs: 2 } } });
+    expect(view.objects).toBe(before.objects);
+  });
+
+  it.each([
+    ['no key', []],
+    ['only keys already forgotten (a retry)', ['wal/9/9/9']],
+  ])('accepts %s and changes nothing but the sequence', (_description, keys) => {
+    const before = withTwoInGarbage();
+    const { view, outcome } = accepted(before, { type: 'ForgetObjects', keys });
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({ ...before, seq: before.seq + 1 });
+    expect(view.garbage).toBe(before.garbage);
+  });
+
+  it(`accepts LIMITS.forgetObjectsKeysMax (${LIMITS.forgetObjectsKeysMax}) keys`, () => {
+    const keys = Array.from({ length: LIMITS.forgetObjectsKeysMax }, (_, index) => (index === 0 ? 'wal/0/1/2' : `other/${index}`));
+    expect(accepted(withTwoInGarbage(), { type: 'ForgetObjects', keys }).view.garbage).toEqual({ 'wal/0/1/1': { unreferencedAtMs: 1 } });
+  });
+
+  it.each([
+    ['LIMITS.forgetObjectsKeysMax + 1 keys', Array.from({ length: LIMITS.forgetObjectsKeysMax + 1 }, (_, index) => `k${index}`), `ForgetObjects names ${LIMITS.forgetObjectsKeysMax + 1} keys: at most ${LIMITS.forgetObjectsKeysMax}`],
+    ['an empty key', ['wal/0/1/1', ''], 'ForgetObjects.keys[1] must be a non-empty string'],
+    ['a key that is a number', [7], 'ForgetObjects.keys[0] must be a non-empty string'],
+  ])('rejects %s as InvalidArgument, forgetting nothing', (_description, keys, message) => {
+    const before = withTwoInGarbage();
+    const result = next(before, { type: 'ForgetObjects', keys });
+    expect(result.outcome).toEqual({ ok: false, rejection: { code: 'InvalidArgument', message } });
+    expect(result.view).toEqual({ ...before, seq: before.seq + 1 });
+  });
+});
+
+describe('DropTable and DropPartition release the slices of the buckets they remove', () => {
+  it('drops events: the objects only it pointed into move to the garbage at atMs, the object orders shares loses one reference', () => {
+    const before = compactionFixture();
+    const { view } = accepted(before, { type: 'DropTable', coordinatorEpoch: 3, name: 'events', atMs: 7_000 });
+    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(view.garbage).toEqual({ 'wal/1/2/2': { unreferencedAtMs: 7_000 }, 'wal/1/2/3': { unreferencedAtMs: 7_000 } });
+  });
+
+  it('drops partition p1, then events without a time: the shared object reaches the garbage with the second drop, stamped 0', () => {
+    const partitionDropped = accepted(storageFixture(), { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', atMs: 50 }).view;
+    expect(partitionDropped.objects).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(partitionDropped.garbage).toEqual({});
+    const tableDropped = accepted(deepFreeze(partitionDropped), { type: 'DropTable', coordinatorEpoch: 3, name: 'events' }).view;
+    expect(tableDropped.objects).toEqual({});
+    expect(tableDropped.garbage).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 0 } });
+  });
+
+  it('drops a table whose streams hold nothing without touching the registry or the garbage', () => {
+    const before = withGarbage(fixture(), { 'wal/0/1/1': { unreferencedAtMs: 1 } });
+    const { view } = accepted(before, { type: 'DropTable', coordinatorEpoch: 3, name: 'orders', atMs: 9 });
+    expect(view.objects).toBe(before.objects);
+    expect(view.garbage).toBe(before.garbage);
   });
 });

@@ -3,17 +3,20 @@ import { nextEpoch } from '@mink/epochs';
 import type {
   CloseStream,
   Command,
+  CommitStreamObject,
   CommitWal,
   CreatePartition,
   CreateTable,
   DropPartition,
   DropTable,
+  ForgetObjects,
   LeadBucket,
   OpenStream,
   Outcome,
   RegisterCoordinator,
   RegisterNode,
   Rejection,
+  StreamObjectSlice,
   WalRange,
 } from './commands';
 import { ownRecord } from './lookup';
@@ -22,7 +25,9 @@ import {
   bucketId,
   type BucketRecord,
   type DataSlice,
+  type GarbageRecord,
   type NodeRecord,
+  type ObjectRecord,
   type StreamRecord,
   type TableRecord,
   type View,
@@ -74,6 +79,10 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyCloseStream(view, seq, command);
     case 'CommitWal':
       return applyCommitWal(view, seq, command);
+    case 'CommitStreamObject':
+      return applyCommitStreamObject(view, seq, command);
+    case 'ForgetObjects':
+      return applyForgetObjects(view, seq, command);
   }
 }
 
@@ -194,7 +203,7 @@ function applyDropTable(view: View, seq: number, command: DropTable): Applied {
   delete tables[table.name];
   const partitions: (string | null)[] = table.partition ? table.partitions : [null];
   return {
-    view: { ...view, seq, tables, buckets: withoutBuckets(view.buckets, table, partitions) },
+    view: { ...view, seq, tables, ...withoutBuckets(view, table, partitions, command.atMs ?? 0) },
     outcome: { ok: true, tableId: table.id },
   };
 }
@@ -235,7 +244,7 @@ function applyDropPartition(view: View, seq: number, command: DropPartition): Ap
       ...view,
       seq,
       tables: { ...view.tables, [table.name]: updated },
-      buckets: withoutBuckets(view.buckets, table, [command.partition]),
+      ...withoutBuckets(view, table, [command.partition], command.atMs ?? 0),
     },
     outcome: { ok: true },
   };
@@ -270,16 +279,28 @@ function withRecords(buckets: Record<string, BucketRecord>, changes: Record<stri
   return copy;
 }
 
+/**
+ * The bucket map without the buckets of `table` in `partitions`, and the object registry and garbage after
+ * the slices of their streams were released at `atMs`.
+ */
 function withoutBuckets(
-  buckets: Record<string, BucketRecord>,
+  view: View,
   table: TableRecord,
   partitions: (string | null)[],
-): Record<string, BucketRecord> {
-  const remaining = withRecords(buckets, {});
+  atMs: number,
+): Pick<View, 'buckets' | 'objects' | 'garbage'> {
+  const remaining = withRecords(view.buckets, {});
+  const released: DataSlice[] = [];
   for (const partition of partitions) {
-    for (let bucket = 0; bucket < table.buckets; bucket++) delete remaining[bucketId(table.id, partition, bucket)];
+    for (let bucket = 0; bucket < table.buckets; bucket++) {
+      const id = bucketId(table.id, partition, bucket);
+      const record = ownRecord(remaining, id);
+      // One push per slice: spreading a stream of many slices into one call could exceed the argument limit.
+      if (record) for (const slice of record.stream.slices) released.push(slice);
+      delete remaining[id];
+    }
   }
-  return remaining;
+  return { buckets: remaining, ...withReferences(view, [], released, atMs) };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -408,8 +429,10 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
   if (command.ranges.length > LIMITS.walRangesPerObjectMax) {
     return reject(view, seq, 'InvalidArgument', `CommitWal holds ${command.ranges.length} ranges: at most ${LIMITS.walRangesPerObjectMax}`);
   }
+  if (ownRecord(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
   // Ranges of one stream are checked against the stream as the earlier ranges of this command left it.
   const changed: Record<string, BucketRecord> = {};
+  const added: DataSlice[] = [];
   for (const [index, range] of command.ranges.entries()) {
     const malformed = describeMalformedRange(range);
     if (malformed !== null) return reject(view, seq, 'InvalidArgument', `CommitWal.ranges[${index}]: ${malformed}`);
@@ -445,8 +468,11 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
     };
     const writers = range.writer ? withWriter(stream.writers, range.writer, range) : stream.writers;
     changed[id] = { ...record, stream: { ...stream, endOffset: range.endOffset, slices: [...stream.slices, slice], writers } };
+    added.push(slice);
   }
-  return { view: { ...view, seq, buckets: withRecords(view.buckets, changed) }, outcome: { ok: true } };
+  // Nothing is released, so nothing moves to the garbage and the time does not matter.
+  const references = withReferences(view, added, [], 0);
+  return { view: { ...view, seq, buckets: withRecords(view.buckets, changed), ...references }, outcome: { ok: true } };
 }
 
 /** Records a writer's last batch, evicting the writer whose last batch is oldest beyond the bound. */
@@ -464,6 +490,139 @@ function withWriter(writers: Record<string, WriterState>, writer: { id: string; 
     delete next[oldest];
   }
   return next;
+}
+
+function applyCommitStreamObject(view: View, seq: number, command: CommitStreamObject): Applied {
+  const proposer = ownRecord(view.nodes, command.nodeId);
+  if (!proposer) return reject(view, seq, 'Fenced', `node ${command.nodeId} is not registered`);
+  if (command.nodeEpoch !== proposer.epoch) {
+    return reject(view, seq, 'Fenced', epochMismatch(`node ${proposer.id} epoch`, command.nodeEpoch, proposer.epoch));
+  }
+  const id = bucketId(command.tableId, command.partition, command.bucket);
+  const record = ownRecord(view.buckets, id);
+  if (!record) return reject(view, seq, 'NotFound', missingBucket(command));
+  const stream = record.stream;
+  if (stream.state !== 'open' || stream.node !== command.nodeId || stream.nodeEpoch !== command.nodeEpoch) {
+    return reject(
+      view,
+      seq,
+      'Fenced',
+      `the stream of ${describeBucket(record)} is not open by node ${command.nodeId} at node epoch ${command.nodeEpoch}`,
+    );
+  }
+  if (command.streamEpoch !== stream.epoch) {
+    return reject(view, seq, 'Fenced', epochMismatch('stream epoch', command.streamEpoch, stream.epoch) + ` for ${describeBucket(record)}`);
+  }
+
+  const { startOffset, endOffset } = command;
+  const range = `[${startOffset}, ${endOffset})`;
+  if (endOffset <= startOffset) return reject(view, seq, 'InvalidArgument', `CommitStreamObject range ${range} is empty`);
+  const malformed = describeMalformedStreamObjectSlices(command.slices, startOffset, endOffset);
+  if (malformed !== null) return reject(view, seq, 'InvalidArgument', `CommitStreamObject.${malformed}`);
+  if (endOffset > stream.endOffset) {
+    // The committed end only grows, so no view the proposer read can have shown these offsets.
+    return reject(view, seq, 'InvalidArgument', `range ${range} of ${describeBucket(record)} runs past the committed end ${stream.endOffset}`);
+  }
+  if (startOffset < stream.startOffset) {
+    return reject(view, seq, 'Conflict', `range ${range} of ${describeBucket(record)} starts below the stream's start ${stream.startOffset}`);
+  }
+  // The slices are in offset order: the first replaced one starts at startOffset, the last ends at endOffset.
+  const first = stream.slices.findIndex((slice) => slice.startOffset >= startOffset);
+  const last = stream.slices.findIndex((slice) => slice.endOffset >= endOffset);
+  if (first === -1 || stream.slices[first]!.startOffset !== startOffset || last === -1 || stream.slices[last]!.endOffset !== endOffset) {
+    return reject(view, seq, 'Conflict', `range ${range} of ${describeBucket(record)} does not start and end on boundaries of its slices`);
+  }
+  if (ownRecord(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
+
+  const replaced = stream.slices.slice(first, last + 1);
+  const added: DataSlice[] = command.slices.map((slice) => ({
+    object: command.object,
+    startOffset: slice.startOffset,
+    endOffset: slice.endOffset,
+    position: slice.position,
+    length: slice.length,
+  }));
+  const slices = [...stream.slices.slice(0, first), ...added, ...stream.slices.slice(last + 1)];
+  const updated: BucketRecord = { ...record, stream: { ...stream, slices } };
+  return {
+    view: { ...view, seq, buckets: withRecords(view.buckets, { [id]: updated }), ...withReferences(view, added, replaced, command.atMs) },
+    outcome: { ok: true },
+  };
+}
+
+/**
+ * Null when `slices` is a non-empty list, within the bound, of well-formed slices that run contiguously
+ * from `startOffset` to `endOffset`; otherwise what is wrong, starting with the offending field.
+ */
+function describeMalformedStreamObjectSlices(slices: StreamObjectSlice[], startOffset: number, endOffset: number): string | null {
+  if (slices.length === 0) return 'slices must not be empty';
+  if (slices.length > LIMITS.streamObjectSlicesMax) return `slices holds ${slices.length} slices: at most ${LIMITS.streamObjectSlicesMax}`;
+  let offset = startOffset;
+  for (const [index, slice] of slices.entries()) {
+    if (!object.test(slice)) return `slices[${index}] must be an object`;
+    const value = slice as unknown as Record<string, unknown>;
+    for (const field of ['startOffset', 'endOffset', 'position', 'length'] as const) {
+      if (!count.test(value[field])) return `slices[${index}].${field} must be ${count.description}`;
+    }
+    if (slice.endOffset <= slice.startOffset) return `slices[${index}] is empty: endOffset must be greater than startOffset`;
+    if (slice.length === 0) return `slices[${index}].length must be positive`;
+    if (slice.startOffset !== offset) return `slices[${index}] starts at ${slice.startOffset}, expected ${offset}: the slices must be contiguous from startOffset`;
+    offset = slice.endOffset;
+  }
+  if (offset !== endOffset) return `slices end at ${offset}, not at endOffset ${endOffset}`;
+  return null;
+}
+
+function applyForgetObjects(view: View, seq: number, command: ForgetObjects): Applied {
+  if (command.keys.length > LIMITS.forgetObjectsKeysMax) {
+    return reject(view, seq, 'InvalidArgument', `ForgetObjects names ${command.keys.length} keys: at most ${LIMITS.forgetObjectsKeysMax}`);
+  }
+  for (const [index, key] of command.keys.entries()) {
+    if (!objectKey.test(key)) return reject(view, seq, 'InvalidArgument', `ForgetObjects.keys[${index}] must be ${objectKey.description}`);
+  }
+  const forgotten = command.keys.filter((key) => ownRecord(view.garbage, key) !== undefined);
+  if (forgotten.length === 0) return { view: { ...view, seq }, outcome: { ok: true } };
+  const garbage = { ...view.garbage };
+  for (const key of forgotten) delete garbage[key];
+  return { view: { ...view, seq, garbage }, outcome: { ok: true } };
+}
+
+/**
+ * The object registry and garbage after the slices `added` were committed and the slices `released` were
+ * dropped or replaced. References change by the net count per object, so an object whose slices are
+ * replaced by slices of the same object never passes through zero. An object left without references
+ * moves to the garbage, stamped `atMs`.
+ *
+ * Callers refuse commits naming an object in the garbage, so an added slice never points into one; a
+ * released slice always points into a registered object. Anything else is a broken invariant.
+ */
+function withReferences(view: View, added: readonly DataSlice[], released: readonly DataSlice[], atMs: number): Pick<View, 'objects' | 'garbage'> {
+  if (added.length === 0 && released.length === 0) return { objects: view.objects, garbage: view.garbage };
+  const deltas = new Map<string, number>();
+  for (const slice of added) deltas.set(slice.object, (deltas.get(slice.object) ?? 0) + 1);
+  for (const slice of released) deltas.set(slice.object, (deltas.get(slice.object) ?? 0) - 1);
+  // Spread copies own entries as data properties, so a key such as `__proto__` stays an ordinary entry.
+  const objects: Record<string, ObjectRecord> = { ...view.objects };
+  let garbage: Record<string, GarbageRecord> | undefined;
+  for (const [key, delta] of deltas) {
+    if (delta === 0) continue;
+    if (ownRecord(view.garbage, key)) throw new Error(`invariant broken: object ${key} is in the garbage but a slice points into it`);
+    const references = (ownRecord(objects, key)?.references ?? 0) + delta;
+    if (references < 0) throw new Error(`invariant broken: object ${key} would have ${references} references`);
+    if (references > 0) {
+      setOwn(objects, key, { references });
+      continue;
+    }
+    delete objects[key];
+    garbage ??= { ...view.garbage };
+    setOwn(garbage, key, { unreferencedAtMs: atMs });
+  }
+  return { objects, garbage: garbage ?? view.garbage };
+}
+
+/** Sets an entry of a plain map; unlike assignment, it cannot hit the `__proto__` accessor. */
+function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function describeMalformedRange(range: unknown): string | null {
@@ -494,6 +653,10 @@ function epochMismatch(what: string, presented: number, current: number): string
 function describeBucket(record: BucketRecord): string {
   const partition = record.partition === null ? '' : ` partition '${record.partition}'`;
   return `table '${record.table}'${partition} bucket ${record.bucket}`;
+}
+
+function awaitingDeletion(key: string): string {
+  return `object ${key} is awaiting deletion: no slice may point into it again`;
 }
 
 function missingBucket(address: { tableId: number; partition: string | null; bucket: number }): string {
@@ -533,14 +696,16 @@ const object: FieldRule = {
   description: 'an object',
   test: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
 };
+const objectKey: FieldRule = { description: 'a non-empty string', test: (value) => typeof value === 'string' && value.length > 0 };
+const array: FieldRule = { description: 'an array', test: Array.isArray };
 
 const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } = {
   RegisterNode: { nodeId: name, expectedEpoch: optionalCount, address: optionalString, kafka: optionalString, http: optionalString },
   RegisterCoordinator: { coordinatorId: name },
   CreateTable: { coordinatorEpoch: count, spec: object, createdAtMs: count },
-  DropTable: { coordinatorEpoch: count, name },
+  DropTable: { coordinatorEpoch: count, name, atMs: optionalCount },
   CreatePartition: { coordinatorEpoch: count, table: name, partition: partitionName },
-  DropPartition: { coordinatorEpoch: count, table: name, partition: partitionName },
+  DropPartition: { coordinatorEpoch: count, table: name, partition: partitionName, atMs: optionalCount },
   LeadBucket: {
     coordinatorEpoch: count,
     tableId: count,
@@ -551,7 +716,21 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
   },
   OpenStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, leaderEpoch: count },
   CloseStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, streamEpoch: count },
-  CommitWal: { nodeId: name, nodeEpoch: count, object: { description: 'a non-empty string', test: (value) => typeof value === 'string' && value.length > 0 }, ranges: { description: 'an array', test: Array.isArray } },
+  CommitWal: { nodeId: name, nodeEpoch: count, object: objectKey, ranges: array },
+  CommitStreamObject: {
+    nodeId: name,
+    nodeEpoch: count,
+    tableId: count,
+    partition: partitionOrNull,
+    bucket: count,
+    streamEpoch: count,
+    object: objectKey,
+    startOffset: count,
+    endOffset: count,
+    slices: array,
+    atMs: count,
+  },
+  ForgetObjects: { keys: array },
 };
 
 /** Longest rendering of an offending value in a rejection message. */

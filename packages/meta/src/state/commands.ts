@@ -15,7 +15,9 @@ export type Command =
   | LeadBucket
   | OpenStream
   | CloseStream
-  | CommitWal;
+  | CommitWal
+  | CommitStreamObject
+  | ForgetObjects;
 
 /**
  * Registers a node incarnation. Without `expectedEpoch` (a process starting) the node gets
@@ -51,11 +53,17 @@ export interface CreateTable {
   createdAtMs: number;
 }
 
-/** Drops a table and all its buckets. Outcome: `{ tableId }`. */
+/**
+ * Drops a table and all its buckets. The slices of their streams are released: an object no slice points
+ * into any more moves to the garbage, stamped `atMs` (0 when absent), from where it is deleted after a
+ * grace period. Outcome: `{ tableId }`.
+ */
 export interface DropTable {
   type: 'DropTable';
   coordinatorEpoch: number;
   name: string;
+  /** The proposer's wall-clock time, which starts the grace period of the objects this drop releases. */
+  atMs?: number;
 }
 
 /** Adds a partition (with `buckets` leaderless buckets) to a partitioned table. Outcome: `{}`. */
@@ -66,12 +74,14 @@ export interface CreatePartition {
   partition: string;
 }
 
-/** Removes a partition and its buckets. Outcome: `{}`. */
+/** Removes a partition and its buckets, releasing their slices as `DropTable` does. Outcome: `{}`. */
 export interface DropPartition {
   type: 'DropPartition';
   coordinatorEpoch: number;
   table: string;
   partition: string;
+  /** The proposer's wall-clock time, which starts the grace period of the objects this drop releases. */
+  atMs?: number;
 }
 
 /**
@@ -149,6 +159,57 @@ export interface WalRange {
   length: number;
   /** Present for idempotent writes: recorded as the writer's last batch. */
   writer?: { id: string; seq: number };
+}
+
+/**
+ * Replaces committed slices of one stream by slices of one newly uploaded stream object (compaction,
+ * DESIGN §4). The slices of the stream that cover exactly [startOffset, endOffset) are replaced by `slices`,
+ * which all point into `object`; offsets, the committed end and the remembered writers do not change.
+ *
+ * Accepted only when the proposer is at its current node epoch, the stream is open by it at that node epoch
+ * and at `streamEpoch` (else `Fenced`: only the stream's leader rewrites it), [startOffset, endOffset) is
+ * not empty and lies below the committed end (else `InvalidArgument`), starts at or above the stream's start
+ * and has both ends on boundaries of existing slices (else `Conflict`: the stream changed under the
+ * proposer), `slices` run contiguously from `startOffset` to `endOffset` without an empty slice (else
+ * `InvalidArgument`), and `object` is not awaiting deletion (else `Conflict`).
+ *
+ * On acceptance `object` gains one reference per new slice and every object of a replaced slice loses one;
+ * an object left without references moves to the garbage, stamped `atMs`. Appends never conflict with a
+ * compaction: they add slices after the committed end, and a compaction only covers committed slices.
+ * Outcome: `{}`.
+ */
+export interface CommitStreamObject {
+  type: 'CommitStreamObject';
+  nodeId: string;
+  nodeEpoch: number;
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  streamEpoch: number;
+  object: string;
+  startOffset: number;
+  endOffset: number;
+  slices: StreamObjectSlice[];
+  /** The proposer's wall-clock time, which starts the grace period of the objects this commit releases. */
+  atMs: number;
+}
+
+/** One batch in a stream object: records [startOffset, endOffset) at bytes [position, position+length). */
+export interface StreamObjectSlice {
+  startOffset: number;
+  endOffset: number;
+  position: number;
+  length: number;
+}
+
+/**
+ * Removes keys from the garbage once they were deleted from the object store. Keys that are not in the
+ * garbage are ignored, so a retried ForgetObjects is harmless; it is never rejected for its keys, only when
+ * malformed. Outcome: `{}`.
+ */
+export interface ForgetObjects {
+  type: 'ForgetObjects';
+  keys: string[];
 }
 
 /** Why a command was rejected; the code is the wire code the proposer reports. */

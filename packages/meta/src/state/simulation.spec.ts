@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { LIMITS } from '@mink/config';
 import { apply, type Applied } from './apply';
-import type { Command, Outcome, WalRange } from './commands';
+import type { Command, CommitStreamObject, Outcome, StreamObjectSlice, WalRange } from './commands';
 import { deepFreeze } from './deep-freeze';
 import { ownRecord } from './lookup';
 import { mulberry32, randomChance, randomChoice, randomInteger, type Random } from './prng';
@@ -46,6 +46,8 @@ interface SeedReport {
   rejectedByCode: Map<string, number>;
   /** Rejections of CommitWal alone by code, so its coverage does not hide behind the other commands. */
   commitWalRejectedByCode: Map<string, number>;
+  /** Rejections of CommitStreamObject alone by code. */
+  commitStreamObjectRejectedByCode: Map<string, number>;
 }
 
 class InvariantViolation extends Error {}
@@ -104,6 +106,11 @@ const MALFORMED_COMMANDS: unknown[] = [
   { type: 'CreatePartition', coordinatorEpoch: 1, table: 't0', partition: 'a/b' },
   { type: 'CommitWal', nodeId: '1', nodeEpoch: 1, object: 'wal/1/1/0', ranges: {} },
   { type: 'CommitWal', nodeId: '1', nodeEpoch: 1, ranges: [] },
+  { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 1, object: 's', startOffset: 0, endOffset: 1, slices: [] },
+  { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 1, startOffset: 0, endOffset: 1, slices: [], atMs: 0 },
+  { type: 'ForgetObjects', keys: 'wal/1/1/0' },
+  { type: 'ForgetObjects', keys: [''] },
+  { type: 'DropTable', coordinatorEpoch: 1, name: 't0', atMs: 'now' },
 ];
 
 /** Mostly `value`; with probability `probability` one or two away from it (never below 0). */
@@ -180,7 +187,99 @@ function generateCommitWal(random: Random, view: View, step: number): unknown {
     const bad = randomChoice(random, [{ length: 0 }, { endOffset: 0, startOffset: 0 }, { startOffset: -1 }, { partition: 'a/b' }, { writer: { id: '' } }]);
     ranges[index] = { ...(ranges[index] as WalRange), ...bad };
   }
-  return { type: 'CommitWal', nodeId, nodeEpoch, object: `wal/${nodeId}/${nodeEpoch}/${step}`, ranges };
+  const garbageKeys = Object.keys(view.garbage);
+  // Now and then an object awaiting deletion, which must be refused, or the collector would delete committed data.
+  const object = garbageKeys.length > 0 && randomChance(random, 0.03) ? randomChoice(random, garbageKeys) : `wal/${nodeId}/${nodeEpoch}/${step}`;
+  return { type: 'CommitWal', nodeId, nodeEpoch, object, ranges };
+}
+
+/**
+ * A CommitStreamObject as a compactor would propose it after uploading a stream object, judging by `view`:
+ * mostly from the opener of a stream with data, replacing a run of whole slices by one slice per batch (or
+ * by one merged slice). Some deviate on purpose: stale epochs, a range off the slice boundaries or past the
+ * committed end, new slices with a gap or of zero bytes, an object awaiting deletion, or an object already
+ * registered (which is allowed). A proposer deciding on an old view adds streams that moved or grew since.
+ */
+function generateCommitStreamObject(random: Random, view: View, step: number): unknown {
+  const withData = Object.values(view.buckets).filter((record) => record.stream.slices.length > 0);
+  const openWithData = withData.filter((record) => record.stream.state === 'open');
+  // Live openers compact most; a fenced opener is a zombie that still tries now and then.
+  const openByLive = openWithData.filter((record) => ownRecord(view.nodes, record.stream.node as string)?.epoch === record.stream.nodeEpoch);
+  const roll = random();
+  const record: BucketRecord | undefined =
+    openByLive.length > 0 && roll < 0.75
+      ? randomChoice(random, openByLive)
+      : openWithData.length > 0 && roll < 0.9
+        ? randomChoice(random, openWithData)
+        : withData.length > 0
+          ? randomChoice(random, withData)
+          : undefined;
+  // Now and then a bucket that may not exist: a dropped table, a missing partition, a bucket past the end.
+  const address =
+    record && randomChance(random, 0.95) ? { tableId: record.tableId, partition: record.partition, bucket: record.bucket } : randomBucketAddress(random, view);
+  const opener = record?.stream.node ?? null;
+  const nodeId = opener !== null && randomChance(random, 0.9) ? opener : randomChoice(random, NODE_IDS);
+  const nodeEpoch = sometimesOff(random, nodeId === opener && record ? record.stream.nodeEpoch : (ownRecord(view.nodes, nodeId)?.epoch ?? 1), 0.08);
+  const slices = record?.stream.slices ?? [];
+  const first = slices.length > 0 ? randomInteger(random, 0, slices.length - 1) : 0;
+  // Often a single slice, so objects holding several slices lose one reference without being freed.
+  const last = slices.length === 0 || randomChance(random, 0.5) ? first : randomInteger(random, first, Math.min(slices.length - 1, first + 5));
+  const runs = slices.slice(first, last + 1);
+  let startOffset = runs[0]?.startOffset ?? 0;
+  let endOffset = runs[runs.length - 1]?.endOffset ?? 1;
+  if (randomChance(random, 0.1)) startOffset = sometimesOff(random, startOffset, 1);
+  if (randomChance(random, 0.1)) endOffset = sometimesOff(random, endOffset, 1);
+  let pieces: StreamObjectSlice[];
+  if (runs.length === 0 || randomChance(random, 0.25)) {
+    pieces = [{ startOffset, endOffset, position: 0, length: Math.max(1, (endOffset - startOffset) * 10) }];
+  } else {
+    let position = 0;
+    pieces = runs.map((slice) => {
+      const piece = { startOffset: slice.startOffset, endOffset: slice.endOffset, position, length: slice.length };
+      position += slice.length;
+      return piece;
+    });
+    pieces[0] = { ...pieces[0]!, startOffset };
+    pieces[pieces.length - 1] = { ...pieces[pieces.length - 1]!, endOffset };
+  }
+  if (randomChance(random, 0.03)) {
+    const index = randomInteger(random, 0, pieces.length - 1);
+    const bad = randomChoice(random, [{ length: 0 }, { startOffset: pieces[index]!.startOffset + 1 }, { position: -1 }]);
+    pieces[index] = { ...pieces[index]!, ...bad };
+  }
+  const garbageKeys = Object.keys(view.garbage);
+  const objectKeys = Object.keys(view.objects);
+  const objectRoll = random();
+  const object =
+    garbageKeys.length > 0 && objectRoll < 0.1
+      ? randomChoice(random, garbageKeys)
+      : objectKeys.length > 0 && objectRoll < 0.15
+        ? randomChoice(random, objectKeys)
+        : `streams/${address.tableId}-${address.partition ?? '_'}-${address.bucket}/${startOffset}-${endOffset}-${step}`;
+  const command: CommitStreamObject = {
+    type: 'CommitStreamObject',
+    nodeId,
+    nodeEpoch,
+    ...address,
+    streamEpoch: sometimesOff(random, record?.stream.epoch ?? 1, 0.06),
+    object,
+    startOffset,
+    endOffset,
+    slices: pieces,
+    atMs: step * 1_000,
+  };
+  return command;
+}
+
+/** A ForgetObjects as a garbage collector would propose it: mostly keys in the garbage, some that are not. */
+function generateForgetObjects(random: Random, view: View): unknown {
+  const garbageKeys = Object.keys(view.garbage);
+  const objectKeys = Object.keys(view.objects);
+  const keys: string[] = garbageKeys.filter(() => randomChance(random, 0.6));
+  if (objectKeys.length > 0 && randomChance(random, 0.2)) keys.push(randomChoice(random, objectKeys));
+  if (randomChance(random, 0.1)) keys.push(randomChoice(random, ['wal/9/9/9', 'toString', '__proto__']));
+  if (randomChance(random, 0.02)) keys.push('');
+  return { type: 'ForgetObjects', keys };
 }
 
 /**
@@ -202,10 +301,13 @@ function generateCommand(random: Random, view: View, step: number): unknown {
   if (roll < 0.11) return { type: 'RegisterCoordinator', coordinatorId: randomChoice(random, COORDINATOR_IDS) };
   const coordinatorEpoch = nearby(random, view.coordinator.epoch);
   if (roll < 0.17) return { type: 'CreateTable', coordinatorEpoch, spec: randomSpec(random), createdAtMs: step * 1_000 };
-  if (roll < 0.19) return { type: 'DropTable', coordinatorEpoch, name: randomChoice(random, TABLE_NAMES) };
+  // Drops mostly carry the time that starts the grace period of the objects they release.
+  const dropTime = randomChance(random, 0.7) ? { atMs: step * 1_000 } : {};
+  if (roll < 0.19) return { type: 'DropTable', coordinatorEpoch, name: randomChoice(random, TABLE_NAMES), ...dropTime };
   if (roll < 0.27) {
-    const type = roll < 0.23 ? 'CreatePartition' : 'DropPartition';
-    return { type, coordinatorEpoch, table: randomChoice(random, TABLE_NAMES), partition: randomChoice(random, PARTITION_NAMES) };
+    const table = randomChoice(random, TABLE_NAMES);
+    const partition = randomChoice(random, PARTITION_NAMES);
+    return roll < 0.23 ? { type: 'CreatePartition', coordinatorEpoch, table, partition } : { type: 'DropPartition', coordinatorEpoch, table, partition, ...dropTime };
   }
   if (roll < 0.47) {
     const address = randomBucketAddress(random, view);
@@ -242,7 +344,13 @@ function generateCommand(random: Random, view: View, step: number): unknown {
       streamEpoch: nearby(random, record?.stream.epoch ?? 1),
     };
   }
-  if (roll < 0.97) return generateCommitWal(random, view, step);
+  if (roll < 0.91) return generateCommitWal(random, view, step);
+  if (roll < 0.955) {
+    // A compaction needs committed data; before there is any, a compactor would mostly be writing instead.
+    const hasData = Object.values(view.buckets).some((record) => record.stream.slices.length > 0);
+    return hasData || randomChance(random, 0.3) ? generateCommitStreamObject(random, view, step) : generateCommitWal(random, view, step);
+  }
+  if (roll < 0.97) return generateForgetObjects(random, view);
   return randomChoice(random, MALFORMED_COMMANDS);
 }
 
@@ -258,7 +366,7 @@ function sameAddress(record: BucketRecord, command: Record<string, unknown>): bo
   return record.tableId === command.tableId && record.partition === command.partition && record.bucket === command.bucket;
 }
 
-function checkStep(before: View, seq: number, command: unknown, result: Applied, leaders: LeaderHistory): void {
+function checkStep(before: View, seq: number, command: unknown, result: Applied, leaders: LeaderHistory, tally: SliceTally): void {
   const after = result.view;
   const outcome = result.outcome;
   const fields = (typeof command === 'object' && command !== null ? command : {}) as Record<string, unknown>;
@@ -267,9 +375,15 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
   check(after.seq === seq, `view seq is ${after.seq}, expected ${seq}`);
   if (!outcome.ok) {
     check(isDeepStrictEqual(after, { ...before, seq }), `rejected command (${outcome.rejection.code}: ${outcome.rejection.message}) changed the view`);
-  } else {
+  } else if (acceptedType !== 'ForgetObjects') {
+    // ForgetObjects is the exception: keys not in the garbage are ignored, so a retry changes nothing.
     const changed =
-      after.nodes !== before.nodes || after.coordinator !== before.coordinator || after.tables !== before.tables || after.buckets !== before.buckets;
+      after.nodes !== before.nodes ||
+      after.coordinator !== before.coordinator ||
+      after.tables !== before.tables ||
+      after.buckets !== before.buckets ||
+      after.objects !== before.objects ||
+      after.garbage !== before.garbage;
     check(changed, 'accepted command changed nothing');
   }
 
@@ -288,11 +402,12 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
     const record = before.buckets[bucketId(fields.tableId as number, fields.partition as string | null, fields.bucket as number)];
     check(record?.leaderEpoch === fields.expectedLeaderEpoch, `LeadBucket accepted at expected leader epoch ${String(fields.expectedLeaderEpoch)}`);
   }
-  if (acceptedType === 'OpenStream' || acceptedType === 'CloseStream' || acceptedType === 'CommitWal') {
+  if (acceptedType === 'OpenStream' || acceptedType === 'CloseStream' || acceptedType === 'CommitWal' || acceptedType === 'CommitStreamObject') {
     const proposer = ownRecord(before.nodes, fields.nodeId as string);
     check(proposer?.epoch === fields.nodeEpoch, `${acceptedType} accepted from node ${String(fields.nodeId)} at a stale node epoch`);
   }
   const committedIds = acceptedType === 'CommitWal' ? checkAcceptedCommitWal(before, after, fields) : new Set<string>();
+  const compactedId = acceptedType === 'CommitStreamObject' ? checkAcceptedCommitStreamObject(before, after, fields) : undefined;
 
   // Epochs never decrease, and only the command that owns an epoch moves it.
   for (const [id, node] of Object.entries(before.nodes)) {
@@ -317,11 +432,12 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
     const isLeadTarget = acceptedType === 'LeadBucket' && sameAddress(previous, fields);
     const isStreamTarget = (acceptedType === 'OpenStream' || acceptedType === 'CloseStream') && sameAddress(previous, fields);
     const isCommitTarget = committedIds.has(id);
+    const isCompactionTarget = compactedId === id;
     check(now.leaderEpoch === previous.leaderEpoch + (isLeadTarget ? 1 : 0), `bucket ${id} leader epoch went from ${previous.leaderEpoch} to ${now.leaderEpoch}`);
     check(isLeadTarget || now.leader === previous.leader, `bucket ${id} leader changed from ${previous.leader} to ${now.leader} without LeadBucket`);
     check(
-      isStreamTarget || isCommitTarget || isDeepStrictEqual(now.stream, previous.stream),
-      `bucket ${id} stream changed without OpenStream, CloseStream or CommitWal`,
+      isStreamTarget || isCommitTarget || isCompactionTarget || isDeepStrictEqual(now.stream, previous.stream),
+      `bucket ${id} stream changed without OpenStream, CloseStream, CommitWal or CommitStreamObject`,
     );
     check(now.stream.epoch >= previous.stream.epoch, `bucket ${id} stream epoch went from ${previous.stream.epoch} to ${now.stream.epoch}`);
     check(now.stream.endOffset >= previous.stream.endOffset, `bucket ${id} stream end went back from ${previous.stream.endOffset} to ${now.stream.endOffset}`);
@@ -361,8 +477,119 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
   }
 
   checkWellFormed(after);
+  checkObjects(before, after, acceptedType, fields, tally);
   checkLeaderHistory(before, after, leaders);
   checkOutcome(after, fields, outcome);
+}
+
+/**
+ * A compaction rewrites where data lives and nothing else: it came from the stream's opener at the node
+ * epoch it opened with and at the stream epoch, it replaced exactly the slices of [startOffset, endOffset),
+ * whose ends were slice boundaries, by the command's slices in `object`, and offsets, fence and writers stay.
+ * Returns the id of the stream it rewrote.
+ */
+function checkAcceptedCommitStreamObject(before: View, after: View, fields: Record<string, unknown>): string {
+  const command = fields as unknown as CommitStreamObject;
+  const id = bucketId(command.tableId, command.partition, command.bucket);
+  const previous = before.buckets[id]?.stream;
+  check(previous !== undefined, `CommitStreamObject accepted for missing bucket ${id}`);
+  check(
+    previous.state === 'open' && previous.node === command.nodeId && previous.nodeEpoch === command.nodeEpoch && previous.epoch === command.streamEpoch,
+    `CommitStreamObject accepted from node ${command.nodeId} at node epoch ${command.nodeEpoch} and stream epoch ${command.streamEpoch} for bucket ${id}, ` +
+      `${previous.state} by ${previous.node} at node epoch ${previous.nodeEpoch} and stream epoch ${previous.epoch}`,
+  );
+  check(ownRecord(before.garbage, command.object) === undefined, `CommitStreamObject accepted into object ${command.object}, which awaits deletion`);
+  const first = previous.slices.findIndex((slice) => slice.startOffset === command.startOffset);
+  const last = previous.slices.findIndex((slice) => slice.endOffset === command.endOffset);
+  check(first !== -1 && last >= first, `CommitStreamObject accepted range [${command.startOffset}, ${command.endOffset}) off the slice boundaries of bucket ${id}`);
+  const added = command.slices.map((slice) => ({ object: command.object, ...slice }));
+  const expected = [...previous.slices.slice(0, first), ...added, ...previous.slices.slice(last + 1)];
+  const now = after.buckets[id]!.stream;
+  check(isDeepStrictEqual(now.slices, expected), `CommitStreamObject left bucket ${id} with slices other than the old ones with its range replaced`);
+  check(isDeepStrictEqual({ ...now, slices: [] }, { ...previous, slices: [] }), `CommitStreamObject changed more than the slices of bucket ${id}`);
+  return id;
+}
+
+/**
+ * How many slices point into each object across all streams of the latest view of a seed. Counting every
+ * slice after every entry would cost most of the simulation, so the tally follows the buckets whose
+ * records changed; it is derived from the slices alone, never from the registry it checks.
+ */
+class SliceTally {
+  private readonly counts = new Map<string, number>();
+
+  get(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
+  /** Moves the tally from `before` to `after` and returns the objects whose count changed. */
+  advance(before: View, after: View): Set<string> {
+    const touched = new Set<string>();
+    if (after.buckets === before.buckets) return touched;
+    const add = (slices: readonly DataSlice[], delta: number) => {
+      for (const slice of slices) {
+        const count = this.get(slice.object) + delta;
+        if (count === 0) this.counts.delete(slice.object);
+        else this.counts.set(slice.object, count);
+        touched.add(slice.object);
+      }
+    };
+    for (const [id, record] of Object.entries(before.buckets)) if (after.buckets[id] !== record) add(record.stream.slices, -1);
+    for (const [id, record] of Object.entries(after.buckets)) if (before.buckets[id] !== record) add(record.stream.slices, 1);
+    return touched;
+  }
+}
+
+/**
+ * The object registry counts exactly the slices that point into each object, across all streams; objects
+ * and garbage never share a key, so no slice points into an object awaiting deletion. An object leaves the
+ * registry only into the garbage, stamped with the releasing command's time, and leaves the garbage only
+ * when a ForgetObjects names it.
+ *
+ * The counts are checked for every object whose slices, registry entry or garbage entry changed at this
+ * entry; every other object kept all three, so it still holds from the entries before (by induction from
+ * the empty view).
+ */
+function checkObjects(before: View, after: View, acceptedType: string | undefined, fields: Record<string, unknown>, tally: SliceTally): void {
+  const changed = tally.advance(before, after);
+  if (after.objects !== before.objects) {
+    for (const key of Object.keys(before.objects)) changed.add(key);
+    for (const key of Object.keys(after.objects)) changed.add(key);
+  }
+  if (after.garbage !== before.garbage) for (const key of Object.keys(after.garbage)) changed.add(key);
+  for (const key of changed) {
+    const slices = tally.get(key);
+    const registered = ownRecord(after.objects, key);
+    const awaitingDeletion = ownRecord(after.garbage, key) !== undefined;
+    check(!(registered !== undefined && awaitingDeletion), `object ${key} is both registered and awaiting deletion`);
+    check(slices === 0 || !awaitingDeletion, `${slices} slices point into object ${key}, which awaits deletion`);
+    check((registered?.references ?? 0) === slices, `object ${key} is registered with ${registered?.references ?? 'no'} references, ${slices} slices point into it`);
+  }
+
+  const releaseTime = acceptedType === 'CommitStreamObject' ? fields.atMs : ((fields.atMs as number | undefined) ?? 0);
+  const releases = acceptedType === 'DropTable' || acceptedType === 'DropPartition' || acceptedType === 'CommitStreamObject';
+  if (after.objects !== before.objects) {
+    for (const key of Object.keys(before.objects)) {
+      if (ownRecord(after.objects, key) !== undefined) continue;
+      check(releases, `object ${key} left the registry on ${acceptedType ?? 'a rejection'}`);
+      check(ownRecord(after.garbage, key)?.unreferencedAtMs === releaseTime, `object ${key} left the registry but not into the garbage at ${String(releaseTime)}`);
+    }
+  }
+  if (after.garbage !== before.garbage) {
+    for (const [key, record] of Object.entries(before.garbage)) {
+      const now = ownRecord(after.garbage, key);
+      if (now === undefined) {
+        check(acceptedType === 'ForgetObjects' && (fields.keys as string[]).includes(key), `object ${key} left the garbage on ${acceptedType ?? 'a rejection'}`);
+      } else {
+        check(isDeepStrictEqual(now, record), `object ${key} changed while awaiting deletion`);
+      }
+    }
+    for (const key of Object.keys(after.garbage)) {
+      if (ownRecord(before.garbage, key) === undefined) {
+        check(ownRecord(before.objects, key) !== undefined, `object ${key} entered the garbage without having been registered`);
+      }
+    }
+  }
 }
 
 /** What only OpenStream and CloseStream (and, later, trimming) may change about a stream. */
@@ -512,7 +739,9 @@ function checkOutcome(after: View, fields: Record<string, unknown>, outcome: Out
       break;
     }
     case 'CommitWal':
-      check(isDeepStrictEqual(outcome, { ok: true }), `CommitWal outcome is ${JSON.stringify(outcome)}, not {ok: true}`);
+    case 'CommitStreamObject':
+    case 'ForgetObjects':
+      check(isDeepStrictEqual(outcome, { ok: true }), `${String(fields.type)} outcome is ${JSON.stringify(outcome)}, not {ok: true}`);
       break;
   }
 }
@@ -524,6 +753,7 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
   const random = mulberry32(seed);
   const recentViews: View[] = [deepFreeze(emptyView())];
   const leaders: LeaderHistory = new Map();
+  const tally = new SliceTally();
   const report: SeedReport = {
     finalView: recentViews[0],
     commands: [],
@@ -531,6 +761,7 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
     acceptedByType: new Map(),
     rejectedByCode: new Map(),
     commitWalRejectedByCode: new Map(),
+    commitStreamObjectRejectedByCode: new Map(),
   };
 
   for (let step = 1; step <= steps; step++) {
@@ -539,20 +770,22 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
     const command = deepFreeze(generateCommand(random, basis, step));
     try {
       const result = applyFunction(current, step, command as Command);
-      checkStep(current, step, command, result, leaders);
+      checkStep(current, step, command, result, leaders, tally);
       deepFreeze(result.view);
       recentViews.push(result.view);
       if (recentViews.length > VIEW_LAG_MAX) recentViews.shift();
       report.commands.push(command);
       report.outcomes.push(result.outcome);
       if (result.outcome.ok) {
-        const type = kindOfAccepted(current, command as Command);
-        report.acceptedByType.set(type, (report.acceptedByType.get(type) ?? 0) + 1);
+        for (const type of kindsOfAccepted(current, result.view, command as Command)) report.acceptedByType.set(type, (report.acceptedByType.get(type) ?? 0) + 1);
       } else {
         const code = result.outcome.rejection.code;
         report.rejectedByCode.set(code, (report.rejectedByCode.get(code) ?? 0) + 1);
         if ((command as { type?: unknown } | null)?.type === 'CommitWal') {
           report.commitWalRejectedByCode.set(code, (report.commitWalRejectedByCode.get(code) ?? 0) + 1);
+        }
+        if ((command as { type?: unknown } | null)?.type === 'CommitStreamObject') {
+          report.commitStreamObjectRejectedByCode.set(code, (report.commitStreamObjectRejectedByCode.get(code) ?? 0) + 1);
         }
       }
     } catch (error) {
@@ -569,14 +802,30 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
 }
 
 /**
- * The command type, with the two ways of closing a stream told apart, and commits of one range told apart
- * from commits of several, so coverage can count each.
+ * What coverage counts for an accepted command: its type, with the two ways of closing a stream told apart,
+ * commits of one range told apart from commits of several, compactions that free an object told apart from
+ * those that do not, and ForgetObjects of nothing told apart; plus 'a drop freeing an object' for a drop
+ * that moved an object to the garbage.
  */
-function kindOfAccepted(before: View, command: Command): string {
-  if (command.type === 'CommitWal') return command.ranges.length === 1 ? 'CommitWal' : 'CommitWal of several ranges';
-  if (command.type !== 'CloseStream') return command.type;
-  const stream = before.buckets[bucketId(command.tableId, command.partition, command.bucket)].stream;
-  return command.nodeId === stream.node && command.nodeEpoch === stream.nodeEpoch ? 'CloseStream' : 'CloseStream by takeover';
+function kindsOfAccepted(before: View, after: View, command: Command): string[] {
+  const freed = after.garbage !== before.garbage;
+  switch (command.type) {
+    case 'CommitWal':
+      return [command.ranges.length === 1 ? 'CommitWal' : 'CommitWal of several ranges'];
+    case 'CommitStreamObject':
+      return [freed ? 'CommitStreamObject freeing an object' : 'CommitStreamObject'];
+    case 'DropTable':
+    case 'DropPartition':
+      return freed ? [command.type, 'a drop freeing an object'] : [command.type];
+    case 'ForgetObjects':
+      return [freed ? 'ForgetObjects' : 'ForgetObjects of nothing'];
+    case 'CloseStream': {
+      const stream = before.buckets[bucketId(command.tableId, command.partition, command.bucket)].stream;
+      return [command.nodeId === stream.node && command.nodeEpoch === stream.nodeEpoch ? 'CloseStream' : 'CloseStream by takeover'];
+    }
+    default:
+      return [command.type];
+  }
 }
 
 /** Applies a recorded history again from the empty view, without checks. */
@@ -601,6 +850,7 @@ describe('the metadata state machine keeps its invariants over seeded random his
     const acceptedByType = new Map<string, number>();
     const rejectedByCode = new Map<string, number>();
     const commitWalRejectedByCode = new Map<string, number>();
+    const commitStreamObjectRejectedByCode = new Map<string, number>();
     for (const seed of seedsToRun()) {
       const report = runSeed(seed, STEPS_PER_SEED);
       const again = replay(report.commands);
@@ -610,6 +860,9 @@ describe('the metadata state machine keeps its invariants over seeded random his
       for (const [type, count] of report.acceptedByType) acceptedByType.set(type, (acceptedByType.get(type) ?? 0) + count);
       for (const [code, count] of report.rejectedByCode) rejectedByCode.set(code, (rejectedByCode.get(code) ?? 0) + count);
       for (const [code, count] of report.commitWalRejectedByCode) commitWalRejectedByCode.set(code, (commitWalRejectedByCode.get(code) ?? 0) + count);
+      for (const [code, count] of report.commitStreamObjectRejectedByCode) {
+        commitStreamObjectRejectedByCode.set(code, (commitStreamObjectRejectedByCode.get(code) ?? 0) + count);
+      }
     }
 
     // The histories must exercise every command and every rejection code, or the invariants above
@@ -628,12 +881,18 @@ describe('the metadata state machine keeps its invariants over seeded random his
         'CloseStream by takeover',
         'CommitWal',
         'CommitWal of several ranges',
+        'CommitStreamObject',
+        'CommitStreamObject freeing an object',
+        'a drop freeing an object',
+        'ForgetObjects',
+        'ForgetObjects of nothing',
       ];
       const codes = ['Fenced', 'Conflict', 'NotFound', 'InvalidArgument'];
       expect(types.filter((type) => (acceptedByType.get(type) ?? 0) < COVERAGE_MIN)).toEqual([]);
       expect(codes.filter((code) => (rejectedByCode.get(code) ?? 0) < COVERAGE_MIN)).toEqual([]);
       // CommitWal can be rejected with every code: a fence, a start off the committed end, a missing bucket, a malformed range.
       expect(codes.filter((code) => (commitWalRejectedByCode.get(code) ?? 0) < COVERAGE_MIN)).toEqual([]);
+      expect(codes.filter((code) => (commitStreamObjectRejectedByCode.get(code) ?? 0) < COVERAGE_MIN)).toEqual([]);
     }
   });
 });
@@ -690,7 +949,7 @@ describe('the simulation catches a broken state machine and names the seed and t
       return { view: { ...result.view, buckets: { ...view.buckets, [id]: { ...record, stream } } }, outcome: { ok: true, streamEpoch: record.leaderEpoch } };
     });
     expect(message).toContain('"type":"OpenStream"');
-    expect(message).toMatch(/opened by|stream epoch|outcome/);
+    expect(message).toMatch(/opened by|stream epoch|outcome|stale node epoch/);
   });
 
   /** The buckets of `view` with the stream of every range's bucket changed by `change`. */
@@ -753,5 +1012,53 @@ describe('the simulation catches a broken state machine and names the seed and t
       return { ...result, view: withRangeStreams(result.view, changed, (stream) => ({ ...stream, writers: {} })) };
     });
     expect(message).toMatch(/CommitWal did not record the last batch of writer/);
+  });
+
+  it('catches a CommitStreamObject that does not release the slices it replaced', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (!result.outcome.ok || command?.type !== 'CommitStreamObject') return result;
+      // A state machine that registers the new object but forgets to count down the old ones.
+      const objects = { ...view.objects, [command.object]: { references: (view.objects[command.object]?.references ?? 0) + command.slices.length } };
+      return { ...result, view: { ...result.view, objects, garbage: view.garbage } };
+    });
+    expect(message).toContain('"type":"CommitStreamObject"');
+    expect(message).toMatch(/failed at step \d+: object .* is registered with \d+ references, \d+ slices point into it/);
+  });
+
+  it('catches a DropTable that keeps the references of the slices it dropped', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (!result.outcome.ok || command?.type !== 'DropTable') return result;
+      return { ...result, view: { ...result.view, objects: view.objects, garbage: view.garbage } };
+    });
+    expect(message).toContain('"type":"DropTable"');
+    expect(message).toMatch(/object .* is registered with \d+ references, \d+ slices point into it/);
+  });
+
+  it('catches a CommitWal accepted into an object awaiting deletion', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (result.outcome.ok || command?.type !== 'CommitWal' || ownRecord(view.garbage, command.object) === undefined) return result;
+      // A state machine that does not look at the garbage: it commits as if the object were new.
+      const garbage = { ...view.garbage };
+      delete garbage[command.object];
+      const sabotaged = apply({ ...view, garbage }, seq, command);
+      return sabotaged.outcome.ok ? { ...sabotaged, view: { ...sabotaged.view, garbage: view.garbage } } : result;
+    });
+    expect(message).toContain('"type":"CommitWal"');
+    expect(message).toMatch(/is both registered and awaiting deletion|slices point into object .*, which awaits deletion/);
+  });
+
+  it('catches a ForgetObjects that also forgets registered objects', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (!result.outcome.ok || command?.type !== 'ForgetObjects') return result;
+      const objects = { ...result.view.objects };
+      for (const key of command.keys) delete objects[key];
+      return { ...result, view: { ...result.view, objects } };
+    });
+    expect(message).toContain('"type":"ForgetObjects"');
+    expect(message).toMatch(/object .* left the registry on ForgetObjects|registered with no references/);
   });
 });

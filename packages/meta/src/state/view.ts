@@ -129,6 +129,24 @@ export interface CoordinatorRecord {
   epoch: number;
 }
 
+/**
+ * An object that committed slices point into. `references` is the number of slices, across all streams,
+ * that point into it; it is always positive: the object moves to `View.garbage` when it drops to zero.
+ */
+export interface ObjectRecord {
+  references: number;
+}
+
+/**
+ * An object no slice points into any more, awaiting physical deletion. Readers that found it through an
+ * older view may still be reading it, so it is deleted only once `unreferencedAtMs` plus a grace period has
+ * passed; `ForgetObjects` then removes the entry.
+ */
+export interface GarbageRecord {
+  /** When the last slice pointing into it was released, as the releasing command stated it. */
+  unreferencedAtMs: number;
+}
+
 export interface View {
   /** Sequence of the last log entry applied; 0 for the empty view. */
   seq: number;
@@ -139,10 +157,17 @@ export interface View {
   /** Buckets by `bucketId(tableId, partition, bucket)`. */
   buckets: Record<string, BucketRecord>;
   nextTableId: number;
+  /**
+   * Every object some committed slice points into, by key. The keys of `objects` and `garbage` never
+   * overlap, and an object never comes back from `garbage`: commits naming an object in it are refused.
+   */
+  objects: Record<string, ObjectRecord>;
+  /** Objects no slice points into any more, by key, until `ForgetObjects` says they were deleted. */
+  garbage: Record<string, GarbageRecord>;
 }
 
 export function emptyView(): View {
-  return { seq: 0, nodes: {}, coordinator: { node: null, epoch: 0 }, tables: {}, buckets: {}, nextTableId: 1 };
+  return { seq: 0, nodes: {}, coordinator: { node: null, epoch: 0 }, tables: {}, buckets: {}, nextTableId: 1, objects: {}, garbage: {} };
 }
 
 /** The key of a bucket (and of its stream) in the view: `{tableId}/{partition or ""}/{bucket}`. */

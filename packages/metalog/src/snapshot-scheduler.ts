@@ -1,0 +1,132 @@
+import { performance } from 'node:perf_hooks';
+import { LIMITS } from '@mink/config';
+import type { View } from '@mink/meta';
+import type { PurgeableMetaLog } from './meta-log';
+import type { MetaStore } from './meta-store';
+import type { SnapshotWriteResult, ViewSnapshots } from './view-snapshots';
+
+/** One finished round: the snapshot written and the sequence below which the log was purged. */
+export interface SnapshotRound extends SnapshotWriteResult {
+  /** Entries below this sequence are gone from the log; every entry at or above it is kept. */
+  purgedBeforeSeq: number;
+}
+
+export interface SnapshotSchedulerOptions {
+  store: MetaStore;
+  log: PurgeableMetaLog;
+  snapshots: ViewSnapshots;
+  /** A snapshot is written once the view is this many entries past the newest snapshot (at least 1). */
+  everyCommands: number;
+  /** Called after each finished round (tests and logs). */
+  onSnapshot?: (round: SnapshotRound) => void;
+  /** Called when a round fails; the next round waits `LIMITS.metaSnapshotRetryDelayMs`. */
+  onError?: (error: Error) => void;
+}
+
+/**
+ * Keeps the metadata log short (DESIGN §2): whenever the local view is `everyCommands` entries past the
+ * newest snapshot, it writes a snapshot of the view and then purges the log below the oldest kept
+ * snapshot's sequence + 1, so every kept snapshot can still be started from.
+ *
+ * The coordinator lease holder runs one while it holds the lease, so one process does the work. That is
+ * an economy, not a safety rule: snapshots of one sequence are identical whoever writes them, the pointer
+ * only moves forward, and the oldest kept sequence only grows, so a deposed holder that still runs a round
+ * never purges an entry that a kept snapshot needs.
+ *
+ * Rounds never overlap. They are started by applied entries, and once more after each round, so a round
+ * that took long is followed by one for the view it fell behind on.
+ */
+export class SnapshotScheduler {
+  private readonly store: MetaStore;
+  private readonly log: PurgeableMetaLog;
+  private readonly snapshots: ViewSnapshots;
+  private readonly everyCommands: number;
+  private newestSnapshotSeq = 0;
+  private round: Promise<void> | null = null;
+  private retryNotBeforeMs = Number.NEGATIVE_INFINITY;
+  private unsubscribe: (() => void) | null = null;
+  private stopped = false;
+
+  constructor(private readonly options: SnapshotSchedulerOptions) {
+    if (!Number.isSafeInteger(options.everyCommands) || options.everyCommands < 1) {
+      throw new Error(`snapshots are written every 1 or more commands, not ${options.everyCommands}`);
+    }
+    this.store = options.store;
+    this.log = options.log;
+    this.snapshots = options.snapshots;
+    this.everyCommands = options.everyCommands;
+  }
+
+  /** The sequence of the newest snapshot this scheduler knows of (written by it or found in the pointer). */
+  get lastSnapshotSeq(): number {
+    return this.newestSnapshotSeq;
+  }
+
+  /**
+   * Reads the pointer, then writes at once if the view is already due and after every due entry from now
+   * on. A failure to read the pointer is reported, not thrown: the scheduler then counts from 0, and its
+   * first round, which reads the pointer again, merges into whatever is there.
+   */
+  async start(): Promise<void> {
+    if (this.unsubscribe || this.stopped) throw new Error('a snapshot scheduler is started once');
+    try {
+      const newest = (await this.snapshots.kept())[0];
+      this.newestSnapshotSeq = Math.max(this.newestSnapshotSeq, newest?.seq ?? 0);
+    } catch (error) {
+      this.report(error);
+    }
+    if (this.stopped) return;
+    this.unsubscribe = this.store.onApplied((view) => this.maybeStartRound(view));
+    this.maybeStartRound(this.store.view);
+  }
+
+  /** Stops starting rounds and waits for the one in flight, if any. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    await this.round;
+  }
+
+  /** Resolves when no round is in flight (a round started meanwhile is waited for too). */
+  async idle(): Promise<void> {
+    while (this.round) await this.round;
+  }
+
+  private maybeStartRound(view: View): void {
+    if (this.stopped || this.round) return;
+    if (view.seq < this.newestSnapshotSeq + this.everyCommands) return;
+    if (performance.now() < this.retryNotBeforeMs) return;
+    this.round = this.runRound(view).finally(() => {
+      this.round = null;
+      // Entries applied during the round did not start one; look at the view they left.
+      this.maybeStartRound(this.store.view);
+    });
+  }
+
+  private async runRound(view: View): Promise<void> {
+    let round: SnapshotRound;
+    try {
+      const written = await this.snapshots.write(view);
+      this.newestSnapshotSeq = Math.max(this.newestSnapshotSeq, written.kept[0]?.seq ?? written.seq);
+      // `kept` is never empty after a write: it holds the written snapshot or newer ones.
+      const oldestKeptSeq = written.kept[written.kept.length - 1]!.seq;
+      const purgedBeforeSeq = oldestKeptSeq + 1;
+      await this.log.purgeBefore(purgedBeforeSeq);
+      round = { ...written, purgedBeforeSeq };
+    } catch (error) {
+      this.retryNotBeforeMs = performance.now() + LIMITS.metaSnapshotRetryDelayMs;
+      this.report(error);
+      return;
+    }
+    try {
+      this.options.onSnapshot?.(round);
+    } catch (error) {
+      this.report(error);
+    }
+  }
+
+  private report(error: unknown): void {
+    this.options.onError?.(error instanceof Error ? error : new Error(String(error)));
+  }
+}

@@ -1,0 +1,432 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { bucketId, type Command, type CommitStreamObject, type ForgetObjects, type Outcome, type View } from '@mink/meta';
+import { MetaStore } from '@mink/metalog';
+import { UnavailableError } from '@mink/protocol';
+import { InMemoryMetaLog } from '@mink/testing';
+import { Compactor, streamObjectKey, type CompactorOptions } from './compactor';
+import { GarbageCollector } from './garbage-collector';
+import { InMemoryObjectStore, type ByteRange, type ListedObject, type ObjectStore } from './object-store';
+import type { MaintenanceLogger, MetaAccess } from './ports';
+import { StreamReader } from './stream-reader';
+import { WalWriter } from './wal-writer';
+
+const NODE = '1';
+const WAIT_MS = 2_000;
+const GRACE_MS = 30_000;
+const START_MS = 1_000_000;
+
+/** One bucket of the test table, as its leader addresses it. */
+interface StreamAddress {
+  id: string;
+  tableId: number;
+  bucket: number;
+  streamEpoch: number;
+}
+
+/** A metadata store over an in-memory log holding one table whose buckets node 1 leads with open streams. */
+interface Cluster {
+  log: InMemoryMetaLog;
+  meta: MetaStore;
+  streams: StreamAddress[];
+}
+
+async function startCluster(bucketCount: number): Promise<Cluster> {
+  const log = new InMemoryMetaLog();
+  const meta = await MetaStore.open(log);
+  await meta.start();
+  await meta.proposeOrThrow({ type: 'RegisterNode', nodeId: NODE });
+  const { epoch: coordinatorEpoch } = await meta.proposeOrThrow({ type: 'RegisterCoordinator', coordinatorId: 'c' });
+  const spec = { name: 'events', columns: [{ name: 'x', type: 'int64' as const }], buckets: bucketCount };
+  const { tableId } = await meta.proposeOrThrow({ type: 'CreateTable', coordinatorEpoch: coordinatorEpoch!, spec, createdAtMs: 0 });
+  const streams: StreamAddress[] = [];
+  for (let bucket = 0; bucket < bucketCount; bucket++) {
+    const address = { tableId: tableId!, partition: null, bucket };
+    const { leaderEpoch } = await meta.proposeOrThrow({ type: 'LeadBucket', coordinatorEpoch: coordinatorEpoch!, ...address, leader: NODE });
+    const { streamEpoch } = await meta.proposeOrThrow({ type: 'OpenStream', nodeId: NODE, nodeEpoch: 1, ...address, leaderEpoch: leaderEpoch! });
+    streams.push({ id: bucketId(tableId!, null, bucket), tableId: tableId!, bucket, streamEpoch: streamEpoch! });
+  }
+  return { log, meta, streams };
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The text of the `index`-th batch of a stream: distinct per stream and batch, of varying length. */
+function batchText(stream: StreamAddress, index: number): string {
+  return `stream ${stream.bucket} batch ${index}${'.'.repeat(index % 7)}`;
+}
+
+/** Appends `count` batches to each stream, one WAL object per round holding one batch of every stream. */
+async function appendRounds(writer: WalWriter, streams: StreamAddress[], firstIndex: number, count: number): Promise<void> {
+  for (let index = firstIndex; index < firstIndex + count; index++) {
+    await Promise.all(
+      streams.map((stream) =>
+        writer.append({
+          bucketId: stream.id,
+          tableId: stream.tableId,
+          partition: null,
+          bucket: stream.bucket,
+          streamEpoch: stream.streamEpoch,
+          payload: encoder.encode(batchText(stream, index)),
+          recordCount: 1 + (index % 3),
+        }),
+      ),
+    );
+  }
+}
+
+/** Every batch of a stream as a reader returns it from the store: offsets and decoded text. */
+async function readAll(reader: StreamReader, stream: StreamAddress): Promise<[number, number, string][]> {
+  const result = await reader.read(stream.id, 0, 1_000_000);
+  return result.batches.map((batch) => [batch.startOffset, batch.endOffset, decoder.decode(batch.payload)]);
+}
+
+/** The batches `appendRounds` wrote to a stream, as `readAll` should return them. */
+function expectedBatches(stream: StreamAddress, count: number): [number, number, string][] {
+  const batches: [number, number, string][] = [];
+  let offset = 0;
+  for (let index = 0; index < count; index++) {
+    const records = 1 + (index % 3);
+    batches.push([offset, offset + records, batchText(stream, index)]);
+    offset += records;
+  }
+  return batches;
+}
+
+function streamOf(view: View, stream: StreamAddress) {
+  return view.buckets[stream.id]!.stream;
+}
+
+function commandsOf<Type extends Command['type']>(log: InMemoryMetaLog, type: Type): Extract<Command, { type: Type }>[] {
+  return log
+    .entries()
+    .map((entry) => entry.command)
+    .filter((command): command is Extract<Command, { type: Type }> => command.type === type);
+}
+
+function walKeys(store: InMemoryObjectStore): string[] {
+  return store.keys().filter((key) => key.startsWith('wal/'));
+}
+
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await sleep(1);
+  }
+}
+
+/** A clock the test moves by hand. */
+class FakeClock {
+  constructor(public nowMsValue: number) {}
+  nowMs(): number {
+    return this.nowMsValue;
+  }
+}
+
+/** Records warnings, so tests can see what a background component could not do. */
+class RecordingLogger implements MaintenanceLogger {
+  readonly warnings: { fields: Record<string, unknown>; message: string }[] = [];
+  warn(fields: Record<string, unknown>, message: string): void {
+    this.warnings.push({ fields, message });
+  }
+}
+
+/** An object store that runs a hook before each upload of a stream object, for races and fences mid-compaction. */
+class HookedObjectStore implements ObjectStore {
+  readonly inner = new InMemoryObjectStore();
+  beforeStreamObjectPut: ((key: string) => Promise<void>) | undefined;
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    if (key.startsWith('streams/') && this.beforeStreamObjectPut) await this.beforeStreamObjectPut(key);
+    await this.inner.put(key, body);
+  }
+
+  get(key: string, range?: ByteRange): Promise<Uint8Array> {
+    return this.inner.get(key, range);
+  }
+
+  delete(keys: string[]): Promise<void> {
+    return this.inner.delete(keys);
+  }
+
+  list(prefix: string): Promise<ListedObject[]> {
+    return this.inner.list(prefix);
+  }
+}
+
+/** A MetaAccess over a real store that fails the next proposals of one type without proposing them. */
+class FlakyMeta implements MetaAccess {
+  unknownOutcomesLeft = 0;
+  constructor(
+    private readonly meta: MetaStore,
+    private readonly flakyType: Command['type'],
+  ) {}
+
+  get view(): View {
+    return this.meta.view;
+  }
+
+  async propose(command: Command): Promise<Outcome> {
+    if (command.type === this.flakyType && this.unknownOutcomesLeft > 0) {
+      this.unknownOutcomesLeft--;
+      throw new UnavailableError('injected: the metadata log did not answer');
+    }
+    return this.meta.propose(command);
+  }
+}
+
+describe('Compactor', () => {
+  const stores: MetaStore[] = [];
+  const writers: WalWriter[] = [];
+  const compactors: Compactor[] = [];
+  afterEach(async () => {
+    await Promise.all(compactors.splice(0).map((compactor) => compactor.stop()));
+    await Promise.all(writers.splice(0).map((writer) => writer.close()));
+    await Promise.all(stores.splice(0).map((store) => store.stop()));
+  });
+
+  async function cluster(bucketCount: number): Promise<Cluster> {
+    const started = await startCluster(bucketCount);
+    stores.push(started.meta);
+    return started;
+  }
+
+  function walWriter(meta: MetaAccess, store: ObjectStore): WalWriter {
+    const writer = new WalWriter({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: 1 });
+    writers.push(writer);
+    return writer;
+  }
+
+  /** A compactor of node 1 at node epoch 1 that leads the given streams at their stream epochs. */
+  function compactor(options: Partial<CompactorOptions> & Pick<CompactorOptions, 'store' | 'meta'>, led: StreamAddress[]): Compactor {
+    const created = new Compactor({
+      nodeId: NODE,
+      nodeEpoch: 1,
+      isLeading: (id) => {
+        const stream = led.find((candidate) => candidate.id === id);
+        return stream ? { streamEpoch: stream.streamEpoch } : null;
+      },
+      clock: new FakeClock(START_MS),
+      minSlices: 8,
+      ...options,
+    });
+    compactors.push(created);
+    return created;
+  }
+
+  it('rewrites the WAL slices of two streams into one stream object each, frees the WAL objects once neither stream needs them, and the collector deletes them after the grace period', async () => {
+    // Proves DESIGN §4's compaction and deletion end to end: reads are byte-identical before and after, a WAL object shared by two streams waits for both, deletion waits for the grace period, and nothing lists the store.
+    const { log, meta, streams } = await cluster(2);
+    const [first, second] = streams as [StreamAddress, StreamAddress];
+    const store = new InMemoryObjectStore();
+    const writer = walWriter(meta, store);
+    await appendRounds(writer, streams, 0, 25);
+    expect(walKeys(store)).toHaveLength(25);
+    const reader = new StreamReader({ store, meta });
+    const before = [await readAll(reader, first), await readAll(reader, second)];
+    expect(before).toEqual([expectedBatches(first, 25), expectedBatches(second, 25)]);
+
+    const clock = new FakeClock(START_MS);
+    const led: StreamAddress[] = [first];
+    const firstCompactor = compactor({ store, meta, clock }, led);
+    expect(await firstCompactor.compactOnce()).toBe(1);
+
+    // Only the first stream moved: every WAL object is still read by the second one.
+    const firstObject = streamObjectKey(first.tableId, null, first.bucket, 0, streamOf(meta.view, first).endOffset, 1);
+    expect(firstObject).toBe(`streams/${first.tableId}-_-0/0-${streamOf(meta.view, first).endOffset}-1`);
+    expect(new Set(streamOf(meta.view, first).slices.map((slice) => slice.object))).toEqual(new Set([firstObject]));
+    expect(streamOf(meta.view, second).slices.every((slice) => slice.object.startsWith('wal/'))).toBe(true);
+    expect(meta.view.garbage).toEqual({});
+    expect(walKeys(store).map((key) => meta.view.objects[key])).toEqual(walKeys(store).map(() => ({ references: 1 })));
+    expect(meta.view.objects[firstObject]).toEqual({ references: 25 });
+
+    clock.nowMsValue = START_MS + 500;
+    led.push(second);
+    expect(await firstCompactor.compactOnce()).toBe(1);
+    const secondObject = streamObjectKey(second.tableId, null, second.bucket, 0, streamOf(meta.view, second).endOffset, 1);
+    expect(Object.keys(meta.view.objects).sort()).toEqual([firstObject, secondObject].sort());
+    expect(meta.view.garbage).toEqual(Object.fromEntries(walKeys(store).map((key) => [key, { unreferencedAtMs: START_MS + 500 }])));
+    // Each batch kept a slice of its own, laid out one after another in its stream object.
+    const slices = streamOf(meta.view, second).slices;
+    expect(slices).toHaveLength(25);
+    expect(slices.map((slice) => slice.position)).toEqual(slices.map((_slice, index) => slices.slice(0, index).reduce((sum, earlier) => sum + earlier.length, 0)));
+    expect(commandsOf(log, 'CommitStreamObject').map((command) => [command.object, command.startOffset, command.endOffset, command.slices.length])).toEqual([
+      [firstObject, 0, streamOf(meta.view, first).endOffset, 25],
+      [secondObject, 0, streamOf(meta.view, second).endOffset, 25],
+    ]);
+    const after = [await readAll(reader, first), await readAll(reader, second)];
+    expect(after).toEqual(before);
+    // Nothing is left to compact.
+    expect(await firstCompactor.compactOnce()).toBe(0);
+
+    const collector = new GarbageCollector({ store, meta, clock, graceMs: GRACE_MS });
+    clock.nowMsValue = START_MS + 500 + GRACE_MS - 1;
+    expect(await collector.collectOnce()).toBe(0);
+    expect(walKeys(store)).toHaveLength(25);
+    expect(commandsOf(log, 'ForgetObjects')).toEqual([]);
+
+    clock.nowMsValue = START_MS + 500 + GRACE_MS;
+    const doomed = walKeys(store);
+    expect(await collector.collectOnce()).toBe(25);
+    expect(walKeys(store)).toEqual([]);
+    expect(store.keys()).toEqual([firstObject, secondObject].sort());
+    expect(commandsOf(log, 'ForgetObjects')).toEqual([{ type: 'ForgetObjects', keys: doomed } satisfies ForgetObjects]);
+    expect(meta.view.garbage).toEqual({});
+    expect([await readAll(reader, first), await readAll(reader, second)]).toEqual(before);
+    expect(store.calls.list).toBe(0);
+  });
+
+  it('keeps appends that race with a compaction committed and readable, and compacts only what was committed when it planned', async () => {
+    // Proves appends never conflict with compaction: batches committed while a stream object is uploading follow it in the stream, and a later round compacts them.
+    const { meta, streams } = await cluster(1);
+    const stream = streams[0]!;
+    const store = new HookedObjectStore();
+    const writer = walWriter(meta, store);
+    await appendRounds(writer, streams, 0, 10);
+    const endBefore = streamOf(meta.view, stream).endOffset;
+    store.beforeStreamObjectPut = async () => {
+      store.beforeStreamObjectPut = undefined;
+      await appendRounds(writer, streams, 10, 10);
+    };
+    const racing = compactor({ store, meta }, streams);
+    expect(await racing.compactOnce()).toBe(1);
+
+    const objectKey = streamObjectKey(stream.tableId, null, stream.bucket, 0, endBefore, 1);
+    const slices = streamOf(meta.view, stream).slices;
+    expect(slices.map((slice) => slice.object.startsWith('wal/'))).toEqual([...Array<boolean>(10).fill(false), ...Array<boolean>(10).fill(true)]);
+    expect(slices.slice(0, 10).every((slice) => slice.object === objectKey)).toBe(true);
+    const reader = new StreamReader({ store, meta });
+    expect(await readAll(reader, stream)).toEqual(expectedBatches(stream, 20));
+
+    expect(await racing.compactOnce()).toBe(1);
+    expect(streamOf(meta.view, stream).slices.every((slice) => slice.object.startsWith('streams/'))).toBe(true);
+    expect(await readAll(reader, stream)).toEqual(expectedBatches(stream, 20));
+    expect(Object.keys(meta.view.garbage)).toHaveLength(20);
+    expect(store.inner.calls.list).toBe(0);
+  });
+
+  it('gets Fenced when its node is registered again during a compaction, deletes the object it uploaded, and tries nothing more', async () => {
+    // Proves a fenced incarnation cannot rewrite a stream: its commit is rejected, its upload is deleted, the stream still points at the WAL, and it stops compacting.
+    const { log, meta, streams } = await cluster(2);
+    const store = new HookedObjectStore();
+    const writer = walWriter(meta, store);
+    await appendRounds(writer, streams, 0, 10);
+    const slicesBefore = streams.map((stream) => streamOf(meta.view, stream).slices);
+    const uploaded: string[] = [];
+    store.beforeStreamObjectPut = async (key) => {
+      uploaded.push(key);
+      await meta.proposeOrThrow({ type: 'RegisterNode', nodeId: NODE });
+    };
+    const logger = new RecordingLogger();
+    const zombie = compactor({ store, meta, logger }, streams);
+
+    expect(await zombie.compactOnce()).toBe(0);
+    expect(uploaded).toHaveLength(1);
+    expect(store.inner.keys().filter((key) => key.startsWith('streams/'))).toEqual([]);
+    expect(commandsOf(log, 'CommitStreamObject')).toHaveLength(1);
+    expect(logger.warnings).toEqual([
+      {
+        fields: expect.objectContaining({ object: uploaded[0], code: 'Fenced', reason: 'node 1 epoch 1 is fenced: current is 2' }),
+        message: 'a compaction commit was rejected; its uploaded object is deleted',
+      },
+    ]);
+    expect(streams.map((stream) => streamOf(meta.view, stream).slices)).toEqual(slicesBefore);
+    expect(meta.view.garbage).toEqual({});
+
+    // The view now shows the node fenced, so later rounds upload nothing.
+    const putsBefore = store.inner.calls.put;
+    expect(await zombie.compactOnce()).toBe(0);
+    expect(store.inner.calls.put).toBe(putsBefore);
+  });
+
+  it('keeps the object of a commit whose outcome is unknown, and commits the same range under the same key in a later round', async () => {
+    // Proves an unknown outcome never deletes data the log may still point at, and that the retry converges.
+    const { log, meta, streams } = await cluster(1);
+    const stream = streams[0]!;
+    const store = new InMemoryObjectStore();
+    await appendRounds(walWriter(meta, store), streams, 0, 8);
+    const flaky = new FlakyMeta(meta, 'CommitStreamObject');
+    flaky.unknownOutcomesLeft = 1;
+    const logger = new RecordingLogger();
+    const retrying = compactor({ store, meta: flaky, logger }, streams);
+    const key = streamObjectKey(stream.tableId, null, stream.bucket, 0, streamOf(meta.view, stream).endOffset, 1);
+
+    expect(await retrying.compactOnce()).toBe(0);
+    expect(store.keys()).toContain(key);
+    expect(logger.warnings.map((warning) => warning.message)).toEqual(['the outcome of a compaction commit is unknown; its object is kept']);
+    expect(commandsOf(log, 'CommitStreamObject')).toEqual([]);
+
+    expect(await retrying.compactOnce()).toBe(1);
+    expect(commandsOf(log, 'CommitStreamObject').map((command: CommitStreamObject) => command.object)).toEqual([key]);
+    expect(await readAll(new StreamReader({ store, meta }), stream)).toEqual(expectedBatches(stream, 8));
+  });
+
+  it('leaves streams it does not lead, streams with fewer than minSlices WAL slices, and streams after a failed read alone', async () => {
+    // Proves the selection rules and that a store failure is logged rather than thrown, with the stream compacted by the next round.
+    const { meta, streams } = await cluster(3);
+    const [led, notLed, short] = streams as [StreamAddress, StreamAddress, StreamAddress];
+    const store = new InMemoryObjectStore();
+    const writer = walWriter(meta, store);
+    await appendRounds(writer, [led, notLed], 0, 8);
+    await appendRounds(writer, [short], 0, 7);
+    const logger = new RecordingLogger();
+    const selective = compactor({ store, meta, logger }, [led, short]);
+
+    store.failNext('get', new UnavailableError('injected outage'));
+    expect(await selective.compactOnce()).toBe(0);
+    expect(logger.warnings).toEqual([
+      { fields: expect.objectContaining({ bucketId: led.id, error: 'injected outage' }), message: 'compaction could not read the slices of a stream; it is left for a later round' },
+    ]);
+    expect(store.keys().filter((key) => key.startsWith('streams/'))).toEqual([]);
+
+    expect(await selective.compactOnce()).toBe(1);
+    expect(streamOf(meta.view, led).slices.every((slice) => slice.object.startsWith('streams/'))).toBe(true);
+    expect(streamOf(meta.view, notLed).slices.every((slice) => slice.object.startsWith('wal/'))).toBe(true);
+    expect(streamOf(meta.view, short).slices.every((slice) => slice.object.startsWith('wal/'))).toBe(true);
+  });
+
+  it('bounds a stream object by objectBytesMax and continues after the last compacted slice in the next round', async () => {
+    // Proves the size bound: each object holds whole batches up to the bound, objects follow each other in offset order, and reads stay identical.
+    const { meta, streams } = await cluster(1);
+    const stream = streams[0]!;
+    const store = new InMemoryObjectStore();
+    await appendRounds(walWriter(meta, store), streams, 0, 12);
+    const lengths = streamOf(meta.view, stream).slices.map((slice) => slice.length);
+    const objectBytesMax = lengths.slice(0, 5).reduce((sum, length) => sum + length, 0);
+    const bounded = compactor({ store, meta, objectBytesMax, minSlices: 1 }, streams);
+
+    let rounds = 0;
+    while (streamOf(meta.view, stream).slices.some((slice) => slice.object.startsWith('wal/'))) {
+      expect(await bounded.compactOnce()).toBe(1);
+      rounds++;
+    }
+    const objects = streamOf(meta.view, stream).slices.map((slice) => slice.object);
+    const sizes = [...new Set(objects)].map((object) => objects.filter((candidate) => candidate === object).length);
+    expect(sizes[0]).toBe(5);
+    expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(12);
+    expect(rounds).toBe(sizes.length);
+    for (const object of new Set(objects)) {
+      const bytes = streamOf(meta.view, stream).slices.filter((slice) => slice.object === object).reduce((sum, slice) => sum + slice.length, 0);
+      expect(bytes).toBeLessThanOrEqual(objectBytesMax);
+    }
+    expect(await readAll(new StreamReader({ store, meta }), stream)).toEqual(expectedBatches(stream, 12));
+  });
+
+  it('compacts in the background after start and does nothing more after stop', async () => {
+    // Proves the background schedule runs rounds on its own and that stop ends it.
+    const { meta, streams } = await cluster(1);
+    const stream = streams[0]!;
+    const store = new InMemoryObjectStore();
+    const writer = walWriter(meta, store);
+    await appendRounds(writer, streams, 0, 8);
+    const background = compactor({ store, meta }, streams);
+    background.start(2);
+    await eventually(() => streamOf(meta.view, stream).slices.every((slice) => slice.object.startsWith('streams/')), 'the stream is compacted');
+    await background.stop();
+
+    await appendRounds(writer, streams, 8, 8);
+    await sleep(20);
+    expect(streamOf(meta.view, stream).slices.filter((slice) => slice.object.startsWith('wal/'))).toHaveLength(8);
+  });
+});

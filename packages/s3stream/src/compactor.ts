@@ -1,0 +1,265 @@
+import { LIMITS } from '@mink/config';
+import { ownRecord } from '@mink/meta';
+import type { BucketRecord, CommitStreamObject, DataSlice, Outcome, StreamObjectSlice } from '@mink/meta';
+import { MinkError } from '@mink/protocol';
+import type { ObjectStore } from './object-store';
+import { PeriodicRounds } from './periodic-rounds';
+import { SILENT_LOGGER, type Clock, type MaintenanceLogger, type MetaAccess } from './ports';
+
+/** Prefix of the keys of WAL objects (DESIGN §4); slices in them are what compaction rewrites. */
+export const WAL_KEY_PREFIX = 'wal/';
+
+/**
+ * The key of the stream object that holds records [startOffset, endOffset) of a bucket's stream, written by
+ * node incarnation `nodeEpoch` (DESIGN §4). Partition names never hold `/`, and the table id and bucket number
+ * hold no `-`, so the key names one stream and range unambiguously; the node epoch keeps an object written by
+ * a fenced incarnation apart from the one its successor writes for the same range.
+ */
+export function streamObjectKey(tableId: number, partition: string | null, bucket: number, startOffset: number, endOffset: number, nodeEpoch: number): string {
+  return `streams/${tableId}-${partition ?? '_'}-${bucket}/${startOffset}-${endOffset}-${nodeEpoch}`;
+}
+
+export interface CompactorOptions {
+  nodeId: string;
+  /** The incarnation this compactor belongs to; it compacts only streams this incarnation holds open. */
+  nodeEpoch: number;
+  store: ObjectStore;
+  meta: MetaAccess;
+  /** The stream epoch this node leads a bucket's stream at, or null when it does not lead it (yet). */
+  isLeading: (bucketId: string) => { streamEpoch: number } | null;
+  /** Stamps the commits, so the WAL objects they release start their grace period at this time. */
+  clock: Clock;
+  /** WAL slices a stream must hold before it is compacted; `LIMITS.compactionSlicesMin` when absent. */
+  minSlices?: number;
+  /** Bytes of batches gathered into one stream object; `LIMITS.streamObjectBytesMax` when absent. */
+  objectBytesMax?: number;
+  logger?: MaintenanceLogger;
+}
+
+/** The slices of one stream chosen for one stream object. */
+interface CompactionPlan {
+  bucketId: string;
+  record: BucketRecord;
+  streamEpoch: number;
+  slices: DataSlice[];
+}
+
+/**
+ * Compaction of one data node incarnation (DESIGN §4): the committed batches of the streams it leads are
+ * moved out of WAL objects, which mix streams, into one stream object per stream and range, so a WAL object
+ * can be deleted once no stream points into it any more and a stream's history is read from few objects.
+ *
+ * A round looks at every stream this incarnation holds open and leads. A stream with at least `minSlices`
+ * slices in WAL objects gets its first run of consecutive WAL slices (up to `objectBytesMax` bytes, at least
+ * one slice) read with ranged GETs, concatenated into one stream object in which every batch keeps a slice
+ * of its own, uploaded, and committed with `CommitStreamObject`. The view's slices are committed data, so a
+ * compaction only covers offsets below the committed end and appends, which only add slices after it, never
+ * conflict with it. The round finds everything through the view and never lists the object store.
+ *
+ * Failures never escape a round: a rejected commit (the node or the stream was fenced, the stream changed)
+ * or a failed read or upload is logged and the stream is left for a later round. An object uploaded for a
+ * rejected commit is an orphan no view will name, so it is deleted at once (best effort). An object whose
+ * commit has an unknown outcome is kept, since the commit may still apply.
+ */
+export class Compactor {
+  private readonly nodeId: string;
+  private readonly nodeEpoch: number;
+  private readonly store: ObjectStore;
+  private readonly meta: MetaAccess;
+  private readonly isLeading: (bucketId: string) => { streamEpoch: number } | null;
+  private readonly clock: Clock;
+  private readonly minSlices: number;
+  private readonly objectBytesMax: number;
+  private readonly logger: MaintenanceLogger;
+  private readonly rounds: PeriodicRounds;
+  private inFlight: Promise<number> | undefined;
+
+  constructor(options: CompactorOptions) {
+    this.nodeId = options.nodeId;
+    this.nodeEpoch = options.nodeEpoch;
+    this.store = options.store;
+    this.meta = options.meta;
+    this.isLeading = options.isLeading;
+    this.clock = options.clock;
+    this.minSlices = options.minSlices ?? LIMITS.compactionSlicesMin;
+    this.objectBytesMax = options.objectBytesMax ?? LIMITS.streamObjectBytesMax;
+    this.logger = options.logger ?? SILENT_LOGGER;
+    if (!(Number.isSafeInteger(this.minSlices) && this.minSlices >= 1) || !(this.objectBytesMax > 0)) {
+      throw new Error(`Compactor needs minSlices >= 1 and objectBytesMax > 0 (got ${this.minSlices}, ${this.objectBytesMax})`);
+    }
+    this.rounds = new PeriodicRounds(
+      () => this.compactOnce(),
+      (error) => this.logger.warn({ error: describe(error) }, 'compaction round failed'),
+    );
+  }
+
+  /**
+   * Runs one round and resolves with the number of streams whose compaction committed. A call while a
+   * round is in flight joins that round instead of starting a second one.
+   */
+  compactOnce(): Promise<number> {
+    this.inFlight ??= this.runRound().finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
+  }
+
+  /** Runs a round every `intervalMs` in the background until `stop`. */
+  start(intervalMs: number): void {
+    this.rounds.start(intervalMs);
+  }
+
+  /** Stops the background rounds and resolves once the round in flight has finished. */
+  async stop(): Promise<void> {
+    await this.rounds.stop();
+    await this.inFlight;
+  }
+
+  private async runRound(): Promise<number> {
+    let compacted = 0;
+    for (const bucketId of Object.keys(this.meta.view.buckets)) {
+      // Each stream is planned on the newest view, since earlier streams of the round took time.
+      const plan = this.plan(bucketId);
+      if (plan !== null && (await this.compact(plan))) compacted++;
+    }
+    return compacted;
+  }
+
+  /** The slices to compact in one stream, or null when this incarnation does not hold it or it has too few. */
+  private plan(bucketId: string): CompactionPlan | null {
+    const view = this.meta.view;
+    if (ownRecord(view.nodes, this.nodeId)?.epoch !== this.nodeEpoch) return null;
+    const leading = this.isLeading(bucketId);
+    if (leading === null) return null;
+    const record = ownRecord(view.buckets, bucketId);
+    if (!record) return null;
+    const stream = record.stream;
+    if (stream.state !== 'open' || stream.node !== this.nodeId || stream.nodeEpoch !== this.nodeEpoch || stream.epoch !== leading.streamEpoch) return null;
+    let walSlices = 0;
+    for (const slice of stream.slices) if (isInWal(slice)) walSlices++;
+    if (walSlices < this.minSlices) return null;
+
+    const first = stream.slices.findIndex(isInWal);
+    const slices: DataSlice[] = [];
+    let bytes = 0;
+    for (let index = first; index < stream.slices.length; index++) {
+      const slice = stream.slices[index]!;
+      if (!isInWal(slice)) break;
+      if (slices.length > 0 && (bytes + slice.length > this.objectBytesMax || slices.length >= LIMITS.streamObjectSlicesMax)) break;
+      slices.push(slice);
+      bytes += slice.length;
+    }
+    return { bucketId, record, streamEpoch: leading.streamEpoch, slices };
+  }
+
+  /** Reads, uploads and commits one stream object; true when the commit applied. Expected failures are logged. */
+  private async compact(plan: CompactionPlan): Promise<boolean> {
+    const { record, slices } = plan;
+    const startOffset = slices[0]!.startOffset;
+    const endOffset = slices[slices.length - 1]!.endOffset;
+    const key = streamObjectKey(record.tableId, record.partition, record.bucket, startOffset, endOffset, this.nodeEpoch);
+    const context = { bucketId: plan.bucketId, object: key, startOffset, endOffset, slices: slices.length };
+
+    let payloads: Uint8Array[];
+    try {
+      payloads = await this.readSlices(slices);
+    } catch (error) {
+      // Typed errors (Unavailable, NotFound, …) are the store's expected failures; anything else is a bug.
+      if (!(error instanceof MinkError)) throw error;
+      this.logger.warn({ ...context, error: describe(error) }, 'compaction could not read the slices of a stream; it is left for a later round');
+      return false;
+    }
+    const pieces: StreamObjectSlice[] = [];
+    let position = 0;
+    for (const slice of slices) {
+      pieces.push({ startOffset: slice.startOffset, endOffset: slice.endOffset, position, length: slice.length });
+      position += slice.length;
+    }
+    const body = new Uint8Array(position);
+    pieces.forEach((piece, index) => body.set(payloads[index]!, piece.position));
+
+    try {
+      await this.store.put(key, body);
+    } catch (error) {
+      this.logger.warn({ ...context, error: describe(error) }, 'compaction could not upload a stream object');
+      // The upload may have landed although it failed; nothing will commit it.
+      await this.discard(key);
+      return false;
+    }
+    const command: CommitStreamObject = {
+      type: 'CommitStreamObject',
+      nodeId: this.nodeId,
+      nodeEpoch: this.nodeEpoch,
+      tableId: record.tableId,
+      partition: record.partition,
+      bucket: record.bucket,
+      streamEpoch: plan.streamEpoch,
+      object: key,
+      startOffset,
+      endOffset,
+      slices: pieces,
+      atMs: this.clock.nowMs(),
+    };
+    let outcome: Outcome;
+    try {
+      outcome = await this.meta.propose(command);
+    } catch (error) {
+      // The commit may still apply, and then the object is the stream's data: it must stay.
+      this.logger.warn({ ...context, error: describe(error) }, 'the outcome of a compaction commit is unknown; its object is kept');
+      return false;
+    }
+    if (outcome.ok) return true;
+    this.logger.warn(
+      { ...context, code: outcome.rejection.code, reason: outcome.rejection.message },
+      'a compaction commit was rejected; its uploaded object is deleted',
+    );
+    await this.discard(key);
+    return false;
+  }
+
+  /** The payloads of `slices` in order, with at most `LIMITS.compactionReadsInFlightMax` GETs at a time. */
+  private async readSlices(slices: DataSlice[]): Promise<Uint8Array[]> {
+    const payloads: Uint8Array[] = new Array<Uint8Array>(slices.length);
+    let next = 0;
+    let failed = false;
+    const worker = async (): Promise<void> => {
+      while (!failed && next < slices.length) {
+        const index = next++;
+        const slice = slices[index]!;
+        try {
+          payloads[index] = await this.store.get(slice.object, { start: slice.position, endExclusive: slice.position + slice.length });
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
+        if (payloads[index]!.byteLength !== slice.length) {
+          throw new Error(`object ${slice.object} returned ${payloads[index]!.byteLength} bytes at ${slice.position} where the view records a batch of ${slice.length}`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(LIMITS.compactionReadsInFlightMax, slices.length) }, worker));
+    return payloads;
+  }
+
+  /**
+   * Deletes an uploaded object no commit names. The view is checked first: an object of the same key whose
+   * earlier commit had an unknown outcome and applied after all is the stream's data and must stay.
+   */
+  private async discard(key: string): Promise<void> {
+    const view = this.meta.view;
+    if (ownRecord(view.objects, key) !== undefined || ownRecord(view.garbage, key) !== undefined) return;
+    try {
+      await this.store.delete([key]);
+    } catch (error) {
+      this.logger.warn({ object: key, error: describe(error) }, 'could not delete an orphaned stream object');
+    }
+  }
+}
+
+function isInWal(slice: DataSlice): boolean {
+  return slice.object.startsWith(WAL_KEY_PREFIX);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

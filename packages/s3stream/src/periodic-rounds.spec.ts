@@ -1,0 +1,56 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PeriodicRounds } from './periodic-rounds';
+
+describe('PeriodicRounds', () => {
+  it('never runs two rounds at once, even when a round outlasts the interval, and stop waits for the round in flight', async () => {
+    // Proves the schedule starts the next round only after the previous one finished, and that nothing runs after stop resolves.
+    let running = 0;
+    let runningMax = 0;
+    let finished = 0;
+    const rounds = new PeriodicRounds(async () => {
+      running++;
+      runningMax = Math.max(runningMax, running);
+      await sleep(15);
+      running--;
+      finished++;
+    }, () => undefined);
+    rounds.start(1);
+    await sleep(60);
+    await rounds.stop();
+    expect(runningMax).toBe(1);
+    expect(running).toBe(0);
+    expect(finished).toBeGreaterThanOrEqual(2);
+    const finishedAtStop = finished;
+    await sleep(30);
+    expect(finished).toBe(finishedAtStop);
+  });
+
+  it('reports a failing round and keeps the schedule going, even when the reporter throws', async () => {
+    // Proves one bad round (or a broken reporter) does not end the background work.
+    const errors: string[] = [];
+    let calls = 0;
+    const rounds = new PeriodicRounds(
+      async () => {
+        calls++;
+        throw new Error(`round ${calls} failed`);
+      },
+      (error) => {
+        errors.push((error as Error).message);
+        throw new Error('the reporter is broken too');
+      },
+    );
+    rounds.start(1);
+    while (calls < 3) await sleep(1);
+    await rounds.stop();
+    expect(errors.slice(0, 3)).toEqual(['round 1 failed', 'round 2 failed', 'round 3 failed']);
+  });
+
+  it('refuses a non-positive interval and a second start', () => {
+    // Proves the schedule's preconditions are checked as broken invariants.
+    const rounds = new PeriodicRounds(async () => undefined, () => undefined);
+    expect(() => rounds.start(0)).toThrow('a periodic round needs a positive interval, not 0');
+    rounds.start(1_000);
+    expect(() => rounds.start(1_000)).toThrow('periodic rounds are started once');
+    return rounds.stop();
+  });
+});
