@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { LIMITS } from '@mink/config';
-import {
-  ConflictError,
-  InvalidArgumentError,
-  MinkError,
-  NotFoundError,
-  TimeoutError,
-  UnavailableError,
-} from '@mink/protocol';
+import { MinkError, TimeoutError, UnavailableError, errorOfCode } from '@mink/protocol';
 import { apply } from '@mink/meta';
 import type { Command, Outcome, Rejection } from '@mink/meta';
 import type { AppendResult, MetaLog, TailSubscription } from '@mink/meta';
@@ -255,14 +248,5 @@ function isTransient(error: unknown): boolean {
 
 /** The typed error a proposer throws for a rejected command; its code is the rejection's wire code. */
 export function rejectionError(rejection: Rejection): MinkError {
-  switch (rejection.code) {
-    case 'Fenced':
-      return new MinkError('Fenced', rejection.message);
-    case 'Conflict':
-      return new ConflictError(rejection.message);
-    case 'NotFound':
-      return new NotFoundError(rejection.message);
-    case 'InvalidArgument':
-      return new InvalidArgumentError(rejection.message);
-  }
+  return errorOfCode(rejection.code, rejection.message);
 }

@@ -66,6 +66,27 @@ export class TimeoutError extends MinkError {
   }
 }
 
+/**
+ * The typed error for an expected outcome reported by code, e.g. a command the metadata log rejected: the
+ * subclass of that code where there is one, so callers can test with `instanceof` or by `code`.
+ */
+export function errorOfCode(code: ErrorCode, message: string): MinkError {
+  switch (code) {
+    case 'InvalidArgument':
+      return new InvalidArgumentError(message);
+    case 'NotFound':
+      return new NotFoundError(message);
+    case 'Conflict':
+      return new ConflictError(message);
+    case 'Unavailable':
+      return new UnavailableError(message);
+    case 'Timeout':
+      return new TimeoutError(message);
+    default:
+      return new MinkError(code, message);
+  }
+}
+
 /** The JSON shape of an error on every wire that carries JSON: `{error:{code, message, redirect?}}`. */
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; redirect?: Redirect; retryAfterMs?: number };

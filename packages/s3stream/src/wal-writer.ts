@@ -1,7 +1,7 @@
 import { LIMITS } from '@mink/config';
 import { bucketId as bucketIdOf, ownRecord } from '@mink/meta';
 import type { CommitWal, DataSlice, Rejection, View, WalRange } from '@mink/meta';
-import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
+import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
 import type { MetaAccess } from './ports';
 
@@ -249,7 +249,7 @@ export class WalWriter {
     let rejection: Error | undefined;
     try {
       const outcome = await this.meta.propose(command);
-      if (!outcome.ok) rejection = rejectionError(outcome.rejection);
+      if (!outcome.ok) rejection = errorOfCode(outcome.rejection.code, outcome.rejection.message);
     } catch (error) {
       // The outcome is unknown: the commit may still apply. The appends are not acknowledged, and a retry
       // by an idempotent writer is answered from the view if it did apply.
@@ -370,19 +370,6 @@ function concatenate(placed: PlacedAppend[]): Uint8Array {
   return body;
 }
 
-/** The typed error a proposer reports for a rejected commit; its code is the rejection's wire code. */
-function rejectionError(rejection: Rejection): MinkError {
-  switch (rejection.code) {
-    case 'Fenced':
-      return new MinkError('Fenced', rejection.message);
-    case 'Conflict':
-      return new ConflictError(rejection.message);
-    case 'NotFound':
-      return new NotFoundError(rejection.message);
-    case 'InvalidArgument':
-      return new InvalidArgumentError(rejection.message);
-  }
-}
 
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
