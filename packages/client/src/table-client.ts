@@ -148,7 +148,9 @@ export class TableClient {
       try {
         return await call();
       } catch (error) {
-        if (!(error instanceof MinkError) || (error.code !== 'Unavailable' && error.code !== 'Timeout')) throw error;
+        // A table created a moment ago may not have reached the answering node's view yet.
+        const justCreated = error instanceof MinkError && error.code === 'NotFound' && attempt < LIMITS.clientNotFoundAttemptsMax;
+        if (!(error instanceof MinkError) || (error.code !== 'Unavailable' && error.code !== 'Timeout' && !justCreated)) throw error;
         lastError = error;
         await sleep(backoffDelayMs(attempt, this.random));
       }

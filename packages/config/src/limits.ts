@@ -18,6 +18,8 @@ export const LIMITS = {
   /** Attempts a client makes for one request across NotLeader / Unavailable answers. */
   clientAttemptsMax: 20,
   clientBackoffInitialMs: 50,
+  /** Attempts to describe a table that a node does not know yet (its view may lag a create by a moment). */
+  clientNotFoundAttemptsMax: 3,
   clientBackoffMaxMs: 1_000,
   /** A data node re-checks every bucket it should lead at least this often. */
   syncIntervalMs: 500,
