@@ -9,11 +9,12 @@ import { run, withoutForwardedSeparator } from './program';
 function emptyResult(options: BenchRunOptions, interrupted = false): BenchResult {
   return {
     machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
-    options: { rows: options.rows, batchRows: options.batchRows, concurrency: options.concurrency, seconds: options.seconds },
-    cluster: { nodes: 3, coordinators: 2, buckets: 8, dataDir: '/tmp/x', kept: options.keep },
+    options: { rows: options.rows, batchRows: options.batchRows, concurrency: options.concurrency, seconds: options.seconds, failover: options.failover },
+    cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: options.keep },
     baselines: [],
     appends: [],
     ratios: [],
+    failover: null,
     durationMs: 1_000,
     interrupted,
   };
@@ -42,8 +43,12 @@ async function parseBench(args: string[], interrupted = false): Promise<{ option
 
 describe('mink bench options', () => {
   it.each<[string, string[], Partial<BenchRunOptions>]>([
-    ['the defaults', [], { rows: 200_000, batchRows: 1_000, concurrency: 8, seconds: null, keep: false }],
-    ['every flag', ['--rows', '50000', '--batch', '500', '--concurrency', '4', '--seconds', '30', '--keep'], { rows: 50_000, batchRows: 500, concurrency: 4, seconds: 30, keep: true }],
+    ['the defaults', [], { rows: 200_000, batchRows: 1_000, concurrency: 8, seconds: null, failover: true, keep: false }],
+    [
+      'every flag',
+      ['--rows', '50000', '--batch', '500', '--concurrency', '4', '--seconds', '30', '--keep', '--no-failover'],
+      { rows: 50_000, batchRows: 500, concurrency: 4, seconds: 30, failover: false, keep: true },
+    ],
     ['a batch larger than the rows', ['--rows', '10', '--batch', '100'], { rows: 10, batchRows: 100 }],
   ])('parses %s', async (_case, args, expected) => {
     // Proves each flag reaches the run under its name, with the documented defaults.
@@ -70,7 +75,7 @@ describe('mink bench options', () => {
   it('prints the result as JSON with --json', async () => {
     // Proves --json leaves stdout to one parseable result object.
     const result = await parseBench(['--json', '--rows', '5']);
-    expect(JSON.parse(result.stdout)).toEqual(expect.objectContaining({ options: { rows: 5, batchRows: 1_000, concurrency: 8, seconds: null } }));
+    expect(JSON.parse(result.stdout)).toEqual(expect.objectContaining({ options: { rows: 5, batchRows: 1_000, concurrency: 8, seconds: null, failover: true } }));
   });
 
   it('prints the report and fails with 130 when the run was interrupted', async () => {

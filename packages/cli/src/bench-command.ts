@@ -16,6 +16,8 @@ export interface BenchFlags {
   seconds?: number;
   json?: boolean;
   keep?: boolean;
+  /** False with `--no-failover`. */
+  failover: boolean;
 }
 
 /** Runs a benchmark; `runBench` on a real cluster outside tests. */
@@ -26,12 +28,13 @@ export const BENCH_INTERRUPTED_EXIT_CODE = 130;
 
 /** The options of one run for the given flags. */
 export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
-  return { rows: flags.rows, batchRows: flags.batch, concurrency: flags.concurrency, seconds: flags.seconds ?? null, keep: flags.keep ?? false };
+  return { rows: flags.rows, batchRows: flags.batch, concurrency: flags.concurrency, seconds: flags.seconds ?? null, failover: flags.failover, keep: flags.keep ?? false };
 }
 
 /**
  * `mink bench`: starts its own local cluster in a temporary folder, measures raw S3 PUT and JetStream
- * publish baselines and mink's append paths on it, prints the figures and their ratios, and stops the
+ * publish baselines and mink's append paths on it, then (unless `--no-failover`) how long one bucket is
+ * unavailable when its leader is killed or stopped, prints the figures and their ratios, and stops the
  * cluster. Never part of the tests (DESIGN §9).
  */
 export function registerBenchCommand(program: Command, io: CliIo, startCluster?: StartBenchCluster, runBenchmark?: RunBenchmark): void {
@@ -39,11 +42,12 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
   const benchmark: RunBenchmark = runBenchmark ?? ((options, benchIo) => runBench(options, benchIo, start));
   program
     .command('bench')
-    .description('measure append throughput and latency on a temporary local cluster, against raw S3 PUT and JetStream publish baselines of the same run')
+    .description('measure append throughput and latency on a temporary local cluster, against raw S3 PUT and JetStream publish baselines of the same run, and bucket failover time')
     .option('--rows <count>', 'rows appended per scenario (gateway, client)', integerInRange(1, BENCH_LIMITS.rowsMax), BENCH_DEFAULTS.rows)
     .option('--batch <rows>', 'rows per append call', integerInRange(1, BENCH_LIMITS.batchRowsMax), BENCH_DEFAULTS.batchRows)
     .option('--concurrency <calls>', 'append calls (and baseline operations) in flight', integerInRange(1, BENCH_LIMITS.concurrencyMax), BENCH_DEFAULTS.concurrency)
     .option('--seconds <seconds>', 'stop each scenario after this many seconds, even if rows remain', integerInRange(1, BENCH_LIMITS.scenarioSecondsMax))
+    .option('--no-failover', 'skip the failover scenario (kill -9 and SIGTERM of a bucket leader)')
     .option('--json', 'print the result object as JSON')
     .option('--keep', 'keep the temporary folder (cluster data, S3 objects, logs)')
     .action(async (flags: BenchFlags) => {

@@ -37,10 +37,15 @@ export const BENCH_TABLE = {
   buckets: 8,
 } as const;
 
-/** The cluster `mink bench` starts: the shape of `mink up`'s default cluster. */
+/**
+ * The cluster `mink bench` starts: the shape of `mink up`'s default cluster, with the short lease and tick
+ * of the fault tests so a failover trial takes seconds rather than the default 35 s.
+ */
 export const BENCH_CLUSTER = {
   nodes: 3,
   coordinators: 2,
+  leaseTtlMs: 3_000,
+  coordinatorTickMs: 500,
   /** How long the table's buckets may take to be opened by their leaders. */
   bucketsOpenTimeoutMs: 60_000,
   bucketsOpenPollIntervalMs: 250,
@@ -66,6 +71,24 @@ export const BENCH_BASELINES = {
   /** The temporary stream of the JetStream baseline and the subjects it captures. */
   jetStreamStreamName: 'MINK_BENCH',
   jetStreamSubjectPrefix: 'mink-bench',
+} as const;
+
+/**
+ * The failover scenario: a probe appends one row at a time to one bucket while that bucket's leader is
+ * killed (`kill -9`) or stopped (SIGTERM), `trialsPerFault` times each.
+ */
+export const BENCH_FAILOVER = {
+  trialsPerFault: 3,
+  /** Pause of the probe between one acknowledged append and the next call. */
+  probeIntervalMs: 20,
+  /** Acknowledged appends the probe needs before a fault, so the bucket is known to be served. */
+  probeAcknowledgementsBeforeFault: 10,
+  /** How long the probe goes on after the first acknowledgement following a fault, to see later gaps. */
+  probeAfterRecoveryMs: 1_000,
+  /** A bucket still not writable this long after a fault ends the scenario: the failover is broken. */
+  recoveryTimeoutMs: 60_000,
+  /** The bucket key of the probe's rows; the bucket it hashes to is the bucket measured. */
+  probeRowId: -1,
 } as const;
 
 /** Where mink's WAL objects live in the bucket (DESIGN §4), to measure their count and size per scenario. */

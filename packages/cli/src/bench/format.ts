@@ -40,3 +40,8 @@ export function formatSize(bytes: number): string {
 function oneDecimalUnlessWhole(value: number): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(1);
 }
+
+/** Milliseconds shown as seconds with two significant digits below 10 s: 620 → "0.62", 3_940 → "3.9", 12_300 → "12". */
+export function formatSeconds(valueMs: number): string {
+  return formatRatio(valueMs / 1_000);
+}

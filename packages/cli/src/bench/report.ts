@@ -1,6 +1,6 @@
 import { renderTable } from '../render';
-import { formatCount, formatMegabytesPerSecond, formatMilliseconds, formatRatio, formatSize } from './format';
-import type { AppendResult, BaselineResult, BenchResult, Ratio } from './results';
+import { formatCount, formatMegabytesPerSecond, formatMilliseconds, formatRatio, formatSeconds, formatSize } from './format';
+import type { AppendResult, BaselineResult, BenchResult, FailoverResult, Ratio, SpreadMs } from './results';
 
 /** The baselines ratios are taken against, found in a run's series by kind, size and concurrency. */
 function findBaseline(baselines: readonly BaselineResult[], kind: BaselineResult['kind'], payloadBytes: number, concurrency: number): BaselineResult | undefined {
@@ -95,7 +95,8 @@ export function renderReport(result: BenchResult): string {
       `${machine.platform} ${machine.release}, load average ${machine.loadAverageAtStart.toFixed(2)} at start`,
   );
   lines.push(
-    `cluster: ${cluster.nodes} data nodes, ${cluster.coordinators} coordinators, one log table of ${cluster.buckets} buckets; ` +
+    `cluster: ${cluster.nodes} data nodes, ${cluster.coordinators} coordinators, lease_ttl ${formatSeconds(cluster.leaseTtlMs)} s, ` +
+      `coordinator_tick ${formatSeconds(cluster.coordinatorTickMs)} s, one log table of ${cluster.buckets} buckets; ` +
       `${formatCount(options.rows)} rows per scenario in calls of ${formatCount(options.batchRows)} rows, ${options.concurrency} in flight` +
       (options.seconds === null ? '' : `, at most ${options.seconds} s per scenario`),
   );
@@ -149,8 +150,36 @@ export function renderReport(result: BenchResult): string {
     lines.push('', 'ratios against the baselines of this run');
     for (const entry of result.ratios) lines.push(`  ${entry.text}`);
   }
+  if (result.failover !== null) lines.push('', ...renderFailover(result.failover));
   lines.push('', `run took ${formatCount(result.durationMs / 1_000)} s${result.interrupted ? ' (interrupted: figures are partial)' : ''}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The failover section: a table of the trials' spread per fault, then each median as a ratio to lease_ttl + coordinator_tick. */
+function renderFailover(failover: FailoverResult): string[] {
+  const spread = (value: SpreadMs | null): string[] =>
+    value === null ? ['-', '-', '-'] : [formatSeconds(value.minimumMs), formatSeconds(value.medianMs), formatSeconds(value.maximumMs)];
+  const lines = [
+    `failover of bucket ${failover.bucket} (unavailable = from the signal to its leader until the next acknowledged append; ` +
+      `probe: one row, ${failover.probeIntervalMs} ms between appends; lease_ttl ${formatSeconds(failover.leaseTtlMs)} s + ` +
+      `coordinator_tick ${formatSeconds(failover.coordinatorTickMs)} s = ${formatSeconds(failover.detectionBoundMs)} s)`,
+    indent(
+      renderTable(
+        ['FAULT', 'TRIALS', 'UNAVAILABLE MIN S', 'MEDIAN S', 'MAX S', 'LONGEST GAP MIN S', 'MEDIAN S', 'MAX S', 'FAILED CALLS'],
+        failover.faults.map((summary) => [
+          summary.label,
+          String(summary.trials.length),
+          ...spread(summary.unavailable),
+          ...spread(summary.longestGap),
+          formatCount(summary.trials.reduce((sum, trial) => sum + trial.failedCalls, 0)),
+        ]),
+      ),
+    ),
+  ];
+  for (const summary of failover.faults) {
+    if (summary.ratio !== null) lines.push(`  ${summary.ratio.text}`);
+  }
+  return lines;
 }
 
 function indent(text: string): string {

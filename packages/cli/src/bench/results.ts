@@ -63,6 +63,57 @@ export interface Ratio {
   ratio: number;
 }
 
+/** How a failover trial stops the leader of the probed bucket. */
+export type FailoverFault = 'kill-9' | 'sigterm';
+
+/** One fault of the failover scenario and what the probe saw of it. */
+export interface FailoverTrial {
+  fault: FailoverFault;
+  /** The data node that led the probed bucket and received the signal. */
+  victimNodeId: string;
+  /**
+   * From the signal until the first append to the bucket acknowledged after it; null when none was
+   * acknowledged within `BENCH_FAILOVER.recoveryTimeoutMs`.
+   */
+  unavailableMs: number | null;
+  /** The longest time between two consecutive acknowledged appends, from the last one before the signal to the end of the trial. */
+  longestGapMs: number | null;
+  /** Probe calls that failed outright (the client's own retries ran out) during the trial. */
+  failedCalls: number;
+}
+
+/** Minimum, median and maximum of the trials of one fault that recovered. */
+export interface SpreadMs {
+  minimumMs: number;
+  medianMs: number;
+  maximumMs: number;
+}
+
+/** The trials of one fault summarized. */
+export interface FailoverSummary {
+  fault: FailoverFault;
+  /** "kill -9" or "SIGTERM". */
+  label: string;
+  trials: FailoverTrial[];
+  /** Null when no trial recovered. */
+  unavailable: SpreadMs | null;
+  longestGap: SpreadMs | null;
+  /** Median unavailability against `lease_ttl + coordinator_tick`, e.g. "kill -9: median 3.9 s = 1.1 × (lease_ttl + coordinator_tick)". */
+  ratio: Ratio | null;
+}
+
+/** The failover scenario: unavailability of one bucket when its leader dies or stops, against the cluster's detection bound. */
+export interface FailoverResult {
+  /** The bucket of the bench table the probe appended to. */
+  bucket: number;
+  probeIntervalMs: number;
+  leaseTtlMs: number;
+  coordinatorTickMs: number;
+  /** lease_ttl + coordinator_tick: how long a dead leader can go unnoticed before its buckets are re-led. */
+  detectionBoundMs: number;
+  faults: FailoverSummary[];
+}
+
 export interface MachineDescription {
   cpus: number;
   cpuModel: string;
@@ -80,15 +131,19 @@ export interface BenchOptions {
   concurrency: number;
   /** The time cap of each scenario, or null for none. */
   seconds: number | null;
+  /** Run the failover scenario after the append scenarios. */
+  failover: boolean;
 }
 
 export interface BenchResult {
   machine: MachineDescription;
   options: BenchOptions;
-  cluster: { nodes: number; coordinators: number; buckets: number; dataDir: string; kept: boolean };
+  cluster: { nodes: number; coordinators: number; buckets: number; leaseTtlMs: number; coordinatorTickMs: number; dataDir: string; kept: boolean };
   baselines: BaselineResult[];
   appends: AppendResult[];
   ratios: Ratio[];
+  /** Null when skipped (`--no-failover`) or interrupted before it ran. */
+  failover: FailoverResult | null;
   /** Wall time of the whole run, cluster start and stop included. */
   durationMs: number;
   /** True when Ctrl-C ended the run early; the figures cover what had been measured. */

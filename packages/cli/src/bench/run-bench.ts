@@ -8,11 +8,12 @@ import { S3ObjectStore } from '@mink/s3stream';
 import { CliError, type CliIo } from '../io';
 import { deadlineAfter, JetStreamBaseline, measureS3Put } from './baselines';
 import { createBenchTable, waitForOpenBuckets } from './bench-cluster';
-import { BENCH_BASELINES, BENCH_CLUSTER, BENCH_TABLE } from './bench-limits';
+import { BENCH_BASELINES, BENCH_CLUSTER, BENCH_FAILOVER, BENCH_TABLE } from './bench-limits';
+import { runFailover } from './failover';
 import { formatCount, formatMilliseconds, formatSize } from './format';
 import { runClientAppend, runGatewayAppend } from './mink-append';
 import { computeRatios } from './report';
-import type { AppendResult, BaselineResult, BenchOptions, BenchResult, MachineDescription } from './results';
+import type { AppendResult, BaselineResult, BenchOptions, BenchResult, FailoverResult, MachineDescription } from './results';
 
 /** Starts a cluster; LocalCluster.start outside tests. */
 export type StartBenchCluster = (options: LocalClusterOptions) => Promise<LocalCluster>;
@@ -24,8 +25,8 @@ export interface BenchRunOptions extends BenchOptions {
 
 /** s3rver's built-in credentials and the region every mink service uses (README, Configuration). */
 const S3_ACCESS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'us-east-1' } as const;
-/** Phases printed as "[n/PHASE_COUNT] …". */
-const PHASE_COUNT = 6;
+/** Phases printed as "[n/phaseCount] …": six, and the failover scenario unless skipped. */
+const PHASE_COUNT_WITHOUT_FAILOVER = 6;
 
 export function describeMachine(): MachineDescription {
   const processors = cpus();
@@ -42,7 +43,8 @@ export function describeMachine(): MachineDescription {
 
 /**
  * One whole benchmark run: a local cluster in a temporary folder, the baselines, the two mink append
- * scenarios, then an S3 baseline at the size of the WAL objects mink actually wrote. Progress goes to
+ * scenarios, an S3 baseline at the size of the WAL objects mink actually wrote, then (unless skipped) the
+ * failover scenario, last because it kills and restarts data nodes. Progress goes to
  * stderr; the result is returned for the caller to print. The cluster is stopped and the folder removed
  * (unless `keep`) however the run ends. The first SIGINT or SIGTERM ends the current phase early, skips
  * the rest and returns partial figures with `interrupted`; a second one exits at once, and LocalCluster's
@@ -53,7 +55,8 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   const machine = describeMachine();
   const note = (line: string): void => io.writeError(`${line}\n`);
   let phase = 0;
-  const startPhase = (text: string): void => note(`[${++phase}/${PHASE_COUNT}] ${text}`);
+  const phaseCount = PHASE_COUNT_WITHOUT_FAILOVER + (options.failover ? 1 : 0);
+  const startPhase = (text: string): void => note(`[${++phase}/${phaseCount}] ${text}`);
   const interrupt = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
     if (interrupt.signal.aborted) {
@@ -70,6 +73,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   const baselines: BaselineResult[] = [];
   const appends: AppendResult[] = [];
   let averageWalObjectBytes: number | null = null;
+  let failover: FailoverResult | null = null;
   let cluster: LocalCluster | null = null;
   let store: S3ObjectStore | null = null;
   try {
@@ -79,6 +83,8 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         dataDir,
         nodes: BENCH_CLUSTER.nodes,
         coordinators: BENCH_CLUSTER.coordinators,
+        leaseTtlMs: BENCH_CLUSTER.leaseTtlMs,
+        coordinatorTickMs: BENCH_CLUSTER.coordinatorTickMs,
         gatewayPort: 0,
         kafkaPort: 0,
         signal: interrupt.signal,
@@ -168,6 +174,13 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       const alreadyMeasured = baselines.some((baseline) => baseline.kind === 's3-put' && baseline.payloadBytes === averageWalObjectBytes);
       if (!alreadyMeasured) await measureS3PutSizes([averageWalObjectBytes]);
     }
+    if (options.failover && !interrupt.signal.aborted) {
+      startPhase(
+        `failover: kill -9, then SIGTERM, of the leader of one bucket, ${BENCH_FAILOVER.trialsPerFault} times each, ` +
+          `while a probe appends to that bucket (restarting the node after each)`,
+      );
+      failover = await runFailover({ io, cluster, signal: interrupt.signal, progress: note });
+    }
     return finish();
   } finally {
     store?.close();
@@ -186,8 +199,16 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   function finish(): BenchResult {
     return {
       machine,
-      options: { rows: options.rows, batchRows: options.batchRows, concurrency: options.concurrency, seconds: options.seconds },
-      cluster: { nodes: BENCH_CLUSTER.nodes, coordinators: BENCH_CLUSTER.coordinators, buckets: BENCH_TABLE.buckets, dataDir, kept: options.keep },
+      options: { rows: options.rows, batchRows: options.batchRows, concurrency: options.concurrency, seconds: options.seconds, failover: options.failover },
+      cluster: {
+        nodes: BENCH_CLUSTER.nodes,
+        coordinators: BENCH_CLUSTER.coordinators,
+        buckets: BENCH_TABLE.buckets,
+        leaseTtlMs: BENCH_CLUSTER.leaseTtlMs,
+        coordinatorTickMs: BENCH_CLUSTER.coordinatorTickMs,
+        dataDir,
+        kept: options.keep,
+      },
       baselines,
       appends,
       ratios: computeRatios({
@@ -198,6 +219,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         fullWalObjectBytes: LIMITS.walFlushBytes,
         jetStreamPayloadBytes: BENCH_BASELINES.jetStreamPayloadBytes,
       }),
+      failover,
       // The stop of the cluster and the removal of the folder that follow are not counted.
       durationMs: performance.now() - startedMs,
       interrupted: interrupt.signal.aborted,
