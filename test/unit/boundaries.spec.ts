@@ -12,7 +12,7 @@ import * as ts from 'typescript';
 const REPO_ROOT = resolve(__dirname, '..', '..');
 
 /** Folders holding the pure core: no I/O, so no SDK or framework either. */
-const PURE_FOLDERS = ['packages/epochs/src', 'packages/ownership/src', 'packages/meta/src', 'packages/records/src'];
+const PURE_FOLDERS = ['packages/epochs/src', 'packages/ownership/src', 'packages/meta/src', 'packages/records/src', 'packages/pk/src'];
 
 /** Frameworks and SDKs the pure folders may not import, even for types. */
 const BANNED_PACKAGES = ['@nestjs/*', 'nats', '@aws-sdk/*', 'fastify'];

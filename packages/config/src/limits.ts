@@ -140,6 +140,18 @@ export const LIMITS = {
   forgetObjectsKeysMax: 1_000,
   /** Pause between two garbage collection rounds of the coordinator lease holder. */
   garbageCollectionIntervalMs: 10_000,
+  /** Bytes of one encoded primary key of a PK table; lmdb-js accepts keys up to 1978 bytes, so this leaves room for a tablet's own key prefix. */
+  primaryKeyBytesMax: 1_024,
+  /** Puts and deletes one PK write batch may hold, so that planning it holds a bounded number of rows in memory. */
+  pkBatchOperationsMax: 10_000,
+  /** Bytes of one key of a KV tablet: the largest key lmdb-js stores with its default page size. */
+  kvKeyBytesMax: 1_978,
+  /** Writes one KV tablet apply may hold; the batch sits in memory until its transaction commits. */
+  kvApplyWritesMax: 500_000,
+  /** Entries one KV prefix scan returns, so a scan holds a bounded number of entries in memory. */
+  kvScanEntriesMax: 100_000,
+  /** Keys one KV batched lookup reads. */
+  kvLookupKeysMax: 100_000,
 } as const;
 
 export const DEFAULTS = {

@@ -1,0 +1,171 @@
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { InvalidArgumentError } from '@mink/protocol';
+import { asBuffer, prefixEnd } from './bytes';
+import {
+  assertValidApply,
+  assertValidKey,
+  assertValidLookup,
+  assertValidScanLimit,
+  type KvEntry,
+  type KvSnapshot,
+  type KvTablet,
+  type KvWrite,
+} from './kv-tablet';
+
+/** Options of `LmdbKvTablet.open`. */
+export interface LmdbKvTabletOptions {
+  /**
+   * Whether a snapshot compacts while it copies (LMDB `MDB_CP_COMPACT`): the copy leaves out free pages and
+   * is smaller, at some extra CPU. Defaults to true because snapshots travel to object storage.
+   */
+  compactSnapshots?: boolean;
+}
+
+/** The LMDB environment keeps two named databases: the entries, and the tablet's own state. */
+const ENTRIES_DATABASE = 'entries';
+const STATE_DATABASE = 'state';
+/** The reserved key in the state database under which the applied offset is stored, as 8 bytes big-endian. */
+const APPLIED_OFFSET_KEY = Buffer.from('appliedOffset');
+/** LMDB keeps the whole environment in this file; the lock file beside it is per process and never copied. */
+const DATA_FILE = 'data.mdb';
+const LOCK_FILE = 'lock.mdb';
+
+type BytesDatabase = Database<Buffer, Buffer>;
+
+/**
+ * A KV tablet on LMDB (lmdb-js). LMDB maps the data file into memory and the operating system pages it in
+ * and out, so the process keeps no cache of keys or values and its resident memory does not grow with the
+ * table. lmdb-js starts with a small map and grows it when a transaction fills it, so no `mapSize` is set.
+ *
+ * Entries and the applied offset live in two named databases of one environment, so one LMDB write
+ * transaction commits both: that is what makes `apply` atomic, and why user keys need no reserved prefix.
+ * Snapshots use LMDB's own environment copy (`backup`, i.e. `mdb_env_copy2`), which reads through one read
+ * transaction on a native thread: the copy is consistent while later applies commit, and the offset a
+ * snapshot reports is read back from the copy itself, so it is exactly the offset of the copied state.
+ */
+export class LmdbKvTablet implements KvTablet {
+  /** The highest offset any apply has been called with, checked at call time because applies queue in order. */
+  private highestRequestedOffset: number;
+
+  private constructor(
+    private readonly directory: string,
+    private readonly root: RootDatabase,
+    private readonly entries: BytesDatabase,
+    private readonly state: BytesDatabase,
+    private readonly compactSnapshots: boolean,
+  ) {
+    this.highestRequestedOffset = this.appliedOffset();
+  }
+
+  /** Opens the tablet in `directory`, creating an empty one (applied offset 0) if there is none. */
+  static async open(directory: string, options: LmdbKvTabletOptions = {}): Promise<LmdbKvTablet> {
+    await mkdir(directory, { recursive: true });
+    // An explicit `noSubdir: false` keeps the directory layout even if a directory name contains a dot.
+    const root = open({ path: directory, noSubdir: false, maxDbs: 2 });
+    const entries = root.openDB<Buffer, Buffer>({ name: ENTRIES_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
+    const state = root.openDB<Buffer, Buffer>({ name: STATE_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
+    return new LmdbKvTablet(directory, root, entries, state, options.compactSnapshots ?? true);
+  }
+
+  get(key: Uint8Array): Uint8Array | undefined {
+    assertValidKey(key);
+    return this.entries.get(asBuffer(key));
+  }
+
+  getMany(keys: readonly Uint8Array[]): (Uint8Array | undefined)[] {
+    assertValidLookup(keys);
+    // One read transaction for every key, so the values belong to one committed state.
+    const transaction = this.root.useReadTransaction();
+    try {
+      return keys.map((key) => this.entries.get(asBuffer(key), { transaction }));
+    } finally {
+      transaction.done();
+    }
+  }
+
+  scanPrefix(prefix: Uint8Array, limit: number): KvEntry[] {
+    assertValidScanLimit(limit);
+    if (prefix.length > 0) assertValidKey(prefix);
+    if (limit === 0) return [];
+    const end = prefixEnd(prefix);
+    const range = this.entries.getRange({
+      start: prefix.length > 0 ? asBuffer(prefix) : undefined,
+      end: end === undefined ? undefined : asBuffer(end),
+      limit,
+      snapshot: true,
+    });
+    const found: KvEntry[] = [];
+    for (const { key, value } of range) found.push({ key, value });
+    return found;
+  }
+
+  async apply(batch: readonly KvWrite[], appliedOffset: number): Promise<void> {
+    assertValidApply(batch, appliedOffset, this.highestRequestedOffset);
+    this.highestRequestedOffset = appliedOffset;
+    const encodedOffset = encodeOffset(appliedOffset);
+    await this.root.transaction(() => {
+      for (const write of batch) {
+        if (write.value === null) void this.entries.remove(asBuffer(write.key));
+        else void this.entries.put(asBuffer(write.key), asBuffer(write.value));
+      }
+      void this.state.put(APPLIED_OFFSET_KEY, encodedOffset);
+    });
+  }
+
+  appliedOffset(): number {
+    return decodeOffset(this.state.get(APPLIED_OFFSET_KEY));
+  }
+
+  async snapshot(toDirectory: string): Promise<KvSnapshot> {
+    await prepareEmptyDirectory(toDirectory);
+    await this.root.backup(toDirectory, this.compactSnapshots);
+    const appliedOffset = await readAppliedOffsetOfCopy(toDirectory);
+    const bytes = (await stat(join(toDirectory, DATA_FILE))).size;
+    return { appliedOffset, files: [DATA_FILE], bytes };
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+
+  async destroy(): Promise<void> {
+    await this.close();
+    await rm(this.directory, { recursive: true, force: true });
+  }
+}
+
+/** Creates `directory` if needed and refuses one that holds files, so a snapshot never mixes with old files. */
+async function prepareEmptyDirectory(directory: string): Promise<void> {
+  await mkdir(directory, { recursive: true });
+  const present = await readdir(directory);
+  if (present.length > 0) throw new InvalidArgumentError(`snapshot directory ${directory} is not empty`);
+}
+
+/**
+ * The applied offset stored in a copied environment. Opening the copy creates a lock file, which is removed
+ * again so the snapshot holds only the data file.
+ */
+async function readAppliedOffsetOfCopy(directory: string): Promise<number> {
+  const copy = open({ path: directory, noSubdir: false, maxDbs: 2, readOnly: true });
+  try {
+    const state = copy.openDB<Buffer, Buffer>({ name: STATE_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
+    return decodeOffset(state.get(APPLIED_OFFSET_KEY));
+  } finally {
+    await copy.close();
+    await rm(join(directory, LOCK_FILE), { force: true });
+  }
+}
+
+function encodeOffset(offset: number): Buffer {
+  const encoded = Buffer.alloc(8);
+  encoded.writeBigUInt64BE(BigInt(offset));
+  return encoded;
+}
+
+function decodeOffset(encoded: Buffer | undefined): number {
+  if (encoded === undefined) return 0;
+  if (encoded.length !== 8) throw new Error(`a KV tablet's stored applied offset has ${encoded.length} bytes, not 8`);
+  return Number(encoded.readBigUInt64BE());
+}
