@@ -5,37 +5,13 @@ import { startS3Server, type S3ServerHandle } from '@mink/devcluster';
 import { bucketId, emptyView, type BucketRecord, type DataSlice, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
-import { InMemoryMetaLog } from '@mink/testing';
+import { startLedTable, type LedStream as StreamAddress } from '@mink/testing';
 import { InMemoryObjectStore, S3ObjectStore, type ObjectStore } from './object-store';
 import { StreamReader, type StreamBatch } from './stream-reader';
 import { WalWriter, type WalAppendRequest } from './wal-writer';
 
 const NODE = '1';
 
-interface StreamAddress {
-  id: string;
-  tableId: number;
-  bucket: number;
-  streamEpoch: number;
-}
-
-/** A metadata store over an in-memory log holding one table whose buckets node 1 leads with open streams. */
-async function startMeta(bucketCount: number): Promise<{ meta: MetaStore; streams: StreamAddress[] }> {
-  const meta = await MetaStore.open(new InMemoryMetaLog());
-  await meta.start();
-  await meta.proposeOrThrow({ type: 'RegisterNode', nodeId: NODE });
-  const { epoch: coordinatorEpoch } = await meta.proposeOrThrow({ type: 'RegisterCoordinator', coordinatorId: 'c' });
-  const spec = { name: 'events', columns: [{ name: 'x', type: 'int64' as const }], buckets: bucketCount };
-  const { tableId } = await meta.proposeOrThrow({ type: 'CreateTable', coordinatorEpoch: coordinatorEpoch!, spec, createdAtMs: 0 });
-  const streams: StreamAddress[] = [];
-  for (let bucket = 0; bucket < bucketCount; bucket++) {
-    const address = { tableId: tableId!, partition: null, bucket };
-    const { leaderEpoch } = await meta.proposeOrThrow({ type: 'LeadBucket', coordinatorEpoch: coordinatorEpoch!, ...address, leader: NODE });
-    const { streamEpoch } = await meta.proposeOrThrow({ type: 'OpenStream', nodeId: NODE, nodeEpoch: 1, ...address, leaderEpoch: leaderEpoch! });
-    streams.push({ id: bucketId(tableId!, null, bucket), tableId: tableId!, bucket, streamEpoch: streamEpoch! });
-  }
-  return { meta, streams };
-}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -102,7 +78,7 @@ describe('StreamReader', () => {
 
   /** A stream store with a writer whose commits feed the reader's cache, as a data node wires them. */
   async function setUp(bucketCount: number, options: { flushBytes?: number; cacheBytesMax?: number; readBytesMax?: number } = {}) {
-    const { meta, streams } = await startMeta(bucketCount);
+    const { meta, streams } = await startLedTable(bucketCount);
     stores.push(meta);
     const store = new InMemoryObjectStore();
     objectStores.push(store);
@@ -268,7 +244,7 @@ describe('WalWriter and StreamReader on s3rver', () => {
   it('writes a few hundred appends through real uploads and reads every batch back by ranged GETs', async () => {
     // Proves the write and read paths against a real S3-compatible server: what was acknowledged is what a cold reader gets.
     objectStore = new S3ObjectStore({ endpoint: server!.endpoint, bucket, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', prefix: 'run/' });
-    const started = await startMeta(3);
+    const started = await startLedTable(3);
     meta = started.meta;
     const writer = new WalWriter({ nodeId: NODE, nodeEpoch: 1, store: objectStore as ObjectStore, meta, flushBytes: 2_048, lingerMs: 2 });
     const expected = await appendMany(writer, started.streams, 100);

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { bucketId, type Command, type CommitWal, type Outcome, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { ConflictError, InvalidArgumentError, MinkError, UnavailableError } from '@mink/protocol';
-import { InMemoryMetaLog } from '@mink/testing';
+import { InMemoryMetaLog, startLedTable, type LedStream as StreamAddress, type LedTable as Cluster } from '@mink/testing';
 import { InMemoryObjectStore, type ByteRange, type ListedObject, type ObjectStore } from './object-store';
 import type { MetaAccess } from './ports';
 import { WalWriter, walObjectKey, type WalAppendRequest } from './wal-writer';
@@ -13,40 +13,6 @@ const WAIT_MS = 2_000;
 /** Long enough that only size, close or an explicit wait can make a flush happen in these tests. */
 const LINGER_NEVER_MS = 60_000;
 
-/** One bucket of the test table, as a leader addresses it. */
-interface StreamAddress {
-  id: string;
-  tableId: number;
-  bucket: number;
-  streamEpoch: number;
-}
-
-/** A metadata store over an in-memory log holding one table whose buckets node 1 leads with open streams. */
-interface Cluster {
-  log: InMemoryMetaLog;
-  meta: MetaStore;
-  coordinatorEpoch: number;
-  streams: StreamAddress[];
-}
-
-async function startCluster(bucketCount: number): Promise<Cluster> {
-  const log = new InMemoryMetaLog();
-  const meta = await MetaStore.open(log);
-  await meta.start();
-  await meta.proposeOrThrow({ type: 'RegisterNode', nodeId: NODE });
-  await meta.proposeOrThrow({ type: 'RegisterNode', nodeId: OTHER_NODE });
-  const { epoch: coordinatorEpoch } = await meta.proposeOrThrow({ type: 'RegisterCoordinator', coordinatorId: 'c' });
-  const spec = { name: 'events', columns: [{ name: 'x', type: 'int64' as const }], buckets: bucketCount };
-  const { tableId } = await meta.proposeOrThrow({ type: 'CreateTable', coordinatorEpoch: coordinatorEpoch!, spec, createdAtMs: 0 });
-  const streams: StreamAddress[] = [];
-  for (let bucket = 0; bucket < bucketCount; bucket++) {
-    const address = { tableId: tableId!, partition: null, bucket };
-    const { leaderEpoch } = await meta.proposeOrThrow({ type: 'LeadBucket', coordinatorEpoch: coordinatorEpoch!, ...address, leader: NODE });
-    const { streamEpoch } = await meta.proposeOrThrow({ type: 'OpenStream', nodeId: NODE, nodeEpoch: 1, ...address, leaderEpoch: leaderEpoch! });
-    streams.push({ id: bucketId(tableId!, null, bucket), tableId: tableId!, bucket, streamEpoch: streamEpoch! });
-  }
-  return { log, meta, coordinatorEpoch: coordinatorEpoch!, streams };
-}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -188,7 +154,7 @@ describe('WalWriter', () => {
   });
 
   async function cluster(bucketCount: number): Promise<Cluster> {
-    const started = await startCluster(bucketCount);
+    const started = await startLedTable(bucketCount, [NODE, OTHER_NODE]);
     stores.push(started.meta);
     return started;
   }
