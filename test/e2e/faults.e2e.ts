@@ -5,6 +5,7 @@
  * past lease_ttl followed by `SIGCONT` (the resumed node finds itself fenced, registers a new
  * incarnation and does not acknowledge any write for the buckets it lost).
  */
+import { readFileSync } from 'node:fs';
 import { connect } from 'nats';
 import { MinkClient } from '@mink/client';
 import { LocalCluster } from '@mink/devcluster';
@@ -82,6 +83,11 @@ describe('faults under append load', () => {
       expect(now.leader).not.toBe(victim);
       expect(now.leaderEpoch).toBeGreaterThan(before.buckets.find((candidate: any) => candidate.bucket === bucket).leaderEpoch);
     }
+    // The new leaders replayed the dead node's WAL slices of the taken-over streams into stream objects.
+    await eventually('the WAL of taken-over streams replayed', async () => {
+      const logs = cluster.processes().filter((entry) => entry.role === 'data-node' && entry.nodeId !== victim).map((entry) => readFileSync(entry.logFile, 'utf8'));
+      return logs.some((text) => /"objects":[1-9][0-9]*,"msg":"replayed the WAL of a taken-over stream/.test(text)) ? true : undefined;
+    }, 30_000);
     // Writes went on being acknowledged after the failover, including for the victim's buckets.
     expect(acknowledgedAtFault).toBeGreaterThan(0);
     expect(load.acknowledged.size).toBeGreaterThan(acknowledgedAtFault);

@@ -31,6 +31,9 @@ interface LocalBucket {
 export class BucketSync {
   private readonly local = new Map<string, LocalBucket>();
   private readonly inFlight = new Set<string>();
+  /** Buckets this incarnation took over from a dead one and has not opened yet. */
+  private readonly takenOver = new Set<string>();
+  private onOpenedAfterTakeover: (bucketId: string) => void = () => undefined;
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
@@ -51,6 +54,11 @@ export class BucketSync {
     this.unsubscribe = this.member.store.onApplied(() => this.round());
     this.timer = setInterval(() => this.round(), LIMITS.syncIntervalMs);
     this.round();
+  }
+
+  /** Called once a bucket taken over from a dead incarnation is open here (to replay that node's WAL). */
+  whenOpenedAfterTakeover(listener: (bucketId: string) => void): void {
+    this.onOpenedAfterTakeover = listener;
   }
 
   /** What GET /v1/cluster shows for this node's buckets. */
@@ -129,6 +137,7 @@ export class BucketSync {
         });
         this.local.set(bucketId, { state: 'open', streamEpoch: outcome.streamEpoch! });
         this.logger.info({ table: record!.table, bucket: record!.bucket, leaderEpoch: decision.leaderEpoch }, 'bucket opened');
+        if (this.takenOver.delete(bucketId)) this.onOpenedAfterTakeover(bucketId);
         return;
       }
       case 'relead': {
@@ -151,7 +160,8 @@ export class BucketSync {
           // Fence the dead incarnation: its node epoch moves on, so nothing it still sends can commit.
           await this.proposeIgnoringFence({ type: 'RegisterNode', nodeId: decision.node, expectedEpoch: decision.nodeEpoch });
         }
-        // The dead node's WAL is failed over by s3stream here once data is stored (s3stream issue).
+        // The dead node's committed WAL slices stay readable where they are; once the bucket is open
+        // here they are replayed into stream objects (see whenOpenedAfterTakeover).
         await store.proposeOrThrow({
           type: 'CloseStream',
           nodeId: this.self.nodeId,
@@ -161,6 +171,7 @@ export class BucketSync {
           bucket: record!.bucket,
           streamEpoch: decision.streamEpoch,
         });
+        this.takenOver.add(bucketId);
         this.logger.info({ table: record!.table, bucket: record!.bucket, deadNode: decision.node, deadNodeEpoch: decision.nodeEpoch }, 'took over bucket from a dead incarnation');
         return;
       }

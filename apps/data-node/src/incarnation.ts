@@ -70,6 +70,13 @@ export class Incarnation {
       logger,
     });
     const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data));
+    // Seed, "Failover" step 3: replay the dead node's WAL slices of a taken-over stream into stream objects.
+    sync.whenOpenedAfterTakeover((bucketId) => {
+      void compactor
+        .compactStream(bucketId)
+        .then((objects) => logger.info({ bucketId, objects }, 'replayed the WAL of a taken-over stream into stream objects'))
+        .catch((error) => logger.warn({ err: error, bucketId }, 'could not replay the WAL of a taken-over stream'));
+    });
     sync.start();
     compactor.start(LIMITS.compactionIntervalMs);
     return incarnation;

@@ -245,6 +245,24 @@ describe('Compactor', () => {
     expect(store.calls.list).toBe(0);
   });
 
+  it('replays every WAL slice of a taken-over stream into stream objects at once, below minSlices', async () => {
+    // Proves the failover replay: compactStream ignores minSlices (3 slices < 8) and leaves no WAL slice in the stream, while compactOnce would have waited.
+    const { meta, streams } = await cluster(1);
+    const [stream] = streams as [StreamAddress];
+    const store = new InMemoryObjectStore();
+    await appendRounds(walWriter(meta, store), streams, 0, 3);
+    const reader = new StreamReader({ store, meta });
+    const before = await readAll(reader, stream);
+    const replaying = compactor({ store, meta }, [stream]);
+    expect(await replaying.compactOnce()).toBe(0);
+    expect(await replaying.compactStream(stream.id)).toBe(1);
+    expect(streamOf(meta.view, stream).slices.every((slice) => slice.object.startsWith('streams/'))).toBe(true);
+    expect(Object.keys(meta.view.garbage)).toHaveLength(3);
+    expect(await readAll(reader, stream)).toEqual(before);
+    // Nothing is left to replay.
+    expect(await replaying.compactStream(stream.id)).toBe(0);
+  });
+
   it('keeps appends that race with a compaction committed and readable, and compacts only what was committed when it planned', async () => {
     // Proves appends never conflict with compaction: batches committed while a stream object is uploading follow it in the stream, and a later round compacts them.
     const { meta, streams } = await cluster(1);

@@ -104,6 +104,22 @@ export class Compactor {
     return this.inFlight;
   }
 
+  /**
+   * The replay of s3stream failover (DESIGN §4, seed "Failover" step 3): after this node took a stream
+   * over from a dead incarnation, every WAL slice the stream still has (the dead node's committed WAL) is
+   * rewritten into stream objects now, whatever `minSlices` says, so the dead node's WAL objects can be
+   * released. Resolves with the number of stream objects committed; failures are logged like a round's.
+   */
+  async compactStream(bucketId: string): Promise<number> {
+    let committed = 0;
+    for (let attempt = 0; attempt < LIMITS.streamObjectSlicesMax; attempt++) {
+      const plan = this.plan(bucketId, 1);
+      if (plan === null || !(await this.compact(plan))) break;
+      committed++;
+    }
+    return committed;
+  }
+
   /** Runs a round every `intervalMs` in the background until `stop`. */
   start(intervalMs: number): void {
     this.rounds.start(intervalMs);
@@ -126,7 +142,7 @@ export class Compactor {
   }
 
   /** The slices to compact in one stream, or null when this incarnation does not hold it or it has too few. */
-  private plan(bucketId: string): CompactionPlan | null {
+  private plan(bucketId: string, minSlices: number = this.minSlices): CompactionPlan | null {
     const view = this.meta.view;
     if (ownRecord(view.nodes, this.nodeId)?.epoch !== this.nodeEpoch) return null;
     const leading = this.isLeading(bucketId);
@@ -137,7 +153,7 @@ export class Compactor {
     if (stream.state !== 'open' || stream.node !== this.nodeId || stream.nodeEpoch !== this.nodeEpoch || stream.epoch !== leading.streamEpoch) return null;
     let walSlices = 0;
     for (const slice of stream.slices) if (isInWal(slice)) walSlices++;
-    if (walSlices < this.minSlices) return null;
+    if (walSlices < minSlices) return null;
 
     const first = stream.slices.findIndex(isInWal);
     const slices: DataSlice[] = [];
