@@ -6,7 +6,7 @@ describe('readServiceConfig: MINK_META_SNAPSHOT_EVERY', () => {
     // Proves the variable reaches the config as a number and its absence gives the documented default (1000).
     expect(ENV.metaSnapshotEveryCommands).toBe('MINK_META_SNAPSHOT_EVERY');
     expect(readServiceConfig({}).metaSnapshotEveryCommands).toBe(DEFAULTS.metaSnapshotEveryCommands);
-    expect(DEFAULTS.metaSnapshotEveryCommands).toBe(1_000);
+    expect(DEFAULTS.metaSnapshotEveryCommands).toBe(10_000);
     expect(readServiceConfig({ MINK_META_SNAPSHOT_EVERY: '250' }).metaSnapshotEveryCommands).toBe(250);
   });
 

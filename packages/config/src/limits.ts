@@ -166,8 +166,14 @@ export const DEFAULTS = {
   metaStream: 'MINK_META',
   /** Buckets of a table created by `mink table create` without `--buckets`. */
   tableBuckets: 8,
-  /** The coordinator lease holder snapshots the metadata view every this many applied commands. */
-  metaSnapshotEveryCommands: 1_000,
+  /**
+   * The coordinator lease holder snapshots the metadata view every this many applied commands. The log
+   * keeps everything above the oldest of the kept snapshots, so a process can fall behind by about
+   * (metaSnapshotsKept - 1) × this many entries and still catch up by tailing: under append load (tens
+   * of CommitWal a second) that is minutes, enough for a node paused past lease_ttl to come back. A
+   * starting process replays at most this many entries after its snapshot.
+   */
+  metaSnapshotEveryCommands: 10_000,
 } as const;
 
 export function assertLimits(): void {
