@@ -392,11 +392,8 @@ function applyCloseStream(view: View, seq: number, command: CloseStream): Applie
       epochMismatch('stream epoch', command.streamEpoch, stream.epoch) + ` for ${describeBucket(record)}`,
     );
   }
-  const proposer = ownRecord(view.nodes, command.nodeId);
-  if (!proposer) return reject(view, seq, 'Fenced', `node ${command.nodeId} is not registered`);
-  if (command.nodeEpoch !== proposer.epoch) {
-    return reject(view, seq, 'Fenced', epochMismatch(`node ${proposer.id} epoch`, command.nodeEpoch, proposer.epoch));
-  }
+  const staleProposer = describeStaleProposer(view, command.nodeId, command.nodeEpoch);
+  if (staleProposer !== null) return reject(view, seq, 'Fenced', staleProposer);
   const isOpener = command.nodeId === stream.node && command.nodeEpoch === stream.nodeEpoch;
   const openerEpoch = stream.node === null ? undefined : ownRecord(view.nodes, stream.node)?.epoch;
   const openerFenced = openerEpoch !== undefined && openerEpoch > stream.nodeEpoch;
@@ -420,11 +417,8 @@ function applyCloseStream(view: View, seq: number, command: CloseStream): Applie
 // Storage
 
 function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
-  const proposer = ownRecord(view.nodes, command.nodeId);
-  if (!proposer) return reject(view, seq, 'Fenced', `node ${command.nodeId} is not registered`);
-  if (command.nodeEpoch !== proposer.epoch) {
-    return reject(view, seq, 'Fenced', epochMismatch(`node ${proposer.id} epoch`, command.nodeEpoch, proposer.epoch));
-  }
+  const staleProposer = describeStaleProposer(view, command.nodeId, command.nodeEpoch);
+  if (staleProposer !== null) return reject(view, seq, 'Fenced', staleProposer);
   if (command.ranges.length === 0) return reject(view, seq, 'InvalidArgument', 'CommitWal.ranges must not be empty');
   if (command.ranges.length > LIMITS.walRangesPerObjectMax) {
     return reject(view, seq, 'InvalidArgument', `CommitWal holds ${command.ranges.length} ranges: at most ${LIMITS.walRangesPerObjectMax}`);
@@ -440,17 +434,8 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
     const record = changed[id] ?? ownRecord(view.buckets, id);
     if (!record) return reject(view, seq, 'NotFound', missingBucket(range));
     const stream = record.stream;
-    if (stream.state !== 'open' || stream.node !== command.nodeId || stream.nodeEpoch !== command.nodeEpoch) {
-      return reject(
-        view,
-        seq,
-        'Fenced',
-        `the stream of ${describeBucket(record)} is not open by node ${command.nodeId} at node epoch ${command.nodeEpoch}`,
-      );
-    }
-    if (range.streamEpoch !== stream.epoch) {
-      return reject(view, seq, 'Fenced', epochMismatch('stream epoch', range.streamEpoch, stream.epoch) + ` for ${describeBucket(record)}`);
-    }
+    const fenced = describeWriterFence(record, command.nodeId, command.nodeEpoch, range.streamEpoch);
+    if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
     if (range.startOffset !== stream.endOffset) {
       return reject(
         view,
@@ -493,26 +478,14 @@ function withWriter(writers: Record<string, WriterState>, writer: { id: string; 
 }
 
 function applyCommitStreamObject(view: View, seq: number, command: CommitStreamObject): Applied {
-  const proposer = ownRecord(view.nodes, command.nodeId);
-  if (!proposer) return reject(view, seq, 'Fenced', `node ${command.nodeId} is not registered`);
-  if (command.nodeEpoch !== proposer.epoch) {
-    return reject(view, seq, 'Fenced', epochMismatch(`node ${proposer.id} epoch`, command.nodeEpoch, proposer.epoch));
-  }
+  const staleProposer = describeStaleProposer(view, command.nodeId, command.nodeEpoch);
+  if (staleProposer !== null) return reject(view, seq, 'Fenced', staleProposer);
   const id = bucketId(command.tableId, command.partition, command.bucket);
   const record = ownRecord(view.buckets, id);
   if (!record) return reject(view, seq, 'NotFound', missingBucket(command));
   const stream = record.stream;
-  if (stream.state !== 'open' || stream.node !== command.nodeId || stream.nodeEpoch !== command.nodeEpoch) {
-    return reject(
-      view,
-      seq,
-      'Fenced',
-      `the stream of ${describeBucket(record)} is not open by node ${command.nodeId} at node epoch ${command.nodeEpoch}`,
-    );
-  }
-  if (command.streamEpoch !== stream.epoch) {
-    return reject(view, seq, 'Fenced', epochMismatch('stream epoch', command.streamEpoch, stream.epoch) + ` for ${describeBucket(record)}`);
-  }
+  const fenced = describeWriterFence(record, command.nodeId, command.nodeEpoch, command.streamEpoch);
+  if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
 
   const { startOffset, endOffset } = command;
   const range = `[${startOffset}, ${endOffset})`;
@@ -638,6 +611,30 @@ function describeMalformedRange(range: unknown): string | null {
     const writer = value.writer as Record<string, unknown>;
     if (!object.test(writer) || !name.test(writer.id) || !count.test(writer.seq)) return 'writer must be {id: a non-empty string, seq: a non-negative integer}';
   }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fences shared by the commands of a stream's writer
+
+/** Why a proposer is not the current incarnation of a registered node, or null when it is. */
+function describeStaleProposer(view: View, nodeId: string, nodeEpoch: number): string | null {
+  const proposer = ownRecord(view.nodes, nodeId);
+  if (!proposer) return `node ${nodeId} is not registered`;
+  if (nodeEpoch !== proposer.epoch) return epochMismatch(`node ${proposer.id} epoch`, nodeEpoch, proposer.epoch);
+  return null;
+}
+
+/**
+ * The storage fence of DESIGN §3: why a writer may not change a stream's data (it is not the stream's
+ * opener at that node epoch, or tags a stream epoch other than the stream's), or null when it may.
+ */
+function describeWriterFence(record: BucketRecord, nodeId: string, nodeEpoch: number, streamEpoch: number): string | null {
+  const stream = record.stream;
+  if (stream.state !== 'open' || stream.node !== nodeId || stream.nodeEpoch !== nodeEpoch) {
+    return `the stream of ${describeBucket(record)} is not open by node ${nodeId} at node epoch ${nodeEpoch}`;
+  }
+  if (streamEpoch !== stream.epoch) return epochMismatch('stream epoch', streamEpoch, stream.epoch) + ` for ${describeBucket(record)}`;
   return null;
 }
 
