@@ -71,8 +71,7 @@ export class Compactor {
   private readonly minSlices: number;
   private readonly objectBytesMax: number;
   private readonly logger: MaintenanceLogger;
-  private readonly rounds: PeriodicRounds;
-  private inFlight: Promise<number> | undefined;
+  private readonly rounds: PeriodicRounds<number>;
 
   constructor(options: CompactorOptions) {
     this.nodeId = options.nodeId;
@@ -88,7 +87,7 @@ export class Compactor {
       throw new Error(`Compactor needs minSlices >= 1 and objectBytesMax > 0 (got ${this.minSlices}, ${this.objectBytesMax})`);
     }
     this.rounds = new PeriodicRounds(
-      () => this.compactOnce(),
+      () => this.runRound(),
       (error) => this.logger.warn({ error: describe(error) }, 'compaction round failed'),
     );
   }
@@ -98,10 +97,7 @@ export class Compactor {
    * round is in flight joins that round instead of starting a second one.
    */
   compactOnce(): Promise<number> {
-    this.inFlight ??= this.runRound().finally(() => {
-      this.inFlight = undefined;
-    });
-    return this.inFlight;
+    return this.rounds.runOnce();
   }
 
   /**
@@ -128,7 +124,6 @@ export class Compactor {
   /** Stops the background rounds and resolves once the round in flight has finished. */
   async stop(): Promise<void> {
     await this.rounds.stop();
-    await this.inFlight;
   }
 
   private async runRound(): Promise<number> {

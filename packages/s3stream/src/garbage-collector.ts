@@ -34,8 +34,7 @@ export class GarbageCollector {
   private readonly clock: Clock;
   private readonly graceMs: number;
   private readonly logger: MaintenanceLogger;
-  private readonly rounds: PeriodicRounds;
-  private inFlight: Promise<number> | undefined;
+  private readonly rounds: PeriodicRounds<number>;
 
   constructor(options: GarbageCollectorOptions) {
     this.store = options.store;
@@ -45,7 +44,7 @@ export class GarbageCollector {
     this.logger = options.logger ?? SILENT_LOGGER;
     if (!(this.graceMs >= 0)) throw new Error(`GarbageCollector needs graceMs >= 0 (got ${this.graceMs})`);
     this.rounds = new PeriodicRounds(
-      () => this.collectOnce(),
+      () => this.runRound(),
       (error) => this.logger.warn({ error: describe(error) }, 'garbage collection round failed'),
     );
   }
@@ -55,10 +54,7 @@ export class GarbageCollector {
    * call while a round is in flight joins that round.
    */
   collectOnce(): Promise<number> {
-    this.inFlight ??= this.runRound().finally(() => {
-      this.inFlight = undefined;
-    });
-    return this.inFlight;
+    return this.rounds.runOnce();
   }
 
   /** Runs a round every `intervalMs` in the background until `stop`. */
@@ -69,7 +65,6 @@ export class GarbageCollector {
   /** Stops the background rounds and resolves once the round in flight has finished. */
   async stop(): Promise<void> {
     await this.rounds.stop();
-    await this.inFlight;
   }
 
   private async runRound(): Promise<number> {

@@ -45,6 +45,31 @@ describe('PeriodicRounds', () => {
     expect(errors.slice(0, 3)).toEqual(['round 1 failed', 'round 2 failed', 'round 3 failed']);
   });
 
+  it('joins a round in flight when asked to run one on demand, and stop waits for an on-demand round', async () => {
+    // Proves runOnce never starts a second round beside a running one and resolves every caller with that round's result.
+    let started = 0;
+    let release: (value: number) => void = () => undefined;
+    const rounds = new PeriodicRounds(() => {
+      started++;
+      return new Promise<number>((resolve) => (release = resolve));
+    }, () => undefined);
+    const first = rounds.runOnce();
+    const second = rounds.runOnce();
+    expect(started).toBe(1);
+    let stopped = false;
+    const stopping = rounds.stop().then(() => (stopped = true));
+    await sleep(5);
+    expect(stopped).toBe(false);
+    release(7);
+    expect(await Promise.all([first, second])).toEqual([7, 7]);
+    await stopping;
+    expect(stopped).toBe(true);
+    const third = rounds.runOnce();
+    expect(started).toBe(2);
+    release(8);
+    expect(await third).toBe(8);
+  });
+
   it('refuses a non-positive interval and a second start', () => {
     // Proves the schedule's preconditions are checked as broken invariants.
     const rounds = new PeriodicRounds(async () => undefined, () => undefined);

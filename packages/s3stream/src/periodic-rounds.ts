@@ -1,17 +1,27 @@
 /**
  * Runs an asynchronous round in the background every `intervalMs`, never two at once: the next round is
  * scheduled only when the previous one has finished, so a slow round delays the next one instead of
- * overlapping it. A round that throws is reported to `onError` and the schedule goes on.
+ * overlapping it. A round can also be run on demand with `runOnce`; a call while any round is in flight
+ * joins that round instead of starting a second one. A scheduled round that throws is reported to
+ * `onError` and the schedule goes on.
  */
-export class PeriodicRounds {
+export class PeriodicRounds<Result = unknown> {
   private timer: NodeJS.Timeout | undefined;
-  private inFlight: Promise<void> | undefined;
+  private inFlight: Promise<Result> | undefined;
   private running = false;
 
   constructor(
-    private readonly round: () => Promise<unknown>,
+    private readonly round: () => Promise<Result>,
     private readonly onError: (error: unknown) => void,
   ) {}
+
+  /** Runs a round now, or joins the one in flight; resolves with its result. */
+  runOnce(): Promise<Result> {
+    this.inFlight ??= this.round().finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
+  }
 
   /** Starts the schedule; the first round runs after `intervalMs`. Starting twice is a bug. */
   start(intervalMs: number): void {
@@ -21,18 +31,18 @@ export class PeriodicRounds {
     this.schedule(intervalMs);
   }
 
-  /** Stops the schedule and resolves once the round in flight, if any, has finished. */
+  /** Stops the schedule and resolves once the round in flight, if any (scheduled or on demand), has finished. */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.inFlight;
+    await this.inFlight?.catch(() => undefined);
   }
 
   private schedule(intervalMs: number): void {
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.inFlight = this.round()
+      this.runOnce()
         .then(
           () => undefined,
           (error: unknown) => {
@@ -44,7 +54,6 @@ export class PeriodicRounds {
           },
         )
         .finally(() => {
-          this.inFlight = undefined;
           if (this.running) this.schedule(intervalMs);
         });
     }, intervalMs);
