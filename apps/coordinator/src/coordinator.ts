@@ -5,7 +5,7 @@ import { assignBuckets, planOrphanReleads, planRebalance, type Move } from '@min
 import { InvalidArgumentError, MinkError, NotFoundError, ConflictError, UnavailableError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult } from '@mink/protocol';
 import { requestJson, serveJson } from '@mink/transport';
 import { LIMITS } from '@mink/config';
-import { GarbageCollector, S3ObjectStore, type ObjectStore } from '@mink/s3stream';
+import { GarbageCollector } from '@mink/s3stream';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Gauge, Counter } from 'prom-client';
 
@@ -26,7 +26,6 @@ export class Coordinator {
   /** Snapshots the metadata view and purges the log below the snapshots; runs only while holding the lease. */
   private snapshotScheduler: SnapshotScheduler | null = null;
   private garbageCollector: GarbageCollector | null = null;
-  private readonly objectStore: ObjectStore;
   /** The coordinator epoch registered after acquiring the lease; null while not holding it. */
   private epoch: number | null = null;
   /** Until this time, orphans of leaders not seen alive since the lease was taken are not re-led. */
@@ -44,7 +43,6 @@ export class Coordinator {
   ) {
     this.holderGauge = new Gauge({ name: 'mink_coordinator_lease_held', help: '1 while this replica holds the lease', registers: [state.registry] });
     this.releadCounter = new Counter({ name: 'mink_coordinator_releads_total', help: 'LeadBucket proposals for orphaned buckets', registers: [state.registry] });
-    this.objectStore = S3ObjectStore.fromConfig(member.config);
   }
 
   async start(): Promise<void> {
@@ -117,7 +115,7 @@ export class Coordinator {
   private startGarbageCollection(): void {
     if (this.garbageCollector) return;
     const collector = new GarbageCollector({
-      store: this.objectStore,
+      store: this.member.objectStore,
       meta: this.member.store,
       clock: { nowMs: () => Date.now() },
       logger: this.logger,

@@ -4,7 +4,7 @@ import { Heartbeater } from '@mink/metalog';
 import { SUBJECTS } from '@mink/protocol';
 import { serveJson } from '@mink/transport';
 import { ClusterMember, ServiceState, createLogger, runHttpService } from '@mink/runtime';
-import { S3ObjectStore, StreamReader } from '@mink/s3stream';
+import { StreamReader } from '@mink/s3stream';
 import { DataNodeModule } from './data-node.module';
 import { BucketSyncMetrics } from './bucket-sync';
 import { Incarnation, notRegistered, type IncarnationContext } from './incarnation';
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     },
   });
 
-  const objectStore = S3ObjectStore.fromConfig(config);
+  const objectStore = member.objectStore;
   const context: IncarnationContext = {
     member,
     config,

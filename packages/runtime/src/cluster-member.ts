@@ -20,7 +20,8 @@ export class ClusterMember {
     private readonly logger: Logger,
     readonly log: JetStreamMetaLog,
     readonly snapshots: ViewSnapshots,
-    private readonly objectStore: S3ObjectStore,
+    /** The process's one S3 client (its concurrency bound is per process), shared by every component. */
+    readonly objectStore: S3ObjectStore,
   ) {}
 
   static async join(config: ServiceConfig, logger: Logger, name: string): Promise<ClusterMember> {
