@@ -58,11 +58,7 @@ describe('faults under append load', () => {
   });
 
   it('kill -9 of a bucket leader loses no acknowledged write', async () => {
-    const directory = temporaryDirectory('fault-kill');
-    directories.push(directory);
-    const { cluster, client } = await startLoadedCluster(directory.path, 'killed');
-    clusters.push(cluster);
-    clients.push(client);
+    const { cluster, client } = await loaded('killed');
     const before = (await http(cluster.gatewayUrl, 'GET', '/v1/cluster')).body;
     const victim = before.buckets.find((bucket: any) => bucket.table === 'killed' && bucket.bucket === 0).leader as string;
     const victimBuckets = before.buckets.filter((bucket: any) => bucket.leader === victim).map((bucket: any) => bucket.bucket);
@@ -95,11 +91,7 @@ describe('faults under append load', () => {
   });
 
   it('a leader paused past lease_ttl is fenced, re-registers, and acknowledges nothing for lost buckets', async () => {
-    const directory = temporaryDirectory('fault-pause');
-    directories.push(directory);
-    const { cluster, client } = await startLoadedCluster(directory.path, 'paused');
-    clusters.push(cluster);
-    clients.push(client);
+    const { cluster, client } = await loaded('paused');
     const before = (await http(cluster.gatewayUrl, 'GET', '/v1/cluster')).body;
     const victim = before.buckets.find((bucket: any) => bucket.table === 'paused' && bucket.bucket === 0).leader as string;
     const victimNode = before.nodes.find((node: any) => node.id === victim);
@@ -139,18 +131,6 @@ describe('faults under append load', () => {
     const stored = await storedIds(cluster.gatewayUrl, 'paused', BUCKETS);
     expect(stored.has(-1)).toBe(false);
     expectAcknowledgedExactlyOnce(load, stored);
-  });
-});
-
-describe('more faults under append load', () => {
-  const directories: { remove(): void }[] = [];
-  const clusters: LocalCluster[] = [];
-  const clients: MinkClient[] = [];
-
-  afterAll(async () => {
-    for (const client of clients) await client.close().catch(() => undefined);
-    for (const cluster of clusters) await cluster.stop().catch(() => undefined);
-    for (const directory of directories) directory.remove();
   });
 
   async function loaded(name: string) {
