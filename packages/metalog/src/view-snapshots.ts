@@ -232,5 +232,9 @@ async function decodeSnapshot(body: Uint8Array, key: string): Promise<View> {
   if (parsed?.format !== SNAPSHOT_FORMAT || typeof parsed.view !== 'object' || parsed.view === null) {
     throw new Error(`snapshot ${key} is not a metadata view snapshot of format ${SNAPSHOT_FORMAT}`);
   }
+  // Snapshots written before PK tables kept KV snapshots have buckets without the list: they had none.
+  for (const bucket of Object.values(parsed.view.buckets ?? {})) {
+    (bucket as { kvSnapshots?: unknown }).kvSnapshots ??= [];
+  }
   return parsed.view;
 }

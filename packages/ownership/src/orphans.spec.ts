@@ -11,6 +11,7 @@ function bucket(tableId: number, partition: string | null, number: number, leade
     leader,
     leaderEpoch: leader === null ? 0 : 2,
     stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
+    kvSnapshots: [],
   };
 }
 

@@ -14,6 +14,7 @@ function viewOf(leaders: readonly string[]): View {
       leader,
       leaderEpoch: 1,
       stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
+      kvSnapshots: [],
     };
   });
   return view;

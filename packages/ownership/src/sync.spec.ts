@@ -14,7 +14,7 @@ function node(id: string, epoch: number) {
 }
 
 function record(leader: string | null, leaderEpoch: number, stream: StreamRecord, tableId = 1, number = 0): BucketRecord {
-  return { tableId, table: `t${tableId}`, partition: null, bucket: number, leader, leaderEpoch, stream };
+  return { tableId, table: `t${tableId}`, partition: null, bucket: number, leader, leaderEpoch, stream, kvSnapshots: [] };
 }
 
 function viewWith(records: readonly BucketRecord[]): View {

@@ -201,6 +201,7 @@ describe('StreamReader', () => {
       leader: NODE,
       leaderEpoch: 1,
       stream: { state: 'open', epoch: 1, node: NODE, nodeEpoch: 1, startOffset: 15, endOffset: 1_000, slices, writers: {} },
+      kvSnapshots: [],
     } satisfies BucketRecord;
     const view: View = { ...emptyView(), buckets: { [id]: record } };
     const reader = new StreamReader({ store, meta: { view } });

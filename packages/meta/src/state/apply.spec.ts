@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { apply } from './apply';
+import { apply, describeMalformedCommand } from './apply';
 import type { Command, Rejection, WalRange } from './commands';
 import { deepFreeze } from './deep-freeze';
 import {
@@ -7,6 +7,7 @@ import {
   emptyView,
   type BucketRecord,
   type DataSlice,
+  type KvSnapshotRecord,
   type NodeRecord,
   type StreamRecord,
   type TableRecord,
@@ -29,7 +30,7 @@ function bucket(
   leaderEpoch: number,
   stream: StreamRecord,
 ): BucketRecord {
-  return { tableId: table.id, table: table.name, partition, bucket: number, leader, leaderEpoch, stream };
+  return { tableId: table.id, table: table.name, partition, bucket: number, leader, leaderEpoch, stream, kvSnapshots: [] };
 }
 
 const EVENTS: TableRecord = {
@@ -158,6 +159,17 @@ describe('apply rejects every invalid or stale command without changing anything
     ['CommitStreamObject whose slices are not a list', { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: 2, object: 'streams/x', startOffset: 0, endOffset: 1, slices: {}, atMs: 1 }, 'InvalidArgument', 'CommitStreamObject.slices must be an array (got {})'],
     ['CommitStreamObject without a partition (null is required for none)', { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 2, tableId: 1, bucket: 0, streamEpoch: 2, object: 'streams/x', startOffset: 0, endOffset: 1, slices: [], atMs: 1 }, 'InvalidArgument', 'CommitStreamObject.partition must be null or'],
     ['CommitStreamObject with an empty object key', { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 2, tableId: 1, partition: null, bucket: 0, streamEpoch: 2, object: '', startOffset: 0, endOffset: 1, slices: [], atMs: 1 }, 'InvalidArgument', 'CommitStreamObject.object must be a non-empty string (got "")'],
+    ['CommitKvSnapshot without atMs', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, object: 'kv/2/p1/0/1-5', appliedOffset: 5, bytes: 10 }, 'InvalidArgument', 'CommitKvSnapshot.atMs must be a non-negative integer (missing)'],
+    ['CommitKvSnapshot without a partition (null is required for none)', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, bucket: 0, streamEpoch: 1, object: 'kv/2/p1/0/1-5', appliedOffset: 5, bytes: 10, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.partition must be null or'],
+    ['CommitKvSnapshot with a slash in the partition', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p/1', bucket: 0, streamEpoch: 1, object: 'kv/2/p1/0/1-5', appliedOffset: 5, bytes: 10, atMs: 1 }, 'InvalidArgument', "CommitKvSnapshot.partition must be null or a non-empty string of at most 128 characters without '/' (got \"p/1\")"],
+    ['CommitKvSnapshot without an object', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, appliedOffset: 5, bytes: 10, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.object must be a non-empty string (missing)'],
+    ['CommitKvSnapshot with an empty object key', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, object: '', appliedOffset: 5, bytes: 10, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.object must be a non-empty string (got "")'],
+    ['CommitKvSnapshot with a numeric object key', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, object: 7, appliedOffset: 5, bytes: 10, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.object must be a non-empty string (got 7)'],
+    ['CommitKvSnapshot with a negative applied offset', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, object: 'kv/2/p1/0/1-5', appliedOffset: -1, bytes: 10, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.appliedOffset must be a non-negative integer (got -1)'],
+    ['CommitKvSnapshot with a fractional size', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, object: 'kv/2/p1/0/1-5', appliedOffset: 5, bytes: 1.5, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.bytes must be a non-negative integer (got 1.5)'],
+    ['CommitKvSnapshot without a size', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, object: 'kv/2/p1/0/1-5', appliedOffset: 5, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.bytes must be a non-negative integer (missing)'],
+    ['CommitKvSnapshot with a string stream epoch', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: '1', object: 'kv/2/p1/0/1-5', appliedOffset: 5, bytes: 10, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.streamEpoch must be a non-negative integer (got "1")'],
+    ['CommitKvSnapshot with an empty node id', { type: 'CommitKvSnapshot', nodeId: '', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, object: 'kv/2/p1/0/1-5', appliedOffset: 5, bytes: 10, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.nodeId must be a non-empty string'],
     ['ForgetObjects without keys', { type: 'ForgetObjects' }, 'InvalidArgument', 'ForgetObjects.keys must be an array (missing)'],
     ['ForgetObjects whose keys are a string', { type: 'ForgetObjects', keys: 'wal/1/2/1' }, 'InvalidArgument', 'ForgetObjects.keys must be an array (got "wal/1/2/1")'],
 
@@ -1287,5 +1299,246 @@ describe('DropTable and DropPartition release the slices of the buckets they rem
     const { view } = accepted(before, { type: 'DropTable', coordinatorEpoch: 3, name: 'orders', atMs: 9 });
     expect(view.objects).toBe(before.objects);
     expect(view.garbage).toBe(before.garbage);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// CommitKvSnapshot
+
+/** The stream of orders/p1/0 (a PK table) as the storage fixture opened it: by node 1 at node epoch 2, stream epoch 1, end 5. */
+const ORDERS_P1_0_ID = '2/p1/0';
+
+/** Node 1 at node epoch 2 records a snapshot of orders/p1/0 that includes offsets below 5, at time 6 000, unless `fields` say otherwise. */
+function commitKvSnapshot(fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: 'CommitKvSnapshot',
+    nodeId: '1',
+    nodeEpoch: 2,
+    tableId: 2,
+    partition: 'p1',
+    bucket: 0,
+    streamEpoch: 1,
+    object: 'kv/2/p1/0/1-5',
+    appliedOffset: 5,
+    bytes: 4_096,
+    atMs: 6_000,
+    ...fields,
+  };
+}
+
+function kvSnapshot(object: string, appliedOffset: number, bytes: number, streamEpoch = 1): KvSnapshotRecord {
+  return { object, appliedOffset, bytes, streamEpoch };
+}
+
+const SNAPSHOT_AT_2 = kvSnapshot('kv/2/p1/0/1-2', 2, 100);
+const SNAPSHOT_AT_4 = kvSnapshot('kv/2/p1/0/1-4', 4, 200);
+
+/**
+ * The storage fixture after node 1 snapshotted the tablet of orders/p1/0 twice, at sequence 12: at applied
+ * offset 2 (object kv/2/p1/0/1-2, time 100) and at applied offset 4 (kv/2/p1/0/1-4, time 200). Both are
+ * kept, so the next snapshot rotates the first one out; each object has one reference and nothing is garbage.
+ */
+function kvSnapshotFixture(): View {
+  let view = storageFixture();
+  view = accepted(view, commitKvSnapshot({ object: SNAPSHOT_AT_2.object, appliedOffset: 2, bytes: 100, atMs: 100 })).view;
+  view = accepted(view, commitKvSnapshot({ object: SNAPSHOT_AT_4.object, appliedOffset: 4, bytes: 200, atMs: 200 })).view;
+  return deepFreeze(view);
+}
+
+describe('the KV snapshot fixture is what two CommitKvSnapshot build, with one reference per snapshot', () => {
+  it('holds the snapshots and counts documented above', () => {
+    const view = kvSnapshotFixture();
+    expect(LIMITS.kvSnapshotsKept).toBe(2);
+    expect(view.seq).toBe(12);
+    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_2, SNAPSHOT_AT_4]);
+    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_2.object]: { references: 1 }, [SNAPSHOT_AT_4.object]: { references: 1 } });
+    expect(view.garbage).toEqual({});
+  });
+});
+
+describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newest LIMITS.kvSnapshotsKept', () => {
+  type Case = [description: string, command: Record<string, unknown>, expectedSnapshots: KvSnapshotRecord[], view?: () => View];
+  const cases: Case[] = [
+    ['the first snapshot of a bucket, at its committed end', commitKvSnapshot(), [kvSnapshot('kv/2/p1/0/1-5', 5, 4_096)], storageFixture],
+    ['a snapshot that includes nothing yet (applied offset 0)', commitKvSnapshot({ object: 'kv/2/p1/0/1-0', appliedOffset: 0, bytes: 0 }), [kvSnapshot('kv/2/p1/0/1-0', 0, 0)], storageFixture],
+    [
+      'a second snapshot at the applied offset of the first (nothing was written between them)',
+      commitKvSnapshot({ object: 'kv/2/p1/0/1-2-again', appliedOffset: 2 }),
+      [SNAPSHOT_AT_2, kvSnapshot('kv/2/p1/0/1-2-again', 2, 4_096)],
+      () => deepFreeze(accepted(storageFixture(), commitKvSnapshot({ object: SNAPSHOT_AT_2.object, appliedOffset: 2, bytes: 100, atMs: 100 })).view),
+    ],
+  ];
+
+  it.each(cases)('accepts %s: the record is appended and its object gets one reference', (_description, command, expectedSnapshots, makeView = storageFixture) => {
+    const before = makeView();
+    const { view, outcome } = accepted(before, command);
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({
+      ...before,
+      seq: before.seq + 1,
+      buckets: { ...before.buckets, [ORDERS_P1_0_ID]: { ...before.buckets[ORDERS_P1_0_ID], kvSnapshots: expectedSnapshots } },
+      objects: { ...before.objects, [command.object as string]: { references: 1 } },
+    });
+    // A snapshot changes nothing about the stream; the other buckets and the garbage are shared with the input.
+    expect(view.buckets[ORDERS_P1_0_ID].stream).toBe(before.buckets[ORDERS_P1_0_ID].stream);
+    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
+    expect(view.garbage).toBe(before.garbage);
+  });
+
+  it('accepts the object key layout of DESIGN §4 for an unpartitioned bucket', () => {
+    expect(describeMalformedCommand(commitKvSnapshot({ tableId: 12, partition: null, bucket: 3, streamEpoch: 7, object: 'kv/12/_/3/7-100000', appliedOffset: 100_000 }))).toBeNull();
+  });
+
+  it('rotates the oldest snapshot out beyond the bound: its object leaves the registry for the garbage, stamped with the command time', () => {
+    const before = kvSnapshotFixture();
+    const { view, outcome } = accepted(before, commitKvSnapshot({ atMs: 7_000 }));
+    expect(outcome).toEqual({ ok: true });
+    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_4, kvSnapshot('kv/2/p1/0/1-5', 5, 4_096)]);
+    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_4.object]: { references: 1 }, 'kv/2/p1/0/1-5': { references: 1 } });
+    expect(view.garbage).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000 } });
+  });
+
+  it('keeps rotating as snapshots follow one another, each released object stamped with the time of the commit that released it', () => {
+    let view = kvSnapshotFixture();
+    view = accepted(view, commitKvSnapshot({ object: 'kv/a', appliedOffset: 4, atMs: 1_000 })).view;
+    view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'kv/b', appliedOffset: 5, atMs: 2_000 })).view;
+    view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'kv/c', appliedOffset: 5, atMs: 3_000 })).view;
+    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots.map((snapshot) => snapshot.object)).toEqual(['kv/b', 'kv/c']);
+    expect(view.garbage).toEqual({
+      [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 1_000 },
+      [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 2_000 },
+      'kv/a': { unreferencedAtMs: 3_000 },
+    });
+    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 2 }, 'kv/b': { references: 1 }, 'kv/c': { references: 1 } });
+  });
+
+  it('records the stream epoch of the leader that took it, which grows when the bucket is re-led and reopened', () => {
+    let view = kvSnapshotFixture();
+    view = accepted(view, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 2, partition: 'p1', bucket: 0, leader: '2' }).view;
+    view = accepted(view, { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1 }).view;
+    view = accepted(view, { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 2, partition: 'p1', bucket: 0, leaderEpoch: 2 }).view;
+    // The snapshots survive the handover: the new leader restores from them.
+    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_2, SNAPSHOT_AT_4]);
+    view = accepted(deepFreeze(view), commitKvSnapshot({ nodeId: '2', nodeEpoch: 1, streamEpoch: 2, object: 'kv/2/p1/0/2-5' })).view;
+    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_4, kvSnapshot('kv/2/p1/0/2-5', 5, 4_096, 2)]);
+  });
+
+  it('keeps object keys named like prototype members as own entries, through the garbage and a JSON round trip', () => {
+    let view = accepted(storageFixture(), commitKvSnapshot({ object: '__proto__', appliedOffset: 1 })).view;
+    view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'constructor', appliedOffset: 2 })).view;
+    view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'toString', appliedOffset: 3 })).view;
+    const roundTripped = JSON.parse(JSON.stringify(view)) as View;
+    expect(Object.keys(roundTripped.garbage)).toEqual(['__proto__']);
+    expect(Object.keys(roundTripped.objects).sort()).toEqual(['constructor', 'toString', 'wal/1/2/1']);
+    expect(Object.getPrototypeOf(roundTripped.garbage)).toBe(Object.prototype);
+  });
+});
+
+describe('CommitKvSnapshot rejects every stale, misdirected or outdated snapshot without changing anything but the sequence', () => {
+  type Case = [description: string, command: Record<string, unknown>, code: Rejection['code'], message: string, view?: () => View];
+  /** The KV snapshot fixture after a takeover registered node 1 at epoch 3. */
+  const afterTakeoverOfNode1 = () => deepFreeze(accepted(kvSnapshotFixture(), { type: 'RegisterNode', nodeId: '1', expectedEpoch: 2 }).view);
+  /** The KV snapshot fixture after node 1 was led again at leader epoch 2 and reopened orders/p1/0 at stream epoch 2. */
+  const reopenedAtLeaderEpoch2 = () => {
+    let view = kvSnapshotFixture();
+    view = accepted(view, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 2, partition: 'p1', bucket: 0, leader: '1' }).view;
+    view = accepted(view, { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1 }).view;
+    view = accepted(view, { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, leaderEpoch: 2 }).view;
+    return deepFreeze(view);
+  };
+  /** The KV snapshot fixture after the bucket moved to node 2, which opened it at stream epoch 2. */
+  const movedToNode2 = () => {
+    let view = kvSnapshotFixture();
+    view = accepted(view, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 2, partition: 'p1', bucket: 0, leader: '2' }).view;
+    view = accepted(view, { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1 }).view;
+    view = accepted(view, { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 2, partition: 'p1', bucket: 0, leaderEpoch: 2 }).view;
+    return deepFreeze(view);
+  };
+  const cases: Case[] = [
+    // Only the bucket's leader, at its current incarnation and at the stream epoch it opened with, snapshots it.
+    ['a snapshot by an unregistered node', commitKvSnapshot({ nodeId: '9' }), 'Fenced', 'node 9 is not registered'],
+    ['a snapshot by a node named like a prototype member', commitKvSnapshot({ nodeId: 'hasOwnProperty', nodeEpoch: 0 }), 'Fenced', 'node hasOwnProperty is not registered'],
+    ['a snapshot from an older incarnation', commitKvSnapshot({ nodeEpoch: 1 }), 'Fenced', 'node 1 epoch 1 is fenced: current is 2'],
+    ['a snapshot at a node epoch ahead of the view', commitKvSnapshot({ nodeEpoch: 3 }), 'Fenced', 'node 1 epoch 3 is not current: current is 2'],
+    ['a snapshot by a zombie whose node was taken over', commitKvSnapshot(), 'Fenced', 'node 1 epoch 2 is fenced: current is 3', afterTakeoverOfNode1],
+    ['a snapshot by the leader of a stream it has not opened', commitKvSnapshot({ nodeId: '3', nodeEpoch: 4, bucket: 1 }), 'Fenced', "the stream of table 'orders' partition 'p1' bucket 1 is not open by node 3 at node epoch 4"],
+    ['a snapshot at a stale stream epoch', commitKvSnapshot({ streamEpoch: 0 }), 'Fenced', "stream epoch 0 is fenced: current is 1 for table 'orders' partition 'p1' bucket 0"],
+    ['a snapshot at a stream epoch ahead of the view', commitKvSnapshot({ streamEpoch: 2 }), 'Fenced', "stream epoch 2 is not current: current is 1 for table 'orders' partition 'p1' bucket 0"],
+    ['a snapshot taken at an older leader epoch by the same node, re-led and reopened since', commitKvSnapshot(), 'Fenced', "stream epoch 1 is fenced: current is 2 for table 'orders' partition 'p1' bucket 0", reopenedAtLeaderEpoch2],
+    ['a snapshot by the previous leader after the bucket moved', commitKvSnapshot(), 'Fenced', "the stream of table 'orders' partition 'p1' bucket 0 is not open by node 1 at node epoch 2", movedToNode2],
+    ['a stale snapshot of a log table (the fence is checked before the kind of table)', commitKvSnapshot({ tableId: 1, partition: null, bucket: 0, nodeEpoch: 1, streamEpoch: 2 }), 'Fenced', 'node 1 epoch 1 is fenced'],
+    ['a stale snapshot past the committed end (the fence is checked first)', commitKvSnapshot({ streamEpoch: 0, appliedOffset: 99 }), 'Fenced', 'stream epoch 0 is fenced'],
+
+    // The bucket must exist.
+    ['a snapshot of a missing bucket', commitKvSnapshot({ bucket: 5 }), 'NotFound', "bucket 5 of table id 2 partition 'p1' does not exist"],
+    ['a snapshot of a missing partition', commitKvSnapshot({ partition: 'p9' }), 'NotFound', "bucket 0 of table id 2 partition 'p9' does not exist"],
+    ['a snapshot of a missing table', commitKvSnapshot({ tableId: 7, partition: null }), 'NotFound', 'bucket 0 of table id 7 does not exist'],
+
+    // Only a PK bucket has a tablet, and a snapshot cannot include offsets that are not committed.
+    ['a snapshot of a bucket of a log table', commitKvSnapshot({ tableId: 1, partition: null, bucket: 0, streamEpoch: 2, appliedOffset: 0 }), 'InvalidArgument', "table 'events' is not a PK table"],
+    ['a snapshot past the committed end', commitKvSnapshot({ appliedOffset: 6 }), 'InvalidArgument', "KV snapshot of table 'orders' partition 'p1' bucket 0 at applied offset 6 is past the committed end 5"],
+
+    // A newer snapshot was committed meanwhile, or the object may not be used.
+    ['a snapshot older than the newest one kept', commitKvSnapshot({ appliedOffset: 3 }), 'Conflict', "KV snapshot of table 'orders' partition 'p1' bucket 0 at applied offset 3 is older than the committed one at 4"],
+    ['a snapshot older than the newest one kept, into a fresh object', commitKvSnapshot({ object: 'kv/new', appliedOffset: 0 }), 'Conflict', 'at applied offset 0 is older than the committed one at 4'],
+    ['a snapshot object awaiting deletion', commitKvSnapshot(), 'Conflict', 'object kv/2/p1/0/1-5 is awaiting deletion', () => withGarbage(kvSnapshotFixture(), { 'kv/2/p1/0/1-5': { unreferencedAtMs: 1 } })],
+    ['the newest snapshot committed again (a retry)', commitKvSnapshot({ object: SNAPSHOT_AT_4.object, appliedOffset: 4, bytes: 200 }), 'Conflict', `object ${SNAPSHOT_AT_4.object} is already a KV snapshot of table 'orders' partition 'p1' bucket 0`],
+    ['an older kept snapshot object at a newer offset', commitKvSnapshot({ object: SNAPSHOT_AT_2.object }), 'Conflict', `object ${SNAPSHOT_AT_2.object} is already a KV snapshot`],
+    ['an object that committed slices point into', commitKvSnapshot({ object: 'wal/1/2/1' }), 'Conflict', 'object wal/1/2/1 is already registered: a KV snapshot must be an object of its own'],
+    [
+      'the snapshot object of another bucket',
+      commitKvSnapshot({ object: 'kv/2/p1/1/1-0', appliedOffset: 5 }),
+      'Conflict',
+      'object kv/2/p1/1/1-0 is already registered',
+      () => {
+        // Node 3 leads orders/p1/1: it opens the stream and snapshots its empty tablet.
+        let view = kvSnapshotFixture();
+        view = accepted(view, { type: 'OpenStream', nodeId: '3', nodeEpoch: 4, tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }).view;
+        view = accepted(view, commitKvSnapshot({ nodeId: '3', nodeEpoch: 4, bucket: 1, object: 'kv/2/p1/1/1-0', appliedOffset: 0 })).view;
+        return deepFreeze(view);
+      },
+    ],
+  ];
+
+  it.each(cases)('rejects %s', (_description, command, code, message, makeView = kvSnapshotFixture) => {
+    const view = makeView();
+    const result = next(view, command);
+    expect(result.outcome).toEqual({ ok: false, rejection: { code, message: expect.stringContaining(message) } });
+    expect(result.view).toEqual({ ...view, seq: view.seq + 1 });
+    expect(result.view.buckets).toBe(view.buckets);
+    expect(result.view.objects).toBe(view.objects);
+    expect(result.view.garbage).toBe(view.garbage);
+  });
+});
+
+describe('DropTable and DropPartition release the KV snapshots of the buckets they remove, together with their slices', () => {
+  it('drops partition p1: both snapshot objects move to the garbage at atMs, the WAL object events shares loses one reference', () => {
+    const before = kvSnapshotFixture();
+    const { view } = accepted(before, { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', atMs: 9_000 });
+    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(view.garbage).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 9_000 }, [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 9_000 } });
+  });
+
+  it('drops orders after a rotation: the kept snapshots join the rotated one in the garbage, which keeps its own time', () => {
+    const rotated = accepted(kvSnapshotFixture(), commitKvSnapshot({ atMs: 7_000 })).view;
+    const { view } = accepted(deepFreeze(rotated), { type: 'DropTable', coordinatorEpoch: 3, name: 'orders', atMs: 9_000 });
+    expect(view.buckets[ORDERS_P1_0_ID]).toBeUndefined();
+    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(view.garbage).toEqual({
+      [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000 },
+      [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 9_000 },
+      'kv/2/p1/0/1-5': { unreferencedAtMs: 9_000 },
+    });
+  });
+
+  it('drops orders, then events without a time: the last reference to the shared WAL object goes with the second drop, stamped 0', () => {
+    const ordersDropped = accepted(kvSnapshotFixture(), { type: 'DropTable', coordinatorEpoch: 3, name: 'orders', atMs: 50 }).view;
+    const { view } = accepted(deepFreeze(ordersDropped), { type: 'DropTable', coordinatorEpoch: 3, name: 'events' });
+    expect(view.objects).toEqual({});
+    expect(view.garbage).toEqual({
+      [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 50 },
+      [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 50 },
+      'wal/1/2/1': { unreferencedAtMs: 0 },
+    });
   });
 });

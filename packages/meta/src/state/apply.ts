@@ -3,6 +3,7 @@ import { nextEpoch } from '@mink/epochs';
 import type {
   CloseStream,
   Command,
+  CommitKvSnapshot,
   CommitStreamObject,
   CommitWal,
   CreatePartition,
@@ -26,6 +27,7 @@ import {
   type BucketRecord,
   type DataSlice,
   type GarbageRecord,
+  type KvSnapshotRecord,
   type NodeRecord,
   type ObjectRecord,
   type StreamRecord,
@@ -81,6 +83,8 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyCommitWal(view, seq, command);
     case 'CommitStreamObject':
       return applyCommitStreamObject(view, seq, command);
+    case 'CommitKvSnapshot':
+      return applyCommitKvSnapshot(view, seq, command);
     case 'ForgetObjects':
       return applyForgetObjects(view, seq, command);
   }
@@ -262,6 +266,7 @@ function newBuckets(table: TableRecord, partition: string | null): Record<string
       leader: null,
       leaderEpoch: 0,
       stream: { ...NEVER_OPENED_STREAM, slices: [], writers: {} },
+      kvSnapshots: [],
     };
   }
   return created;
@@ -281,7 +286,8 @@ function withRecords(buckets: Record<string, BucketRecord>, changes: Record<stri
 
 /**
  * The bucket map without the buckets of `table` in `partitions`, and the object registry and garbage after
- * the slices of their streams were released at `atMs`.
+ * everything the buckets pointed into (the slices of their streams and their KV snapshots) was released at
+ * `atMs`.
  */
 function withoutBuckets(
   view: View,
@@ -290,13 +296,16 @@ function withoutBuckets(
   atMs: number,
 ): Pick<View, 'buckets' | 'objects' | 'garbage'> {
   const remaining = withRecords(view.buckets, {});
-  const released: DataSlice[] = [];
+  const released: ObjectReference[] = [];
   for (const partition of partitions) {
     for (let bucket = 0; bucket < table.buckets; bucket++) {
       const id = bucketId(table.id, partition, bucket);
       const record = ownRecord(remaining, id);
-      // One push per slice: spreading a stream of many slices into one call could exceed the argument limit.
-      if (record) for (const slice of record.stream.slices) released.push(slice);
+      if (record) {
+        // One push per reference: spreading a stream of many slices into one call could exceed the argument limit.
+        for (const slice of record.stream.slices) released.push(slice);
+        for (const snapshot of record.kvSnapshots) released.push(snapshot);
+      }
       delete remaining[id];
     }
   }
@@ -546,6 +555,62 @@ function describeMalformedStreamObjectSlices(slices: StreamObjectSlice[], startO
   return null;
 }
 
+function applyCommitKvSnapshot(view: View, seq: number, command: CommitKvSnapshot): Applied {
+  const staleProposer = describeStaleProposer(view, command.nodeId, command.nodeEpoch);
+  if (staleProposer !== null) return reject(view, seq, 'Fenced', staleProposer);
+  const id = bucketId(command.tableId, command.partition, command.bucket);
+  const record = ownRecord(view.buckets, id);
+  if (!record) return reject(view, seq, 'NotFound', missingBucket(command));
+  // The stream epoch is the leader epoch the leader opened the stream at, so this also fences older leaders.
+  const fenced = describeWriterFence(record, command.nodeId, command.nodeEpoch, command.streamEpoch);
+  if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
+
+  const table = ownRecord(view.tables, record.table);
+  if (!table || table.id !== record.tableId) throw new Error(`invariant broken: ${describeBucket(record)} has no table of id ${record.tableId}`);
+  if (table.kind !== 'pk') return reject(view, seq, 'InvalidArgument', `table '${table.name}' is not a PK table: it has no KV tablet to snapshot`);
+  const stream = record.stream;
+  if (command.appliedOffset > stream.endOffset) {
+    // The committed end only grows, so no view the proposer read can have shown these offsets.
+    return reject(
+      view,
+      seq,
+      'InvalidArgument',
+      `KV snapshot of ${describeBucket(record)} at applied offset ${command.appliedOffset} is past the committed end ${stream.endOffset}`,
+    );
+  }
+  const newest = record.kvSnapshots[record.kvSnapshots.length - 1];
+  if (newest !== undefined && command.appliedOffset < newest.appliedOffset) {
+    return reject(
+      view,
+      seq,
+      'Conflict',
+      `KV snapshot of ${describeBucket(record)} at applied offset ${command.appliedOffset} is older than the committed one at ${newest.appliedOffset}`,
+    );
+  }
+  if (ownRecord(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
+  if (record.kvSnapshots.some((snapshot) => snapshot.object === command.object)) {
+    return reject(view, seq, 'Conflict', `object ${command.object} is already a KV snapshot of ${describeBucket(record)}`);
+  }
+  if (ownRecord(view.objects, command.object)) {
+    return reject(view, seq, 'Conflict', `object ${command.object} is already registered: a KV snapshot must be an object of its own`);
+  }
+
+  const snapshot: KvSnapshotRecord = {
+    object: command.object,
+    appliedOffset: command.appliedOffset,
+    bytes: command.bytes,
+    streamEpoch: command.streamEpoch,
+  };
+  // Beyond the bound the oldest snapshots are released: their objects go to the garbage, stamped `atMs`.
+  const kept = [...record.kvSnapshots, snapshot];
+  const released = kept.splice(0, Math.max(0, kept.length - LIMITS.kvSnapshotsKept));
+  const updated: BucketRecord = { ...record, kvSnapshots: kept };
+  return {
+    view: { ...view, seq, buckets: withRecords(view.buckets, { [id]: updated }), ...withReferences(view, [snapshot], released, command.atMs) },
+    outcome: { ok: true },
+  };
+}
+
 function applyForgetObjects(view: View, seq: number, command: ForgetObjects): Applied {
   if (command.keys.length > LIMITS.forgetObjectsKeysMax) {
     return reject(view, seq, 'InvalidArgument', `ForgetObjects names ${command.keys.length} keys: at most ${LIMITS.forgetObjectsKeysMax}`);
@@ -561,25 +626,36 @@ function applyForgetObjects(view: View, seq: number, command: ForgetObjects): Ap
 }
 
 /**
- * The object registry and garbage after the slices `added` were committed and the slices `released` were
- * dropped or replaced. References change by the net count per object, so an object whose slices are
- * replaced by slices of the same object never passes through zero. An object left without references
- * moves to the garbage, stamped `atMs`.
- *
- * Callers refuse commits naming an object in the garbage, so an added slice never points into one; a
- * released slice always points into a registered object. Anything else is a broken invariant.
+ * Something that holds one reference to an object: a slice of a stream (`DataSlice`) or a KV snapshot
+ * (`KvSnapshotRecord`).
  */
-function withReferences(view: View, added: readonly DataSlice[], released: readonly DataSlice[], atMs: number): Pick<View, 'objects' | 'garbage'> {
+type ObjectReference = Pick<DataSlice | KvSnapshotRecord, 'object'>;
+
+/**
+ * The object registry and garbage after the references `added` were committed and the references
+ * `released` were dropped or replaced. References change by the net count per object, so an object whose
+ * slices are replaced by slices of the same object never passes through zero. An object left without
+ * references moves to the garbage, stamped `atMs`.
+ *
+ * Callers refuse commits naming an object in the garbage, so an added reference never points into one; a
+ * released reference always points into a registered object. Anything else is a broken invariant.
+ */
+function withReferences(
+  view: View,
+  added: readonly ObjectReference[],
+  released: readonly ObjectReference[],
+  atMs: number,
+): Pick<View, 'objects' | 'garbage'> {
   if (added.length === 0 && released.length === 0) return { objects: view.objects, garbage: view.garbage };
   const deltas = new Map<string, number>();
-  for (const slice of added) deltas.set(slice.object, (deltas.get(slice.object) ?? 0) + 1);
-  for (const slice of released) deltas.set(slice.object, (deltas.get(slice.object) ?? 0) - 1);
+  for (const reference of added) deltas.set(reference.object, (deltas.get(reference.object) ?? 0) + 1);
+  for (const reference of released) deltas.set(reference.object, (deltas.get(reference.object) ?? 0) - 1);
   // Spread copies own entries as data properties, so a key such as `__proto__` stays an ordinary entry.
   const objects: Record<string, ObjectRecord> = { ...view.objects };
   let garbage: Record<string, GarbageRecord> | undefined;
   for (const [key, delta] of deltas) {
     if (delta === 0) continue;
-    if (ownRecord(view.garbage, key)) throw new Error(`invariant broken: object ${key} is in the garbage but a slice points into it`);
+    if (ownRecord(view.garbage, key)) throw new Error(`invariant broken: object ${key} is in the garbage but a slice or KV snapshot points into it`);
     const references = (ownRecord(objects, key)?.references ?? 0) + delta;
     if (references < 0) throw new Error(`invariant broken: object ${key} would have ${references} references`);
     if (references > 0) {
@@ -725,6 +801,18 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
     startOffset: count,
     endOffset: count,
     slices: array,
+    atMs: count,
+  },
+  CommitKvSnapshot: {
+    nodeId: name,
+    nodeEpoch: count,
+    tableId: count,
+    partition: partitionOrNull,
+    bucket: count,
+    streamEpoch: count,
+    object: objectKey,
+    appliedOffset: count,
+    bytes: count,
     atMs: count,
   },
   ForgetObjects: { keys: array },

@@ -17,6 +17,7 @@ export type Command =
   | CloseStream
   | CommitWal
   | CommitStreamObject
+  | CommitKvSnapshot
   | ForgetObjects;
 
 /**
@@ -54,9 +55,9 @@ export interface CreateTable {
 }
 
 /**
- * Drops a table and all its buckets. The slices of their streams are released: an object no slice points
- * into any more moves to the garbage, stamped `atMs` (0 when absent), from where it is deleted after a
- * grace period. Outcome: `{ tableId }`.
+ * Drops a table and all its buckets. The slices of their streams and their KV snapshots are released: an
+ * object nothing points into any more moves to the garbage, stamped `atMs` (0 when absent), from where it
+ * is deleted after a grace period. Outcome: `{ tableId }`.
  */
 export interface DropTable {
   type: 'DropTable';
@@ -74,7 +75,7 @@ export interface CreatePartition {
   partition: string;
 }
 
-/** Removes a partition and its buckets, releasing their slices as `DropTable` does. Outcome: `{}`. */
+/** Removes a partition and its buckets, releasing their slices and KV snapshots as `DropTable` does. Outcome: `{}`. */
 export interface DropPartition {
   type: 'DropPartition';
   coordinatorEpoch: number;
@@ -200,6 +201,38 @@ export interface StreamObjectSlice {
   endOffset: number;
   position: number;
   length: number;
+}
+
+/**
+ * Records one uploaded snapshot of a PK bucket's KV tablet (DESIGN §4): `object` holds the tablet with
+ * every change of the bucket's stream below `appliedOffset` applied, so a leader restoring it replays the
+ * stream from `appliedOffset` on.
+ *
+ * Accepted only when the proposer is at its current node epoch and the stream is open by it at that node
+ * epoch and at `streamEpoch` (else `Fenced`: only the bucket's leader, at the leader epoch it opened the
+ * stream with, snapshots its tablet), the bucket exists (else `NotFound`), its table is a PK table and
+ * `appliedOffset` is at most the committed end (else `InvalidArgument`), `appliedOffset` is at least that
+ * of the newest snapshot kept (else `Conflict`: a newer snapshot was committed meanwhile), and `object` is
+ * neither awaiting deletion nor already registered, as a snapshot or as anything else (else `Conflict`:
+ * the archive must be an object of its own, released with the snapshot).
+ *
+ * On acceptance the snapshot is appended to the bucket's `kvSnapshots` and `object` gets one reference;
+ * beyond `LIMITS.kvSnapshotsKept` the oldest snapshots are dropped, and their objects move to the garbage
+ * stamped `atMs`. Outcome: `{}`.
+ */
+export interface CommitKvSnapshot {
+  type: 'CommitKvSnapshot';
+  nodeId: string;
+  nodeEpoch: number;
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  streamEpoch: number;
+  object: string;
+  appliedOffset: number;
+  bytes: number;
+  /** The proposer's wall-clock time, which starts the grace period of the snapshot objects this commit releases. */
+  atMs: number;
 }
 
 /**

@@ -1,11 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { LIMITS } from '@mink/config';
 import { apply, type Applied } from './apply';
-import type { Command, CommitStreamObject, Outcome, StreamObjectSlice, WalRange } from './commands';
+import type { Command, CommitKvSnapshot, CommitStreamObject, Outcome, StreamObjectSlice, WalRange } from './commands';
 import { deepFreeze } from './deep-freeze';
 import { ownRecord } from './lookup';
 import { mulberry32, randomChance, randomChoice, randomInteger, type Random } from './prng';
-import { bucketId, emptyView, type BucketRecord, type DataSlice, type StreamRecord, type View } from './view';
+import { bucketId, emptyView, type BucketRecord, type DataSlice, type KvSnapshotRecord, type StreamRecord, type View } from './view';
 
 /**
  * Seeded simulation of long metadata-log histories. Each seed generates a history that mixes plausible
@@ -48,6 +48,8 @@ interface SeedReport {
   commitWalRejectedByCode: Map<string, number>;
   /** Rejections of CommitStreamObject alone by code. */
   commitStreamObjectRejectedByCode: Map<string, number>;
+  /** Rejections of CommitKvSnapshot alone by code. */
+  commitKvSnapshotRejectedByCode: Map<string, number>;
 }
 
 class InvariantViolation extends Error {}
@@ -108,6 +110,9 @@ const MALFORMED_COMMANDS: unknown[] = [
   { type: 'CommitWal', nodeId: '1', nodeEpoch: 1, ranges: [] },
   { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 1, object: 's', startOffset: 0, endOffset: 1, slices: [] },
   { type: 'CommitStreamObject', nodeId: '1', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 1, startOffset: 0, endOffset: 1, slices: [], atMs: 0 },
+  { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 1, object: 'kv/1/_/0/1-0', appliedOffset: 0, bytes: 1 },
+  { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 1, object: '', appliedOffset: 0, bytes: 1, atMs: 0 },
+  { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 1, tableId: 1, partition: null, bucket: 0, streamEpoch: 1, object: 'kv/1/_/0/1-0', appliedOffset: -1, bytes: 1, atMs: 0 },
   { type: 'ForgetObjects', keys: 'wal/1/1/0' },
   { type: 'ForgetObjects', keys: [''] },
   { type: 'DropTable', coordinatorEpoch: 1, name: 't0', atMs: 'now' },
@@ -271,6 +276,70 @@ function generateCommitStreamObject(random: Random, view: View, step: number): u
   return command;
 }
 
+/**
+ * A CommitKvSnapshot as the leader of a PK bucket would propose it after uploading a snapshot of its tablet,
+ * judging by `view`: mostly from the opener of an open stream of a PK table at the epochs it opened with,
+ * at an applied offset between the newest kept snapshot's and the committed end, into a fresh object. Some
+ * deviate on purpose: stale epochs, a closed stream or a log table's, an offset past the end or below the
+ * newest snapshot, an object awaiting deletion, already registered or already one of the bucket's snapshots.
+ * A proposer deciding on an old view adds streams taken over since and snapshots committed meanwhile.
+ */
+function generateCommitKvSnapshot(random: Random, view: View, step: number): unknown {
+  const pkTableIds = new Set(Object.values(view.tables).filter((table) => table.kind === 'pk').map((table) => table.id));
+  const opened = Object.values(view.buckets).filter((record) => record.stream.node !== null);
+  const pkOpen = opened.filter((record) => record.stream.state === 'open' && pkTableIds.has(record.tableId));
+  // Live leaders snapshot most; a fenced opener is a zombie that still tries now and then.
+  const pkOpenByLive = pkOpen.filter((record) => ownRecord(view.nodes, record.stream.node as string)?.epoch === record.stream.nodeEpoch);
+  // Buckets that already keep snapshots are preferred, so that histories rotate snapshots out.
+  const withSnapshots = pkOpenByLive.filter((record) => record.kvSnapshots.length > 0);
+  const roll = random();
+  const record: BucketRecord | undefined =
+    withSnapshots.length > 0 && roll < 0.4
+      ? randomChoice(random, withSnapshots)
+      : pkOpenByLive.length > 0 && roll < 0.75
+        ? randomChoice(random, pkOpenByLive)
+        : pkOpen.length > 0 && roll < 0.85
+          ? randomChoice(random, pkOpen)
+          : opened.length > 0 && roll < 0.95
+            ? randomChoice(random, opened)
+            : undefined;
+  const address =
+    record && randomChance(random, 0.97) ? { tableId: record.tableId, partition: record.partition, bucket: record.bucket } : randomBucketAddress(random, view);
+  const opener = record?.stream.node ?? null;
+  const nodeId = opener !== null && randomChance(random, 0.9) ? opener : randomChoice(random, NODE_IDS);
+  const nodeEpoch = sometimesOff(random, nodeId === opener && record ? record.stream.nodeEpoch : (ownRecord(view.nodes, nodeId)?.epoch ?? 1), 0.08);
+  const streamEpoch = sometimesOff(random, record?.stream.epoch ?? 1, 0.06);
+  const snapshots = record?.kvSnapshots ?? [];
+  const newestOffset = snapshots[snapshots.length - 1]?.appliedOffset ?? 0;
+  const endOffset = record?.stream.endOffset ?? 0;
+  let appliedOffset = randomInteger(random, newestOffset, Math.max(newestOffset, endOffset));
+  // Now and then one past the committed end or below the newest snapshot.
+  if (randomChance(random, 0.2)) appliedOffset = sometimesOff(random, appliedOffset, 1);
+  const garbageKeys = Object.keys(view.garbage);
+  const objectKeys = Object.keys(view.objects);
+  const objectRoll = random();
+  const object =
+    garbageKeys.length > 0 && objectRoll < 0.06
+      ? randomChoice(random, garbageKeys)
+      : objectKeys.length > 0 && objectRoll < 0.12
+        ? randomChoice(random, objectKeys)
+        : snapshots.length > 0 && objectRoll < 0.2
+          ? randomChoice(random, snapshots).object
+          : `kv/${address.tableId}/${address.partition ?? '_'}/${address.bucket}/${streamEpoch}-${appliedOffset}-${step}`;
+  const command: CommitKvSnapshot = {
+    type: 'CommitKvSnapshot',
+    nodeId,
+    nodeEpoch,
+    ...address,
+    streamEpoch,
+    object,
+    appliedOffset,
+    bytes: randomInteger(random, 1, 1_000_000),
+    atMs: step * 1_000,
+  };
+  return command;
+}
+
 /** A ForgetObjects as a garbage collector would propose it: mostly keys in the garbage, some that are not. */
 function generateForgetObjects(random: Random, view: View): unknown {
   const garbageKeys = Object.keys(view.garbage);
@@ -309,14 +378,14 @@ function generateCommand(random: Random, view: View, step: number): unknown {
     const partition = randomChoice(random, PARTITION_NAMES);
     return roll < 0.23 ? { type: 'CreatePartition', coordinatorEpoch, table, partition } : { type: 'DropPartition', coordinatorEpoch, table, partition, ...dropTime };
   }
-  if (roll < 0.47) {
+  if (roll < 0.44) {
     const address = randomBucketAddress(random, view);
     const record = view.buckets[bucketId(address.tableId, address.partition, address.bucket)];
     const command: Record<string, unknown> = { type: 'LeadBucket', coordinatorEpoch, ...address, leader: randomChoice(random, NODE_IDS) };
     if (randomChance(random, 0.4)) command.expectedLeaderEpoch = nearby(random, record?.leaderEpoch ?? 0);
     return command;
   }
-  if (roll < 0.66) {
+  if (roll < 0.63) {
     const address = randomBucketAddress(random, view);
     const record = view.buckets[bucketId(address.tableId, address.partition, address.bucket)];
     const nodeId = record?.leader && randomChance(random, 0.8) ? record.leader : randomChoice(random, NODE_IDS);
@@ -328,7 +397,7 @@ function generateCommand(random: Random, view: View, step: number): unknown {
       leaderEpoch: nearby(random, record?.leaderEpoch ?? 1),
     };
   }
-  if (roll < 0.81) {
+  if (roll < 0.76) {
     const open = Object.values(view.buckets).filter((record) => record.stream.state === 'open');
     const record: BucketRecord | undefined = open.length > 0 && randomChance(random, 0.8) ? randomChoice(random, open) : undefined;
     const address = record
@@ -344,13 +413,19 @@ function generateCommand(random: Random, view: View, step: number): unknown {
       streamEpoch: nearby(random, record?.stream.epoch ?? 1),
     };
   }
-  if (roll < 0.91) return generateCommitWal(random, view, step);
-  if (roll < 0.955) {
+  if (roll < 0.86) return generateCommitWal(random, view, step);
+  if (roll < 0.905) {
     // A compaction needs committed data; before there is any, a compactor would mostly be writing instead.
     const hasData = Object.values(view.buckets).some((record) => record.stream.slices.length > 0);
     return hasData || randomChance(random, 0.3) ? generateCommitStreamObject(random, view, step) : generateCommitWal(random, view, step);
   }
-  if (roll < 0.97) return generateForgetObjects(random, view);
+  if (roll < 0.965) {
+    // A snapshot needs a PK stream its leader holds open; before there is one, the leader would mostly be writing instead.
+    const pkTableIds = new Set(Object.values(view.tables).filter((table) => table.kind === 'pk').map((table) => table.id));
+    const hasLeader = Object.values(view.buckets).some((record) => record.stream.state === 'open' && pkTableIds.has(record.tableId));
+    return hasLeader || randomChance(random, 0.3) ? generateCommitKvSnapshot(random, view, step) : generateCommitWal(random, view, step);
+  }
+  if (roll < 0.98) return generateForgetObjects(random, view);
   return randomChoice(random, MALFORMED_COMMANDS);
 }
 
@@ -366,7 +441,7 @@ function sameAddress(record: BucketRecord, command: Record<string, unknown>): bo
   return record.tableId === command.tableId && record.partition === command.partition && record.bucket === command.bucket;
 }
 
-function checkStep(before: View, seq: number, command: unknown, result: Applied, leaders: LeaderHistory, tally: SliceTally): void {
+function checkStep(before: View, seq: number, command: unknown, result: Applied, leaders: LeaderHistory, tally: ReferenceTally): void {
   const after = result.view;
   const outcome = result.outcome;
   const fields = (typeof command === 'object' && command !== null ? command : {}) as Record<string, unknown>;
@@ -402,12 +477,19 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
     const record = before.buckets[bucketId(fields.tableId as number, fields.partition as string | null, fields.bucket as number)];
     check(record?.leaderEpoch === fields.expectedLeaderEpoch, `LeadBucket accepted at expected leader epoch ${String(fields.expectedLeaderEpoch)}`);
   }
-  if (acceptedType === 'OpenStream' || acceptedType === 'CloseStream' || acceptedType === 'CommitWal' || acceptedType === 'CommitStreamObject') {
+  if (
+    acceptedType === 'OpenStream' ||
+    acceptedType === 'CloseStream' ||
+    acceptedType === 'CommitWal' ||
+    acceptedType === 'CommitStreamObject' ||
+    acceptedType === 'CommitKvSnapshot'
+  ) {
     const proposer = ownRecord(before.nodes, fields.nodeId as string);
     check(proposer?.epoch === fields.nodeEpoch, `${acceptedType} accepted from node ${String(fields.nodeId)} at a stale node epoch`);
   }
   const committedIds = acceptedType === 'CommitWal' ? checkAcceptedCommitWal(before, after, fields) : new Set<string>();
   const compactedId = acceptedType === 'CommitStreamObject' ? checkAcceptedCommitStreamObject(before, after, fields) : undefined;
+  const snapshottedId = acceptedType === 'CommitKvSnapshot' ? checkAcceptedCommitKvSnapshot(before, after, fields) : undefined;
 
   // Epochs never decrease, and only the command that owns an epoch moves it.
   for (const [id, node] of Object.entries(before.nodes)) {
@@ -433,12 +515,14 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
     const isStreamTarget = (acceptedType === 'OpenStream' || acceptedType === 'CloseStream') && sameAddress(previous, fields);
     const isCommitTarget = committedIds.has(id);
     const isCompactionTarget = compactedId === id;
+    const isSnapshotTarget = snapshottedId === id;
     check(now.leaderEpoch === previous.leaderEpoch + (isLeadTarget ? 1 : 0), `bucket ${id} leader epoch went from ${previous.leaderEpoch} to ${now.leaderEpoch}`);
     check(isLeadTarget || now.leader === previous.leader, `bucket ${id} leader changed from ${previous.leader} to ${now.leader} without LeadBucket`);
     check(
       isStreamTarget || isCommitTarget || isCompactionTarget || isDeepStrictEqual(now.stream, previous.stream),
       `bucket ${id} stream changed without OpenStream, CloseStream, CommitWal or CommitStreamObject`,
     );
+    check(isSnapshotTarget || isDeepStrictEqual(now.kvSnapshots, previous.kvSnapshots), `bucket ${id} KV snapshots changed without CommitKvSnapshot`);
     check(now.stream.epoch >= previous.stream.epoch, `bucket ${id} stream epoch went from ${previous.stream.epoch} to ${now.stream.epoch}`);
     check(now.stream.endOffset >= previous.stream.endOffset, `bucket ${id} stream end went back from ${previous.stream.endOffset} to ${now.stream.endOffset}`);
     if (isStreamTarget) {
@@ -473,7 +557,10 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
       check(acceptedType === 'CreateTable' || acceptedType === 'CreatePartition', `bucket ${id} appeared`);
     }
     // Records are shared between views while unchanged, so checking the changed ones checks them all.
-    if (record !== before.buckets[id]) checkStorage(id, record.stream);
+    if (record !== before.buckets[id]) {
+      checkStorage(id, record.stream);
+      checkKvSnapshots(after, id, record);
+    }
   }
 
   checkWellFormed(after);
@@ -511,11 +598,47 @@ function checkAcceptedCommitStreamObject(before: View, after: View, fields: Reco
 }
 
 /**
- * How many slices point into each object across all streams of the latest view of a seed. Counting every
- * slice after every entry would cost most of the simulation, so the tally follows the buckets whose
- * records changed; it is derived from the slices alone, never from the registry it checks.
+ * A KV snapshot is taken by the stream's opener at the node epoch and stream epoch it opened with, of a PK
+ * bucket, includes no offset past the committed end and none less than the newest snapshot kept, and goes
+ * into an object of its own. It appends one record, drops the oldest beyond the bound and changes nothing
+ * else about the bucket. Returns the id of the bucket it snapshotted.
  */
-class SliceTally {
+function checkAcceptedCommitKvSnapshot(before: View, after: View, fields: Record<string, unknown>): string {
+  const command = fields as unknown as CommitKvSnapshot;
+  const id = bucketId(command.tableId, command.partition, command.bucket);
+  const previous = before.buckets[id];
+  check(previous !== undefined, `CommitKvSnapshot accepted for missing bucket ${id}`);
+  const stream = previous.stream;
+  check(
+    stream.state === 'open' && stream.node === command.nodeId && stream.nodeEpoch === command.nodeEpoch && stream.epoch === command.streamEpoch,
+    `CommitKvSnapshot accepted from node ${command.nodeId} at node epoch ${command.nodeEpoch} and stream epoch ${command.streamEpoch} for bucket ${id}, ` +
+      `${stream.state} by ${stream.node} at node epoch ${stream.nodeEpoch} and stream epoch ${stream.epoch}`,
+  );
+  check(ownRecord(before.tables, previous.table)?.kind === 'pk', `CommitKvSnapshot accepted for bucket ${id} of a table that is not a PK table`);
+  const newest = previous.kvSnapshots[previous.kvSnapshots.length - 1];
+  check(
+    command.appliedOffset <= stream.endOffset && command.appliedOffset >= (newest?.appliedOffset ?? 0),
+    `CommitKvSnapshot accepted at applied offset ${command.appliedOffset} for bucket ${id} ending at ${stream.endOffset} with newest snapshot at ${newest?.appliedOffset ?? 'none'}`,
+  );
+  check(
+    ownRecord(before.garbage, command.object) === undefined && ownRecord(before.objects, command.object) === undefined,
+    `CommitKvSnapshot accepted into object ${command.object}, which is already registered or awaits deletion`,
+  );
+  const snapshot: KvSnapshotRecord = { object: command.object, appliedOffset: command.appliedOffset, bytes: command.bytes, streamEpoch: command.streamEpoch };
+  const expected = [...previous.kvSnapshots, snapshot].slice(-LIMITS.kvSnapshotsKept);
+  const now = after.buckets[id]!;
+  check(isDeepStrictEqual(now.kvSnapshots, expected), `CommitKvSnapshot left bucket ${id} with snapshots other than the newest ${LIMITS.kvSnapshotsKept} of the old ones and its own`);
+  check(isDeepStrictEqual({ ...now, kvSnapshots: [] }, { ...previous, kvSnapshots: [] }), `CommitKvSnapshot changed more than the KV snapshots of bucket ${id}`);
+  return id;
+}
+
+/**
+ * How many references point into each object across all buckets of the latest view of a seed: one per slice
+ * of a stream and one per KV snapshot. Counting every reference after every entry would cost most of the
+ * simulation, so the tally follows the buckets whose records changed; it is derived from the slices and
+ * snapshots alone, never from the registry it checks.
+ */
+class ReferenceTally {
   private readonly counts = new Map<string, number>();
 
   get(key: string): number {
@@ -526,23 +649,31 @@ class SliceTally {
   advance(before: View, after: View): Set<string> {
     const touched = new Set<string>();
     if (after.buckets === before.buckets) return touched;
-    const add = (slices: readonly DataSlice[], delta: number) => {
-      for (const slice of slices) {
-        const count = this.get(slice.object) + delta;
-        if (count === 0) this.counts.delete(slice.object);
-        else this.counts.set(slice.object, count);
-        touched.add(slice.object);
+    const add = (references: readonly { object: string }[], delta: number) => {
+      for (const reference of references) {
+        const count = this.get(reference.object) + delta;
+        if (count === 0) this.counts.delete(reference.object);
+        else this.counts.set(reference.object, count);
+        touched.add(reference.object);
       }
     };
-    for (const [id, record] of Object.entries(before.buckets)) if (after.buckets[id] !== record) add(record.stream.slices, -1);
-    for (const [id, record] of Object.entries(after.buckets)) if (before.buckets[id] !== record) add(record.stream.slices, 1);
+    for (const [id, record] of Object.entries(before.buckets)) {
+      if (after.buckets[id] === record) continue;
+      add(record.stream.slices, -1);
+      add(record.kvSnapshots, -1);
+    }
+    for (const [id, record] of Object.entries(after.buckets)) {
+      if (before.buckets[id] === record) continue;
+      add(record.stream.slices, 1);
+      add(record.kvSnapshots, 1);
+    }
     return touched;
   }
 }
 
 /**
- * The object registry counts exactly the slices that point into each object, across all streams; objects
- * and garbage never share a key, so no slice points into an object awaiting deletion. An object leaves the
+ * The object registry counts exactly the slices and KV snapshots that point into each object, across all
+ * buckets; objects and garbage never share a key, so nothing points into an object awaiting deletion. An object leaves the
  * registry only into the garbage, stamped with the releasing command's time, and leaves the garbage only
  * when a ForgetObjects names it.
  *
@@ -550,7 +681,7 @@ class SliceTally {
  * entry; every other object kept all three, so it still holds from the entries before (by induction from
  * the empty view).
  */
-function checkObjects(before: View, after: View, acceptedType: string | undefined, fields: Record<string, unknown>, tally: SliceTally): void {
+function checkObjects(before: View, after: View, acceptedType: string | undefined, fields: Record<string, unknown>, tally: ReferenceTally): void {
   const changed = tally.advance(before, after);
   if (after.objects !== before.objects) {
     for (const key of Object.keys(before.objects)) changed.add(key);
@@ -558,16 +689,20 @@ function checkObjects(before: View, after: View, acceptedType: string | undefine
   }
   if (after.garbage !== before.garbage) for (const key of Object.keys(after.garbage)) changed.add(key);
   for (const key of changed) {
-    const slices = tally.get(key);
+    const references = tally.get(key);
     const registered = ownRecord(after.objects, key);
     const awaitingDeletion = ownRecord(after.garbage, key) !== undefined;
     check(!(registered !== undefined && awaitingDeletion), `object ${key} is both registered and awaiting deletion`);
-    check(slices === 0 || !awaitingDeletion, `${slices} slices point into object ${key}, which awaits deletion`);
-    check((registered?.references ?? 0) === slices, `object ${key} is registered with ${registered?.references ?? 'no'} references, ${slices} slices point into it`);
+    check(references === 0 || !awaitingDeletion, `${references} slices and KV snapshots point into object ${key}, which awaits deletion`);
+    check(
+      (registered?.references ?? 0) === references,
+      `object ${key} is registered with ${registered?.references ?? 'no'} references, ${references} slices and KV snapshots point into it`,
+    );
   }
 
-  const releaseTime = acceptedType === 'CommitStreamObject' ? fields.atMs : ((fields.atMs as number | undefined) ?? 0);
-  const releases = acceptedType === 'DropTable' || acceptedType === 'DropPartition' || acceptedType === 'CommitStreamObject';
+  const commitsReleasing = ['CommitStreamObject', 'CommitKvSnapshot'];
+  const releaseTime = acceptedType !== undefined && commitsReleasing.includes(acceptedType) ? fields.atMs : ((fields.atMs as number | undefined) ?? 0);
+  const releases = acceptedType === 'DropTable' || acceptedType === 'DropPartition' || (acceptedType !== undefined && commitsReleasing.includes(acceptedType));
   if (after.objects !== before.objects) {
     for (const key of Object.keys(before.objects)) {
       if (ownRecord(after.objects, key) !== undefined) continue;
@@ -665,6 +800,27 @@ function checkStorage(id: string, stream: StreamRecord): void {
   }
 }
 
+/**
+ * A bucket keeps at most LIMITS.kvSnapshotsKept KV snapshots, and only if its table is a PK table, oldest
+ * first: their applied offsets never decrease and lie within the committed stream, their stream epochs are
+ * not ahead of the stream's, and no two share an object.
+ */
+function checkKvSnapshots(view: View, id: string, record: BucketRecord): void {
+  const snapshots = record.kvSnapshots;
+  check(Array.isArray(snapshots), `bucket ${id} has no list of KV snapshots`);
+  check(snapshots.length <= LIMITS.kvSnapshotsKept, `bucket ${id} keeps ${snapshots.length} KV snapshots`);
+  if (snapshots.length === 0) return;
+  check(ownRecord(view.tables, record.table)?.kind === 'pk', `bucket ${id} of a table that is not a PK table keeps KV snapshots`);
+  check(new Set(snapshots.map((snapshot) => snapshot.object)).size === snapshots.length, `bucket ${id} keeps two KV snapshots in one object`);
+  let appliedOffset = 0;
+  for (const [index, snapshot] of snapshots.entries()) {
+    check(snapshot.appliedOffset >= appliedOffset, `bucket ${id} KV snapshot ${index} at applied offset ${snapshot.appliedOffset} is older than the one before`);
+    check(snapshot.appliedOffset <= record.stream.endOffset, `bucket ${id} KV snapshot ${index} at applied offset ${snapshot.appliedOffset} is past the stream end`);
+    check(snapshot.streamEpoch <= record.stream.epoch, `bucket ${id} KV snapshot ${index} was taken at a stream epoch ahead of the stream`);
+    appliedOffset = snapshot.appliedOffset;
+  }
+}
+
 /** Every table has exactly its buckets, every bucket its table, and streams never run ahead of leaders. */
 function checkWellFormed(view: View): void {
   let expectedBucketCount = 0;
@@ -740,6 +896,7 @@ function checkOutcome(after: View, fields: Record<string, unknown>, outcome: Out
     }
     case 'CommitWal':
     case 'CommitStreamObject':
+    case 'CommitKvSnapshot':
     case 'ForgetObjects':
       check(isDeepStrictEqual(outcome, { ok: true }), `${String(fields.type)} outcome is ${JSON.stringify(outcome)}, not {ok: true}`);
       break;
@@ -753,7 +910,7 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
   const random = mulberry32(seed);
   const recentViews: View[] = [deepFreeze(emptyView())];
   const leaders: LeaderHistory = new Map();
-  const tally = new SliceTally();
+  const tally = new ReferenceTally();
   const report: SeedReport = {
     finalView: recentViews[0],
     commands: [],
@@ -762,6 +919,7 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
     rejectedByCode: new Map(),
     commitWalRejectedByCode: new Map(),
     commitStreamObjectRejectedByCode: new Map(),
+    commitKvSnapshotRejectedByCode: new Map(),
   };
 
   for (let step = 1; step <= steps; step++) {
@@ -787,6 +945,9 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
         if ((command as { type?: unknown } | null)?.type === 'CommitStreamObject') {
           report.commitStreamObjectRejectedByCode.set(code, (report.commitStreamObjectRejectedByCode.get(code) ?? 0) + 1);
         }
+        if ((command as { type?: unknown } | null)?.type === 'CommitKvSnapshot') {
+          report.commitKvSnapshotRejectedByCode.set(code, (report.commitKvSnapshotRejectedByCode.get(code) ?? 0) + 1);
+        }
       }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
@@ -803,9 +964,10 @@ function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = app
 
 /**
  * What coverage counts for an accepted command: its type, with the two ways of closing a stream told apart,
- * commits of one range told apart from commits of several, compactions that free an object told apart from
- * those that do not, and ForgetObjects of nothing told apart; plus 'a drop freeing an object' for a drop
- * that moved an object to the garbage.
+ * commits of one range told apart from commits of several, compactions and KV snapshots that free an object
+ * told apart from those that do not, and ForgetObjects of nothing told apart; plus 'a drop freeing an
+ * object' for a drop that moved an object to the garbage and 'a drop releasing a KV snapshot' for a drop of
+ * a bucket that kept one.
  */
 function kindsOfAccepted(before: View, after: View, command: Command): string[] {
   const freed = after.garbage !== before.garbage;
@@ -814,9 +976,16 @@ function kindsOfAccepted(before: View, after: View, command: Command): string[] 
       return [command.ranges.length === 1 ? 'CommitWal' : 'CommitWal of several ranges'];
     case 'CommitStreamObject':
       return [freed ? 'CommitStreamObject freeing an object' : 'CommitStreamObject'];
+    case 'CommitKvSnapshot':
+      return [freed ? 'CommitKvSnapshot freeing an older snapshot' : 'CommitKvSnapshot'];
     case 'DropTable':
-    case 'DropPartition':
-      return freed ? [command.type, 'a drop freeing an object'] : [command.type];
+    case 'DropPartition': {
+      const kinds: string[] = [command.type];
+      if (freed) kinds.push('a drop freeing an object');
+      const releasedSnapshot = Object.entries(before.buckets).some(([id, record]) => after.buckets[id] === undefined && record.kvSnapshots.length > 0);
+      if (releasedSnapshot) kinds.push('a drop releasing a KV snapshot');
+      return kinds;
+    }
     case 'ForgetObjects':
       return [freed ? 'ForgetObjects' : 'ForgetObjects of nothing'];
     case 'CloseStream': {
@@ -851,6 +1020,7 @@ describe('the metadata state machine keeps its invariants over seeded random his
     const rejectedByCode = new Map<string, number>();
     const commitWalRejectedByCode = new Map<string, number>();
     const commitStreamObjectRejectedByCode = new Map<string, number>();
+    const commitKvSnapshotRejectedByCode = new Map<string, number>();
     for (const seed of seedsToRun()) {
       const report = runSeed(seed, STEPS_PER_SEED);
       const again = replay(report.commands);
@@ -862,6 +1032,9 @@ describe('the metadata state machine keeps its invariants over seeded random his
       for (const [code, count] of report.commitWalRejectedByCode) commitWalRejectedByCode.set(code, (commitWalRejectedByCode.get(code) ?? 0) + count);
       for (const [code, count] of report.commitStreamObjectRejectedByCode) {
         commitStreamObjectRejectedByCode.set(code, (commitStreamObjectRejectedByCode.get(code) ?? 0) + count);
+      }
+      for (const [code, count] of report.commitKvSnapshotRejectedByCode) {
+        commitKvSnapshotRejectedByCode.set(code, (commitKvSnapshotRejectedByCode.get(code) ?? 0) + count);
       }
     }
 
@@ -883,7 +1056,10 @@ describe('the metadata state machine keeps its invariants over seeded random his
         'CommitWal of several ranges',
         'CommitStreamObject',
         'CommitStreamObject freeing an object',
+        'CommitKvSnapshot',
+        'CommitKvSnapshot freeing an older snapshot',
         'a drop freeing an object',
+        'a drop releasing a KV snapshot',
         'ForgetObjects',
         'ForgetObjects of nothing',
       ];
@@ -893,15 +1069,17 @@ describe('the metadata state machine keeps its invariants over seeded random his
       // CommitWal can be rejected with every code: a fence, a start off the committed end, a missing bucket, a malformed range.
       expect(codes.filter((code) => (commitWalRejectedByCode.get(code) ?? 0) < COVERAGE_MIN)).toEqual([]);
       expect(codes.filter((code) => (commitStreamObjectRejectedByCode.get(code) ?? 0) < COVERAGE_MIN)).toEqual([]);
+      // CommitKvSnapshot too: a fence, an older snapshot or a used object, a missing bucket, a log table or an offset past the end.
+      expect(codes.filter((code) => (commitKvSnapshotRejectedByCode.get(code) ?? 0) < COVERAGE_MIN)).toEqual([]);
     }
   });
 });
 
 describe('the simulation catches a broken state machine and names the seed and the command', () => {
   /** Runs a few seeds with a sabotaged apply and returns the failure message. */
-  function failureOf(applyFunction: ApplyFunction): string {
+  function failureOf(applyFunction: ApplyFunction, seedCount = 20): string {
     try {
-      for (let seed = 1; seed <= 20; seed++) runSeed(seed, 300, applyFunction);
+      for (let seed = 1; seed <= seedCount; seed++) runSeed(seed, 300, applyFunction);
     } catch (error) {
       return (error as Error).message;
     }
@@ -1023,7 +1201,39 @@ describe('the simulation catches a broken state machine and names the seed and t
       return { ...result, view: { ...result.view, objects, garbage: view.garbage } };
     });
     expect(message).toContain('"type":"CommitStreamObject"');
-    expect(message).toMatch(/failed at step \d+: object .* is registered with \d+ references, \d+ slices point into it/);
+    expect(message).toMatch(/failed at step \d+: object .* is registered with \d+ references, \d+ slices and KV snapshots point into it/);
+  });
+
+  it('catches a CommitKvSnapshot that does not release the snapshot it rotates out', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (!result.outcome.ok || command?.type !== 'CommitKvSnapshot') return result;
+      // A state machine that registers the new snapshot but forgets the one it dropped.
+      const objects = { ...view.objects, [command.object]: { references: 1 } };
+      return { ...result, view: { ...result.view, objects, garbage: view.garbage } };
+    });
+    expect(message).toContain('"type":"CommitKvSnapshot"');
+    expect(message).toMatch(/failed at step \d+: object .* is registered with 1 references, 0 slices and KV snapshots point into it/);
+  });
+
+  it('catches a CommitKvSnapshot accepted from a proposer that does not hold the stream at its epochs (a stale leader)', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (result.outcome.ok || result.outcome.rejection.code !== 'Fenced' || command?.type !== 'CommitKvSnapshot') return result;
+      const id = bucketId(command.tableId, command.partition, command.bucket);
+      const record = ownRecord(view.buckets, id);
+      const proposer = ownRecord(view.nodes, command.nodeId);
+      if (!record || !proposer) return result;
+      // A state machine that skips the fences: it commits as if the proposer held the stream at the epochs it names.
+      const stream: StreamRecord = { ...record.stream, state: 'open', node: command.nodeId, nodeEpoch: command.nodeEpoch, epoch: command.streamEpoch };
+      const lenient = { ...view, nodes: { ...view.nodes, [proposer.id]: { ...proposer, epoch: command.nodeEpoch } }, buckets: { ...view.buckets, [id]: { ...record, stream } } };
+      const sabotaged = apply(lenient, seq, command);
+      if (!sabotaged.outcome.ok) return result;
+      const restored = { ...sabotaged.view.buckets[id]!, stream: record.stream };
+      return { view: { ...sabotaged.view, nodes: view.nodes, buckets: { ...sabotaged.view.buckets, [id]: restored } }, outcome: sabotaged.outcome };
+    });
+    expect(message).toContain('"type":"CommitKvSnapshot"');
+    expect(message).toMatch(/CommitKvSnapshot accepted from node .* at a stale node epoch|CommitKvSnapshot accepted from node .* at node epoch \d+ and stream epoch/);
   });
 
   it('catches a DropTable that keeps the references of the slices it dropped', () => {
@@ -1033,7 +1243,7 @@ describe('the simulation catches a broken state machine and names the seed and t
       return { ...result, view: { ...result.view, objects: view.objects, garbage: view.garbage } };
     });
     expect(message).toContain('"type":"DropTable"');
-    expect(message).toMatch(/object .* is registered with \d+ references, \d+ slices point into it/);
+    expect(message).toMatch(/object .* is registered with \d+ references, \d+ slices and KV snapshots point into it/);
   });
 
   it('catches a CommitWal accepted into an object awaiting deletion', () => {
@@ -1045,9 +1255,24 @@ describe('the simulation catches a broken state machine and names the seed and t
       delete garbage[command.object];
       const sabotaged = apply({ ...view, garbage }, seq, command);
       return sabotaged.outcome.ok ? { ...sabotaged, view: { ...sabotaged.view, garbage: view.garbage } } : result;
-    });
+      // Few commits both pass every fence and name an object awaiting deletion, so this takes more seeds.
+    }, 60);
     expect(message).toContain('"type":"CommitWal"');
-    expect(message).toMatch(/is both registered and awaiting deletion|slices point into object .*, which awaits deletion/);
+    expect(message).toMatch(/is both registered and awaiting deletion|slices and KV snapshots point into object .*, which awaits deletion/);
+  });
+
+  it('catches a CommitKvSnapshot accepted into an object awaiting deletion', () => {
+    const message = failureOf((view, seq, command) => {
+      const result = apply(view, seq, command);
+      if (result.outcome.ok || command?.type !== 'CommitKvSnapshot' || ownRecord(view.garbage, command.object) === undefined) return result;
+      // A state machine that does not look at the garbage: it commits as if the object were new.
+      const garbage = { ...view.garbage };
+      delete garbage[command.object];
+      const sabotaged = apply({ ...view, garbage }, seq, command);
+      return sabotaged.outcome.ok ? { ...sabotaged, view: { ...sabotaged.view, garbage: view.garbage } } : result;
+    }, 60);
+    expect(message).toContain('"type":"CommitKvSnapshot"');
+    expect(message).toMatch(/CommitKvSnapshot accepted into object .*, which is already registered or awaits deletion|is both registered and awaiting deletion/);
   });
 
   it('catches a ForgetObjects that also forgets registered objects', () => {

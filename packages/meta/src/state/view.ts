@@ -121,6 +121,28 @@ export interface BucketRecord {
   leader: string | null;
   leaderEpoch: number;
   stream: StreamRecord;
+  /**
+   * The snapshots of the bucket's KV tablet (PK tables only; always empty for a log table), oldest first,
+   * at most `LIMITS.kvSnapshotsKept`. Their `appliedOffset`s never decrease along the list. A leader
+   * opening the bucket restores a snapshot and replays the stream from its `appliedOffset`. Committing
+   * one more than the bound releases the oldest, whose object then goes to the garbage.
+   */
+  kvSnapshots: KvSnapshotRecord[];
+}
+
+/**
+ * One uploaded snapshot of a PK bucket's KV tablet, committed by `CommitKvSnapshot`. The archive is one
+ * object, counted in `View.objects` with one reference while the bucket keeps the record.
+ */
+export interface KvSnapshotRecord {
+  /** Object key of the snapshot archive. */
+  object: string;
+  /** The changelog offset the snapshot includes: replay of the bucket's stream starts here. */
+  appliedOffset: number;
+  /** Size of the archive in bytes. */
+  bytes: number;
+  /** Stream (leader) epoch of the leader that took it. */
+  streamEpoch: number;
 }
 
 export interface CoordinatorRecord {
@@ -130,20 +152,21 @@ export interface CoordinatorRecord {
 }
 
 /**
- * An object that committed slices point into. `references` is the number of slices, across all streams,
- * that point into it; it is always positive: the object moves to `View.garbage` when it drops to zero.
+ * An object that committed data points into. `references` is the number of slices, across all streams,
+ * that point into it plus the number of KV snapshot records, across all buckets, that name it; it is
+ * always positive: the object moves to `View.garbage` when it drops to zero.
  */
 export interface ObjectRecord {
   references: number;
 }
 
 /**
- * An object no slice points into any more, awaiting physical deletion. Readers that found it through an
- * older view may still be reading it, so it is deleted only once `unreferencedAtMs` plus a grace period has
- * passed; `ForgetObjects` then removes the entry.
+ * An object no slice points into and no KV snapshot names any more, awaiting physical deletion. Readers
+ * that found it through an older view may still be reading it, so it is deleted only once
+ * `unreferencedAtMs` plus a grace period has passed; `ForgetObjects` then removes the entry.
  */
 export interface GarbageRecord {
-  /** When the last slice pointing into it was released, as the releasing command stated it. */
+  /** When the last slice or KV snapshot pointing into it was released, as the releasing command stated it. */
   unreferencedAtMs: number;
 }
 
@@ -158,11 +181,12 @@ export interface View {
   buckets: Record<string, BucketRecord>;
   nextTableId: number;
   /**
-   * Every object some committed slice points into, by key. The keys of `objects` and `garbage` never
-   * overlap, and an object never comes back from `garbage`: commits naming an object in it are refused.
+   * Every object some committed slice points into or some KV snapshot names, by key. The keys of `objects`
+   * and `garbage` never overlap, and an object never comes back from `garbage`: commits naming an object
+   * in it are refused.
    */
   objects: Record<string, ObjectRecord>;
-  /** Objects no slice points into any more, by key, until `ForgetObjects` says they were deleted. */
+  /** Objects nothing points into any more, by key, until `ForgetObjects` says they were deleted. */
   garbage: Record<string, GarbageRecord>;
 }
 
