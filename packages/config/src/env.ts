@@ -25,6 +25,13 @@ export interface ServiceConfig {
   /** The coordinator lease holder snapshots the metadata view every this many applied commands (at least 1). */
   metaSnapshotEveryCommands: number;
   logLevel: string;
+  /**
+   * Local folder for a data node's KV tablets. They are caches of what object storage holds (snapshot plus
+   * changelog), so the folder is emptied at start; empty means a folder under the OS temporary directory.
+   */
+  dataDir: string;
+  /** How often a PK bucket's leader snapshots its KV tablet to object storage. */
+  kvSnapshotIntervalMs: number;
 }
 
 /** The environment variable names, in one place. */
@@ -44,6 +51,8 @@ export const ENV = {
   metaStream: 'MINK_META_STREAM',
   metaSnapshotEveryCommands: 'MINK_META_SNAPSHOT_EVERY',
   logLevel: 'MINK_LOG_LEVEL',
+  dataDir: 'MINK_DATA_DIR',
+  kvSnapshotIntervalMs: 'MINK_KV_SNAPSHOT_INTERVAL',
 } as const;
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -81,5 +90,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     metaStream: env[ENV.metaStream] ?? DEFAULTS.metaStream,
     metaSnapshotEveryCommands: positiveInteger(env[ENV.metaSnapshotEveryCommands], DEFAULTS.metaSnapshotEveryCommands, ENV.metaSnapshotEveryCommands),
     logLevel: env[ENV.logLevel] ?? 'info',
+    dataDir: env[ENV.dataDir] ?? '',
+    kvSnapshotIntervalMs: duration(env[ENV.kvSnapshotIntervalMs], DEFAULTS.kvSnapshotIntervalMs, ENV.kvSnapshotIntervalMs),
   };
 }

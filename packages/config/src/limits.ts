@@ -144,6 +144,15 @@ export const LIMITS = {
   primaryKeyBytesMax: 1_024,
   /** Puts and deletes one PK write batch may hold, so that planning it holds a bounded number of rows in memory. */
   pkBatchOperationsMax: 10_000,
+  /**
+   * Keys one lookup request to a bucket may hold. The answer travels in one NATS message (1 MiB by
+   * default), so this keeps rows of up to ~400 bytes of JSON within one reply; the client splits larger lookups.
+   */
+  lookupKeysPerRequestMax: 2_000,
+  /** Rows one prefix lookup returns per prefix at most (and its default limit); replies are also cut at scanReplyBytesMax. */
+  prefixLookupRowsMax: 2_000,
+  /** KV snapshots kept per PK bucket in object storage; committing a newer one releases the oldest beyond this. */
+  kvSnapshotsKept: 2,
   /** Bytes of one key of a KV tablet: the largest key lmdb-js stores with its default page size. */
   kvKeyBytesMax: 1_978,
   /** Writes one KV tablet apply may hold; the batch sits in memory until its transaction commits. */
@@ -174,6 +183,8 @@ export const DEFAULTS = {
    * starting process replays at most this many entries after its snapshot.
    */
   metaSnapshotEveryCommands: 10_000,
+  /** A PK bucket's leader snapshots its KV tablet to object storage this often (and on clean close). */
+  kvSnapshotIntervalMs: 60_000,
 } as const;
 
 export function assertLimits(): void {

@@ -7,15 +7,11 @@
  */
 import type { ColumnSpec } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
-import { type Row, fieldOf, setField } from '@mink/records';
+import { type ChangeType, type Row, fieldOf, setField } from '@mink/records';
 
 import type { PkOptions } from './merge-engine';
 
-/**
- * The kind of a change record, as in Fluss and Flink: `+I` a new key, `-U` the row an update replaced,
- * `+U` the row that replaced it (always right after its `-U`), `-D` the row a delete removed.
- */
-export type ChangeType = '+I' | '-U' | '+U' | '-D';
+export type { ChangeType };
 
 /** One entry of a PK bucket's changelog: the full row before (`-U`, `-D`) or after (`+I`, `+U`) a change. */
 export interface ChangeRecord {

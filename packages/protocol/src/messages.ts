@@ -42,7 +42,16 @@ export interface HolderResult {
 export type BucketServingState = 'opening' | 'open' | 'unavailable';
 
 /** Requests served by a data node on SUBJECTS.nodeRpc(address). */
-export type NodeRequest = { op: 'status' } | AppendBucketRequest | AppendTableRequest | ScanRequest | DescribeTableRequest;
+export type NodeRequest =
+  | { op: 'status' }
+  | AppendBucketRequest
+  | AppendTableRequest
+  | ScanRequest
+  | DescribeTableRequest
+  | PutBucketRequest
+  | DeleteBucketRequest
+  | LookupBucketRequest
+  | PrefixLookupBucketRequest;
 
 /** Identifies one bucket of a table; `tableId` guards against a table dropped and re-created meanwhile. */
 export interface BucketAddress {
@@ -93,6 +102,8 @@ export interface ScanRequest extends BucketAddress {
 export interface ScannedRecord {
   offset: number;
   timestamp: number;
+  /** For a primary-key table's changelog: `+I`, `-U`, `+U` or `-D`. Absent for log tables. */
+  changeType?: '+I' | '-U' | '+U' | '-D';
   row: Record<string, unknown>;
 }
 
@@ -124,4 +135,70 @@ export interface NodeStatus {
   nodeId: string;
   epoch: number;
   buckets: { bucketId: string; state: BucketServingState; streamEpoch: number }[];
+}
+
+/**
+ * Upserts rows (JSON, as in the HTTP API) into one bucket of a primary-key table on its leader. With
+ * `columns`, a partial put: only those columns are set (they must include the primary key) and the
+ * others keep their stored values. Answered once the change records are durable and applied.
+ */
+export interface PutBucketRequest extends BucketAddress {
+  op: 'put';
+  rows: unknown[];
+  columns?: string[];
+}
+
+/** Deletes keys (objects holding the primary key columns) from one bucket of a primary-key table. */
+export interface DeleteBucketRequest extends BucketAddress {
+  op: 'delete';
+  keys: unknown[];
+}
+
+/**
+ * What a put or delete did to its bucket: `operations` were accepted and produced `count` change records
+ * at offsets [baseOffset, baseOffset + count) of the bucket's changelog (count 0 when nothing changed,
+ * e.g. a `first_row` put of an existing key; baseOffset is then the changelog's end).
+ */
+export interface WriteBucketResult {
+  bucket: number;
+  partition?: string;
+  operations: number;
+  baseOffset: number;
+  count: number;
+}
+
+/** The answer to a table-wide put or delete (HTTP and client). */
+export interface WriteTableResult {
+  /** Rows put or keys deleted. */
+  written: number;
+  buckets: WriteBucketResult[];
+}
+
+/** Looks keys up in one bucket of a primary-key table; `columns` projects the rows returned. */
+export interface LookupBucketRequest extends BucketAddress {
+  op: 'lookup';
+  keys: unknown[];
+  columns?: string[];
+}
+
+/** The stored row of each key, in key order; null where the key has no row. */
+export interface LookupResult {
+  rows: (Record<string, unknown> | null)[];
+}
+
+/**
+ * Looks up every row whose bucket-key columns hold the values of each prefix (an object holding exactly the
+ * bucket-key columns). Only for tables whose bucket key is a proper prefix of the primary key columns.
+ */
+export interface PrefixLookupBucketRequest extends BucketAddress {
+  op: 'prefixLookup';
+  prefixes: unknown[];
+  columns?: string[];
+  /** Rows returned per prefix at most; LIMITS.prefixLookupRowsMax when absent. */
+  limit?: number;
+}
+
+/** For each prefix, in request order, the rows that have it; `truncated` when the limit cut them. */
+export interface PrefixLookupResult {
+  results: { rows: Record<string, unknown>[]; truncated: boolean }[];
 }

@@ -2,7 +2,7 @@ import { tableFromIPC } from 'apache-arrow';
 import type { ColumnSpec } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { APPEND_TIME_COLUMN, batchRowCount, decodeBatch, encodeBatch } from './arrow-codec';
+import { APPEND_TIME_COLUMN, type ChangeType, batchRowCount, decodeBatch, encodeBatch } from './arrow-codec';
 import { rowToJson } from './json';
 import type { Row } from './row';
 import { validateRows } from './validate';
@@ -207,5 +207,41 @@ describe('encodeBatch and decodeBatch', () => {
   ])('encodeBatch refuses %s', (_case, timestampsMs, expectedMessage) => {
     // Proves every record gets exactly one exact append time.
     expect(() => encodeBatch(COLUMNS, EDGE_ROWS.slice(0, 2), timestampsMs)).toThrow(expectedMessage);
+  });
+});
+
+describe('changelog batches', () => {
+  const columns: ColumnSpec[] = [
+    { name: 'id', type: 'int64' },
+    { name: 'name', type: 'string' },
+  ];
+  const rows = [
+    { id: 1n, name: 'a' },
+    { id: 1n, name: 'a' },
+    { id: 1n, name: 'b' },
+    { id: 2n, name: null },
+  ];
+
+  it('round-trips the change type of every row', () => {
+    const changeTypes: ChangeType[] = ['+I', '-U', '+U', '-D'];
+    const decoded = decodeBatch(columns, encodeBatch(columns, rows, 7, changeTypes));
+    expect(decoded.rows).toEqual(rows);
+    expect(decoded.changeTypes).toEqual(changeTypes);
+    expect(decoded.timestampsMs).toEqual([7, 7, 7, 7]);
+  });
+
+  it('keeps the change types with a projection', () => {
+    const decoded = decodeBatch(columns, encodeBatch(columns, rows, 7, ['+I', '+I', '-D', '+I']), ['name']);
+    expect(decoded.rows.map((row) => row.name)).toEqual(['a', 'a', 'b', null]);
+    expect(decoded.changeTypes).toEqual(['+I', '+I', '-D', '+I']);
+  });
+
+  it('has no change types for a log batch', () => {
+    expect(decodeBatch(columns, encodeBatch(columns, rows, 7)).changeTypes).toBeUndefined();
+  });
+
+  it('refuses a change type list of the wrong length or with an unknown type', () => {
+    expect(() => encodeBatch(columns, rows, 7, ['+I'])).toThrow('1 change types for 4 rows');
+    expect(() => encodeBatch(columns, rows, 7, ['+I', '+I', '+I', 'x' as ChangeType])).toThrow('unknown change type x');
   });
 });

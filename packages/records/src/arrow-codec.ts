@@ -22,6 +22,7 @@ import {
   type DataType,
   Field,
   Float64,
+  Int8,
   Int32,
   Int64,
   MessageReader,
@@ -45,6 +46,21 @@ import { type Row, fieldOf, setField } from './row';
  */
 export const APPEND_TIME_COLUMN = '$ts';
 
+/**
+ * Name of the system column holding the change type of each record of a primary-key table's changelog,
+ * as an int8 code (CHANGE_TYPES gives the order). Log tables' batches do not have it.
+ */
+export const CHANGE_TYPE_COLUMN = '$change';
+
+/**
+ * The kind of a changelog record, as in Fluss and Flink: `+I` a new key, `-U` the row an update replaced,
+ * `+U` the row that replaced it (always right after its `-U`), `-D` the row a delete removed.
+ */
+export type ChangeType = '+I' | '-U' | '+U' | '-D';
+
+/** Change types by their stored code: the index in this list. Append only; stored data depends on it. */
+export const CHANGE_TYPES: readonly ChangeType[] = ['+I', '-U', '+U', '-D'];
+
 /** Arrow's 32-bit value offsets bound the bytes of one string or binary column in one batch. */
 const VARIABLE_WIDTH_BYTES_MAX = 2 ** 31 - 1;
 
@@ -52,6 +68,8 @@ const VARIABLE_WIDTH_BYTES_MAX = 2 ** 31 - 1;
 export interface DecodedBatch {
   timestampsMs: number[];
   rows: Row[];
+  /** The change type of each row, for a batch of a primary-key table's changelog; absent otherwise. */
+  changeTypes?: ChangeType[];
 }
 
 /**
@@ -61,12 +79,16 @@ export interface DecodedBatch {
  * for a column stores null there. Rows that are not canonical (a number in an int64 column, say) are a
  * bug of the caller, which must validate them first, and throw a plain Error.
  */
-export function encodeBatch(columns: ColumnSpec[], rows: Row[], timestampsMs: number[] | number): Uint8Array {
+export function encodeBatch(columns: ColumnSpec[], rows: Row[], timestampsMs: number[] | number, changeTypes?: readonly ChangeType[]): Uint8Array {
   const appendTimes = appendTimesOf(rows.length, timestampsMs);
   const fields = columns.map((column) => new Field(column.name, arrowTypeOf(column.type), true));
   const children = columns.map((column) => encodeColumn(column, rows));
   fields.push(new Field(APPEND_TIME_COLUMN, new TimestampMillisecond('UTC'), false));
   children.push(makeData({ type: new TimestampMillisecond('UTC'), length: rows.length, nullCount: 0, data: appendTimes }));
+  if (changeTypes !== undefined) {
+    fields.push(new Field(CHANGE_TYPE_COLUMN, new Int8(), false));
+    children.push(makeData({ type: new Int8(), length: rows.length, nullCount: 0, data: changeCodesOf(rows.length, changeTypes) }));
+  }
 
   const schema = new Schema(fields);
   const batch = new RecordBatch(schema, makeData({ type: new Struct(fields), length: rows.length, nullCount: 0, children }));
@@ -87,6 +109,7 @@ export function decodeBatch(columns: ColumnSpec[], bytes: Uint8Array, projection
   const reader = RecordBatchReader.from(bytes);
   const timestampsMs: number[] = [];
   const rows: Row[] = [];
+  let changeTypes: ChangeType[] | undefined;
   for (const batch of reader) {
     const fieldIndexByName = new Map(batch.schema.fields.map((field, index) => [field.name, index]));
     const appendTimeIndex = fieldIndexByName.get(APPEND_TIME_COLUMN);
@@ -102,15 +125,41 @@ export function decodeBatch(columns: ColumnSpec[], bytes: Uint8Array, projection
       return readerOf(column.type, data);
     });
     const appendTimeOf = readerOf('timestamp', appendTimes);
+    const changeTypeIndex = fieldIndexByName.get(CHANGE_TYPE_COLUMN);
+    const changeCodes = changeTypeIndex === undefined ? undefined : changeCodesIn(batch.data.children[changeTypeIndex]);
     // Rows are built one at a time, all columns at once, so each object is allocated and filled together.
     for (let index = 0; index < batch.numRows; index++) {
       const row: Row = {};
       for (let position = 0; position < projected.length; position++) setField(row, projected[position].name, valueReaders[position](index));
       rows.push(row);
       timestampsMs.push(appendTimeOf(index) as number);
+      if (changeCodes !== undefined) (changeTypes ??= []).push(changeTypeOf(changeCodes[index]!));
     }
   }
-  return { timestampsMs, rows };
+  return changeTypes === undefined ? { timestampsMs, rows } : { timestampsMs, rows, changeTypes };
+}
+
+function changeCodesOf(rowCount: number, changeTypes: readonly ChangeType[]): Int8Array {
+  if (changeTypes.length !== rowCount) throw new Error(`${changeTypes.length} change types for ${rowCount} rows`);
+  const codes = new Int8Array(rowCount);
+  for (let index = 0; index < rowCount; index++) {
+    const code = CHANGE_TYPES.indexOf(changeTypes[index]!);
+    if (code < 0) throw new Error(`unknown change type ${String(changeTypes[index])}`);
+    codes[index] = code;
+  }
+  return codes;
+}
+
+function changeCodesIn(data: Data): Int8Array {
+  checkArrowType(CHANGE_TYPE_COLUMN, data.type, new Int8());
+  const values = data.values as Int8Array;
+  return values.subarray(data.offset, data.offset + data.length);
+}
+
+function changeTypeOf(code: number): ChangeType {
+  const changeType = CHANGE_TYPES[code];
+  if (changeType === undefined) throw new Error(`stored change type code ${code} is unknown`);
+  return changeType;
 }
 
 /**
