@@ -17,6 +17,29 @@ export class BucketSyncMetrics {
   }
 }
 
+/**
+ * What a bucket needs besides its stream when it opens and closes here. Primary-key buckets restore their
+ * KV tablet before they serve and snapshot it when they close cleanly (see PkBuckets); log buckets need
+ * nothing, which is what NO_LIFECYCLE does.
+ */
+export interface BucketLifecycle {
+  /** After the stream opened here at `streamEpoch` and before the bucket serves; may take a while. */
+  opened(bucketId: string, record: BucketRecord, streamEpoch: number): Promise<void>;
+  /** Whether the bucket, whose stream the view shows open here at `streamEpoch`, can serve now. */
+  isReady(bucketId: string, streamEpoch: number): boolean;
+  /** Before a clean close of the stream (its last chance to write). */
+  closing(bucketId: string): Promise<void>;
+  /** The bucket stopped being served here without a clean close (moved, dropped, fenced). */
+  released(bucketId: string): void;
+}
+
+export const NO_LIFECYCLE: BucketLifecycle = {
+  opened: async () => undefined,
+  isReady: () => true,
+  closing: async () => undefined,
+  released: () => undefined,
+};
+
 interface LocalBucket {
   state: BucketServingState;
   streamEpoch: number;
@@ -45,6 +68,7 @@ export class BucketSync {
     private readonly self: { nodeId: string; nodeEpoch: number },
     private readonly logger: Logger,
     metrics: BucketSyncMetrics,
+    private readonly lifecycle: BucketLifecycle = NO_LIFECYCLE,
   ) {
     this.openGauge = metrics.openGauge;
     this.actions = metrics.actions;
@@ -93,12 +117,21 @@ export class BucketSync {
         this.logger.fatal({ err: error, bucketId }, 'sync decision hit a broken invariant');
         throw error;
       }
+      const record = ownRecord(view.buckets, bucketId);
+      if (decision.action === 'serve' && record && !this.isOpen(bucketId) && !this.lifecycle.isReady(bucketId, record.stream.epoch)) {
+        // Open in the view but not ready here (its restore failed, say): prepare it again before serving.
+        this.inFlight.add(bucketId);
+        void this.prepare(bucketId, record, record.stream.epoch)
+          .catch((error) => this.logger.warn({ err: error, bucketId }, 'could not prepare an open bucket; retrying on the next round'))
+          .finally(() => this.inFlight.delete(bucketId));
+        continue;
+      }
       if (decision.action === 'serve' || decision.action === 'none') {
-        this.settle(bucketId, decision.action, ownRecord(view.buckets, bucketId));
+        this.settle(bucketId, decision.action, record);
         continue;
       }
       this.inFlight.add(bucketId);
-      void this.carryOut(bucketId, decision, ownRecord(view.buckets, bucketId))
+      void this.carryOut(bucketId, decision, record)
         .catch((error) => this.logger.warn({ err: error, bucketId, decision }, 'sync action failed; retrying on the next round'))
         .finally(() => this.inFlight.delete(bucketId));
     }
@@ -107,7 +140,7 @@ export class BucketSync {
 
   private settle(bucketId: string, action: 'serve' | 'none', record: BucketRecord | undefined): void {
     if (action === 'none') {
-      this.local.delete(bucketId);
+      if (this.local.delete(bucketId)) this.lifecycle.released(bucketId);
       return;
     }
     const current = this.local.get(bucketId);
@@ -120,6 +153,7 @@ export class BucketSync {
     switch (decision.action) {
       case 'drop':
         this.local.delete(bucketId);
+        this.lifecycle.released(bucketId);
         return;
       case 'heldBy':
         this.markOpening(bucketId);
@@ -135,9 +169,8 @@ export class BucketSync {
           bucket: record!.bucket,
           leaderEpoch: decision.leaderEpoch,
         });
-        this.local.set(bucketId, { state: 'open', streamEpoch: outcome.streamEpoch! });
+        await this.prepare(bucketId, record!, outcome.streamEpoch!);
         this.logger.info({ table: record!.table, bucket: record!.bucket, leaderEpoch: decision.leaderEpoch }, 'bucket opened');
-        if (this.takenOver.delete(bucketId)) this.onOpenedAfterTakeover(bucketId);
         return;
       }
       case 'relead': {
@@ -183,6 +216,15 @@ export class BucketSync {
     }
   }
 
+  /** Seed, "Opening a bucket": the stream is open here; the bucket serves once its lifecycle is ready. */
+  private async prepare(bucketId: string, record: BucketRecord, streamEpoch: number): Promise<void> {
+    this.markOpening(bucketId);
+    await this.lifecycle.opened(bucketId, record, streamEpoch);
+    if (this.stopped) return;
+    this.local.set(bucketId, { state: 'open', streamEpoch });
+    if (this.takenOver.delete(bucketId)) this.onOpenedAfterTakeover(bucketId);
+  }
+
   private markOpening(bucketId: string): void {
     const current = this.local.get(bucketId);
     if (!current || current.state !== 'open') this.local.set(bucketId, { state: 'opening', streamEpoch: current?.streamEpoch ?? 0 });
@@ -190,6 +232,7 @@ export class BucketSync {
 
   private async closeStream(bucketId: string, record: BucketRecord, streamEpoch: number): Promise<void> {
     this.local.set(bucketId, { state: 'unavailable', streamEpoch });
+    await this.lifecycle.closing(bucketId);
     await this.member.store.proposeOrThrow({
       type: 'CloseStream',
       nodeId: this.self.nodeId,
@@ -217,6 +260,7 @@ export class BucketSync {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.unsubscribe?.();
+    for (const bucketId of this.local.keys()) this.lifecycle.released(bucketId);
     this.local.clear();
   }
 

@@ -12,6 +12,13 @@ import {
   type AppendTableRequest,
   type AppendTableResult,
   type BucketAddress,
+  type DeleteBucketRequest,
+  type LookupBucketRequest,
+  type LookupResult,
+  type PrefixLookupBucketRequest,
+  type PrefixLookupResult,
+  type PutBucketRequest,
+  type WriteBucketResult,
   type ScanRequest,
   type ScanResult,
   type TableRoute,
@@ -20,7 +27,10 @@ import { decodeBatch, encodeBatch, rowToJson, rowsToJson, splitByBucket, validat
 import type { StreamReader, WalWriter } from '@mink/s3stream';
 import { requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
+import type { PkOperation } from '@mink/pk';
 import type { BucketSync } from './bucket-sync';
+import type { PkBucket } from './pk-bucket';
+import type { PkBuckets } from './pk-buckets';
 
 /** JSON bytes of a scanned record besides its row: offset, timestamp and punctuation. */
 const SCANNED_RECORD_OVERHEAD_BYTES = 48;
@@ -42,6 +52,7 @@ export class DataPlane {
     private readonly sync: BucketSync,
     private readonly wal: WalWriter,
     private readonly reader: StreamReader,
+    private readonly pk: PkBuckets,
     private readonly nowMs: () => number = Date.now,
   ) {}
 
@@ -139,11 +150,92 @@ export class DataPlane {
         const row = rowToJson(projected, decoded.rows[index]!);
         replyBytes += JSON.stringify(row).length + SCANNED_RECORD_OVERHEAD_BYTES;
         if (records.length > 0 && replyBytes > LIMITS.scanReplyBytesMax) break scanning;
-        records.push({ offset: recordOffset, timestamp: decoded.timestampsMs[index]!, row });
+        const changeType = decoded.changeTypes?.[index];
+        records.push({ offset: recordOffset, timestamp: decoded.timestampsMs[index]!, ...(changeType ? { changeType } : {}), row });
         nextOffset = recordOffset + 1;
       }
     }
     return { records, nextOffset, highWatermark: read.highWatermark };
+  }
+
+  /** Upserts into a PK bucket; a partial put names its columns, which must include the primary key. */
+  async put(request: PutBucketRequest): Promise<WriteBucketResult> {
+    const { table, record, bucket } = this.pkBucketOf(request);
+    const partialColumns = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
+    const rows = validateRows(table.columns, request.rows, {
+      required: table.primaryKey,
+      ...(partialColumns ? { allowedColumns: partialColumns } : {}),
+    });
+    this.checkOperationCount(rows.length);
+    const operations: PkOperation[] = rows.map((row) => (partialColumns ? { kind: 'put', row, partialColumns } : { kind: 'put', row }));
+    return this.writeResultOf(record, await bucket.write(operations));
+  }
+
+  /** Deletes keys from a PK bucket, as its table's delete behaviour allows. */
+  async delete(request: DeleteBucketRequest): Promise<WriteBucketResult> {
+    const { table, record, bucket } = this.pkBucketOf(request);
+    const keys = validateRows(table.columns, request.keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
+    this.checkOperationCount(keys.length);
+    return this.writeResultOf(record, await bucket.write(keys.map((key) => ({ kind: 'delete', key }))));
+  }
+
+  lookup(request: LookupBucketRequest): LookupResult {
+    const { table, bucket } = this.pkBucketOf(request);
+    const projection = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
+    const keys = validateRows(table.columns, request.keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
+    if (keys.length > LIMITS.lookupKeysPerRequestMax) {
+      throw new InvalidArgumentError(`a lookup holds at most ${LIMITS.lookupKeysPerRequestMax} keys, got ${keys.length}`);
+    }
+    return { rows: bucket.lookup(keys, projection) };
+  }
+
+  prefixLookup(request: PrefixLookupBucketRequest): PrefixLookupResult {
+    const { table, bucket } = this.pkBucketOf(request);
+    if (table.bucketKey.length >= table.primaryKey.length) {
+      throw new InvalidArgumentError(
+        `table '${table.name}' has the whole primary key as its bucket key: a prefix lookup needs a bucket key that is a proper prefix of the primary key; use lookup`,
+      );
+    }
+    const projection = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
+    const limit = request.limit ?? LIMITS.prefixLookupRowsMax;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > LIMITS.prefixLookupRowsMax) {
+      throw new InvalidArgumentError(`limit must be an integer from 1 to ${LIMITS.prefixLookupRowsMax}, got ${request.limit}`);
+    }
+    const prefixes = validateRows(table.columns, request.prefixes, { allowedColumns: table.bucketKey, required: table.bucketKey });
+    if (prefixes.length > LIMITS.lookupKeysPerRequestMax) {
+      throw new InvalidArgumentError(`a prefix lookup holds at most ${LIMITS.lookupKeysPerRequestMax} prefixes, got ${prefixes.length}`);
+    }
+    const bytesPerPrefix = Math.floor(LIMITS.scanReplyBytesMax / prefixes.length);
+    return { results: prefixes.map((prefix) => bucket.prefixLookup(prefix, limit, bytesPerPrefix, projection)) };
+  }
+
+  private pkBucketOf(address: BucketAddress): { table: TableRecord; record: BucketRecord; bucket: PkBucket } {
+    const { table, record } = this.leadOrRedirect(address);
+    if (table.kind !== 'pk') throw new InvalidArgumentError(`table '${table.name}' is a log table: use append`);
+    const bucket = this.pk.get(bucketId(table.id, record.partition, record.bucket));
+    if (!bucket) throw new UnavailableError(`bucket ${record.bucket} of table '${table.name}' is still restoring on node ${this.self.nodeId}`);
+    return { table, record, bucket };
+  }
+
+  /** A list of distinct column names of the table, e.g. a projection or the columns of a partial put. */
+  private columnList(table: TableRecord, names: unknown, what: string): string[] {
+    if (!Array.isArray(names) || names.length === 0 || names.some((name) => typeof name !== 'string')) {
+      throw new InvalidArgumentError(`${what} must be a non-empty array of column names`);
+    }
+    const unknown = names.find((name) => !table.columns.some((column) => column.name === name));
+    if (unknown !== undefined) throw new InvalidArgumentError(`${what}: unknown column '${unknown}'`);
+    if (new Set(names).size !== names.length) throw new InvalidArgumentError(`${what} names a column twice`);
+    return names as string[];
+  }
+
+  private checkOperationCount(count: number): void {
+    if (count > LIMITS.pkBatchOperationsMax) {
+      throw new InvalidArgumentError(`a request writes at most ${LIMITS.pkBatchOperationsMax} rows or keys to one bucket, got ${count}`);
+    }
+  }
+
+  private writeResultOf(record: BucketRecord, outcome: { operations: number; baseOffset: number; count: number }): WriteBucketResult {
+    return { bucket: record.bucket, ...(record.partition !== null ? { partition: record.partition } : {}), ...outcome };
   }
 
   private async write(

@@ -8,6 +8,7 @@ import { Compactor, WalWriter, type ObjectStore, type StreamReader } from '@mink
 import { BucketSync, type BucketSyncMetrics } from './bucket-sync';
 import { DataPlane } from './data-plane';
 import { NodeRequestHandler } from './node-request-handler';
+import { PkBuckets } from './pk-buckets';
 
 /** What an incarnation needs from the process that hosts it; shared by all its incarnations. */
 export interface IncarnationContext {
@@ -19,6 +20,8 @@ export interface IncarnationContext {
   reader: StreamReader;
   metrics: BucketSyncMetrics;
   httpPort: number;
+  /** Local folder for the KV tablets of PK buckets (a cache of object storage; emptied at process start). */
+  tabletsDir: string;
 }
 
 /**
@@ -34,6 +37,7 @@ export class Incarnation {
     private readonly sync: BucketSync,
     private readonly wal: WalWriter,
     private readonly compactor: Compactor,
+    private readonly pk: PkBuckets,
     private readonly handler: NodeRequestHandler,
   ) {}
 
@@ -50,7 +54,6 @@ export class Incarnation {
     const self = { nodeId: config.nodeId, nodeEpoch };
     logger.info({ nodeEpoch }, 'registered node incarnation');
     await context.heartbeater.setEpoch(nodeEpoch);
-    const sync = new BucketSync(member, self, logger, context.metrics);
     const wal = new WalWriter({
       nodeId: config.nodeId,
       nodeEpoch,
@@ -58,7 +61,20 @@ export class Incarnation {
       meta: member.store,
       onCommitted: (bucketId, slice, payload) => context.reader.cache(bucketId, slice, payload),
     });
-    const data = new DataPlane(member, self, sync, wal, context.reader);
+    const pk = new PkBuckets({
+      nodeId: config.nodeId,
+      nodeEpoch,
+      meta: member.store,
+      objectStore: context.objectStore,
+      wal,
+      reader: context.reader,
+      logger,
+      nowMs: Date.now,
+      tabletsDir: context.tabletsDir,
+      snapshotIntervalMs: config.kvSnapshotIntervalMs,
+    });
+    const sync = new BucketSync(member, self, logger, context.metrics, pk);
+    const data = new DataPlane(member, self, sync, wal, context.reader, pk);
     // Background compaction of this incarnation's streams: WAL slices become per-stream objects.
     const compactor = new Compactor({
       nodeId: config.nodeId,
@@ -69,7 +85,7 @@ export class Incarnation {
       clock: { nowMs: () => Date.now() },
       logger,
     });
-    const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data));
+    const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, pk, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data));
     // Seed, "Failover" step 3: replay the dead node's WAL slices of a taken-over stream into stream objects.
     sync.whenOpenedAfterTakeover((bucketId) => {
       void compactor
@@ -79,6 +95,7 @@ export class Incarnation {
     });
     sync.start();
     compactor.start(LIMITS.compactionIntervalMs);
+    pk.start();
     return incarnation;
   }
 
@@ -96,6 +113,7 @@ export class Incarnation {
   async abandon(): Promise<void> {
     await this.compactor.stop();
     this.sync.stop();
+    await this.pk.stop();
     await this.wal.close().catch(() => undefined);
   }
 
@@ -104,6 +122,7 @@ export class Incarnation {
     await this.compactor.stop();
     await this.wal.close().catch(() => undefined);
     await this.sync.stopAndCloseAll();
+    await this.pk.stop();
   }
 }
 

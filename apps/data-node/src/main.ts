@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { assertLimits, readServiceConfig, LIMITS } from '@mink/config';
 import { Heartbeater } from '@mink/metalog';
 import { SUBJECTS } from '@mink/protocol';
@@ -38,6 +41,9 @@ async function main(): Promise<void> {
     },
   });
 
+  // KV tablets are caches of snapshot plus changelog in object storage: whatever an earlier run left is stale.
+  const tabletsDir = join(config.dataDir || join(tmpdir(), `mink-data-node-${config.nodeId}-${process.pid}`), 'kv');
+  await rm(tabletsDir, { recursive: true, force: true });
   const objectStore = member.objectStore;
   const context: IncarnationContext = {
     member,
@@ -48,6 +54,7 @@ async function main(): Promise<void> {
     reader: new StreamReader({ store: objectStore, meta: member.store }),
     metrics: new BucketSyncMetrics(state),
     httpPort,
+    tabletsDir,
   };
   const heartbeatIntervalMs = Math.max(50, Math.floor(config.leaseTtlMs / LIMITS.heartbeatsPerLeaseTtl));
   const first = await Incarnation.begin({ ...context, heartbeater: await startedHeartbeater(heartbeater, config.nodeId, heartbeatIntervalMs) });

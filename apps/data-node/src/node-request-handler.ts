@@ -22,6 +22,14 @@ export class NodeRequestHandler {
         return this.data.appendTable(request);
       case 'scan':
         return this.data.scan(request);
+      case 'put':
+        return this.data.put(request);
+      case 'delete':
+        return this.data.delete(request);
+      case 'lookup':
+        return this.data.lookup(request);
+      case 'prefixLookup':
+        return this.data.prefixLookup(request);
       case 'describeTable':
         return this.data.describeTable(request.table);
       default:

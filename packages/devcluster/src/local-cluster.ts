@@ -392,6 +392,8 @@ export class LocalCluster {
       [ENV.httpPort]: String(ports.http),
       [ENV.advertisedHost]: LOOPBACK_HOST,
       [ENV.logLevel]: options.logLevel,
+      // Each process gets a folder of its own for local state (a data node's KV tablets).
+      [ENV.dataDir]: join(options.dataDir, 'local', nodeId),
     };
     if (ports.kafka !== undefined) env[ENV.kafkaPort] = String(ports.kafka);
     for (const [name, value] of Object.entries(options.env)) {

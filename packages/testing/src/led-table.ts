@@ -1,4 +1,4 @@
-import { bucketId } from '@mink/meta';
+import { bucketId, type TableSpec } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { InMemoryMetaLog } from './in-memory-meta-log';
 
@@ -20,17 +20,17 @@ export interface LedTable {
 
 /**
  * Builds, through the real state machine, a view with registered nodes (each at epoch 1), a coordinator,
- * one log table `events` of `bucketCount` buckets, and every bucket led and opened by `leader` (the first
+ * one table of `bucketCount` buckets (a log table `events` unless `table` says otherwise), and every bucket led and opened by `leader` (the first
  * node). Storage tests start from here instead of hand-building views.
  */
-export async function startLedTable(bucketCount: number, nodeIds: readonly string[] = ['1']): Promise<LedTable> {
+export async function startLedTable(bucketCount: number, nodeIds: readonly string[] = ['1'], table?: Omit<TableSpec, 'buckets'>): Promise<LedTable> {
   const leader = nodeIds[0]!;
   const log = new InMemoryMetaLog();
   const meta = await MetaStore.open(log);
   await meta.start();
   for (const nodeId of nodeIds) await meta.proposeOrThrow({ type: 'RegisterNode', nodeId });
   const { epoch: coordinatorEpoch } = await meta.proposeOrThrow({ type: 'RegisterCoordinator', coordinatorId: 'c' });
-  const spec = { name: 'events', columns: [{ name: 'x', type: 'int64' as const }], buckets: bucketCount };
+  const spec: TableSpec = { ...(table ?? { name: 'events', columns: [{ name: 'x', type: 'int64' as const }] }), buckets: bucketCount };
   const { tableId } = await meta.proposeOrThrow({ type: 'CreateTable', coordinatorEpoch: coordinatorEpoch!, spec, createdAtMs: 0 });
   const streams: LedStream[] = [];
   for (let bucket = 0; bucket < bucketCount; bucket++) {

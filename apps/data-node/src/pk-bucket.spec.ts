@@ -1,0 +1,266 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ownRecord, type ColumnSpec, type TableSpec } from '@mink/meta';
+import type { MetaStore } from '@mink/metalog';
+import { InvalidArgumentError, MinkError, TimeoutError } from '@mink/protocol';
+import { decodeBatch, validateRows } from '@mink/records';
+import { InMemoryObjectStore, StreamReader, WalWriter, type WalAppendRequest, type WalAppendResult } from '@mink/s3stream';
+import { startLedTable, type LedStream, type LedTable } from '@mink/testing';
+import { PkBucket, type PkBucketDeps } from './pk-bucket';
+
+const COLUMNS: ColumnSpec[] = [
+  { name: 'tenant', type: 'string' },
+  { name: 'id', type: 'int64' },
+  { name: 'name', type: 'string' },
+  { name: 'score', type: 'int32' },
+];
+const TABLE: Omit<TableSpec, 'buckets'> = { name: 'users', columns: COLUMNS, primaryKey: ['tenant', 'id'], bucketKey: ['tenant'] };
+const SILENT = { info: () => undefined, warn: () => undefined };
+
+interface Fixture {
+  led: LedTable;
+  stream: LedStream;
+  store: InMemoryObjectStore;
+  reader: StreamReader;
+  folder: string;
+  wal: WalWriter;
+  deps(overrides?: Partial<PkBucketDeps>): PkBucketDeps;
+}
+
+async function fixture(table: Omit<TableSpec, 'buckets'> = TABLE): Promise<Fixture> {
+  const led = await startLedTable(1, ['1', '2'], table);
+  const store = new InMemoryObjectStore();
+  const reader = new StreamReader({ store, meta: led.meta });
+  const folder = await mkdtemp(join(tmpdir(), 'mink-pk-bucket-'));
+  const wal = new WalWriter({ nodeId: '1', nodeEpoch: 1, store, meta: led.meta, lingerMs: 1 });
+  let tablets = 0;
+  return {
+    led,
+    stream: led.streams[0]!,
+    store,
+    reader,
+    folder,
+    wal,
+    deps: (overrides = {}) => ({
+      nodeId: '1',
+      nodeEpoch: 1,
+      meta: led.meta,
+      objectStore: store,
+      wal,
+      reader,
+      directory: join(folder, `tablet-${tablets++}`),
+      logger: SILENT,
+      nowMs: () => 1_000,
+      ...overrides,
+    }),
+  };
+}
+
+function rows(json: Record<string, unknown>[]) {
+  return validateRows(COLUMNS, json);
+}
+
+function keys(json: Record<string, unknown>[]) {
+  return validateRows(COLUMNS, json, { allowedColumns: ['tenant', 'id'], required: ['tenant', 'id'] });
+}
+
+/** The whole changelog of the fixture's bucket as [changeType, id, name]. */
+async function changelog(f: Fixture): Promise<[string, string, unknown][]> {
+  const read = await f.reader.read(f.stream.id, 0, 100_000);
+  return read.batches.flatMap((batch) => {
+    const decoded = decodeBatch(COLUMNS, batch.payload);
+    return decoded.rows.map((row, index): [string, string, unknown] => [decoded.changeTypes![index]!, String(row.id), row.name]);
+  });
+}
+
+/** Leads the bucket again at a higher epoch and opens its stream there for `nodeId` (a failover in the view). */
+async function relead(meta: MetaStore, led: LedTable, stream: LedStream, nodeId: string, nodeEpoch: number): Promise<number> {
+  const address = { tableId: stream.tableId, partition: null, bucket: stream.bucket };
+  const { leaderEpoch } = await meta.proposeOrThrow({ type: 'LeadBucket', coordinatorEpoch: led.coordinatorEpoch, ...address, leader: nodeId });
+  const current = ownRecord(meta.view.buckets, stream.id)!.stream;
+  if (current.state === 'open') {
+    await meta.proposeOrThrow({ type: 'CloseStream', nodeId: current.node!, nodeEpoch: current.nodeEpoch, ...address, streamEpoch: current.epoch });
+  }
+  const { streamEpoch } = await meta.proposeOrThrow({ type: 'OpenStream', nodeId, nodeEpoch, ...address, leaderEpoch: leaderEpoch! });
+  return streamEpoch!;
+}
+
+describe('PkBucket', () => {
+  let f: Fixture;
+  const opened: PkBucket[] = [];
+
+  async function open(overrides: Partial<PkBucketDeps> = {}, streamEpoch = f.stream.streamEpoch): Promise<PkBucket> {
+    const bucket = await PkBucket.open(f.deps(overrides), { tableId: f.stream.tableId, partition: null, bucket: 0 }, streamEpoch);
+    opened.push(bucket);
+    return bucket;
+  }
+
+  beforeEach(async () => {
+    f = await fixture();
+  });
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((bucket) => bucket.close({ finalSnapshot: false })));
+    await f.wal.close();
+    await rm(f.folder, { recursive: true, force: true });
+  });
+
+  it('writes change records first and answers lookups with every acknowledged write', async () => {
+    const bucket = await open();
+    const first = await bucket.write(rows([{ tenant: 'a', id: 1, name: 'one', score: 1 }, { tenant: 'a', id: 2, name: 'two', score: 2 }]).map((row) => ({ kind: 'put', row })));
+    expect(first).toEqual({ operations: 2, baseOffset: 0, count: 2 });
+    const update = await bucket.write(rows([{ tenant: 'a', id: 1, name: 'uno', score: 1 }]).map((row) => ({ kind: 'put', row })));
+    expect(update).toEqual({ operations: 1, baseOffset: 2, count: 2 });
+    const removal = await bucket.write(keys([{ tenant: 'a', id: 2 }]).map((key) => ({ kind: 'delete', key })));
+    expect(removal).toEqual({ operations: 1, baseOffset: 4, count: 1 });
+    // Deleting a missing key changes nothing and writes nothing.
+    expect(await bucket.write(keys([{ tenant: 'a', id: 9 }]).map((key) => ({ kind: 'delete', key })))).toEqual({ operations: 1, baseOffset: 5, count: 0 });
+
+    expect(await changelog(f)).toEqual([
+      ['+I', '1', 'one'],
+      ['+I', '2', 'two'],
+      ['-U', '1', 'one'],
+      ['+U', '1', 'uno'],
+      ['-D', '2', 'two'],
+    ]);
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }, { tenant: 'a', id: 2 }, { tenant: 'b', id: 1 }]))).toEqual([
+      { tenant: 'a', id: '1', name: 'uno', score: 1 },
+      null,
+      null,
+    ]);
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]), ['score', 'name'])).toEqual([{ score: 1, name: 'uno' }]);
+    expect(bucket.appliedOffset).toBe(5);
+  });
+
+  it('plans requests queued together in order, refusing a bad one alone and writing nothing of it', async () => {
+    const bucket = await open();
+    const put = (json: Record<string, unknown>, partialColumns?: string[]) =>
+      bucket.write([{ kind: 'put', row: validateRows(COLUMNS, [json], partialColumns ? { allowedColumns: partialColumns } : {})[0]!, ...(partialColumns ? { partialColumns } : {}) }]);
+    const results = await Promise.allSettled([
+      put({ tenant: 'a', id: 1, name: 'one', score: 1 }),
+      put({ tenant: 'a', id: 1, score: 5 }, ['tenant', 'id', 'score']),
+      // Not allowed: a partial put must name every primary key column.
+      put({ id: 1, score: 7 }, ['id', 'score']),
+      put({ tenant: 'a', id: 2, name: 'two', score: 2 }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(InvalidArgumentError);
+    // The partial put merged with the put queued before it, although neither was applied when it was planned.
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))).toEqual([{ tenant: 'a', id: '1', name: 'one', score: 5 }]);
+    expect((await changelog(f)).map(([type, id]) => `${type}${id}`)).toEqual(['+I1', '-U1', '+U1', '+I2']);
+  });
+
+  it('looks up by bucket-key prefix, bounded by the limit', async () => {
+    const bucket = await open();
+    await bucket.write(
+      rows([
+        { tenant: 'a', id: 1, name: 'a1' },
+        { tenant: 'a', id: 2, name: 'a2' },
+        { tenant: 'ab', id: 3, name: 'ab3' },
+        { tenant: 'b', id: 1, name: 'b1' },
+      ]).map((row) => ({ kind: 'put', row })),
+    );
+    const prefix = (tenant: string) => validateRows(COLUMNS, [{ tenant }], { allowedColumns: ['tenant'] })[0]!;
+    const a = bucket.prefixLookup(prefix('a'), 10, 1_000_000, ['name']);
+    expect(a.rows.map((row) => row.name).sort()).toEqual(['a1', 'a2']);
+    expect(a.truncated).toBe(false);
+    const limited = bucket.prefixLookup(prefix('a'), 1, 1_000_000);
+    expect(limited.rows).toHaveLength(1);
+    expect(limited.truncated).toBe(true);
+    expect(bucket.prefixLookup(prefix('a'), 10, 10).rows).toHaveLength(1);
+    expect(bucket.prefixLookup(prefix('a'), 10, 10).truncated).toBe(true);
+    expect(bucket.prefixLookup(prefix('zz'), 10, 1_000_000)).toEqual({ rows: [], truncated: false });
+  });
+
+  it('restores from the newest snapshot plus the changelog after it, on a new leader', async () => {
+    const bucket = await open();
+    const batch = (from: number, count: number, name: string) =>
+      rows(Array.from({ length: count }, (_, index) => ({ tenant: `t${(from + index) % 7}`, id: from + index, name, score: from + index }))).map((row) => ({ kind: 'put' as const, row }));
+    await bucket.write(batch(0, 500, 'v1'));
+    const snapshot = await bucket.snapshot();
+    expect(snapshot).toMatchObject({ appliedOffset: 500, streamEpoch: f.stream.streamEpoch });
+    expect(ownRecord(f.led.meta.view.buckets, f.stream.id)!.kvSnapshots.map((each) => each.object)).toEqual([snapshot!.object]);
+    expect(await bucket.snapshot()).toBeNull(); // nothing changed since
+    await bucket.write(batch(250, 500, 'v2'));
+    await bucket.write(keys([{ tenant: 't0', id: 0 }]).map((key) => ({ kind: 'delete', key })));
+    const expected = bucket.lookup(keys(Array.from({ length: 750 }, (_, id) => ({ tenant: `t${id % 7}`, id }))));
+    await bucket.close({ finalSnapshot: false });
+
+    const streamEpoch = await relead(f.led.meta, f.led, f.stream, '2', 1);
+    const wal2 = new WalWriter({ nodeId: '2', nodeEpoch: 1, store: f.store, meta: f.led.meta, lingerMs: 1 });
+    const restored = await open({ nodeId: '2', wal: wal2 }, streamEpoch);
+    expect(restored.appliedOffset).toBe(500 + 750 + 1);
+    expect(restored.lookup(keys(Array.from({ length: 750 }, (_, id) => ({ tenant: `t${id % 7}`, id }))))).toEqual(expected);
+    expect(expected[0]).toBeNull();
+    expect(expected[300]).toMatchObject({ name: 'v2' });
+    expect(expected[100]).toMatchObject({ name: 'v1' });
+    // The new leader writes on from the end of the changelog.
+    expect(await restored.write(batch(900, 1, 'v3'))).toEqual({ operations: 1, baseOffset: 1251, count: 1 });
+    await wal2.close();
+  });
+
+  it('keeps the newest two snapshots and refuses one from a deposed leader, deleting its upload', async () => {
+    const bucket = await open();
+    const objects: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      await bucket.write(rows([{ tenant: 'a', id: round, name: `r${round}` }]).map((row) => ({ kind: 'put', row })));
+      objects.push((await bucket.snapshot())!.object);
+    }
+    const view = f.led.meta.view;
+    expect(ownRecord(view.buckets, f.stream.id)!.kvSnapshots.map((each) => each.object)).toEqual(objects.slice(1));
+    expect(ownRecord(view.garbage, objects[0]!)).toBeDefined();
+
+    await bucket.write(rows([{ tenant: 'a', id: 9, name: 'late' }]).map((row) => ({ kind: 'put', row })));
+    await relead(f.led.meta, f.led, f.stream, '2', 1);
+    const before = (await f.store.list('kv/')).length;
+    const refused = await bucket.snapshot().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(MinkError);
+    expect((refused as MinkError).code).toBe('Fenced');
+    expect((await f.store.list('kv/')).length).toBe(before);
+  });
+
+  it('folds in a commit whose acknowledgement was lost before it writes on', async () => {
+    let loseNextReply = true;
+    const lossy = {
+      append: async (request: WalAppendRequest): Promise<WalAppendResult> => {
+        const result = await f.wal.append(request);
+        if (loseNextReply) {
+          loseNextReply = false;
+          throw new TimeoutError('the commit outcome was lost');
+        }
+        return result;
+      },
+    };
+    const bucket = await open({ wal: lossy });
+    await expect(bucket.write(rows([{ tenant: 'a', id: 1, name: 'committed' }]).map((row) => ({ kind: 'put', row })))).rejects.toBeInstanceOf(TimeoutError);
+    // The record is in the changelog although the write failed; the next write replays it first.
+    const next = await bucket.write(rows([{ tenant: 'a', id: 2, name: 'next' }]).map((row) => ({ kind: 'put', row })));
+    expect(next).toEqual({ operations: 1, baseOffset: 1, count: 1 });
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }, { tenant: 'a', id: 2 }])).map((row) => row?.name)).toEqual(['committed', 'next']);
+  });
+
+  it('applies the merge engine of the table: a versioned put with a lower version changes nothing', async () => {
+    await f.wal.close();
+    await rm(f.folder, { recursive: true, force: true });
+    f = await fixture({ ...TABLE, properties: { 'merge-engine': 'versioned', 'version-column': 'score' } });
+    const bucket = await open();
+    const put = (score: number, name: string) => bucket.write(rows([{ tenant: 'a', id: 1, name, score }]).map((row) => ({ kind: 'put', row })));
+    await put(5, 'five');
+    expect(await put(3, 'three')).toMatchObject({ count: 0 });
+    await put(7, 'seven');
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))[0]).toMatchObject({ name: 'seven', score: 7 });
+    // Deletes are ignored by default for a versioned table.
+    expect(await bucket.write(keys([{ tenant: 'a', id: 1 }]).map((key) => ({ kind: 'delete', key })))).toMatchObject({ count: 0 });
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))[0]).toMatchObject({ name: 'seven' });
+  });
+
+  it('removes its tablet folder when it closes', async () => {
+    const bucket = await open();
+    await bucket.write(rows([{ tenant: 'a', id: 1, name: 'x' }]).map((row) => ({ kind: 'put', row })));
+    await bucket.close({ finalSnapshot: true });
+    expect(ownRecord(f.led.meta.view.buckets, f.stream.id)!.kvSnapshots).toHaveLength(1);
+    expect(await readdir(f.folder)).toEqual([]);
+    await expect(bucket.write([])).rejects.toMatchObject({ code: 'Unavailable' });
+  });
+});

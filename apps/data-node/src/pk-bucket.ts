@@ -1,0 +1,395 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { LmdbKvTablet, packSnapshot, restoreTablet, type KvTablet, type KvWrite } from '@mink/kv';
+import { bucketId as bucketIdOf, ownRecord, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
+import {
+  decodeStoredRow,
+  encodeStoredRow,
+  keyColumnOrder,
+  keyText,
+  parsePkOptions,
+  planBatch,
+  prefixBytes,
+  primaryKeyBytes,
+  storedRowJson,
+  type ChangeRecord,
+  type PkOperation,
+  type PkOptions,
+} from '@mink/pk';
+import { NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
+import { decodeBatch, encodeBatch, fieldOf, type Row } from '@mink/records';
+import type { MetaAccess, ObjectStore, StreamReader, WalAppendRequest, WalAppendResult } from '@mink/s3stream';
+
+/** Where a PK bucket lives and what it acts with; one per open bucket. */
+export interface PkBucketDeps {
+  nodeId: string;
+  nodeEpoch: number;
+  meta: MetaAccess;
+  objectStore: ObjectStore;
+  wal: { append(request: WalAppendRequest): Promise<WalAppendResult> };
+  reader: Pick<StreamReader, 'read'>;
+  /** A folder of its own for the tablet; emptied first, removed on close. */
+  directory: string;
+  logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
+  nowMs: () => number;
+}
+
+export interface PkBucketAddress {
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+}
+
+/** What one put or delete request did: its change records took offsets [baseOffset, baseOffset + count). */
+export interface PkWriteOutcome {
+  operations: number;
+  baseOffset: number;
+  count: number;
+}
+
+interface QueuedWrite {
+  operations: readonly PkOperation[];
+  resolve: (outcome: PkWriteOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Operations one group commit plans together at most; requests beyond wait for the next group. */
+const GROUP_OPERATIONS_MAX = 50_000;
+/** Records one read of the changelog asks for during replay. */
+const REPLAY_READ_RECORDS = 10_000;
+
+/**
+ * One primary-key bucket led by this node (DESIGN §5, issue 5): its KV tablet, the order of its writes,
+ * and its snapshots.
+ *
+ * The changelog (the bucket's stream) is the truth; the tablet is the fold of it: `+I` and `+U` store the
+ * row under its key, `-D` removes the key, `-U` changes nothing. Opening restores the newest snapshot the
+ * view names and replays the changelog from the snapshot's offset to the committed end; live writes apply
+ * their own change records with the same fold, so a replay after failover yields the same table.
+ *
+ * Writes are serialized per bucket and group-committed: requests that queue while one group is in the WAL
+ * are planned together next (each against the state the earlier ones leave), their change records go to
+ * the changelog as one batch, and only after that batch is committed are they applied to the tablet and
+ * acknowledged. A lookup therefore sees every acknowledged write and nothing unacknowledged.
+ */
+export class PkBucket {
+  private readonly queue: QueuedWrite[] = [];
+  private draining: Promise<void> | null = null;
+  private closed = false;
+  /** Set when a group's commit failed: the changelog may hold records the tablet lacks. */
+  private mustCatchUp = false;
+  private snapshotInFlight: Promise<KvSnapshotRecord | null> | null = null;
+  private lastSnapshotOffset: number;
+
+  private constructor(
+    private readonly deps: PkBucketDeps,
+    readonly address: PkBucketAddress,
+    readonly streamEpoch: number,
+    private readonly table: TableRecord,
+    private readonly options: PkOptions,
+    private readonly tablet: KvTablet,
+    restoredFrom: number,
+  ) {
+    this.lastSnapshotOffset = restoredFrom;
+  }
+
+  get id(): string {
+    return bucketIdOf(this.address.tableId, this.address.partition, this.address.bucket);
+  }
+
+  /** The changelog offset the tablet includes: every record below it is applied. */
+  get appliedOffset(): number {
+    return this.tablet.appliedOffset();
+  }
+
+  /**
+   * Restores the bucket's tablet from the newest snapshot in the view (or starts empty) and replays the
+   * changelog up to its committed end. Call after the stream is open here at `streamEpoch`: from then on
+   * no other node can commit to it, so the end read here is final for everything written before.
+   */
+  static async open(deps: PkBucketDeps, address: PkBucketAddress, streamEpoch: number): Promise<PkBucket> {
+    const id = bucketIdOf(address.tableId, address.partition, address.bucket);
+    const record = ownRecord(deps.meta.view.buckets, id);
+    const table = record ? ownRecord(deps.meta.view.tables, record.table) : undefined;
+    if (!record || !table || table.id !== address.tableId) throw new NotFoundError(`bucket ${id} no longer exists`);
+    const options = parsePkOptions(table);
+    const started = Date.now();
+    await rm(deps.directory, { recursive: true, force: true });
+    const newest = record.kvSnapshots.at(-1);
+    let tablet: KvTablet;
+    let downloadedBytes = 0;
+    if (newest) {
+      const archive = await deps.objectStore.get(newest.object);
+      downloadedBytes = archive.byteLength;
+      tablet = await restoreTablet(archive, deps.directory);
+    } else {
+      tablet = await LmdbKvTablet.open(deps.directory);
+    }
+    const bucket = new PkBucket(deps, address, streamEpoch, table, options, tablet, tablet.appliedOffset());
+    try {
+      const fromOffset = tablet.appliedOffset();
+      await bucket.replayTo(bucket.committedEnd());
+      deps.logger.info(
+        {
+          table: table.name,
+          bucket: address.bucket,
+          snapshot: newest?.object ?? null,
+          snapshotBytes: downloadedBytes,
+          replayedFrom: fromOffset,
+          replayedTo: tablet.appliedOffset(),
+          ms: Date.now() - started,
+        },
+        'restored PK bucket',
+      );
+      return bucket;
+    } catch (error) {
+      await tablet.destroy().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Queues one request's puts and deletes; resolves once its change records are durable and applied. */
+  write(operations: readonly PkOperation[]): Promise<PkWriteOutcome> {
+    if (this.closed) return Promise.reject(this.closedError());
+    return new Promise<PkWriteOutcome>((resolve, reject) => {
+      this.queue.push({ operations, resolve, reject });
+      this.draining ??= this.drain();
+    });
+  }
+
+  /** The stored row of each key (canonical key rows), as JSON projected to `projection`, or null. */
+  lookup(keys: readonly Row[], projection?: readonly string[]): (Record<string, unknown> | null)[] {
+    this.assertOpen();
+    const keyColumns = keyColumnOrder(this.table.primaryKey, this.table.bucketKey);
+    const values = this.tablet.getMany(keys.map((key) => primaryKeyBytes(key, keyColumns)));
+    return values.map((value) => (value === undefined ? null : storedRowJson(this.table.columns, value, projection)));
+  }
+
+  /**
+   * The rows whose bucket-key columns hold the values of `prefix`: at most `limit` of them, and no more than
+   * fit in `bytesMax` bytes of JSON (at least one), so the answer fits one reply. `truncated` tells that more exist.
+   */
+  prefixLookup(prefix: Row, limit: number, bytesMax: number, projection?: readonly string[]): { rows: Record<string, unknown>[]; truncated: boolean } {
+    this.assertOpen();
+    const columns = this.table.bucketKey;
+    const entries = this.tablet.scanPrefix(prefixBytes(columns.map((column) => fieldOf(prefix, column)), columns), limit + 1);
+    const rows: Record<string, unknown>[] = [];
+    let bytes = 0;
+    for (const entry of entries.slice(0, limit)) {
+      const row = storedRowJson(this.table.columns, entry.value, projection);
+      bytes += JSON.stringify(row).length + 1;
+      if (rows.length > 0 && bytes > bytesMax) return { rows, truncated: true };
+      rows.push(row);
+    }
+    return { rows, truncated: entries.length > limit };
+  }
+
+  /**
+   * Uploads a consistent snapshot of the tablet and commits it with CommitKvSnapshot at this bucket's stream
+   * epoch (so a deposed leader's snapshot is refused). Does nothing when nothing was applied since the last
+   * one. Concurrent calls share one snapshot.
+   */
+  snapshot(): Promise<KvSnapshotRecord | null> {
+    this.snapshotInFlight ??= this.takeSnapshot().finally(() => {
+      this.snapshotInFlight = null;
+    });
+    return this.snapshotInFlight;
+  }
+
+  /**
+   * Stops taking writes and waits for the group in flight. With `finalSnapshot` (a clean close) the tablet
+   * is snapshotted first, so the next leader replays little. Then the tablet and its folder are removed: the
+   * next open restores from object storage.
+   */
+  async close(options: { finalSnapshot: boolean }): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const queued of this.queue.splice(0)) queued.reject(this.closedError());
+    await this.draining?.catch(() => undefined);
+    await this.snapshotInFlight?.catch(() => undefined);
+    if (options.finalSnapshot && !this.mustCatchUp) {
+      await this.takeSnapshot().catch((error) => this.deps.logger.warn({ err: error, bucketId: this.id }, 'final KV snapshot failed'));
+    }
+    await this.tablet.destroy().catch((error) => this.deps.logger.warn({ err: error, bucketId: this.id }, 'could not remove the KV tablet'));
+  }
+
+  /**
+   * Commits queued groups until the queue is empty. The last check of the queue and the reset of `draining`
+   * run in one synchronous step, so a write queued at any moment either is seen here or starts a new drain.
+   * Called only right after a write was queued, so the loop runs at least once and cannot reset `draining`
+   * before the caller stored the promise.
+   */
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0 && !this.closed) {
+        const group: QueuedWrite[] = [];
+        let operations = 0;
+        while (this.queue.length > 0 && (group.length === 0 || operations + this.queue[0]!.operations.length <= GROUP_OPERATIONS_MAX)) {
+          const next = this.queue.shift()!;
+          operations += next.operations.length;
+          group.push(next);
+        }
+        await this.commitGroup(group);
+      }
+    } finally {
+      this.draining = null;
+    }
+  }
+
+  private async commitGroup(group: QueuedWrite[]): Promise<void> {
+    try {
+      if (this.mustCatchUp) {
+        await this.replayTo(this.committedEnd());
+        this.mustCatchUp = false;
+      }
+    } catch (error) {
+      for (const queued of group) queued.reject(error);
+      return;
+    }
+
+    // Plan every request against the tablet plus the effect of the requests planned before it.
+    const overlay = new Map<string, Row | null>();
+    const lookup = (key: Uint8Array): Row | undefined => {
+      const text = keyText(key);
+      if (overlay.has(text)) return overlay.get(text) ?? undefined;
+      const stored = this.tablet.get(key);
+      return stored === undefined ? undefined : decodeStoredRow(this.table.columns, stored);
+    };
+    const planned: { queued: QueuedWrite; changes: ChangeRecord[] }[] = [];
+    for (const queued of group) {
+      try {
+        const plan = planBatch(this.options, this.table, lookup, queued.operations);
+        for (const write of plan.writes) overlay.set(keyText(write.key), write.row);
+        planned.push({ queued, changes: plan.changes });
+      } catch (error) {
+        // A bad request is refused on its own; the others of the group go on.
+        queued.reject(error);
+      }
+    }
+    const changes = planned.flatMap((each) => each.changes);
+    if (changes.length === 0) {
+      const end = this.tablet.appliedOffset();
+      for (const { queued } of planned) queued.resolve({ operations: queued.operations.length, baseOffset: end, count: 0 });
+      return;
+    }
+
+    let baseOffset: number;
+    try {
+      const payload = encodeBatch(
+        this.table.columns,
+        changes.map((change) => change.row),
+        this.deps.nowMs(),
+        changes.map((change) => change.changeType),
+      );
+      ({ baseOffset } = await this.deps.wal.append({
+        bucketId: this.id,
+        ...this.address,
+        streamEpoch: this.streamEpoch,
+        payload,
+        recordCount: changes.length,
+      }));
+      // A commit whose outcome was unknown may have landed below this batch: fold it in first.
+      if (baseOffset > this.tablet.appliedOffset()) await this.replayTo(baseOffset);
+      if (baseOffset !== this.tablet.appliedOffset()) {
+        throw new Error(`changelog batch at ${baseOffset} does not follow the tablet's applied offset ${this.tablet.appliedOffset()}`);
+      }
+      await this.tablet.apply(this.foldOf(changes), baseOffset + changes.length);
+    } catch (error) {
+      this.mustCatchUp = true;
+      for (const { queued } of planned) queued.reject(error);
+      return;
+    }
+    let offset = baseOffset;
+    for (const { queued, changes: own } of planned) {
+      queued.resolve({ operations: queued.operations.length, baseOffset: offset, count: own.length });
+      offset += own.length;
+    }
+  }
+
+  /** The tablet writes of change records: the last row stored under each key, or null when it was deleted. */
+  private foldOf(changes: readonly { changeType: string; row: Row }[]): KvWrite[] {
+    const keyColumns = keyColumnOrder(this.table.primaryKey, this.table.bucketKey);
+    const writes = new Map<string, KvWrite>();
+    for (const change of changes) {
+      if (change.changeType === '-U') continue;
+      const key = primaryKeyBytes(change.row, keyColumns);
+      const value = change.changeType === '-D' ? null : encodeStoredRow(this.table.columns, change.row);
+      const text = keyText(key);
+      // Re-inserting keeps the order of last change, which LMDB does not need but makes the batch readable.
+      writes.delete(text);
+      writes.set(text, { key, value });
+    }
+    return [...writes.values()];
+  }
+
+  /** Applies the committed changelog from the tablet's offset up to `target` (a batch boundary). */
+  private async replayTo(target: number): Promise<void> {
+    while (this.tablet.appliedOffset() < target) {
+      const from = this.tablet.appliedOffset();
+      const read = await this.deps.reader.read(this.id, from, REPLAY_READ_RECORDS);
+      if (read.batches.length === 0) throw new Error(`changelog of bucket ${this.id} ends at ${read.highWatermark}, below ${target}`);
+      for (const batch of read.batches) {
+        if (batch.endOffset <= this.tablet.appliedOffset()) continue;
+        const decoded = decodeBatch(this.table.columns, batch.payload);
+        if (!decoded.changeTypes) throw new Error(`changelog batch at ${batch.startOffset} of bucket ${this.id} has no change types`);
+        const skip = Math.max(0, this.tablet.appliedOffset() - batch.startOffset);
+        const changes = decoded.rows.slice(skip).map((row, index) => ({ changeType: decoded.changeTypes![skip + index]!, row }));
+        await this.tablet.apply(this.foldOf(changes), batch.endOffset);
+        if (batch.endOffset >= target) break;
+      }
+    }
+  }
+
+  private committedEnd(): number {
+    const record = ownRecord(this.deps.meta.view.buckets, this.id);
+    if (!record) throw new NotFoundError(`bucket ${this.id} no longer exists`);
+    return record.stream.endOffset;
+  }
+
+  private async takeSnapshot(): Promise<KvSnapshotRecord | null> {
+    const applied = this.tablet.appliedOffset();
+    if (applied === this.lastSnapshotOffset) return null;
+    const folder = await mkdtemp(`${this.deps.directory}-snapshot-`);
+    let archive: Uint8Array;
+    let appliedOffset: number;
+    try {
+      const snapshot = await this.tablet.snapshot(folder);
+      appliedOffset = snapshot.appliedOffset;
+      archive = await packSnapshot(folder, snapshot);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+    const { tableId, partition, bucket } = this.address;
+    const object = `kv/${tableId}/${partition ?? '_'}/${bucket}/${this.streamEpoch}-${appliedOffset}-${randomBytes(4).toString('hex')}`;
+    await this.deps.objectStore.put(object, archive);
+    const outcome = await this.deps.meta.propose({
+      type: 'CommitKvSnapshot',
+      nodeId: this.deps.nodeId,
+      nodeEpoch: this.deps.nodeEpoch,
+      tableId,
+      partition,
+      bucket,
+      streamEpoch: this.streamEpoch,
+      object,
+      appliedOffset,
+      bytes: archive.byteLength,
+      atMs: this.deps.nowMs(),
+    });
+    if (!outcome.ok) {
+      // Refused for good (fenced, or an equal or newer snapshot exists): the upload is nobody's.
+      await this.deps.objectStore.delete([object]).catch(() => undefined);
+      throw errorOfCode(outcome.rejection.code, outcome.rejection.message);
+    }
+    this.lastSnapshotOffset = appliedOffset;
+    this.deps.logger.info({ table: this.table.name, bucket, object, appliedOffset, bytes: archive.byteLength }, 'committed KV snapshot');
+    return { object, appliedOffset, bytes: archive.byteLength, streamEpoch: this.streamEpoch };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw this.closedError();
+  }
+
+  private closedError(): UnavailableError {
+    return new UnavailableError(`bucket ${this.address.bucket} of table '${this.table.name}' is closing on node ${this.deps.nodeId}`);
+  }
+}
