@@ -1,5 +1,5 @@
 import type { Subscription } from 'nats';
-import { ownRecord, validateTableSpec, type Command } from '@mink/meta';
+import { ownRecord, type Command } from '@mink/meta';
 import { CoordinatorLease, SnapshotScheduler, runLease } from '@mink/metalog';
 import { assignBuckets, planOrphanReleads, planRebalance, type Move } from '@mink/ownership';
 import { InvalidArgumentError, MinkError, NotFoundError, ConflictError, UnavailableError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult } from '@mink/protocol';
@@ -8,6 +8,7 @@ import { LIMITS } from '@mink/config';
 import { GarbageCollector } from '@mink/s3stream';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Gauge, Counter } from 'prom-client';
+import { checkCreateTableSpec } from './table-spec';
 
 /** A request that has already been forwarded once; a non-holder answers it with Unavailable. */
 type Envelope = CoordinatorRequest & { forwarded?: boolean };
@@ -201,9 +202,7 @@ export class Coordinator {
   }
 
   private async createTable(epoch: number, input: unknown): Promise<CreateTableResult & { metaSeq: number }> {
-    const validated = validateTableSpec(input);
-    if (!validated.ok) throw new InvalidArgumentError(validated.message);
-    const { spec } = validated;
+    const spec = checkCreateTableSpec(input);
     if (ownRecord(this.member.view.tables, spec.name)) throw new ConflictError(`table '${spec.name}' already exists`);
     const live = [...this.member.liveNodes()];
     if (live.length === 0) throw new UnavailableError('no live data node to lead the new table', 1000);

@@ -4,6 +4,7 @@ import { bucketsOfTable, compareNodeIds, ownRecord, type TableRecord, type View 
 import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
+import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 
 /**
  * The gateway's answers. Writes of metadata go to the coordinator through the client; reads come from
@@ -38,6 +39,31 @@ export class GatewayService {
     if (!Array.isArray(rows)) throw new InvalidArgumentError('body must be {rows: [...]}');
     this.describeTable(name);
     return this.client.table(name).append(rows);
+  }
+
+  async put(name: string, body: unknown) {
+    const { rows, columns } = readPutBody(body);
+    this.describeTable(name);
+    return this.client.table(name).put(rows, columns === undefined ? {} : { columns });
+  }
+
+  async delete(name: string, body: unknown) {
+    const { keys } = readDeleteBody(body);
+    this.describeTable(name);
+    return this.client.table(name).delete(keys);
+  }
+
+  async lookup(name: string, body: unknown) {
+    const { keys, columns } = readLookupBody(body);
+    this.describeTable(name);
+    return this.client.table(name).lookup(keys, columns === undefined ? {} : { columns });
+  }
+
+  /** An addition to DESIGN §7: POST /v1/tables/{name}/prefix-lookup. */
+  async prefixLookup(name: string, body: unknown) {
+    const { prefixes, ...options } = readPrefixLookupBody(body);
+    this.describeTable(name);
+    return this.client.table(name).prefixLookup(prefixes, options);
   }
 
   async scan(name: string, query: Record<string, string | undefined>) {

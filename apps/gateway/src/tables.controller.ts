@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { GatewayService } from './gateway.service';
 
-/** Table administration (DESIGN §7). Each method is one service call. */
+/** Table administration and data (DESIGN §7). Each method is one service call. */
 @Controller('v1/tables')
 export class TablesController {
   constructor(private readonly gateway: GatewayService) {}
@@ -31,6 +31,31 @@ export class TablesController {
   @HttpCode(200)
   append(@Param('name') name: string, @Body() body: unknown) {
     return this.gateway.append(name, body);
+  }
+
+  @Post(':name/put')
+  @HttpCode(200)
+  put(@Param('name') name: string, @Body() body: unknown) {
+    return this.gateway.put(name, body);
+  }
+
+  @Post(':name/delete')
+  @HttpCode(200)
+  delete(@Param('name') name: string, @Body() body: unknown) {
+    return this.gateway.delete(name, body);
+  }
+
+  @Post(':name/lookup')
+  @HttpCode(200)
+  lookup(@Param('name') name: string, @Body() body: unknown) {
+    return this.gateway.lookup(name, body);
+  }
+
+  /** An addition to DESIGN §7: `{prefixes:[…], columns?, limit?}` → `{results:[{rows, truncated}, …]}` in prefix order. */
+  @Post(':name/prefix-lookup')
+  @HttpCode(200)
+  prefixLookup(@Param('name') name: string, @Body() body: unknown) {
+    return this.gateway.prefixLookup(name, body);
   }
 
   @Get(':name/scan')

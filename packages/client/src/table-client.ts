@@ -5,16 +5,49 @@ import type { ColumnSpec } from '@mink/meta';
 import {
   MinkError,
   SUBJECTS,
+  UnavailableError,
   type AppendBucketRequest,
   type AppendBucketResult,
   type AppendTableResult,
+  type BucketAddress,
+  type DeleteBucketRequest,
+  type LookupBucketRequest,
+  type LookupResult,
+  type PrefixLookupBucketRequest,
+  type PrefixLookupResult,
+  type PutBucketRequest,
   type ScanRequest,
   type ScanResult,
   type TableRoute,
+  type WriteBucketResult,
+  type WriteTableResult,
 } from '@mink/protocol';
-import { rowsToJson, splitByBucket, validateRows, type Row } from '@mink/records';
+import { bucketOfRow, rowsToJson, splitByBucket, validateRows, type Row } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
+import {
+  APPEND_REQUEST_BOUNDS,
+  LOOKUP_REQUEST_BOUNDS,
+  PK_WRITE_REQUEST_BOUNDS,
+  byBucketThenOffset,
+  chunksOf,
+  indexesByBucket,
+  jsonBytesOf,
+  prefixLookupRequestBounds,
+  reassemble,
+  writeTableResultOf,
+  type AnsweredChunk,
+  type RequestBounds,
+} from './request-planning';
+import {
+  partialPutColumnsOf,
+  prefixLimitOf,
+  projectionOf,
+  requireItems,
+  requireKind,
+  requirePrimaryKeyTable,
+  requireProperPrefixBucketKey,
+} from './table-arguments';
 
 export interface ScanOptions {
   bucket: number;
@@ -23,20 +56,57 @@ export interface ScanOptions {
   columns?: string[];
 }
 
+export interface PutOptions {
+  /** A partial put: only these columns are set (they must include the primary key); the others keep their stored values. */
+  columns?: string[];
+}
+
+export interface LookupOptions {
+  /** Projection of the rows returned, in this order; all columns when absent. */
+  columns?: string[];
+}
+
+export interface PrefixLookupOptions extends LookupOptions {
+  /** Rows returned per prefix at most, from 1 to LIMITS.prefixLookupRowsMax (also the default). */
+  limit?: number;
+}
+
+/** Every request TableClient sends to one bucket's leader, and what each answers. */
+type BucketRequest = AppendBucketRequest | ScanRequest | PutBucketRequest | DeleteBucketRequest | LookupBucketRequest | PrefixLookupBucketRequest;
+
+interface BucketAnswers {
+  append: AppendBucketResult;
+  scan: ScanResult;
+  put: WriteBucketResult;
+  delete: WriteBucketResult;
+  lookup: LookupResult;
+  prefixLookup: PrefixLookupResult;
+}
+
 /**
- * One table, as the client sees it: its schema and where each bucket's leader is. Writes are validated
- * here first (a bad row fails the whole call before anything is sent), split by bucket key, and sent to
- * each bucket's leader; `NotLeader` updates the cached leader from the redirect and retries there,
- * `Unavailable` retries with bounded backoff. Every bucket write carries this client's writer id and a
+ * One table, as the client sees it: its schema and where each bucket's leader is. Calls are validated
+ * here first (a bad row or key fails the whole call before anything is sent), split by bucket key, and
+ * sent to each bucket's leader; `NotLeader` updates the cached leader from the redirect and retries
+ * there, `Unavailable` and `Timeout` retry with bounded backoff.
+ *
+ * Writes to one bucket (appends, puts and deletes alike) go out one at a time, in call order, so a later
+ * write of a key never overtakes an earlier one. Every append carries this client's writer id and a
  * per-bucket sequence, so a retry after a lost reply is answered with the original offsets and never
- * stores the rows twice.
+ * stores the rows twice. Puts and deletes carry none: an upsert or delete repeated after a lost reply
+ * leaves the table in the same state (its changelog may show the repeat). Lookups are not queued behind
+ * writes: a lookup sees every write whose call has resolved.
  */
 export class TableClient {
   private route: TableRoute | null = null;
   private readonly writerId = randomUUID();
   private readonly nextSeqByBucket = new Map<number, number>();
-  /** Appends to one bucket go out one at a time, in call order, so sequences commit in order. */
+  /** The last write queued for each bucket; the next one starts when it has settled. */
   private readonly bucketQueues = new Map<number, Promise<unknown>>();
+  /**
+   * Write calls are planned (route, validation, queueing by bucket) one at a time in call order, so
+   * they enter the bucket queues in call order even when a slow route lookup delays the first of them.
+   */
+  private writePlanning: Promise<unknown> = Promise.resolve();
   private spreadCounter = Math.floor(Math.random() * 1024);
 
   constructor(
@@ -46,13 +116,95 @@ export class TableClient {
   ) {}
 
   /** Appends rows to a log table; resolves once every row is durable. */
-  async append(rows: unknown[]): Promise<AppendTableResult> {
-    const route = await this.describe();
-    const canonical = validateRows(route.columns as ColumnSpec[], rows);
-    const parts = splitByBucket(canonical, route.bucketKey, route.buckets, this.spreadCounter++);
-    const results = await Promise.all([...parts.entries()].map(([bucket, bucketRows]) => this.appendToBucket(route, bucket, bucketRows)));
-    const buckets = results.flat().sort((a, b) => a.bucket - b.bucket || a.baseOffset - b.baseOffset);
-    return { appended: canonical.length, buckets };
+  append(rows: unknown[]): Promise<AppendTableResult> {
+    return this.planWrite(async () => {
+      const route = await this.describe();
+      requireKind(route, 'log');
+      const columns = route.columns as ColumnSpec[];
+      const canonical = validateRows(columns, rows);
+      const parts = splitByBucket(canonical, route.bucketKey, route.buckets, this.spreadCounter++);
+      const queued = [...parts.entries()].map(([bucket, bucketRows]) => this.appendToBucket(route, bucket, bucketRows));
+      return { done: Promise.all(queued).then((results) => ({ appended: canonical.length, buckets: byBucketThenOffset(results.flat()) })) };
+    });
+  }
+
+  /**
+   * Upserts rows into a primary-key table; resolves once every change is durable and applied. With
+   * `options.columns`, a partial put: the rows hold only those columns (the primary key among them) and
+   * the other columns of existing rows keep their values.
+   */
+  put(rows: unknown[], options: PutOptions = {}): Promise<WriteTableResult> {
+    return this.planWrite(async () => {
+      const route = requirePrimaryKeyTable(await this.describe());
+      const partialColumns = options.columns === undefined ? undefined : partialPutColumnsOf(route, options.columns);
+      const canonical = validateRows(
+        route.columns as ColumnSpec[],
+        rows,
+        partialColumns === undefined ? { required: route.primaryKey } : { allowedColumns: partialColumns, required: route.primaryKey },
+      );
+      const queued = this.writeByBucket(route, canonical, (bucket, chunk): PutBucketRequest => ({
+        op: 'put',
+        ...this.addressOf(route, bucket),
+        rows: chunk,
+        ...(partialColumns === undefined ? {} : { columns: partialColumns }),
+      }));
+      return { done: queued.then((results) => writeTableResultOf(canonical.length, results)) };
+    });
+  }
+
+  /** Deletes rows of a primary-key table by key (objects holding exactly the primary key columns). */
+  delete(keys: unknown[]): Promise<WriteTableResult> {
+    return this.planWrite(async () => {
+      const route = requirePrimaryKeyTable(await this.describe());
+      const canonical = this.validateKeys(route, keys);
+      const queued = this.writeByBucket(route, canonical, (bucket, chunk): DeleteBucketRequest => ({ op: 'delete', ...this.addressOf(route, bucket), keys: chunk }));
+      return { done: queued.then((results) => writeTableResultOf(canonical.length, results)) };
+    });
+  }
+
+  /** The stored row of each key of a primary-key table: `rows[i]` answers `keys[i]`, null when there is none. */
+  async lookup(keys: unknown[], options: LookupOptions = {}): Promise<LookupResult> {
+    const route = requirePrimaryKeyTable(await this.describe());
+    const projection = options.columns === undefined ? undefined : projectionOf(route, options.columns);
+    const canonical = this.validateKeys(route, keys);
+    const rows = await this.readByBucket(route, canonical, LOOKUP_REQUEST_BOUNDS, async (bucket, chunk) => {
+      const request: LookupBucketRequest = {
+        op: 'lookup',
+        ...this.addressOf(route, bucket),
+        keys: chunk,
+        ...(projection === undefined ? {} : { columns: projection }),
+      };
+      return (await this.sendToBucket(bucket, request)).rows;
+    });
+    return { rows };
+  }
+
+  /**
+   * Every row of a primary-key table whose bucket-key columns hold the values of each prefix (an object
+   * holding exactly the bucket-key columns): `results[i]` answers `prefixes[i]`. Only for tables whose
+   * bucket key leaves some primary key columns out.
+   */
+  async prefixLookup(prefixes: unknown[], options: PrefixLookupOptions = {}): Promise<PrefixLookupResult> {
+    const route = requirePrimaryKeyTable(await this.describe());
+    requireProperPrefixBucketKey(route);
+    const projection = options.columns === undefined ? undefined : projectionOf(route, options.columns);
+    const limit = prefixLimitOf(options.limit);
+    const canonical = validateRows(route.columns as ColumnSpec[], requireItems(prefixes, 'prefixes'), {
+      allowedColumns: route.bucketKey,
+      required: route.bucketKey,
+    });
+    const bounds = prefixLookupRequestBounds(limit ?? LIMITS.prefixLookupRowsMax);
+    const results = await this.readByBucket(route, canonical, bounds, async (bucket, chunk) => {
+      const request: PrefixLookupBucketRequest = {
+        op: 'prefixLookup',
+        ...this.addressOf(route, bucket),
+        prefixes: chunk,
+        ...(projection === undefined ? {} : { columns: projection }),
+        ...(limit === undefined ? {} : { limit }),
+      };
+      return (await this.sendToBucket(bucket, request)).results;
+    });
+    return { results };
   }
 
   async scan(options: ScanOptions): Promise<ScanResult> {
@@ -67,7 +219,7 @@ export class TableClient {
       limit: options.limit ?? LIMITS.scanRecordsDefault,
       ...(options.columns ? { columns: options.columns } : {}),
     };
-    return this.sendToBucket<ScanResult>(options.bucket, request);
+    return this.sendToBucket(options.bucket, request);
   }
 
   /** The table's schema and leaders, from any data node's view; cached until a request proves it stale. */
@@ -77,32 +229,99 @@ export class TableClient {
     return this.route;
   }
 
+  private validateKeys(route: TableRoute, keys: unknown): Row[] {
+    return validateRows(route.columns as ColumnSpec[], requireItems(keys, 'keys'), { allowedColumns: route.primaryKey, required: route.primaryKey });
+  }
+
+  /** Queues the appends of one bucket's rows: requests within APPEND_REQUEST_BOUNDS, each with the next sequence. */
   private appendToBucket(route: TableRoute, bucket: number, rows: Row[]): Promise<AppendBucketResult[]> {
-    const previous = this.bucketQueues.get(bucket) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(async () => {
+    const chunks = chunksOf(rowsToJson(route.columns as ColumnSpec[], rows), APPEND_REQUEST_BOUNDS);
+    return this.enqueueWrite(bucket, async () => {
       const results: AppendBucketResult[] = [];
-      for (const chunk of chunksOf(route.columns as ColumnSpec[], rows)) {
+      for (const chunk of chunks) {
+        // The sequence is taken when the chunk goes out, so the sequences of a bucket commit in order.
         const seq = this.nextSeqByBucket.get(bucket) ?? 0;
         this.nextSeqByBucket.set(bucket, seq + 1);
-        const request: AppendBucketRequest = {
-          op: 'append',
-          table: this.name,
-          tableId: route.tableId,
-          partition: null,
-          bucket,
-          rows: chunk,
-          writer: { id: this.writerId, seq },
-        };
-        results.push(await this.sendToBucket<AppendBucketResult>(bucket, request));
+        const request: AppendBucketRequest = { op: 'append', ...this.addressOf(route, bucket), rows: chunk, writer: { id: this.writerId, seq } };
+        results.push(await this.sendToBucket(bucket, request));
       }
       return results;
     });
+  }
+
+  /**
+   * Queues puts or deletes of `items` (canonical rows or keys) by bucket: each bucket's share is cut into
+   * requests within one PK write batch and sent through the bucket's write queue, buckets in parallel.
+   * Everything is queued before this returns, so the caller's planning step fixes the order.
+   */
+  private writeByBucket(
+    route: TableRoute,
+    items: Row[],
+    requestOf: (bucket: number, chunk: Record<string, unknown>[]) => PutBucketRequest | DeleteBucketRequest,
+  ): Promise<WriteBucketResult[]> {
+    const columns = route.columns as ColumnSpec[];
+    const parts = splitByBucket(items, route.bucketKey, route.buckets, 0);
+    const queued = [...parts.entries()].map(([bucket, bucketItems]) => {
+      const chunks = chunksOf(rowsToJson(columns, bucketItems), PK_WRITE_REQUEST_BOUNDS);
+      return this.enqueueWrite(bucket, async () => {
+        const results: WriteBucketResult[] = [];
+        for (const chunk of chunks) results.push(await this.sendToBucket(bucket, requestOf(bucket, chunk)));
+        return results;
+      });
+    });
+    return Promise.all(queued).then((results) => results.flat());
+  }
+
+  /**
+   * Reads `items` (canonical keys or prefixes) by bucket and returns one answer per item in the caller's
+   * order. Buckets are asked in parallel and the requests of one bucket one after another, so at most one
+   * request per bucket is in flight.
+   */
+  private async readByBucket<A>(
+    route: TableRoute,
+    items: Row[],
+    bounds: RequestBounds,
+    ask: (bucket: number, chunk: Record<string, unknown>[]) => Promise<A[]>,
+  ): Promise<A[]> {
+    const json = rowsToJson(route.columns as ColumnSpec[], items);
+    const byBucket = indexesByBucket(items, (item) => bucketOfRow(item, route.bucketKey, route.buckets));
+    const answered = await Promise.all(
+      [...byBucket.entries()].map(async ([bucket, indexes]) => {
+        const chunks: AnsweredChunk<A>[] = [];
+        for (const chunk of chunksOf(indexes, bounds, (index) => jsonBytesOf(json[index]))) {
+          chunks.push({ indexes: chunk, answers: await ask(bucket, chunk.map((index) => json[index])) });
+        }
+        return chunks;
+      }),
+    );
+    return reassemble(items.length, answered.flat());
+  }
+
+  /**
+   * Runs `plan` after the planning of every earlier write call has finished, and resolves with what
+   * the writes it queued resolve to. `plan` must queue its writes before it returns; it returns them
+   * wrapped, so that the next call's planning waits for the queueing only, not for the writes.
+   */
+  private async planWrite<T>(plan: () => Promise<{ done: Promise<T> }>): Promise<T> {
+    const planned = this.writePlanning.then(plan);
+    this.writePlanning = planned.catch(() => undefined);
+    return (await planned).done;
+  }
+
+  /** Runs `write` after every write queued before it for `bucket` has settled (whether or not it failed). */
+  private enqueueWrite<T>(bucket: number, write: () => Promise<T>): Promise<T> {
+    const previous = this.bucketQueues.get(bucket) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(write);
     this.bucketQueues.set(bucket, next);
     return next;
   }
 
+  private addressOf(route: TableRoute, bucket: number): BucketAddress {
+    return { table: this.name, tableId: route.tableId, partition: null, bucket };
+  }
+
   /** Sends a bucket request to its leader, following redirects and retrying what is safe to retry. */
-  private async sendToBucket<T>(bucket: number, request: AppendBucketRequest | ScanRequest): Promise<T> {
+  private async sendToBucket<R extends BucketRequest>(bucket: number, request: R): Promise<BucketAnswers[R['op']]> {
     let lastError: unknown;
     for (let attempt = 0; attempt < LIMITS.clientAttemptsMax; attempt++) {
       const route = await this.describe();
@@ -111,12 +330,13 @@ export class TableClient {
         throw new MinkError('InvalidArgument', `bucket must be an integer in [0, ${route.buckets}), got ${bucket}`);
       }
       if (!leader) {
+        lastError = new UnavailableError(`bucket ${bucket} of table '${this.name}' has no leader`);
         await sleep(backoffDelayMs(attempt, this.random));
         await this.describe(true);
         continue;
       }
       try {
-        return await requestJson<T>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...request, tableId: route.tableId });
+        return await requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...request, tableId: route.tableId });
       } catch (error) {
         if (!(error instanceof MinkError)) throw error;
         lastError = error;
@@ -157,23 +377,4 @@ export class TableClient {
     }
     throw lastError;
   }
-}
-
-/** Splits one bucket's rows into requests that stay under the row and byte bounds of one append. */
-function chunksOf(columns: ColumnSpec[], rows: Row[]): Record<string, unknown>[][] {
-  const chunks: Record<string, unknown>[][] = [];
-  let current: Record<string, unknown>[] = [];
-  let currentBytes = 0;
-  for (const row of rowsToJson(columns, rows)) {
-    const bytes = JSON.stringify(row).length + 1;
-    if (current.length > 0 && (current.length >= LIMITS.appendRowsPerRequestMax || currentBytes + bytes > LIMITS.appendRequestBytesMax)) {
-      chunks.push(current);
-      current = [];
-      currentBytes = 0;
-    }
-    current.push(row);
-    currentBytes += bytes;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
 }

@@ -1,0 +1,37 @@
+import { InvalidArgumentError } from '@mink/protocol';
+
+import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
+
+describe('bodies of the primary-key endpoints', () => {
+  test.each<[string, () => unknown, RegExp]>([
+    ['a put body that is not an object', () => readPutBody([{ id: 1 }]), /^put body must be \{rows: \[\.\.\.\], columns\?: \[\.\.\.\]\}$/],
+    ['a put body without rows', () => readPutBody({}), /^put body: rows is required$/],
+    ['a put body whose rows are not an array', () => readPutBody({ rows: { id: 1 } }), /^put body: rows must be an array$/],
+    ['a put body with a misspelt field', () => readPutBody({ rows: [], column: ['id'] }), /^put body has an unknown field 'column'/],
+    ['a put body whose columns are not names', () => readPutBody({ rows: [], columns: 'id' }), /^put body: columns must be an array of column names$/],
+    ['a put body whose columns are null', () => readPutBody({ rows: [], columns: null }), /columns must be an array of column names/],
+    ['a delete body with rows instead of keys', () => readDeleteBody({ rows: [] }), /^delete body has an unknown field 'rows'/],
+    ['a delete body without keys', () => readDeleteBody(null), /^delete body must be \{keys: \[\.\.\.\]\}$/],
+    ['a lookup body whose keys are not an array', () => readLookupBody({ keys: 'a' }), /^lookup body: keys must be an array$/],
+    ['a lookup body with a bad projection', () => readLookupBody({ keys: [], columns: [1] }), /^lookup body: columns must be an array of column names$/],
+    ['a prefix lookup body without prefixes', () => readPrefixLookupBody({ keys: [] }), /^prefix lookup body has an unknown field 'keys'/],
+    ['a prefix lookup body whose limit is text', () => readPrefixLookupBody({ prefixes: [], limit: '10' }), /^prefix lookup body: limit must be a number, got string$/],
+  ])('refuses %s', (_case, read, message) => {
+    // Proves a body of the wrong shape is a 400 InvalidArgument naming the endpoint and the field.
+    expect(read).toThrow(InvalidArgumentError);
+    expect(read).toThrow(message);
+  });
+
+  test.each<[string, () => unknown, unknown]>([
+    ['a full put', () => readPutBody({ rows: [{ id: 1 }] }), { rows: [{ id: 1 }] }],
+    ['a partial put', () => readPutBody({ rows: [{ id: 1 }], columns: ['id'] }), { rows: [{ id: 1 }], columns: ['id'] }],
+    ['a delete', () => readDeleteBody({ keys: [{ id: 1 }] }), { keys: [{ id: 1 }] }],
+    ['a lookup with a projection', () => readLookupBody({ keys: [{ id: 1 }], columns: [] }), { keys: [{ id: 1 }], columns: [] }],
+    ['a prefix lookup with a limit', () => readPrefixLookupBody({ prefixes: [{ shop: 'a' }], limit: 5 }), { prefixes: [{ shop: 'a' }], limit: 5 }],
+    // Emptiness and row contents are the client's to judge against the table, so they pass here.
+    ['an empty put', () => readPutBody({ rows: [] }), { rows: [] }],
+  ])('reads %s', (_case, read, expected) => {
+    // Proves well-shaped bodies come through unchanged, without fields they did not have.
+    expect(read()).toEqual(expected);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * Shapes of the JSON bodies of the gateway's primary-key endpoints (DESIGN §7). Each reader checks the
+ * shape only — an object with the expected fields, arrays where arrays belong — and throws
+ * InvalidArgumentError (HTTP 400) naming the endpoint and the field that is wrong. Unknown fields are
+ * refused rather than ignored: a misspelt `columns` would otherwise turn a partial put into a full one
+ * and set every other column to null. The rows, keys and prefixes themselves are checked against the
+ * table by the client.
+ */
+import { InvalidArgumentError } from '@mink/protocol';
+
+export interface PutBody {
+  rows: unknown[];
+  columns?: string[];
+}
+
+export interface DeleteBody {
+  keys: unknown[];
+}
+
+export interface LookupBody {
+  keys: unknown[];
+  columns?: string[];
+}
+
+export interface PrefixLookupBody {
+  prefixes: unknown[];
+  columns?: string[];
+  limit?: number;
+}
+
+/** `{rows:[…], columns?:[…]}` of POST /v1/tables/{name}/put. */
+export function readPutBody(body: unknown): PutBody {
+  const fields = readFields(body, 'put', '{rows: [...], columns?: [...]}', ['rows', 'columns']);
+  return { rows: readArray(fields, 'rows', 'put'), ...optionalColumns(fields, 'put') };
+}
+
+/** `{keys:[…]}` of POST /v1/tables/{name}/delete. */
+export function readDeleteBody(body: unknown): DeleteBody {
+  const fields = readFields(body, 'delete', '{keys: [...]}', ['keys']);
+  return { keys: readArray(fields, 'keys', 'delete') };
+}
+
+/** `{keys:[…], columns?:[…]}` of POST /v1/tables/{name}/lookup. */
+export function readLookupBody(body: unknown): LookupBody {
+  const fields = readFields(body, 'lookup', '{keys: [...], columns?: [...]}', ['keys', 'columns']);
+  return { keys: readArray(fields, 'keys', 'lookup'), ...optionalColumns(fields, 'lookup') };
+}
+
+/** `{prefixes:[…], columns?:[…], limit?}` of POST /v1/tables/{name}/prefix-lookup. */
+export function readPrefixLookupBody(body: unknown): PrefixLookupBody {
+  const fields = readFields(body, 'prefix lookup', '{prefixes: [...], columns?: [...], limit?: n}', ['prefixes', 'columns', 'limit']);
+  const result: PrefixLookupBody = { prefixes: readArray(fields, 'prefixes', 'prefix lookup'), ...optionalColumns(fields, 'prefix lookup') };
+  if (fields.limit !== undefined) {
+    // The range is the client's to check; here only the JSON type.
+    if (typeof fields.limit !== 'number') throw new InvalidArgumentError(`prefix lookup body: limit must be a number, got ${typeof fields.limit}`);
+    result.limit = fields.limit;
+  }
+  return result;
+}
+
+function readFields(body: unknown, endpoint: string, shape: string, allowed: string[]): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidArgumentError(`${endpoint} body must be ${shape}`);
+  const fields = body as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((field) => !allowed.includes(field));
+  if (unknown !== undefined) {
+    throw new InvalidArgumentError(`${endpoint} body has an unknown field '${unknown}'; it must be ${shape}`);
+  }
+  return fields;
+}
+
+function readArray(fields: Record<string, unknown>, field: string, endpoint: string): unknown[] {
+  const value = Object.hasOwn(fields, field) ? fields[field] : undefined;
+  if (value === undefined) throw new InvalidArgumentError(`${endpoint} body: ${field} is required`);
+  if (!Array.isArray(value)) throw new InvalidArgumentError(`${endpoint} body: ${field} must be an array`);
+  return value;
+}
+
+function optionalColumns(fields: Record<string, unknown>, endpoint: string): { columns?: string[] } {
+  const value = Object.hasOwn(fields, 'columns') ? fields.columns : undefined;
+  if (value === undefined) return {};
+  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string')) {
+    throw new InvalidArgumentError(`${endpoint} body: columns must be an array of column names`);
+  }
+  return { columns: value as string[] };
+}

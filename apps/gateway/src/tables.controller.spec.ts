@@ -1,0 +1,110 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { MinkClient, TableClient } from '@mink/client';
+import type { TableRecord } from '@mink/meta';
+import { InvalidArgumentError, type WriteTableResult } from '@mink/protocol';
+import { HttpErrorFilter, ServiceState, type ClusterMember } from '@mink/runtime';
+
+import { GatewayModule } from './gateway.module';
+import { GatewayService } from './gateway.service';
+
+/**
+ * The primary-key endpoints of DESIGN §7 over HTTP, with the table client replaced by a recorder: routes,
+ * status codes, error bodies, and the arguments each endpoint hands to the client.
+ */
+
+const ORDERS: TableRecord = {
+  id: 7,
+  name: 'orders',
+  kind: 'pk',
+  columns: [
+    { name: 'shop', type: 'string' },
+    { name: 'id', type: 'int64' },
+  ],
+  primaryKey: ['shop', 'id'],
+  bucketKey: ['shop'],
+  buckets: 2,
+  properties: {},
+  createdAtMs: 0,
+  partitions: [],
+};
+
+const WRITTEN: WriteTableResult = { written: 1, buckets: [{ bucket: 1, operations: 1, baseOffset: 4, count: 1 }] };
+
+describe('gateway primary-key endpoints', () => {
+  let app: NestFastifyApplication;
+  const calls: { operation: string; args: unknown[] }[] = [];
+  const table = {
+    put: async (...args: unknown[]) => (calls.push({ operation: 'put', args }), WRITTEN),
+    delete: async (...args: unknown[]) => (calls.push({ operation: 'delete', args }), WRITTEN),
+    lookup: async (...args: unknown[]) => (calls.push({ operation: 'lookup', args }), { rows: [{ shop: 'a', id: '1' }, null] }),
+    prefixLookup: async (...args: unknown[]) => {
+      calls.push({ operation: 'prefixLookup', args });
+      if ((args[1] as { limit?: number }).limit === 0) throw new InvalidArgumentError('limit must be an integer from 1 to 10000, got 0');
+      return { results: [{ rows: [], truncated: false }] };
+    },
+  } as unknown as TableClient;
+
+  beforeAll(async () => {
+    const member = { view: { tables: { orders: ORDERS }, buckets: {}, nodes: {} } } as unknown as ClusterMember;
+    const client = { table: (name: string) => (name === 'orders' ? table : undefined) } as unknown as MinkClient;
+    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(new ServiceState('gateway', 'test'), new GatewayService(member, client)), new FastifyAdapter(), {
+      logger: false,
+    });
+    app.useGlobalFilters(new HttpErrorFilter());
+    await app.init();
+    await app.getHttpAdapter().getInstance().ready();
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  beforeEach(() => {
+    calls.length = 0;
+  });
+
+  async function post(path: string, payload: unknown): Promise<{ status: number; body: unknown }> {
+    const response = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: path, payload: payload as object });
+    return { status: response.statusCode, body: response.json() };
+  }
+
+  test.each<[string, unknown, string, unknown[], unknown]>([
+    ['put', { rows: [{ shop: 'a', id: 1 }] }, 'put', [[{ shop: 'a', id: 1 }], {}], WRITTEN],
+    ['put', { rows: [{ shop: 'a', id: 1 }], columns: ['shop', 'id'] }, 'put', [[{ shop: 'a', id: 1 }], { columns: ['shop', 'id'] }], WRITTEN],
+    ['delete', { keys: [{ shop: 'a', id: 1 }] }, 'delete', [[{ shop: 'a', id: 1 }]], WRITTEN],
+    ['lookup', { keys: [{ shop: 'a', id: 1 }, { shop: 'b', id: 2 }], columns: ['id'] }, 'lookup', [[{ shop: 'a', id: 1 }, { shop: 'b', id: 2 }], { columns: ['id'] }], { rows: [{ shop: 'a', id: '1' }, null] }],
+    ['prefix-lookup', { prefixes: [{ shop: 'a' }], limit: 5 }, 'prefixLookup', [[{ shop: 'a' }], { limit: 5 }], { results: [{ rows: [], truncated: false }] }],
+  ])('POST /v1/tables/orders/%s answers 200 with the client result', async (endpoint, payload, operation, args, expected) => {
+    // Proves each endpoint is routed, hands the body's parts to the matching client call, and answers 200.
+    const response = await post(`/v1/tables/orders/${endpoint}`, payload);
+    expect(response).toEqual({ status: 200, body: expected });
+    expect(calls).toEqual([{ operation, args }]);
+  });
+
+  test.each<[string, unknown, RegExp]>([
+    ['put', { rows: { shop: 'a' } }, /put body: rows must be an array/],
+    ['put', { rows: [], colums: ['id'] }, /unknown field 'colums'/],
+    ['delete', { keys: 'a' }, /delete body: keys must be an array/],
+    ['lookup', [], /lookup body must be/],
+    ['prefix-lookup', { prefixes: [{ shop: 'a' }], limit: 0 }, /limit must be an integer/],
+  ])('POST /v1/tables/orders/%s with a bad body answers 400 InvalidArgument', async (endpoint, payload, message) => {
+    // Proves bad bodies become {error:{code:'InvalidArgument', message}} with status 400.
+    const response = await post(`/v1/tables/orders/${endpoint}`, payload);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: { code: 'InvalidArgument', message: expect.stringMatching(message) } });
+  });
+
+  test.each<[string, unknown]>([
+    ['put', { rows: [{ shop: 'a', id: 1 }] }],
+    ['delete', { keys: [{ shop: 'a', id: 1 }] }],
+    ['lookup', { keys: [{ shop: 'a', id: 1 }] }],
+    ['prefix-lookup', { prefixes: [{ shop: 'a' }] }],
+  ])('POST /v1/tables/missing/%s answers 404 NotFound', async (endpoint, payload) => {
+    // Proves an unknown table is a 404 and the client is never called.
+    const response = await post(`/v1/tables/missing/${endpoint}`, payload);
+    expect(response).toEqual({ status: 404, body: { error: { code: 'NotFound', message: "table 'missing' does not exist" } } });
+    expect(calls).toEqual([]);
+  });
+});

@@ -1,0 +1,126 @@
+import { LIMITS } from '@mink/config';
+import type { WriteBucketResult } from '@mink/protocol';
+
+import {
+  byBucketThenOffset,
+  chunksOf,
+  indexesByBucket,
+  jsonBytesOf,
+  prefixLookupRequestBounds,
+  reassemble,
+  writeTableResultOf,
+  type AnsweredChunk,
+  type RequestBounds,
+} from './request-planning';
+
+describe('chunksOf', () => {
+  const unitBytes = (): number => 1;
+
+  test.each<[string, number[], RequestBounds, number[][]]>([
+    ['no items', [], { itemsMax: 3, bytesMax: 100 }, []],
+    ['fewer items than the bound', [1, 2], { itemsMax: 3, bytesMax: 100 }, [[1, 2]]],
+    ['exactly the item bound', [1, 2, 3], { itemsMax: 3, bytesMax: 100 }, [[1, 2, 3]]],
+    ['one over the item bound', [1, 2, 3, 4], { itemsMax: 3, bytesMax: 100 }, [[1, 2, 3], [4]]],
+    ['the byte bound before the item bound', [1, 2, 3, 4, 5], { itemsMax: 10, bytesMax: 2 }, [[1, 2], [3, 4], [5]]],
+    ['one item per chunk', [1, 2, 3], { itemsMax: 1, bytesMax: 100 }, [[1], [2], [3]]],
+  ])('cuts %s in order', (_case, items, bounds, expected) => {
+    // Proves chunks keep every item once, in order, and each chunk stays within both bounds.
+    expect(chunksOf(items, bounds, unitBytes)).toEqual(expected);
+  });
+
+  it('gives an item larger than the byte bound a chunk of its own instead of dropping it', () => {
+    // Proves an oversized item is sent alone (for the receiver to refuse), never merged or lost.
+    const sizes = new Map([['small', 10], ['huge', 1_000], ['tail', 10]]);
+    expect(chunksOf(['small', 'huge', 'tail'], { itemsMax: 10, bytesMax: 100 }, (item) => sizes.get(item)!)).toEqual([['small'], ['huge'], ['tail']]);
+  });
+
+  it('measures JSON by default, in UTF-8 bytes', () => {
+    // Proves the default measure counts multi-byte characters as bytes, so a chunk never exceeds the wire bound.
+    const row = { name: 'é'.repeat(10) };
+    expect(jsonBytesOf(row)).toBe(Buffer.byteLength(JSON.stringify(row)) + 1);
+    expect(jsonBytesOf(row)).toBeGreaterThan(JSON.stringify(row).length + 1);
+    const bytesMax = jsonBytesOf(row) * 2;
+    expect(chunksOf([row, row, row], { itemsMax: 100, bytesMax })).toEqual([[row, row], [row]]);
+  });
+
+  it('refuses a bound that could never make progress', () => {
+    // Proves a zero item bound is a programming error, not an endless loop.
+    expect(() => chunksOf([1], { itemsMax: 0, bytesMax: 10 })).toThrow(/itemsMax/);
+  });
+});
+
+describe('indexesByBucket', () => {
+  it('groups positions by bucket in increasing order, buckets in the order of their first item', () => {
+    // Proves the split keeps enough to put answers back where each item was.
+    const buckets = [2, 0, 2, 1, 0, 2];
+    const split = indexesByBucket(buckets, (bucket) => bucket);
+    expect([...split.entries()]).toEqual([
+      [2, [0, 2, 5]],
+      [0, [1, 4]],
+      [1, [3]],
+    ]);
+  });
+
+  it('is empty for no items', () => {
+    // Proves an empty call asks no bucket.
+    expect(indexesByBucket([], () => 0).size).toBe(0);
+  });
+});
+
+describe('reassemble', () => {
+  it('puts answers from several buckets and chunks back in the order of the call', () => {
+    // Proves answer i of the result answers item i, however the items were split.
+    const chunks: AnsweredChunk<string>[] = [
+      { indexes: [1, 4], answers: ['b', 'e'] },
+      { indexes: [0, 2], answers: ['a', 'c'] },
+      { indexes: [3], answers: ['d'] },
+    ];
+    expect(reassemble(5, chunks)).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
+  it('keeps null answers (keys without a row) in place', () => {
+    // Proves a missing row stays null at its key's position rather than shifting later answers.
+    expect(reassemble(3, [{ indexes: [2, 0, 1], answers: [{ id: 3 }, null, { id: 2 }] }])).toEqual([null, { id: 2 }, { id: 3 }]);
+  });
+
+  test.each<[string, number, AnsweredChunk<number>[], RegExp]>([
+    ['too few answers for a request', 2, [{ indexes: [0, 1], answers: [1] }], /answered 1 items of a request for 2/],
+    ['too many answers for a request', 1, [{ indexes: [0], answers: [1, 2] }], /answered 2 items of a request for 1/],
+    ['a position answered twice', 2, [{ indexes: [0], answers: [1] }, { indexes: [0], answers: [1] }], /answered twice/],
+    ['a position never answered', 2, [{ indexes: [0], answers: [1] }], /position 1 of 2 got no answer/],
+    ['a position outside the call', 1, [{ indexes: [1], answers: [1] }], /outside/],
+  ])('throws on %s', (_case, count, chunks, message) => {
+    // Proves a broken answer fails loudly instead of handing the caller rows for the wrong keys.
+    expect(() => reassemble(count, chunks)).toThrow(message);
+  });
+});
+
+describe('prefixLookupRequestBounds', () => {
+  test.each<[number, number]>([
+    [LIMITS.prefixLookupRowsMax, 1],
+    [LIMITS.prefixLookupRowsMax / 2, 2],
+    [LIMITS.prefixLookupRowsMax - 1, 1],
+    [100, LIMITS.prefixLookupRowsMax / 100],
+    [1, Math.min(LIMITS.prefixLookupRowsMax, LIMITS.lookupKeysPerRequestMax)],
+  ])('with a limit of %d rows per prefix, carries %d prefixes per request', (limit, prefixes) => {
+    // Proves one request's answer stays within prefixLookupRowsMax rows, and a request always carries a prefix.
+    expect(prefixLookupRequestBounds(limit).itemsMax).toBe(prefixes);
+    expect(prefixLookupRequestBounds(limit).bytesMax).toBe(LIMITS.appendRequestBytesMax);
+  });
+
+  it('refuses a limit that is not a positive integer', () => {
+    // Proves the bound is only computed from a checked limit.
+    expect(() => prefixLookupRequestBounds(0)).toThrow(/positive integer/);
+  });
+});
+
+describe('write results', () => {
+  const result = (bucket: number, baseOffset: number): WriteBucketResult => ({ bucket, operations: 1, baseOffset, count: 1 });
+
+  it('orders bucket results by bucket, then by offset', () => {
+    // Proves the table-wide answer lists buckets as the HTTP contract shows them, whatever order requests finished in.
+    const results = [result(2, 5), result(0, 9), result(2, 1), result(0, 3)];
+    expect(writeTableResultOf(4, results)).toEqual({ written: 4, buckets: [result(0, 3), result(0, 9), result(2, 1), result(2, 5)] });
+    expect(byBucketThenOffset(results)).not.toBe(results);
+  });
+});

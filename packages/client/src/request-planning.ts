@@ -1,0 +1,118 @@
+/**
+ * Pure planning of bucket requests: how a table-wide call is split by bucket and cut into requests that
+ * stay under the bounds of one request, and how the answers of those requests are put back together in
+ * the caller's order. Nothing here does I/O, so TableClient's routing and ordering rules can be tested
+ * without a cluster.
+ */
+import { LIMITS } from '@mink/config';
+import type { WriteBucketResult } from '@mink/protocol';
+
+/** What one request may carry: at most `itemsMax` items (rows, keys or prefixes) and `bytesMax` bytes of their JSON. */
+export interface RequestBounds {
+  itemsMax: number;
+  bytesMax: number;
+}
+
+/** An append request to one bucket. */
+export const APPEND_REQUEST_BOUNDS: RequestBounds = { itemsMax: LIMITS.appendRowsPerRequestMax, bytesMax: LIMITS.appendRequestBytesMax };
+
+/** A put or delete request to one bucket: the data node plans it as one PK write batch. */
+export const PK_WRITE_REQUEST_BOUNDS: RequestBounds = { itemsMax: LIMITS.pkBatchOperationsMax, bytesMax: LIMITS.appendRequestBytesMax };
+
+/** A lookup request to one bucket. */
+export const LOOKUP_REQUEST_BOUNDS: RequestBounds = { itemsMax: LIMITS.lookupKeysPerRequestMax, bytesMax: LIMITS.appendRequestBytesMax };
+
+/**
+ * A prefix lookup request to one bucket. Each prefix may bring back up to `limitPerPrefix` rows, so a
+ * request carries only as many prefixes as keep its answer within LIMITS.prefixLookupRowsMax rows (the
+ * most one prefix may return), and always at least one; the reply must fit in one NATS message.
+ */
+export function prefixLookupRequestBounds(limitPerPrefix: number): RequestBounds {
+  if (!Number.isSafeInteger(limitPerPrefix) || limitPerPrefix < 1) throw new Error(`limitPerPrefix must be a positive integer, got ${limitPerPrefix}`);
+  const prefixesMax = Math.max(1, Math.floor(LIMITS.prefixLookupRowsMax / limitPerPrefix));
+  return { itemsMax: Math.min(prefixesMax, LIMITS.lookupKeysPerRequestMax), bytesMax: LIMITS.appendRequestBytesMax };
+}
+
+/** UTF-8 bytes of `value` as JSON, plus one for the comma that separates it from the next item of its array. */
+export function jsonBytesOf(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value), 'utf8') + 1;
+}
+
+/**
+ * Cuts `items` into consecutive chunks, in order, each within `bounds`. `bytesOf` measures one item
+ * (its JSON by default). An item larger than `bytesMax` on its own gets a chunk of its own: the
+ * receiver refuses it if it must, and the client never drops or reorders anything.
+ */
+export function chunksOf<T>(items: readonly T[], bounds: RequestBounds, bytesOf: (item: T) => number = jsonBytesOf): T[][] {
+  if (!Number.isSafeInteger(bounds.itemsMax) || bounds.itemsMax < 1) throw new Error(`itemsMax must be a positive integer, got ${bounds.itemsMax}`);
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let currentBytes = 0;
+  for (const item of items) {
+    const bytes = bytesOf(item);
+    if (current.length > 0 && (current.length >= bounds.itemsMax || currentBytes + bytes > bounds.bytesMax)) {
+      chunks.push(current);
+      current = [];
+      currentBytes = 0;
+    }
+    current.push(item);
+    currentBytes += bytes;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/**
+ * The positions of `items` grouped by the bucket `bucketOf` gives each, in increasing position within a
+ * bucket. The map holds only buckets that get items, in the order of their first item.
+ */
+export function indexesByBucket<T>(items: readonly T[], bucketOf: (item: T) => number): Map<number, number[]> {
+  const split = new Map<number, number[]>();
+  items.forEach((item, index) => {
+    const bucket = bucketOf(item);
+    const indexes = split.get(bucket);
+    if (indexes === undefined) split.set(bucket, [index]);
+    else indexes.push(index);
+  });
+  return split;
+}
+
+/** The answers of one request: `answers[i]` answers the item at position `indexes[i]` of the caller's call. */
+export interface AnsweredChunk<R> {
+  indexes: readonly number[];
+  answers: readonly R[];
+}
+
+/**
+ * Puts the answers of every request back in the caller's order: element i of the result answers item i.
+ * Each of the `count` positions must be answered exactly once; a request that answered a different number
+ * of items than it asked about is a broken server and throws.
+ */
+export function reassemble<R>(count: number, chunks: readonly AnsweredChunk<R>[]): R[] {
+  const result = new Array<R>(count);
+  const answered = new Array<boolean>(count).fill(false);
+  for (const chunk of chunks) {
+    if (chunk.answers.length !== chunk.indexes.length) {
+      throw new Error(`a bucket answered ${chunk.answers.length} items of a request for ${chunk.indexes.length}`);
+    }
+    chunk.indexes.forEach((index, position) => {
+      if (!Number.isInteger(index) || index < 0 || index >= count) throw new Error(`answer for position ${index} outside [0, ${count})`);
+      if (answered[index]) throw new Error(`position ${index} was answered twice`);
+      answered[index] = true;
+      result[index] = chunk.answers[position];
+    });
+  }
+  const missing = answered.indexOf(false);
+  if (missing !== -1) throw new Error(`position ${missing} of ${count} got no answer`);
+  return result;
+}
+
+/** Bucket results in the order callers see them: by bucket, then by offset within the bucket. */
+export function byBucketThenOffset<T extends { bucket: number; baseOffset: number }>(results: T[]): T[] {
+  return results.slice().sort((a, b) => a.bucket - b.bucket || a.baseOffset - b.baseOffset);
+}
+
+/** The answer to a table-wide put or delete of `written` rows or keys from the results of its bucket requests. */
+export function writeTableResultOf(written: number, results: WriteBucketResult[]): { written: number; buckets: WriteBucketResult[] } {
+  return { written, buckets: byBucketThenOffset(results) };
+}

@@ -1,0 +1,373 @@
+import type { NatsConnection } from 'nats';
+import { LIMITS } from '@mink/config';
+import type { ColumnSpec } from '@mink/meta';
+import {
+  InvalidArgumentError,
+  MinkError,
+  NotLeaderError,
+  SUBJECTS,
+  UnavailableError,
+  toErrorBody,
+  type DeleteBucketRequest,
+  type LookupBucketRequest,
+  type PrefixLookupBucketRequest,
+  type PutBucketRequest,
+  type TableRoute,
+  type WriteBucketResult,
+} from '@mink/protocol';
+import { bucketOfRow, validateRows } from '@mink/records';
+
+import { TableClient } from './table-client';
+
+/**
+ * TableClient against a fake NATS connection that plays the data nodes: it answers describeTable from a
+ * route and bucket requests from an in-memory table, checks that each request reached the bucket its
+ * rows belong to, and records every request in arrival order.
+ */
+
+const COLUMNS: ColumnSpec[] = [
+  { name: 'shop', type: 'string' },
+  { name: 'id', type: 'int64' },
+  { name: 'amount', type: 'float64' },
+];
+const BUCKETS = 4;
+
+function pkRoute(overrides: Partial<TableRoute> = {}): TableRoute {
+  return {
+    table: 'orders',
+    tableId: 7,
+    kind: 'pk',
+    columns: COLUMNS,
+    primaryKey: ['shop', 'id'],
+    bucketKey: ['shop'],
+    buckets: BUCKETS,
+    leaders: Array.from({ length: BUCKETS }, (_, bucket) => ({ node: `n${bucket % 2}`, address: addressOf(bucket % 2), leaderEpoch: 1 })),
+    ...overrides,
+  };
+}
+
+function addressOf(node: number): string {
+  return SUBJECTS.nodeAddress(`n${node}`);
+}
+
+type BucketRequest = PutBucketRequest | DeleteBucketRequest | LookupBucketRequest | PrefixLookupBucketRequest;
+
+interface Received {
+  subject: string;
+  request: BucketRequest;
+}
+
+/** Delivery of one request: the handler may hold it back until `release` is called. */
+type Handler = (subject: string, request: BucketRequest) => unknown;
+
+class FakeCluster {
+  readonly received: Received[] = [];
+  /** Stored rows by bucket, keyed by the JSON of their primary key. */
+  readonly stored = new Map<number, Map<string, Record<string, unknown>>>();
+  private readonly nextOffset = new Map<number, number>();
+  /** Delays of the answers to successive describeTable requests, in milliseconds (none once used up). */
+  describeDelaysMs: number[] = [];
+  /** Overrides the fake data node for the next requests (e.g. to answer NotLeader). */
+  intercept: ((subject: string, request: BucketRequest) => unknown) | null = null;
+
+  constructor(readonly route: TableRoute) {}
+
+  readonly nc = {
+    request: async (subject: string, data: Uint8Array) => {
+      const body = JSON.parse(new TextDecoder().decode(data)) as { op: string };
+      let reply: unknown;
+      try {
+        reply = { result: await this.answer(subject, body) };
+      } catch (error) {
+        reply = toErrorBody(error);
+      }
+      return { data: new TextEncoder().encode(JSON.stringify(reply)) };
+    },
+  } as unknown as NatsConnection;
+
+  private async answer(subject: string, body: { op: string }): Promise<unknown> {
+    if (subject === SUBJECTS.anyNodeRpc && body.op === 'describeTable') {
+      const delayMs = this.describeDelaysMs.shift() ?? 0;
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      return structuredClone(this.route);
+    }
+    const request = body as BucketRequest;
+    this.received.push({ subject, request });
+    if (this.intercept) {
+      const intercepted = await this.intercept(subject, request);
+      if (intercepted !== undefined) return intercepted;
+    }
+    const leader = this.route.leaders[request.bucket];
+    if (!leader || SUBJECTS.nodeRpc(leader.address) !== subject) throw new Error(`bucket ${request.bucket} asked at ${subject}`);
+    return this.serve(request);
+  }
+
+  /** The data node's part: checks routing, then applies or reads. */
+  private serve(request: BucketRequest): unknown {
+    const keyColumns = this.route.primaryKey;
+    const bucketRows = this.stored.get(request.bucket) ?? new Map<string, Record<string, unknown>>();
+    this.stored.set(request.bucket, bucketRows);
+    const keyOf = (row: Record<string, unknown>) => JSON.stringify(keyColumns.map((name) => row[name]));
+    const checkBucket = (rows: Record<string, unknown>[], bucketKey: string[], allowed?: string[]) => {
+      for (const row of validateRows(COLUMNS, rows, allowed ? { allowedColumns: allowed } : {})) {
+        expect(bucketOfRow(row, bucketKey, this.route.buckets)).toBe(request.bucket);
+      }
+    };
+    switch (request.op) {
+      case 'put': {
+        checkBucket(request.rows as Record<string, unknown>[], this.route.bucketKey, request.columns);
+        for (const row of request.rows as Record<string, unknown>[]) bucketRows.set(keyOf(row), { ...bucketRows.get(keyOf(row)), ...row });
+        return this.written(request.bucket, request.rows.length);
+      }
+      case 'delete': {
+        checkBucket(request.keys as Record<string, unknown>[], this.route.bucketKey, keyColumns);
+        for (const key of request.keys as Record<string, unknown>[]) bucketRows.delete(keyOf(key));
+        return this.written(request.bucket, request.keys.length);
+      }
+      case 'lookup': {
+        checkBucket(request.keys as Record<string, unknown>[], this.route.bucketKey, keyColumns);
+        return { rows: (request.keys as Record<string, unknown>[]).map((key) => project(bucketRows.get(keyOf(key)) ?? null, request.columns)) };
+      }
+      case 'prefixLookup': {
+        checkBucket(request.prefixes as Record<string, unknown>[], this.route.bucketKey, this.route.bucketKey);
+        const limit = request.limit ?? LIMITS.prefixLookupRowsMax;
+        return {
+          results: (request.prefixes as Record<string, unknown>[]).map((prefix) => {
+            const matching = [...bucketRows.values()].filter((row) => this.route.bucketKey.every((name) => row[name] === prefix[name]));
+            return { rows: matching.slice(0, limit).map((row) => project(row, request.columns)!), truncated: matching.length > limit };
+          }),
+        };
+      }
+    }
+  }
+
+  private written(bucket: number, operations: number): WriteBucketResult {
+    const baseOffset = this.nextOffset.get(bucket) ?? 0;
+    this.nextOffset.set(bucket, baseOffset + operations);
+    return { bucket, operations, baseOffset, count: operations };
+  }
+}
+
+function project(row: Record<string, unknown> | null, columns: string[] | undefined): Record<string, unknown> | null {
+  if (row === null || columns === undefined) return row;
+  return Object.fromEntries(columns.map((name) => [name, row[name] ?? null]));
+}
+
+const SHOPS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];
+
+function bucketOfShop(shop: string): number {
+  return bucketOfRow({ shop }, ['shop'], BUCKETS);
+}
+
+describe('TableClient on a primary-key table', () => {
+  it('puts rows to the bucket of their bucket key and answers with results by bucket then offset', async () => {
+    // Proves put routes each row by bucketOfRow, sends JSON rows (int64 as strings), and sorts the answer.
+    const cluster = new FakeCluster(pkRoute());
+    const client = new TableClient(cluster.nc, 'orders');
+    const rows = SHOPS.map((shop, index) => ({ shop, id: index, amount: index * 1.5 }));
+    const result = await client.put(rows);
+    expect(result.written).toBe(rows.length);
+    expect(result.buckets.map((bucket) => bucket.bucket)).toEqual([...new Set(SHOPS.map(bucketOfShop))].sort((a, b) => a - b));
+    expect(result.buckets.reduce((sum, bucket) => sum + bucket.operations, 0)).toBe(rows.length);
+    const put = cluster.received.find((received) => received.request.op === 'put')!.request as PutBucketRequest;
+    expect(put).toMatchObject({ table: 'orders', tableId: 7, partition: null });
+    expect(put.columns).toBeUndefined();
+    expect(typeof (put.rows[0] as { id: unknown }).id).toBe('string');
+  });
+
+  it('fails a put with one bad row before anything is sent', async () => {
+    // Proves validation covers the whole call: a bad row or a missing key sends nothing at all.
+    const cluster = new FakeCluster(pkRoute());
+    const client = new TableClient(cluster.nc, 'orders');
+    await expect(client.put([{ shop: 'alpha', id: 1 }, { shop: 'beta', id: 'x' }])).rejects.toThrow(InvalidArgumentError);
+    await expect(client.put([{ shop: 'alpha', amount: 1 }])).rejects.toThrow(/column 'id': a value is required/);
+    expect(cluster.received).toEqual([]);
+  });
+
+  it('sends a partial put with its columns and refuses one that leaves a key column out', async () => {
+    // Proves partial puts carry `columns` and that a column list without the whole key is refused up front.
+    const cluster = new FakeCluster(pkRoute());
+    const client = new TableClient(cluster.nc, 'orders');
+    await client.put([{ shop: 'alpha', id: 1, amount: 1 }]);
+    await client.put([{ shop: 'alpha', id: 1, amount: 2 }], { columns: ['shop', 'id', 'amount'] });
+    const partial = cluster.received[1].request as PutBucketRequest;
+    expect(partial.columns).toEqual(['shop', 'id', 'amount']);
+    const before = cluster.received.length;
+    await expect(client.put([{ shop: 'alpha', amount: 3 }], { columns: ['shop', 'amount'] })).rejects.toThrow(
+      /must include every primary key column; missing 'id'/,
+    );
+    await expect(client.put([{ shop: 'alpha', id: 1 }], { columns: ['shop', 'id', 'colour'] })).rejects.toThrow(/unknown column 'colour'/);
+    await expect(client.put([{ shop: 'alpha', id: 1, amount: 3 }], { columns: ['shop', 'id'] })).rejects.toThrow(/column 'amount' is not among the request's columns/);
+    expect(cluster.received.length).toBe(before);
+  });
+
+  it('looks keys up across buckets and answers rows[i] for keys[i], null where there is no row', async () => {
+    // Proves lookup answers are reassembled in key order from per-bucket answers, with nulls in place.
+    const cluster = new FakeCluster(pkRoute());
+    const client = new TableClient(cluster.nc, 'orders');
+    await client.put(SHOPS.map((shop, index) => ({ shop, id: index, amount: index })));
+    const keys = [...SHOPS].reverse().map((shop) => ({ shop, id: SHOPS.indexOf(shop) }));
+    keys.splice(3, 0, { shop: 'alpha', id: 99 });
+    const { rows } = await client.lookup(keys, { columns: ['amount', 'shop'] });
+    expect(rows).toEqual(keys.map((key) => (key.id === 99 ? null : { amount: key.id, shop: key.shop })));
+  });
+
+  it('cuts a lookup into requests of at most lookupKeysPerRequestMax keys', async () => {
+    // Proves a large lookup is split per bucket under the key bound and still answers in key order.
+    const cluster = new FakeCluster(pkRoute({ buckets: 1, leaders: [{ node: 'n0', address: addressOf(0), leaderEpoch: 1 }] }));
+    const client = new TableClient(cluster.nc, 'orders');
+    await client.put([{ shop: 'alpha', id: 5, amount: 1 }]);
+    const count = LIMITS.lookupKeysPerRequestMax + 2;
+    const keys = Array.from({ length: count }, (_, index) => ({ shop: 'alpha', id: index }));
+    const { rows } = await client.lookup(keys);
+    const lookups = cluster.received.filter((received) => received.request.op === 'lookup').map((received) => (received.request as LookupBucketRequest).keys.length);
+    expect(lookups).toEqual([LIMITS.lookupKeysPerRequestMax, 2]);
+    expect(rows).toHaveLength(count);
+    expect(rows.filter((row) => row !== null)).toEqual([{ shop: 'alpha', id: '5', amount: 1 }]);
+    expect(rows[5]).not.toBeNull();
+  });
+
+  it('deletes keys in the bucket of their bucket key', async () => {
+    // Proves delete validates keys as exactly the primary key and routes them like put.
+    const cluster = new FakeCluster(pkRoute());
+    const client = new TableClient(cluster.nc, 'orders');
+    await client.put([{ shop: 'alpha', id: 1, amount: 1 }, { shop: 'beta', id: 2, amount: 2 }]);
+    const result = await client.delete([{ shop: 'alpha', id: 1 }]);
+    expect(result).toEqual({ written: 1, buckets: [{ bucket: bucketOfShop('alpha'), operations: 1, baseOffset: expect.any(Number), count: 1 }] });
+    expect((await client.lookup([{ shop: 'alpha', id: 1 }, { shop: 'beta', id: 2 }])).rows.map((row) => row?.shop ?? null)).toEqual([null, 'beta']);
+    await expect(client.delete([{ shop: 'alpha', id: 1, amount: 1 }])).rejects.toThrow(/column 'amount' is not among the request's columns/);
+    await expect(client.delete([])).rejects.toThrow(/keys must not be empty/);
+  });
+
+  it('answers prefix lookups in request order with the limit applied per prefix', async () => {
+    // Proves prefixes are routed by the bucket key and each answer lands at its prefix's position.
+    const cluster = new FakeCluster(pkRoute());
+    const client = new TableClient(cluster.nc, 'orders');
+    await client.put([
+      { shop: 'alpha', id: 1, amount: 1 },
+      { shop: 'alpha', id: 2, amount: 2 },
+      { shop: 'beta', id: 3, amount: 3 },
+    ]);
+    const { results } = await client.prefixLookup([{ shop: 'beta' }, { shop: 'gamma' }, { shop: 'alpha' }], { limit: 1, columns: ['id'] });
+    expect(results).toEqual([
+      { rows: [{ id: '3' }], truncated: false },
+      { rows: [], truncated: false },
+      { rows: [{ id: '1' }], truncated: true },
+    ]);
+    const request = cluster.received.find((received) => received.request.op === 'prefixLookup')!.request as PrefixLookupBucketRequest;
+    expect(request.limit).toBe(1);
+    await expect(client.prefixLookup([{ shop: 'alpha', id: 1 }])).rejects.toThrow(/column 'id' is not among the request's columns/);
+  });
+
+  it('refuses a prefix lookup on a table bucketed by its whole primary key', async () => {
+    // Proves the call fails as InvalidArgument pointing at lookup, and nothing is sent.
+    const cluster = new FakeCluster(pkRoute({ bucketKey: ['shop', 'id'] }));
+    const client = new TableClient(cluster.nc, 'orders');
+    await expect(client.prefixLookup([{ shop: 'alpha' }])).rejects.toThrow(/proper prefix of the primary key; use lookup/);
+    expect(cluster.received).toEqual([]);
+  });
+
+  it('follows a NotLeader redirect and keeps the new leader for later requests', async () => {
+    // Proves a put answered NotLeader is retried at the leader the redirect names, as appends are.
+    const bucket = bucketOfShop('alpha');
+    const route = pkRoute();
+    const cluster = new FakeCluster(route);
+    const stale = structuredClone(route);
+    const staleSubject = SUBJECTS.nodeRpc(stale.leaders[bucket]!.address);
+    const actualAddress = addressOf(9);
+    route.leaders[bucket] = { node: 'n9', address: actualAddress, leaderEpoch: 2 };
+    cluster.intercept = (subject, request) => {
+      if (subject === SUBJECTS.nodeRpc(actualAddress)) return undefined;
+      throw new NotLeaderError('not the leader', { table: 'orders', bucket: request.bucket, node: 'n9', to: actualAddress, leaderEpoch: 2 });
+    };
+    const client = new TableClient(cluster.nc, 'orders');
+    // The client starts from the stale route, as if the leader moved after it described the table.
+    (client as unknown as { route: TableRoute }).route = stale;
+    const result = await client.put([{ shop: 'alpha', id: 1, amount: 1 }]);
+    expect(result.buckets).toEqual([{ bucket, operations: 1, baseOffset: 0, count: 1 }]);
+    expect(cluster.received.map((received) => received.subject)).toEqual([staleSubject, SUBJECTS.nodeRpc(actualAddress)]);
+    await client.lookup([{ shop: 'alpha', id: 1 }]);
+    expect(cluster.received[2].subject).toBe(SUBJECTS.nodeRpc(actualAddress));
+  });
+
+  it('retries a write answered Unavailable', async () => {
+    // Proves Unavailable is retried after the answer's retry delay rather than failing the call.
+    const cluster = new FakeCluster(pkRoute());
+    let unavailable = 1;
+    cluster.intercept = () => {
+      if (unavailable-- > 0) throw new UnavailableError('bucket opening', 10);
+      return undefined;
+    };
+    const client = new TableClient(cluster.nc, 'orders');
+    await expect(client.delete([{ shop: 'alpha', id: 1 }])).resolves.toMatchObject({ written: 1 });
+    expect(cluster.received).toHaveLength(2);
+  });
+
+  it('sends writes of one bucket one at a time in call order', async () => {
+    // Proves a later put of a key never overtakes an earlier one: the second waits for the first's answer.
+    const cluster = new FakeCluster(pkRoute());
+    const releases: (() => void)[] = [];
+    cluster.intercept = (_subject, request) => {
+      if (request.op !== 'put') return undefined;
+      return new Promise<undefined>((resolve) => releases.push(() => resolve(undefined)));
+    };
+    const client = new TableClient(cluster.nc, 'orders');
+    const first = client.put([{ shop: 'alpha', id: 1, amount: 1 }]);
+    const second = client.put([{ shop: 'alpha', id: 1, amount: 2 }]);
+    const third = client.delete([{ shop: 'alpha', id: 1 }]);
+    await waitUntil(() => cluster.received.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The route was fetched once for all three calls, and only the first put has gone out.
+    expect(cluster.received.map((received) => received.request.op)).toEqual(['put']);
+    releases.shift()!();
+    await first;
+    await waitUntil(() => cluster.received.length >= 2);
+    expect((cluster.received[1].request as PutBucketRequest).rows).toEqual([{ shop: 'alpha', id: '1', amount: 2 }]);
+    releases.shift()!();
+    await second;
+    expect(await third).toMatchObject({ written: 1 });
+    expect(cluster.received.map((received) => received.request.op)).toEqual(['put', 'put', 'delete']);
+    expect(cluster.stored.get(bucketOfShop('alpha'))!.size).toBe(0);
+  });
+
+  it('keeps call order even when the first call waits longer for the route', async () => {
+    // Proves writes enter the bucket queues in call order, not in the order their route lookups answer.
+    const cluster = new FakeCluster(pkRoute());
+    cluster.describeDelaysMs = [50];
+    const client = new TableClient(cluster.nc, 'orders');
+    const first = client.put([{ shop: 'alpha', id: 1, amount: 1 }]);
+    const second = client.delete([{ shop: 'alpha', id: 1 }]);
+    await Promise.all([first, second]);
+    expect(cluster.received.map((received) => received.request.op)).toEqual(['put', 'delete']);
+    expect(cluster.stored.get(bucketOfShop('alpha'))!.size).toBe(0);
+  });
+
+  it('refuses append on a primary-key table', async () => {
+    // Proves append names put as the call to use.
+    const cluster = new FakeCluster(pkRoute());
+    const client = new TableClient(cluster.nc, 'orders');
+    await expect(client.append([{ shop: 'alpha', id: 1, amount: 1 }])).rejects.toThrow("table 'orders' is a primary-key table: use put");
+  });
+});
+
+describe('TableClient on a log table', () => {
+  it.each<[string, (client: TableClient) => Promise<unknown>]>([
+    ['put', (client) => client.put([{ shop: 'alpha', id: 1 }])],
+    ['delete', (client) => client.delete([{ shop: 'alpha', id: 1 }])],
+    ['lookup', (client) => client.lookup([{ shop: 'alpha', id: 1 }])],
+    ['prefixLookup', (client) => client.prefixLookup([{ shop: 'alpha' }])],
+  ])('refuses %s', async (_operation, call) => {
+    // Proves PK operations on a log table fail as InvalidArgument naming append, and nothing is sent.
+    const cluster = new FakeCluster(pkRoute({ kind: 'log', primaryKey: [], bucketKey: [] }));
+    const error = await call(new TableClient(cluster.nc, 'orders')).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MinkError);
+    expect((error as MinkError).code).toBe('InvalidArgument');
+    expect((error as MinkError).message).toBe("table 'orders' is a log table: use append");
+    expect(cluster.received).toEqual([]);
+  });
+});
+
+async function waitUntil(condition: () => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 200 && !condition(); attempt++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(condition()).toBe(true);
+}
