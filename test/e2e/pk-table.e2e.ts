@@ -119,9 +119,71 @@ describe('primary-key tables on a real local cluster', () => {
     directory.remove();
   });
 
-  it('keeps every acknowledged put and delete through kill -9 of a leader and a whole-cluster restart', async () => {
+  beforeAll(async () => {
     cluster = await startCluster(directory.path);
-    const gateway = cluster.gatewayUrl;
+  });
+
+  it('serves prefix lookups, merge engines and changelog scans over HTTP, and refuses what does not fit the table', async () => {
+    const gateway = cluster!.gatewayUrl;
+    const created = await http(gateway, 'POST', '/v1/tables', {
+      name: 'visits',
+      columns: [
+        { name: 'user', type: 'string' },
+        { name: 'seq', type: 'int32' },
+        { name: 'page', type: 'string' },
+      ],
+      primaryKey: ['user', 'seq'],
+      bucketKey: ['user'],
+      buckets: 2,
+      properties: { 'merge-engine': 'first_row' },
+    });
+    expect(created.status).toBe(201);
+    const badEngine = await http(gateway, 'POST', '/v1/tables', {
+      name: 'bad_engine',
+      columns: [{ name: 'id', type: 'int64' }],
+      primaryKey: ['id'],
+      buckets: 1,
+      properties: { 'merge-engine': 'newest' },
+    });
+    expect(badEngine.status).toBe(400);
+    expect(badEngine.body.error.message).toMatch(/merge-engine/);
+    expect((await http(gateway, 'GET', '/v1/tables/bad_engine')).status).toBe(404);
+
+    const rows = [
+      { user: 'ann', seq: 1, page: '/a' },
+      { user: 'ann', seq: 2, page: '/b' },
+      { user: 'bob', seq: 1, page: '/c' },
+    ];
+    await acknowledged(gateway, '/v1/tables/visits/put', { rows });
+    // first_row keeps the first row of a key: the second put of (ann, 1) changes nothing.
+    const again = await acknowledged(gateway, '/v1/tables/visits/put', { rows: [{ user: 'ann', seq: 1, page: '/changed' }] });
+    expect(again.buckets.reduce((sum: number, bucket: any) => sum + bucket.count, 0)).toBe(0);
+    // ... and ignores deletes by default.
+    await acknowledged(gateway, '/v1/tables/visits/delete', { keys: [{ user: 'bob', seq: 1 }] });
+
+    const lookup = await http(gateway, 'POST', '/v1/tables/visits/lookup', { keys: [{ user: 'ann', seq: 1 }, { user: 'zed', seq: 1 }, { user: 'bob', seq: 1 }], columns: ['page'] });
+    expect(lookup.status).toBe(200);
+    expect(lookup.body.rows).toEqual([{ page: '/a' }, null, { page: '/c' }]);
+
+    const prefix = await http(gateway, 'POST', '/v1/tables/visits/prefix-lookup', { prefixes: [{ user: 'ann' }, { user: 'nobody' }] });
+    expect(prefix.status).toBe(200);
+    expect(prefix.body.results[0].rows.map((row: any) => row.page).sort()).toEqual(['/a', '/b']);
+    expect(prefix.body.results[1].rows).toEqual([]);
+
+    // The changelog holds exactly the three inserts, with their change types.
+    const scanned: any[] = [];
+    for (const bucket of [0, 1]) scanned.push(...(await http(gateway, 'GET', `/v1/tables/visits/scan?bucket=${bucket}&offset=0`)).body.records);
+    expect(scanned.map((record) => `${record.changeType}${record.row.user}${record.row.seq}`).sort()).toEqual(['+Iann1', '+Iann2', '+Ibob1']);
+
+    // Requests that do not fit the table are 400s.
+    expect((await http(gateway, 'POST', '/v1/tables/visits/put', { rows: [{ user: 'ann', seq: 3 }], columns: ['user', 'seq'] })).status).toBe(400);
+    expect((await http(gateway, 'POST', '/v1/tables/visits/lookup', { keys: [{ user: 'ann' }] })).status).toBe(400);
+    expect((await http(gateway, 'POST', '/v1/tables/visits/append', { rows })).status).toBe(400);
+    expect((await http(gateway, 'POST', '/v1/tables/visits/prefix-lookup', { prefixes: [{ seq: 1 }] })).status).toBe(400);
+  });
+
+  it('keeps every acknowledged put and delete through kill -9 of a leader and a whole-cluster restart', async () => {
+    const gateway = cluster!.gatewayUrl;
     const created = await http(gateway, 'POST', '/v1/tables', {
       name: TABLE,
       columns: [
@@ -189,7 +251,7 @@ describe('primary-key tables on a real local cluster', () => {
       }
     })();
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    cluster.kill('data-node', victim);
+    cluster!.kill('data-node', victim);
     await allOpen(gateway, (current) =>
       current.buckets.filter((bucket: any) => bucket.table === TABLE).every((bucket: any) => bucket.leader !== victim),
     );
@@ -202,7 +264,7 @@ describe('primary-key tables on a real local cluster', () => {
     expectTable(afterFailover, expected);
     // The bucket moved to a live node, which restored it from a snapshot and replayed the changelog after it.
     const newLeader = (await allOpen(gateway)).buckets.find((bucket: any) => bucket.table === TABLE && bucket.bucket === 0).leader as string;
-    const restores = readFileSync(cluster.process('data-node', newLeader).logFile, 'utf8')
+    const restores = readFileSync(cluster!.process('data-node', newLeader).logFile, 'utf8')
       .split('\n')
       .filter((line) => line.includes('restored PK bucket'))
       .map((line) => JSON.parse(line));
@@ -218,7 +280,7 @@ describe('primary-key tables on a real local cluster', () => {
     // plus replay can bring that put back.
     const last = Array.from({ length: 500 }, (_, index) => rowOf((index * 101) % KEYS, generation));
     await acknowledged(gateway, `/v1/tables/${TABLE}/put`, { rows: last });
-    cluster.kill('data-node', newLeader);
+    cluster!.kill('data-node', newLeader);
     last.forEach((row) => expected.set(Number(row.id), row));
     await allOpen(gateway, (current) =>
       current.buckets.filter((bucket: any) => bucket.table === TABLE).every((bucket: any) => bucket.leader !== victim && bucket.leader !== newLeader),
@@ -226,7 +288,7 @@ describe('primary-key tables on a real local cluster', () => {
     expectTable(await lookupAll(gateway), expected);
 
     // 7. A whole-cluster restart gives the same table.
-    await cluster.stop();
+    await cluster!.stop();
     cluster = await startCluster(directory.path);
     await allOpen(cluster.gatewayUrl);
     expectTable(await lookupAll(cluster.gatewayUrl), expected);
