@@ -118,13 +118,16 @@ export class PkBucket {
     const newest = record.kvSnapshots.at(-1);
     let tablet: KvTablet;
     let downloadedBytes = 0;
+    let downloadMs = 0;
     if (newest) {
       const archive = await deps.objectStore.get(newest.object);
+      downloadMs = Date.now() - started;
       downloadedBytes = archive.byteLength;
       tablet = await restoreTablet(archive, deps.directory);
     } else {
       tablet = await LmdbKvTablet.open(deps.directory);
     }
+    const restoredMs = Date.now() - started;
     const bucket = new PkBucket(deps, address, streamEpoch, table, options, tablet, tablet.appliedOffset());
     try {
       const fromOffset = tablet.appliedOffset();
@@ -137,6 +140,9 @@ export class PkBucket {
           snapshotBytes: downloadedBytes,
           replayedFrom: fromOffset,
           replayedTo: tablet.appliedOffset(),
+          downloadMs,
+          unpackMs: restoredMs - downloadMs,
+          replayMs: Date.now() - started - restoredMs,
           ms: Date.now() - started,
         },
         'restored PK bucket',

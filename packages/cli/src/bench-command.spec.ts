@@ -9,10 +9,21 @@ import { run, withoutForwardedSeparator } from './program';
 function emptyResult(options: BenchRunOptions, interrupted = false): BenchResult {
   return {
     machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
-    options: { rows: options.rows, batchRows: options.batchRows, concurrency: options.concurrency, seconds: options.seconds, failover: options.failover },
+    options: {
+      rows: options.rows,
+      batchRows: options.batchRows,
+      concurrency: options.concurrency,
+      seconds: options.seconds,
+      figures: options.figures,
+      pkKeys: options.pkKeys,
+      restoreKeys: options.restoreKeys,
+    },
     cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: options.keep },
     baselines: [],
     appends: [],
+    put: null,
+    lookups: [],
+    restore: null,
     ratios: [],
     failover: null,
     durationMs: 1_000,
@@ -43,13 +54,20 @@ async function parseBench(args: string[], interrupted = false): Promise<{ option
 
 describe('mink bench options', () => {
   it.each<[string, string[], Partial<BenchRunOptions>]>([
-    ['the defaults', [], { rows: 200_000, batchRows: 1_000, concurrency: 8, seconds: null, failover: true, keep: false }],
+    [
+      'the defaults',
+      [],
+      { rows: 200_000, batchRows: 1_000, concurrency: 8, seconds: null, figures: ['append', 'pk', 'failover'], pkKeys: 100_000, restoreKeys: 1_000_000, keep: false },
+    ],
     [
       'every flag',
-      ['--rows', '50000', '--batch', '500', '--concurrency', '4', '--seconds', '30', '--keep', '--no-failover'],
-      { rows: 50_000, batchRows: 500, concurrency: 4, seconds: 30, failover: false, keep: true },
+      ['--rows', '50000', '--batch', '500', '--concurrency', '4', '--seconds', '30', '--keep', '--no-failover', '--pk-keys', '2000', '--restore-keys', '30000'],
+      { rows: 50_000, batchRows: 500, concurrency: 4, seconds: 30, figures: ['append', 'pk'], pkKeys: 2_000, restoreKeys: 30_000, keep: true },
     ],
     ['a batch larger than the rows', ['--rows', '10', '--batch', '100'], { rows: 10, batchRows: 100 }],
+    ['--only pk', ['--only', 'pk'], { figures: ['pk'] }],
+    ['--only in any order and with blanks, run in the fixed order', ['--only', 'failover, append'], { figures: ['append', 'failover'] }],
+    ['--only with --no-failover', ['--only', 'pk,failover', '--no-failover'], { figures: ['pk'] }],
   ])('parses %s', async (_case, args, expected) => {
     // Proves each flag reaches the run under its name, with the documented defaults.
     const result = await parseBench(args);
@@ -63,6 +81,11 @@ describe('mink bench options', () => {
     ['a concurrency above the bound', ['--concurrency', '100000']],
     ['a duration instead of seconds', ['--seconds', '5s']],
     ['an operand', ['extra']],
+    ['zero PK keys', ['--pk-keys', '0']],
+    ['restore keys above the bound', ['--restore-keys', '100000000']],
+    ['an unknown group of figures', ['--only', 'pk,lookups']],
+    ['an empty --only', ['--only', ',']],
+    ['--only failover with --no-failover', ['--only', 'failover', '--no-failover']],
   ])('refuses %s with exit code 2 before starting anything', async (_case, args) => {
     // Proves a bad command line never starts a cluster (the test's startCluster would throw) and exits 2.
     const stderr: string[] = [];
@@ -75,7 +98,11 @@ describe('mink bench options', () => {
   it('prints the result as JSON with --json', async () => {
     // Proves --json leaves stdout to one parseable result object.
     const result = await parseBench(['--json', '--rows', '5']);
-    expect(JSON.parse(result.stdout)).toEqual(expect.objectContaining({ options: { rows: 5, batchRows: 1_000, concurrency: 8, seconds: null, failover: true } }));
+    expect(JSON.parse(result.stdout)).toEqual(
+      expect.objectContaining({
+        options: { rows: 5, batchRows: 1_000, concurrency: 8, seconds: null, figures: ['append', 'pk', 'failover'], pkKeys: 100_000, restoreKeys: 1_000_000 },
+      }),
+    );
   });
 
   it('prints the report and fails with 130 when the run was interrupted', async () => {

@@ -1,10 +1,10 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { LocalCluster } from '@mink/devcluster';
-import { BENCH_DEFAULTS, BENCH_LIMITS } from './bench/bench-limits';
+import { BENCH_DEFAULTS, BENCH_LIMITS, BENCH_RESTORE } from './bench/bench-limits';
 import { renderReport } from './bench/report';
-import type { BenchResult } from './bench/results';
+import { BENCH_FIGURES, type BenchFigures, type BenchResult } from './bench/results';
 import { runBench, type BenchRunOptions, type StartBenchCluster } from './bench/run-bench';
-import { CliError, type CliIo } from './io';
+import { CliError, UsageError, type CliIo } from './io';
 import { integerInRange } from './options';
 import { renderJson } from './render';
 
@@ -13,7 +13,11 @@ export interface BenchFlags {
   rows: number;
   batch: number;
   concurrency: number;
+  pkKeys: number;
+  restoreKeys: number;
   seconds?: number;
+  /** The groups of figures named by `--only`; all of them when absent. */
+  only?: BenchFigures[];
   json?: boolean;
   keep?: boolean;
   /** False with `--no-failover`. */
@@ -26,27 +30,65 @@ export type RunBenchmark = (options: BenchRunOptions, io: CliIo) => Promise<Benc
 /** Exit code of a run ended by Ctrl-C, as a shell reports a process killed by SIGINT. */
 export const BENCH_INTERRUPTED_EXIT_CODE = 130;
 
-/** The options of one run for the given flags. */
+/** Parses `--only`: a comma-separated list of groups of figures, e.g. "pk" or "append,failover". */
+export function parseFigures(text: string): BenchFigures[] {
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const unknown = names.filter((name) => !(BENCH_FIGURES as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`expected a comma-separated list of ${BENCH_FIGURES.join(', ')}.`);
+  return names as BenchFigures[];
+}
+
+/**
+ * The options of one run for the given flags: the groups of `--only` (all by default) in run order, less
+ * failover with `--no-failover`. A selection left empty is a usage error.
+ */
 export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
-  return { rows: flags.rows, batchRows: flags.batch, concurrency: flags.concurrency, seconds: flags.seconds ?? null, failover: flags.failover, keep: flags.keep ?? false };
+  const named = flags.only ?? BENCH_FIGURES;
+  const figures = BENCH_FIGURES.filter((group) => named.includes(group) && (group !== 'failover' || flags.failover));
+  if (figures.length === 0) throw new UsageError('--only failover with --no-failover leaves nothing to measure');
+  return {
+    rows: flags.rows,
+    batchRows: flags.batch,
+    concurrency: flags.concurrency,
+    seconds: flags.seconds ?? null,
+    figures,
+    pkKeys: flags.pkKeys,
+    restoreKeys: flags.restoreKeys,
+    keep: flags.keep ?? false,
+  };
 }
 
 /**
  * `mink bench`: starts its own local cluster in a temporary folder, measures raw S3 PUT and JetStream
- * publish baselines and mink's append paths on it, then (unless `--no-failover`) how long one bucket is
- * unavailable when its leader is killed or stopped, prints the figures and their ratios, and stops the
- * cluster. Never part of the tests (DESIGN §9).
+ * publish baselines and mink's append paths on it; primary-key puts, lookups (against raw NATS
+ * request/reply) and the restore of a bucket of many keys (against raw S3 GET); then how long one bucket
+ * is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
+ * cluster. `--only` selects groups of figures. Never part of the tests (DESIGN §9).
  */
 export function registerBenchCommand(program: Command, io: CliIo, startCluster?: StartBenchCluster, runBenchmark?: RunBenchmark): void {
   const start: StartBenchCluster = startCluster ?? ((options) => LocalCluster.start(options));
   const benchmark: RunBenchmark = runBenchmark ?? ((options, benchIo) => runBench(options, benchIo, start));
   program
     .command('bench')
-    .description('measure append throughput and latency on a temporary local cluster, against raw S3 PUT and JetStream publish baselines of the same run, and bucket failover time')
-    .option('--rows <count>', 'rows appended per scenario (gateway, client)', integerInRange(1, BENCH_LIMITS.rowsMax), BENCH_DEFAULTS.rows)
-    .option('--batch <rows>', 'rows per append call', integerInRange(1, BENCH_LIMITS.batchRowsMax), BENCH_DEFAULTS.batchRows)
-    .option('--concurrency <calls>', 'append calls (and baseline operations) in flight', integerInRange(1, BENCH_LIMITS.concurrencyMax), BENCH_DEFAULTS.concurrency)
+    .description(
+      'measure append and primary-key put throughput and latency, lookup latency and PK bucket restore time on a temporary local cluster, ' +
+        'against raw S3 PUT/GET, JetStream publish and NATS request/reply baselines of the same run, and bucket failover time',
+    )
+    .option('--rows <count>', 'rows appended per append scenario (gateway, client)', integerInRange(1, BENCH_LIMITS.rowsMax), BENCH_DEFAULTS.rows)
+    .option('--batch <rows>', 'rows per append or put call', integerInRange(1, BENCH_LIMITS.batchRowsMax), BENCH_DEFAULTS.batchRows)
+    .option('--concurrency <calls>', 'append, put and lookup calls (and baseline operations) in flight', integerInRange(1, BENCH_LIMITS.concurrencyMax), BENCH_DEFAULTS.concurrency)
+    .option('--pk-keys <count>', 'new keys put into the 8-bucket primary-key table, which the lookups then read', integerInRange(1, BENCH_LIMITS.pkKeysMax), BENCH_DEFAULTS.pkKeys)
+    .option(
+      '--restore-keys <count>',
+      `keys loaded into a 1-bucket primary-key table whose restore on a new leader is timed (then ${BENCH_RESTORE.keysAfterSnapshot} more to replay)`,
+      integerInRange(1, BENCH_LIMITS.restoreKeysMax),
+      BENCH_DEFAULTS.restoreKeys,
+    )
     .option('--seconds <seconds>', 'stop each scenario after this many seconds, even if rows remain', integerInRange(1, BENCH_LIMITS.scenarioSecondsMax))
+    .option('--only <figures>', `measure only these comma-separated groups of figures: ${BENCH_FIGURES.join(', ')} (default: all)`, parseFigures)
     .option('--no-failover', 'skip the failover scenario (kill -9 and SIGTERM of a bucket leader)')
     .option('--json', 'print the result object as JSON')
     .option('--keep', 'keep the temporary folder (cluster data, S3 objects, logs)')

@@ -1,11 +1,15 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { DiscardPolicy, RetentionPolicy, StorageType, connect, nanos, type NatsConnection } from 'nats';
 import { LIMITS } from '@mink/config';
 import type { ObjectStore } from '@mink/s3stream';
 import { BENCH_BASELINES, BENCH_LIMITS } from './bench-limits';
 import { runClosedLoop, type ClosedLoopOperation } from './closed-loop';
-import { formatSize } from './format';
+import { formatCount, formatSize } from './format';
+import { RESPONDER_READY_LINE, requestAskingFor } from './nats-responder';
 import type { BaselineResult } from './results';
 import { ratePerSecond, summarizeLatencies } from './stats';
 
@@ -101,13 +105,120 @@ export class JetStreamBaseline {
   }
 }
 
-/** Runs one measured series and summarizes it; null when the signal stopped it before any operation succeeded. */
+/**
+ * Raw S3 GETs of one object of `bodyBytes` random bytes (as incompressible as a gzip KV snapshot) through the
+ * same `ObjectStore` adapter a data node downloads snapshots with, each read to its end. The object is
+ * deleted afterwards.
+ */
+export async function measureS3Get(store: ObjectStore, bodyBytes: number, settings: SeriesSettings, warn: (line: string) => void): Promise<BaselineResult | null> {
+  const key = `${BENCH_BASELINES.s3KeyPrefix}${randomUUID()}/get`;
+  await store.put(key, new Uint8Array(randomBytes(bodyBytes)));
+  const operation: ClosedLoopOperation<string> = {
+    prepare: () => key,
+    send: async (objectKey) => {
+      const body = await store.get(objectKey);
+      if (body.byteLength !== bodyBytes) throw new Error(`S3 GET returned ${body.byteLength} bytes of ${bodyBytes}`);
+    },
+  };
+  try {
+    await warmUp(operation, settings);
+    return await measureSeries('s3-get', `S3 GET ${formatSize(bodyBytes)}`, bodyBytes, operation, settings);
+  } finally {
+    await deleteKeys(store, [key], warn);
+  }
+}
+
+/**
+ * Raw NATS request/reply round trips through the run's nats-server to a responder in a child process
+ * (nats-responder.ts) that answers each request with a reply of the size it asks for and does nothing
+ * else: the floor of a lookup, which is one such round trip per bucket plus the data node's work.
+ */
+export class NatsRequestBaseline {
+  private constructor(
+    private readonly responder: ChildProcess,
+    private readonly connection: NatsConnection,
+    private readonly subject: string,
+  ) {}
+
+  /** Starts the responder and connects; resolves once the responder has subscribed. */
+  static async open(natsUrl: string): Promise<NatsRequestBaseline> {
+    const subject = `${BENCH_BASELINES.natsRequestSubjectPrefix}.${randomUUID().slice(0, 8)}`;
+    const responder = spawn(process.execPath, [join(__dirname, 'nats-responder.js'), natsUrl, subject], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      await responderReady(responder);
+      const connection = await connect({ servers: natsUrl, name: 'mink-bench' });
+      return new NatsRequestBaseline(responder, connection, subject);
+    } catch (error) {
+      await stopResponder(responder);
+      throw error;
+    }
+  }
+
+  async measure(requestBytes: number, replyBytes: number, settings: SeriesSettings): Promise<BaselineResult | null> {
+    const request = requestAskingFor(requestBytes, replyBytes);
+    const operation: ClosedLoopOperation<Uint8Array> = {
+      prepare: () => request,
+      send: async (body) => {
+        const reply = await this.connection.request(this.subject, body, { timeout: LIMITS.requestTimeoutMs });
+        if (reply.data.byteLength !== replyBytes) throw new Error(`the responder answered ${reply.data.byteLength} bytes instead of ${replyBytes}`);
+      },
+    };
+    await warmUp(operation, settings);
+    return measureSeries('nats-request', `NATS request/reply ${formatCount(requestBytes)} B → ${formatCount(replyBytes)} B`, requestBytes, operation, settings, replyBytes);
+  }
+
+  /** Closes the connection and stops the responder; safe to call after a failure. */
+  async close(): Promise<void> {
+    try {
+      await this.connection.close();
+    } finally {
+      await stopResponder(this.responder);
+    }
+  }
+}
+
+/** Resolves when the responder prints its ready line; rejects when it exits or times out first. */
+function responderReady(responder: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const lines = createInterface({ input: responder.stdout! });
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => settle(new Error(`the NATS responder exited before it was ready (${signal ?? `code ${code}`})`));
+    const timer = setTimeout(
+      () => settle(new Error(`the NATS responder was not ready within ${BENCH_BASELINES.natsResponderReadyTimeoutMs} ms`)),
+      BENCH_BASELINES.natsResponderReadyTimeoutMs,
+    );
+    function settle(error: Error | null): void {
+      clearTimeout(timer);
+      lines.close();
+      responder.removeListener('exit', onExit);
+      if (error) reject(error);
+      else resolve();
+    }
+    lines.on('line', (line) => {
+      if (line.trim() === RESPONDER_READY_LINE) settle(null);
+    });
+    responder.once('exit', onExit);
+  });
+}
+
+/** SIGTERM to the responder, resolved once it has exited (at once when it already has). */
+async function stopResponder(responder: ChildProcess): Promise<void> {
+  if (responder.exitCode !== null || responder.signalCode !== null) return;
+  const exited = new Promise((resolve) => responder.once('exit', resolve));
+  responder.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * Runs one measured series and summarizes it; null when the signal stopped it before any operation
+ * succeeded. `replyBytes` is given for request/reply series only.
+ */
 async function measureSeries<Input>(
   kind: BaselineResult['kind'],
   label: string,
   payloadBytes: number,
   operation: ClosedLoopOperation<Input>,
   settings: SeriesSettings,
+  replyBytes?: number,
 ): Promise<BaselineResult | null> {
   const result = await runClosedLoop(operation, { ...settings, failuresMax: BENCH_LIMITS.failedCallsMax });
   if (result.latenciesMs.length === 0 && settings.signal?.aborted) return null;
@@ -117,12 +228,13 @@ async function measureSeries<Input>(
     kind,
     label,
     payloadBytes,
+    ...(replyBytes === undefined ? {} : { replyBytes }),
     concurrency: settings.concurrency,
     operations: result.latenciesMs.length,
     failures: result.failures,
     elapsedMs: result.elapsedMs,
     operationsPerSecond,
-    bytesPerSecond: operationsPerSecond * payloadBytes,
+    bytesPerSecond: operationsPerSecond * (payloadBytes + (replyBytes ?? 0)),
     latency: summarizeLatencies(result.latenciesMs),
   };
 }

@@ -19,38 +19,58 @@ export async function readClusterStatus(io: CliIo, gatewayUrl: string): Promise<
   return JSON.parse(text) as ClusterStatus;
 }
 
-/** `POST /v1/tables` for the bench's log table; any answer but 201 stops the run. */
-export async function createBenchTable(io: CliIo, gatewayUrl: string): Promise<void> {
+/** A table of the bench as `POST /v1/tables` takes it; the bench reads its name and bucket count. */
+export interface BenchTableSpec {
+  name: string;
+  buckets: number;
+}
+
+/** `POST /v1/tables` for one of the bench's tables (the log table unless told); any answer but 201 stops the run. */
+export async function createBenchTable(io: CliIo, gatewayUrl: string, table: BenchTableSpec = BENCH_TABLE): Promise<void> {
   const response = await io.fetch(`${gatewayUrl}/v1/tables`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(BENCH_TABLE),
+    body: JSON.stringify(table),
   });
   const text = await response.text();
-  if (response.status !== 201) throw new CliError(`creating table ${BENCH_TABLE.name} answered HTTP ${response.status}: ${text.slice(0, 300)}`);
+  if (response.status !== 201) throw new CliError(`creating table ${table.name} answered HTTP ${response.status}: ${text.slice(0, 300)}`);
+}
+
+/** `DELETE /v1/tables/{name}` of a bench table whose figures are taken; any answer but 2xx stops the run. */
+export async function dropBenchTable(io: CliIo, gatewayUrl: string, table: BenchTableSpec): Promise<void> {
+  const response = await io.fetch(`${gatewayUrl}/v1/tables/${encodeURIComponent(table.name)}`, { method: 'DELETE' });
+  const text = await response.text();
+  if (!response.ok) throw new CliError(`dropping table ${table.name} answered HTTP ${response.status}: ${text.slice(0, 300)}`);
 }
 
 /**
- * Polls `GET /v1/cluster` until every bucket of the bench table is reported `open` by its leader (and
- * `condition` holds, e.g. a restarted node is live again), so the first measured append does not wait for a
- * bucket to be opened. Returns how many were open, or null when the signal aborted the wait.
+ * Polls `GET /v1/cluster` until every bucket of a bench table (the log table unless told) is reported
+ * `open` by its leader (and `condition` holds, e.g. a restarted node is live again), so the first measured
+ * call does not wait for a bucket to be opened. Returns how many were open, or null when the signal
+ * aborted the wait.
  */
-export async function waitForOpenBuckets(io: CliIo, gatewayUrl: string, signal: AbortSignal, condition: ClusterCondition = () => true): Promise<number | null> {
+export async function waitForOpenBuckets(
+  io: CliIo,
+  gatewayUrl: string,
+  signal: AbortSignal,
+  condition: ClusterCondition = () => true,
+  table: BenchTableSpec = BENCH_TABLE,
+): Promise<number | null> {
   const deadlineMs = Date.now() + BENCH_CLUSTER.bucketsOpenTimeoutMs;
   let lastSeen = 'no answer yet';
   while (Date.now() < deadlineMs) {
     if (signal.aborted) return null;
     try {
       const status = await readClusterStatus(io, gatewayUrl);
-      const buckets = (status.buckets ?? []).filter((bucket) => bucket.table === BENCH_TABLE.name);
+      const buckets = (status.buckets ?? []).filter((bucket) => bucket.table === table.name);
       const open = buckets.filter((bucket) => bucket.state === 'open').length;
       const holds = condition(status);
-      if (buckets.length === BENCH_TABLE.buckets && open === buckets.length && holds) return open;
-      lastSeen = `${open} of ${BENCH_TABLE.buckets} buckets open${holds ? '' : ', the awaited condition not yet met'}`;
+      if (buckets.length === table.buckets && open === buckets.length && holds) return open;
+      lastSeen = `${open} of ${table.buckets} buckets open${holds ? '' : ', the awaited condition not yet met'}`;
     } catch (error) {
       lastSeen = error instanceof Error ? error.message : String(error);
     }
     await sleep(BENCH_CLUSTER.bucketsOpenPollIntervalMs);
   }
-  throw new CliError(`the buckets of ${BENCH_TABLE.name} did not open within ${BENCH_CLUSTER.bucketsOpenTimeoutMs} ms (${lastSeen})`);
+  throw new CliError(`the buckets of ${table.name} did not open within ${BENCH_CLUSTER.bucketsOpenTimeoutMs} ms (${lastSeen})`);
 }

@@ -10,8 +10,12 @@ export const BENCH_DEFAULTS = {
   rows: 200_000,
   /** Rows per append call. */
   batchRows: 1_000,
-  /** Append calls (and baseline operations) in flight at once. */
+  /** Append, put and lookup calls (and baseline operations) in flight at once. */
   concurrency: 8,
+  /** Keys put by the put scenario into the 8-bucket PK table; the lookups read them. */
+  pkKeys: 100_000,
+  /** Keys loaded into the one-bucket PK table whose restore is measured. */
+  restoreKeys: 1_000_000,
 } as const;
 
 export const BENCH_LIMITS = {
@@ -19,6 +23,9 @@ export const BENCH_LIMITS = {
   /** The client splits larger calls itself, and the gateway takes up to `LIMITS.appendRowsPerRequestMax` per bucket. */
   batchRowsMax: 100_000,
   concurrencyMax: 256,
+  pkKeysMax: 100_000_000,
+  /** One bucket's tablet lives on one node's disk and is packed into one snapshot object in memory. */
+  restoreKeysMax: 20_000_000,
   /** The optional time cap of one scenario: one day. */
   scenarioSecondsMax: 86_400,
   /** Failed calls a scenario tolerates (counted and reported) before the whole run stops with an error. */
@@ -35,6 +42,55 @@ export const BENCH_TABLE = {
   ],
   bucketKey: ['id'],
   buckets: 8,
+} as const;
+
+/** The primary-key table the put and lookup scenarios use: the log table's columns, keyed by id. */
+export const BENCH_PK_TABLE = {
+  name: 'bench_pk',
+  columns: BENCH_TABLE.columns,
+  primaryKey: ['id'],
+  buckets: 8,
+} as const;
+
+/** The primary-key table of the restore scenario: one bucket, so all its keys are restored at once by one node. */
+export const BENCH_RESTORE_TABLE = {
+  name: 'bench_pk_restore',
+  columns: BENCH_TABLE.columns,
+  primaryKey: ['id'],
+  buckets: 1,
+} as const;
+
+/**
+ * The lookup scenario: single-key calls, then batched calls, each series one at a time and then
+ * `--concurrency` in flight, of keys drawn from those the put scenario wrote.
+ */
+export const BENCH_LOOKUP = {
+  singleKeyCalls: 5_000,
+  batchKeys: 100,
+  batchCalls: 500,
+  /** Calls whose request and reply sizes are averaged, to size the NATS request/reply baseline like a lookup. */
+  sizedCalls: 100,
+} as const;
+
+/**
+ * The restore scenario: load the restore table through the client, SIGTERM its leader (which snapshots on
+ * its clean close) and time the restore on the next leader, put `keysAfterSnapshot` more keys, then kill -9
+ * that leader and time the restore from the snapshot plus the replay of those keys' changelog.
+ */
+export const BENCH_RESTORE = {
+  /** Rows per put call while loading: one PK write batch (`LIMITS.pkBatchOperationsMax`). */
+  loadBatchRows: LIMITS.pkBatchOperationsMax,
+  /** Put calls in flight while loading; one client queues them per bucket, so more only keeps the pipe full. */
+  loadConcurrency: 4,
+  keysAfterSnapshot: 10_000,
+  /** How often GET /v1/cluster is polled for the bucket open on its new leader. */
+  statusPollIntervalMs: 50,
+  /** A bucket not open elsewhere this long after a fault ends the scenario: the restore is broken. */
+  restoreTimeoutMs: 120_000,
+  /** How long the new leader's 'restored PK bucket' line may take to reach its log file. */
+  logLineTimeoutMs: 10_000,
+  /** Keys of the restore table looked up after each restore, to check it holds what was written. */
+  checkedKeys: 1_000,
 } as const;
 
 /**
@@ -66,11 +122,21 @@ export const BENCH_BASELINES = {
   jetStreamPublishOperations: 2_000,
   /** Untimed operations before each measured series, so connection setup is not measured. */
   warmupOperations: 4,
+  /** GETs of an object the size of the restored KV snapshot, one at a time, as a restore downloads it. */
+  s3GetOperations: 20,
   /** Keys of the S3 baseline objects; mink never writes under it. */
   s3KeyPrefix: 'bench/',
   /** The temporary stream of the JetStream baseline and the subjects it captures. */
   jetStreamStreamName: 'MINK_BENCH',
   jetStreamSubjectPrefix: 'mink-bench',
+  /** Round trips per request/reply series at least (as many as its lookup series made, if more), so its p99 is not its maximum. */
+  natsRequestOperationsMin: 2_000,
+  /** The subject the raw NATS request/reply responder answers on; mink never uses it. */
+  natsRequestSubjectPrefix: 'mink-bench.request',
+  /** How long the responder process may take to connect and subscribe. */
+  natsResponderReadyTimeoutMs: 10_000,
+  /** Reply sizes the responder keeps a body of; the bench asks for two. */
+  natsResponderReplySizesMax: 16,
 } as const;
 
 /**

@@ -21,7 +21,7 @@ export interface FailoverSettings {
 }
 
 /** The signal each fault sends to the leader. */
-const FAULT_SIGNALS: Readonly<Record<FailoverFault, NodeJS.Signals>> = { 'kill-9': 'SIGKILL', sigterm: 'SIGTERM' };
+export const FAULT_SIGNALS: Readonly<Record<FailoverFault, NodeJS.Signals>> = { 'kill-9': 'SIGKILL', sigterm: 'SIGTERM' };
 
 /** The probe's row; its bucket key decides which bucket is measured. */
 const PROBE_ROW = { id: BENCH_FAILOVER.probeRowId, name: 'failover-probe', value: 0 } as const;

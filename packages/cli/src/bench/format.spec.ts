@@ -1,4 +1,4 @@
-import { formatCount, formatMilliseconds, formatRatio, formatSize } from './format';
+import { formatCount, formatMegabytes, formatMilliseconds, formatRatio, formatSize } from './format';
 
 describe('bench number formats', () => {
   it.each<[number, string]>([
@@ -41,5 +41,14 @@ describe('bench number formats', () => {
   ])('prints %p bytes as %p', (bytes, expected) => {
     // Proves sizes use the largest binary unit that keeps them at least 1.
     expect(formatSize(bytes)).toBe(expected);
+  });
+
+  it.each<[number, string]>([
+    [12_050_894, '12.1'],
+    [999_999, '1.0'],
+    [0, '0.0'],
+  ])('prints %p bytes as %p MB', (bytes, expected) => {
+    // Proves MB figures use 10^6 bytes, as MB/s does, with one decimal.
+    expect(formatMegabytes(bytes)).toBe(expected);
   });
 });

@@ -1,5 +1,8 @@
 /** Number formats of the bench report: grouped integers, short decimals, sizes in KiB or MiB. */
 
+/** The megabyte of MB and MB/s figures: 10^6 bytes, as network and disk rates are quoted. */
+export const MEGABYTE_BYTES = 1_000_000;
+
 /** A rounded integer with thousands grouped by spaces: 12345.6 → "12 346". */
 export function formatCount(value: number): string {
   const rounded = Math.round(value);
@@ -22,9 +25,14 @@ export function formatRatio(value: number): string {
   return formatCount(value);
 }
 
+/** Megabytes (10^6 bytes) with one decimal: 12_050_894 → "12.1". */
+export function formatMegabytes(bytes: number): string {
+  return (bytes / MEGABYTE_BYTES).toFixed(1);
+}
+
 /** Megabytes (10^6 bytes) per second with one decimal. */
 export function formatMegabytesPerSecond(bytesPerSecond: number): string {
-  return (bytesPerSecond / 1_000_000).toFixed(1);
+  return formatMegabytes(bytesPerSecond);
 }
 
 /** A size in the largest binary unit that keeps it at least 1: 262144 → "256 KiB", 91234 → "89 KiB", 1.5 MiB → "1.5 MiB". */

@@ -1,5 +1,5 @@
-import { computeRatios } from './report';
-import type { AppendResult, BaselineResult } from './results';
+import { averageWalObjectBytes, computeRatios, renderReport, type WriteRatioInput } from './report';
+import type { AppendResult, BaselineResult, BenchResult, PutResult } from './results';
 import { summarizeLatencies } from './stats';
 
 const KIB = 1024;
@@ -36,6 +36,10 @@ function append(path: AppendResult['path'], latenciesMs: number[], rowsPerSecond
   };
 }
 
+function write(name: string, append: AppendResult, averageWalObjectBytes: number | null = 100 * KIB): WriteRatioInput {
+  return { name, write: append, averageWalObjectBytes };
+}
+
 const BASELINES = [
   baseline('s3-put', MIB, 1, [20, 30]),
   baseline('s3-put', 100 * KIB, 1, [8, 9]),
@@ -48,9 +52,8 @@ describe('computeRatios', () => {
     // Proves the four ratios and their baselines: p50 against PUT p50 + publish p50, p99 against the full-object PUT p99, WAL MB/s against concurrent PUTs, gateway against client.
     const ratios = computeRatios({
       baselines: BASELINES,
-      appends: [append('gateway', [20, 60], 20_000, 1_000_000), append('client', [10, 45], 40_000, 2_000_000)],
+      writes: [write('gateway append', append('gateway', [20, 60], 20_000, 1_000_000)), write('client append', append('client', [10, 45], 40_000, 2_000_000))],
       concurrency: 8,
-      averageWalObjectBytes: 100 * KIB,
       fullWalObjectBytes: MIB,
       jetStreamPayloadBytes: KIB,
     });
@@ -72,12 +75,98 @@ describe('computeRatios', () => {
     // Proves a partial run prints only ratios it can back with a measurement of its own.
     const ratios = computeRatios({
       baselines: [BASELINES[0]!],
-      appends: [append('gateway', [20, 60], 20_000, 1_000_000)],
+      writes: [write('gateway append', append('gateway', [20, 60], 20_000, 1_000_000), null)],
       concurrency: 8,
-      averageWalObjectBytes: null,
       fullWalObjectBytes: MIB,
       jetStreamPayloadBytes: KIB,
     });
     expect(ratios.map((entry) => entry.text)).toEqual(['gateway append: p99 ack 60 ms = 2.0 × raw S3 PUT p99 (1 MiB)']);
+  });
+});
+
+describe('computeRatios of a put', () => {
+  it('compares a put with the baselines of its own average WAL object, and its rows/s with the client append', () => {
+    // Proves a put scenario gets the append figures' ratios against the S3 PUT of its own WAL object size, plus put against append rows/s.
+    const put = append('client', [40, 90], 10_000, 500_000);
+    const ratios = computeRatios({
+      baselines: [...BASELINES, baseline('s3-put', 10 * KIB, 1, [4, 5]), baseline('s3-put', 10 * KIB, 8, [6, 7], 2_000_000)],
+      writes: [write('client append', append('client', [10, 45], 40_000, 2_000_000)), write('client put', put, 10 * KIB)],
+      concurrency: 8,
+      fullWalObjectBytes: MIB,
+      jetStreamPayloadBytes: KIB,
+    });
+    expect(ratios.slice(3).map((entry) => entry.text)).toEqual([
+      'client put: 10 000 rows/s, p50 ack 40 ms = 6.7 × (S3 PUT p50 (avg WAL object, 10 KiB) + JetStream publish p50)',
+      'client put: p99 ack 90 ms = 3.0 × raw S3 PUT p99 (1 MiB)',
+      'client put: WAL writes 0.5 MB/s = 0.25 × raw S3 PUT MB/s (avg WAL object, 8 in flight)',
+      'client put rows/s = 0.25 × client append rows/s',
+    ]);
+  });
+});
+
+describe('averageWalObjectBytes', () => {
+  it('averages the WAL objects of several scenarios to whole bytes, and is null when they wrote none', () => {
+    // Proves the size the S3 PUT baseline is measured at is the mean over every object of the group.
+    const small = append('gateway', [1], 1, 1);
+    small.wal = { objects: 1, bytes: 100, averageObjectBytes: 100, bytesPerSecond: 1 };
+    const large = append('client', [1], 1, 1);
+    large.wal = { objects: 2, bytes: 501, averageObjectBytes: 250.5, bytesPerSecond: 1 };
+    expect(averageWalObjectBytes([small, large])).toBe(200);
+    expect(averageWalObjectBytes([])).toBeNull();
+    expect(averageWalObjectBytes([{ ...small, wal: { objects: 0, bytes: 0, averageObjectBytes: 0, bytesPerSecond: 0 } }])).toBeNull();
+  });
+});
+
+describe('renderReport', () => {
+  it('prints the put, lookup and restore sections with their units', () => {
+    // Proves the PK figures reach the printed report, each with its unit, and a trial without a snapshot prints dashes.
+    const put: PutResult = { ...append('client', [40, 90], 10_000, 500_000), path: 'client', table: 'bench_pk', buckets: 8 };
+    const result: BenchResult = {
+      machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
+      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000 },
+      cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: false },
+      baselines: [],
+      appends: [],
+      put,
+      lookups: [
+        {
+          table: 'bench_pk',
+          keysPerCall: 100,
+          concurrency: 8,
+          calls: 500,
+          failedCalls: 0,
+          firstFailureMessage: null,
+          stoppedEarly: false,
+          elapsedMs: 1_000,
+          callsPerSecond: 500,
+          keysPerSecond: 50_000,
+          latency: summarizeLatencies([2, 7]),
+          requestBytes: 1_100,
+          replyBytes: 6_000,
+        },
+      ],
+      restore: {
+        table: 'bench_pk_restore',
+        keys: 1_000_000,
+        loadElapsedMs: 15_000,
+        loadKeysPerSecond: 66_667,
+        keysAfterSnapshot: 10_000,
+        trials: [
+          { fault: 'sigterm', victimNodeId: '2', newLeaderNodeId: '1', keys: 1_000_000, unavailableMs: 1_900, restoreMs: 847, snapshotObject: 'kv/1', snapshotBytes: 12_050_894, replayedRecords: 0, msPerSnapshotMegabyte: 70.3, downloadMs: 60 },
+          { fault: 'kill-9', victimNodeId: '1', newLeaderNodeId: '3', keys: 1_010_000, unavailableMs: 3_600, restoreMs: 400, snapshotObject: null, snapshotBytes: 0, replayedRecords: 1_010_000, msPerSnapshotMegabyte: null, downloadMs: null },
+        ],
+      },
+      ratios: [],
+      failover: null,
+      durationMs: 60_000,
+      interrupted: false,
+    };
+    const report = renderReport(result);
+    expect(report).toContain('figures: pk');
+    expect(report).toContain('pk: 50 000 keys put in calls of 100 rows, then looked up; 1 000 000 keys loaded into a one-bucket table whose restore is timed');
+    expect(report).toContain('mink put of new keys into PK table bench_pk of 8 buckets');
+    expect(report).toMatch(/KEYS\/CALL +IN FLIGHT +CALLS +CALLS\/S +KEYS\/S +P50 MS +P99 MS +MAX MS +REQUEST +REPLY\n +100 +8 +500 +500 +50 000 +2\.0 +7\.0 +7\.0 +1 100 B +6 000 B/);
+    expect(report).toContain('1 000 000 keys put at 66 667 keys/s');
+    expect(report).toMatch(/SIGTERM +2 +1 +1\.9 +847 +12\.1 +70 +0\n +kill -9 +1 +3 +3\.6 +400 +- +- +1 010 000/);
   });
 });

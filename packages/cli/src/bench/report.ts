@@ -1,87 +1,102 @@
 import { renderTable } from '../render';
-import { formatCount, formatMegabytesPerSecond, formatMilliseconds, formatRatio, formatSeconds, formatSize } from './format';
-import type { AppendResult, BaselineResult, BenchResult, FailoverResult, Ratio, SpreadMs } from './results';
+import { FAULT_LABELS } from './failover-figures';
+import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatSeconds, formatSize } from './format';
+import { findBaseline, ratioOf } from './ratio';
+import type { BaselineResult, BenchResult, FailoverResult, LookupResult, Ratio, RestoreResult, SpreadMs, WriteScenarioResult } from './results';
 
-/** The baselines ratios are taken against, found in a run's series by kind, size and concurrency. */
-function findBaseline(baselines: readonly BaselineResult[], kind: BaselineResult['kind'], payloadBytes: number, concurrency: number): BaselineResult | undefined {
-  return baselines.find((baseline) => baseline.kind === kind && baseline.payloadBytes === payloadBytes && baseline.concurrency === concurrency);
-}
-
-function ratio(text: (formattedRatio: string) => string, value: number, baseline: number): Ratio | null {
-  if (!(baseline > 0) || !Number.isFinite(value)) return null;
-  const quotient = value / baseline;
-  return { text: text(formatRatio(quotient)), value, baseline, ratio: quotient };
+/** One write scenario as the ratios see it. */
+export interface WriteRatioInput {
+  /** "gateway append", "client append", "client put". */
+  name: string;
+  write: WriteScenarioResult;
+  /** Size of the S3 PUT baseline standing for this scenario's average WAL object; null when none was measured. */
+  averageWalObjectBytes: number | null;
 }
 
 export interface RatioInputs {
   baselines: readonly BaselineResult[];
-  appends: readonly AppendResult[];
+  writes: readonly WriteRatioInput[];
   /** The in-flight count of the concurrent series (the run's --concurrency). */
   concurrency: number;
-  /** Size of the S3 baseline standing for the run's average WAL object; null when none was measured. */
-  averageWalObjectBytes: number | null;
   /** Size of the S3 baseline standing for a full WAL object (`LIMITS.walFlushBytes`). */
   fullWalObjectBytes: number;
   jetStreamPayloadBytes: number;
 }
 
+/** Pairs of write scenarios whose rows per second are compared: the cost of the HTTP hop, and of a put over an append. */
+const RATE_COMPARISONS: readonly (readonly [string, string])[] = [
+  ['gateway append', 'client append'],
+  ['client put', 'client append'],
+];
+
 /**
- * Each mink figure divided by the baseline that bounds it from below in the same run:
+ * The size of the average WAL object of some write scenarios (a whole number of bytes, at least 1), the
+ * size their S3 PUT baseline is measured at; null when they wrote none.
+ */
+export function averageWalObjectBytes(writes: readonly WriteScenarioResult[]): number | null {
+  const objects = writes.reduce((sum, write) => sum + write.wal.objects, 0);
+  if (objects === 0) return null;
+  return Math.max(1, Math.round(writes.reduce((sum, write) => sum + write.wal.bytes, 0) / objects));
+}
+
+/**
+ * Each write figure divided by the baseline that bounds it from below in the same run:
  * - the median ack against one sequential PUT of an average WAL object plus one sequential JetStream
- *   publish, since an append is acknowledged after its object is uploaded and its `CommitWal` applied;
+ *   publish, since an append or put is acknowledged after its object is uploaded and its `CommitWal` applied;
  * - the p99 ack against the p99 of a sequential PUT of a full WAL object;
  * - the WAL bytes written per second against raw PUTs of the same size with the same concurrency;
- * - the gateway's rows per second against the client's, the cost of the HTTP hop.
- * A ratio whose baseline is missing (an interrupted run) is left out.
+ * - the gateway's append rows per second against the client's (the cost of the HTTP hop), and the client's
+ *   put rows per second against its append rows per second (the cost of keeping a primary key).
+ * A ratio whose baseline is missing (an interrupted run, a group of figures not selected) is left out.
  */
 export function computeRatios(inputs: RatioInputs): Ratio[] {
   const ratios: (Ratio | null)[] = [];
   const { baselines, concurrency } = inputs;
-  const jetStreamSequential = findBaseline(baselines, 'jetstream-publish', inputs.jetStreamPayloadBytes, 1);
-  const fullPutSequential = findBaseline(baselines, 's3-put', inputs.fullWalObjectBytes, 1);
-  const averageSize = inputs.averageWalObjectBytes;
-  const averagePutSequential = averageSize === null ? undefined : findBaseline(baselines, 's3-put', averageSize, 1);
-  const averagePutConcurrent = averageSize === null ? undefined : findBaseline(baselines, 's3-put', averageSize, concurrency);
-  for (const append of inputs.appends) {
-    const name = `${append.path} append`;
+  const jetStreamSequential = findBaseline(baselines, { kind: 'jetstream-publish', payloadBytes: inputs.jetStreamPayloadBytes, concurrency: 1 });
+  const fullPutSequential = findBaseline(baselines, { kind: 's3-put', payloadBytes: inputs.fullWalObjectBytes, concurrency: 1 });
+  for (const { name, write, averageWalObjectBytes: averageSize } of inputs.writes) {
+    const averagePutSequential = averageSize === null ? undefined : findBaseline(baselines, { kind: 's3-put', payloadBytes: averageSize, concurrency: 1 });
+    const averagePutConcurrent = averageSize === null ? undefined : findBaseline(baselines, { kind: 's3-put', payloadBytes: averageSize, concurrency });
     if (averagePutSequential && jetStreamSequential) {
       ratios.push(
-        ratio(
+        ratioOf(
           (quotient) =>
-            `${name}: ${formatCount(append.rowsPerSecond)} rows/s, p50 ack ${formatMilliseconds(append.latency.p50Ms)} ms = ${quotient} × ` +
+            `${name}: ${formatCount(write.rowsPerSecond)} rows/s, p50 ack ${formatMilliseconds(write.latency.p50Ms)} ms = ${quotient} × ` +
             `(S3 PUT p50 (avg WAL object, ${formatSize(averageSize!)}) + JetStream publish p50)`,
-          append.latency.p50Ms,
+          write.latency.p50Ms,
           averagePutSequential.latency.p50Ms + jetStreamSequential.latency.p50Ms,
         ),
       );
     }
     if (fullPutSequential) {
       ratios.push(
-        ratio(
-          (quotient) => `${name}: p99 ack ${formatMilliseconds(append.latency.p99Ms)} ms = ${quotient} × raw S3 PUT p99 (${formatSize(inputs.fullWalObjectBytes)})`,
-          append.latency.p99Ms,
+        ratioOf(
+          (quotient) => `${name}: p99 ack ${formatMilliseconds(write.latency.p99Ms)} ms = ${quotient} × raw S3 PUT p99 (${formatSize(inputs.fullWalObjectBytes)})`,
+          write.latency.p99Ms,
           fullPutSequential.latency.p99Ms,
         ),
       );
     }
-    if (averagePutConcurrent && append.wal.objects > 0) {
+    if (averagePutConcurrent && write.wal.objects > 0) {
       ratios.push(
-        ratio(
+        ratioOf(
           (quotient) =>
-            `${name}: WAL writes ${formatMegabytesPerSecond(append.wal.bytesPerSecond)} MB/s = ${quotient} × raw S3 PUT MB/s ` +
+            `${name}: WAL writes ${formatMegabytesPerSecond(write.wal.bytesPerSecond)} MB/s = ${quotient} × raw S3 PUT MB/s ` +
             `(avg WAL object, ${concurrency} in flight)`,
-          append.wal.bytesPerSecond,
+          write.wal.bytesPerSecond,
           averagePutConcurrent.bytesPerSecond,
         ),
       );
     }
   }
-  const gateway = inputs.appends.find((append) => append.path === 'gateway');
-  const client = inputs.appends.find((append) => append.path === 'client');
-  if (gateway && client) {
-    ratios.push(
-      ratio((quotient) => `gateway append rows/s = ${quotient} × client append rows/s`, gateway.rowsPerSecond, client.rowsPerSecond),
-    );
+  for (const [numeratorName, denominatorName] of RATE_COMPARISONS) {
+    const numerator = inputs.writes.find((input) => input.name === numeratorName);
+    const denominator = inputs.writes.find((input) => input.name === denominatorName);
+    if (numerator && denominator) {
+      ratios.push(
+        ratioOf((quotient) => `${numeratorName} rows/s = ${quotient} × ${denominatorName} rows/s`, numerator.write.rowsPerSecond, denominator.write.rowsPerSecond),
+      );
+    }
   }
   return ratios.filter((entry): entry is Ratio => entry !== null);
 }
@@ -97,9 +112,16 @@ export function renderReport(result: BenchResult): string {
   lines.push(
     `cluster: ${cluster.nodes} data nodes, ${cluster.coordinators} coordinators, lease_ttl ${formatSeconds(cluster.leaseTtlMs)} s, ` +
       `coordinator_tick ${formatSeconds(cluster.coordinatorTickMs)} s, one log table of ${cluster.buckets} buckets; ` +
-      `${formatCount(options.rows)} rows per scenario in calls of ${formatCount(options.batchRows)} rows, ${options.concurrency} in flight` +
+      `${formatCount(options.rows)} rows per append scenario in calls of ${formatCount(options.batchRows)} rows, ${options.concurrency} in flight` +
       (options.seconds === null ? '' : `, at most ${options.seconds} s per scenario`),
   );
+  lines.push(`figures: ${options.figures.join(', ')}`);
+  if (options.figures.includes('pk')) {
+    lines.push(
+      `pk: ${formatCount(options.pkKeys)} keys put in calls of ${formatCount(options.batchRows)} rows, then looked up; ` +
+        `${formatCount(options.restoreKeys)} keys loaded into a one-bucket table whose restore is timed`,
+    );
+  }
   if (result.baselines.length > 0) {
     lines.push('', 'baselines (same run, same servers)');
     lines.push(
@@ -122,30 +144,14 @@ export function renderReport(result: BenchResult): string {
   }
   if (result.appends.length > 0) {
     lines.push('', 'mink append (latency per append call, until acknowledged)');
-    lines.push(
-      indent(
-        renderTable(
-          ['PATH', 'ROWS', 'CALLS', 'ROWS/S', 'JSON MB/S', 'P50 MS', 'P99 MS', 'MAX MS', 'WAL OBJECTS', 'AVG WAL OBJECT', 'WAL MB/S'],
-          result.appends.map((append) => [
-            append.path,
-            formatCount(append.rows) + (append.stoppedEarly ? ' (stopped early)' : ''),
-            formatCount(append.calls) + (append.failedCalls > 0 ? ` (${append.failedCalls} failed)` : ''),
-            formatCount(append.rowsPerSecond),
-            formatMegabytesPerSecond(append.payloadBytesPerSecond),
-            formatMilliseconds(append.latency.p50Ms),
-            formatMilliseconds(append.latency.p99Ms),
-            formatMilliseconds(append.latency.maximumMs),
-            formatCount(append.wal.objects),
-            append.wal.objects > 0 ? formatSize(append.wal.averageObjectBytes) : '-',
-            formatMegabytesPerSecond(append.wal.bytesPerSecond),
-          ]),
-        ),
-      ),
-    );
-    for (const append of result.appends) {
-      if (append.firstFailureMessage !== null) lines.push(`  ${append.path}: first failure: ${append.firstFailureMessage}`);
-    }
+    lines.push(...renderWrites(result.appends.map((append) => ({ label: append.path, write: append }))));
   }
+  if (result.put !== null) {
+    lines.push('', `mink put of new keys into PK table ${result.put.table} of ${result.put.buckets} buckets (latency per put call, until acknowledged)`);
+    lines.push(...renderWrites([{ label: result.put.path, write: result.put }]));
+  }
+  if (result.lookups.length > 0) lines.push('', ...renderLookups(result.lookups));
+  if (result.restore !== null) lines.push('', ...renderRestore(result.restore));
   if (result.ratios.length > 0) {
     lines.push('', 'ratios against the baselines of this run');
     for (const entry of result.ratios) lines.push(`  ${entry.text}`);
@@ -153,6 +159,87 @@ export function renderReport(result: BenchResult): string {
   if (result.failover !== null) lines.push('', ...renderFailover(result.failover));
   lines.push('', `run took ${formatCount(result.durationMs / 1_000)} s${result.interrupted ? ' (interrupted: figures are partial)' : ''}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** A table of write scenarios (append or put), one row each, then the first failure of each that had one. */
+function renderWrites(writes: readonly { label: string; write: WriteScenarioResult }[]): string[] {
+  const lines = [
+    indent(
+      renderTable(
+        ['PATH', 'ROWS', 'CALLS', 'ROWS/S', 'JSON MB/S', 'P50 MS', 'P99 MS', 'MAX MS', 'WAL OBJECTS', 'AVG WAL OBJECT', 'WAL MB/S'],
+        writes.map(({ label, write }) => [
+          label,
+          formatCount(write.rows) + (write.stoppedEarly ? ' (stopped early)' : ''),
+          formatCount(write.calls) + (write.failedCalls > 0 ? ` (${write.failedCalls} failed)` : ''),
+          formatCount(write.rowsPerSecond),
+          formatMegabytesPerSecond(write.payloadBytesPerSecond),
+          formatMilliseconds(write.latency.p50Ms),
+          formatMilliseconds(write.latency.p99Ms),
+          formatMilliseconds(write.latency.maximumMs),
+          formatCount(write.wal.objects),
+          write.wal.objects > 0 ? formatSize(write.wal.averageObjectBytes) : '-',
+          formatMegabytesPerSecond(write.wal.bytesPerSecond),
+        ]),
+      ),
+    ),
+  ];
+  for (const { label, write } of writes) {
+    if (write.firstFailureMessage !== null) lines.push(`  ${label}: first failure: ${write.firstFailureMessage}`);
+  }
+  return lines;
+}
+
+/** The lookup section: one row per series, with the message sizes its NATS request/reply baseline was measured at. */
+function renderLookups(lookups: readonly LookupResult[]): string[] {
+  const lines = [
+    `mink lookup of keys the put wrote, through the client (latency per lookup call; a call of several keys sends one request per bucket they fall in)`,
+    indent(
+      renderTable(
+        ['KEYS/CALL', 'IN FLIGHT', 'CALLS', 'CALLS/S', 'KEYS/S', 'P50 MS', 'P99 MS', 'MAX MS', 'REQUEST', 'REPLY'],
+        lookups.map((lookup) => [
+          formatCount(lookup.keysPerCall),
+          String(lookup.concurrency),
+          formatCount(lookup.calls) + (lookup.failedCalls > 0 ? ` (${lookup.failedCalls} failed)` : '') + (lookup.stoppedEarly ? ' (stopped early)' : ''),
+          formatCount(lookup.callsPerSecond),
+          formatCount(lookup.keysPerSecond),
+          formatMilliseconds(lookup.latency.p50Ms),
+          formatMilliseconds(lookup.latency.p99Ms),
+          formatMilliseconds(lookup.latency.maximumMs),
+          `${formatCount(lookup.requestBytes)} B`,
+          `${formatCount(lookup.replyBytes)} B`,
+        ]),
+      ),
+    ),
+  ];
+  for (const lookup of lookups) {
+    if (lookup.firstFailureMessage !== null) lines.push(`  ${lookup.keysPerCall} keys/call: first failure: ${lookup.firstFailureMessage}`);
+  }
+  return lines;
+}
+
+/** The restore section: how the table was loaded, then one row per fault with the new leader's own account of the restore. */
+function renderRestore(restore: RestoreResult): string[] {
+  return [
+    `restore of the one bucket of PK table ${restore.table}: ${formatCount(restore.keys)} keys put at ${formatCount(restore.loadKeysPerSecond)} keys/s, ` +
+      `SIGTERM of its leader (which snapshots on a clean close), then ${formatCount(restore.keysAfterSnapshot)} more keys and kill -9 of the new leader ` +
+      `(unavailable = from the signal until GET /v1/cluster shows the bucket open elsewhere; restore = the new leader's 'restored PK bucket' log line: ` +
+      `snapshot download, unpacking and changelog replay together)`,
+    indent(
+      renderTable(
+        ['FAULT', 'LEADER', 'NEW LEADER', 'UNAVAILABLE S', 'RESTORE MS', 'SNAPSHOT MB', 'MS/MB', 'REPLAYED RECORDS'],
+        restore.trials.map((trial) => [
+          FAULT_LABELS[trial.fault],
+          trial.victimNodeId,
+          trial.newLeaderNodeId,
+          formatSeconds(trial.unavailableMs),
+          formatCount(trial.restoreMs),
+          trial.snapshotObject === null ? '-' : formatMegabytes(trial.snapshotBytes),
+          trial.msPerSnapshotMegabyte === null ? '-' : formatMilliseconds(trial.msPerSnapshotMegabyte),
+          formatCount(trial.replayedRecords),
+        ]),
+      ),
+    ),
+  ];
 }
 
 /** The failover section: a table of the trials' spread per fault, then each median as a ratio to lease_ttl + coordinator_tick. */

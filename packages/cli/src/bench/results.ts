@@ -6,19 +6,25 @@ import type { LatencySummary } from './stats';
  * on a shared, noisy machine.
  */
 
-/** One measured series of a baseline: raw S3 PUTs or raw JetStream publishes. */
+/**
+ * One measured series of a baseline: raw S3 PUTs or GETs, raw JetStream publishes, or raw NATS
+ * request/reply round trips to a responder that does nothing but answer.
+ */
 export interface BaselineResult {
-  kind: 's3-put' | 'jetstream-publish';
+  kind: 's3-put' | 's3-get' | 'jetstream-publish' | 'nats-request';
   /** e.g. "S3 PUT 256 KiB". */
   label: string;
+  /** The body of a PUT, GET or publish; the request of a request/reply. */
   payloadBytes: number;
+  /** The reply of a request/reply; absent for the other kinds. */
+  replyBytes?: number;
   /** Operations in flight at once; 1 for the sequential series. */
   concurrency: number;
   operations: number;
   failures: number;
   elapsedMs: number;
   operationsPerSecond: number;
-  /** Payload bytes acknowledged per second. */
+  /** Payload bytes (request and reply bytes for a request/reply) acknowledged per second. */
   bytesPerSecond: number;
   latency: LatencySummary;
 }
@@ -33,12 +39,11 @@ export interface WalObjectsWritten {
   bytesPerSecond: number;
 }
 
-/** One mink append scenario: through the gateway's HTTP API or through the TypeScript client. */
-export interface AppendResult {
-  path: 'gateway' | 'client';
+/** What every write scenario reports: a closed loop of append or put calls and the WAL objects they produced. */
+export interface WriteScenarioResult {
   /** Rows acknowledged. */
   rows: number;
-  /** Append calls acknowledged, and failed. */
+  /** Calls acknowledged, and failed. */
   calls: number;
   failedCalls: number;
   firstFailureMessage: string | null;
@@ -48,9 +53,80 @@ export interface AppendResult {
   rowsPerSecond: number;
   /** Bytes of JSON rows (the gateway's request bodies; the same rows as JSON for the client) acknowledged per second. */
   payloadBytesPerSecond: number;
-  /** Per append call, from sending it until its acknowledgement. */
+  /** Per call, from sending it until its acknowledgement. */
   latency: LatencySummary;
   wal: WalObjectsWritten;
+}
+
+/** One mink append scenario: through the gateway's HTTP API or through the TypeScript client. */
+export interface AppendResult extends WriteScenarioResult {
+  path: 'gateway' | 'client';
+}
+
+/** The put scenario: new keys put into a primary-key table through the TypeScript client. */
+export interface PutResult extends WriteScenarioResult {
+  path: 'client';
+  table: string;
+  buckets: number;
+}
+
+/** One series of lookups of keys the put scenario wrote, through the TypeScript client. */
+export interface LookupResult {
+  table: string;
+  /** Keys per lookup call: 1, or the batched series' count (the client sends one request per bucket they fall in). */
+  keysPerCall: number;
+  /** Lookup calls in flight at once. */
+  concurrency: number;
+  calls: number;
+  /** Calls that failed, or answered a written key with no row. */
+  failedCalls: number;
+  firstFailureMessage: string | null;
+  stoppedEarly: boolean;
+  elapsedMs: number;
+  callsPerSecond: number;
+  keysPerSecond: number;
+  /** Per lookup call, from sending it until its answer. */
+  latency: LatencySummary;
+  /** Average JSON bytes of one call's request (keys) and reply (rows): the sizes of its NATS request/reply baseline. */
+  requestBytes: number;
+  replyBytes: number;
+}
+
+/**
+ * One restore of the restore table's bucket on a new leader after a fault of the old one, from the new
+ * leader's `'restored PK bucket'` log line and the cluster status.
+ */
+export interface RestoreTrial {
+  fault: FailoverFault;
+  victimNodeId: string;
+  newLeaderNodeId: string;
+  /** Keys the bucket held when the fault came. */
+  keys: number;
+  /** From the signal until GET /v1/cluster reports the bucket open (restored and serving) on another node. */
+  unavailableMs: number;
+  /** The log line's `ms`: download of the snapshot, unpacking it, opening the tablet and replaying the changelog after it. */
+  restoreMs: number;
+  /** The snapshot object restored, or null when the bucket had none and was rebuilt from the changelog alone. */
+  snapshotObject: string | null;
+  snapshotBytes: number;
+  /** Changelog records replayed after the snapshot (`replayedTo - replayedFrom`). */
+  replayedRecords: number;
+  /** restoreMs per MB (10^6 bytes) of snapshot; null without a snapshot. */
+  msPerSnapshotMegabyte: number | null;
+  /** The log line's `downloadMs`: the GET of the snapshot alone; null when the line does not have it. */
+  downloadMs: number | null;
+}
+
+/** The restore scenario: a one-bucket primary-key table loaded with many keys, restored on new leaders after faults. */
+export interface RestoreResult {
+  table: string;
+  /** Keys put before the first fault (fewer than asked when --seconds or Ctrl-C cut the load short). */
+  keys: number;
+  loadElapsedMs: number;
+  loadKeysPerSecond: number;
+  /** Keys put after the first restore and before the second fault, which the second restore replays from the changelog. */
+  keysAfterSnapshot: number;
+  trials: RestoreTrial[];
 }
 
 /** A figure of mink divided by a baseline of the same run. */
@@ -125,14 +201,24 @@ export interface MachineDescription {
   loadAverageAtStart: number;
 }
 
+/** The groups of figures a run can measure (`--only`); each brings the baselines its ratios need. */
+export type BenchFigures = 'append' | 'pk' | 'failover';
+
+/** Every group, in the order a run measures them. */
+export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'failover'];
+
 export interface BenchOptions {
   rows: number;
   batchRows: number;
   concurrency: number;
   /** The time cap of each scenario, or null for none. */
   seconds: number | null;
-  /** Run the failover scenario after the append scenarios. */
-  failover: boolean;
+  /** The groups of figures measured, in run order. */
+  figures: BenchFigures[];
+  /** Keys put by the put scenario, which the lookups then read. */
+  pkKeys: number;
+  /** Keys loaded into the one-bucket table whose restore is measured. */
+  restoreKeys: number;
 }
 
 export interface BenchResult {
@@ -141,6 +227,10 @@ export interface BenchResult {
   cluster: { nodes: number; coordinators: number; buckets: number; leaseTtlMs: number; coordinatorTickMs: number; dataDir: string; kept: boolean };
   baselines: BaselineResult[];
   appends: AppendResult[];
+  /** Null when the PK figures were not selected or were interrupted before it ran; likewise `restore`. */
+  put: PutResult | null;
+  lookups: LookupResult[];
+  restore: RestoreResult | null;
   ratios: Ratio[];
   /** Null when skipped (`--no-failover`) or interrupted before it ran. */
   failover: FailoverResult | null;

@@ -6,14 +6,28 @@ import { LIMITS } from '@mink/config';
 import type { LocalCluster, LocalClusterOptions } from '@mink/devcluster';
 import { S3ObjectStore } from '@mink/s3stream';
 import { CliError, type CliIo } from '../io';
-import { deadlineAfter, JetStreamBaseline, measureS3Put } from './baselines';
-import { createBenchTable, waitForOpenBuckets } from './bench-cluster';
-import { BENCH_BASELINES, BENCH_CLUSTER, BENCH_FAILOVER, BENCH_TABLE } from './bench-limits';
+import { deadlineAfter, JetStreamBaseline, measureS3Get, measureS3Put, NatsRequestBaseline } from './baselines';
+import { createBenchTable, dropBenchTable, waitForOpenBuckets } from './bench-cluster';
+import { BENCH_BASELINES, BENCH_CLUSTER, BENCH_FAILOVER, BENCH_LOOKUP, BENCH_PK_TABLE, BENCH_RESTORE, BENCH_RESTORE_TABLE, BENCH_TABLE } from './bench-limits';
 import { runFailover } from './failover';
 import { formatCount, formatMilliseconds, formatSize } from './format';
 import { runClientAppend, runGatewayAppend } from './mink-append';
-import { computeRatios } from './report';
-import type { AppendResult, BaselineResult, BenchOptions, BenchResult, FailoverResult, MachineDescription } from './results';
+import { runClientLookups, runClientPut } from './mink-pk';
+import { lookupRatios, restoreRatios } from './pk-figures';
+import { runRestore } from './pk-restore';
+import { averageWalObjectBytes, computeRatios, type WriteRatioInput } from './report';
+import type {
+  AppendResult,
+  BaselineResult,
+  BenchFigures,
+  BenchOptions,
+  BenchResult,
+  FailoverResult,
+  LookupResult,
+  MachineDescription,
+  PutResult,
+  RestoreResult,
+} from './results';
 
 /** Starts a cluster; LocalCluster.start outside tests. */
 export type StartBenchCluster = (options: LocalClusterOptions) => Promise<LocalCluster>;
@@ -25,8 +39,17 @@ export interface BenchRunOptions extends BenchOptions {
 
 /** s3rver's built-in credentials and the region every mink service uses (README, Configuration). */
 const S3_ACCESS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'us-east-1' } as const;
-/** Phases printed as "[n/phaseCount] …": six, and the failover scenario unless skipped. */
-const PHASE_COUNT_WITHOUT_FAILOVER = 6;
+
+/**
+ * Phases a run of `figures` prints as "[n/count] …": starting the cluster; for any write figures the S3
+ * PUT and JetStream baselines and, after the writes, the S3 PUT of their average WAL objects; the two
+ * append scenarios; the put, the lookups, their NATS baseline, the restore and its S3 GET baseline; the
+ * failover scenario.
+ */
+export function phaseCount(figures: readonly BenchFigures[]): number {
+  const has = (group: BenchFigures): boolean => figures.includes(group);
+  return 1 + (has('append') || has('pk') ? 3 : 0) + (has('append') ? 2 : 0) + (has('pk') ? 5 : 0) + (has('failover') ? 1 : 0);
+}
 
 export function describeMachine(): MachineDescription {
   const processors = cpus();
@@ -42,21 +65,23 @@ export function describeMachine(): MachineDescription {
 }
 
 /**
- * One whole benchmark run: a local cluster in a temporary folder, the baselines, the two mink append
- * scenarios, an S3 baseline at the size of the WAL objects mink actually wrote, then (unless skipped) the
- * failover scenario, last because it kills and restarts data nodes. Progress goes to
- * stderr; the result is returned for the caller to print. The cluster is stopped and the folder removed
- * (unless `keep`) however the run ends. The first SIGINT or SIGTERM ends the current phase early, skips
- * the rest and returns partial figures with `interrupted`; a second one exits at once, and LocalCluster's
- * exit handler kills whatever is left.
+ * One whole benchmark run of the selected figures: a local cluster in a temporary folder, the baselines,
+ * the two mink append scenarios, the put of new keys into a primary-key table, S3 baselines at the size of
+ * the WAL objects those writes actually produced, lookups of the keys put with their NATS request/reply
+ * baseline, the restore of a primary-key bucket with its S3 GET baseline, then the failover scenario, last
+ * because it kills and restarts data nodes. Progress goes to stderr; the result is returned for the caller
+ * to print. The cluster is stopped and the folder removed (unless `keep`) however the run ends. The first
+ * SIGINT or SIGTERM ends the current phase early, skips the rest and returns partial figures with
+ * `interrupted`; a second one exits at once, and LocalCluster's exit handler kills whatever is left.
  */
 export async function runBench(options: BenchRunOptions, io: CliIo, startCluster: StartBenchCluster): Promise<BenchResult> {
   const startedMs = performance.now();
   const machine = describeMachine();
   const note = (line: string): void => io.writeError(`${line}\n`);
+  const selected = (group: BenchFigures): boolean => options.figures.includes(group);
   let phase = 0;
-  const phaseCount = PHASE_COUNT_WITHOUT_FAILOVER + (options.failover ? 1 : 0);
-  const startPhase = (text: string): void => note(`[${++phase}/${phaseCount}] ${text}`);
+  const phases = phaseCount(options.figures);
+  const startPhase = (text: string): void => note(`[${++phase}/${phases}] ${text}`);
   const interrupt = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
     if (interrupt.signal.aborted) {
@@ -72,7 +97,9 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   const dataDir = mkdtempSync(join(tmpdir(), 'mink-bench-'));
   const baselines: BaselineResult[] = [];
   const appends: AppendResult[] = [];
-  let averageWalObjectBytes: number | null = null;
+  let put: PutResult | null = null;
+  const lookups: LookupResult[] = [];
+  let restore: RestoreResult | null = null;
   let failover: FailoverResult | null = null;
   let cluster: LocalCluster | null = null;
   let store: S3ObjectStore | null = null;
@@ -94,10 +121,14 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       if (interrupt.signal.aborted) return finish();
       throw new CliError(`the cluster did not start: ${error instanceof Error ? error.message : String(error)}`);
     }
-    await createBenchTable(io, cluster.gatewayUrl);
-    const open = await waitForOpenBuckets(io, cluster.gatewayUrl, interrupt.signal);
-    if (open === null) return finish();
-    note(`  table ${BENCH_TABLE.name}: ${open} buckets open`);
+    // The log table is always there: the failover probe appends to it.
+    const tables = [BENCH_TABLE, ...(selected('pk') ? [BENCH_PK_TABLE] : [])];
+    for (const table of tables) {
+      await createBenchTable(io, cluster.gatewayUrl, table);
+      const open = await waitForOpenBuckets(io, cluster.gatewayUrl, interrupt.signal, undefined, table);
+      if (open === null) return finish();
+      note(`  table ${table.name}: ${open} buckets open`);
+    }
     store = new S3ObjectStore({
       endpoint: cluster.s3Endpoint,
       bucket: cluster.s3Bucket,
@@ -112,38 +143,39 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       note(`  ${describeBaseline(baseline)}`);
     };
     const seriesModes = [1, options.concurrency].filter((concurrency, index, all) => all.indexOf(concurrency) === index);
+    const seriesSettings = (operations: number, concurrency: number) => ({ operations, concurrency, deadlineMs: deadlineAfter(options.seconds), signal: interrupt.signal });
 
     const measureS3PutSizes = async (sizesBytes: number[]): Promise<void> => {
       for (const sizeBytes of sizesBytes) {
         for (const concurrency of seriesModes) {
           if (interrupt.signal.aborted) return;
-          const settings = { operations: BENCH_BASELINES.s3PutOperations, concurrency, deadlineMs: deadlineAfter(options.seconds), signal: interrupt.signal };
-          record(await measureS3Put(store!, sizeBytes, settings, note));
+          const alreadyMeasured = baselines.some((baseline) => baseline.kind === 's3-put' && baseline.payloadBytes === sizeBytes && baseline.concurrency === concurrency);
+          if (!alreadyMeasured) record(await measureS3Put(store!, sizeBytes, seriesSettings(BENCH_BASELINES.s3PutOperations, concurrency), note));
         }
       }
     };
 
-    if (!interrupt.signal.aborted) {
+    const writes = selected('append') || selected('pk');
+    if (writes && !interrupt.signal.aborted) {
       startPhase(`baseline: raw S3 PUT of ${BENCH_BASELINES.s3PutBodySizesBytes.map(formatSize).join(' and ')}, ${BENCH_BASELINES.s3PutOperations} per series`);
       await measureS3PutSizes([...BENCH_BASELINES.s3PutBodySizesBytes]);
     }
 
-    if (!interrupt.signal.aborted) {
+    if (writes && !interrupt.signal.aborted) {
       startPhase(`baseline: raw JetStream publish of ${formatSize(BENCH_BASELINES.jetStreamPayloadBytes)}, ${BENCH_BASELINES.jetStreamPublishOperations} per series`);
       const jetStream = await JetStreamBaseline.open(cluster.natsUrl);
       try {
         for (const concurrency of seriesModes) {
           if (interrupt.signal.aborted) break;
-          const settings = { operations: BENCH_BASELINES.jetStreamPublishOperations, concurrency, deadlineMs: deadlineAfter(options.seconds), signal: interrupt.signal };
-          record(await jetStream.measure(BENCH_BASELINES.jetStreamPayloadBytes, settings));
+          record(await jetStream.measure(BENCH_BASELINES.jetStreamPayloadBytes, seriesSettings(BENCH_BASELINES.jetStreamPublishOperations, concurrency)));
         }
       } finally {
         await jetStream.close();
       }
     }
 
-    const scenario = (firstId: number) => ({
-      rows: options.rows,
+    const scenario = (rows: number, firstId: number) => ({
+      rows,
       batchRows: options.batchRows,
       concurrency: options.concurrency,
       firstId,
@@ -152,34 +184,96 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       store: store!,
       progress: note,
     });
-    // Each scenario's ids (warm-up included) lie in their own range.
+    // Each append scenario's ids (warm-up included) lie in their own range.
     const idRange = options.rows + options.batchRows * BENCH_BASELINES.warmupOperations;
-    if (!interrupt.signal.aborted) {
+    if (selected('append') && !interrupt.signal.aborted) {
       startPhase(`mink append through the gateway: POST ${cluster.gatewayUrl}/v1/tables/${BENCH_TABLE.name}/append`);
-      const gateway = await runGatewayAppend(io, cluster.gatewayUrl, scenario(0));
+      const gateway = await runGatewayAppend(io, cluster.gatewayUrl, scenario(options.rows, 0));
       if (gateway !== null) appends.push(gateway);
     }
-    if (!interrupt.signal.aborted) {
+    if (selected('append') && !interrupt.signal.aborted) {
       startPhase(`mink append through the TypeScript client over ${cluster.natsUrl}`);
-      const client = await runClientAppend(cluster.natsUrl, scenario(idRange));
+      const client = await runClientAppend(cluster.natsUrl, scenario(options.rows, idRange));
       if (client !== null) appends.push(client);
     }
+    let writtenIds: number[] = [];
+    if (selected('pk') && !interrupt.signal.aborted) {
+      startPhase(`mink put of ${formatCount(options.pkKeys)} new keys into PK table ${BENCH_PK_TABLE.name} (${BENCH_PK_TABLE.buckets} buckets) through the TypeScript client`);
+      const outcome = await runClientPut(cluster.natsUrl, scenario(options.pkKeys, 0));
+      if (outcome !== null) ({ put, writtenIds } = outcome);
+    }
 
-    const walObjects = appends.reduce((sum, append) => sum + append.wal.objects, 0);
-    if (walObjects > 0) {
-      averageWalObjectBytes = Math.max(1, Math.round(appends.reduce((sum, append) => sum + append.wal.bytes, 0) / walObjects));
+    if (writes && !interrupt.signal.aborted) {
+      const sizes = [averageWalObjectBytes(appends), averageWalObjectBytes(put === null ? [] : [put])].filter((size): size is number => size !== null);
+      startPhase(`baseline: raw S3 PUT of the average WAL object of each write scenario of this run (${sizes.length === 0 ? 'none written' : sizes.map(formatSize).join(', ')})`);
+      await measureS3PutSizes([...new Set(sizes)]);
     }
-    if (!interrupt.signal.aborted && averageWalObjectBytes !== null) {
-      startPhase(`baseline: raw S3 PUT of the average WAL object of this run (${formatSize(averageWalObjectBytes)})`);
-      const alreadyMeasured = baselines.some((baseline) => baseline.kind === 's3-put' && baseline.payloadBytes === averageWalObjectBytes);
-      if (!alreadyMeasured) await measureS3PutSizes([averageWalObjectBytes]);
+
+    if (selected('pk') && writtenIds.length > 0 && !interrupt.signal.aborted) {
+      startPhase(`mink lookup of the keys put, through the TypeScript client: ${formatCount(BENCH_LOOKUP.singleKeyCalls)} calls of 1 key and ${formatCount(BENCH_LOOKUP.batchCalls)} of ${BENCH_LOOKUP.batchKeys} per series`);
+      for (const [keysPerCall, calls] of [
+        [1, BENCH_LOOKUP.singleKeyCalls],
+        [BENCH_LOOKUP.batchKeys, BENCH_LOOKUP.batchCalls],
+      ] as const) {
+        for (const concurrency of seriesModes) {
+          if (interrupt.signal.aborted) break;
+          const lookup = await runClientLookups(cluster.natsUrl, { writtenIds, keysPerCall, calls, concurrency, deadlineMs: deadlineAfter(options.seconds), signal: interrupt.signal, progress: note });
+          if (lookup !== null) lookups.push(lookup);
+        }
+      }
     }
-    if (options.failover && !interrupt.signal.aborted) {
+    if (selected('pk') && !interrupt.signal.aborted) {
+      startPhase(`baseline: raw NATS request/reply to a responder process, at the request and reply sizes of each lookup series`);
+      if (lookups.length > 0) {
+        const nats = await NatsRequestBaseline.open(cluster.natsUrl);
+        try {
+          for (const lookup of lookups) {
+            if (interrupt.signal.aborted) break;
+            const operations = Math.max(lookup.calls, BENCH_BASELINES.natsRequestOperationsMin);
+            record(await nats.measure(lookup.requestBytes, lookup.replyBytes, seriesSettings(operations, lookup.concurrency)));
+          }
+        } finally {
+          await nats.close();
+        }
+      }
+    }
+
+    if (selected('pk') && !interrupt.signal.aborted) {
+      startPhase(
+        `restore: drop ${BENCH_PK_TABLE.name}, load ${formatCount(options.restoreKeys)} keys into PK table ${BENCH_RESTORE_TABLE.name} (1 bucket), SIGTERM its leader, ` +
+          `put ${formatCount(BENCH_RESTORE.keysAfterSnapshot)} more keys, kill -9 the new leader; restarting each node after; drop the table`,
+      );
+      // Its buckets would be restored alongside the measured one after each fault, on the same node.
+      await dropBenchTable(io, cluster.gatewayUrl, BENCH_PK_TABLE);
+      note(`  dropped table ${BENCH_PK_TABLE.name}, so the restored node restores no other PK bucket at the same time`);
+      restore = await runRestore({ io, cluster, keys: options.restoreKeys, deadlineMs: deadlineAfter(options.seconds), signal: interrupt.signal, progress: note });
+      if (!interrupt.signal.aborted) {
+        // A bucket of a million keys moving along with the probed log bucket changes what the failover figures measure.
+        await dropBenchTable(io, cluster.gatewayUrl, BENCH_RESTORE_TABLE);
+        note(`  dropped table ${BENCH_RESTORE_TABLE.name}, so the failover figures measure log buckets alone, as before`);
+      }
+    }
+    if (selected('pk') && !interrupt.signal.aborted) {
+      const snapshotSizes = [...new Set((restore?.trials ?? []).filter((trial) => trial.snapshotObject !== null).map((trial) => trial.snapshotBytes))];
+      startPhase(
+        `baseline: raw S3 GET of the restored snapshot's size (${snapshotSizes.length === 0 ? 'none restored' : snapshotSizes.map(formatSize).join(', ')}), ` +
+          `${BENCH_BASELINES.s3GetOperations} one at a time`,
+      );
+      for (const sizeBytes of snapshotSizes) {
+        if (interrupt.signal.aborted) break;
+        record(await measureS3Get(store, sizeBytes, seriesSettings(BENCH_BASELINES.s3GetOperations, 1), note));
+      }
+    }
+
+    if (selected('failover') && !interrupt.signal.aborted) {
       startPhase(
         `failover: kill -9, then SIGTERM, of the leader of one bucket, ${BENCH_FAILOVER.trialsPerFault} times each, ` +
           `while a probe appends to that bucket (restarting the node after each)`,
       );
-      failover = await runFailover({ io, cluster, signal: interrupt.signal, progress: note });
+      // The restore moved buckets between nodes; the probe's bucket must be served before its first trial.
+      if ((await waitForOpenBuckets(io, cluster.gatewayUrl, interrupt.signal)) !== null) {
+        failover = await runFailover({ io, cluster, signal: interrupt.signal, progress: note });
+      }
     }
     return finish();
   } finally {
@@ -197,9 +291,21 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   }
 
   function finish(): BenchResult {
+    const writeInputs: WriteRatioInput[] = [
+      ...appends.map((append) => ({ name: `${append.path} append`, write: append, averageWalObjectBytes: averageWalObjectBytes(appends) })),
+      ...(put === null ? [] : [{ name: 'client put', write: put, averageWalObjectBytes: averageWalObjectBytes([put]) }]),
+    ];
     return {
       machine,
-      options: { rows: options.rows, batchRows: options.batchRows, concurrency: options.concurrency, seconds: options.seconds, failover: options.failover },
+      options: {
+        rows: options.rows,
+        batchRows: options.batchRows,
+        concurrency: options.concurrency,
+        seconds: options.seconds,
+        figures: options.figures,
+        pkKeys: options.pkKeys,
+        restoreKeys: options.restoreKeys,
+      },
       cluster: {
         nodes: BENCH_CLUSTER.nodes,
         coordinators: BENCH_CLUSTER.coordinators,
@@ -211,14 +317,20 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       },
       baselines,
       appends,
-      ratios: computeRatios({
-        baselines,
-        appends,
-        concurrency: options.concurrency,
-        averageWalObjectBytes,
-        fullWalObjectBytes: LIMITS.walFlushBytes,
-        jetStreamPayloadBytes: BENCH_BASELINES.jetStreamPayloadBytes,
-      }),
+      put,
+      lookups,
+      restore,
+      ratios: [
+        ...computeRatios({
+          baselines,
+          writes: writeInputs,
+          concurrency: options.concurrency,
+          fullWalObjectBytes: LIMITS.walFlushBytes,
+          jetStreamPayloadBytes: BENCH_BASELINES.jetStreamPayloadBytes,
+        }),
+        ...lookupRatios(lookups, baselines),
+        ...(restore === null ? [] : restoreRatios(restore, baselines)),
+      ],
       failover,
       // The stop of the cluster and the removal of the folder that follow are not counted.
       durationMs: performance.now() - startedMs,

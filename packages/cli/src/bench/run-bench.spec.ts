@@ -1,0 +1,14 @@
+import { phaseCount } from './run-bench';
+
+describe('phaseCount', () => {
+  it.each<[string, Parameters<typeof phaseCount>[0], number]>([
+    ['every group', ['append', 'pk', 'failover'], 12],
+    ['the append figures and failover (the run before PK figures)', ['append', 'failover'], 7],
+    ['the PK figures alone', ['pk'], 9],
+    ['the append figures alone', ['append'], 6],
+    ['failover alone, which needs no baseline', ['failover'], 2],
+  ])('counts the phases of %s', (_case, figures, expected) => {
+    // Proves the "[n/count]" lines of a run end at n = count for every selection.
+    expect(phaseCount(figures)).toBe(expected);
+  });
+});

@@ -1,0 +1,124 @@
+import type { ObjectStore } from '@mink/s3stream';
+import { CliError } from '../io';
+import { BENCH_BASELINES, BENCH_LIMITS } from './bench-limits';
+import { runClosedLoop } from './closed-loop';
+import { ProgressReporter } from './progress';
+import type { WriteScenarioResult } from './results';
+import { ratePerSecond, summarizeLatencies } from './stats';
+import { listWalObjects, walObjectsWrittenSince } from './wal-objects';
+
+/** One row of the bench tables, as JSON sends it. */
+export interface BenchRow {
+  id: number;
+  name: string;
+  value: number;
+}
+
+/** What a write scenario needs: the rows to send, how, and where progress lines go. */
+export interface WriteScenarioSettings {
+  rows: number;
+  batchRows: number;
+  concurrency: number;
+  /** Ids of this scenario's rows start here, so two scenarios never write the same ids. */
+  firstId: number;
+  deadlineMs?: number;
+  signal?: AbortSignal;
+  /** Lists the WAL objects before and after, to report what the scenario wrote to S3. */
+  store: ObjectStore;
+  progress: (line: string) => void;
+}
+
+/** A batch ready to send, with the figures the result counts once it is acknowledged. */
+export interface PreparedBatch<Payload> {
+  payload: Payload;
+  rowCount: number;
+  jsonBytes: number;
+}
+
+/** How one path turns rows into a request and sends it; `send` resolves once the rows are acknowledged. */
+export interface BatchWriter<Payload> {
+  encode(rows: BenchRow[]): PreparedBatch<Payload>;
+  send(batch: PreparedBatch<Payload>): Promise<void>;
+}
+
+/** A scenario's figures, and which of its calls were acknowledged (their rows are `benchRows(settings, index)`). */
+export interface WriteScenarioOutcome {
+  result: WriteScenarioResult;
+  acknowledgedCalls: number[];
+}
+
+/**
+ * The rows of call `index`: consecutive ids, a name from a small set (so the string column compresses as
+ * real data would) and a float. About 50 bytes of JSON per row.
+ */
+export function benchRows(settings: Pick<WriteScenarioSettings, 'rows' | 'batchRows' | 'firstId'>, index: number): BenchRow[] {
+  const start = index * settings.batchRows;
+  const count = Math.max(0, Math.min(settings.batchRows, settings.rows - start));
+  return Array.from({ length: count }, (_, offset) => {
+    const id = settings.firstId + start + offset;
+    return { id, name: `sensor-${id % 1_000}`, value: (id % 10_007) / 7 };
+  });
+}
+
+/** Calls a scenario makes: the last one carries the remainder. */
+export function writeCallCount(rows: number, batchRows: number): number {
+  return Math.ceil(rows / batchRows);
+}
+
+/** The ids of the rows of the acknowledged calls, in call order. */
+export function acknowledgedIds(settings: Pick<WriteScenarioSettings, 'rows' | 'batchRows' | 'firstId'>, acknowledgedCalls: readonly number[]): number[] {
+  return [...acknowledgedCalls].sort((a, b) => a - b).flatMap((index) => benchRows(settings, index).map((row) => row.id));
+}
+
+/**
+ * Warms up, runs the measured calls with progress lines, and measures the WAL objects they produced.
+ * `label` names the scenario in progress lines and errors ("client put"). Returns null when the signal
+ * stopped the scenario before any measured call succeeded.
+ */
+export async function runWriteScenario<Payload>(label: string, writer: BatchWriter<Payload>, settings: WriteScenarioSettings): Promise<WriteScenarioOutcome | null> {
+  const calls = writeCallCount(settings.rows, settings.batchRows);
+  // Warm-up calls (the first describe of the table, new connections) write ids after the measured ones,
+  // so they are neither counted nor colliding with them.
+  const warmupRows = { firstId: settings.firstId + settings.rows, rows: settings.batchRows * BENCH_BASELINES.warmupOperations, batchRows: settings.batchRows };
+  await runClosedLoop(
+    { prepare: (index) => writer.encode(benchRows(warmupRows, index)), send: (batch) => writer.send(batch) },
+    { operations: BENCH_BASELINES.warmupOperations, concurrency: settings.concurrency, signal: settings.signal, failuresMax: BENCH_LIMITS.failedCallsMax },
+  ).catch((error: unknown) => {
+    throw new CliError(`${label} failed while warming up: ${error instanceof Error ? error.message : String(error)}`);
+  });
+
+  const walBefore = await listWalObjects(settings.store);
+  const progress = new ProgressReporter(label, settings.rows, 'rows', settings.progress);
+  let rows = 0;
+  let jsonBytes = 0;
+  const measured = await runClosedLoop<PreparedBatch<Payload>>(
+    {
+      prepare: (index) => writer.encode(benchRows(settings, index)),
+      send: async (batch) => {
+        await writer.send(batch);
+        rows += batch.rowCount;
+        jsonBytes += batch.jsonBytes;
+        progress.add(batch.rowCount);
+      },
+    },
+    { operations: calls, concurrency: settings.concurrency, deadlineMs: settings.deadlineMs, signal: settings.signal, failuresMax: BENCH_LIMITS.failedCallsMax },
+  ).finally(() => progress.finish());
+  if (measured.latenciesMs.length === 0 && settings.signal?.aborted) return null;
+  if (measured.latenciesMs.length === 0) throw new CliError(`${label}: no call succeeded (${measured.firstFailureMessage ?? 'none ran'})`);
+  const walAfter = await listWalObjects(settings.store);
+  return {
+    result: {
+      rows,
+      calls: measured.latenciesMs.length,
+      failedCalls: measured.failures,
+      firstFailureMessage: measured.firstFailureMessage,
+      stoppedEarly: measured.stoppedEarly,
+      elapsedMs: measured.elapsedMs,
+      rowsPerSecond: ratePerSecond(rows, measured.elapsedMs),
+      payloadBytesPerSecond: ratePerSecond(jsonBytes, measured.elapsedMs),
+      latency: summarizeLatencies(measured.latenciesMs),
+      wal: walObjectsWrittenSince(walBefore, walAfter, measured.elapsedMs),
+    },
+    acknowledgedCalls: measured.succeededIndexes,
+  };
+}
