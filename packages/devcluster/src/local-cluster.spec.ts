@@ -5,6 +5,10 @@ import { ENV } from '@mink/config';
 import { CLUSTER_ROLES, LocalCluster, SERVICE_ROLES, readClusterFile, type ClusterProcessInfo } from './local-cluster';
 import { freePort, sleep } from './ports';
 
+// Starting a cluster of real (stand-in) processes takes seconds on a loaded machine; a test that timed out
+// mid-start would also leave its processes behind, since afterEach only stops a cluster that finished starting.
+jest.setTimeout(60_000);
+
 /**
  * LocalCluster against a stand-in repository whose four "apps" are tiny HTTP servers, so the process
  * management (ports, environment, cluster.json, kill, pause, restart, stop) is tested with a real

@@ -15,7 +15,9 @@ describe('PeriodicRounds', () => {
       finished++;
     }, () => undefined);
     rounds.start(1);
-    await sleep(60);
+    // Wait for rounds by count, not by time: on a loaded machine 60 ms may hold a single round.
+    const deadline = Date.now() + 10_000;
+    while (finished < 3 && Date.now() < deadline) await sleep(5);
     await rounds.stop();
     expect(runningMax).toBe(1);
     expect(running).toBe(0);
