@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { LmdbKvTablet, packSnapshot, restoreTablet, type KvTablet, type KvWrite } from '@mink/kv';
+import { LmdbKvTablet, packSnapshotFile, restoreTabletFromFile, type KvTablet, type KvWrite } from '@mink/kv';
 import { bucketId as bucketIdOf, ownRecord, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
 import {
   decodeStoredRow,
@@ -120,10 +120,15 @@ export class PkBucket {
     let downloadedBytes = 0;
     let downloadMs = 0;
     if (newest) {
-      const archive = await deps.objectStore.get(newest.object);
-      downloadMs = Date.now() - started;
-      downloadedBytes = archive.byteLength;
-      tablet = await restoreTablet(archive, deps.directory);
+      // The archive goes through a file beside the tablet's folder, so restoring holds none of it in memory.
+      const archivePath = `${deps.directory}.archive`;
+      try {
+        downloadedBytes = await deps.objectStore.getToFile(newest.object, archivePath);
+        downloadMs = Date.now() - started;
+        tablet = await restoreTabletFromFile(archivePath, deps.directory);
+      } finally {
+        await rm(archivePath, { force: true });
+      }
     } else {
       tablet = await LmdbKvTablet.open(deps.directory);
     }
@@ -356,18 +361,25 @@ export class PkBucket {
     const applied = this.tablet.appliedOffset();
     if (applied === this.lastSnapshotOffset) return null;
     const folder = await mkdtemp(`${this.deps.directory}-snapshot-`);
-    let archive: Uint8Array;
+    // The archive is packed into a file and uploaded from it, so a snapshot holds none of the table in memory.
+    const archivePath = `${folder}.archive`;
+    let archiveBytes: number;
     let appliedOffset: number;
-    try {
-      const snapshot = await this.tablet.snapshot(folder);
-      appliedOffset = snapshot.appliedOffset;
-      archive = await packSnapshot(folder, snapshot);
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
     const { tableId, partition, bucket } = this.address;
-    const object = `kv/${tableId}/${partition ?? '_'}/${bucket}/${this.streamEpoch}-${appliedOffset}-${randomBytes(4).toString('hex')}`;
-    await this.deps.objectStore.put(object, archive);
+    let object: string;
+    try {
+      try {
+        const snapshot = await this.tablet.snapshot(folder);
+        appliedOffset = snapshot.appliedOffset;
+        archiveBytes = (await packSnapshotFile(folder, snapshot, archivePath)).bytes;
+      } finally {
+        await rm(folder, { recursive: true, force: true });
+      }
+      object = `kv/${tableId}/${partition ?? '_'}/${bucket}/${this.streamEpoch}-${appliedOffset}-${randomBytes(4).toString('hex')}`;
+      await this.deps.objectStore.putFile(object, archivePath);
+    } finally {
+      await rm(archivePath, { force: true });
+    }
     const outcome = await this.deps.meta.propose({
       type: 'CommitKvSnapshot',
       nodeId: this.deps.nodeId,
@@ -378,7 +390,7 @@ export class PkBucket {
       streamEpoch: this.streamEpoch,
       object,
       appliedOffset,
-      bytes: archive.byteLength,
+      bytes: archiveBytes,
       atMs: this.deps.nowMs(),
     });
     if (!outcome.ok) {
@@ -387,8 +399,8 @@ export class PkBucket {
       throw errorOfCode(outcome.rejection.code, outcome.rejection.message);
     }
     this.lastSnapshotOffset = appliedOffset;
-    this.deps.logger.info({ table: this.table.name, bucket, object, appliedOffset, bytes: archive.byteLength }, 'committed KV snapshot');
-    return { object, appliedOffset, bytes: archive.byteLength, streamEpoch: this.streamEpoch };
+    this.deps.logger.info({ table: this.table.name, bucket, object, appliedOffset, bytes: archiveBytes }, 'committed KV snapshot');
+    return { object, appliedOffset, bytes: archiveBytes, streamEpoch: this.streamEpoch };
   }
 
   private assertOpen(): void {

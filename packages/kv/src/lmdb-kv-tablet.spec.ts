@@ -3,12 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeKvTabletContract, text } from './kv-tablet.contract';
 import { LmdbKvTablet } from './lmdb-kv-tablet';
-import { packSnapshot, restoreTablet } from './snapshot-archive';
+import { packSnapshotFile, restoreTabletFromFile } from './snapshot-archive';
 
 describeKvTabletContract('LmdbKvTablet', {
   open: (directory) => LmdbKvTablet.open(directory),
-  // The LMDB tablet restores the way a PK bucket on another node does: through one packed archive.
-  restore: async (snapshotDirectory, snapshot, directory) => restoreTablet(await packSnapshot(snapshotDirectory, snapshot), directory),
+  // The LMDB tablet restores the way a PK bucket on another node does: through one packed archive file.
+  restore: async (snapshotDirectory, snapshot, directory) => {
+    const archivePath = `${snapshotDirectory}.archive`;
+    await packSnapshotFile(snapshotDirectory, snapshot, archivePath);
+    try {
+      return await restoreTabletFromFile(archivePath, directory);
+    } finally {
+      await rm(archivePath, { force: true });
+    }
+  },
 });
 
 describe('LmdbKvTablet on disk', () => {

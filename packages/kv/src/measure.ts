@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { KvWrite } from './kv-tablet';
 import { LmdbKvTablet } from './lmdb-kv-tablet';
-import { packSnapshot, restoreTablet } from './snapshot-archive';
+import { packSnapshotFile, restoreTabletFromFile } from './snapshot-archive';
 
 const PUT_COUNT = 200_000;
 const GET_COUNT = 100_000;
@@ -60,9 +60,10 @@ async function measureSnapshotRound(workDirectory: string, keyCount: number): Pr
   console.log(`lmdb: load of ${keyCount} keys in batches of ${PUT_COUNT}: ${(performance.now() - loadStarted).toFixed(0)} ms`);
   const snapshot = await timed(`lmdb: snapshot (compacting backup) of ${keyCount} keys`, () => tablet.snapshot(join(workDirectory, 'snapshot')));
   console.log(`lmdb: snapshot size ${(snapshot.bytes / 1e6).toFixed(1)} MB`);
-  const archive = await timed('archive: pack + gzip', () => packSnapshot(join(workDirectory, 'snapshot'), snapshot));
-  console.log(`archive: ${(archive.length / 1e6).toFixed(1)} MB`);
-  const restored = await timed('archive: gunzip + unpack + open', () => restoreTablet(archive, join(workDirectory, 'restored')));
+  const archivePath = join(workDirectory, 'snapshot.archive');
+  const archive = await timed('archive: pack + gzip', () => packSnapshotFile(join(workDirectory, 'snapshot'), snapshot, archivePath));
+  console.log(`archive: ${(archive.bytes / 1e6).toFixed(1)} MB`);
+  const restored = await timed('archive: gunzip + unpack + open', () => restoreTabletFromFile(archivePath, join(workDirectory, 'restored')));
   if (restored.appliedOffset() !== snapshot.appliedOffset) throw new Error('offset mismatch');
   if (restored.get(key(keyCount - 1)) === undefined) throw new Error('last key missing after restore');
   console.log(`memory: rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`);

@@ -187,6 +187,12 @@ describe('SnapshotScheduler on a real nats-server and S3 server', () => {
       get: async () => {
         throw new UnavailableError('the object store is down');
       },
+      putFile: async () => {
+        throw new UnavailableError('the object store is down');
+      },
+      getToFile: async () => {
+        throw new UnavailableError('the object store is down');
+      },
       delete: async () => undefined,
       list: async () => [],
     };

@@ -114,6 +114,14 @@ class HookedObjectStore implements ObjectStore {
     return this.inner.get(key, range);
   }
 
+  putFile(key: string, path: string): Promise<void> {
+    return this.inner.putFile(key, path);
+  }
+
+  getToFile(key: string, path: string): Promise<number> {
+    return this.inner.getToFile(key, path);
+  }
+
   delete(keys: string[]): Promise<void> {
     return this.inner.delete(keys);
   }

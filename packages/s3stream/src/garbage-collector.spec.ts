@@ -123,6 +123,8 @@ describe('GarbageCollector', () => {
     const recordingStore: ObjectStore = {
       put: (key, body) => store.put(key, body),
       get: (key, range) => store.get(key, range),
+      putFile: (key, path) => store.putFile(key, path),
+      getToFile: (key, path) => store.getToFile(key, path),
       list: (prefix) => store.list(prefix),
       delete: async (deleted) => {
         order.push(`delete ${deleted.length} from ${deleted[0]}`);

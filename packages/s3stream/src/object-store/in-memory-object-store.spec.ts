@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { InvalidArgumentError, UnavailableError } from '@mink/protocol';
 import { InMemoryObjectStore } from './in-memory-object-store';
 import { describeObjectStoreContract } from './object-store.contract';
@@ -33,6 +36,31 @@ describe('InMemoryObjectStore fault injection', () => {
     store.failNext('put', new Error('acknowledgement lost'), { afterApplying: true });
     await expect(store.put('wal/1/1/1', Uint8Array.from([5]))).rejects.toThrow('acknowledgement lost');
     expect(await store.get('wal/1/1/1')).toEqual(Uint8Array.from([5]));
+  });
+
+  it('fails putFile and getToFile with the failures injected into put and get, the wire operations they share', async () => {
+    // Proves a simulation that makes uploads or downloads fail reaches the file variants too, before or after applying, and counts them.
+    const directory = await mkdtemp(join(tmpdir(), 'mink-in-memory-files-'));
+    try {
+      const source = join(directory, 'source');
+      const target = join(directory, 'target');
+      await writeFile(source, Uint8Array.from([4, 2]));
+      const store = new InMemoryObjectStore();
+      store.failNext('put', new UnavailableError('injected put failure'));
+      await expect(store.putFile('kv/1', source)).rejects.toThrow('injected put failure');
+      expect(store.keys()).toEqual([]);
+      store.failNext('put', new Error('acknowledgement lost'), { afterApplying: true });
+      await expect(store.putFile('kv/1', source)).rejects.toThrow('acknowledgement lost');
+      expect(store.keys()).toEqual(['kv/1']);
+
+      store.failNext('get', new UnavailableError('injected get failure'));
+      await expect(store.getToFile('kv/1', target)).rejects.toThrow('injected get failure');
+      expect(await store.getToFile('kv/1', target)).toBe(2);
+      expect(new Uint8Array(await readFile(target))).toEqual(Uint8Array.from([4, 2]));
+      expect(store.calls).toEqual({ put: 2, get: 2, delete: 0, list: 0 });
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 
   it('consumes injected failures per operation in the order they were added', async () => {

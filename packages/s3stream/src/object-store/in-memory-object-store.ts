@@ -1,8 +1,14 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { NotFoundError } from '@mink/protocol';
 import { assertValidByteRange, clipByteRange } from './byte-range';
+import { sizeOfFileToPut } from './file-bodies';
 import { assertValidKey, compareKeys } from './keys';
 import type { ByteRange, ListedObject, ObjectStore } from './object-store';
 
+/**
+ * The operations faults are injected into and calls are counted for, named after the request each one is on the
+ * wire: `put` covers `put` and `putFile` (both PutObject), `get` covers `get` and `getToFile` (both GetObject).
+ */
 export type ObjectStoreOperation = 'put' | 'get' | 'delete' | 'list';
 
 /** When an injected failure strikes relative to the operation's effect. */
@@ -22,7 +28,8 @@ interface InjectedFailure {
 /**
  * `ObjectStore` in memory for simulation and unit tests. It keeps the contract of the port exactly as the S3
  * adapter does (copies in and out, S3's range rules, NotFoundError, sorted listings), so a test that passes
- * here makes no assumption the real store breaks.
+ * here makes no assumption the real store breaks. Being in memory, it reads a `putFile` file whole and holds
+ * every object, so unlike the S3 adapter its memory does grow with the objects.
  *
  * Faults are injected per operation with `failNext`; injected failures are consumed in the order they were
  * added. `calls` counts every call per operation, failed ones included, so tests can assert how often a
@@ -52,6 +59,25 @@ export class InMemoryObjectStore implements ObjectStore {
     this.perform('put', () => {
       assertValidKey(key);
       this.objects.set(key, Uint8Array.from(body));
+    });
+  }
+
+  async putFile(key: string, path: string): Promise<void> {
+    await this.performAsync('put', async () => {
+      assertValidKey(key);
+      await sizeOfFileToPut(path);
+      const content = await readFile(path);
+      this.objects.set(key, new Uint8Array(content.buffer, content.byteOffset, content.byteLength));
+    });
+  }
+
+  async getToFile(key: string, path: string): Promise<number> {
+    return this.performAsync('get', async () => {
+      assertValidKey(key);
+      const stored = this.objects.get(key);
+      if (stored === undefined) throw new NotFoundError(`GetObject: '${key}' does not exist`);
+      await writeFile(path, stored);
+      return stored.byteLength;
     });
   }
 
@@ -88,6 +114,15 @@ export class InMemoryObjectStore implements ObjectStore {
     const failure = this.injectedFailures[operation].shift();
     if (failure === undefined) return apply();
     if (failure.afterApplying) apply();
+    throw failure.error;
+  }
+
+  /** `perform` for operations that touch local files; the call is counted and its failure taken when it starts. */
+  private async performAsync<T>(operation: ObjectStoreOperation, apply: () => Promise<T>): Promise<T> {
+    this.callCounts[operation]++;
+    const failure = this.injectedFailures[operation].shift();
+    if (failure === undefined) return apply();
+    if (failure.afterApplying) await apply();
     throw failure.error;
   }
 }

@@ -1,13 +1,18 @@
 /// <reference types="jest" />
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { InvalidArgumentError, NotFoundError } from '@mink/protocol';
-import type { ObjectStore } from './object-store';
+import { OBJECT_PUT_BYTES_MAX, type ObjectStore } from './object-store';
 
 /** Listing tests put more keys than one ListObjectsV2 page (1000) holds, so paging must work. */
 const PAGED_KEY_COUNT = 1_005;
 /** The paging test writes over a thousand objects; s3rver takes a few seconds for that. */
 const PAGED_TEST_TIMEOUT_MS = 30_000;
 const MEBIBYTE_BYTES = 1024 * 1024;
+/** The file round trip uses several MiB, so a body goes through many stream chunks on both sides. */
+const LARGE_FILE_BYTES = 5 * MEBIBYTE_BYTES + 17;
 
 /** Every byte value once, so an encoding that mangles any byte (UTF-8, framing) shows. */
 function allByteValues(): Uint8Array {
@@ -52,6 +57,90 @@ export function describeObjectStoreContract(name: string, makeStore: () => Objec
       expect(readBack.byteLength).toBe(MEBIBYTE_BYTES);
       expect(Buffer.compare(readBack, random)).toBe(0);
       expect(await store.get('bytes/empty')).toEqual(new Uint8Array(0));
+    });
+
+    describe('with local files', () => {
+      let fileDirectory: string;
+
+      beforeEach(async () => {
+        fileDirectory = await mkdtemp(join(tmpdir(), 'mink-object-store-files-'));
+      });
+
+      afterEach(async () => {
+        await rm(fileDirectory, { recursive: true, force: true });
+      });
+
+      it('round-trips every byte value, several MiB of random bytes and an empty file through putFile and getToFile', async () => {
+        // Proves file uploads and downloads carry raw bytes of any length, and agree with put and get in both directions.
+        const bodies: [string, Uint8Array][] = [
+          ['all', allByteValues()],
+          ['large', new Uint8Array(randomBytes(LARGE_FILE_BYTES))],
+          ['empty', new Uint8Array(0)],
+        ];
+        for (const [name, body] of bodies) {
+          const source = join(fileDirectory, `${name}.source`);
+          await writeFile(source, body);
+          await store.putFile(`files/${name}`, source);
+          expect(Buffer.compare(await store.get(`files/${name}`), body)).toBe(0);
+
+          const target = join(fileDirectory, `${name}.target`);
+          expect(await store.getToFile(`files/${name}`, target)).toBe(body.byteLength);
+          expect(Buffer.compare(await readFile(target), body)).toBe(0);
+        }
+        const putInMemory = countingBytes(3_000);
+        await store.put('files/from-memory', putInMemory);
+        expect(await store.getToFile('files/from-memory', join(fileDirectory, 'from-memory'))).toBe(3_000);
+        expect(Buffer.compare(await readFile(join(fileDirectory, 'from-memory')), putInMemory)).toBe(0);
+        expect((await store.list('files/')).map((object) => [object.key, object.size])).toEqual([
+          ['files/all', 256],
+          ['files/empty', 0],
+          ['files/from-memory', 3_000],
+          ['files/large', LARGE_FILE_BYTES],
+        ]);
+      });
+
+      it('replaces the content of an existing file on getToFile instead of appending to it', async () => {
+        // Proves the target file is truncated: a longer file left there before holds exactly the object afterwards.
+        const target = join(fileDirectory, 'target');
+        await writeFile(target, countingBytes(10_000));
+        await store.put('replace/short', Uint8Array.from([9, 8, 7]));
+        expect(await store.getToFile('replace/short', target)).toBe(3);
+        expect(new Uint8Array(await readFile(target))).toEqual(Uint8Array.from([9, 8, 7]));
+      });
+
+      it('replaces an object as a whole when putFile writes a key again', async () => {
+        // Proves putFile is an overwrite like put, even when the new file is shorter.
+        const source = join(fileDirectory, 'source');
+        await store.put('replace/object', countingBytes(500));
+        await writeFile(source, Uint8Array.from([1, 2]));
+        await store.putFile('replace/object', source);
+        expect(await store.get('replace/object')).toEqual(Uint8Array.from([1, 2]));
+      });
+
+      it('fails getToFile with NotFoundError for a missing key, and putFile of a missing file with the file system error', async () => {
+        // Proves a missing object is the typed NotFound on the file path too, and a missing local file stores nothing.
+        expect(await rejection(store.getToFile('missing/file', join(fileDirectory, 'target')))).toBeInstanceOf(NotFoundError);
+        const missingFile = await rejection(store.putFile('missing/source', join(fileDirectory, 'no-such-file')));
+        expect((missingFile as NodeJS.ErrnoException).code).toBe('ENOENT');
+        expect(await store.list('missing/')).toEqual([]);
+      });
+
+      it('refuses a file larger than one PutObject may carry, and empty keys, before sending anything', async () => {
+        // Proves the 5 GiB limit of a single PutObject is checked up front (on a sparse file, so nothing is written or read).
+        const huge = join(fileDirectory, 'huge');
+        await writeFile(huge, new Uint8Array(0));
+        await truncate(huge, OBJECT_PUT_BYTES_MAX + 1);
+        expect((await stat(huge)).size).toBe(OBJECT_PUT_BYTES_MAX + 1);
+        const refused = await rejection(store.putFile('huge', huge));
+        expect(refused).toBeInstanceOf(InvalidArgumentError);
+        expect((refused as Error).message).toContain('5 GiB');
+        expect(await store.list('huge')).toEqual([]);
+
+        const small = join(fileDirectory, 'small');
+        await writeFile(small, Uint8Array.from([1]));
+        expect(await rejection(store.putFile('', small))).toBeInstanceOf(InvalidArgumentError);
+        expect(await rejection(store.getToFile('', join(fileDirectory, 'target')))).toBeInstanceOf(InvalidArgumentError);
+      });
     });
 
     it('keeps what was put apart from the arrays the caller passes in and gets back', async () => {

@@ -7,6 +7,14 @@ export interface ByteRange {
   endExclusive: number;
 }
 
+/**
+ * The largest file `putFile` uploads: S3 refuses a single PutObject above 5 GiB, and larger objects would need
+ * a multipart upload, which this port does not offer. Every adapter refuses a larger file with
+ * `InvalidArgumentError` before sending anything, so the fake and the real store agree. (An in-memory `put`
+ * body cannot reach it: Node's buffers stop below.)
+ */
+export const OBJECT_PUT_BYTES_MAX = 5 * 1024 * 1024 * 1024;
+
 /** One entry of a listing. */
 export interface ListedObject {
   key: string;
@@ -21,9 +29,17 @@ export interface ListedObject {
  * Contract shared by every implementation (checked by `describeObjectStoreContract`):
  * - `put` replaces the whole object atomically: a `get` sees either the old or the new body, never a mix.
  *   Once `put` resolves, the body is durable and later mutation of the caller's array does not affect it.
+ * - `putFile` stores the bytes of a local file as the object, with the same replace-as-a-whole rule as `put`.
+ *   The file is read from disk as it is sent, so memory does not grow with its size; it must not change
+ *   until the call resolves. A file larger than `OBJECT_PUT_BYTES_MAX` is refused with `InvalidArgumentError`
+ *   and nothing is sent; a file that cannot be read fails with the file system's own error.
  * - `get` resolves with a fresh array the caller may keep or mutate. A range whose `endExclusive` lies beyond
  *   the end of the object is clipped to the object, as S3 does; a range starting at or beyond the end is
  *   refused with `InvalidArgumentError`, as is a malformed range. A missing key fails with `NotFoundError`.
+ * - `getToFile` writes the whole object into a local file, creating it or replacing what it held (never
+ *   appending), and resolves with the object's length in bytes once the file holds all of it. The bytes go to
+ *   disk as they arrive, so memory does not grow with the object. A missing key fails with `NotFoundError`.
+ *   After a failure the file's content is unspecified: the caller removes it.
  * - `delete` removes every listed key; keys that do not exist are ignored, so a repeated delete succeeds.
  * - `list` is for maintenance and tests only: readers find data through the metadata view and never list
  *   (DESIGN §4). It returns every key under the prefix, across all pages, in ascending order of the keys'
@@ -37,6 +53,10 @@ export interface ObjectStore {
   put(key: string, body: Uint8Array): Promise<void>;
   /** Whole object, or the byte range [start, endExclusive). Throws NotFoundError when missing. */
   get(key: string, range?: ByteRange): Promise<Uint8Array>;
+  /** Uploads the local file at `path` as the object, streamed from disk; at most `OBJECT_PUT_BYTES_MAX` bytes. */
+  putFile(key: string, path: string): Promise<void>;
+  /** Downloads the whole object into the local file at `path` (created or truncated); resolves with its length. */
+  getToFile(key: string, path: string): Promise<number>;
   /** Missing keys are fine. */
   delete(keys: string[]): Promise<void>;
   /** Only for maintenance/tests (readers never list to find data): keys under a prefix, all pages. */

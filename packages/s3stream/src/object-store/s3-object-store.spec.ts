@@ -1,10 +1,12 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startS3Server, type S3ServerHandle } from '@mink/devcluster';
-import { MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
+import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
+import { OBJECT_PUT_BYTES_MAX } from './object-store';
 import { describeObjectStoreContract } from './object-store.contract';
 import { S3ObjectStore, type S3ObjectStoreOptions } from './s3-object-store';
 
@@ -216,6 +218,65 @@ describe('S3ObjectStore', () => {
       expect(scripted.requests.every((request) => request.body.equals(Buffer.from(body)))).toBe(true);
       const direct = track(new S3ObjectStore(storeOptions(s3.endpoint, { prefix: 'retried/' })));
       expect(await direct.get('wal/1/1/1')).toEqual(body);
+    });
+
+    it('retries putFile with a fresh read of the file on every attempt', async () => {
+      // Proves a retried file upload sends the whole file again (a used-up stream would send nothing) and stores it once intact.
+      let answered = 0;
+      scripted = await startScriptedServer((request, response) => {
+        answered++;
+        if (answered <= 2) return answerS3Error(response, 503, 'SlowDown', 'Please reduce your request rate.');
+        return proxy(s3.port, request, response);
+      });
+      const flaky = track(new S3ObjectStore(storeOptions(scripted.endpoint, { prefix: 'retried-file/', maxAttempts: 3 })));
+      const body = Buffer.from(Uint8Array.from({ length: 300_000 }, (_, index) => (index * 13) % 256));
+      const source = join(dataDir, 'retried-upload');
+      await writeFile(source, body);
+
+      await flaky.putFile('kv/1', source);
+
+      expect(scripted.requests.map((request) => request.method)).toEqual(['PUT', 'PUT', 'PUT']);
+      expect(scripted.requests.map((request) => request.headers['content-length'])).toEqual(['300000', '300000', '300000']);
+      expect(scripted.requests.every((request) => request.body.equals(body))).toBe(true);
+      const direct = track(new S3ObjectStore(storeOptions(s3.endpoint, { prefix: 'retried-file/' })));
+      expect(Buffer.compare(await direct.get('kv/1'), body)).toBe(0);
+    });
+
+    it('retries getToFile after a body cut off midway and leaves only the complete object in the file', async () => {
+      // Proves a download that breaks is retried and the file is truncated for the new attempt, not appended to.
+      const direct = track(new S3ObjectStore(storeOptions(s3.endpoint, { prefix: 'retried-download/' })));
+      const body = Buffer.from(Uint8Array.from({ length: 200_000 }, (_, index) => (index * 7) % 256));
+      await direct.put('kv/1', body);
+      let answered = 0;
+      scripted = await startScriptedServer((request, response) => {
+        answered++;
+        if (answered > 1) return proxy(s3.port, request, response);
+        response.writeHead(200, { 'content-length': String(body.length), 'content-type': 'application/octet-stream' });
+        response.write(body.subarray(0, 120_000), () => response.socket?.destroy());
+      });
+      const flaky = track(new S3ObjectStore(storeOptions(scripted.endpoint, { prefix: 'retried-download/', maxAttempts: 3 })));
+      const target = join(dataDir, 'retried-download');
+
+      expect(await flaky.getToFile('kv/1', target)).toBe(body.length);
+
+      expect(scripted.requests.map((request) => request.method)).toEqual(['GET', 'GET']);
+      expect(Buffer.compare(await readFile(target), body)).toBe(0);
+    });
+
+    it('refuses putFile of a file above 5 GiB without sending a request', async () => {
+      // Proves the single-PutObject limit is enforced on this side, so S3 never sees (or half-receives) such an upload.
+      scripted = await startScriptedServer((_request, response) => {
+        response.writeHead(200, { etag: '"0"' });
+        response.end();
+      });
+      const store = track(new S3ObjectStore(storeOptions(scripted.endpoint)));
+      const huge = join(dataDir, 'huge-upload');
+      await writeFile(huge, new Uint8Array(0));
+      await truncate(huge, OBJECT_PUT_BYTES_MAX + 1);
+
+      expect(await rejection(store.putFile('huge', huge))).toBeInstanceOf(InvalidArgumentError);
+      expect(scripted.requests).toEqual([]);
+      rmSync(huge);
     });
 
     it('retries a 500 on a ranged GET and returns the requested bytes', async () => {

@@ -1,3 +1,6 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CreateBucketCommand,
@@ -12,6 +15,7 @@ import { LIMITS, type ServiceConfig } from '@mink/config';
 import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { backoffDelayMs, type BackoffPolicy } from './backoff';
 import { assertValidByteRange, httpRangeHeader } from './byte-range';
+import { sizeOfFileToPut } from './file-bodies';
 import { assertValidKey, compareKeys } from './keys';
 import type { ByteRange, ListedObject, ObjectStore } from './object-store';
 import { classifyS3Error, describeS3Error } from './s3-errors';
@@ -67,6 +71,9 @@ class IncompleteBodyError extends Error {
  * last attempt a transient failure becomes `UnavailableError`; a missing key becomes `NotFoundError`, a range
  * starting beyond the object `InvalidArgumentError`, and any other refusal a `MinkError` with code `Internal`.
  * The SDK's own retries are switched off so that this is the one retry loop and its bounds hold.
+ *
+ * `putFile` and `getToFile` stream between the file and the connection, so their memory does not grow with
+ * the object; an attempt holds its slot for the whole transfer, and every retry starts the transfer over.
  */
 export class S3ObjectStore implements ObjectStore {
   readonly bucket: string;
@@ -126,6 +133,54 @@ export class S3ObjectStore implements ObjectStore {
         new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentLength: body.byteLength }),
       ),
     );
+  }
+
+  async putFile(key: string, path: string): Promise<void> {
+    assertValidKey(key);
+    const bytes = await sizeOfFileToPut(path);
+    await this.send('PutObject', key, async () => {
+      // A stream is used up by the attempt that sends it, so every attempt reads the file afresh from its start.
+      const body = createReadStream(path);
+      // The SDK pipes the body into the request without watching it for errors; a failed read aborts the request
+      // instead of leaving it to wait for bytes that never come, and is what the caller sees.
+      const abort = new AbortController();
+      let readError: Error | undefined;
+      body.once('error', (error) => {
+        readError = error;
+        abort.abort();
+      });
+      try {
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentLength: bytes }),
+          // The client's request timeout runs until the response headers, which for an upload means until the
+          // whole body is sent: a fixed bound would fail large files on slow links. Without it a stalled upload
+          // still fails through the socket idle timeout (LIMITS.objectStoreSocketIdleTimeoutMs).
+          { abortSignal: abort.signal, requestTimeout: 0 },
+        );
+      } catch (error) {
+        throw readError ?? error;
+      } finally {
+        // Closes the file when the request ended before reading all of it (a refusal, a broken connection).
+        body.destroy();
+      }
+    });
+  }
+
+  async getToFile(key: string, path: string): Promise<number> {
+    assertValidKey(key);
+    return this.send('GetObject', key, async () => {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+      // Opened only once the object answered, and opened anew with truncation on every attempt, so the bytes of
+      // an attempt that broke midway never stay in front of those of the next one.
+      const file = createWriteStream(path);
+      // Writing the body belongs to the attempt, as in `get`; the pipeline waits while the disk is slower than
+      // the network, so only a few chunks are ever in memory.
+      await pipeline((response.Body as Readable | undefined) ?? Readable.from([]), file);
+      if (response.ContentLength !== undefined && file.bytesWritten !== response.ContentLength) {
+        throw new IncompleteBodyError(`the body ended after ${file.bytesWritten} of ${response.ContentLength} bytes`);
+      }
+      return file.bytesWritten;
+    });
   }
 
   async get(key: string, range?: ByteRange): Promise<Uint8Array> {
