@@ -53,6 +53,13 @@ export class DataPlane {
     private readonly wal: WalWriter,
     private readonly reader: StreamReader,
     private readonly pk: PkBuckets,
+    /**
+     * Whether this node's liveness lease is fresh (a heartbeat sent within most of lease_ttl was stored).
+     * Reads are served only while it is: a node paused or cut off past lease_ttl may have lost its buckets to
+     * a takeover it has not seen yet, and must not answer from a stale tablet or stream (a lease read).
+     * Writes need no such check: storage fences them.
+     */
+    private readonly leaseIsFresh: () => boolean = () => true,
     private readonly nowMs: () => number = Date.now,
   ) {}
 
@@ -130,6 +137,7 @@ export class DataPlane {
 
   async scan(request: ScanRequest): Promise<ScanResult> {
     const { table, record } = this.leadOrRedirect(request);
+    this.checkReadLease();
     const offset = request.offset ?? 0;
     const limit = Math.min(request.limit ?? LIMITS.scanRecordsDefault, LIMITS.scanRecordsMax);
     if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`offset must be a non-negative integer, got ${request.offset}`);
@@ -181,6 +189,7 @@ export class DataPlane {
 
   lookup(request: LookupBucketRequest): LookupResult {
     const { table, bucket } = this.pkBucketOf(request);
+    this.checkReadLease();
     const projection = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
     const keys = validateRows(table.columns, request.keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
     if (keys.length > LIMITS.lookupKeysPerRequestMax) {
@@ -191,6 +200,7 @@ export class DataPlane {
 
   prefixLookup(request: PrefixLookupBucketRequest): PrefixLookupResult {
     const { table, bucket } = this.pkBucketOf(request);
+    this.checkReadLease();
     if (table.bucketKey.length >= table.primaryKey.length) {
       throw new InvalidArgumentError(
         `table '${table.name}' has the whole primary key as its bucket key: a prefix lookup needs a bucket key that is a proper prefix of the primary key; use lookup`,
@@ -207,6 +217,12 @@ export class DataPlane {
     }
     const bytesPerPrefix = Math.floor(LIMITS.scanReplyBytesMax / prefixes.length);
     return { results: prefixes.map((prefix) => bucket.prefixLookup(prefix, limit, bytesPerPrefix, projection)) };
+  }
+
+  private checkReadLease(): void {
+    if (!this.leaseIsFresh()) {
+      throw new UnavailableError(`node ${this.self.nodeId} has not renewed its liveness lately and may have lost its buckets; ask again`);
+    }
   }
 
   private pkBucketOf(address: BucketAddress): { table: TableRecord; record: BucketRecord; bucket: PkBucket } {

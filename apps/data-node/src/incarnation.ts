@@ -74,7 +74,9 @@ export class Incarnation {
       snapshotIntervalMs: config.kvSnapshotIntervalMs,
     });
     const sync = new BucketSync(member, self, logger, context.metrics, pk);
-    const data = new DataPlane(member, self, sync, wal, context.reader, pk);
+    // A lease read: reads stop once no heartbeat got through for most of lease_ttl (see DataPlane).
+    const leaseReadWindowMs = config.leaseTtlMs * (1 - 1 / LIMITS.heartbeatsPerLeaseTtl);
+    const data = new DataPlane(member, self, sync, wal, context.reader, pk, () => context.heartbeater.renewedWithinMs(leaseReadWindowMs));
     // Background compaction of this incarnation's streams: WAL slices become per-stream objects.
     const compactor = new Compactor({
       nodeId: config.nodeId,

@@ -142,3 +142,42 @@ describe('heartbeats and liveness', () => {
     }
   }, 15_000);
 });
+
+describe('Heartbeater.renewedWithinMs (lease reads)', () => {
+  it('holds only while a heartbeat sent within the window was stored, counting from when it was sent', async () => {
+    // Proves a paused or cut-off process stops trusting its own liveness until a heartbeat gets through again.
+    let nowMs = 1_000;
+    let failPuts = false;
+    let putDelayMs = 0;
+    const kv = {
+      put: async () => {
+        nowMs += putDelayMs;
+        if (failPuts) throw new Error('NATS is unreachable');
+        return 1;
+      },
+    } as unknown as ConstructorParameters<typeof Heartbeater>[0];
+    const heartbeater = new Heartbeater(kv, () => undefined, () => nowMs);
+    expect(heartbeater.renewedWithinMs(3_000)).toBe(false);
+
+    await heartbeater.start('1', 'data-node', 1, 60_000);
+    expect(heartbeater.renewedWithinMs(3_000)).toBe(true);
+    nowMs += 2_999;
+    expect(heartbeater.renewedWithinMs(3_000)).toBe(true);
+    nowMs += 1;
+    expect(heartbeater.renewedWithinMs(3_000)).toBe(false);
+
+    // A failed heartbeat renews nothing.
+    failPuts = true;
+    await expect(heartbeater.beat()).rejects.toThrow();
+    expect(heartbeater.renewedWithinMs(3_000)).toBe(false);
+
+    // A heartbeat counts from when it was sent, not from when its reply came back.
+    failPuts = false;
+    putDelayMs = 2_500;
+    await heartbeater.beat();
+    expect(heartbeater.renewedWithinMs(3_000)).toBe(true);
+    nowMs += 500;
+    expect(heartbeater.renewedWithinMs(3_000)).toBe(false);
+    heartbeater.halt();
+  });
+});

@@ -66,10 +66,13 @@ export class Heartbeater {
   private timer: NodeJS.Timeout | undefined;
   /** The write in flight, if any; writes are chained so the last one written carries the latest epoch. */
   private pendingBeat: Promise<void> | null = null;
+  /** When (monotonic ms) the last successful write was sent; null before the first. */
+  private lastRenewalSentAtMs: number | null = null;
 
   constructor(
     private readonly kv: KV,
     private readonly onError: (error: Error) => void = () => undefined,
+    private readonly monotonicMs: () => number = () => performance.now(),
   ) {}
 
   static async create(connection: NatsConnection, options: { bucket?: string; onError?: (error: Error) => void } = {}): Promise<Heartbeater> {
@@ -111,11 +114,23 @@ export class Heartbeater {
   private async write(): Promise<void> {
     const identity = this.identity;
     if (!identity) return;
+    const sentAtMs = this.monotonicMs();
     try {
       await this.kv.put(heartbeatKey(identity.role, identity.nodeId), new TextEncoder().encode(JSON.stringify(identity)));
+      this.lastRenewalSentAtMs = Math.max(this.lastRenewalSentAtMs ?? sentAtMs, sentAtMs);
     } catch (error) {
       throw translateNatsError(error, `heartbeat of ${identity.role} ${identity.nodeId}`);
     }
+  }
+
+  /**
+   * Whether a heartbeat sent less than `windowMs` ago (by this process's monotonic clock) was stored. The
+   * server stamps a heartbeat after it was sent, so while this holds for a window below lease_ttl, no
+   * coordinator can have judged this process dead: a lease read. A process that was paused, or cut off from
+   * NATS, fails it until a heartbeat gets through again.
+   */
+  renewedWithinMs(windowMs: number): boolean {
+    return this.lastRenewalSentAtMs !== null && this.monotonicMs() - this.lastRenewalSentAtMs < windowMs;
   }
 
   /** Stops refreshing but leaves the key to age out: what a crash or a pause looks like to the others. */
