@@ -180,6 +180,16 @@ describe('primary-key tables on a real local cluster', () => {
     expect((await http(gateway, 'POST', '/v1/tables/visits/lookup', { keys: [{ user: 'ann' }] })).status).toBe(400);
     expect((await http(gateway, 'POST', '/v1/tables/visits/append', { rows })).status).toBe(400);
     expect((await http(gateway, 'POST', '/v1/tables/visits/prefix-lookup', { prefixes: [{ seq: 1 }] })).status).toBe(400);
+
+    // A dropped PK table is gone, and a new table of the same name starts empty.
+    expect((await http(gateway, 'DELETE', '/v1/tables/visits')).status).toBe(200);
+    expect((await http(gateway, 'POST', '/v1/tables/visits/lookup', { keys: [{ user: 'ann', seq: 1 }] })).status).toBe(404);
+    expect((await http(gateway, 'POST', '/v1/tables', { name: 'visits', columns: [{ name: 'user', type: 'string' }, { name: 'seq', type: 'int32' }], primaryKey: ['user', 'seq'], buckets: 1 })).status).toBe(201);
+    const fresh = await eventually('the re-created table serves lookups', async () => {
+      const response = await http(gateway, 'POST', '/v1/tables/visits/lookup', { keys: [{ user: 'ann', seq: 1 }] });
+      return response.status === 200 ? response.body : undefined;
+    });
+    expect(fresh.rows).toEqual([null]);
   });
 
   it('keeps every acknowledged put and delete through kill -9 of a leader and a whole-cluster restart', async () => {
