@@ -9,7 +9,10 @@
  * whole cluster gives the same table again. Bad requests are 400s that write nothing.
  */
 import { readFileSync } from 'node:fs';
+import { connect } from 'nats';
 import { LocalCluster } from '@mink/devcluster';
+import { SUBJECTS } from '@mink/protocol';
+import { requestJson } from '@mink/transport';
 import { eventually, http, temporaryDirectory } from './helpers';
 
 jest.setTimeout(600_000);
@@ -183,6 +186,30 @@ describe('primary-key tables on a real local cluster', () => {
     expect((await http(gateway, 'POST', '/v1/tables/visits/lookup', { keys: [{ user: 'ann' }] })).status).toBe(400);
     expect((await http(gateway, 'POST', '/v1/tables/visits/append', { rows })).status).toBe(400);
     expect((await http(gateway, 'POST', '/v1/tables/visits/prefix-lookup', { prefixes: [{ seq: 1 }] })).status).toBe(400);
+
+    // Seed, "Redirects": a table-addressed put or delete sent to any node is split by bucket and forwarded.
+    const nc = await connect({ servers: cluster!.natsUrl });
+    try {
+      const nodes = (await http(gateway, 'GET', '/v1/cluster')).body.nodes.filter((node: any) => node.live);
+      for (const [index, node] of nodes.entries()) {
+        const users = [`cy${index}`, `dan${index}`, `eve${index}`];
+        const put = await requestJson<any>(nc, SUBJECTS.nodeRpc(node.address), {
+          op: 'putTable',
+          table: 'visits',
+          rows: users.map((user) => ({ user, seq: 1, page: `/via-${node.id}` })),
+        });
+        expect(put.written).toBe(3);
+        expect(put.buckets.reduce((sum: number, part: any) => sum + part.count, 0)).toBe(3);
+        const deleted = await requestJson<any>(nc, SUBJECTS.nodeRpc(node.address), { op: 'deleteTable', table: 'visits', keys: [{ user: users[0], seq: 1 }] });
+        expect(deleted.written).toBe(1);
+        const found = await http(gateway, 'POST', '/v1/tables/visits/lookup', { keys: users.map((user) => ({ user, seq: 1 })), columns: ['page'] });
+        // first_row ignores deletes, so all three rows are still there.
+        expect(found.body.rows).toEqual(users.map(() => ({ page: `/via-${node.id}` })));
+      }
+      await expect(requestJson(nc, SUBJECTS.nodeRpc(nodes[0].address), { op: 'putTable', table: 'visits', rows: [{ seq: 1 }] })).rejects.toMatchObject({ code: 'InvalidArgument' });
+    } finally {
+      await nc.close();
+    }
 
     // A dropped PK table is gone, and a new table of the same name starts empty.
     expect((await http(gateway, 'DELETE', '/v1/tables/visits')).status).toBe(200);

@@ -13,6 +13,9 @@ import {
   type AppendTableResult,
   type BucketAddress,
   type DeleteBucketRequest,
+  type DeleteTableRequest,
+  type PutTableRequest,
+  type WriteTableResult,
   type LookupBucketRequest,
   type LookupResult,
   type PrefixLookupBucketRequest,
@@ -115,24 +118,79 @@ export class DataPlane {
 
   /** Seed: a table-addressed write is split by bucket and each part forwarded to its leader. */
   async appendTable(request: AppendTableRequest): Promise<AppendTableResult> {
-    const view = this.member.view;
-    const table = this.table(view, request.table);
-    if (table.partition) throw new UnavailableError(`partitioned table '${table.name}' has no partitions yet`);
+    const table = this.unpartitionedTable(request.table);
     const rows = validateRows(table.columns, request.rows);
     const parts = splitByBucket(rows, table.bucketKey, table.buckets, this.spreadCounter++);
+    const results = await this.forwardByBucket(
+      table,
+      parts,
+      (address, bucketRows): AppendBucketRequest => ({ op: 'append', ...address, rows: rowsToJson(table.columns, bucketRows) }),
+      (body) => this.append(body),
+    );
+    return { appended: rows.length, buckets: results };
+  }
+
+  /** A table-addressed put or delete of a PK table, split by bucket key and forwarded like appendTable. */
+  async writeTable(request: PutTableRequest | DeleteTableRequest): Promise<WriteTableResult> {
+    const table = this.unpartitionedTable(request.table);
+    if (table.kind !== 'pk') throw new InvalidArgumentError(`table '${table.name}' is a log table: use append`);
+    if (request.op === 'putTable') {
+      const partialColumns = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
+      const rows = validateRows(table.columns, request.rows, { required: table.primaryKey, ...(partialColumns ? { allowedColumns: partialColumns } : {}) });
+      const columns = partialColumns ? table.columns.filter((column) => partialColumns.includes(column.name)) : table.columns;
+      const results = await this.forwardByBucket(
+        table,
+        splitByBucket(rows, table.bucketKey, table.buckets, 0),
+        (address, bucketRows): PutBucketRequest => ({
+          op: 'put',
+          ...address,
+          rows: rowsToJson(columns, bucketRows),
+          ...(partialColumns ? { columns: partialColumns } : {}),
+        }),
+        (body) => this.put(body),
+      );
+      return { written: rows.length, buckets: results };
+    }
+    const keys = validateRows(table.columns, request.keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
+    const keyColumns = table.columns.filter((column) => table.primaryKey.includes(column.name));
+    const results = await this.forwardByBucket(
+      table,
+      splitByBucket(keys, table.bucketKey, table.buckets, 0),
+      (address, bucketKeys): DeleteBucketRequest => ({ op: 'delete', ...address, keys: rowsToJson(keyColumns, bucketKeys) }),
+      (body) => this.delete(body),
+    );
+    return { written: keys.length, buckets: results };
+  }
+
+  /**
+   * Sends each bucket's part to the bucket's leader: served here when this node leads it, else forwarded
+   * over NATS. Answers in bucket order. Every part was validated by the caller, so a rejection is about
+   * routing (no leader yet, a move in progress) and the caller's client retries the whole write.
+   */
+  private async forwardByBucket<Part, Body extends BucketAddress, Result extends { bucket: number }>(
+    table: TableRecord,
+    parts: Map<number, Part>,
+    bodyOf: (address: BucketAddress, part: Part) => Body,
+    serveHere: (body: Body) => Promise<Result>,
+  ): Promise<Result[]> {
+    const view = this.member.view;
     const results = await Promise.all(
-      [...parts.entries()].map(async ([bucket, bucketRows]) => {
-        const address: BucketAddress = { table: table.name, tableId: table.id, partition: null, bucket };
-        const body: AppendBucketRequest = { op: 'append', ...address, rows: rowsToJson(table.columns, bucketRows) };
+      [...parts.entries()].map(async ([bucket, part]) => {
+        const body = bodyOf({ table: table.name, tableId: table.id, partition: null, bucket }, part);
         const record = ownRecord(view.buckets, bucketId(table.id, null, bucket));
-        if (record?.leader === this.self.nodeId) return this.append(body);
+        if (record?.leader === this.self.nodeId) return serveHere(body);
         const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
         if (!leader) throw new UnavailableError(`bucket ${bucket} of table '${table.name}' has no leader yet`);
-        return requestJson<AppendBucketResult>(this.member.nc, SUBJECTS.nodeRpc(leader.address), body);
+        return requestJson<Result>(this.member.nc, SUBJECTS.nodeRpc(leader.address), body);
       }),
     );
-    results.sort((a, b) => a.bucket - b.bucket);
-    return { appended: rows.length, buckets: results };
+    return results.sort((a, b) => a.bucket - b.bucket);
+  }
+
+  private unpartitionedTable(name: string): TableRecord {
+    const table = this.table(this.member.view, name);
+    if (table.partition) throw new UnavailableError(`partitioned table '${table.name}' has no partitions yet`);
+    return table;
   }
 
   async scan(request: ScanRequest): Promise<ScanResult> {

@@ -26,6 +26,9 @@ export class NodeRequestHandler {
         return this.data.put(request);
       case 'delete':
         return this.data.delete(request);
+      case 'putTable':
+      case 'deleteTable':
+        return this.data.writeTable(request);
       case 'lookup':
         return this.data.lookup(request);
       case 'prefixLookup':

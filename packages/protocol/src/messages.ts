@@ -50,6 +50,8 @@ export type NodeRequest =
   | DescribeTableRequest
   | PutBucketRequest
   | DeleteBucketRequest
+  | PutTableRequest
+  | DeleteTableRequest
   | LookupBucketRequest
   | PrefixLookupBucketRequest;
 
@@ -167,7 +169,22 @@ export interface WriteBucketResult {
   count: number;
 }
 
-/** The answer to a table-wide put or delete (HTTP and client). */
+/** A table-addressed put: the receiving node splits it by bucket and forwards each part to its leader. */
+export interface PutTableRequest {
+  op: 'putTable';
+  table: string;
+  rows: unknown[];
+  columns?: string[];
+}
+
+/** A table-addressed delete, split and forwarded like PutTableRequest. */
+export interface DeleteTableRequest {
+  op: 'deleteTable';
+  table: string;
+  keys: unknown[];
+}
+
+/** The answer to a table-wide put or delete (HTTP, client, and the table-addressed node requests). */
 export interface WriteTableResult {
   /** Rows put or keys deleted. */
   written: number;
