@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'nats';
 import { MinkClient } from '@mink/client';
 import { LocalCluster } from '@mink/devcluster';
+import type { ColumnSpec } from '@mink/meta';
 import { MinkError, SUBJECTS } from '@mink/protocol';
+import { bucketOfRow, validateRows } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import { eventually, http, temporaryDirectory } from './helpers';
 import { AppendLoad, expectAcknowledgedExactlyOnce, storedIds } from './load';
@@ -17,6 +19,10 @@ import { AppendLoad, expectAcknowledgedExactlyOnce, storedIds } from './load';
 jest.setTimeout(300_000);
 
 const BUCKETS = 8;
+const PK_COLUMNS: ColumnSpec[] = [
+  { name: 'id', type: 'int64' },
+  { name: 'value', type: 'string' },
+];
 const LEASE_TTL_MS = 3_000;
 
 async function startLoadedCluster(dataDir: string, table: string) {
@@ -96,13 +102,49 @@ describe('faults under append load', () => {
     const victim = before.buckets.find((bucket: any) => bucket.table === 'paused' && bucket.bucket === 0).leader as string;
     const victimNode = before.nodes.find((node: any) => node.id === victim);
 
+    // A PK table too, with a key in a bucket the victim leads: after the takeover the key gets a new value.
+    const created = await http(cluster.gatewayUrl, 'POST', '/v1/tables', {
+      name: 'paused_pk',
+      columns: PK_COLUMNS,
+      primaryKey: ['id'],
+      buckets: BUCKETS,
+    });
+    expect(created.status).toBe(201);
+    const pkStatus = await allOpen(cluster.gatewayUrl, 'paused_pk');
+    const victimBuckets = new Set<number>(pkStatus.buckets.filter((bucket: any) => bucket.table === 'paused_pk' && bucket.leader === victim).map((bucket: any) => bucket.bucket));
+    expect(victimBuckets.size).toBeGreaterThan(0);
+    const pk = client.table('paused_pk');
+    const keys = Array.from({ length: 64 }, (_, id) => ({ id }));
+    const keysOfBucket = (bucket: number) =>
+      keys.filter(({ id }) => bucketOfRow(validateRows(PK_COLUMNS, [{ id }], { allowedColumns: ['id'] })[0]!, ['id'], BUCKETS) === bucket);
+    expect([...victimBuckets].flatMap(keysOfBucket).length).toBeGreaterThan(0);
+    await pk.put(keys.map(({ id }) => ({ id, value: 'before' })));
+
     const load = new AppendLoad(client, 'paused');
     load.start();
     await sleep(1_500);
     const acknowledgedAtFault = load.acknowledged.size;
     cluster.pause('data-node', victim);
     await allOpen(cluster.gatewayUrl, 'paused', (status) => status.buckets.every((bucket: any) => bucket.leader !== victim));
+    await allOpen(cluster.gatewayUrl, 'paused_pk', (status) => status.buckets.every((bucket: any) => bucket.table !== 'paused_pk' || bucket.leader !== victim));
+    await pk.put(keys.map(({ id }) => ({ id, value: 'after' })));
+    const route = await requestJson<any>(client.nc, SUBJECTS.anyNodeRpc, { op: 'describeTable', table: 'paused_pk' });
     cluster.resume('data-node', victim);
+    // Lookups sent straight to the resumed node for its old buckets never see the value it had: it refuses
+    // (lease lapsed, catching up) or redirects once it has caught up.
+    const answers: string[] = [];
+    for (let attempt = 0; attempt < 200 && answers.at(-1) !== 'NotLeader'; attempt++) {
+      for (const bucket of victimBuckets) {
+        const answer = await requestJson<any>(client.nc, SUBJECTS.nodeRpc(victimNode.address), {
+          op: 'lookup', table: 'paused_pk', tableId: route.tableId, partition: null, bucket, keys: keysOfBucket(bucket),
+        }).then((result) => JSON.stringify(result.rows), (error: MinkError) => error.code);
+        answers.push(answer);
+      }
+      if (answers.at(-1) !== 'NotLeader') await sleep(20);
+    }
+    expect(answers.filter((answer) => answer.includes('before'))).toEqual([]);
+    expect(answers.at(-1)).toBe('NotLeader');
+    expect((await pk.lookup(keys)).rows.map((row) => row?.value)).toEqual(keys.map(() => 'after'));
 
     // The resumed node sees its epoch moved on and registers a fresh incarnation.
     const resumed = await eventually('the paused node re-registered', async () => {

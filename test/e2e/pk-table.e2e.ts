@@ -207,6 +207,17 @@ describe('primary-key tables on a real local cluster', () => {
         expect(found.body.rows).toEqual(users.map(() => ({ page: `/via-${node.id}` })));
       }
       await expect(requestJson(nc, SUBJECTS.nodeRpc(nodes[0].address), { op: 'putTable', table: 'visits', rows: [{ seq: 1 }] })).rejects.toMatchObject({ code: 'InvalidArgument' });
+      // A bucket request carrying a key of another bucket is refused (it would store the key twice).
+      const route = await requestJson<any>(nc, SUBJECTS.anyNodeRpc, { op: 'describeTable', table: 'visits' });
+      const home = (await http(gateway, 'POST', '/v1/tables/visits/put', { rows: [{ user: 'zoe', seq: 1, page: '/z' }] })).body.buckets[0].bucket as number;
+      const wrong = 1 - home;
+      const wrongLeader = nodes.find((node: any) => node.id === route.leaders[wrong].node);
+      const misrouted = { table: 'visits', tableId: route.tableId, partition: null, bucket: wrong };
+      await expect(requestJson(nc, SUBJECTS.nodeRpc(wrongLeader.address), { op: 'put', ...misrouted, rows: [{ user: 'zoe', seq: 1, page: '/twice' }] })).rejects.toMatchObject({
+        code: 'InvalidArgument',
+        message: expect.stringContaining(`belongs to bucket ${home}`),
+      });
+      await expect(requestJson(nc, SUBJECTS.nodeRpc(wrongLeader.address), { op: 'lookup', ...misrouted, keys: [{ user: 'zoe', seq: 1 }] })).rejects.toMatchObject({ code: 'InvalidArgument' });
     } finally {
       await nc.close();
     }

@@ -26,7 +26,7 @@ import {
   type ScanResult,
   type TableRoute,
 } from '@mink/protocol';
-import { decodeBatch, encodeBatch, rowToJson, rowsToJson, splitByBucket, validateRows } from '@mink/records';
+import { bucketOfRow, decodeBatch, encodeBatch, rowToJson, rowsToJson, splitByBucket, validateRows, type Row } from '@mink/records';
 import type { StreamReader, WalWriter } from '@mink/s3stream';
 import { requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
@@ -56,13 +56,8 @@ export class DataPlane {
     private readonly wal: WalWriter,
     private readonly reader: StreamReader,
     private readonly pk: PkBuckets,
-    /**
-     * Whether this node's liveness lease is fresh (a heartbeat sent within most of lease_ttl was stored).
-     * Reads are served only while it is: a node paused or cut off past lease_ttl may have lost its buckets to
-     * a takeover it has not seen yet, and must not answer from a stale tablet or stream (a lease read).
-     * Writes need no such check: storage fences them.
-     */
-    private readonly leaseIsFresh: () => boolean = () => true,
+    /** When reads may be served from this node's own state (see ReadFence); writes are fenced by storage. */
+    private readonly readFence: { check(): void } = { check: () => undefined },
     private readonly nowMs: () => number = Date.now,
   ) {}
 
@@ -194,8 +189,8 @@ export class DataPlane {
   }
 
   async scan(request: ScanRequest): Promise<ScanResult> {
+    this.readFence.check();
     const { table, record } = this.leadOrRedirect(request);
-    this.checkReadLease();
     const offset = request.offset ?? 0;
     const limit = Math.min(request.limit ?? LIMITS.scanRecordsDefault, LIMITS.scanRecordsMax);
     if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`offset must be a non-negative integer, got ${request.offset}`);
@@ -233,6 +228,7 @@ export class DataPlane {
       ...(partialColumns ? { allowedColumns: partialColumns } : {}),
     });
     this.checkOperationCount(rows.length);
+    this.checkBucketOfEach(table, record, rows, 'row');
     const operations: PkOperation[] = rows.map((row) => (partialColumns ? { kind: 'put', row, partialColumns } : { kind: 'put', row }));
     return this.writeResultOf(record, await bucket.write(operations));
   }
@@ -242,23 +238,25 @@ export class DataPlane {
     const { table, record, bucket } = this.pkBucketOf(request);
     const keys = validateRows(table.columns, request.keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
     this.checkOperationCount(keys.length);
+    this.checkBucketOfEach(table, record, keys, 'key');
     return this.writeResultOf(record, await bucket.write(keys.map((key) => ({ kind: 'delete', key }))));
   }
 
   lookup(request: LookupBucketRequest): LookupResult {
-    const { table, bucket } = this.pkBucketOf(request);
-    this.checkReadLease();
+    this.readFence.check();
+    const { table, record, bucket } = this.pkBucketOf(request);
     const projection = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
     const keys = validateRows(table.columns, request.keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
     if (keys.length > LIMITS.lookupKeysPerRequestMax) {
       throw new InvalidArgumentError(`a lookup holds at most ${LIMITS.lookupKeysPerRequestMax} keys, got ${keys.length}`);
     }
+    this.checkBucketOfEach(table, record, keys, 'key');
     return { rows: bucket.lookup(keys, projection) };
   }
 
   prefixLookup(request: PrefixLookupBucketRequest): PrefixLookupResult {
-    const { table, bucket } = this.pkBucketOf(request);
-    this.checkReadLease();
+    this.readFence.check();
+    const { table, record, bucket } = this.pkBucketOf(request);
     if (table.bucketKey.length >= table.primaryKey.length) {
       throw new InvalidArgumentError(
         `table '${table.name}' has the whole primary key as its bucket key: a prefix lookup needs a bucket key that is a proper prefix of the primary key; use lookup`,
@@ -270,6 +268,7 @@ export class DataPlane {
       throw new InvalidArgumentError(`limit must be an integer from 1 to ${LIMITS.prefixLookupRowsMax}, got ${request.limit}`);
     }
     const prefixes = validateRows(table.columns, request.prefixes, { allowedColumns: table.bucketKey, required: table.bucketKey });
+    this.checkBucketOfEach(table, record, prefixes, 'prefix');
     if (prefixes.length > LIMITS.lookupKeysPerRequestMax) {
       throw new InvalidArgumentError(`a prefix lookup holds at most ${LIMITS.lookupKeysPerRequestMax} prefixes, got ${prefixes.length}`);
     }
@@ -277,10 +276,17 @@ export class DataPlane {
     return { results: prefixes.map((prefix) => bucket.prefixLookup(prefix, limit, bytesPerPrefix, projection)) };
   }
 
-  private checkReadLease(): void {
-    if (!this.leaseIsFresh()) {
-      throw new UnavailableError(`node ${this.self.nodeId} has not renewed its liveness lately and may have lost its buckets; ask again`);
-    }
+  /**
+   * Refuses rows or keys that belong to another bucket: a misrouted put would store a key in two buckets,
+   * and a misrouted lookup would answer null for a key that exists. Nothing of the request is written.
+   */
+  private checkBucketOfEach(table: TableRecord, record: BucketRecord, rows: readonly Row[], what: string): void {
+    rows.forEach((row, index) => {
+      const bucket = bucketOfRow(row, table.bucketKey, table.buckets);
+      if (bucket !== record.bucket) {
+        throw new InvalidArgumentError(`${what} ${index} belongs to bucket ${bucket} of table '${table.name}', not to bucket ${record.bucket}`);
+      }
+    });
   }
 
   private pkBucketOf(address: BucketAddress): { table: TableRecord; record: BucketRecord; bucket: PkBucket } {

@@ -9,6 +9,7 @@ import { BucketSync, type BucketSyncMetrics } from './bucket-sync';
 import { DataPlane } from './data-plane';
 import { NodeRequestHandler } from './node-request-handler';
 import { PkBuckets } from './pk-buckets';
+import { ReadFence } from './read-fence';
 
 /** What an incarnation needs from the process that hosts it; shared by all its incarnations. */
 export interface IncarnationContext {
@@ -74,9 +75,14 @@ export class Incarnation {
       snapshotIntervalMs: config.kvSnapshotIntervalMs,
     });
     const sync = new BucketSync(member, self, logger, context.metrics, pk);
-    // A lease read: reads stop once no heartbeat got through for most of lease_ttl (see DataPlane).
-    const leaseReadWindowMs = config.leaseTtlMs * (1 - 1 / LIMITS.heartbeatsPerLeaseTtl);
-    const data = new DataPlane(member, self, sync, wal, context.reader, pk, () => context.heartbeater.renewedWithinMs(leaseReadWindowMs));
+    const readFence = new ReadFence(
+      config.nodeId,
+      () => context.heartbeater.leaseHeldSinceMs(),
+      () => member.store.catchUp(LIMITS.proposeTimeoutMs),
+      (error) => logger.warn({ err: error }, 'could not catch up with the metadata log for reads; retrying on the next read'),
+    );
+    void readFence.startCatchUp();
+    const data = new DataPlane(member, self, sync, wal, context.reader, pk, readFence);
     // Background compaction of this incarnation's streams: WAL slices become per-stream objects.
     const compactor = new Compactor({
       nodeId: config.nodeId,

@@ -24,6 +24,8 @@ async function main(): Promise<void> {
   const state = new ServiceState('data-node', config.nodeId);
   const member = await ClusterMember.join(config, logger, `data-node-${config.nodeId}`);
   const heartbeater = await Heartbeater.create(member.nc, { onError: (error) => logger.warn({ err: error }, 'heartbeat failed') });
+  // Reads are served under this lease (ReadFence): most of lease_ttl, so a few late heartbeats do not break it.
+  heartbeater.trackLease(config.leaseTtlMs * (1 - 1 / LIMITS.heartbeatsPerLeaseTtl));
   let current: Incarnation | null = null;
   let stopping = false;
 

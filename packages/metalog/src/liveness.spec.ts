@@ -143,7 +143,7 @@ describe('heartbeats and liveness', () => {
   }, 15_000);
 });
 
-describe('Heartbeater.renewedWithinMs (lease reads)', () => {
+describe('Heartbeater lease (lease reads)', () => {
   it('holds only while a heartbeat sent within the window was stored, counting from when it was sent', async () => {
     // Proves a paused or cut-off process stops trusting its own liveness until a heartbeat gets through again.
     let nowMs = 1_000;
@@ -157,27 +157,66 @@ describe('Heartbeater.renewedWithinMs (lease reads)', () => {
       },
     } as unknown as ConstructorParameters<typeof Heartbeater>[0];
     const heartbeater = new Heartbeater(kv, () => undefined, () => nowMs);
-    expect(heartbeater.renewedWithinMs(3_000)).toBe(false);
+    heartbeater.trackLease(3_000);
+    const held = () => heartbeater.leaseHeldSinceMs() !== null;
+    expect(held()).toBe(false);
 
     await heartbeater.start('1', 'data-node', 1, 60_000);
-    expect(heartbeater.renewedWithinMs(3_000)).toBe(true);
+    expect(held()).toBe(true);
     nowMs += 2_999;
-    expect(heartbeater.renewedWithinMs(3_000)).toBe(true);
+    expect(held()).toBe(true);
     nowMs += 1;
-    expect(heartbeater.renewedWithinMs(3_000)).toBe(false);
+    expect(held()).toBe(false);
 
     // A failed heartbeat renews nothing.
     failPuts = true;
     await expect(heartbeater.beat()).rejects.toThrow();
-    expect(heartbeater.renewedWithinMs(3_000)).toBe(false);
+    expect(held()).toBe(false);
 
     // A heartbeat counts from when it was sent, not from when its reply came back.
     failPuts = false;
     putDelayMs = 2_500;
     await heartbeater.beat();
-    expect(heartbeater.renewedWithinMs(3_000)).toBe(true);
+    expect(held()).toBe(true);
     nowMs += 500;
-    expect(heartbeater.renewedWithinMs(3_000)).toBe(false);
+    expect(held()).toBe(false);
+    heartbeater.halt();
+  });
+});
+
+describe('Heartbeater.leaseHeldSinceMs', () => {
+  it('dates the lease from the first renewal after the last gap as long as the window', async () => {
+    // Proves a pause (no renewal for a window) starts a new chain, so a reader knows it must catch up again.
+    let nowMs = 0;
+    let failPuts = false;
+    const kv = {
+      put: async () => {
+        if (failPuts) throw new Error('NATS is unreachable');
+        return 1;
+      },
+    } as unknown as ConstructorParameters<typeof Heartbeater>[0];
+    const heartbeater = new Heartbeater(kv, () => undefined, () => nowMs);
+    heartbeater.trackLease(1_000);
+    expect(heartbeater.leaseHeldSinceMs()).toBeNull();
+    await heartbeater.start('1', 'data-node', 1, 60_000);
+    expect(heartbeater.leaseHeldSinceMs()).toBe(0);
+    for (const at of [400, 800, 1_200]) {
+      nowMs = at;
+      await heartbeater.beat();
+    }
+    expect(heartbeater.leaseHeldSinceMs()).toBe(0);
+    // Paused: no renewal gets through for longer than the window.
+    failPuts = true;
+    nowMs = 1_900;
+    await expect(heartbeater.beat()).rejects.toThrow();
+    nowMs = 2_300;
+    expect(heartbeater.leaseHeldSinceMs()).toBeNull();
+    failPuts = false;
+    await heartbeater.beat();
+    expect(heartbeater.leaseHeldSinceMs()).toBe(2_300);
+    nowMs = 2_700;
+    await heartbeater.beat();
+    expect(heartbeater.leaseHeldSinceMs()).toBe(2_300);
     heartbeater.halt();
   });
 });

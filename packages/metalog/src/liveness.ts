@@ -68,6 +68,10 @@ export class Heartbeater {
   private pendingBeat: Promise<void> | null = null;
   /** When (monotonic ms) the last successful write was sent; null before the first. */
   private lastRenewalSentAtMs: number | null = null;
+  /** When the first write of the current unbroken chain of renewals was sent (see leaseHeldSinceMs). */
+  private chainStartSentAtMs: number | null = null;
+  /** Renewals further apart than this break the chain; set by trackLease, Infinity until then. */
+  private leaseWindowMs = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly kv: KV,
@@ -117,20 +121,35 @@ export class Heartbeater {
     const sentAtMs = this.monotonicMs();
     try {
       await this.kv.put(heartbeatKey(identity.role, identity.nodeId), new TextEncoder().encode(JSON.stringify(identity)));
-      this.lastRenewalSentAtMs = Math.max(this.lastRenewalSentAtMs ?? sentAtMs, sentAtMs);
+      this.recordRenewal(sentAtMs);
     } catch (error) {
       throw translateNatsError(error, `heartbeat of ${identity.role} ${identity.nodeId}`);
     }
   }
 
+  /** Sets the window of the lease this process reads under: renewals further apart break its chain. */
+  trackLease(windowMs: number): void {
+    if (!(windowMs > 0)) throw new Error(`a lease window must be positive, not ${windowMs}`);
+    this.leaseWindowMs = windowMs;
+  }
+
   /**
-   * Whether a heartbeat sent less than `windowMs` ago (by this process's monotonic clock) was stored. The
-   * server stamps a heartbeat after it was sent, so while this holds for a window below lease_ttl, no
-   * coordinator can have judged this process dead: a lease read. A process that was paused, or cut off from
-   * NATS, fails it until a heartbeat gets through again.
+   * While the lease holds (a renewal sent within the window was stored), the send time of the first
+   * renewal of the unbroken chain it belongs to: every two consecutive stored renewals since were sent less
+   * than the window apart, so nobody can have judged this process dead since then. Null when the lease
+   * does not hold. A reader that caught up with the metadata log after this time has seen every takeover
+   * of its buckets (see ReadFence in the data node).
    */
-  renewedWithinMs(windowMs: number): boolean {
-    return this.lastRenewalSentAtMs !== null && this.monotonicMs() - this.lastRenewalSentAtMs < windowMs;
+  leaseHeldSinceMs(): number | null {
+    if (this.lastRenewalSentAtMs === null || this.chainStartSentAtMs === null) return null;
+    return this.monotonicMs() - this.lastRenewalSentAtMs < this.leaseWindowMs ? this.chainStartSentAtMs : null;
+  }
+
+  private recordRenewal(sentAtMs: number): void {
+    const last = this.lastRenewalSentAtMs;
+    // Writes are chained, so renewals are recorded in send order; a gap as long as the window breaks the chain.
+    if (last === null || sentAtMs - last >= this.leaseWindowMs) this.chainStartSentAtMs = sentAtMs;
+    this.lastRenewalSentAtMs = Math.max(last ?? sentAtMs, sentAtMs);
   }
 
   /** Stops refreshing but leaves the key to age out: what a crash or a pause looks like to the others. */
