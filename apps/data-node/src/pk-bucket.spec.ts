@@ -189,7 +189,8 @@ describe('PkBucket', () => {
 
     const streamEpoch = await relead(f.led.meta, f.led, f.stream, '2', 1);
     const wal2 = new WalWriter({ nodeId: '2', nodeEpoch: 1, store: f.store, meta: f.led.meta, lingerMs: 1 });
-    const restored = await open({ nodeId: '2', wal: wal2 }, streamEpoch);
+    // The new leader is a fresh process: not even the parent of its tablet folders exists yet.
+    const restored = await open({ nodeId: '2', wal: wal2, directory: join(f.folder, 'fresh-process', 'kv', 'tablet') }, streamEpoch);
     expect(restored.appliedOffset).toBe(500 + 750 + 1);
     expect(restored.lookup(keys(Array.from({ length: 750 }, (_, id) => ({ tenant: `t${id % 7}`, id }))))).toEqual(expected);
     expect(expected[0]).toBeNull();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { LmdbKvTablet, packSnapshotFile, restoreTabletFromFile, type KvTablet, type KvWrite } from '@mink/kv';
 import { bucketId as bucketIdOf, ownRecord, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
 import {
@@ -115,6 +116,8 @@ export class PkBucket {
     const options = parsePkOptions(table);
     const started = Date.now();
     await rm(deps.directory, { recursive: true, force: true });
+    // The archive is downloaded beside the tablet's folder, whose parent a fresh process has not made yet.
+    await mkdir(dirname(deps.directory), { recursive: true });
     const newest = record.kvSnapshots.at(-1);
     let tablet: KvTablet;
     let downloadedBytes = 0;
