@@ -130,8 +130,7 @@ export class DataPlane {
     const table = this.unpartitionedTable(request.table);
     if (table.kind !== 'pk') throw new InvalidArgumentError(`table '${table.name}' is a log table: use append`);
     if (request.op === 'putTable') {
-      const partialColumns = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
-      const rows = validateRows(table.columns, request.rows, { required: table.primaryKey, ...(partialColumns ? { allowedColumns: partialColumns } : {}) });
+      const { rows, partialColumns } = this.putRowsOf(table, request.rows, request.columns);
       const columns = partialColumns ? table.columns.filter((column) => partialColumns.includes(column.name)) : table.columns;
       const results = await this.forwardByBucket(
         table,
@@ -146,7 +145,7 @@ export class DataPlane {
       );
       return { written: rows.length, buckets: results };
     }
-    const keys = validateRows(table.columns, request.keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
+    const keys = this.keysOf(table, request.keys);
     const keyColumns = table.columns.filter((column) => table.primaryKey.includes(column.name));
     const results = await this.forwardByBucket(
       table,
@@ -222,11 +221,7 @@ export class DataPlane {
   /** Upserts into a PK bucket; a partial put names its columns, which must include the primary key. */
   async put(request: PutBucketRequest): Promise<WriteBucketResult> {
     const { table, record, bucket } = this.pkBucketOf(request);
-    const partialColumns = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
-    const rows = validateRows(table.columns, request.rows, {
-      required: table.primaryKey,
-      ...(partialColumns ? { allowedColumns: partialColumns } : {}),
-    });
+    const { rows, partialColumns } = this.putRowsOf(table, request.rows, request.columns);
     this.checkOperationCount(rows.length);
     this.checkBucketOfEach(table, record, rows, 'row');
     const operations: PkOperation[] = rows.map((row) => (partialColumns ? { kind: 'put', row, partialColumns } : { kind: 'put', row }));
@@ -236,7 +231,7 @@ export class DataPlane {
   /** Deletes keys from a PK bucket, as its table's delete behaviour allows. */
   async delete(request: DeleteBucketRequest): Promise<WriteBucketResult> {
     const { table, record, bucket } = this.pkBucketOf(request);
-    const keys = validateRows(table.columns, request.keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
+    const keys = this.keysOf(table, request.keys);
     this.checkOperationCount(keys.length);
     this.checkBucketOfEach(table, record, keys, 'key');
     return this.writeResultOf(record, await bucket.write(keys.map((key) => ({ kind: 'delete', key }))));
@@ -246,7 +241,7 @@ export class DataPlane {
     this.readFence.check();
     const { table, record, bucket } = this.pkBucketOf(request);
     const projection = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
-    const keys = validateRows(table.columns, request.keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
+    const keys = this.keysOf(table, request.keys);
     if (keys.length > LIMITS.lookupKeysPerRequestMax) {
       throw new InvalidArgumentError(`a lookup holds at most ${LIMITS.lookupKeysPerRequestMax} keys, got ${keys.length}`);
     }
@@ -268,10 +263,10 @@ export class DataPlane {
       throw new InvalidArgumentError(`limit must be an integer from 1 to ${LIMITS.prefixLookupRowsMax}, got ${request.limit}`);
     }
     const prefixes = validateRows(table.columns, request.prefixes, { allowedColumns: table.bucketKey, required: table.bucketKey });
-    this.checkBucketOfEach(table, record, prefixes, 'prefix');
     if (prefixes.length > LIMITS.lookupKeysPerRequestMax) {
       throw new InvalidArgumentError(`a prefix lookup holds at most ${LIMITS.lookupKeysPerRequestMax} prefixes, got ${prefixes.length}`);
     }
+    this.checkBucketOfEach(table, record, prefixes, 'prefix');
     const bytesPerPrefix = Math.floor(LIMITS.scanReplyBytesMax / prefixes.length);
     return { results: prefixes.map((prefix) => bucket.prefixLookup(prefix, limit, bytesPerPrefix, projection)) };
   }
@@ -297,6 +292,20 @@ export class DataPlane {
     return { table, record, bucket };
   }
 
+  /** The rows of a put, checked against the table; a partial put's `columns` must be distinct columns of it. */
+  private putRowsOf(table: TableRecord, rows: unknown, columns: unknown): { rows: Row[]; partialColumns: string[] | undefined } {
+    const partialColumns = columns === undefined ? undefined : this.columnList(table, columns, 'columns');
+    return {
+      rows: validateRows(table.columns, rows, { required: table.primaryKey, ...(partialColumns ? { allowedColumns: partialColumns } : {}) }),
+      partialColumns,
+    };
+  }
+
+  /** Keys of a delete or lookup: objects holding exactly the primary key columns. */
+  private keysOf(table: TableRecord, keys: unknown): Row[] {
+    return validateRows(table.columns, keys, { allowedColumns: table.primaryKey, required: table.primaryKey });
+  }
+
   /** A list of distinct column names of the table, e.g. a projection or the columns of a partial put. */
   private columnList(table: TableRecord, names: unknown, what: string): string[] {
     if (!Array.isArray(names) || names.length === 0 || names.some((name) => typeof name !== 'string')) {
@@ -315,7 +324,7 @@ export class DataPlane {
   }
 
   private writeResultOf(record: BucketRecord, outcome: { operations: number; baseOffset: number; count: number }): WriteBucketResult {
-    return { bucket: record.bucket, ...(record.partition !== null ? { partition: record.partition } : {}), ...outcome };
+    return { ...whereIs(record), ...outcome };
   }
 
   private async write(
@@ -340,7 +349,7 @@ export class DataPlane {
   }
 
   private resultOf(record: BucketRecord, baseOffset: number, count: number): AppendBucketResult {
-    return { bucket: record.bucket, ...(record.partition !== null ? { partition: record.partition } : {}), baseOffset, count };
+    return { ...whereIs(record), baseOffset, count };
   }
 
   private table(view: View, name: string): TableRecord {
@@ -378,4 +387,9 @@ export class DataPlane {
     }
     return { table, record };
   }
+}
+
+/** The bucket and, for a partitioned table, the partition of a result, as the wire shapes name them. */
+function whereIs(record: BucketRecord): { bucket: number; partition?: string } {
+  return { bucket: record.bucket, ...(record.partition !== null ? { partition: record.partition } : {}) };
 }

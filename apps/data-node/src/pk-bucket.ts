@@ -81,6 +81,8 @@ export class PkBucket {
   private mustCatchUp = false;
   private snapshotInFlight: Promise<KvSnapshotRecord | null> | null = null;
   private lastSnapshotOffset: number;
+  /** The primary key columns in tablet key order (keyColumnOrder), fixed for the table's life. */
+  private readonly keyColumns: string[];
 
   private constructor(
     private readonly deps: PkBucketDeps,
@@ -92,6 +94,7 @@ export class PkBucket {
     restoredFrom: number,
   ) {
     this.lastSnapshotOffset = restoredFrom;
+    this.keyColumns = keyColumnOrder(table.primaryKey, table.bucketKey);
   }
 
   get id(): string {
@@ -174,8 +177,7 @@ export class PkBucket {
   /** The stored row of each key (canonical key rows), as JSON projected to `projection`, or null. */
   lookup(keys: readonly Row[], projection?: readonly string[]): (Record<string, unknown> | null)[] {
     this.assertOpen();
-    const keyColumns = keyColumnOrder(this.table.primaryKey, this.table.bucketKey);
-    const values = this.tablet.getMany(keys.map((key) => primaryKeyBytes(key, keyColumns)));
+    const values = this.tablet.getMany(keys.map((key) => primaryKeyBytes(key, this.keyColumns)));
     return values.map((value) => (value === undefined ? null : storedRowJson(this.table.columns, value, projection)));
   }
 
@@ -322,11 +324,10 @@ export class PkBucket {
 
   /** The tablet writes of change records: the last row stored under each key, or null when it was deleted. */
   private foldOf(changes: readonly { changeType: string; row: Row }[]): KvWrite[] {
-    const keyColumns = keyColumnOrder(this.table.primaryKey, this.table.bucketKey);
     const writes = new Map<string, KvWrite>();
     for (const change of changes) {
       if (change.changeType === '-U') continue;
-      const key = primaryKeyBytes(change.row, keyColumns);
+      const key = primaryKeyBytes(change.row, this.keyColumns);
       const value = change.changeType === '-D' ? null : encodeStoredRow(this.table.columns, change.row);
       const text = keyText(key);
       // Re-inserting keeps the order of last change, which LMDB does not need but makes the batch readable.
