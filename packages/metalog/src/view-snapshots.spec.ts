@@ -3,7 +3,7 @@ import type { NatsConnection } from 'nats';
 import { LIMITS } from '@mink/config';
 import { emptyView, type View } from '@mink/meta';
 import { NotFoundError, UnavailableError } from '@mink/protocol';
-import type { ObjectStore } from '@mink/s3stream';
+import { DelegatingObjectStore, type ObjectStore } from '@mink/s3stream';
 import { historyView } from './metadata-history.fixture';
 import { startSnapshotTestServers, type SnapshotTestServers } from './snapshot-servers.fixture';
 import { SNAPSHOT_KEY_PREFIX, ViewSnapshots, openSnapshotBucket, snapshotLocation } from './view-snapshots';
@@ -107,12 +107,7 @@ describe('ViewSnapshots on a real nats-server and S3 server', () => {
     const racing = await newSnapshots({ keptMax: 1 });
     await racing.write(viewAt(10));
     let raced = false;
-    const racingStore: ObjectStore = {
-      put: (key, body) => store.put(key, body),
-      putFile: (key, path) => store.putFile(key, path),
-      getToFile: (key, path) => store.getToFile(key, path),
-      delete: (keys) => store.delete(keys),
-      list: (prefix) => store.list(prefix),
+    const racingStore = DelegatingObjectStore.overriding(store, {
       get: async (key, range) => {
         if (!raced) {
           raced = true;
@@ -121,7 +116,7 @@ describe('ViewSnapshots on a real nats-server and S3 server', () => {
         }
         return store.get(key, range);
       },
-    };
+    });
     const reader = new ViewSnapshots({ store: racingStore, kv: await openSnapshotBucket(connection), pointerKey: racing.pointerKey, keyPrefix: racing.keyPrefix });
     const loaded = await reader.loadNewest();
     expect(raced).toBe(true);

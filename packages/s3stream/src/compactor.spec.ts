@@ -5,7 +5,7 @@ import { UnavailableError } from '@mink/protocol';
 import { InMemoryMetaLog, startLedTable, type LedStream as StreamAddress, type LedTable as Cluster } from '@mink/testing';
 import { Compactor, streamObjectKey, type CompactorOptions } from './compactor';
 import { GarbageCollector } from './garbage-collector';
-import { InMemoryObjectStore, type ByteRange, type ListedObject, type ObjectStore } from './object-store';
+import { DelegatingObjectStore, InMemoryObjectStore, type ObjectStore } from './object-store';
 import type { MaintenanceLogger, MetaAccess } from './ports';
 import { StreamReader } from './stream-reader';
 import { WalWriter } from './wal-writer';
@@ -101,33 +101,16 @@ class RecordingLogger implements MaintenanceLogger {
 }
 
 /** An object store that runs a hook before each upload of a stream object, for races and fences mid-compaction. */
-class HookedObjectStore implements ObjectStore {
-  readonly inner = new InMemoryObjectStore();
+class HookedObjectStore extends DelegatingObjectStore<InMemoryObjectStore> {
   beforeStreamObjectPut: ((key: string) => Promise<void>) | undefined;
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  constructor() {
+    super(new InMemoryObjectStore());
+  }
+
+  override async put(key: string, body: Uint8Array): Promise<void> {
     if (key.startsWith('streams/') && this.beforeStreamObjectPut) await this.beforeStreamObjectPut(key);
     await this.inner.put(key, body);
-  }
-
-  get(key: string, range?: ByteRange): Promise<Uint8Array> {
-    return this.inner.get(key, range);
-  }
-
-  putFile(key: string, path: string): Promise<void> {
-    return this.inner.putFile(key, path);
-  }
-
-  getToFile(key: string, path: string): Promise<number> {
-    return this.inner.getToFile(key, path);
-  }
-
-  delete(keys: string[]): Promise<void> {
-    return this.inner.delete(keys);
-  }
-
-  list(prefix: string): Promise<ListedObject[]> {
-    return this.inner.list(prefix);
   }
 }
 

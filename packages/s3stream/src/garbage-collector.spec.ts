@@ -5,7 +5,7 @@ import { MetaStore } from '@mink/metalog';
 import { UnavailableError } from '@mink/protocol';
 import { InMemoryMetaLog } from '@mink/testing';
 import { GarbageCollector } from './garbage-collector';
-import { InMemoryObjectStore, type ObjectStore } from './object-store';
+import { DelegatingObjectStore, InMemoryObjectStore } from './object-store';
 import type { MaintenanceLogger, MetaAccess } from './ports';
 
 const GRACE_MS = 1_000;
@@ -120,17 +120,12 @@ describe('GarbageCollector', () => {
     const keys = Array.from({ length: count }, (_, index) => `wal/1/1/${String(index).padStart(6, '0')}`);
     const { log, meta, store } = await setup(Object.fromEntries(keys.map((key) => [key, { unreferencedAtMs: 0 }])));
     const order: string[] = [];
-    const recordingStore: ObjectStore = {
-      put: (key, body) => store.put(key, body),
-      get: (key, range) => store.get(key, range),
-      putFile: (key, path) => store.putFile(key, path),
-      getToFile: (key, path) => store.getToFile(key, path),
-      list: (prefix) => store.list(prefix),
+    const recordingStore = DelegatingObjectStore.overriding(store, {
       delete: async (deleted) => {
         order.push(`delete ${deleted.length} from ${deleted[0]}`);
         await store.delete(deleted);
       },
-    };
+    });
     const recordingMeta: MetaAccess = {
       get view() {
         return meta.view;

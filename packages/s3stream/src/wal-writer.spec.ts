@@ -3,7 +3,7 @@ import { bucketId, type Command, type CommitWal, type Outcome, type View } from 
 import { MetaStore } from '@mink/metalog';
 import { ConflictError, InvalidArgumentError, MinkError, UnavailableError } from '@mink/protocol';
 import { InMemoryMetaLog, startLedTable, type LedStream as StreamAddress, type LedTable as Cluster } from '@mink/testing';
-import { InMemoryObjectStore, type ByteRange, type ListedObject, type ObjectStore } from './object-store';
+import { DelegatingObjectStore, InMemoryObjectStore, type ByteRange } from './object-store';
 import type { MetaAccess } from './ports';
 import { WalWriter, walObjectKey, type WalAppendRequest } from './wal-writer';
 
@@ -70,12 +70,15 @@ async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
  * An object store that can hold uploads until released and that measures how many uploads and commits of
  * one writer overlap: a flush counts from the start of its upload to the end of its commit (see `GatedMeta`).
  */
-class GatedObjectStore implements ObjectStore {
-  readonly inner = new InMemoryObjectStore();
+class GatedObjectStore extends DelegatingObjectStore<InMemoryObjectStore> {
   heldPuts: (() => void)[] = [];
   private holding = false;
   flushesInFlight = 0;
   flushesInFlightMax = 0;
+
+  constructor() {
+    super(new InMemoryObjectStore());
+  }
 
   hold(): void {
     this.holding = true;
@@ -86,7 +89,7 @@ class GatedObjectStore implements ObjectStore {
     for (const resume of this.heldPuts.splice(0)) resume();
   }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  override async put(key: string, body: Uint8Array): Promise<void> {
     this.flushesInFlight++;
     this.flushesInFlightMax = Math.max(this.flushesInFlightMax, this.flushesInFlight);
     if (this.holding) await new Promise<void>((resume) => this.heldPuts.push(resume));
@@ -96,26 +99,6 @@ class GatedObjectStore implements ObjectStore {
       this.flushesInFlight--;
       throw error;
     }
-  }
-
-  get(key: string, range?: ByteRange): Promise<Uint8Array> {
-    return this.inner.get(key, range);
-  }
-
-  putFile(key: string, path: string): Promise<void> {
-    return this.inner.putFile(key, path);
-  }
-
-  getToFile(key: string, path: string): Promise<number> {
-    return this.inner.getToFile(key, path);
-  }
-
-  delete(keys: string[]): Promise<void> {
-    return this.inner.delete(keys);
-  }
-
-  list(prefix: string): Promise<ListedObject[]> {
-    return this.inner.list(prefix);
   }
 }
 

@@ -4,3 +4,4 @@ export * from './backoff';
 export * from './semaphore';
 export * from './s3-object-store';
 export * from './in-memory-object-store';
+export * from './delegating-object-store';
