@@ -27,6 +27,8 @@ export const LIMITS = {
   heartbeatsPerLeaseTtl: 5,
   /** A status query to one node in GET /v1/cluster gives up after this long. */
   statusQueryTimeoutMs: 1_000,
+  /** Streams one OpenStreams command opens; a node opening more proposes several. */
+  openStreamsPerCommandMax: 1_024,
   /** Ranges (stream batches) one WAL object may commit. */
   walRangesPerObjectMax: 4_096,
   /** Idempotent writers remembered per stream; the one with the oldest last batch is forgotten first. */
@@ -61,6 +63,22 @@ export const LIMITS = {
   metaDuplicateWindowMs: 120_000,
   /** Entries one pull of the metadata log tail asks for. */
   metaTailBatchMessagesMax: 256,
+  /**
+   * A metadata log tail applies entries for at most this long before it lets the event loop run timers
+   * and I/O (heartbeats, lease renewals, requests), so a long backlog never starves liveness.
+   */
+  metaApplySliceMs: 10,
+  /** A process behind the purged part of the log reloads the newest snapshot up to this many times in a row before it gives up. */
+  metaReloadAttemptsMax: 10,
+  /** Pause between two reloads of the newest snapshot when the one found does not yet cover the purged entries. */
+  metaReloadRetryDelayMs: 500,
+  /**
+   * The lease holder keeps log entries that a live data node making progress has not applied yet (it does
+   * not purge them with the snapshot rule), but never more than this many entries beyond the rule.
+   */
+  metaPurgeMarginEntriesMax: 200_000,
+  /** A data node whose applied sequence has not advanced for this long while the log moved on no longer holds the purge back. */
+  metaMemberStalledAfterMs: 60_000,
   /** A metadata log tail that misses two server heartbeats of this interval recreates its consumer. */
   metaTailIdleHeartbeatMs: 1_000,
   /** Recent samples of the NATS server's clock kept to estimate its offset from the local clock. */

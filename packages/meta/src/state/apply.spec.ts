@@ -170,6 +170,12 @@ describe('apply rejects every invalid or stale command without changing anything
     ['CommitKvSnapshot without a size', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, object: 'kv/2/p1/0/1-5', appliedOffset: 5, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.bytes must be a non-negative integer (missing)'],
     ['CommitKvSnapshot with a string stream epoch', { type: 'CommitKvSnapshot', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: '1', object: 'kv/2/p1/0/1-5', appliedOffset: 5, bytes: 10, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.streamEpoch must be a non-negative integer (got "1")'],
     ['CommitKvSnapshot with an empty node id', { type: 'CommitKvSnapshot', nodeId: '', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1, object: 'kv/2/p1/0/1-5', appliedOffset: 5, bytes: 10, atMs: 1 }, 'InvalidArgument', 'CommitKvSnapshot.nodeId must be a non-empty string'],
+    ['CreateTable whose leaders are not a list of names', { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 5, leaders: ['1', 2] }, 'InvalidArgument', 'CreateTable.leaders must be absent or an array of'],
+    ['OpenStreams whose streams are not a list', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: {} }, 'InvalidArgument', 'OpenStreams.streams must be an array (got {})'],
+    ['OpenStreams with an empty list', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: [] }, 'InvalidArgument', 'OpenStreams.streams must not be empty'],
+    ['OpenStreams with a stream lacking its leader epoch', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: [{ tableId: 2, partition: 'p1', bucket: 1 }] }, 'InvalidArgument', 'OpenStreams.streams[0]: leaderEpoch must be a non-negative integer (missing)'],
+    ['OpenStreams naming one bucket twice', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: [{ tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, { tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }] }, 'InvalidArgument', 'OpenStreams.streams[1] names bucket 2/p1/1 a second time'],
+    ['OpenStreams with more streams than one command may open', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: Array.from({ length: LIMITS.openStreamsPerCommandMax + 1 }, (_, bucket) => ({ tableId: 2, partition: 'p1', bucket, leaderEpoch: 1 })) }, 'InvalidArgument', `at most ${LIMITS.openStreamsPerCommandMax}`],
     ['ForgetObjects without keys', { type: 'ForgetObjects' }, 'InvalidArgument', 'ForgetObjects.keys must be an array (missing)'],
     ['ForgetObjects whose keys are a string', { type: 'ForgetObjects', keys: 'wal/1/2/1' }, 'InvalidArgument', 'ForgetObjects.keys must be an array (got "wal/1/2/1")'],
 
@@ -201,6 +207,10 @@ describe('apply rejects every invalid or stale command without changing anything
     // CreateTable and DropTable.
     ['CreateTable with an invalid spec', { type: 'CreateTable', coordinatorEpoch: 3, spec: { ...validSpec, buckets: 0 }, createdAtMs: 5 }, 'InvalidArgument', 'buckets must be an integer between 1 and 1024'],
     ['CreateTable of an existing name', { type: 'CreateTable', coordinatorEpoch: 3, spec: { ...validSpec, name: 'events' }, createdAtMs: 5 }, 'Conflict', "table 'events' already exists"],
+    ['CreateTable with fewer leaders than buckets', { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 5, leaders: ['1'] }, 'InvalidArgument', 'CreateTable.leaders names 1 leaders for 2 buckets'],
+    ['CreateTable with leaders for a partitioned table', { type: 'CreateTable', coordinatorEpoch: 3, spec: { ...validSpec, partition: { column: 'ts', unit: 'day' } }, createdAtMs: 5, leaders: ['1', '2'] }, 'InvalidArgument', "CreateTable.leaders is for unpartitioned tables; 'clicks' is partitioned"],
+    ['CreateTable led by an unregistered node', { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 5, leaders: ['1', '9'] }, 'NotFound', 'node 9 is not registered'],
+    ['CreateTable with leaders from a stale coordinator', { type: 'CreateTable', coordinatorEpoch: 2, spec: validSpec, createdAtMs: 5, leaders: ['1', '2'] }, 'Fenced', 'coordinator epoch 2 is fenced'],
     ['DropTable of a missing table', { type: 'DropTable', coordinatorEpoch: 3, name: 'ghost' }, 'NotFound', "table 'ghost' does not exist"],
 
     // Partitions.
@@ -532,6 +542,77 @@ describe('OpenStream opens a closed stream at the leader epoch, from the current
     const opened = accepted(closed.view, { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 2, leaderEpoch: 5 });
     expect(opened.outcome).toEqual({ ok: true, streamEpoch: 5 });
     expect(opened.view.buckets['1//2'].stream).toEqual({ state: 'open', epoch: 5, node: '2', nodeEpoch: 1, ...STORAGE_EMPTY });
+  });
+});
+
+describe('CreateTable with leaders assigns every bucket in the same entry, as a LeadBucket per bucket would', () => {
+  it('gives bucket i the leader leaders[i] at leader epoch 1, with the same view the separate LeadBuckets give', () => {
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 42, leaders: ['2', '1'] });
+    expect(outcome).toEqual({ ok: true, tableId: 3 });
+    expect(view.buckets['3//0']).toMatchObject({ leader: '2', leaderEpoch: 1, stream: CLOSED_NEVER_OPENED });
+    expect(view.buckets['3//1']).toMatchObject({ leader: '1', leaderEpoch: 1, stream: CLOSED_NEVER_OPENED });
+    let separate = accepted(before, { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 42 }).view;
+    separate = accepted(separate, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 3, partition: null, bucket: 0, leader: '2' }).view;
+    separate = accepted(separate, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 3, partition: null, bucket: 1, leader: '1' }).view;
+    expect(view).toEqual({ ...separate, seq: view.seq });
+  });
+});
+
+describe('OpenStreams opens several streams of one node in one entry, each as its own OpenStream would', () => {
+  /** The fixture plus table clicks (3) with buckets 0 and 1 led by node 3 and bucket 2 by node 1, all at leader epoch 1. */
+  function withClicks(): View {
+    const spec = { ...validSpec, buckets: 3 };
+    return deepFreeze(accepted(fixture(), { type: 'CreateTable', coordinatorEpoch: 3, spec, createdAtMs: 42, leaders: ['3', '3', '1'] }).view);
+  }
+
+  it('opens every stream the node may open, copying the view once, and gives the same view as one OpenStream each', () => {
+    const before = withClicks();
+    const streams = [
+      { tableId: 3, partition: null, bucket: 0, leaderEpoch: 1 },
+      { tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 },
+      { tableId: 3, partition: null, bucket: 1, leaderEpoch: 1 },
+    ];
+    const { view, outcome } = accepted(before, { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams });
+    expect(outcome).toEqual({ ok: true, opened: [{ ok: true, streamEpoch: 1 }, { ok: true, streamEpoch: 1 }, { ok: true, streamEpoch: 1 }] });
+    let separate = before;
+    for (const stream of streams) separate = accepted(separate, { type: 'OpenStream', nodeId: '3', nodeEpoch: 4, ...stream }).view;
+    expect(view).toEqual({ ...separate, seq: before.seq + 1 });
+    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
+  });
+
+  it('refuses each stream the fence refuses, with the OpenStream message, and still opens the others', () => {
+    const before = withClicks();
+    const { view, outcome } = accepted(before, {
+      type: 'OpenStreams',
+      nodeId: '3',
+      nodeEpoch: 4,
+      streams: [
+        { tableId: 3, partition: null, bucket: 2, leaderEpoch: 1 },
+        { tableId: 3, partition: null, bucket: 0, leaderEpoch: 2 },
+        { tableId: 9, partition: null, bucket: 0, leaderEpoch: 1 },
+        { tableId: 3, partition: null, bucket: 1, leaderEpoch: 1 },
+      ],
+    });
+    expect(outcome).toEqual({
+      ok: true,
+      opened: [
+        { ok: false, rejection: { code: 'Fenced', message: "node 3 does not lead table 'clicks' bucket 2: the leader is node 1" } },
+        { ok: false, rejection: { code: 'Fenced', message: "leader epoch 2 is not current: current is 1 for table 'clicks' bucket 0" } },
+        { ok: false, rejection: { code: 'NotFound', message: 'bucket 0 of table id 9 does not exist' } },
+        { ok: true, streamEpoch: 1 },
+      ],
+    });
+    expect(view.buckets['3//0']).toBe(before.buckets['3//0']);
+    expect(view.buckets['3//2']).toBe(before.buckets['3//2']);
+    expect(view.buckets['3//1'].stream).toEqual({ state: 'open', epoch: 1, node: '3', nodeEpoch: 4, ...STORAGE_EMPTY });
+  });
+
+  it('refuses every stream of a fenced incarnation and changes nothing but the sequence', () => {
+    const before = withClicks();
+    const { view, outcome } = accepted(before, { type: 'OpenStreams', nodeId: '3', nodeEpoch: 3, streams: [{ tableId: 3, partition: null, bucket: 0, leaderEpoch: 1 }] });
+    expect(outcome).toEqual({ ok: true, opened: [{ ok: false, rejection: { code: 'Fenced', message: 'node 3 epoch 3 is fenced: current is 4' } }] });
+    expect(view).toEqual({ ...before, seq: before.seq + 1 });
   });
 });
 

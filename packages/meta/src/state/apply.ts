@@ -13,11 +13,14 @@ import type {
   ForgetObjects,
   LeadBucket,
   OpenStream,
+  OpenStreams,
   Outcome,
   RegisterCoordinator,
   RegisterNode,
   Rejection,
   StreamObjectSlice,
+  StreamOpenOutcome,
+  StreamToOpen,
   WalRange,
 } from './commands';
 import { ownRecord } from './lookup';
@@ -77,6 +80,8 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyLeadBucket(view, seq, command);
     case 'OpenStream':
       return applyOpenStream(view, seq, command);
+    case 'OpenStreams':
+      return applyOpenStreams(view, seq, command);
     case 'CloseStream':
       return applyCloseStream(view, seq, command);
     case 'CommitWal':
@@ -165,6 +170,15 @@ function applyCreateTable(view: View, seq: number, command: CreateTable): Applie
   if (!validation.ok) return reject(view, seq, 'InvalidArgument', validation.message);
   const spec = validation.spec;
   if (ownRecord(view.tables, spec.name)) return reject(view, seq, 'Conflict', `table '${spec.name}' already exists`);
+  const leaders = command.leaders;
+  if (leaders !== undefined) {
+    if (spec.partition) return reject(view, seq, 'InvalidArgument', `CreateTable.leaders is for unpartitioned tables; '${spec.name}' is partitioned`);
+    if (leaders.length !== spec.buckets) {
+      return reject(view, seq, 'InvalidArgument', `CreateTable.leaders names ${leaders.length} leaders for ${spec.buckets} buckets`);
+    }
+    const unregistered = leaders.find((leader) => !ownRecord(view.nodes, leader));
+    if (unregistered !== undefined) return reject(view, seq, 'NotFound', `node ${unregistered} is not registered`);
+  }
 
   const partitionColumn = spec.partition?.column;
   const table: TableRecord = {
@@ -184,7 +198,7 @@ function applyCreateTable(view: View, seq: number, command: CreateTable): Applie
   if (spec.partition) table.partition = spec.partition;
 
   // A partitioned table has no buckets of its own: each partition brings its buckets when it is created.
-  const buckets = spec.partition ? view.buckets : withRecords(view.buckets, newBuckets(table, null));
+  const buckets = spec.partition ? view.buckets : withRecords(view.buckets, newBuckets(table, null, leaders));
   return {
     view: {
       ...view,
@@ -254,17 +268,21 @@ function applyDropPartition(view: View, seq: number, command: DropPartition): Ap
   };
 }
 
-/** The leaderless buckets of a new table (partition null) or of a new partition, by bucket id. */
-function newBuckets(table: TableRecord, partition: string | null): Record<string, BucketRecord> {
+/**
+ * The buckets of a new table (partition null) or of a new partition, by bucket id: leaderless, or led by
+ * `leaders[i]` at the first leader epoch (what a LeadBucket on a leaderless bucket gives).
+ */
+function newBuckets(table: TableRecord, partition: string | null, leaders?: readonly string[]): Record<string, BucketRecord> {
   const created: Record<string, BucketRecord> = {};
   for (let bucket = 0; bucket < table.buckets; bucket++) {
+    const leader = leaders?.[bucket] ?? null;
     created[bucketId(table.id, partition, bucket)] = {
       tableId: table.id,
       table: table.name,
       partition,
       bucket,
-      leader: null,
-      leaderEpoch: 0,
+      leader,
+      leaderEpoch: leader === null ? 0 : nextEpoch(0),
       stream: { ...NEVER_OPENED_STREAM, slices: [], writers: {} },
       kvSnapshots: [],
     };
@@ -339,51 +357,76 @@ function applyLeadBucket(view: View, seq: number, command: LeadBucket): Applied 
 }
 
 function applyOpenStream(view: View, seq: number, command: OpenStream): Applied {
-  const id = bucketId(command.tableId, command.partition, command.bucket);
-  const record = ownRecord(view.buckets, id);
-  if (!record) return reject(view, seq, 'NotFound', missingBucket(command));
-  const node = ownRecord(view.nodes, command.nodeId);
-  if (!node) return reject(view, seq, 'NotFound', `node ${command.nodeId} is not registered`);
-  if (command.nodeEpoch !== node.epoch) {
-    return reject(view, seq, 'Fenced', epochMismatch(`node ${node.id} epoch`, command.nodeEpoch, node.epoch));
+  const opened = openOneStream(view, {}, command.nodeId, command.nodeEpoch, command);
+  if ('rejection' in opened) return reject(view, seq, opened.rejection.code, opened.rejection.message);
+  return {
+    view: { ...view, seq, buckets: withRecords(view.buckets, { [opened.id]: opened.record }) },
+    outcome: { ok: true, streamEpoch: opened.record.stream.epoch },
+  };
+}
+
+function applyOpenStreams(view: View, seq: number, command: OpenStreams): Applied {
+  if (command.streams.length === 0) return reject(view, seq, 'InvalidArgument', 'OpenStreams.streams must not be empty');
+  if (command.streams.length > LIMITS.openStreamsPerCommandMax) {
+    return reject(view, seq, 'InvalidArgument', `OpenStreams holds ${command.streams.length} streams: at most ${LIMITS.openStreamsPerCommandMax}`);
   }
-  if (record.leader !== command.nodeId) {
+  const named = new Set<string>();
+  for (const [index, stream] of command.streams.entries()) {
+    const malformed = describeMalformedStreamToOpen(stream);
+    if (malformed !== null) return reject(view, seq, 'InvalidArgument', `OpenStreams.streams[${index}]: ${malformed}`);
+    const id = bucketId(stream.tableId, stream.partition, stream.bucket);
+    if (named.has(id)) return reject(view, seq, 'InvalidArgument', `OpenStreams.streams[${index}] names bucket ${id} a second time`);
+    named.add(id);
+  }
+  // Each stream is opened against the view the earlier ones of this command left; the bucket map is copied once.
+  const changed: Record<string, BucketRecord> = {};
+  const opened: StreamOpenOutcome[] = command.streams.map((stream) => {
+    const result = openOneStream(view, changed, command.nodeId, command.nodeEpoch, stream);
+    if ('rejection' in result) return { ok: false, rejection: result.rejection };
+    changed[result.id] = result.record;
+    return { ok: true, streamEpoch: result.record.stream.epoch };
+  });
+  const buckets = Object.keys(changed).length === 0 ? view.buckets : withRecords(view.buckets, changed);
+  return { view: { ...view, seq, buckets }, outcome: { ok: true, opened } };
+}
+
+/**
+ * The fence of DESIGN §3 for one stream: the bucket's record after its stream opened at `target.leaderEpoch`
+ * for `nodeId` at `nodeEpoch`, or why it may not. `changed` holds records an earlier part of the same
+ * command updated, which win over the view's.
+ */
+function openOneStream(
+  view: View,
+  changed: Record<string, BucketRecord>,
+  nodeId: string,
+  nodeEpoch: number,
+  target: StreamToOpen,
+): { id: string; record: BucketRecord } | { rejection: Rejection } {
+  const refuse = (code: Rejection['code'], message: string) => ({ rejection: { code, message } });
+  const id = bucketId(target.tableId, target.partition, target.bucket);
+  const record = ownRecord(changed, id) ?? ownRecord(view.buckets, id);
+  if (!record) return refuse('NotFound', missingBucket(target));
+  const node = ownRecord(view.nodes, nodeId);
+  if (!node) return refuse('NotFound', `node ${nodeId} is not registered`);
+  if (nodeEpoch !== node.epoch) return refuse('Fenced', epochMismatch(`node ${node.id} epoch`, nodeEpoch, node.epoch));
+  if (record.leader !== nodeId) {
     const leader = record.leader === null ? 'it has no leader' : `the leader is node ${record.leader}`;
-    return reject(view, seq, 'Fenced', `node ${command.nodeId} does not lead ${describeBucket(record)}: ${leader}`);
+    return refuse('Fenced', `node ${nodeId} does not lead ${describeBucket(record)}: ${leader}`);
   }
-  if (command.leaderEpoch !== record.leaderEpoch) {
-    return reject(
-      view,
-      seq,
-      'Fenced',
-      epochMismatch(`leader epoch`, command.leaderEpoch, record.leaderEpoch) + ` for ${describeBucket(record)}`,
-    );
+  if (target.leaderEpoch !== record.leaderEpoch) {
+    return refuse('Fenced', epochMismatch(`leader epoch`, target.leaderEpoch, record.leaderEpoch) + ` for ${describeBucket(record)}`);
   }
   const stream = record.stream;
   if (stream.state === 'open') {
-    return reject(
-      view,
-      seq,
-      'Conflict',
-      `the stream of ${describeBucket(record)} is already open at epoch ${stream.epoch} by node ${stream.node}`,
-    );
+    return refuse('Conflict', `the stream of ${describeBucket(record)} is already open at epoch ${stream.epoch} by node ${stream.node}`);
   }
-  if (command.leaderEpoch <= stream.epoch) {
+  if (target.leaderEpoch <= stream.epoch) {
     // Opening twice at one epoch would let two incarnations write under the same fence.
-    return reject(
-      view,
-      seq,
-      'Fenced',
-      `the stream of ${describeBucket(record)} was already opened at epoch ${stream.epoch}: it needs a new leader epoch`,
-    );
+    return refuse('Fenced', `the stream of ${describeBucket(record)} was already opened at epoch ${stream.epoch}: it needs a new leader epoch`);
   }
-  const updated: BucketRecord = {
-    ...record,
-    stream: { ...stream, state: 'open', epoch: command.leaderEpoch, node: command.nodeId, nodeEpoch: command.nodeEpoch },
-  };
   return {
-    view: { ...view, seq, buckets: withRecords(view.buckets, { [id]: updated }) },
-    outcome: { ok: true, streamEpoch: command.leaderEpoch },
+    id,
+    record: { ...record, stream: { ...stream, state: 'open', epoch: target.leaderEpoch, node: nodeId, nodeEpoch } },
   };
 }
 
@@ -771,11 +814,26 @@ const object: FieldRule = {
 };
 const objectKey: FieldRule = { description: 'a non-empty string', test: (value) => typeof value === 'string' && value.length > 0 };
 const array: FieldRule = { description: 'an array', test: Array.isArray };
+const optionalNames: FieldRule = {
+  description: `absent or an array of ${name.description}s`,
+  test: (value) => value === undefined || (Array.isArray(value) && value.every((item) => name.test(item))),
+};
+const STREAM_TO_OPEN_FIELDS: Record<keyof StreamToOpen, FieldRule> = { tableId: count, partition: partitionOrNull, bucket: count, leaderEpoch: count };
+
+/** Null when one stream of an OpenStreams command has every field with the right type, else what is wrong. */
+function describeMalformedStreamToOpen(stream: unknown): string | null {
+  if (!object.test(stream)) return 'must be an object';
+  for (const [field, rule] of Object.entries(STREAM_TO_OPEN_FIELDS)) {
+    const value = (stream as Record<string, unknown>)[field];
+    if (!rule.test(value)) return `${field} must be ${rule.description} (${value === undefined ? 'missing' : `got ${show(value)}`})`;
+  }
+  return null;
+}
 
 const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } = {
   RegisterNode: { nodeId: name, expectedEpoch: optionalCount, address: optionalString, kafka: optionalString, http: optionalString },
   RegisterCoordinator: { coordinatorId: name },
-  CreateTable: { coordinatorEpoch: count, spec: object, createdAtMs: count },
+  CreateTable: { coordinatorEpoch: count, spec: object, createdAtMs: count, leaders: optionalNames },
   DropTable: { coordinatorEpoch: count, name, atMs: optionalCount },
   CreatePartition: { coordinatorEpoch: count, table: name, partition: partitionName },
   DropPartition: { coordinatorEpoch: count, table: name, partition: partitionName, atMs: optionalCount },
@@ -788,6 +846,7 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
     expectedLeaderEpoch: optionalCount,
   },
   OpenStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, leaderEpoch: count },
+  OpenStreams: { nodeId: name, nodeEpoch: count, streams: array },
   CloseStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, streamEpoch: count },
   CommitWal: { nodeId: name, nodeEpoch: count, object: objectKey, ranges: array },
   CommitStreamObject: {

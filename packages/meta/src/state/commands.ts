@@ -14,6 +14,7 @@ export type Command =
   | DropPartition
   | LeadBucket
   | OpenStream
+  | OpenStreams
   | CloseStream
   | CommitWal
   | CommitStreamObject
@@ -43,15 +44,20 @@ export interface RegisterCoordinator {
 }
 
 /**
- * Creates a table (not its leaders: LeadBucket follows, one per bucket). Rejected on a stale coordinator
- * epoch, an invalid spec or an existing name (`Conflict`). An unpartitioned table gets its buckets at
- * once, with no leader. Outcome: `{ tableId }`.
+ * Creates a table. Rejected on a stale coordinator epoch, an invalid spec or an existing name
+ * (`Conflict`). An unpartitioned table gets its buckets at once: without `leaders` they have no leader
+ * (a LeadBucket per bucket follows); with `leaders`, bucket i is led by `leaders[i]` at leader epoch 1,
+ * as if a LeadBucket for each had applied right after the create, so the assignment of a whole table
+ * costs one log entry instead of one per bucket. `leaders` is rejected (`InvalidArgument`) on a
+ * partitioned table or when its length is not the bucket count, and (`NotFound`) when it names a node
+ * that is not registered. Outcome: `{ tableId }`.
  */
 export interface CreateTable {
   type: 'CreateTable';
   coordinatorEpoch: number;
   spec: TableSpec;
   createdAtMs: number;
+  leaders?: string[];
 }
 
 /**
@@ -115,6 +121,33 @@ export interface OpenStream {
   bucket: number;
   leaderEpoch: number;
 }
+
+/** One stream of an `OpenStreams` command: the bucket and the leader epoch to open its stream at. */
+export interface StreamToOpen {
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  leaderEpoch: number;
+}
+
+/**
+ * Opens the streams of several buckets for one node in one log entry (a node that must open many
+ * buckets at once, e.g. after a table was created, proposes one of these instead of one OpenStream each).
+ * Each stream is opened exactly as an `OpenStream` with the same fields would be, in list order against
+ * the view the earlier ones left, and succeeds or fails on its own: the outcome's `opened` holds, per
+ * stream and in order, `{ ok: true, streamEpoch }` or `{ ok: false, rejection }`. The command as a
+ * whole is rejected only when malformed, empty, longer than `LIMITS.openStreamsPerCommandMax` or naming
+ * one bucket twice (`InvalidArgument`). Outcome: `{ opened }`.
+ */
+export interface OpenStreams {
+  type: 'OpenStreams';
+  nodeId: string;
+  nodeEpoch: number;
+  streams: StreamToOpen[];
+}
+
+/** The outcome of one stream of an `OpenStreams` command. */
+export type StreamOpenOutcome = { ok: true; streamEpoch: number } | { ok: false; rejection: Rejection };
 
 /**
  * Closes an open stream. Accepted from the node that opened it, at the node epoch it opened it with;
@@ -252,5 +285,5 @@ export interface Rejection {
 }
 
 export type Outcome =
-  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number }
+  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number; opened?: StreamOpenOutcome[] }
   | { ok: false; rejection: Rejection };
