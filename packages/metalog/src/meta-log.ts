@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import {
   DiscardPolicy,
   RetentionPolicy,
@@ -146,6 +147,7 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
         // JetStream starts a consumer below the first held entry at that first entry, silently; the tail
         // checks every sequence so a purged prefix (or a purge that overtakes a slow tail) is reported.
         let expectedSeq = fromSeq;
+        let sliceStartedAtMs = performance.now();
         for await (const message of messages) {
           if (stopped || ended) break;
           if (message.seq > expectedSeq) {
@@ -154,6 +156,12 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
           }
           expectedSeq = message.seq + 1;
           onEntry(message.seq, decodeCommand(message.data));
+          // Buffered entries are delivered through resolved promises, which never let timers run: after a
+          // slice of applying, yield a whole turn of the event loop so heartbeats and requests go on.
+          if (performance.now() - sliceStartedAtMs >= LIMITS.metaApplySliceMs) {
+            await yieldToEventLoop();
+            sliceStartedAtMs = performance.now();
+          }
         }
         end(new UnavailableError(`the tail of ${this.streamName} ended without being stopped`));
       } catch (error) {
@@ -217,6 +225,11 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
 function cancelHeartbeatMonitor(messages: ConsumerMessages): void {
   const internals = messages as unknown as { src?: { monitor?: { cancel?: () => void } } };
   internals.src?.monitor?.cancel?.();
+}
+
+/** Resolves after timers and I/O callbacks that are due have run. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**

@@ -6,6 +6,15 @@ import { apply } from '@mink/meta';
 import type { Command, Outcome, Rejection } from '@mink/meta';
 import type { AppendResult, MetaLog, TailSubscription } from '@mink/meta';
 import { emptyView, type View } from '@mink/meta';
+import { LogPurgedError } from './meta-log';
+
+/** Where a process gets the newest snapshot of the view; `ViewSnapshots` in production. */
+export interface SnapshotSource {
+  loadNewest(): Promise<View | null>;
+}
+
+/** Called when the view jumped to a loaded snapshot instead of applying entries one by one. */
+export type ReloadedListener = (view: View, skippedFromSeq: number) => void;
 
 /** The outcome of a command that applied without rejection. */
 export type AcceptedOutcome = Extract<Outcome, { ok: true }>;
@@ -32,6 +41,11 @@ export interface MetaStoreOptions {
   onFatal?: (error: Error) => void;
   /** Called with an error thrown by an `onApplied` listener; rethrown outside any promise when absent. */
   onListenerError?: (error: Error) => void;
+  /**
+   * Where to reload the view from when the tail finds that entries it still needs were purged (the process
+   * fell behind the oldest kept snapshot). Without it, that is fatal like any other end of the tail.
+   */
+  snapshots?: SnapshotSource;
 }
 
 interface Waiter {
@@ -55,6 +69,9 @@ export class MetaStore {
   private readonly recentOutcomes = new Map<number, Outcome>();
   private readonly waitersBySeq = new Map<number, Set<Waiter>>();
   private readonly listeners = new Set<AppliedListener>();
+  private readonly reloadedListeners = new Set<ReloadedListener>();
+  /** Reloads since the last entry applied by tailing; bounded by `LIMITS.metaReloadAttemptsMax`. */
+  private reloadsInARow = 0;
   private subscription: TailSubscription | undefined;
   private failure: Error | undefined;
   private stopped = false;
@@ -87,11 +104,77 @@ export class MetaStore {
   /** Starts tailing the log after the current view. Resolves at once; use `catchUp` to wait for the past. */
   async start(): Promise<void> {
     if (this.subscription || this.stopped) throw new Error('a metadata store is started once');
+    this.startTail();
+  }
+
+  private startTail(): void {
     this.subscription = this.log.tail(
       this.currentView.seq + 1,
       (seq, command) => this.applyEntry(seq, command),
-      (error) => this.fail(error),
+      (error) => this.tailEnded(error),
     );
+  }
+
+  private tailEnded(error: Error): void {
+    if (error instanceof LogPurgedError && this.options.snapshots && !this.failure && !this.stopped) {
+      void this.reload(error, this.options.snapshots);
+      return;
+    }
+    this.fail(error);
+  }
+
+  /**
+   * The entries after the view were purged: load the newest snapshot, which covers them because the log is
+   * purged only below a kept snapshot, jump to it, and tail after it. A snapshot that does not cover them
+   * yet (read from a lagging pointer) is loaded again after a pause; an older one is never applied.
+   */
+  private async reload(purged: LogPurgedError, snapshots: SnapshotSource): Promise<void> {
+    const previousSubscription = this.subscription;
+    this.subscription = undefined;
+    await previousSubscription?.stop().catch(() => undefined);
+    while (!this.stopped && !this.failure) {
+      this.reloadsInARow += 1;
+      if (this.reloadsInARow > LIMITS.metaReloadAttemptsMax) {
+        this.fail(purged);
+        return;
+      }
+      let loaded: View | null;
+      try {
+        loaded = await snapshots.loadNewest();
+      } catch (error) {
+        loaded = null;
+        this.report(error instanceof Error ? error : new Error(String(error)), this.options.onListenerError);
+      }
+      if (this.stopped || this.failure) return;
+      if (loaded && loaded.seq >= purged.firstSeq - 1 && loaded.seq > this.currentView.seq) {
+        this.jumpTo(loaded);
+        this.startTail();
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, LIMITS.metaReloadRetryDelayMs));
+    }
+  }
+
+  private jumpTo(view: View): void {
+    const skippedFromSeq = this.currentView.seq + 1;
+    this.currentView = view;
+    for (const listener of this.reloadedListeners) {
+      try {
+        listener(view, skippedFromSeq);
+      } catch (error) {
+        this.report(error instanceof Error ? error : new Error(String(error)), this.options.onListenerError);
+      }
+    }
+    // Proposers waiting on skipped entries wake up; their outcome is unknown here, so propose reports a
+    // timeout, which callers treat as "may have applied" as with any other timeout.
+    for (const [seq, waiters] of [...this.waitersBySeq.entries()]) {
+      if (seq > view.seq) continue;
+      this.waitersBySeq.delete(seq);
+      for (const waiter of waiters) {
+        clearTimeout(waiter.timer);
+        waiter.resolve();
+      }
+    }
   }
 
   /** Waits until the view has applied everything the log held when this was called. */
@@ -105,6 +188,18 @@ export class MetaStore {
     this.listeners.add(listener);
     return () => {
       this.listeners.delete(listener);
+    };
+  }
+
+  /**
+   * Calls `listener` when the view jumps to a loaded snapshot because the entries after it were purged.
+   * Entries in between are never passed to `onApplied` listeners: whatever a listener derives from the
+   * view must be derived again from the new one (own fences, buckets to open or close).
+   */
+  onReloaded(listener: ReloadedListener): () => void {
+    this.reloadedListeners.add(listener);
+    return () => {
+      this.reloadedListeners.delete(listener);
     };
   }
 
@@ -190,6 +285,7 @@ export class MetaStore {
       return;
     }
     this.currentView = view;
+    this.reloadsInARow = 0;
     this.recentOutcomes.set(seq, outcome);
     if (this.recentOutcomes.size > this.recentOutcomesMax) {
       // Maps iterate in insertion order and sequences are inserted in order, so the first key is the oldest.

@@ -2,7 +2,7 @@ import type { NatsConnection } from 'nats';
 import type { View } from '@mink/meta';
 import { historyCommand, historyView } from './metadata-history.fixture';
 import { JetStreamMetaLog, LogPurgedError, type PurgeableMetaLog } from './meta-log';
-import type { MetaStore } from './meta-store';
+import { MetaStore } from './meta-store';
 import { startSnapshotTestServers, type SnapshotTestServers } from './snapshot-servers.fixture';
 import { startMetaStore, type SnapshotSource } from './start-from-snapshot';
 import { SNAPSHOT_KEY_PREFIX, ViewSnapshots, openSnapshotBucket } from './view-snapshots';
@@ -174,5 +174,42 @@ describe('startMetaStore from the newest snapshot', () => {
     const ahead: View = historyView(30);
     await snapshots.write(ahead);
     await expect(start(log, snapshots)).rejects.toThrow('the newest snapshot is at entry 30 but the metadata log ends at 10');
+  });
+
+  it('keeps a running store going when it falls behind the purged log: it reloads the newest snapshot and tails after it', async () => {
+    // Proves item 2 of the metadata-plane issue: a slow process never exits for a purge; it jumps to the
+    // newest snapshot, tells its reload listeners (which re-check their fences), and follows new entries.
+    const { log, snapshots } = await filledLog(800);
+    await snapshots.write(historyView(300));
+    await snapshots.write(historyView(600));
+    await log.purgeBefore(301);
+    let fatal: Error | undefined;
+    const behind = await MetaStore.open(log, { initialView: historyView(100), snapshots, onFatal: (error) => (fatal = error) });
+    stores.push(behind);
+    const reloads: { seq: number; skippedFromSeq: number }[] = [];
+    behind.onReloaded((view, skippedFromSeq) => reloads.push({ seq: view.seq, skippedFromSeq }));
+    const applied: number[] = [];
+    behind.onApplied((_view, seq) => applied.push(seq));
+    await behind.start();
+    await behind.waitForSeq(800, CATCH_UP_TIMEOUT_MS);
+    expect(fatal).toBeUndefined();
+    expect(reloads).toEqual([{ seq: 600, skippedFromSeq: 101 }]);
+    expect(applied).toEqual(Array.from({ length: 200 }, (_unused, index) => 601 + index));
+    expect(behind.view).toEqual(historyView(800));
+    await log.append(historyCommand(800), 'after-reload');
+    await behind.waitForSeq(801, CATCH_UP_TIMEOUT_MS);
+    expect(behind.view).toEqual(historyView(801));
+  });
+
+  it('without a snapshot source, a store behind the purged log stops with LogPurgedError', async () => {
+    // Proves the reload is what keeps the store alive: the same situation without it is fatal, as before.
+    const { log } = await filledLog(50);
+    await log.purgeBefore(21);
+    let fatal: Error | undefined;
+    const behind = await MetaStore.open(log, { initialView: historyView(10), onFatal: (error) => (fatal = error) });
+    stores.push(behind);
+    await behind.start();
+    await expect(behind.waitForSeq(50, CATCH_UP_TIMEOUT_MS)).rejects.toBeInstanceOf(LogPurgedError);
+    expect(fatal).toBeInstanceOf(LogPurgedError);
   });
 });

@@ -1,12 +1,9 @@
 import { LIMITS } from '@mink/config';
 import { emptyView, type View } from '@mink/meta';
 import { LogPurgedError, type PurgeableMetaLog } from './meta-log';
-import { MetaStore, type MetaStoreOptions } from './meta-store';
+import { MetaStore, type MetaStoreOptions, type SnapshotSource } from './meta-store';
 
-/** Where a starting process gets the newest snapshot of the view; `ViewSnapshots` in production. */
-export interface SnapshotSource {
-  loadNewest(): Promise<View | null>;
-}
+export type { SnapshotSource } from './meta-store';
 
 export interface StartMetaStoreOptions {
   log: PurgeableMetaLog;

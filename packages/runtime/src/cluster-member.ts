@@ -31,8 +31,12 @@ export class ClusterMember {
     const snapshots = await ViewSnapshots.open(nc, objectStore, config.metaStream);
     // Start from the newest snapshot and catch up with everything committed since, so the first decisions
     // see the whole past while startup costs no more than one snapshot interval of entries.
-    const started = await startMetaStore({ log, snapshots, catchUpTimeoutMs: LIMITS.joinCatchUpTimeoutMs });
+    // A process that later falls behind the purged part of the log reloads the newest snapshot and goes on.
+    const started = await startMetaStore({ log, snapshots, catchUpTimeoutMs: LIMITS.joinCatchUpTimeoutMs, storeOptions: { snapshots } });
     const { store } = started;
+    store.onReloaded((view, skippedFromSeq) =>
+      logger.warn({ skippedFromSeq, seq: view.seq }, 'fell behind the purged metadata log: reloaded the view from the newest snapshot'),
+    );
     const liveness = await LivenessTracker.start(nc);
     logger.info(
       { seq: store.view.seq, snapshotSeq: started.snapshotSeq, replayedEntries: started.replayedEntries, attempts: started.attempts },
