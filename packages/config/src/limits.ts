@@ -27,6 +27,8 @@ export const LIMITS = {
   heartbeatsPerLeaseTtl: 5,
   /** A status query to one node in GET /v1/cluster gives up after this long. */
   statusQueryTimeoutMs: 1_000,
+  /** Buckets one LeadBuckets command leads; more moves take several commands. */
+  leadBucketsPerCommandMax: 1_024,
   /** Streams one OpenStreams command opens; a node opening more proposes several. */
   openStreamsPerCommandMax: 1_024,
   /** Ranges (stream batches) one WAL object may commit. */

@@ -173,9 +173,13 @@ describe('apply rejects every invalid or stale command without changing anything
     ['CreateTable whose leaders are not a list of names', { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 5, leaders: ['1', 2] }, 'InvalidArgument', 'CreateTable.leaders must be absent or an array of'],
     ['OpenStreams whose streams are not a list', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: {} }, 'InvalidArgument', 'OpenStreams.streams must be an array (got {})'],
     ['OpenStreams with an empty list', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: [] }, 'InvalidArgument', 'OpenStreams.streams must not be empty'],
-    ['OpenStreams with a stream lacking its leader epoch', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: [{ tableId: 2, partition: 'p1', bucket: 1 }] }, 'InvalidArgument', 'OpenStreams.streams[0]: leaderEpoch must be a non-negative integer (missing)'],
+    ['OpenStreams with a stream lacking its leader epoch', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: [{ tableId: 2, partition: 'p1', bucket: 1 }] }, 'InvalidArgument', 'OpenStreams.streams[0].leaderEpoch must be a non-negative integer (missing)'],
     ['OpenStreams naming one bucket twice', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: [{ tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, { tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }] }, 'InvalidArgument', 'OpenStreams.streams[1] names bucket 2/p1/1 a second time'],
-    ['OpenStreams with more streams than one command may open', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: Array.from({ length: LIMITS.openStreamsPerCommandMax + 1 }, (_, bucket) => ({ tableId: 2, partition: 'p1', bucket, leaderEpoch: 1 })) }, 'InvalidArgument', `at most ${LIMITS.openStreamsPerCommandMax}`],
+    ['OpenStreams with more streams than one command may open', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: Array.from({ length: LIMITS.openStreamsPerCommandMax + 1 }, (_, bucket) => ({ tableId: 2, partition: 'p1', bucket, leaderEpoch: 1 })) }, 'InvalidArgument', `OpenStreams.streams holds ${LIMITS.openStreamsPerCommandMax + 1} entries: at most ${LIMITS.openStreamsPerCommandMax}`],
+    ['LeadBuckets from a stale coordinator', { type: 'LeadBuckets', coordinatorEpoch: 2, buckets: [{ tableId: 1, partition: null, bucket: 0, leader: '2' }] }, 'Fenced', 'coordinator epoch 2 is fenced: current is 3'],
+    ['LeadBuckets with an empty list', { type: 'LeadBuckets', coordinatorEpoch: 3, buckets: [] }, 'InvalidArgument', 'LeadBuckets.buckets must not be empty'],
+    ['LeadBuckets with a bucket without a leader', { type: 'LeadBuckets', coordinatorEpoch: 3, buckets: [{ tableId: 1, partition: null, bucket: 0 }] }, 'InvalidArgument', 'LeadBuckets.buckets[0].leader must be a non-empty string'],
+    ['LeadBuckets naming one bucket twice', { type: 'LeadBuckets', coordinatorEpoch: 3, buckets: [{ tableId: 1, partition: null, bucket: 0, leader: '2' }, { tableId: 1, partition: null, bucket: 0, leader: '3' }] }, 'InvalidArgument', 'LeadBuckets.buckets[1] names bucket 1//0 a second time'],
     ['ForgetObjects without keys', { type: 'ForgetObjects' }, 'InvalidArgument', 'ForgetObjects.keys must be an array (missing)'],
     ['ForgetObjects whose keys are a string', { type: 'ForgetObjects', keys: 'wal/1/2/1' }, 'InvalidArgument', 'ForgetObjects.keys must be an array (got "wal/1/2/1")'],
 
@@ -556,6 +560,32 @@ describe('CreateTable with leaders assigns every bucket in the same entry, as a 
     separate = accepted(separate, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 3, partition: null, bucket: 0, leader: '2' }).view;
     separate = accepted(separate, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 3, partition: null, bucket: 1, leader: '1' }).view;
     expect(view).toEqual({ ...separate, seq: view.seq });
+  });
+});
+
+describe('LeadBuckets leads several buckets in one entry, each as its own LeadBucket would', () => {
+  it('leads every bucket it may, refuses the others with the LeadBucket message, and equals one LeadBucket each', () => {
+    const before = fixture();
+    const buckets = [
+      { tableId: 1, partition: null, bucket: 2, leader: '1', expectedLeaderEpoch: 5 },
+      { tableId: 1, partition: null, bucket: 0, leader: '2', expectedLeaderEpoch: 1 },
+      { tableId: 2, partition: 'p1', bucket: 0, leader: '9' },
+      { tableId: 2, partition: 'p1', bucket: 1, leader: '1' },
+    ];
+    const { view, outcome } = accepted(before, { type: 'LeadBuckets', coordinatorEpoch: 3, buckets });
+    expect(outcome).toEqual({
+      ok: true,
+      led: [
+        { ok: true, leaderEpoch: 6 },
+        { ok: false, rejection: { code: 'Conflict', message: "table 'events' bucket 0 is at leader epoch 2, not 1" } },
+        { ok: false, rejection: { code: 'NotFound', message: 'node 9 is not registered' } },
+        { ok: true, leaderEpoch: 2 },
+      ],
+    });
+    let separate = before;
+    for (const bucket of [buckets[0], buckets[3]]) separate = accepted(separate, { type: 'LeadBucket', coordinatorEpoch: 3, ...bucket }).view;
+    expect(view).toEqual({ ...separate, seq: before.seq + 1 });
+    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
   });
 });
 

@@ -11,7 +11,10 @@ import type {
   DropPartition,
   DropTable,
   ForgetObjects,
+  BucketLeadOutcome,
+  BucketToLead,
   LeadBucket,
+  LeadBuckets,
   OpenStream,
   OpenStreams,
   Outcome,
@@ -78,6 +81,8 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyDropPartition(view, seq, command);
     case 'LeadBucket':
       return applyLeadBucket(view, seq, command);
+    case 'LeadBuckets':
+      return applyLeadBuckets(view, seq, command);
     case 'OpenStream':
       return applyOpenStream(view, seq, command);
     case 'OpenStreams':
@@ -336,24 +341,47 @@ function withoutBuckets(
 function applyLeadBucket(view: View, seq: number, command: LeadBucket): Applied {
   const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
-  const id = bucketId(command.tableId, command.partition, command.bucket);
-  const record = ownRecord(view.buckets, id);
-  if (!record) return reject(view, seq, 'NotFound', missingBucket(command));
-  if (!ownRecord(view.nodes, command.leader)) return reject(view, seq, 'NotFound', `node ${command.leader} is not registered`);
-  if (command.expectedLeaderEpoch !== undefined && command.expectedLeaderEpoch !== record.leaderEpoch) {
-    return reject(
-      view,
-      seq,
-      'Conflict',
-      `${describeBucket(record)} is at leader epoch ${record.leaderEpoch}, not ${command.expectedLeaderEpoch}`,
-    );
+  const led = leadOneBucket(view, {}, command);
+  if ('rejection' in led) return reject(view, seq, led.rejection.code, led.rejection.message);
+  return {
+    view: { ...view, seq, buckets: withRecords(view.buckets, { [led.id]: led.record }) },
+    outcome: { ok: true, leaderEpoch: led.record.leaderEpoch },
+  };
+}
+
+function applyLeadBuckets(view: View, seq: number, command: LeadBuckets): Applied {
+  const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
+  if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
+  const malformed = describeMalformedList('LeadBuckets.buckets', command.buckets, LIMITS.leadBucketsPerCommandMax, BUCKET_TO_LEAD_FIELDS);
+  if (malformed !== null) return reject(view, seq, 'InvalidArgument', malformed);
+  // Each bucket is led against the view the earlier ones of this command left; the bucket map is copied once.
+  const changed: Record<string, BucketRecord> = {};
+  const led: BucketLeadOutcome[] = command.buckets.map((target) => {
+    const result = leadOneBucket(view, changed, target);
+    if ('rejection' in result) return { ok: false, rejection: result.rejection };
+    changed[result.id] = result.record;
+    return { ok: true, leaderEpoch: result.record.leaderEpoch };
+  });
+  const buckets = Object.keys(changed).length === 0 ? view.buckets : withRecords(view.buckets, changed);
+  return { view: { ...view, seq, buckets }, outcome: { ok: true, led } };
+}
+
+/** One LeadBucket, the coordinator fence aside: the bucket's new record, or why it is refused. */
+function leadOneBucket(
+  view: View,
+  changed: Record<string, BucketRecord>,
+  target: BucketToLead,
+): { id: string; record: BucketRecord } | { rejection: Rejection } {
+  const refuse = (code: Rejection['code'], message: string) => ({ rejection: { code, message } });
+  const id = bucketId(target.tableId, target.partition, target.bucket);
+  const record = ownRecord(changed, id) ?? ownRecord(view.buckets, id);
+  if (!record) return refuse('NotFound', missingBucket(target));
+  if (!ownRecord(view.nodes, target.leader)) return refuse('NotFound', `node ${target.leader} is not registered`);
+  if (target.expectedLeaderEpoch !== undefined && target.expectedLeaderEpoch !== record.leaderEpoch) {
+    return refuse('Conflict', `${describeBucket(record)} is at leader epoch ${record.leaderEpoch}, not ${target.expectedLeaderEpoch}`);
   }
   // The stream stays as it is: the new leader's sync task closes or takes it over before it opens.
-  const updated: BucketRecord = { ...record, leader: command.leader, leaderEpoch: nextEpoch(record.leaderEpoch) };
-  return {
-    view: { ...view, seq, buckets: withRecords(view.buckets, { [id]: updated }) },
-    outcome: { ok: true, leaderEpoch: updated.leaderEpoch },
-  };
+  return { id, record: { ...record, leader: target.leader, leaderEpoch: nextEpoch(record.leaderEpoch) } };
 }
 
 function applyOpenStream(view: View, seq: number, command: OpenStream): Applied {
@@ -366,18 +394,8 @@ function applyOpenStream(view: View, seq: number, command: OpenStream): Applied 
 }
 
 function applyOpenStreams(view: View, seq: number, command: OpenStreams): Applied {
-  if (command.streams.length === 0) return reject(view, seq, 'InvalidArgument', 'OpenStreams.streams must not be empty');
-  if (command.streams.length > LIMITS.openStreamsPerCommandMax) {
-    return reject(view, seq, 'InvalidArgument', `OpenStreams holds ${command.streams.length} streams: at most ${LIMITS.openStreamsPerCommandMax}`);
-  }
-  const named = new Set<string>();
-  for (const [index, stream] of command.streams.entries()) {
-    const malformed = describeMalformedStreamToOpen(stream);
-    if (malformed !== null) return reject(view, seq, 'InvalidArgument', `OpenStreams.streams[${index}]: ${malformed}`);
-    const id = bucketId(stream.tableId, stream.partition, stream.bucket);
-    if (named.has(id)) return reject(view, seq, 'InvalidArgument', `OpenStreams.streams[${index}] names bucket ${id} a second time`);
-    named.add(id);
-  }
+  const malformed = describeMalformedList('OpenStreams.streams', command.streams, LIMITS.openStreamsPerCommandMax, STREAM_TO_OPEN_FIELDS);
+  if (malformed !== null) return reject(view, seq, 'InvalidArgument', malformed);
   // Each stream is opened against the view the earlier ones of this command left; the bucket map is copied once.
   const changed: Record<string, BucketRecord> = {};
   const opened: StreamOpenOutcome[] = command.streams.map((stream) => {
@@ -820,12 +838,32 @@ const optionalNames: FieldRule = {
 };
 const STREAM_TO_OPEN_FIELDS: Record<keyof StreamToOpen, FieldRule> = { tableId: count, partition: partitionOrNull, bucket: count, leaderEpoch: count };
 
-/** Null when one stream of an OpenStreams command has every field with the right type, else what is wrong. */
-function describeMalformedStreamToOpen(stream: unknown): string | null {
-  if (!object.test(stream)) return 'must be an object';
-  for (const [field, rule] of Object.entries(STREAM_TO_OPEN_FIELDS)) {
-    const value = (stream as Record<string, unknown>)[field];
-    if (!rule.test(value)) return `${field} must be ${rule.description} (${value === undefined ? 'missing' : `got ${show(value)}`})`;
+const BUCKET_TO_LEAD_FIELDS: Record<keyof BucketToLead, FieldRule> = {
+  tableId: count,
+  partition: partitionOrNull,
+  bucket: count,
+  leader: name,
+  expectedLeaderEpoch: optionalCount,
+};
+
+/**
+ * Null when `items`, the list of a batch command named `what`, holds 1 to `itemsMax` objects with every
+ * field of `fields` well typed and no bucket twice; otherwise a message naming the first offence.
+ */
+function describeMalformedList(what: string, items: unknown[], itemsMax: number, fields: Record<string, FieldRule>): string | null {
+  if (items.length === 0) return `${what} must not be empty`;
+  if (items.length > itemsMax) return `${what} holds ${items.length} entries: at most ${itemsMax}`;
+  const named = new Set<string>();
+  for (const [index, item] of items.entries()) {
+    if (!object.test(item)) return `${what}[${index}] must be an object`;
+    for (const [field, rule] of Object.entries(fields)) {
+      const value = (item as Record<string, unknown>)[field];
+      if (!rule.test(value)) return `${what}[${index}].${field} must be ${rule.description} (${value === undefined ? 'missing' : `got ${show(value)}`})`;
+    }
+    const { tableId, partition, bucket } = item as { tableId: number; partition: string | null; bucket: number };
+    const id = bucketId(tableId, partition, bucket);
+    if (named.has(id)) return `${what}[${index}] names bucket ${id} a second time`;
+    named.add(id);
   }
   return null;
 }
@@ -847,6 +885,7 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
   },
   OpenStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, leaderEpoch: count },
   OpenStreams: { nodeId: name, nodeEpoch: count, streams: array },
+  LeadBuckets: { coordinatorEpoch: count, buckets: array },
   CloseStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, streamEpoch: count },
   CommitWal: { nodeId: name, nodeEpoch: count, object: objectKey, ranges: array },
   CommitStreamObject: {

@@ -13,6 +13,7 @@ export type Command =
   | CreatePartition
   | DropPartition
   | LeadBucket
+  | LeadBuckets
   | OpenStream
   | OpenStreams
   | CloseStream
@@ -106,6 +107,32 @@ export interface LeadBucket {
   leader: string;
   expectedLeaderEpoch?: number;
 }
+
+/** One bucket of a `LeadBuckets` command: the fields of a LeadBucket without the coordinator epoch. */
+export interface BucketToLead {
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  leader: string;
+  expectedLeaderEpoch?: number;
+}
+
+/**
+ * Many LeadBuckets in one log entry (re-leading the buckets of a dead node, a rebalance, the re-leads a
+ * restarted node asks for). Rejected as a whole on a stale coordinator epoch (`Fenced`), or when malformed,
+ * empty, longer than `LIMITS.leadBucketsPerCommandMax` or naming one bucket twice (`InvalidArgument`).
+ * Otherwise each bucket is led exactly as a LeadBucket with the same fields would be, in list order, and
+ * succeeds or fails on its own: the outcome's `led` holds, per bucket and in order, `{ ok: true,
+ * leaderEpoch }` or `{ ok: false, rejection }`. Outcome: `{ led }`.
+ */
+export interface LeadBuckets {
+  type: 'LeadBuckets';
+  coordinatorEpoch: number;
+  buckets: BucketToLead[];
+}
+
+/** The outcome of one bucket of a `LeadBuckets` command. */
+export type BucketLeadOutcome = { ok: true; leaderEpoch: number } | { ok: false; rejection: Rejection };
 
 /**
  * Opens a bucket's stream at the bucket's leader epoch; this is the fence. Accepted only when the
@@ -285,5 +312,5 @@ export interface Rejection {
 }
 
 export type Outcome =
-  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number; opened?: StreamOpenOutcome[] }
+  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number; opened?: StreamOpenOutcome[]; led?: BucketLeadOutcome[] }
   | { ok: false; rejection: Rejection };
