@@ -23,12 +23,24 @@ export const LIMITS = {
   clientBackoffMaxMs: 1_000,
   /** A data node re-checks every bucket it should lead at least this often. */
   syncIntervalMs: 500,
+  /** Sync rounds asked for by changes of the view start at most this often (each is a pass over the view's buckets). */
+  syncRoundSpacingMs: 20,
+  /** How long a sync action waits for the entry it appended to apply, or for the coordinator's answer, before the bucket is decided again. */
+  syncProposeTimeoutMs: 60_000,
   /** The heartbeat is refreshed this many times per lease_ttl. */
   heartbeatsPerLeaseTtl: 5,
   /** A status query to one node in GET /v1/cluster gives up after this long. */
   statusQueryTimeoutMs: 1_000,
+  /** Table creates and drops the coordinator lease holder carries out at once; more are answered Unavailable with a Retry-After. */
+  coordinatorActionsInFlightMax: 16,
+  /** The holder refuses new creates and drops while a live data node is more than this many metadata log entries behind it. */
+  coordinatorAdmissionLagEntriesMax: 2_000,
+  /** The Retry-After of a coordinator action refused by admission. */
+  coordinatorRetryAfterMs: 500,
   /** Buckets one LeadBuckets command leads; more moves take several commands. */
   leadBucketsPerCommandMax: 1_024,
+  /** Streams one CloseStreams command closes; a node closing more proposes several. */
+  closeStreamsPerCommandMax: 1_024,
   /** Streams one OpenStreams command opens; a node opening more proposes several. */
   openStreamsPerCommandMax: 1_024,
   /** Ranges (stream batches) one WAL object may commit. */

@@ -176,6 +176,8 @@ describe('apply rejects every invalid or stale command without changing anything
     ['OpenStreams with a stream lacking its leader epoch', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: [{ tableId: 2, partition: 'p1', bucket: 1 }] }, 'InvalidArgument', 'OpenStreams.streams[0].leaderEpoch must be a non-negative integer (missing)'],
     ['OpenStreams naming one bucket twice', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: [{ tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }, { tableId: 2, partition: 'p1', bucket: 1, leaderEpoch: 1 }] }, 'InvalidArgument', 'OpenStreams.streams[1] names bucket 2/p1/1 a second time'],
     ['OpenStreams with more streams than one command may open', { type: 'OpenStreams', nodeId: '3', nodeEpoch: 4, streams: Array.from({ length: LIMITS.openStreamsPerCommandMax + 1 }, (_, bucket) => ({ tableId: 2, partition: 'p1', bucket, leaderEpoch: 1 })) }, 'InvalidArgument', `OpenStreams.streams holds ${LIMITS.openStreamsPerCommandMax + 1} entries: at most ${LIMITS.openStreamsPerCommandMax}`],
+    ['CloseStreams with an empty list', { type: 'CloseStreams', nodeId: '2', nodeEpoch: 1, streams: [] }, 'InvalidArgument', 'CloseStreams.streams must not be empty'],
+    ['CloseStreams with a string stream epoch', { type: 'CloseStreams', nodeId: '2', nodeEpoch: 1, streams: [{ tableId: 1, partition: null, bucket: 2, streamEpoch: '4' }] }, 'InvalidArgument', 'CloseStreams.streams[0].streamEpoch must be a non-negative integer (got "4")'],
     ['LeadBuckets from a stale coordinator', { type: 'LeadBuckets', coordinatorEpoch: 2, buckets: [{ tableId: 1, partition: null, bucket: 0, leader: '2' }] }, 'Fenced', 'coordinator epoch 2 is fenced: current is 3'],
     ['LeadBuckets with an empty list', { type: 'LeadBuckets', coordinatorEpoch: 3, buckets: [] }, 'InvalidArgument', 'LeadBuckets.buckets must not be empty'],
     ['LeadBuckets with a bucket without a leader', { type: 'LeadBuckets', coordinatorEpoch: 3, buckets: [{ tableId: 1, partition: null, bucket: 0 }] }, 'InvalidArgument', 'LeadBuckets.buckets[0].leader must be a non-empty string'],
@@ -643,6 +645,29 @@ describe('OpenStreams opens several streams of one node in one entry, each as it
     const { view, outcome } = accepted(before, { type: 'OpenStreams', nodeId: '3', nodeEpoch: 3, streams: [{ tableId: 3, partition: null, bucket: 0, leaderEpoch: 1 }] });
     expect(outcome).toEqual({ ok: true, opened: [{ ok: false, rejection: { code: 'Fenced', message: 'node 3 epoch 3 is fenced: current is 4' } }] });
     expect(view).toEqual({ ...before, seq: before.seq + 1 });
+  });
+});
+
+describe('CloseStreams closes several streams in one entry, each as its own CloseStream would', () => {
+  it('closes what the proposer may close, refuses the rest with the CloseStream message, and equals one CloseStream each', () => {
+    const before = fixture();
+    const streams = [
+      { tableId: 1, partition: null, bucket: 2, streamEpoch: 4 },
+      { tableId: 1, partition: null, bucket: 0, streamEpoch: 2 },
+      { tableId: 1, partition: null, bucket: 1, streamEpoch: 1 },
+    ];
+    const { view, outcome } = accepted(before, { type: 'CloseStreams', nodeId: '2', nodeEpoch: 1, streams });
+    expect(outcome).toEqual({
+      ok: true,
+      closed: [
+        { ok: true },
+        { ok: false, rejection: { code: 'Fenced', message: "the stream of table 'events' bucket 0 is held by node 1 at node epoch 2, which is not fenced" } },
+        { ok: false, rejection: { code: 'Conflict', message: "the stream of table 'events' bucket 1 is not open" } },
+      ],
+    });
+    const separate = accepted(before, { type: 'CloseStream', nodeId: '2', nodeEpoch: 1, ...streams[0] }).view;
+    expect(view).toEqual({ ...separate, seq: before.seq + 1 });
+    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
   });
 });
 

@@ -2,6 +2,7 @@ import { LIMITS } from '@mink/config';
 import { nextEpoch } from '@mink/epochs';
 import type {
   CloseStream,
+  CloseStreams,
   Command,
   CommitKvSnapshot,
   CommitStreamObject,
@@ -22,7 +23,9 @@ import type {
   RegisterNode,
   Rejection,
   StreamObjectSlice,
+  StreamCloseOutcome,
   StreamOpenOutcome,
+  StreamToClose,
   StreamToOpen,
   WalRange,
 } from './commands';
@@ -89,6 +92,8 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyOpenStreams(view, seq, command);
     case 'CloseStream':
       return applyCloseStream(view, seq, command);
+    case 'CloseStreams':
+      return applyCloseStreams(view, seq, command);
     case 'CommitWal':
       return applyCommitWal(view, seq, command);
     case 'CommitStreamObject':
@@ -449,38 +454,60 @@ function openOneStream(
 }
 
 function applyCloseStream(view: View, seq: number, command: CloseStream): Applied {
-  const id = bucketId(command.tableId, command.partition, command.bucket);
-  const record = ownRecord(view.buckets, id);
-  if (!record) return reject(view, seq, 'NotFound', missingBucket(command));
+  const closed = closeOneStream(view, {}, command.nodeId, command.nodeEpoch, command);
+  if ('rejection' in closed) return reject(view, seq, closed.rejection.code, closed.rejection.message);
+  return {
+    view: { ...view, seq, buckets: withRecords(view.buckets, { [closed.id]: closed.record }) },
+    outcome: { ok: true },
+  };
+}
+
+function applyCloseStreams(view: View, seq: number, command: CloseStreams): Applied {
+  const malformed = describeMalformedList('CloseStreams.streams', command.streams, LIMITS.closeStreamsPerCommandMax, STREAM_TO_CLOSE_FIELDS);
+  if (malformed !== null) return reject(view, seq, 'InvalidArgument', malformed);
+  // Each stream is closed against the view the earlier ones of this command left; the bucket map is copied once.
+  const changed: Record<string, BucketRecord> = {};
+  const closed: StreamCloseOutcome[] = command.streams.map((stream) => {
+    const result = closeOneStream(view, changed, command.nodeId, command.nodeEpoch, stream);
+    if ('rejection' in result) return { ok: false, rejection: result.rejection };
+    changed[result.id] = result.record;
+    return { ok: true };
+  });
+  const buckets = Object.keys(changed).length === 0 ? view.buckets : withRecords(view.buckets, changed);
+  return { view: { ...view, seq, buckets }, outcome: { ok: true, closed } };
+}
+
+/**
+ * One CloseStream: accepted from the node that opened the stream, at the node epoch it opened it with, or
+ * from any registered node at its current epoch once the opener's incarnation is fenced (a takeover).
+ * `changed` holds records an earlier part of the same command updated, which win over the view's.
+ */
+function closeOneStream(
+  view: View,
+  changed: Record<string, BucketRecord>,
+  nodeId: string,
+  nodeEpoch: number,
+  target: StreamToClose,
+): { id: string; record: BucketRecord } | { rejection: Rejection } {
+  const refuse = (code: Rejection['code'], message: string) => ({ rejection: { code, message } });
+  const id = bucketId(target.tableId, target.partition, target.bucket);
+  const record = ownRecord(changed, id) ?? ownRecord(view.buckets, id);
+  if (!record) return refuse('NotFound', missingBucket(target));
   const stream = record.stream;
-  if (stream.state !== 'open') return reject(view, seq, 'Conflict', `the stream of ${describeBucket(record)} is not open`);
-  if (command.streamEpoch !== stream.epoch) {
-    return reject(
-      view,
-      seq,
-      'Fenced',
-      epochMismatch('stream epoch', command.streamEpoch, stream.epoch) + ` for ${describeBucket(record)}`,
-    );
+  if (stream.state !== 'open') return refuse('Conflict', `the stream of ${describeBucket(record)} is not open`);
+  if (target.streamEpoch !== stream.epoch) {
+    return refuse('Fenced', epochMismatch('stream epoch', target.streamEpoch, stream.epoch) + ` for ${describeBucket(record)}`);
   }
-  const staleProposer = describeStaleProposer(view, command.nodeId, command.nodeEpoch);
-  if (staleProposer !== null) return reject(view, seq, 'Fenced', staleProposer);
-  const isOpener = command.nodeId === stream.node && command.nodeEpoch === stream.nodeEpoch;
+  const staleProposer = describeStaleProposer(view, nodeId, nodeEpoch);
+  if (staleProposer !== null) return refuse('Fenced', staleProposer);
+  const isOpener = nodeId === stream.node && nodeEpoch === stream.nodeEpoch;
   const openerEpoch = stream.node === null ? undefined : ownRecord(view.nodes, stream.node)?.epoch;
   const openerFenced = openerEpoch !== undefined && openerEpoch > stream.nodeEpoch;
   if (!isOpener && !openerFenced) {
-    return reject(
-      view,
-      seq,
-      'Fenced',
-      `the stream of ${describeBucket(record)} is held by node ${stream.node} at node epoch ${stream.nodeEpoch}, which is not fenced`,
-    );
+    return refuse('Fenced', `the stream of ${describeBucket(record)} is held by node ${stream.node} at node epoch ${stream.nodeEpoch}, which is not fenced`);
   }
   // Node and epochs stay: the sync decision reads who opened the stream last and at which epoch.
-  const updated: BucketRecord = { ...record, stream: { ...stream, state: 'closed' } };
-  return {
-    view: { ...view, seq, buckets: withRecords(view.buckets, { [id]: updated }) },
-    outcome: { ok: true },
-  };
+  return { id, record: { ...record, stream: { ...stream, state: 'closed' } } };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -838,6 +865,7 @@ const optionalNames: FieldRule = {
 };
 const STREAM_TO_OPEN_FIELDS: Record<keyof StreamToOpen, FieldRule> = { tableId: count, partition: partitionOrNull, bucket: count, leaderEpoch: count };
 
+const STREAM_TO_CLOSE_FIELDS: Record<keyof StreamToClose, FieldRule> = { tableId: count, partition: partitionOrNull, bucket: count, streamEpoch: count };
 const BUCKET_TO_LEAD_FIELDS: Record<keyof BucketToLead, FieldRule> = {
   tableId: count,
   partition: partitionOrNull,
@@ -886,6 +914,7 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
   OpenStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, leaderEpoch: count },
   OpenStreams: { nodeId: name, nodeEpoch: count, streams: array },
   LeadBuckets: { coordinatorEpoch: count, buckets: array },
+  CloseStreams: { nodeId: name, nodeEpoch: count, streams: array },
   CloseStream: { nodeId: name, nodeEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, streamEpoch: count },
   CommitWal: { nodeId: name, nodeEpoch: count, object: objectKey, ranges: array },
   CommitStreamObject: {

@@ -17,6 +17,7 @@ export type Command =
   | OpenStream
   | OpenStreams
   | CloseStream
+  | CloseStreams
   | CommitWal
   | CommitStreamObject
   | CommitKvSnapshot
@@ -192,6 +193,32 @@ export interface CloseStream {
   streamEpoch: number;
 }
 
+/** One stream of a `CloseStreams` command: the bucket and the stream epoch it must be open at. */
+export interface StreamToClose {
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  streamEpoch: number;
+}
+
+/**
+ * Closes the streams of several buckets for one node in one log entry (a clean shutdown closing everything
+ * the node leads, a takeover closing every stream of a dead node). Each stream is closed exactly as a
+ * `CloseStream` with the same fields would be, in list order, and succeeds or fails on its own: the
+ * outcome's `closed` holds, per stream and in order, `{ ok: true }` or `{ ok: false, rejection }`. The
+ * command as a whole is rejected only when malformed, empty, longer than `LIMITS.closeStreamsPerCommandMax`
+ * or naming one bucket twice (`InvalidArgument`). Outcome: `{ closed }`.
+ */
+export interface CloseStreams {
+  type: 'CloseStreams';
+  nodeId: string;
+  nodeEpoch: number;
+  streams: StreamToClose[];
+}
+
+/** The outcome of one stream of a `CloseStreams` command. */
+export type StreamCloseOutcome = { ok: true } | { ok: false; rejection: Rejection };
+
 /**
  * Commits one uploaded WAL object: each range names the stream (bucket) it extends, the stream epoch
  * the leader opened it at, the offsets it adds and where the batch sits in the object. All or nothing:
@@ -312,5 +339,5 @@ export interface Rejection {
 }
 
 export type Outcome =
-  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number; opened?: StreamOpenOutcome[]; led?: BucketLeadOutcome[] }
+  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number; opened?: StreamOpenOutcome[]; led?: BucketLeadOutcome[]; closed?: StreamCloseOutcome[] }
   | { ok: false; rejection: Rejection };
