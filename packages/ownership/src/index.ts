@@ -6,4 +6,5 @@
 export { assignBuckets, NoLiveNodesError } from './assign';
 export { compareBuckets, planOrphanReleads, type Move } from './orphans';
 export { planRebalance } from './rebalance';
-export { bucketsToSync, decideSync, type SyncDecision, type SyncSelf } from './sync';
+export { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision, type SyncSelf } from './sync';
+export * from './admission';

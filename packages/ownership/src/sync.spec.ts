@@ -1,5 +1,6 @@
 import { bucketId, emptyView, type BucketRecord, type StreamRecord, type View } from '@mink/meta';
-import { bucketsToSync, decideSync, type SyncDecision } from './sync';
+import { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision } from './sync';
+import type { Command, Outcome } from '@mink/meta';
 
 /**
  * The cluster of every row: node 1 is us at node epoch 5; node 2 is live at epoch 3; node 3 is dead at
@@ -115,5 +116,28 @@ describe('bucketsToSync', () => {
   it('is empty for a node that leads and holds nothing', () => {
     // Proves a node with no buckets has nothing to sync.
     expect(bucketsToSync(viewWith([record('2', 1, open('2', 3, 1))]), { nodeId: '3', nodeEpoch: 8 })).toEqual([]);
+  });
+});
+
+describe('bucketsTouchedBy', () => {
+  const ok: Outcome = { ok: true };
+  const spec = { name: 't', columns: [{ name: 'id', type: 'int64' as const }], buckets: 2 };
+  const address = { tableId: 4, partition: null, bucket: 1 };
+  it.each<[string, Command, Outcome, ReturnType<typeof bucketsTouchedBy>]>([
+    ['a rejected command touches nothing', { type: 'LeadBucket', coordinatorEpoch: 1, ...address, leader: '1' }, { ok: false, rejection: { code: 'Fenced', message: 'x' } }, 'none'],
+    ['a CreateTable with leaders touches its buckets', { type: 'CreateTable', coordinatorEpoch: 1, spec, createdAtMs: 1, leaders: ['1', '2'] }, { ok: true, tableId: 7 }, ['7//0', '7//1']],
+    ['a CreateTable without leaders touches nothing (its buckets have no leader yet)', { type: 'CreateTable', coordinatorEpoch: 1, spec, createdAtMs: 1 }, { ok: true, tableId: 7 }, 'none'],
+    ['a LeadBucket touches its bucket', { type: 'LeadBucket', coordinatorEpoch: 1, ...address, leader: '1' }, ok, ['4//1']],
+    ['an OpenStream touches its bucket', { type: 'OpenStream', nodeId: '1', nodeEpoch: 1, ...address, leaderEpoch: 1 }, ok, ['4//1']],
+    ['a CloseStream touches its bucket', { type: 'CloseStream', nodeId: '1', nodeEpoch: 1, ...address, streamEpoch: 1 }, ok, ['4//1']],
+    ['a LeadBuckets touches every bucket it names', { type: 'LeadBuckets', coordinatorEpoch: 1, buckets: [{ ...address, leader: '1' }, { tableId: 5, partition: 'p', bucket: 0, leader: '2' }] }, { ok: true, led: [] }, ['4//1', '5/p/0']],
+    ['an OpenStreams touches every stream it names', { type: 'OpenStreams', nodeId: '1', nodeEpoch: 1, streams: [{ ...address, leaderEpoch: 1 }] }, { ok: true, opened: [] }, ['4//1']],
+    ['a CloseStreams touches every stream it names', { type: 'CloseStreams', nodeId: '1', nodeEpoch: 1, streams: [{ ...address, streamEpoch: 1 }] }, { ok: true, closed: [] }, ['4//1']],
+    ['a RegisterNode may fence streams anywhere', { type: 'RegisterNode', nodeId: '3' }, { ok: true, epoch: 2 }, 'all'],
+    ['a DropTable removes buckets only the sync task knows it held', { type: 'DropTable', coordinatorEpoch: 1, name: 't' }, { ok: true, tableId: 4 }, 'all'],
+    ['a CommitWal changes no ownership', { type: 'CommitWal', nodeId: '1', nodeEpoch: 1, object: 'o', ranges: [] }, ok, 'none'],
+    ['a ForgetObjects changes no ownership', { type: 'ForgetObjects', keys: [] }, ok, 'none'],
+  ])('%s', (_name, command, outcome, expected) => {
+    expect(bucketsTouchedBy(command, outcome)).toEqual(expected);
   });
 });

@@ -14,7 +14,7 @@
  * node's sync task opens or closes it." Seed, "Failover": "If the dead node comes back ... the buckets now
  * belong to someone else and it does not open them."
  */
-import { ownRecord, type BucketRecord, type View } from '@mink/meta';
+import { bucketId, ownRecord, type BucketRecord, type Command, type Outcome, type View } from '@mink/meta';
 import { compareBuckets } from './orphans';
 
 /**
@@ -107,4 +107,43 @@ export function bucketsToSync(view: View, self: SyncSelf): string[] {
     .filter(([, record]) => isOurs(record))
     .sort(([, a], [, b]) => compareBuckets(a, b))
     .map(([id]) => id);
+}
+
+/**
+ * Which buckets' sync decisions an applied log entry can change: the ids it names, `all` when it can
+ * change any (a node's epoch moved, so every stream it opened may now be taken over; partitions came or
+ * went), or `none` (storage commits, rejected commands). A dropped table is `all`, since its buckets are
+ * gone from the view and only the sync task knows which of them it held. Liveness changes are not log
+ * entries: the sync task's periodic full round catches them.
+ */
+export function bucketsTouchedBy(command: Command, outcome: Outcome): readonly string[] | 'all' | 'none' {
+  if (!outcome.ok) return 'none';
+  switch (command.type) {
+    case 'CreateTable': {
+      const { spec, leaders } = command;
+      if (spec.partition || outcome.tableId === undefined) return 'none';
+      if (leaders === undefined) return 'none';
+      return leaders.map((_leader, bucket) => bucketId(outcome.tableId!, null, bucket));
+    }
+    case 'LeadBucket':
+    case 'OpenStream':
+    case 'CloseStream':
+      return [bucketId(command.tableId, command.partition, command.bucket)];
+    case 'LeadBuckets':
+      return command.buckets.map((each) => bucketId(each.tableId, each.partition, each.bucket));
+    case 'OpenStreams':
+    case 'CloseStreams':
+      return command.streams.map((each) => bucketId(each.tableId, each.partition, each.bucket));
+    case 'RegisterNode':
+    case 'DropTable':
+    case 'CreatePartition':
+    case 'DropPartition':
+      return 'all';
+    case 'RegisterCoordinator':
+    case 'CommitWal':
+    case 'CommitStreamObject':
+    case 'CommitKvSnapshot':
+    case 'ForgetObjects':
+      return 'none';
+  }
 }
