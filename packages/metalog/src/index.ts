@@ -8,3 +8,5 @@ export * from './lease';
 export * from './view-snapshots';
 export * from './start-from-snapshot';
 export * from './snapshot-scheduler';
+export * from './batcher';
+export * from './purge-point';

@@ -21,6 +21,8 @@ export interface HeartbeatValue {
   nodeId: string;
   role: HeartbeatRole;
   epoch: number;
+  /** The sequence of the last metadata log entry the process had applied when it wrote the beat, if it tells. */
+  appliedSeq?: number;
 }
 
 /** A heartbeat as last seen in the bucket, with the time the NATS server stamped on it. */
@@ -28,6 +30,16 @@ export interface Heartbeat extends HeartbeatValue {
   revision: number;
   /** Server wall clock (epoch ms) when the entry was written. */
   createdAtMs: number;
+  /** Local monotonic time when a beat of this key first showed its current `appliedSeq` (when the process last made progress). */
+  progressSeenAtMs: number;
+}
+
+/** How far a live data node has applied the metadata log, and since when it has been at that entry. */
+export interface MemberProgress {
+  nodeId: string;
+  appliedSeq: number;
+  /** Local monotonic time since which its heartbeats have shown `appliedSeq`. */
+  sinceMs: number;
 }
 
 /** Process ids become KV key tokens, so they are limited to characters every KV key accepts. */
@@ -72,6 +84,11 @@ export class Heartbeater {
   private chainStartSentAtMs: number | null = null;
   /** Renewals further apart than this break the chain; set by trackLease, Infinity until then. */
   private leaseWindowMs = Number.POSITIVE_INFINITY;
+  private intervalMs = 0;
+  /** When (monotonic ms) the last periodic beat was due to start; null before the first. */
+  private lastTickAtMs: number | null = null;
+  private longestTickDelayMs = 0;
+  private appliedSeq: () => number | undefined = () => undefined;
 
   constructor(
     private readonly kv: KV,
@@ -83,13 +100,33 @@ export class Heartbeater {
     return new Heartbeater(await openHeartbeatBucket(connection, options.bucket), options.onError);
   }
 
+  /** Every beat from now on tells how far this process has applied the metadata log (the purge margin and admission read it). */
+  reportAppliedSeq(appliedSeq: () => number): void {
+    this.appliedSeq = appliedSeq;
+  }
+
+  /**
+   * The longest delay, since the last call, of a periodic beat past its schedule: how long the event loop
+   * kept the beat from starting (a long synchronous apply, say). Resets to 0.
+   */
+  takeLongestDelayMs(): number {
+    const longest = this.longestTickDelayMs;
+    this.longestTickDelayMs = 0;
+    return longest;
+  }
+
   /** Writes the first heartbeat (awaited, so the caller is live when this resolves) and keeps refreshing it. */
   async start(nodeId: string, role: HeartbeatRole, epoch: number, intervalMs: number): Promise<void> {
     if (this.identity) throw new Error('a heartbeater is started once');
     heartbeatKey(role, nodeId);
     this.identity = { nodeId, role, epoch };
+    this.intervalMs = intervalMs;
     await this.beat();
+    this.lastTickAtMs = this.monotonicMs();
     this.timer = setInterval(() => {
+      const nowMs = this.monotonicMs();
+      if (this.lastTickAtMs !== null) this.longestTickDelayMs = Math.max(this.longestTickDelayMs, nowMs - this.lastTickAtMs - this.intervalMs);
+      this.lastTickAtMs = nowMs;
       // A periodic beat is skipped while one is in flight: a slow server must not pile writes up.
       if (this.pendingBeat) return;
       this.beat().catch((error: unknown) => this.onError(error instanceof Error ? error : new Error(String(error))));
@@ -119,8 +156,10 @@ export class Heartbeater {
     const identity = this.identity;
     if (!identity) return;
     const sentAtMs = this.monotonicMs();
+    const appliedSeq = this.appliedSeq();
+    const value: HeartbeatValue = appliedSeq === undefined ? identity : { ...identity, appliedSeq };
     try {
-      await this.kv.put(heartbeatKey(identity.role, identity.nodeId), new TextEncoder().encode(JSON.stringify(identity)));
+      await this.kv.put(heartbeatKey(identity.role, identity.nodeId), new TextEncoder().encode(JSON.stringify(value)));
       this.recordRenewal(sentAtMs);
     } catch (error) {
       throw translateNatsError(error, `heartbeat of ${identity.role} ${identity.nodeId}`);
@@ -224,6 +263,19 @@ export class LivenessTracker {
     return live;
   }
 
+  /**
+   * How far each live data node of `view` (as `liveNodes` judges) has applied the metadata log, for those
+   * whose heartbeats tell it.
+   */
+  progressOfLiveNodes(view: View, leaseTtlMs: number, localNowMs: number = performance.now()): MemberProgress[] {
+    const progress: MemberProgress[] = [];
+    for (const nodeId of this.liveNodes(view, leaseTtlMs, localNowMs)) {
+      const heartbeat = this.heartbeats.get(heartbeatKey('data-node', nodeId));
+      if (heartbeat?.appliedSeq !== undefined) progress.push({ nodeId, appliedSeq: heartbeat.appliedSeq, sinceMs: heartbeat.progressSeenAtMs });
+    }
+    return progress;
+  }
+
   /** The last heartbeat of a process with its age by server time, for diagnostics; null when absent or deleted. */
   heartbeatOf(nodeId: string, role: HeartbeatRole = 'data-node', localNowMs: number = performance.now()): (Heartbeat & { ageMs: number }) | null {
     const heartbeat = this.heartbeats.get(heartbeatKey(role, nodeId));
@@ -263,7 +315,9 @@ export class LivenessTracker {
       const value = parseHeartbeatValue(entry);
       // A value that does not match its key is not trusted; it counts as no heartbeat.
       if (value && value.nodeId === nodeId && value.role === role) {
-        heartbeat = { ...value, revision: entry.revision, createdAtMs: entry.created.getTime() };
+        const previous = this.heartbeats.get(entry.key);
+        const sameProgress = previous !== undefined && previous.epoch === value.epoch && previous.appliedSeq === value.appliedSeq;
+        heartbeat = { ...value, revision: entry.revision, createdAtMs: entry.created.getTime(), progressSeenAtMs: sameProgress ? previous.progressSeenAtMs : receivedAtMs };
       }
     }
     if (heartbeat) this.heartbeats.set(entry.key, heartbeat);
@@ -291,7 +345,9 @@ function parseHeartbeatKey(key: string): { role: HeartbeatRole; nodeId: string }
 function parseHeartbeatValue(entry: KvEntry): HeartbeatValue | null {
   try {
     const value = entry.json<HeartbeatValue>();
-    return typeof value?.nodeId === 'string' && typeof value.role === 'string' && Number.isSafeInteger(value.epoch) ? value : null;
+    if (!(typeof value?.nodeId === 'string' && typeof value.role === 'string' && Number.isSafeInteger(value.epoch))) return null;
+    const { nodeId, role, epoch, appliedSeq } = value;
+    return Number.isSafeInteger(appliedSeq) ? { nodeId, role, epoch, appliedSeq } : { nodeId, role, epoch };
   } catch {
     return null;
   }

@@ -48,6 +48,15 @@ export interface MetaStoreOptions {
   snapshots?: SnapshotSource;
 }
 
+export interface ProposeOptions {
+  /**
+   * How long to wait for the entry to apply locally, from the call; `proposeTimeoutMs` of the store when
+   * absent. Proposers that would otherwise retry (and so append the same change again) while the view
+   * lags behind a burst wait longer: once appended, the entry applies as soon as the view gets there.
+   */
+  timeoutMs?: number;
+}
+
 interface Waiter {
   resolve: () => void;
   reject: (error: Error) => void;
@@ -230,10 +239,10 @@ export class MetaStore {
    * when the entry did not apply locally within `proposeTimeoutMs`; in both cases the command may still
    * apply later, so proposals must be safe to repeat (they carry the epochs that make them so).
    */
-  async propose(command: Command): Promise<Outcome> {
+  async propose(command: Command, options: ProposeOptions = {}): Promise<Outcome> {
     const startedAtMs = performance.now();
     const ack = await this.appendWithRetries(command, this.newMessageId());
-    const remainingMs = Math.max(0, this.proposeTimeoutMs - (performance.now() - startedAtMs));
+    const remainingMs = Math.max(0, (options.timeoutMs ?? this.proposeTimeoutMs) - (performance.now() - startedAtMs));
     await this.waitForSeq(ack.seq, remainingMs);
     const outcome = this.recentOutcomes.get(ack.seq);
     if (outcome === undefined) {
@@ -245,8 +254,8 @@ export class MetaStore {
   }
 
   /** Like `propose`, but a rejection is thrown as the matching typed error and an accepted outcome is returned. */
-  async proposeOrThrow(command: Command): Promise<AcceptedOutcome> {
-    const outcome = await this.propose(command);
+  async proposeOrThrow(command: Command, options: ProposeOptions = {}): Promise<AcceptedOutcome> {
+    const outcome = await this.propose(command, options);
     if (!outcome.ok) throw rejectionError(outcome.rejection);
     return outcome;
   }

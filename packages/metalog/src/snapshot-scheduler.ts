@@ -17,6 +17,12 @@ export interface SnapshotSchedulerOptions {
   snapshots: ViewSnapshots;
   /** A snapshot is written once the view is this many entries past the newest snapshot (at least 1). */
   everyCommands: number;
+  /**
+   * The sequence below which the log may be purged, given the snapshot rule's point (the oldest kept
+   * snapshot's sequence + 1); at most that point. The rule's point itself when absent. The coordinator
+   * passes `purgeBeforeSeq` over the progress of the live data nodes.
+   */
+  purgePoint?: (oldestKeptSnapshotSeq: number) => number;
   /** Called after each finished round (tests and logs). */
   onSnapshot?: (round: SnapshotRound) => void;
   /** Called when a round fails; the next round waits `LIMITS.metaSnapshotRetryDelayMs`. */
@@ -26,7 +32,8 @@ export interface SnapshotSchedulerOptions {
 /**
  * Keeps the metadata log short (DESIGN §2): whenever the local view is `everyCommands` entries past the
  * newest snapshot, it writes a snapshot of the view and then purges the log below the oldest kept
- * snapshot's sequence + 1, so every kept snapshot can still be started from.
+ * snapshot's sequence + 1, so every kept snapshot can still be started from, or below a lower point that
+ * `purgePoint` chooses (to keep entries that slow members still need).
  *
  * The coordinator lease holder runs one while it holds the lease, so one process does the work. That is
  * an economy, not a safety rule: snapshots of one sequence are identical whoever writes them, the pointer
@@ -111,7 +118,8 @@ export class SnapshotScheduler {
       this.newestSnapshotSeq = Math.max(this.newestSnapshotSeq, written.kept[0]?.seq ?? written.seq);
       // `kept` is never empty after a write: it holds the written snapshot or newer ones.
       const oldestKeptSeq = written.kept[written.kept.length - 1]!.seq;
-      const purgedBeforeSeq = oldestKeptSeq + 1;
+      const rulePoint = oldestKeptSeq + 1;
+      const purgedBeforeSeq = Math.min(rulePoint, this.options.purgePoint?.(oldestKeptSeq) ?? rulePoint);
       await this.log.purgeBefore(purgedBeforeSeq);
       round = { ...written, purgedBeforeSeq };
     } catch (error) {
