@@ -1,8 +1,20 @@
 import type { Subscription } from 'nats';
-import { ownRecord, type Command } from '@mink/meta';
-import { CoordinatorLease, SnapshotScheduler, runLease } from '@mink/metalog';
-import { assignBuckets, planOrphanReleads, planRebalance, type Move } from '@mink/ownership';
-import { InvalidArgumentError, MinkError, NotFoundError, ConflictError, UnavailableError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult } from '@mink/protocol';
+import { performance } from 'node:perf_hooks';
+import { bucketId, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
+import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
+import { assignBuckets, decideAdmission, planOrphanReleads, planRebalance, type Move } from '@mink/ownership';
+import {
+  InvalidArgumentError,
+  MinkError,
+  NotFoundError,
+  ConflictError,
+  UnavailableError,
+  SUBJECTS,
+  type CoordinatorRequest,
+  type CreateTableResult,
+  type RebalanceResult,
+  type ReleadBucketsResult,
+} from '@mink/protocol';
 import { requestJson, serveJson } from '@mink/transport';
 import { LIMITS } from '@mink/config';
 import { GarbageCollector } from '@mink/s3stream';
@@ -34,8 +46,13 @@ export class Coordinator {
   /** Data nodes this replica has seen live since it took the lease. */
   private readonly seenLiveSinceAcquired = new Set<string>();
   private ticking = false;
+  /** Creates and drops admitted and not finished (see decideAdmission). */
+  private actionsInFlight = 0;
+  /** Every LeadBucket of the holder goes through here, so re-leads asked for at once share log entries. */
+  private readonly leader = new Batcher<BucketToLead, BucketLeadOutcome>((buckets) => this.leadBuckets(buckets), LIMITS.leadBucketsPerCommandMax);
   private readonly holderGauge: Gauge;
   private readonly releadCounter: Counter;
+  private readonly refusedCounter: Counter;
 
   constructor(
     private readonly member: ClusterMember,
@@ -44,6 +61,11 @@ export class Coordinator {
   ) {
     this.holderGauge = new Gauge({ name: 'mink_coordinator_lease_held', help: '1 while this replica holds the lease', registers: [state.registry] });
     this.releadCounter = new Counter({ name: 'mink_coordinator_releads_total', help: 'LeadBucket proposals for orphaned buckets', registers: [state.registry] });
+    this.refusedCounter = new Counter({
+      name: 'mink_coordinator_admission_refused_total',
+      help: 'Creates and drops answered Unavailable by admission control',
+      registers: [state.registry],
+    });
   }
 
   async start(): Promise<void> {
@@ -105,6 +127,15 @@ export class Coordinator {
       log: this.member.log,
       snapshots: this.member.snapshots,
       everyCommands: this.member.config.metaSnapshotEveryCommands,
+      // Entries a live data node still applying a burst has not reached are kept, so it tails instead of reloading.
+      purgePoint: (oldestKeptSnapshotSeq) =>
+        purgeBeforeSeq({
+          oldestKeptSnapshotSeq,
+          members: this.member.liveness.progressOfLiveNodes(this.member.view, this.member.config.leaseTtlMs),
+          nowMs: performance.now(),
+          stalledAfterMs: LIMITS.metaMemberStalledAfterMs,
+          marginEntriesMax: LIMITS.metaPurgeMarginEntriesMax,
+        }),
       onSnapshot: (round) => this.logger.info({ seq: round.seq, purgedBeforeSeq: round.purgedBeforeSeq }, 'metadata view snapshotted'),
       onError: (error) => this.logger.warn({ err: error }, 'metadata view snapshot failed'),
     });
@@ -174,15 +205,42 @@ export class Coordinator {
     if (epoch === null) return this.forward(request);
     switch (request.op) {
       case 'createTable':
-        return this.createTable(epoch, request.spec);
+        return this.admitted(() => this.createTable(epoch, request.spec));
       case 'dropTable':
-        return this.dropTable(epoch, request.name);
+        return this.admitted(() => this.dropTable(epoch, request.name));
       case 'releadBucket':
         return this.releadBucket(epoch, request);
+      case 'releadBuckets':
+        return this.releadBuckets(request);
       case 'rebalance':
         return this.rebalance(epoch, request.dryRun);
       default:
         throw new InvalidArgumentError(`unknown coordinator action '${(request as { op?: unknown }).op}'`);
+    }
+  }
+
+  /**
+   * Runs a create or drop if admission lets it (bounded actions in flight, data nodes not far behind the
+   * log); otherwise answers Unavailable with a Retry-After so the caller comes back later.
+   */
+  private async admitted<T>(action: () => Promise<T>): Promise<T> {
+    const decision = decideAdmission({
+      inFlight: this.actionsInFlight,
+      inFlightMax: LIMITS.coordinatorActionsInFlightMax,
+      appliedSeq: this.member.view.seq,
+      memberAppliedSeqs: this.member.liveness.progressOfLiveNodes(this.member.view, this.member.config.leaseTtlMs).map((progress) => progress.appliedSeq),
+      memberLagEntriesMax: LIMITS.coordinatorAdmissionLagEntriesMax,
+      retryAfterMs: LIMITS.coordinatorRetryAfterMs,
+    });
+    if (!decision.admit) {
+      this.refusedCounter.inc();
+      throw new UnavailableError(decision.reason, decision.retryAfterMs);
+    }
+    this.actionsInFlight += 1;
+    try {
+      return await action();
+    } finally {
+      this.actionsInFlight -= 1;
     }
   }
 
@@ -207,16 +265,16 @@ export class Coordinator {
     const live = [...this.member.liveNodes()];
     if (live.length === 0) throw new UnavailableError('no live data node to lead the new table', 1000);
     const nowMs = Date.now();
-    const created = await this.propose({ type: 'CreateTable', coordinatorEpoch: epoch, spec, createdAtMs: nowMs });
+    // Seed, "Table or partition created": bucket i goes to live node (i + start) % n. The assignment travels
+    // in the CreateTable entry itself (leader epoch 1 for each bucket), not as one LeadBucket per bucket.
+    const leaders = spec.partition ? undefined : assignBuckets(spec.buckets, live, nowMs);
+    const created = await this.propose({ type: 'CreateTable', coordinatorEpoch: epoch, spec, createdAtMs: nowMs, ...(leaders ? { leaders } : {}) });
     const tableId = created.tableId!;
-    // Seed, "Table or partition created": bucket i goes to live node (i + start) % n.
-    const leaders = assignBuckets(spec.partition ? 0 : spec.buckets, live, nowMs);
-    const results = await Promise.all(
-      leaders.map(async (leader, bucket) => {
-        const outcome = await this.propose({ type: 'LeadBucket', coordinatorEpoch: epoch, tableId, partition: null, bucket, leader });
-        return { bucket, partition: null, leader, leaderEpoch: outcome.leaderEpoch! };
-      }),
-    );
+    const table = ownRecord(this.member.view.tables, spec.name);
+    const results = (leaders ?? []).map((leader, bucket) => {
+      const record = table ? ownRecord(this.member.view.buckets, bucketId(table.id, null, bucket)) : undefined;
+      return { bucket, partition: null, leader, leaderEpoch: record?.leaderEpoch ?? 1 };
+    });
     this.logger.info({ table: spec.name, tableId, buckets: spec.buckets }, 'table created');
     return { tableId, name: spec.name, leaders: results, metaSeq: this.member.view.seq };
   }
@@ -241,6 +299,36 @@ export class Coordinator {
     return { leaderEpoch: outcome.leaderEpoch!, metaSeq: this.member.view.seq };
   }
 
+  /** A restarted data node's re-leads, gathered with any other LeadBucket of this turn into LeadBuckets entries. */
+  private async releadBuckets(request: Extract<CoordinatorRequest, { op: 'releadBuckets' }>): Promise<ReleadBucketsResult> {
+    if (typeof request.to !== 'string' || !Array.isArray(request.buckets) || request.buckets.length > LIMITS.leadBucketsPerCommandMax * 16) {
+      throw new InvalidArgumentError('releadBuckets needs {to: node id, buckets: [{tableId, partition, bucket, expectedLeaderEpoch}]}');
+    }
+    const led = await Promise.all(
+      request.buckets.map((bucket) =>
+        this.leader.submit({
+          tableId: bucket.tableId,
+          partition: bucket.partition,
+          bucket: bucket.bucket,
+          leader: request.to,
+          expectedLeaderEpoch: bucket.expectedLeaderEpoch,
+        }),
+      ),
+    );
+    return {
+      led: led.map((outcome) => (outcome.ok ? outcome : { ok: false as const, code: outcome.rejection.code, message: outcome.rejection.message })),
+      metaSeq: this.member.view.seq,
+    };
+  }
+
+  /** One LeadBuckets entry for the buckets gathered by `leader`, under the epoch this replica acts with now. */
+  private async leadBuckets(buckets: BucketToLead[]): Promise<BucketLeadOutcome[]> {
+    const epoch = this.actingEpoch();
+    if (epoch === null) throw new UnavailableError('this replica no longer holds the coordinator lease', LIMITS.coordinatorRetryAfterMs);
+    const outcome = await this.propose({ type: 'LeadBuckets', coordinatorEpoch: epoch, buckets }, { timeoutMs: LIMITS.syncProposeTimeoutMs });
+    return outcome.led!;
+  }
+
   /** `mink cluster rebalance`: orphans first, then from loaded nodes to idle ones, one LeadBucket per move. */
   private async rebalance(epoch: number, dryRun: boolean): Promise<RebalanceResult & { metaSeq: number }> {
     const moves = planRebalance(this.member.view, this.member.liveNodes());
@@ -252,33 +340,33 @@ export class Coordinator {
     };
   }
 
-  /** One LeadBucket per move, each conditional on the leader epoch the plan saw. */
-  private async applyMoves(epoch: number, moves: Move[]): Promise<void> {
-    for (const move of moves) {
-      const outcome = await this.member.store.propose({
-        type: 'LeadBucket',
-        coordinatorEpoch: epoch,
-        tableId: move.tableId,
-        partition: move.partition,
-        bucket: move.bucket,
-        leader: move.to,
-        expectedLeaderEpoch: move.expectedLeaderEpoch,
-      });
-      if (!outcome.ok) {
-        this.logger.warn({ move, rejection: outcome.rejection }, 'LeadBucket refused');
-        if (outcome.rejection.code === 'Fenced') {
-          this.stepDown('coordinator epoch fenced');
-          return;
-        }
+  /** Every move as a LeadBucket conditional on the leader epoch the plan saw, gathered into LeadBuckets entries. */
+  private async applyMoves(_epoch: number, moves: Move[]): Promise<void> {
+    const outcomes = await Promise.all(
+      moves.map((move) =>
+        this.leader
+          .submit({ tableId: move.tableId, partition: move.partition, bucket: move.bucket, leader: move.to, expectedLeaderEpoch: move.expectedLeaderEpoch })
+          .then(
+            (outcome) => ({ move, outcome }),
+            (error: unknown) => ({ move, error }),
+          ),
+      ),
+    );
+    for (const result of outcomes) {
+      const { move } = result;
+      if ('error' in result) {
+        this.logger.warn({ move, err: result.error }, 'LeadBucket not carried out');
+      } else if (!result.outcome.ok) {
+        this.logger.warn({ move, rejection: result.outcome.rejection }, 'LeadBucket refused');
       } else {
-        this.logger.info({ table: move.table, bucket: move.bucket, from: move.from, to: move.to, leaderEpoch: outcome.leaderEpoch }, 'bucket re-led');
+        this.logger.info({ table: move.table, bucket: move.bucket, from: move.from, to: move.to, leaderEpoch: result.outcome.leaderEpoch }, 'bucket re-led');
       }
     }
   }
 
-  private async propose(command: Command) {
+  private async propose(command: Command, options: { timeoutMs?: number } = {}) {
     try {
-      return await this.member.store.proposeOrThrow(command);
+      return await this.member.store.proposeOrThrow(command, options);
     } catch (error) {
       if (error instanceof MinkError && error.code === 'Fenced') this.stepDown('coordinator epoch fenced');
       throw error;

@@ -11,6 +11,7 @@ async function main(): Promise<void> {
   const logger = createLogger('coordinator', config.nodeId, config.logLevel);
   const state = new ServiceState('coordinator', config.nodeId);
   const member = await ClusterMember.join(config, logger, config.nodeId);
+  member.registerMetrics(state.registry);
   const coordinator = new Coordinator(member, logger, state);
   await runHttpService({
     module: CoordinatorModule.register(state),

@@ -1,7 +1,9 @@
+import { performance } from 'node:perf_hooks';
 import { LIMITS } from '@mink/config';
-import { ownRecord, type BucketRecord } from '@mink/meta';
-import { bucketsToSync, decideSync, type SyncDecision } from '@mink/ownership';
-import { MinkError, SUBJECTS, UnavailableError, type BucketServingState } from '@mink/protocol';
+import { ownRecord, type BucketRecord, type StreamCloseOutcome, type StreamOpenOutcome, type StreamToClose, type StreamToOpen } from '@mink/meta';
+import { Batcher, rejectionError } from '@mink/metalog';
+import { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision } from '@mink/ownership';
+import { MinkError, SUBJECTS, UnavailableError, type BucketServingState, type ReleadBucketsResult } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Counter, Gauge } from 'prom-client';
@@ -45,11 +47,24 @@ interface LocalBucket {
   streamEpoch: number;
 }
 
+/** One bucket a restarted node asks the coordinator to re-lead to it. */
+interface ReleadRequest {
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  expectedLeaderEpoch: number;
+}
+
 /**
- * The sync task of a data node (seed, "Opening a bucket"). On every change of the view, and at least
+ * The sync task of a data node (seed, "Opening a bucket"). After changes of the view, and at least
  * every LIMITS.syncIntervalMs, it asks the pure `decideSync` what to do with each bucket it leads or
  * has open, and carries that out. At most one action per bucket runs at a time; an action that fails is
  * simply decided again on the next round, from the view as it is then.
+ *
+ * Rounds cost a pass over the buckets of the view, so changes do not each start one: a change asks for a
+ * round, and the rounds asked for during a burst of entries run as one, at most one per
+ * `LIMITS.syncRoundSpacingMs`. Opens and re-leads asked for in one round travel together: one OpenStreams
+ * entry for all the streams to open, one request to the coordinator for all the re-leads.
  */
 export class BucketSync {
   private readonly local = new Map<string, LocalBucket>();
@@ -59,7 +74,17 @@ export class BucketSync {
   private onOpenedAfterTakeover: (bucketId: string) => void = () => undefined;
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
+  private unsubscribeReloaded: (() => void) | null = null;
   private stopped = false;
+  private roundScheduled = false;
+  /** What the next round looks at: every bucket, or only those touched by entries applied since the last round. */
+  private pending: Set<string> | 'all' = 'all';
+  private lastRoundStartedAtMs = Number.NEGATIVE_INFINITY;
+  private readonly opener: Batcher<StreamToOpen, StreamOpenOutcome>;
+  private readonly releader: Batcher<ReleadRequest, { ok: boolean }>;
+  private readonly closer: Batcher<StreamToClose, StreamCloseOutcome>;
+  /** RegisterNode fences of dead incarnations in flight, by `node@epoch`: one entry fences all their buckets. */
+  private readonly fencing = new Map<string, Promise<void>>();
   private readonly openGauge: Gauge;
   private readonly actions: Counter;
 
@@ -72,12 +97,36 @@ export class BucketSync {
   ) {
     this.openGauge = metrics.openGauge;
     this.actions = metrics.actions;
+    this.opener = new Batcher((streams) => this.openStreams(streams), LIMITS.openStreamsPerCommandMax);
+    this.releader = new Batcher((buckets) => this.requestReleads(buckets), LIMITS.leadBucketsPerCommandMax);
+    this.closer = new Batcher((streams) => this.closeStreams(streams), LIMITS.closeStreamsPerCommandMax);
   }
 
   start(): void {
-    this.unsubscribe = this.member.store.onApplied(() => this.round());
-    this.timer = setInterval(() => this.round(), LIMITS.syncIntervalMs);
+    this.unsubscribe = this.member.store.onApplied((_view, _seq, command, outcome) => this.requestRound(bucketsTouchedBy(command, outcome)));
+    this.unsubscribeReloaded = this.member.store.onReloaded(() => this.requestRound('all'));
+    // The periodic full round also catches what no log entry shows: nodes that stopped heartbeating.
+    this.timer = setInterval(() => this.requestRound('all'), LIMITS.syncIntervalMs);
     this.round();
+  }
+
+  /**
+   * Runs a round over `touched` (merged with what earlier requests asked for) soon: after the current
+   * turn, and no sooner than `syncRoundSpacingMs` after the last one.
+   */
+  private requestRound(touched: readonly string[] | 'all' | 'none'): void {
+    if (this.stopped || touched === 'none') return;
+    if (touched === 'all') this.pending = 'all';
+    else if (this.pending !== 'all') for (const bucketId of touched) this.pending.add(bucketId);
+    if (this.roundScheduled) return;
+    this.roundScheduled = true;
+    const run = (): void => {
+      this.roundScheduled = false;
+      this.round();
+    };
+    const waitMs = this.lastRoundStartedAtMs + LIMITS.syncRoundSpacingMs - performance.now();
+    if (waitMs > 0) setTimeout(run, waitMs);
+    else setImmediate(run);
   }
 
   /** Called once a bucket taken over from a dead incarnation is open here (to replay that node's WAL). */
@@ -104,8 +153,13 @@ export class BucketSync {
 
   private round(): void {
     if (this.stopped) return;
+    this.lastRoundStartedAtMs = performance.now();
     const view = this.member.view;
-    const ids = new Set([...bucketsToSync(view, this.self), ...this.local.keys()]);
+    const pending = this.pending;
+    this.pending = new Set();
+    // A full round looks at every bucket this node leads or holds; a partial one at the touched buckets,
+    // which decideSync answers `none` for when they are not ours.
+    const ids = pending === 'all' ? new Set([...bucketsToSync(view, this.self), ...this.local.keys()]) : pending;
     const live = this.member.liveNodes();
     for (const bucketId of ids) {
       if (this.inFlight.has(bucketId)) continue;
@@ -131,11 +185,20 @@ export class BucketSync {
         continue;
       }
       this.inFlight.add(bucketId);
-      void this.carryOut(bucketId, decision, record)
-        .catch((error) => this.logger.warn({ err: error, bucketId, decision }, 'sync action failed; retrying on the next round'))
-        .finally(() => this.inFlight.delete(bucketId));
+      void this.carryOut(bucketId, decision, record).then(
+        () => {
+          this.inFlight.delete(bucketId);
+          // Entries about this bucket that applied meanwhile found it busy; decide again now. A node that
+          // holds it (heldBy) is waited for on the periodic round instead of in a tight loop.
+          if (decision.action !== 'heldBy') this.requestRound([bucketId]);
+        },
+        (error) => {
+          this.inFlight.delete(bucketId);
+          this.logger.warn({ err: error, bucketId, decision }, 'sync action failed; retrying on the next round');
+        },
+      );
     }
-    this.openGauge.set([...this.local.values()].filter((bucket) => bucket.state === 'open').length);
+    if (pending === 'all') this.openGauge.set([...this.local.values()].filter((bucket) => bucket.state === 'open').length);
   }
 
   private settle(bucketId: string, action: 'serve' | 'none', record: BucketRecord | undefined): void {
@@ -160,16 +223,9 @@ export class BucketSync {
         return;
       case 'open': {
         this.markOpening(bucketId);
-        const outcome = await store.proposeOrThrow({
-          type: 'OpenStream',
-          nodeId: this.self.nodeId,
-          nodeEpoch: this.self.nodeEpoch,
-          tableId: record!.tableId,
-          partition: record!.partition,
-          bucket: record!.bucket,
-          leaderEpoch: decision.leaderEpoch,
-        });
-        await this.prepare(bucketId, record!, outcome.streamEpoch!);
+        const opened = await this.opener.submit({ tableId: record!.tableId, partition: record!.partition, bucket: record!.bucket, leaderEpoch: decision.leaderEpoch });
+        if (!opened.ok) throw rejectionError(opened.rejection);
+        await this.prepare(bucketId, record!, opened.streamEpoch);
         this.logger.info({ table: record!.table, bucket: record!.bucket, leaderEpoch: decision.leaderEpoch }, 'bucket opened');
         return;
       }
@@ -177,33 +233,18 @@ export class BucketSync {
         // This node restarted: ask the coordinator for a fresh leader epoch, so the new open fences
         // anything the previous incarnation may still have in flight.
         this.markOpening(bucketId);
-        await requestJson(this.member.nc, SUBJECTS.coordinatorRpc, {
-          op: 'releadBucket',
-          tableId: record!.tableId,
-          partition: record!.partition,
-          bucket: record!.bucket,
-          to: this.self.nodeId,
-          expectedLeaderEpoch: decision.leaderEpoch,
-        });
+        await this.releader.submit({ tableId: record!.tableId, partition: record!.partition, bucket: record!.bucket, expectedLeaderEpoch: decision.leaderEpoch });
         return;
       }
       case 'takeOver': {
         this.markOpening(bucketId);
         if (decision.registerFirst) {
           // Fence the dead incarnation: its node epoch moves on, so nothing it still sends can commit.
-          await this.proposeIgnoringFence({ type: 'RegisterNode', nodeId: decision.node, expectedEpoch: decision.nodeEpoch });
+          await this.fence(decision.node, decision.nodeEpoch);
         }
         // The dead node's committed WAL slices stay readable where they are; once the bucket is open
         // here they are replayed into stream objects (see whenOpenedAfterTakeover).
-        await store.proposeOrThrow({
-          type: 'CloseStream',
-          nodeId: this.self.nodeId,
-          nodeEpoch: this.self.nodeEpoch,
-          tableId: record!.tableId,
-          partition: record!.partition,
-          bucket: record!.bucket,
-          streamEpoch: decision.streamEpoch,
-        });
+        await this.close(record!, decision.streamEpoch);
         this.takenOver.add(bucketId);
         this.logger.info({ table: record!.table, bucket: record!.bucket, deadNode: decision.node, deadNodeEpoch: decision.nodeEpoch }, 'took over bucket from a dead incarnation');
         return;
@@ -233,17 +274,57 @@ export class BucketSync {
   private async closeStream(bucketId: string, record: BucketRecord, streamEpoch: number): Promise<void> {
     this.local.set(bucketId, { state: 'unavailable', streamEpoch });
     await this.lifecycle.closing(bucketId);
-    await this.member.store.proposeOrThrow({
-      type: 'CloseStream',
-      nodeId: this.self.nodeId,
-      nodeEpoch: this.self.nodeEpoch,
-      tableId: record.tableId,
-      partition: record.partition,
-      bucket: record.bucket,
-      streamEpoch,
-    });
+    await this.close(record, streamEpoch);
     this.local.delete(bucketId);
     this.logger.info({ table: record.table, bucket: record.bucket, streamEpoch }, 'bucket closed');
+  }
+
+  /**
+   * One OpenStreams entry for every stream this round opens. Once appended, the entry applies when the view
+   * gets there, so the wait is long: giving up early would only make the next round propose it again.
+   */
+  private async openStreams(streams: StreamToOpen[]): Promise<StreamOpenOutcome[]> {
+    const outcome = await this.member.store.proposeOrThrow(
+      { type: 'OpenStreams', nodeId: this.self.nodeId, nodeEpoch: this.self.nodeEpoch, streams },
+      { timeoutMs: LIMITS.syncProposeTimeoutMs },
+    );
+    return outcome.opened!;
+  }
+
+  /** Closes one stream through the batcher (one CloseStreams entry per turn); a refusal is thrown as its typed error. */
+  private async close(record: BucketRecord, streamEpoch: number): Promise<void> {
+    const closed = await this.closer.submit({ tableId: record.tableId, partition: record.partition, bucket: record.bucket, streamEpoch });
+    if (!closed.ok) throw rejectionError(closed.rejection);
+  }
+
+  private async closeStreams(streams: StreamToClose[]): Promise<StreamCloseOutcome[]> {
+    const outcome = await this.member.store.proposeOrThrow(
+      { type: 'CloseStreams', nodeId: this.self.nodeId, nodeEpoch: this.self.nodeEpoch, streams },
+      { timeoutMs: LIMITS.syncProposeTimeoutMs },
+    );
+    return outcome.closed!;
+  }
+
+  /** One RegisterNode at `nodeEpoch` + 1 for a dead incarnation, shared by every bucket taken over from it. */
+  private fence(node: string, nodeEpoch: number): Promise<void> {
+    const key = `${node}@${nodeEpoch}`;
+    let fencing = this.fencing.get(key);
+    if (!fencing) {
+      fencing = this.proposeIgnoringFence({ type: 'RegisterNode', nodeId: node, expectedEpoch: nodeEpoch }).finally(() => this.fencing.delete(key));
+      this.fencing.set(key, fencing);
+    }
+    return fencing;
+  }
+
+  /** One request to the coordinator for every bucket this round must get a fresh leader epoch for. */
+  private async requestReleads(buckets: ReleadRequest[]): Promise<{ ok: boolean }[]> {
+    const result = await requestJson<ReleadBucketsResult>(
+      this.member.nc,
+      SUBJECTS.coordinatorRpc,
+      { op: 'releadBuckets', to: this.self.nodeId, buckets },
+      LIMITS.syncProposeTimeoutMs,
+    );
+    return result.led.map((led) => ({ ok: led.ok }));
   }
 
   /** A RegisterNode that lost the race to another taker (epoch already bumped) is fine: the fence holds. */
@@ -260,6 +341,7 @@ export class BucketSync {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.unsubscribe?.();
+    this.unsubscribeReloaded?.();
     for (const bucketId of this.local.keys()) this.lifecycle.released(bucketId);
     this.local.clear();
   }
@@ -269,6 +351,7 @@ export class BucketSync {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.unsubscribe?.();
+    this.unsubscribeReloaded?.();
     const view = this.member.view;
     await Promise.all(
       [...this.local.keys()].map(async (bucketId) => {

@@ -8,6 +8,7 @@ import { SUBJECTS } from '@mink/protocol';
 import { serveJson } from '@mink/transport';
 import { ClusterMember, ServiceState, createLogger, runHttpService } from '@mink/runtime';
 import { StreamReader } from '@mink/s3stream';
+import { Gauge } from 'prom-client';
 import { DataNodeModule } from './data-node.module';
 import { BucketSyncMetrics } from './bucket-sync';
 import { Incarnation, notRegistered, type IncarnationContext } from './incarnation';
@@ -23,9 +24,20 @@ async function main(): Promise<void> {
   const logger = createLogger('data-node', config.nodeId, config.logLevel);
   const state = new ServiceState('data-node', config.nodeId);
   const member = await ClusterMember.join(config, logger, `data-node-${config.nodeId}`);
+  member.registerMetrics(state.registry);
   const heartbeater = await Heartbeater.create(member.nc, { onError: (error) => logger.warn({ err: error }, 'heartbeat failed') });
   // Reads are served under this lease (ReadFence): most of lease_ttl, so a few late heartbeats do not break it.
   heartbeater.trackLease(config.leaseTtlMs * (1 - 1 / LIMITS.heartbeatsPerLeaseTtl));
+  // Beats tell how far this node has applied the log: the coordinator keeps those entries and slows creates for it.
+  heartbeater.reportAppliedSeq(() => member.view.seq);
+  new Gauge({
+    name: 'mink_heartbeat_delay_max_ms',
+    help: 'Longest delay of a heartbeat past its schedule since the last scrape (event loop held up)',
+    registers: [state.registry],
+    collect() {
+      this.set(heartbeater.takeLongestDelayMs());
+    },
+  });
   let current: Incarnation | null = null;
   let stopping = false;
 
@@ -70,7 +82,7 @@ async function main(): Promise<void> {
   // Seed: a node that comes back after being taken over finds its epoch moved on; it gives up what the
   // old incarnation held and registers a fresh one that re-syncs from the view.
   let reincarnating = false;
-  member.store.onApplied(() => {
+  const checkFenced = (): void => {
     if (stopping || reincarnating || !current?.isFenced(member, config.nodeId)) return;
     reincarnating = true;
     const fenced = current;
@@ -87,7 +99,10 @@ async function main(): Promise<void> {
         reincarnating = false;
       }
     })();
-  });
+  };
+  // Also after a reload from a snapshot: the entries skipped may have fenced this incarnation.
+  member.store.onApplied(checkFenced);
+  member.store.onReloaded(checkFenced);
   state.setReady(true);
 }
 

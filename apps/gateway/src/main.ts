@@ -12,6 +12,7 @@ async function main(): Promise<void> {
   const logger = createLogger('gateway', config.nodeId, config.logLevel);
   const state = new ServiceState('gateway', config.nodeId);
   const member = await ClusterMember.join(config, logger, `gateway-${config.nodeId}`);
+  member.registerMetrics(state.registry);
   const client = MinkClient.over(member.nc);
   const service = new GatewayService(member, client);
   await runHttpService({

@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   const logger = createLogger('tiering-worker', config.nodeId, config.logLevel);
   const state = new ServiceState('tiering-worker', config.nodeId);
   const member = await ClusterMember.join(config, logger, `tiering-worker-${config.nodeId}`);
+  member.registerMetrics(state.registry);
   await runHttpService({ module: TieringWorkerModule.register(state), port: config.httpPort, logger, shutdown: () => member.close() });
   state.setReady(true);
   logger.info('tiering worker started (no tiering rounds yet)');

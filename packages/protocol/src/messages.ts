@@ -11,8 +11,23 @@ export type CoordinatorRequest =
       to: string;
       expectedLeaderEpoch: number;
     }
+  | {
+      /**
+       * A restarted data node asks for fresh leader epochs of many buckets it leads at once; the lease
+       * holder answers with one LeadBuckets entry (per `LIMITS.leadBucketsPerCommandMax` buckets).
+       */
+      op: 'releadBuckets';
+      to: string;
+      buckets: { tableId: number; partition: string | null; bucket: number; expectedLeaderEpoch: number }[];
+    }
   | { op: 'rebalance'; dryRun: boolean }
   | { op: 'whoHolds' };
+
+/** Per bucket of a `releadBuckets` request, in order: its new leader epoch, or why it was not re-led. */
+export interface ReleadBucketsResult {
+  led: ({ ok: true; leaderEpoch: number } | { ok: false; code: string; message: string })[];
+  metaSeq: number;
+}
 
 export interface CreateTableResult {
   tableId: number;

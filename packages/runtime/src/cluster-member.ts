@@ -4,6 +4,7 @@ import type { View } from '@mink/meta';
 import { JetStreamMetaLog, LivenessTracker, MetaStore, ViewSnapshots, startMetaStore } from '@mink/metalog';
 import { S3ObjectStore } from '@mink/s3stream';
 import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
 
 /**
  * A process's membership in the cluster: its NATS connection, its own copy of the metadata view (loaded
@@ -43,6 +44,31 @@ export class ClusterMember {
       'joined the cluster: metadata view caught up',
     );
     return new ClusterMember(nc, store, liveness, config, logger, log, snapshots, objectStore);
+  }
+
+  /**
+   * Metrics of this process's copy of the view: the last applied entry and how many entries of the log it
+   * has not applied yet (read from the stream when scraped).
+   */
+  registerMetrics(registry: Registry): void {
+    const member = this;
+    new Gauge({
+      name: 'mink_meta_applied_seq',
+      help: 'Sequence of the last metadata log entry this process applied',
+      registers: [registry],
+      collect() {
+        this.set(member.store.view.seq);
+      },
+    });
+    new Gauge({
+      name: 'mink_meta_apply_lag_entries',
+      help: 'Metadata log entries appended but not yet applied by this process, when scraped',
+      registers: [registry],
+      async collect() {
+        const lastSeq = await member.log.lastSeq().catch(() => member.store.view.seq);
+        this.set(Math.max(0, lastSeq - member.store.view.seq));
+      },
+    });
   }
 
   get view(): View {
