@@ -359,15 +359,8 @@ function applyLeadBuckets(view: View, seq: number, command: LeadBuckets): Applie
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
   const malformed = describeMalformedList('LeadBuckets.buckets', command.buckets, LIMITS.leadBucketsPerCommandMax, BUCKET_TO_LEAD_FIELDS);
   if (malformed !== null) return reject(view, seq, 'InvalidArgument', malformed);
-  // Each bucket is led against the view the earlier ones of this command left; the bucket map is copied once.
-  const changed: Record<string, BucketRecord> = {};
-  const led: BucketLeadOutcome[] = command.buckets.map((target) => {
-    const result = leadOneBucket(view, changed, target);
-    if ('rejection' in result) return { ok: false, rejection: result.rejection };
-    changed[result.id] = result.record;
-    return { ok: true, leaderEpoch: result.record.leaderEpoch };
-  });
-  const buckets = Object.keys(changed).length === 0 ? view.buckets : withRecords(view.buckets, changed);
+  const { buckets, outcomes } = applyEach(view, command.buckets, (changed, target) => leadOneBucket(view, changed, target));
+  const led = outcomes.map((result): BucketLeadOutcome => (result.ok ? { ok: true, leaderEpoch: result.record.leaderEpoch } : result));
   return { view: { ...view, seq, buckets }, outcome: { ok: true, led } };
 }
 
@@ -401,15 +394,8 @@ function applyOpenStream(view: View, seq: number, command: OpenStream): Applied 
 function applyOpenStreams(view: View, seq: number, command: OpenStreams): Applied {
   const malformed = describeMalformedList('OpenStreams.streams', command.streams, LIMITS.openStreamsPerCommandMax, STREAM_TO_OPEN_FIELDS);
   if (malformed !== null) return reject(view, seq, 'InvalidArgument', malformed);
-  // Each stream is opened against the view the earlier ones of this command left; the bucket map is copied once.
-  const changed: Record<string, BucketRecord> = {};
-  const opened: StreamOpenOutcome[] = command.streams.map((stream) => {
-    const result = openOneStream(view, changed, command.nodeId, command.nodeEpoch, stream);
-    if ('rejection' in result) return { ok: false, rejection: result.rejection };
-    changed[result.id] = result.record;
-    return { ok: true, streamEpoch: result.record.stream.epoch };
-  });
-  const buckets = Object.keys(changed).length === 0 ? view.buckets : withRecords(view.buckets, changed);
+  const { buckets, outcomes } = applyEach(view, command.streams, (changed, target) => openOneStream(view, changed, command.nodeId, command.nodeEpoch, target));
+  const opened = outcomes.map((result): StreamOpenOutcome => (result.ok ? { ok: true, streamEpoch: result.record.stream.epoch } : result));
   return { view: { ...view, seq, buckets }, outcome: { ok: true, opened } };
 }
 
@@ -465,16 +451,29 @@ function applyCloseStream(view: View, seq: number, command: CloseStream): Applie
 function applyCloseStreams(view: View, seq: number, command: CloseStreams): Applied {
   const malformed = describeMalformedList('CloseStreams.streams', command.streams, LIMITS.closeStreamsPerCommandMax, STREAM_TO_CLOSE_FIELDS);
   if (malformed !== null) return reject(view, seq, 'InvalidArgument', malformed);
-  // Each stream is closed against the view the earlier ones of this command left; the bucket map is copied once.
+  const { buckets, outcomes } = applyEach(view, command.streams, (changed, target) => closeOneStream(view, changed, command.nodeId, command.nodeEpoch, target));
+  const closed = outcomes.map((result): StreamCloseOutcome => (result.ok ? { ok: true } : result));
+  return { view: { ...view, seq, buckets }, outcome: { ok: true, closed } };
+}
+
+/**
+ * The items of a batch command, each decided against the view the earlier ones left (`changed` holds the
+ * records they updated) and succeeding or failing on its own; the bucket map is copied once for them all.
+ */
+function applyEach<Item>(
+  view: View,
+  items: readonly Item[],
+  decide: (changed: Record<string, BucketRecord>, item: Item) => { id: string; record: BucketRecord } | { rejection: Rejection },
+): { buckets: Record<string, BucketRecord>; outcomes: ({ ok: true; record: BucketRecord } | { ok: false; rejection: Rejection })[] } {
   const changed: Record<string, BucketRecord> = {};
-  const closed: StreamCloseOutcome[] = command.streams.map((stream) => {
-    const result = closeOneStream(view, changed, command.nodeId, command.nodeEpoch, stream);
-    if ('rejection' in result) return { ok: false, rejection: result.rejection };
+  const outcomes = items.map((item) => {
+    const result = decide(changed, item);
+    if ('rejection' in result) return { ok: false as const, rejection: result.rejection };
     changed[result.id] = result.record;
-    return { ok: true };
+    return { ok: true as const, record: result.record };
   });
   const buckets = Object.keys(changed).length === 0 ? view.buckets : withRecords(view.buckets, changed);
-  return { view: { ...view, seq, buckets }, outcome: { ok: true, closed } };
+  return { buckets, outcomes };
 }
 
 /**
