@@ -67,6 +67,35 @@ describe('heartbeats and liveness', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('tells how far each live data node has applied the log, and since when it has not moved', async () => {
+    // Proves the purge margin and admission see each node's applied sequence through its heartbeats, that
+    // an unchanged sequence keeps the time it was first seen (a stalled node), and that a dead node is left out.
+    const view = viewWithNodes({ '1': 1, '2': 1 });
+    let appliedByOne = 40;
+    const one = await Heartbeater.create(nodeConnection, { bucket });
+    heartbeaters.push(one);
+    one.reportAppliedSeq(() => appliedByOne);
+    await one.start('1', 'data-node', 1, HEARTBEAT_INTERVAL_MS);
+    const two = await Heartbeater.create(nodeConnection, { bucket });
+    heartbeaters.push(two);
+    two.reportAppliedSeq(() => 7);
+    await two.start('2', 'data-node', 1, HEARTBEAT_INTERVAL_MS);
+    const progress = () => Object.fromEntries(tracker.progressOfLiveNodes(view, LEASE_TTL_MS).map((member) => [member.nodeId, member]));
+    const first = await eventually(progress, (members) => members['1']?.appliedSeq === 40 && members['2']?.appliedSeq === 7);
+    expect({ one: first['1']?.appliedSeq, two: first['2']?.appliedSeq }).toEqual({ one: 40, two: 7 });
+
+    appliedByOne = 41;
+    const moved = await eventually(progress, (members) => members['1']?.appliedSeq === 41 && members['2'] !== undefined);
+    expect(moved['1']?.appliedSeq).toBe(41);
+    expect(moved['1']!.sinceMs).toBeGreaterThan(first['1']!.sinceMs);
+    // Node 2 beat several times meanwhile at the same sequence: it has been there since its first beat.
+    expect(moved['2']!.sinceMs).toBe(first['2']!.sinceMs);
+
+    two.halt();
+    const afterDeath = await eventually(progress, (members) => members['2'] === undefined, LEASE_TTL_MS * 3);
+    expect(Object.keys(afterDeath)).toEqual(['1']);
+  });
+
   it('counts a node live while it heartbeats and drops it one ttl after its heartbeats stop', async () => {
     // Proves live_nodes() follows the server-stamped age of the last heartbeat: a crashed node leaves after lease_ttl.
     const view = viewWithNodes({ '1': 1, '2': 1 });
