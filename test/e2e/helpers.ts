@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { LocalCluster } from '@mink/devcluster';
 
 /** Helpers shared by the end-to-end tests: temp folders, HTTP calls to the gateway, polling. */
 export function temporaryDirectory(prefix: string): { path: string; remove(): void } {
@@ -30,11 +31,14 @@ export async function http<T = any>(baseUrl: string, method: string, path: strin
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
-/** Polls `probe` until it returns a value other than undefined, or fails with the last observation. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, intervalMs = 200): Promise<T> {
+/**
+ * Polls `probe` until it returns a value other than undefined, or fails with the last observation. An
+ * aborted `signal` ends the polling at once with a failure, so a poll does not outlive the phase it serves.
+ */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, intervalMs = 200, signal?: AbortSignal): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !signal?.aborted) {
     try {
       const value = await probe();
       if (value !== undefined) return value;
@@ -43,5 +47,42 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+  const ended = signal?.aborted ? 'stopped' : `timed out after ${timeoutMs} ms`;
+  throw new Error(`${ended} waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/**
+ * Resolves, with a line naming it and the last error lines of its log, when the first process of the
+ * cluster's current incarnations exits; never rejects. A test races a phase against it so that a cluster
+ * falling over fails the test at once, saying why, instead of at the end of a long wait.
+ */
+export function firstProcessExit(cluster: LocalCluster): Promise<string> {
+  return Promise.race(
+    cluster.processes().map(async (entry) => {
+      const status = await cluster.waitForExit(entry.role, entry.nodeId);
+      const label = entry.nodeId === null ? entry.role : `${entry.role} ${entry.nodeId}`;
+      let errors: string[] = [];
+      try {
+        errors = readFileSync(entry.logFile, 'utf8').split('\n').filter((line) => /"level":(50|60)|Error/.test(line)).slice(-5).map((line) => line.slice(0, 800));
+      } catch {
+        // No log to quote.
+      }
+      return `${label} (pid ${entry.pid}) exited with ${status.signal ?? `code ${status.code}`}; last error lines of its log:\n${errors.join('\n')}`;
+    }),
+  );
+}
+
+/**
+ * `phase`, unless a process of the cluster exits first: then a failure quoting that exit, and the signal
+ * handed to the phase is aborted so its polls and requests stop instead of running on in the background.
+ */
+export async function unlessAProcessExits<T>(exit: Promise<string>, phase: (stop: AbortSignal) => Promise<T>): Promise<T> {
+  const stop = new AbortController();
+  const exited = exit.then((line) => {
+    stop.abort();
+    return { exited: line };
+  });
+  const outcome = await Promise.race([phase(stop.signal).then((value) => ({ value })), exited]);
+  if ('exited' in outcome) throw new Error(`a process exited: ${outcome.exited}`);
+  return outcome.value;
 }

@@ -1,5 +1,20 @@
-import { MinkClient } from '@mink/client';
+import type { MinkClient } from '@mink/client';
+import type { ColumnSpec } from '@mink/meta';
+import type { AppendTableResult } from '@mink/protocol';
+import { bucketOfRow, validateRows } from '@mink/records';
 import { http } from './helpers';
+
+/** The columns of the tables `AppendLoad` writes to: its rows are `{id, lane}`, bucketed by `id`. */
+export const LOAD_COLUMNS: ColumnSpec[] = [
+  { name: 'id', type: 'int64' },
+  { name: 'lane', type: 'string' },
+];
+
+/** One acknowledged append call: the ids it sent, in call order, and where the cluster said it stored them. */
+export interface AcknowledgedAppend {
+  ids: number[];
+  buckets: AppendTableResult['buckets'];
+}
 
 /**
  * Continuous append load for fault tests: batches of unique ids sent through the TypeScript client, one
@@ -11,6 +26,8 @@ export class AppendLoad {
   readonly acknowledged = new Set<number>();
   readonly unacknowledged = new Set<number>();
   readonly errors: string[] = [];
+  /** Every acknowledged call with the offsets its answer gave, for `expectAcknowledgedAtTheirOffsets`. */
+  readonly acknowledgedAppends: AcknowledgedAppend[] = [];
   private nextId = 0;
   private running = false;
   private lanes: Promise<void>[] = [];
@@ -37,8 +54,9 @@ export class AppendLoad {
       this.calls++;
       const ids = Array.from({ length: this.options.batchRows }, () => this.nextId++);
       try {
-        await this.client.table(this.table).append(ids.map((id) => ({ id, lane: 'load' })));
+        const result = await this.client.table(this.table).append(ids.map((id) => ({ id, lane: 'load' })));
         for (const id of ids) this.acknowledged.add(id);
+        this.acknowledgedAppends.push({ ids, buckets: result.buckets });
       } catch (error) {
         for (const id of ids) this.unacknowledged.add(id);
         if (this.errors.length < 50) this.errors.push(String(error));
@@ -48,21 +66,37 @@ export class AppendLoad {
   }
 }
 
+/**
+ * Every record of each bucket of the table, scanned to the high watermark: `records[bucket][offset]` is the
+ * row at that offset (with `columns` only, when given).
+ */
+export async function storedRows(gateway: string, table: string, buckets: number, columns: string[] = []): Promise<Record<string, unknown>[][]> {
+  const projection = columns.length === 0 ? '' : `&columns=${columns.join(',')}`;
+  const rows: Record<string, unknown>[][] = [];
+  for (let bucket = 0; bucket < buckets; bucket++) {
+    const bucketRows: Record<string, unknown>[] = [];
+    for (;;) {
+      const offset = bucketRows.length;
+      const response = await http(gateway, 'GET', `/v1/tables/${table}/scan?bucket=${bucket}&offset=${offset}&limit=10000${projection}`);
+      if (response.status !== 200) throw new Error(`scan of bucket ${bucket} failed: ${JSON.stringify(response.body)}`);
+      for (const record of response.body.records) {
+        if (record.offset !== bucketRows.length) throw new Error(`bucket ${bucket}: offset ${record.offset} where ${bucketRows.length} was expected`);
+        bucketRows.push(record.row);
+      }
+      if (bucketRows.length >= response.body.highWatermark) break;
+    }
+    rows.push(bucketRows);
+  }
+  return rows;
+}
+
 /** Every id stored in the table, with how often it occurs, scanned bucket by bucket to the high watermark. */
 export async function storedIds(gateway: string, table: string, buckets: number): Promise<Map<number, number>> {
   const counts = new Map<number, number>();
-  for (let bucket = 0; bucket < buckets; bucket++) {
-    let offset = 0;
-    for (;;) {
-      const response = await http(gateway, 'GET', `/v1/tables/${table}/scan?bucket=${bucket}&offset=${offset}&limit=10000&columns=id`);
-      if (response.status !== 200) throw new Error(`scan of bucket ${bucket} failed: ${JSON.stringify(response.body)}`);
-      for (const record of response.body.records) {
-        if (record.offset !== offset) throw new Error(`bucket ${bucket}: offset ${record.offset} where ${offset} was expected`);
-        const id = Number(record.row.id);
-        counts.set(id, (counts.get(id) ?? 0) + 1);
-        offset++;
-      }
-      if (offset >= response.body.highWatermark) break;
+  for (const bucketRows of await storedRows(gateway, table, buckets, ['id'])) {
+    for (const row of bucketRows) {
+      const id = Number(row.id);
+      counts.set(id, (counts.get(id) ?? 0) + 1);
     }
   }
   return counts;
@@ -74,4 +108,86 @@ export function expectAcknowledgedExactlyOnce(load: AppendLoad, stored: Map<numb
   const doubled = [...stored.entries()].filter(([, count]) => count > 1).map(([id]) => id);
   const unknown = [...stored.keys()].filter((id) => !load.acknowledged.has(id) && !load.unacknowledged.has(id));
   expect({ missing: missing.slice(0, 20), doubled: doubled.slice(0, 20), unknown: unknown.slice(0, 20) }).toEqual({ missing: [], doubled: [], unknown: [] });
+}
+
+/**
+ * Every row of every acknowledged append is stored at the offset its answer gave: the call's rows of one
+ * bucket (in call order) fill that bucket's acknowledged ranges (in offset order), row for row.
+ */
+export function expectAcknowledgedAtTheirOffsets(load: AppendLoad, stored: Record<string, unknown>[][]): void {
+  const buckets = stored.length;
+  const misplaced: string[] = [];
+  for (const append of load.acknowledgedAppends) {
+    const idsByBucket = new Map<number, number[]>();
+    for (const id of append.ids) {
+      const bucket = bucketOfRow(validateRows(LOAD_COLUMNS, [{ id, lane: 'load' }])[0]!, ['id'], buckets);
+      idsByBucket.set(bucket, [...(idsByBucket.get(bucket) ?? []), id]);
+    }
+    for (const [bucket, ids] of idsByBucket) {
+      const offsets = append.buckets
+        .filter((range) => range.bucket === bucket)
+        .sort((a, b) => a.baseOffset - b.baseOffset)
+        .flatMap((range) => Array.from({ length: range.count }, (_, index) => range.baseOffset + index));
+      if (offsets.length !== ids.length) misplaced.push(`bucket ${bucket}: ${ids.length} rows acknowledged at ${offsets.length} offsets`);
+      ids.forEach((id, index) => {
+        const row = stored[bucket]?.[offsets[index] ?? -1];
+        if (row === undefined || Number(row.id) !== id || row.lane !== 'load') misplaced.push(`id ${id}: bucket ${bucket} offset ${offsets[index]} holds ${JSON.stringify(row)}`);
+      });
+    }
+  }
+  expect({ acknowledgedAppends: load.acknowledgedAppends.length, misplaced: misplaced.slice(0, 20) }).toEqual({ acknowledgedAppends: load.acknowledgedAppends.length, misplaced: [] });
+}
+
+/** What a burst of table creates came to. */
+export interface CreateBurst {
+  /** Tables answered 201, in the order the answers came. */
+  created: string[];
+  /** 503 Unavailable answers with a Retry-After, each retried after it. */
+  retriedUnavailable: number;
+  /** Every other answer (and every failed request), one line each; those tables are not retried. */
+  failures: string[];
+}
+
+/**
+ * Creates `count` tables through `POST /v1/tables` of the gateway with `inFlight` creates at a time, as a
+ * deployment script creating its topics would. A 503 Unavailable carrying Retry-After (admission control of
+ * the coordinator) is retried after that many seconds; any other answer but 201 is recorded as a failure.
+ * It never rejects, and starts no create (nor retry) once `stop` is aborted or `deadlineMs` (a `Date.now()`
+ * time) has passed, so a test that fails elsewhere ends it quickly.
+ */
+export async function createTablesInFlight(
+  gateway: string,
+  options: { count: number; inFlight: number; body: (index: number) => { name: string }; deadlineMs: number; stop: AbortSignal },
+): Promise<CreateBurst> {
+  const burst: CreateBurst = { created: [], retriedUnavailable: 0, failures: [] };
+  let next = 0;
+  const stopped = (): boolean => options.stop.aborted || Date.now() >= options.deadlineMs;
+  const createOne = async (index: number): Promise<void> => {
+    const body = options.body(index);
+    while (!stopped()) {
+      const answer = await http(gateway, 'POST', '/v1/tables', body).catch((error: unknown) => error as Error);
+      if (answer instanceof Error) {
+        burst.failures.push(`${body.name}: ${answer.message}`);
+        return;
+      }
+      if (answer.status === 201) {
+        burst.created.push(body.name);
+        return;
+      }
+      const retryAfterSeconds = Number(answer.headers.get('retry-after'));
+      if (answer.status !== 503 || !(retryAfterSeconds > 0)) {
+        burst.failures.push(`${body.name}: HTTP ${answer.status} (Retry-After ${answer.headers.get('retry-after')}) ${JSON.stringify(answer.body).slice(0, 300)}`);
+        return;
+      }
+      burst.retriedUnavailable++;
+      // The server's own backoff, not a synchronisation: it asked to be called again after this long.
+      await new Promise((resolve) => setTimeout(resolve, retryAfterSeconds * 1_000));
+    }
+    burst.failures.push(`${body.name}: not created before the burst stopped`);
+  };
+  const lanes = Array.from({ length: options.inFlight }, async () => {
+    while (next < options.count && !stopped()) await createOne(next++);
+  });
+  await Promise.all(lanes);
+  return burst;
 }
