@@ -17,6 +17,7 @@ function emptyResult(options: BenchRunOptions, interrupted = false): BenchResult
       figures: options.figures,
       pkKeys: options.pkKeys,
       restoreKeys: options.restoreKeys,
+      metadataBuckets: options.metadataBuckets,
     },
     cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: options.keep },
     baselines: [],
@@ -26,6 +27,7 @@ function emptyResult(options: BenchRunOptions, interrupted = false): BenchResult
     restore: null,
     ratios: [],
     failover: null,
+    metadata: null,
     durationMs: 1_000,
     interrupted,
   };
@@ -57,7 +59,17 @@ describe('mink bench options', () => {
     [
       'the defaults',
       [],
-      { rows: 200_000, batchRows: 1_000, concurrency: 8, seconds: null, figures: ['append', 'pk', 'failover'], pkKeys: 100_000, restoreKeys: 1_000_000, keep: false },
+      {
+        rows: 200_000,
+        batchRows: 1_000,
+        concurrency: 8,
+        seconds: null,
+        figures: ['append', 'pk', 'failover'],
+        pkKeys: 100_000,
+        restoreKeys: 1_000_000,
+        metadataBuckets: [1_600, 16_000],
+        keep: false,
+      },
     ],
     [
       'every flag',
@@ -68,6 +80,8 @@ describe('mink bench options', () => {
     ['--only pk', ['--only', 'pk'], { figures: ['pk'] }],
     ['--only in any order and with blanks, run in the fixed order', ['--only', 'failover, append'], { figures: ['append', 'failover'] }],
     ['--only with --no-failover', ['--only', 'pk,failover', '--no-failover'], { figures: ['pk'] }],
+    ['--only metadata, which the defaults leave out', ['--only', 'metadata'], { figures: ['metadata'], metadataBuckets: [1_600, 16_000] }],
+    ['smaller metadata stages', ['--only', 'metadata', '--metadata-buckets', '160, 480'], { figures: ['metadata'], metadataBuckets: [160, 480] }],
   ])('parses %s', async (_case, args, expected) => {
     // Proves each flag reaches the run under its name, with the documented defaults.
     const result = await parseBench(args);
@@ -86,6 +100,8 @@ describe('mink bench options', () => {
     ['an unknown group of figures', ['--only', 'pk,lookups']],
     ['an empty --only', ['--only', ',']],
     ['--only failover with --no-failover', ['--only', 'failover', '--no-failover']],
+    ['metadata stages that do not grow', ['--metadata-buckets', '1600,1600']],
+    ['a metadata stage smaller than one table', ['--metadata-buckets', '8']],
   ])('refuses %s with exit code 2 before starting anything', async (_case, args) => {
     // Proves a bad command line never starts a cluster (the test's startCluster would throw) and exits 2.
     const stderr: string[] = [];
@@ -100,7 +116,7 @@ describe('mink bench options', () => {
     const result = await parseBench(['--json', '--rows', '5']);
     expect(JSON.parse(result.stdout)).toEqual(
       expect.objectContaining({
-        options: { rows: 5, batchRows: 1_000, concurrency: 8, seconds: null, figures: ['append', 'pk', 'failover'], pkKeys: 100_000, restoreKeys: 1_000_000 },
+        options: { rows: 5, batchRows: 1_000, concurrency: 8, seconds: null, figures: ['append', 'pk', 'failover'], pkKeys: 100_000, restoreKeys: 1_000_000, metadataBuckets: [1_600, 16_000] },
       }),
     );
   });

@@ -1,8 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { LocalCluster } from '@mink/devcluster';
-import { BENCH_DEFAULTS, BENCH_LIMITS, BENCH_RESTORE } from './bench/bench-limits';
+import { BENCH_DEFAULTS, BENCH_LIMITS, BENCH_METADATA, BENCH_RESTORE } from './bench/bench-limits';
+import { parseStageBuckets } from './bench/metadata-figures';
 import { renderReport } from './bench/report';
-import { BENCH_FIGURES, type BenchFigures, type BenchResult } from './bench/results';
+import { BENCH_FIGURES, DEFAULT_BENCH_FIGURES, type BenchFigures, type BenchResult } from './bench/results';
 import { runBench, type BenchRunOptions, type StartBenchCluster } from './bench/run-bench';
 import { CliError, UsageError, type CliIo } from './io';
 import { integerInRange } from './options';
@@ -16,8 +17,10 @@ export interface BenchFlags {
   pkKeys: number;
   restoreKeys: number;
   seconds?: number;
-  /** The groups of figures named by `--only`; all of them when absent. */
+  /** The groups of figures named by `--only`; `DEFAULT_BENCH_FIGURES` when absent. */
   only?: BenchFigures[];
+  /** `--metadata-buckets`: the bucket count of each metadata stage. */
+  metadataBuckets: number[];
   json?: boolean;
   keep?: boolean;
   /** False with `--no-failover`. */
@@ -41,12 +44,21 @@ export function parseFigures(text: string): BenchFigures[] {
   return names as BenchFigures[];
 }
 
+/** Parses `--metadata-buckets`, e.g. "1600,16000", as commander wants a parse error. */
+export function parseMetadataBuckets(text: string): number[] {
+  try {
+    return parseStageBuckets(text);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}.`);
+  }
+}
+
 /**
- * The options of one run for the given flags: the groups of `--only` (all by default) in run order, less
- * failover with `--no-failover`. A selection left empty is a usage error.
+ * The options of one run for the given flags: the groups of `--only` (all but metadata by default) in run
+ * order, less failover with `--no-failover`. A selection left empty is a usage error.
  */
 export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
-  const named = flags.only ?? BENCH_FIGURES;
+  const named = flags.only ?? DEFAULT_BENCH_FIGURES;
   const figures = BENCH_FIGURES.filter((group) => named.includes(group) && (group !== 'failover' || flags.failover));
   if (figures.length === 0) throw new UsageError('--only failover with --no-failover leaves nothing to measure');
   return {
@@ -57,6 +69,7 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
     figures,
     pkKeys: flags.pkKeys,
     restoreKeys: flags.restoreKeys,
+    metadataBuckets: flags.metadataBuckets,
     keep: flags.keep ?? false,
   };
 }
@@ -66,7 +79,9 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
  * publish baselines and mink's append paths on it; primary-key puts, lookups (against raw NATS
  * request/reply) and the restore of a bucket of many keys (against raw S3 GET); then how long one bucket
  * is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
- * cluster. `--only` selects groups of figures. Never part of the tests (DESIGN §9).
+ * cluster. `--only` selects groups of figures; `--only metadata` creates tables of 16 buckets, 10 at a time,
+ * until 1 600 and then 16 000 buckets, and times how long they and a whole-cluster restart take to open.
+ * Never part of the tests (DESIGN §9).
  */
 export function registerBenchCommand(program: Command, io: CliIo, startCluster?: StartBenchCluster, runBenchmark?: RunBenchmark): void {
   const start: StartBenchCluster = startCluster ?? ((options) => LocalCluster.start(options));
@@ -88,7 +103,13 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
       BENCH_DEFAULTS.restoreKeys,
     )
     .option('--seconds <seconds>', 'stop each scenario after this many seconds, even if rows remain', integerInRange(1, BENCH_LIMITS.scenarioSecondsMax))
-    .option('--only <figures>', `measure only these comma-separated groups of figures: ${BENCH_FIGURES.join(', ')} (default: all)`, parseFigures)
+    .option('--only <figures>', `measure only these comma-separated groups of figures: ${BENCH_FIGURES.join(', ')} (default: ${DEFAULT_BENCH_FIGURES.join(', ')})`, parseFigures)
+    .option(
+      '--metadata-buckets <counts>',
+      `metadata stages: create tables of ${BENCH_METADATA.bucketsPerTable} buckets until each of these comma-separated bucket counts`,
+      parseMetadataBuckets,
+      [...BENCH_METADATA.stageBuckets],
+    )
     .option('--no-failover', 'skip the failover scenario (kill -9 and SIGTERM of a bucket leader)')
     .option('--json', 'print the result object as JSON')
     .option('--keep', 'keep the temporary folder (cluster data, S3 objects, logs)')

@@ -157,6 +157,37 @@ export const BENCH_FAILOVER = {
   probeRowId: -1,
 } as const;
 
+/**
+ * The metadata scenario (issue "Metadata plane under load"): tables of `bucketsPerTable` buckets created
+ * through the gateway with `createsInFlight` at a time, as a deployment script creating its topics would,
+ * in stages until the bench's tables hold each of `stageBuckets`; after each stage every bucket must open,
+ * then the whole cluster is restarted and must open them all again. Every wait has a deadline, so a cluster
+ * that falls over ends the stage with its figures so far instead of a hung run.
+ */
+export const BENCH_METADATA = {
+  stageBuckets: [1_600, 16_000],
+  /** At most this many buckets in a stage: 6 250 tables of 16. */
+  bucketTargetMax: 100_000,
+  bucketsPerTable: 16,
+  createsInFlight: 10,
+  tableNamePrefix: 'bench_meta_',
+  columns: [{ name: 'id', type: 'int64' }],
+  /** Creating the tables of one stage; `--seconds` caps it further. */
+  createTimeoutMs: 900_000,
+  /** From the last create until every bucket is open. */
+  openTimeoutMs: 600_000,
+  /** From starting the processes again until every bucket is open. */
+  restartOpenTimeoutMs: 600_000,
+  /** GET /v1/cluster of 16 000 buckets asks every node for its status: once a second, not four times. */
+  statusPollIntervalMs: 1_000,
+  /** How often /metrics of every process and the consumers of the metadata log are read (heartbeats are watched as they come). */
+  monitorIntervalMs: 1_000,
+  /** One /metrics or JetStream read of the monitor. */
+  monitorRequestTimeoutMs: 2_000,
+  /** How much of the end of a log file is searched for the fatal line of a process that exited. */
+  logTailBytes: 64 * 1024,
+} as const;
+
 /** Where mink's WAL objects live in the bucket (DESIGN §4), to measure their count and size per scenario. */
 export const WAL_KEY_PREFIX = 'wal/';
 

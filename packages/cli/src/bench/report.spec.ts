@@ -123,7 +123,7 @@ describe('renderReport', () => {
     const put: PutResult = { ...append('client', [40, 90], 10_000, 500_000), path: 'client', table: 'bench_pk', buckets: 8 };
     const result: BenchResult = {
       machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
-      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000 },
+      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600] },
       cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: false },
       baselines: [],
       appends: [],
@@ -158,6 +158,7 @@ describe('renderReport', () => {
       },
       ratios: [],
       failover: null,
+      metadata: null,
       durationMs: 60_000,
       interrupted: false,
     };

@@ -2,7 +2,7 @@ import { renderTable } from '../render';
 import { FAULT_LABELS } from './failover-figures';
 import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatSeconds, formatSize } from './format';
 import { findBaseline, ratioOf } from './ratio';
-import type { BaselineResult, BenchResult, FailoverResult, LookupResult, Ratio, RestoreResult, SpreadMs, WriteScenarioResult } from './results';
+import type { BaselineResult, BenchResult, FailoverResult, LookupResult, MetadataResult, Ratio, RestoreResult, SpreadMs, WriteScenarioResult } from './results';
 
 /** One write scenario as the ratios see it. */
 export interface WriteRatioInput {
@@ -109,10 +109,14 @@ export function renderReport(result: BenchResult): string {
     `machine: ${machine.cpus} cpus (${machine.cpuModel}), ${formatSize(machine.totalMemoryBytes)} memory, node ${machine.nodeVersion}, ` +
       `${machine.platform} ${machine.release}, load average ${machine.loadAverageAtStart.toFixed(2)} at start`,
   );
+  const onlyMetadata = options.figures.every((group) => group === 'metadata');
   lines.push(
     `cluster: ${cluster.nodes} data nodes, ${cluster.coordinators} coordinators, lease_ttl ${formatSeconds(cluster.leaseTtlMs)} s, ` +
-      `coordinator_tick ${formatSeconds(cluster.coordinatorTickMs)} s, one log table of ${cluster.buckets} buckets; ` +
-      `${formatCount(options.rows)} rows per append scenario in calls of ${formatCount(options.batchRows)} rows, ${options.concurrency} in flight` +
+      `coordinator_tick ${formatSeconds(cluster.coordinatorTickMs)} s` +
+      (onlyMetadata
+        ? ''
+        : `, one log table of ${cluster.buckets} buckets; ${formatCount(options.rows)} rows per append scenario in calls of ${formatCount(options.batchRows)} rows, ` +
+          `${options.concurrency} in flight`) +
       (options.seconds === null ? '' : `, at most ${options.seconds} s per scenario`),
   );
   lines.push(`figures: ${options.figures.join(', ')}`);
@@ -121,6 +125,9 @@ export function renderReport(result: BenchResult): string {
       `pk: ${formatCount(options.pkKeys)} keys put in calls of ${formatCount(options.batchRows)} rows, then looked up; ` +
         `${formatCount(options.restoreKeys)} keys loaded into a one-bucket table whose restore is timed`,
     );
+  }
+  if (options.figures.includes('metadata')) {
+    lines.push(`metadata: stages until ${options.metadataBuckets.map(formatCount).join(', ')} buckets of tables created through the gateway`);
   }
   if (result.baselines.length > 0) {
     lines.push('', 'baselines (same run, same servers)');
@@ -157,6 +164,7 @@ export function renderReport(result: BenchResult): string {
     for (const entry of result.ratios) lines.push(`  ${entry.text}`);
   }
   if (result.failover !== null) lines.push('', ...renderFailover(result.failover));
+  if (result.metadata !== null) lines.push('', ...renderMetadata(result.metadata, cluster.leaseTtlMs));
   lines.push('', `run took ${formatCount(result.durationMs / 1_000)} s${result.interrupted ? ' (interrupted: figures are partial)' : ''}`);
   return `${lines.join('\n')}\n`;
 }
@@ -265,6 +273,79 @@ function renderFailover(failover: FailoverResult): string[] {
   ];
   for (const summary of failover.faults) {
     if (summary.ratio !== null) lines.push(`  ${summary.ratio.text}`);
+  }
+  return lines;
+}
+
+/** The metadata section: creation and opening per stage, the health of the metadata plane meanwhile, and the restart after each stage. */
+function renderMetadata(metadata: MetadataResult, leaseTtlMs: number): string[] {
+  const optional = (value: number | null, format: (value: number) => string = formatCount): string => (value === null ? '-' : format(value));
+  const stages = metadata.stages;
+  const lines = [
+    `metadata stages: tables of ${metadata.bucketsPerTable} buckets created through the gateway, ${metadata.createsInFlight} in flight (all open = from the first create ` +
+      `until GET /v1/cluster showed every bucket open; log entries = growth of the metadata log's last seq meanwhile; apply = log entries / all open)`,
+    indent(
+      renderTable(
+        ['BUCKETS', 'TABLES', 'CREATES/S', 'P50 MS', 'P99 MS', '503 RETRIED', 'FAILED', 'ALL OPEN S', 'BUCKETS OPENED/S', 'LOG ENTRIES', 'ENTRIES/CREATE', 'APPLY/S'],
+        stages.map((stage) => [
+          formatCount(stage.targetBuckets),
+          `${formatCount(stage.tablesCreated)} / ${formatCount(stage.tablesAsked)}`,
+          optional(stage.tableCreatesPerSecond, formatMilliseconds),
+          optional(stage.createLatency?.p50Ms ?? null, formatMilliseconds),
+          optional(stage.createLatency?.p99Ms ?? null, formatMilliseconds),
+          formatCount(stage.retriedUnavailable),
+          formatCount(stage.failedCreates),
+          optional(stage.allOpenMs, formatSeconds),
+          optional(stage.bucketsOpenedPerSecond),
+          optional(stage.metaLogEntries),
+          optional(stage.commandsPerTableCreate, formatMilliseconds),
+          optional(stage.applyCommandsPerSecond),
+        ]),
+      ),
+    ),
+    `health of the metadata plane during each stage (heartbeat every ${formatSeconds(stages[0]?.health.heartbeatIntervalMs ?? 0)} s, lease_ttl ${formatSeconds(leaseTtlMs)} s; ` +
+      `apply lag = age of the oldest log entry the slowest tail had not taken, read once a second; epoch bumps = data node epochs gained during the stage: takeovers or re-registrations)`,
+    indent(
+      renderTable(
+        ['BUCKETS', 'LONGEST HEARTBEAT GAP S', 'OF', 'EVENT LOOP STALL MS', 'OF', 'TAIL BACKLOG', 'APPLY LAG S', 'TAKEOVERS', 'EPOCH BUMPS', 'EXITED'],
+        stages.map((stage) => [
+          formatCount(stage.targetBuckets),
+          optional(stage.health.longestHeartbeatGap?.gapMs ?? null, formatSeconds),
+          stage.health.longestHeartbeatGap?.key ?? '-',
+          optional(stage.health.longestEventLoopStall?.ms ?? null),
+          stage.health.longestEventLoopStall?.process ?? '-',
+          optional(stage.health.largestTailBacklogEntries),
+          optional(stage.health.longestApplyLagMs, formatSeconds),
+          formatCount(stage.takeovers),
+          formatCount(stage.epochBumps) + (stage.nodes.every((node) => node.live) ? '' : ` (not live: ${stage.nodes.filter((node) => !node.live).map((node) => node.id).join(', ')})`),
+          formatCount(stage.exitedProcesses.length),
+        ]),
+      ),
+    ),
+    'whole-cluster restart after each stage (all open = from starting the processes again until every bucket was open)',
+    indent(
+      renderTable(
+        ['BUCKETS', 'STOP S', 'START S', 'ALL OPEN S', 'BUCKETS OPENED/S'],
+        stages.map((stage) => [
+          formatCount(stage.restart?.buckets ?? stage.clusterBuckets),
+          optional(stage.restart?.stopMs ?? null, formatSeconds),
+          optional(stage.restart?.startMs ?? null, formatSeconds),
+          optional(stage.restart?.allOpenMs ?? null, formatSeconds),
+          optional(stage.restart?.bucketsOpenedPerSecond ?? null),
+        ]),
+      ),
+    ),
+  ];
+  const exposed = stages.flatMap((stage) => stage.health.exposedMetrics.map((metric) => `${formatCount(stage.targetBuckets)} buckets: ${metric.name} up to ${metric.value} (${metric.process})`));
+  lines.push(...exposed.map((line) => `  ${line}`));
+  const missing = [...new Set(stages.flatMap((stage) => stage.health.missingMetrics))];
+  if (missing.length > 0) lines.push(`  not exposed by any process: ${missing.join(', ')}`);
+  for (const stage of stages) {
+    const name = `${formatCount(stage.targetBuckets)} buckets`;
+    if (stage.firstFailureMessage !== null) lines.push(`  ${name}: first failed create: ${stage.firstFailureMessage}`);
+    for (const exited of [...stage.exitedProcesses, ...(stage.restart?.exitedProcesses ?? [])]) lines.push(`  ${name}: ${exited}`);
+    if (stage.stoppedBecause !== null) lines.push(`  ${name}: stage ended short: ${stage.stoppedBecause}`);
+    if (stage.restart?.stoppedBecause) lines.push(`  ${name}: restart ended short: ${stage.restart.stoppedBecause}`);
   }
   return lines;
 }

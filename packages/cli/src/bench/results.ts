@@ -190,6 +190,88 @@ export interface FailoverResult {
   faults: FailoverSummary[];
 }
 
+/** How the metadata plane held up during one stage, from outside the processes (and from their /metrics where they expose it). */
+export interface MetadataHealth {
+  /** Every process writes its heartbeat this often (lease_ttl / LIMITS.heartbeatsPerLeaseTtl). */
+  heartbeatIntervalMs: number;
+  /** Longest time between two consecutive heartbeats of one process, by the NATS server's stamps, with its key ("hb.data-node.2"). */
+  longestHeartbeatGap: { key: string; gapMs: number } | null;
+  /** Longest event-loop stall of any process: the largest `nodejs_eventloop_lag_max_seconds` (prom-client, reset by each scrape) read. */
+  longestEventLoopStall: { process: string; ms: number } | null;
+  /** Most metadata log entries any process's tail had not yet taken (JetStream `num_pending` of the consumers of the log). */
+  largestTailBacklogEntries: number | null;
+  /** Age of the oldest log entry the slowest tail had not yet taken: a lower bound of its apply lag (a tail buffers one batch). */
+  longestApplyLagMs: number | null;
+  /** Metrics about the metadata plane that some process exposes: the largest sample of each, and which process showed it. */
+  exposedMetrics: { name: string; process: string; value: number }[];
+  /** Metrics looked for that no process exposes. */
+  missingMetrics: string[];
+}
+
+/** A whole-cluster restart on the same data dir after a stage, timed until every bucket is open again. */
+export interface MetadataRestart {
+  /** Stopping every process (SIGTERM: each data node closes its buckets). */
+  stopMs: number;
+  /** From starting the processes again until every one answers /readyz. */
+  startMs: number;
+  /** From starting the processes again until GET /v1/cluster shows every bucket open; null when that did not happen in time. */
+  allOpenMs: number | null;
+  buckets: number;
+  bucketsOpenedPerSecond: number | null;
+  /** Processes that exited on their own meanwhile, each with the last fatal line of its log. */
+  exitedProcesses: string[];
+  stoppedBecause: string | null;
+}
+
+/**
+ * One stage of the metadata scenario: tables of `bucketsPerTable` buckets created through the gateway with
+ * `createsInFlight` at a time until the bench's tables hold `targetBuckets`, the wait until every bucket is
+ * open, and a whole-cluster restart.
+ */
+export interface MetadataStageResult {
+  targetBuckets: number;
+  tablesAsked: number;
+  tablesCreated: number;
+  bucketsCreated: number;
+  /** Every bucket of the cluster at the end of the stage (the bench's tables of every stage so far, plus any other). */
+  clusterBuckets: number;
+  /** Answers 503 with Retry-After, each retried after it (inside the create's latency). */
+  retriedUnavailable: number;
+  failedCreates: number;
+  firstFailureMessage: string | null;
+  /** From the first create sent until the last one answered. */
+  createElapsedMs: number;
+  tableCreatesPerSecond: number | null;
+  /** Per create, retries after 503 included; null when no create succeeded or too many failed. */
+  createLatency: LatencySummary | null;
+  /** From the first create sent until GET /v1/cluster showed every bucket open; null when that did not happen. */
+  allOpenMs: number | null;
+  bucketsOpenedPerSecond: number | null;
+  /** Entries appended to the metadata log from the start of the stage until every bucket was open (its last seq in JetStream). */
+  metaLogEntries: number | null;
+  commandsPerTableCreate: number | null;
+  /** metaLogEntries / allOpenMs: the rate each process applied the log at, at least (each applies every entry). */
+  applyCommandsPerSecond: number | null;
+  health: MetadataHealth;
+  /** The data nodes as GET /v1/cluster showed them last. */
+  nodes: { id: string; epoch: number; live: boolean }[];
+  /** Epochs the data nodes gained during the stage: each is a takeover of a node thought dead, or a node re-registering after being fenced. */
+  epochBumps: number;
+  /** 'took over bucket from a dead incarnation' lines the data nodes logged during the stage. */
+  takeovers: number;
+  exitedProcesses: string[];
+  restart: MetadataRestart | null;
+  /** Why the stage ended short (a process exited, a deadline, failed creates, Ctrl-C); null when it completed. */
+  stoppedBecause: string | null;
+}
+
+/** The metadata scenario: stages of table creation on one cluster, each followed by a whole-cluster restart. */
+export interface MetadataResult {
+  bucketsPerTable: number;
+  createsInFlight: number;
+  stages: MetadataStageResult[];
+}
+
 export interface MachineDescription {
   cpus: number;
   cpuModel: string;
@@ -202,10 +284,16 @@ export interface MachineDescription {
 }
 
 /** The groups of figures a run can measure (`--only`); each brings the baselines its ratios need. */
-export type BenchFigures = 'append' | 'pk' | 'failover';
+export type BenchFigures = 'append' | 'pk' | 'failover' | 'metadata';
 
 /** Every group, in the order a run measures them. */
-export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'failover'];
+export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'failover', 'metadata'];
+
+/**
+ * The groups a run without `--only` measures: the metadata stages take long (16 000 buckets) and restart
+ * the whole cluster, so they run only when named.
+ */
+export const DEFAULT_BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'failover'];
 
 export interface BenchOptions {
   rows: number;
@@ -219,6 +307,8 @@ export interface BenchOptions {
   pkKeys: number;
   /** Keys loaded into the one-bucket table whose restore is measured. */
   restoreKeys: number;
+  /** The bucket count each metadata stage creates tables until. */
+  metadataBuckets: number[];
 }
 
 export interface BenchResult {
@@ -234,6 +324,8 @@ export interface BenchResult {
   ratios: Ratio[];
   /** Null when skipped (`--no-failover`) or interrupted before it ran. */
   failover: FailoverResult | null;
+  /** Null when not selected (`--only metadata`) or interrupted before it ran. */
+  metadata: MetadataResult | null;
   /** Wall time of the whole run, cluster start and stop included. */
   durationMs: number;
   /** True when Ctrl-C ended the run early; the figures cover what had been measured. */

@@ -2,7 +2,9 @@ import { phaseCount } from './run-bench';
 
 describe('phaseCount', () => {
   it.each<[string, Parameters<typeof phaseCount>[0], number]>([
-    ['every group', ['append', 'pk', 'failover'], 12],
+    ['every group', ['append', 'pk', 'failover', 'metadata'], 14],
+    ['the default groups', ['append', 'pk', 'failover'], 12],
+    ['the metadata stages alone, with their JetStream baseline', ['metadata'], 4],
     ['the append figures and failover (the run before PK figures)', ['append', 'failover'], 7],
     ['the PK figures alone', ['pk'], 9],
     ['the append figures alone', ['append'], 6],

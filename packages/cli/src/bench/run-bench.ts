@@ -8,9 +8,11 @@ import { S3ObjectStore } from '@mink/s3stream';
 import { CliError, type CliIo } from '../io';
 import { deadlineAfter, JetStreamBaseline, measureS3Get, measureS3Put, NatsRequestBaseline } from './baselines';
 import { createBenchTable, dropBenchTable, waitForOpenBuckets } from './bench-cluster';
-import { BENCH_BASELINES, BENCH_CLUSTER, BENCH_FAILOVER, BENCH_LOOKUP, BENCH_PK_TABLE, BENCH_RESTORE, BENCH_RESTORE_TABLE, BENCH_TABLE } from './bench-limits';
+import { BENCH_BASELINES, BENCH_CLUSTER, BENCH_FAILOVER, BENCH_LOOKUP, BENCH_METADATA, BENCH_PK_TABLE, BENCH_RESTORE, BENCH_RESTORE_TABLE, BENCH_TABLE } from './bench-limits';
 import { runFailover } from './failover';
 import { formatCount, formatMilliseconds, formatSize } from './format';
+import { runMetadata } from './metadata';
+import { metadataRatios } from './metadata-figures';
 import { runClientAppend, runGatewayAppend } from './mink-append';
 import { runClientLookups, runClientPut } from './mink-pk';
 import { lookupRatios, restoreRatios } from './pk-figures';
@@ -25,6 +27,7 @@ import type {
   FailoverResult,
   LookupResult,
   MachineDescription,
+  MetadataResult,
   PutResult,
   RestoreResult,
 } from './results';
@@ -42,13 +45,22 @@ const S3_ACCESS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'u
 
 /**
  * Phases a run of `figures` prints as "[n/count] …": starting the cluster; for any write figures the S3
- * PUT and JetStream baselines and, after the writes, the S3 PUT of their average WAL objects; the two
- * append scenarios; the put, the lookups, their NATS baseline, the restore and its S3 GET baseline; the
- * failover scenario.
+ * PUT baseline and, after the writes, the S3 PUT of their average WAL objects; for write or metadata
+ * figures the JetStream baseline; the two append scenarios; the put, the lookups, their NATS baseline, the
+ * restore and its S3 GET baseline; the failover scenario; one phase per metadata stage.
  */
-export function phaseCount(figures: readonly BenchFigures[]): number {
+export function phaseCount(figures: readonly BenchFigures[], metadataStages: number = BENCH_METADATA.stageBuckets.length): number {
   const has = (group: BenchFigures): boolean => figures.includes(group);
-  return 1 + (has('append') || has('pk') ? 3 : 0) + (has('append') ? 2 : 0) + (has('pk') ? 5 : 0) + (has('failover') ? 1 : 0);
+  const writes = has('append') || has('pk');
+  return (
+    1 +
+    (writes ? 2 : 0) +
+    (writes || has('metadata') ? 1 : 0) +
+    (has('append') ? 2 : 0) +
+    (has('pk') ? 5 : 0) +
+    (has('failover') ? 1 : 0) +
+    (has('metadata') ? metadataStages : 0)
+  );
 }
 
 export function describeMachine(): MachineDescription {
@@ -80,7 +92,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   const note = (line: string): void => io.writeError(`${line}\n`);
   const selected = (group: BenchFigures): boolean => options.figures.includes(group);
   let phase = 0;
-  const phases = phaseCount(options.figures);
+  const phases = phaseCount(options.figures, options.metadataBuckets.length);
   const startPhase = (text: string): void => note(`[${++phase}/${phases}] ${text}`);
   const interrupt = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -101,28 +113,32 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   const lookups: LookupResult[] = [];
   let restore: RestoreResult | null = null;
   let failover: FailoverResult | null = null;
+  let metadata: MetadataResult | null = null;
   let cluster: LocalCluster | null = null;
   let store: S3ObjectStore | null = null;
   try {
     startPhase(`starting a local cluster (${BENCH_CLUSTER.nodes} data nodes, ${BENCH_CLUSTER.coordinators} coordinators) in ${dataDir}`);
+    const clusterOptions: LocalClusterOptions = {
+      dataDir,
+      nodes: BENCH_CLUSTER.nodes,
+      coordinators: BENCH_CLUSTER.coordinators,
+      leaseTtlMs: BENCH_CLUSTER.leaseTtlMs,
+      coordinatorTickMs: BENCH_CLUSTER.coordinatorTickMs,
+      gatewayPort: 0,
+      kafkaPort: 0,
+      signal: interrupt.signal,
+      logger: (line) => note(`  ${line}`),
+    };
     try {
-      cluster = await startCluster({
-        dataDir,
-        nodes: BENCH_CLUSTER.nodes,
-        coordinators: BENCH_CLUSTER.coordinators,
-        leaseTtlMs: BENCH_CLUSTER.leaseTtlMs,
-        coordinatorTickMs: BENCH_CLUSTER.coordinatorTickMs,
-        gatewayPort: 0,
-        kafkaPort: 0,
-        signal: interrupt.signal,
-        logger: (line) => note(`  ${line}`),
-      });
+      cluster = await startCluster(clusterOptions);
     } catch (error) {
       if (interrupt.signal.aborted) return finish();
       throw new CliError(`the cluster did not start: ${error instanceof Error ? error.message : String(error)}`);
     }
-    // The log table is always there: the failover probe appends to it.
-    const tables = [BENCH_TABLE, ...(selected('pk') ? [BENCH_PK_TABLE] : [])];
+    // The log table is there for every group but the metadata stages (the failover probe appends to it);
+    // those start from an empty cluster when run alone.
+    const onlyMetadata = options.figures.every((group) => group === 'metadata');
+    const tables = onlyMetadata ? [] : [BENCH_TABLE, ...(selected('pk') ? [BENCH_PK_TABLE] : [])];
     for (const table of tables) {
       await createBenchTable(io, cluster.gatewayUrl, table);
       const open = await waitForOpenBuckets(io, cluster.gatewayUrl, interrupt.signal, undefined, table);
@@ -161,11 +177,13 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       await measureS3PutSizes([...BENCH_BASELINES.s3PutBodySizesBytes]);
     }
 
-    if (writes && !interrupt.signal.aborted) {
+    if ((writes || selected('metadata')) && !interrupt.signal.aborted) {
       startPhase(`baseline: raw JetStream publish of ${formatSize(BENCH_BASELINES.jetStreamPayloadBytes)}, ${BENCH_BASELINES.jetStreamPublishOperations} per series`);
+      // The metadata stages compare with as many publishes in flight as they have creates in flight.
+      const publishModes = [...new Set([...(writes ? seriesModes : [1]), ...(selected('metadata') ? [BENCH_METADATA.createsInFlight] : [])])];
       const jetStream = await JetStreamBaseline.open(cluster.natsUrl);
       try {
-        for (const concurrency of seriesModes) {
+        for (const concurrency of publishModes) {
           if (interrupt.signal.aborted) break;
           record(await jetStream.measure(BENCH_BASELINES.jetStreamPayloadBytes, seriesSettings(BENCH_BASELINES.jetStreamPublishOperations, concurrency)));
         }
@@ -275,6 +293,30 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         failover = await runFailover({ io, cluster, signal: interrupt.signal, progress: note });
       }
     }
+
+    if (selected('metadata') && !interrupt.signal.aborted) {
+      metadata = await runMetadata({
+        io,
+        cluster: () => {
+          if (cluster === null) throw new Error('the cluster is not running');
+          return cluster;
+        },
+        restartCluster: async () => {
+          const stoppingMs = performance.now();
+          await cluster?.stop();
+          cluster = null;
+          const startingMs = performance.now();
+          cluster = await startCluster(clusterOptions);
+          return { stopMs: startingMs - stoppingMs, startMs: performance.now() - startingMs };
+        },
+        stageBuckets: options.metadataBuckets,
+        leaseTtlMs: BENCH_CLUSTER.leaseTtlMs,
+        createSecondsMax: options.seconds,
+        signal: interrupt.signal,
+        progress: note,
+        startPhase,
+      });
+    }
     return finish();
   } finally {
     store?.close();
@@ -305,6 +347,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         figures: options.figures,
         pkKeys: options.pkKeys,
         restoreKeys: options.restoreKeys,
+        metadataBuckets: options.metadataBuckets,
       },
       cluster: {
         nodes: BENCH_CLUSTER.nodes,
@@ -330,8 +373,10 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         }),
         ...lookupRatios(lookups, baselines),
         ...(restore === null ? [] : restoreRatios(restore, baselines)),
+        ...(metadata === null ? [] : metadataRatios(metadata.stages, baselines, BENCH_BASELINES.jetStreamPayloadBytes, BENCH_CLUSTER.leaseTtlMs)),
       ],
       failover,
+      metadata,
       // The stop of the cluster and the removal of the folder that follow are not counted.
       durationMs: performance.now() - startedMs,
       interrupted: interrupt.signal.aborted,
