@@ -124,7 +124,8 @@ describe('metadataRatios', () => {
     largestTailBacklogEntries: 3_000,
     longestApplyLagMs: 1_500,
     exposedMetrics: [],
-    missingMetrics: ['mink_meta_apply_lag_ms'],
+    slowestApply: { process: 'gateway-1', commandsPerSecond: 80 },
+    missingMetrics: ['mink_meta_apply_lag_entries'],
   };
   const stage: MetadataStageResult = {
     targetBuckets: 1_600,
@@ -154,14 +155,17 @@ describe('metadataRatios', () => {
 
   it('states each rate against raw JetStream publishes at the same in-flight count, and each delay against lease_ttl', () => {
     // Proves the figures the issue asks for are printed as ratios of the same run's baseline.
-    const texts = metadataRatios([stage], [publishAtTen], 1_024, 3_000).map((ratio) => ratio.text);
+    const exposing: MetadataStageResult = { ...stage, health: { ...health, exposedMetrics: [{ name: 'mink_heartbeat_delay_max_ms', process: 'data-node 1', value: 250 }] } };
+    const texts = metadataRatios([exposing], [publishAtTen], 1_024, 3_000).map((ratio) => ratio.text);
     expect(texts).toEqual([
       '1 600 buckets: table creates 5 tables/s = 0.0025 × raw JetStream publishes/s (10 in flight)',
       '1 600 buckets: buckets opened 40 buckets/s = 0.02 × raw JetStream publishes/s (10 in flight)',
       '1 600 buckets: metadata log applied 83 commands/s = 0.04 × raw JetStream publishes/s (10 in flight)',
+      '1 600 buckets: slowest process (gateway-1) applied 80 commands/s = 0.04 × raw JetStream publishes/s (10 in flight)',
       '1 600 buckets: buckets reopened after a whole-cluster restart 160 buckets/s = 0.08 × raw JetStream publishes/s (10 in flight)',
       '1 600 buckets: longest heartbeat gap 4.5 s = 1.5 × lease_ttl',
       "1 600 buckets: longest apply lag (oldest entry not yet taken by a process's tail) 1.5 s = 0.50 × lease_ttl",
+      '1 600 buckets: longest heartbeat delay past schedule (mink_heartbeat_delay_max_ms) 0.25 s = 0.08 × lease_ttl',
     ]);
   });
 
@@ -170,6 +174,7 @@ describe('metadataRatios', () => {
     const fellOver: MetadataStageResult = { ...stage, allOpenMs: null, bucketsOpenedPerSecond: null, applyCommandsPerSecond: null, restart: null, health: { ...health, longestApplyLagMs: null } };
     expect(metadataRatios([fellOver], [publishAtTen], 1_024, 3_000).map((ratio) => ratio.text)).toEqual([
       '1 600 buckets: table creates 5 tables/s = 0.0025 × raw JetStream publishes/s (10 in flight)',
+      '1 600 buckets: slowest process (gateway-1) applied 80 commands/s = 0.04 × raw JetStream publishes/s (10 in flight)',
       '1 600 buckets: longest heartbeat gap 4.5 s = 1.5 × lease_ttl',
     ]);
     expect(metadataRatios([stage], [], 1_024, 3_000).map((ratio) => ratio.text)).toEqual([
@@ -217,7 +222,7 @@ describe('metadataRatios', () => {
     expect(report).toMatch(/1 600 +100 \/ 100 +5\.0 +1 000 +3 000 +0 +0 +40 +40 +3 300 +33 +83\n +16 000 +120 \/ 900 +5\.0 +1 000 +3 000 +0 +0 +- +- +- +- +-/);
     expect(report).toMatch(/1 600 +4\.5 +hb\.data-node\.3 +2 000 +data-node 3 +3 000 +1\.5 +0 +0 +0\n +16 000 +4\.5 +hb\.data-node\.3 +2 000 +data-node 3 +3 000 +1\.5 +142 +4 +1/);
     expect(report).toMatch(/1 600 +2\.0 +5\.0 +10 +160\n +1 600 +- +- +- +-/);
-    expect(report).toContain('not exposed by any process: mink_meta_apply_lag_ms');
+    expect(report).toContain('not exposed by any process: mink_meta_apply_lag_entries');
     expect(report).toContain('16 000 buckets: data-node 2 (pid 7) exited; uncaught exception: LogPurgedError');
     expect(report).toContain('16 000 buckets: stage ended short: a process exited');
   });

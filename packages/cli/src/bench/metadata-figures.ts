@@ -9,6 +9,18 @@ import type { BaselineResult, MetadataStageResult, Ratio } from './results';
  * stage's figures to the run's JetStream publish baseline.
  */
 
+/** prom-client's default metric: the longest event-loop delay since the previous scrape. */
+export const EVENT_LOOP_STALL_METRIC = 'nodejs_eventloop_lag_max_seconds';
+/**
+ * Gauges about the metadata plane the bench reads where a process exposes them: how many log entries its
+ * view is behind (every process), and its longest heartbeat delay past schedule since the previous scrape
+ * (data nodes). The report names those no process exposed.
+ */
+export const HEARTBEAT_DELAY_METRIC = 'mink_heartbeat_delay_max_ms';
+export const METADATA_PLANE_METRICS = ['mink_meta_apply_lag_entries', HEARTBEAT_DELAY_METRIC] as const;
+/** The sequence of the last log entry a process applied: two readings give its apply rate. */
+export const APPLIED_SEQ_METRIC = 'mink_meta_applied_seq';
+
 /** What to do with one answer of `POST /v1/tables`. */
 export type CreateAnswer = { kind: 'created' } | { kind: 'retry'; afterMs: number } | { kind: 'failed' };
 
@@ -141,9 +153,11 @@ export function metadataRatios(stages: readonly MetadataStageResult[], baselines
     versusPublish(`${name} table creates`, stage.tableCreatesPerSecond, 'tables');
     versusPublish(`${name} buckets opened`, stage.bucketsOpenedPerSecond, 'buckets');
     versusPublish(`${name} metadata log applied`, stage.applyCommandsPerSecond, 'commands');
+    versusPublish(`${name} slowest process (${stage.health.slowestApply?.process}) applied`, stage.health.slowestApply?.commandsPerSecond ?? null, 'commands');
     versusPublish(`${name} buckets reopened after a whole-cluster restart`, stage.restart?.bucketsOpenedPerSecond ?? null, 'buckets');
     versusLease(`${name} longest heartbeat gap`, stage.health.longestHeartbeatGap?.gapMs ?? null);
     versusLease(`${name} longest apply lag (oldest entry not yet taken by a process's tail)`, stage.health.longestApplyLagMs);
+    versusLease(`${name} longest heartbeat delay past schedule (${HEARTBEAT_DELAY_METRIC})`, stage.health.exposedMetrics.find((metric) => metric.name === HEARTBEAT_DELAY_METRIC)?.value ?? null);
   }
   return ratios.filter((ratio): ratio is Ratio => ratio !== null);
 }

@@ -1,23 +1,16 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { connect, type JetStreamManager, type KvEntry, type NatsConnection, type QueuedIterator } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
 import type { ClusterProcessInfo, LocalCluster } from '@mink/devcluster';
 import { BENCH_METADATA } from './bench-limits';
-import { HeartbeatGaps, largestSample } from './metadata-figures';
+import { APPLIED_SEQ_METRIC, EVENT_LOOP_STALL_METRIC, HeartbeatGaps, largestSample, METADATA_PLANE_METRICS } from './metadata-figures';
 import type { MetadataHealth } from './results';
 
 /** The KV bucket every process heartbeats into (`HEARTBEAT_BUCKET` of @mink/metalog; the spec checks they agree). */
 export const HEARTBEAT_BUCKET_NAME = 'mink_heartbeats';
 /** Heartbeat keys are `hb.{role}.{nodeId}` (`heartbeatKey` of @mink/metalog). */
 const HEARTBEAT_KEYS = 'hb.>';
-/** prom-client's default metric: the longest event-loop delay since the previous scrape. */
-export const EVENT_LOOP_STALL_METRIC = 'nodejs_eventloop_lag_max_seconds';
-/**
- * Gauges about the metadata plane the bench reads when a process exposes them: the apply lag of its view
- * behind the log, and its longest heartbeat delay. None exists yet; the report says which are missing.
- */
-export const METADATA_PLANE_METRICS = ['mink_meta_apply_lag_ms', 'mink_heartbeat_delay_max_ms'] as const;
-
 /** What of a local cluster the monitor reads: its NATS server and its processes (ports, logs, whether they run). */
 export type MonitoredCluster = Pick<LocalCluster, 'natsUrl' | 'processes'>;
 
@@ -31,6 +24,8 @@ export type MonitoredCluster = Pick<LocalCluster, 'natsUrl' | 'processes'>;
 export class MetadataMonitor {
   private readonly gaps = new HeartbeatGaps();
   private readonly largestByMetric = new Map<string, { process: string; value: number }>();
+  /** Per process, the first and the last reading of its applied sequence. */
+  private readonly appliedByProcess = new Map<string, { first: AppliedReading; last: AppliedReading }>();
   private largestBacklog: number | null = null;
   private longestApplyLagMs: number | null = null;
   private readonly exited = new Map<number, string>();
@@ -84,6 +79,7 @@ export class MetadataMonitor {
       longestEventLoopStall: stall === undefined ? null : { process: stall.process, ms: stall.value * 1_000 },
       largestTailBacklogEntries: this.largestBacklog,
       longestApplyLagMs: this.longestApplyLagMs,
+      slowestApply: slowestApplyRate(this.appliedByProcess),
       exposedMetrics: METADATA_PLANE_METRICS.flatMap((name) => {
         const largest = this.largestByMetric.get(name);
         return largest === undefined ? [] : [{ name, ...largest }];
@@ -124,6 +120,13 @@ export class MetadataMonitor {
       // A process too busy to answer within the timeout shows in the next scrape's stall figure.
       return;
     }
+    const appliedSeq = largestSample(text, APPLIED_SEQ_METRIC);
+    if (appliedSeq !== null) {
+      const reading = { atMs: performance.now(), seq: appliedSeq };
+      const readings = this.appliedByProcess.get(processLabel(entry));
+      if (readings === undefined) this.appliedByProcess.set(processLabel(entry), { first: reading, last: reading });
+      else readings.last = reading;
+    }
     for (const name of [EVENT_LOOP_STALL_METRIC, ...METADATA_PLANE_METRICS]) {
       const value = largestSample(text, name);
       const largest = this.largestByMetric.get(name);
@@ -149,6 +152,23 @@ export class MetadataMonitor {
     }
     this.longestApplyLagMs = Math.max(this.longestApplyLagMs ?? 0, lagMs);
   }
+}
+
+interface AppliedReading {
+  atMs: number;
+  seq: number;
+}
+
+/** The process that applied log entries the slowest between its first and last reading (at least a second apart). */
+function slowestApplyRate(readings: ReadonlyMap<string, { first: AppliedReading; last: AppliedReading }>): MetadataHealth['slowestApply'] {
+  let slowest: MetadataHealth['slowestApply'] = null;
+  for (const [process, { first, last }] of readings) {
+    const elapsedMs = last.atMs - first.atMs;
+    if (elapsedMs < 1_000) continue;
+    const commandsPerSecond = ((last.seq - first.seq) * 1_000) / elapsedMs;
+    if (slowest === null || commandsPerSecond < slowest.commandsPerSecond) slowest = { process, commandsPerSecond };
+  }
+  return slowest;
 }
 
 /** "data-node 2", "coordinator-1", "gateway-1". */

@@ -202,6 +202,11 @@ export interface MetadataHealth {
   largestTailBacklogEntries: number | null;
   /** Age of the oldest log entry the slowest tail had not yet taken: a lower bound of its apply lag (a tail buffers one batch). */
   longestApplyLagMs: number | null;
+  /**
+   * The process whose `mink_meta_applied_seq` grew the slowest over the stage (first to last scrape), and
+   * how fast: while every process keeps up this is the rate the log grew at. Null where no process exposes it.
+   */
+  slowestApply: { process: string; commandsPerSecond: number } | null;
   /** Metrics about the metadata plane that some process exposes: the largest sample of each, and which process showed it. */
   exposedMetrics: { name: string; process: string; value: number }[];
   /** Metrics looked for that no process exposes. */
