@@ -145,11 +145,20 @@ describe('metadataRatios', () => {
     commandsPerTableCreate: 33,
     applyCommandsPerSecond: 82.5,
     health,
-    nodes: [{ id: '1', epoch: 1, live: true }],
+    nodes: [{ id: '1', epoch: 1, live: true, buckets: 800 }, { id: '2', epoch: 1, live: true, buckets: 800 }],
     epochBumps: 0,
     takeovers: 0,
     exitedProcesses: [],
-    restart: { stopMs: 2_000, startMs: 5_000, allOpenMs: 10_000, buckets: 1_600, bucketsOpenedPerSecond: 160, exitedProcesses: [], stoppedBecause: null },
+    restart: {
+      stopMs: 2_000,
+      startMs: 5_000,
+      allOpenMs: 10_000,
+      buckets: 1_600,
+      bucketsOpenedPerSecond: 160,
+      exitedProcesses: [],
+      nodes: [{ id: '1', epoch: 2, live: true, buckets: 0 }, { id: '2', epoch: 2, live: true, buckets: 1_600 }],
+      stoppedBecause: null,
+    },
     stoppedBecause: null,
   };
 
@@ -221,7 +230,7 @@ describe('metadataRatios', () => {
     expect(report).toContain('metadata: stages until 1 600, 16 000 buckets');
     expect(report).toMatch(/1 600 +100 \/ 100 +5\.0 +1 000 +3 000 +0 +0 +40 +40 +3 300 +33 +83\n +16 000 +120 \/ 900 +5\.0 +1 000 +3 000 +0 +0 +- +- +- +- +-/);
     expect(report).toMatch(/1 600 +4\.5 +hb\.data-node\.3 +2 000 +data-node 3 +3 000 +1\.5 +0 +0 +0\n +16 000 +4\.5 +hb\.data-node\.3 +2 000 +data-node 3 +3 000 +1\.5 +142 +4 +1/);
-    expect(report).toMatch(/1 600 +2\.0 +5\.0 +10 +160\n +1 600 +- +- +- +-/);
+    expect(report).toMatch(/1 600 +2\.0 +5\.0 +10 +160 +1:800 2:800 +1:0 2:1 600\n +1 600 +- +- +- +- +1:800 2:800 +-/);
     expect(report).toContain('not exposed by any process: mink_meta_apply_lag_entries');
     expect(report).toContain('16 000 buckets: data-node 2 (pid 7) exited; uncaught exception: LogPurgedError');
     expect(report).toContain('16 000 buckets: stage ended short: a process exited');

@@ -12,7 +12,7 @@ import { formatCount, formatSeconds } from './format';
 import { classifyCreateAnswer, epochBumps, tablesForStage } from './metadata-figures';
 import { countDataNodeLogLines, describeExit, MetadataMonitor } from './metadata-monitor';
 import { ProgressReporter } from './progress';
-import type { MetadataResult, MetadataStageResult } from './results';
+import type { DataNodeState, MetadataResult, MetadataStageResult } from './results';
 import { ratePerSecond, summarizeLatencies } from './stats';
 
 /** The line a data node logs for each bucket it takes over from a dead incarnation of another node. */
@@ -192,7 +192,7 @@ async function runStage(settings: MetadataSettings, targetBuckets: number, table
     restarted = await settings.restartCluster();
   } catch (error) {
     const reason = `the restarted cluster did not start: ${error instanceof Error ? error.message : String(error)}`;
-    stage.restart = { stopMs: 0, startMs: 0, allOpenMs: null, buckets: 0, bucketsOpenedPerSecond: null, exitedProcesses: [], stoppedBecause: reason };
+    stage.restart = { stopMs: 0, startMs: 0, allOpenMs: null, buckets: 0, bucketsOpenedPerSecond: null, exitedProcesses: [], nodes: [], stoppedBecause: reason };
     return stage;
   }
   // The wait counts from the moment the processes were started again, not from when they were all ready.
@@ -206,6 +206,7 @@ async function runStage(settings: MetadataSettings, targetBuckets: number, table
     buckets: reopenedBuckets,
     bucketsOpenedPerSecond: reopenedMs === null ? null : ratePerSecond(reopenedBuckets, reopenedMs),
     exitedProcesses: reopened.exitedProcesses,
+    nodes: dataNodesOf(reopened.status),
     stoppedBecause: reopened.stoppedBecause,
   };
   return stage;
@@ -271,8 +272,14 @@ async function lastMetaSeq(natsUrl: string): Promise<number> {
   }
 }
 
-function dataNodesOf(status: ClusterStatus | null): MetadataStageResult['nodes'] {
-  return (status?.nodes ?? []).map((node) => ({ id: node.id ?? '?', epoch: node.epoch ?? 0, live: node.live ?? false }));
+/** The data nodes of a GET /v1/cluster answer; `buckets` is the count of buckets each leads (README, HTTP API). */
+function dataNodesOf(status: ClusterStatus | null): DataNodeState[] {
+  return (status?.nodes ?? []).map((node) => ({
+    id: node.id ?? '?',
+    epoch: node.epoch ?? 0,
+    live: node.live ?? false,
+    buckets: (node as { buckets?: number }).buckets ?? 0,
+  }));
 }
 
 function readLog(file: string): string {

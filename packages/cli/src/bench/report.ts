@@ -322,21 +322,25 @@ function renderMetadata(metadata: MetadataResult, leaseTtlMs: number): string[] 
         ]),
       ),
     ),
-    'whole-cluster restart after each stage (all open = from starting the processes again until every bucket was open)',
+    'whole-cluster restart after each stage (all open = from starting the processes again until every bucket was open; led per node = buckets each data node leads before and after)',
     indent(
       renderTable(
-        ['BUCKETS', 'STOP S', 'START S', 'ALL OPEN S', 'BUCKETS OPENED/S'],
+        ['BUCKETS', 'STOP S', 'START S', 'ALL OPEN S', 'BUCKETS OPENED/S', 'LED PER NODE BEFORE', 'AFTER'],
         stages.map((stage) => [
           formatCount(stage.restart?.buckets ?? stage.clusterBuckets),
           optional(stage.restart?.stopMs ?? null, formatSeconds),
           optional(stage.restart?.startMs ?? null, formatSeconds),
           optional(stage.restart?.allOpenMs ?? null, formatSeconds),
           optional(stage.restart?.bucketsOpenedPerSecond ?? null),
+          ledPerNode(stage.nodes),
+          ledPerNode(stage.restart?.nodes ?? []),
         ]),
       ),
     ),
   ];
-  const exposed = stages.flatMap((stage) => stage.health.exposedMetrics.map((metric) => `${formatCount(stage.targetBuckets)} buckets: ${metric.name} up to ${metric.value} (${metric.process})`));
+  const exposed = stages.flatMap((stage) =>
+    stage.health.exposedMetrics.map((metric) => `${formatCount(stage.targetBuckets)} buckets: ${metric.name} up to ${formatMilliseconds(metric.value)} (${metric.process})`),
+  );
   lines.push(...exposed.map((line) => `  ${line}`));
   const missing = [...new Set(stages.flatMap((stage) => stage.health.missingMetrics))];
   if (missing.length > 0) lines.push(`  not exposed by any process: ${missing.join(', ')}`);
@@ -348,6 +352,11 @@ function renderMetadata(metadata: MetadataResult, leaseTtlMs: number): string[] 
     if (stage.restart?.stoppedBecause) lines.push(`  ${name}: restart ended short: ${stage.restart.stoppedBecause}`);
   }
   return lines;
+}
+
+/** "1:5 333 2:5 333 3:5 334": how many buckets each data node leads; "-" when unknown. */
+function ledPerNode(nodes: readonly { id: string; buckets: number }[]): string {
+  return nodes.length === 0 ? '-' : nodes.map((node) => `${node.id}:${formatCount(node.buckets)}`).join(' ');
 }
 
 function indent(text: string): string {

@@ -213,6 +213,15 @@ export interface MetadataHealth {
   missingMetrics: string[];
 }
 
+/** A data node as GET /v1/cluster shows it. */
+export interface DataNodeState {
+  id: string;
+  epoch: number;
+  live: boolean;
+  /** Buckets it leads. */
+  buckets: number;
+}
+
 /** A whole-cluster restart on the same data dir after a stage, timed until every bucket is open again. */
 export interface MetadataRestart {
   /** Stopping every process (SIGTERM: each data node closes its buckets). */
@@ -225,6 +234,8 @@ export interface MetadataRestart {
   bucketsOpenedPerSecond: number | null;
   /** Processes that exited on their own meanwhile, each with the last fatal line of its log. */
   exitedProcesses: string[];
+  /** The data nodes once every bucket was open again: a node that was not live in time has lost its buckets to the others. */
+  nodes: DataNodeState[];
   stoppedBecause: string | null;
 }
 
@@ -258,8 +269,8 @@ export interface MetadataStageResult {
   /** metaLogEntries / allOpenMs: the rate each process applied the log at, at least (each applies every entry). */
   applyCommandsPerSecond: number | null;
   health: MetadataHealth;
-  /** The data nodes as GET /v1/cluster showed them last. */
-  nodes: { id: string; epoch: number; live: boolean }[];
+  /** The data nodes as GET /v1/cluster showed them last, with how many buckets each leads. */
+  nodes: DataNodeState[];
   /** Epochs the data nodes gained during the stage: each is a takeover of a node thought dead, or a node re-registering after being fenced. */
   epochBumps: number;
   /** 'took over bucket from a dead incarnation' lines the data nodes logged during the stage. */
