@@ -338,8 +338,9 @@ function renderMetadata(metadata: MetadataResult, leaseTtlMs: number): string[] 
       ),
     ),
   ];
+  const metricValue = (value: number): string => (Number.isInteger(value) ? formatCount(value) : formatMilliseconds(value));
   const exposed = stages.flatMap((stage) =>
-    stage.health.exposedMetrics.map((metric) => `${formatCount(stage.targetBuckets)} buckets: ${metric.name} up to ${formatMilliseconds(metric.value)} (${metric.process})`),
+    stage.health.exposedMetrics.map((metric) => `${formatCount(stage.targetBuckets)} buckets: ${metric.name} up to ${metricValue(metric.value)} (${metric.process})`),
   );
   lines.push(...exposed.map((line) => `  ${line}`));
   const missing = [...new Set(stages.flatMap((stage) => stage.health.missingMetrics))];
