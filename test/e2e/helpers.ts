@@ -4,6 +4,12 @@ import { join } from 'node:path';
 import type { LocalCluster } from '@mink/devcluster';
 
 /** Helpers shared by the end-to-end tests: temp folders, HTTP calls to the gateway, polling. */
+
+/**
+ * The cluster shape of the fault and load tests: 3 data nodes, 2 coordinators, free ports, and a short
+ * lease_ttl (3 s) and coordinator tick (500 ms) so that liveness decisions happen within a test's time.
+ */
+export const SHORT_LEASE_CLUSTER = { nodes: 3, coordinators: 2, gatewayPort: 0, kafkaPort: 0, leaseTtlMs: 3_000, coordinatorTickMs: 500 } as const;
 export function temporaryDirectory(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `mink-${prefix}-`));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };

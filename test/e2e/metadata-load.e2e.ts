@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { MinkClient } from '@mink/client';
 import { LocalCluster, type LocalClusterOptions } from '@mink/devcluster';
-import { eventually, firstProcessExit, http, temporaryDirectory, unlessAProcessExits } from './helpers';
+import { eventually, firstProcessExit, http, SHORT_LEASE_CLUSTER, temporaryDirectory, unlessAProcessExits } from './helpers';
 import { AppendLoad, LOAD_COLUMNS, createTablesInFlight, expectAcknowledgedAtTheirOffsets, expectAcknowledgedExactlyOnce, storedIds, storedRows } from './load';
 
 jest.setTimeout(900_000);
@@ -37,12 +37,7 @@ describe('the metadata plane under a burst of table creates', () => {
   const exits: string[] = [];
   const options: LocalClusterOptions = {
     dataDir: directory.path,
-    nodes: 3,
-    coordinators: 2,
-    gatewayPort: 0,
-    kafkaPort: 0,
-    leaseTtlMs: 3_000,
-    coordinatorTickMs: 500,
+    ...SHORT_LEASE_CLUSTER,
     logger: (line) => {
       if (line.includes(' exited with ')) exits.push(line);
     },
