@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { LIMITS } from '@mink/config';
-import { isWrongRevision, translateNatsError } from './nats-errors';
+import { isWrongRevision, openLatestValueBucket, translateNatsError } from './nats-errors';
 import { ServerClock } from './server-clock';
 
 /** The KV bucket of the coordinator lease, and its key. */
@@ -26,12 +26,8 @@ export interface CoordinatorLeaseOptions {
 }
 
 /** Opens (creating if needed) the lease bucket; only the latest entry of each key is kept. */
-export async function openLeaseBucket(connection: NatsConnection, bucket: string = LEASE_BUCKET): Promise<KV> {
-  try {
-    return await connection.jetstream().views.kv(bucket, { history: 1 });
-  } catch (error) {
-    throw translateNatsError(error, `open KV bucket ${bucket}`);
-  }
+export function openLeaseBucket(connection: NatsConnection, bucket: string = LEASE_BUCKET): Promise<KV> {
+  return openLatestValueBucket(connection, bucket);
 }
 
 /**

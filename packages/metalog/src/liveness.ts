@@ -3,7 +3,7 @@ import type { KV, KvEntry, NatsConnection, QueuedIterator } from 'nats';
 import { LIMITS } from '@mink/config';
 import { UnavailableError } from '@mink/protocol';
 import type { View } from '@mink/meta';
-import { translateNatsError } from './nats-errors';
+import { openLatestValueBucket, translateNatsError } from './nats-errors';
 import { ServerClock } from './server-clock';
 
 /** The KV bucket that holds one heartbeat key per process. */
@@ -51,12 +51,8 @@ export function heartbeatKey(role: HeartbeatRole, nodeId: string): string {
 }
 
 /** Opens (creating if needed) the heartbeat bucket; only the latest heartbeat of each key is kept. */
-export async function openHeartbeatBucket(connection: NatsConnection, bucket: string = HEARTBEAT_BUCKET): Promise<KV> {
-  try {
-    return await connection.jetstream().views.kv(bucket, { history: 1 });
-  } catch (error) {
-    throw translateNatsError(error, `open KV bucket ${bucket}`);
-  }
+export function openHeartbeatBucket(connection: NatsConnection, bucket: string = HEARTBEAT_BUCKET): Promise<KV> {
+  return openLatestValueBucket(connection, bucket);
 }
 
 /** Deletes a heartbeat key: a clean leave, so the process stops counting as live at once, not after lease_ttl. */
@@ -261,6 +257,20 @@ export class LivenessTracker {
       if (heartbeat && heartbeat.epoch === node.epoch && serverNowMs - heartbeat.createdAtMs < leaseTtlMs) live.add(node.id);
     }
     return live;
+  }
+
+  /**
+   * Data nodes whose process is up but not registered yet: a heartbeat younger than `leaseTtlMs` at epoch 0,
+   * which a data node writes from the moment it connects until its first incarnation registers (it is
+   * catching up with the metadata log meanwhile).
+   */
+  joiningNodes(leaseTtlMs: number, localNowMs: number = performance.now()): Set<string> {
+    const serverNowMs = this.clock.serverNowMs(localNowMs);
+    const joining = new Set<string>();
+    for (const heartbeat of this.heartbeats.values()) {
+      if (heartbeat.role === 'data-node' && heartbeat.epoch === 0 && serverNowMs - heartbeat.createdAtMs < leaseTtlMs) joining.add(heartbeat.nodeId);
+    }
+    return joining;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { NatsError } from 'nats';
+import { NatsError, type KV, type NatsConnection } from 'nats';
 import { UnavailableError } from '@mink/protocol';
 
 /**
@@ -39,4 +39,29 @@ export function isWrongRevision(error: unknown): boolean {
 
 export function isStreamNotFound(error: unknown): boolean {
   return error instanceof NatsError && error.api_error?.err_code === STREAM_NOT_FOUND_ERROR_CODE;
+}
+
+/**
+ * JetStream API error codes of a stream creation that lost a race with another process creating the same
+ * stream at the same moment ("stream name already in use", "subjects overlap with an existing stream").
+ */
+const CREATION_RACE_ERROR_CODES = new Set([10058, 10065]);
+
+/** Attempts to open a KV bucket when another process keeps creating it at the same moment. */
+const KV_OPEN_ATTEMPTS_MAX = 3;
+
+/**
+ * Opens (creating if needed) a KV bucket that keeps only the latest value of each key. Processes of a
+ * starting cluster open the same buckets at once; the one that loses the creation race gets an error, and
+ * simply opens the bucket the winner created.
+ */
+export async function openLatestValueBucket(connection: NatsConnection, bucket: string): Promise<KV> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connection.jetstream().views.kv(bucket, { history: 1 });
+    } catch (error) {
+      const raced = error instanceof NatsError && CREATION_RACE_ERROR_CODES.has(error.api_error?.err_code ?? 0);
+      if (!raced || attempt >= KV_OPEN_ATTEMPTS_MAX) throw translateNatsError(error, `open KV bucket ${bucket}`);
+    }
+  }
 }

@@ -5,7 +5,7 @@ import { DEFAULTS, LIMITS } from '@mink/config';
 import type { View } from '@mink/meta';
 import { NotFoundError, UnavailableError } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
-import { isWrongRevision, translateNatsError } from './nats-errors';
+import { isWrongRevision, openLatestValueBucket, translateNatsError } from './nats-errors';
 
 /** The KV bucket that holds, per metadata log, the pointer to its newest snapshots. */
 export const SNAPSHOT_BUCKET = 'mink_meta_snapshots';
@@ -62,12 +62,8 @@ export function snapshotLocation(streamName: string): { pointerKey: string; keyP
 }
 
 /** Opens (creating if needed) the pointer bucket; only the latest pointer of each key is kept. */
-export async function openSnapshotBucket(connection: NatsConnection, bucket: string = SNAPSHOT_BUCKET): Promise<KV> {
-  try {
-    return await connection.jetstream().views.kv(bucket, { history: 1 });
-  } catch (error) {
-    throw translateNatsError(error, `open KV bucket ${bucket}`);
-  }
+export function openSnapshotBucket(connection: NatsConnection, bucket: string = SNAPSHOT_BUCKET): Promise<KV> {
+  return openLatestValueBucket(connection, bucket);
 }
 
 /**
