@@ -2,7 +2,7 @@ import type { Subscription } from 'nats';
 import { performance } from 'node:perf_hooks';
 import { bucketId, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
-import { assignBuckets, decideAdmission, planOrphanReleads, planRebalance, type Move } from '@mink/ownership';
+import { assignBuckets, decideAdmission, planOrphanReleads, planRebalance, releadsNow, type Move } from '@mink/ownership';
 import {
   InvalidArgumentError,
   MinkError,
@@ -41,8 +41,8 @@ export class Coordinator {
   private garbageCollector: GarbageCollector | null = null;
   /** The coordinator epoch registered after acquiring the lease; null while not holding it. */
   private epoch: number | null = null;
-  /** Until this time, orphans of leaders not seen alive since the lease was taken are not re-led. */
-  private releadNotBeforeMs = 0;
+  /** When this replica acquired the lease (wall clock); orphans of nodes not seen since are re-led with care (releadsNow). */
+  private acquiredAtMs = 0;
   /** Data nodes this replica has seen live since it took the lease. */
   private readonly seenLiveSinceAcquired = new Set<string>();
   private ticking = false;
@@ -100,7 +100,7 @@ export class Coordinator {
     try {
       const outcome = await this.member.store.proposeOrThrow({ type: 'RegisterCoordinator', coordinatorId: this.member.config.nodeId });
       this.epoch = outcome.epoch!;
-      this.releadNotBeforeMs = Date.now() + this.member.config.leaseTtlMs;
+      this.acquiredAtMs = Date.now();
       this.seenLiveSinceAcquired.clear();
       this.holderGauge.set(1);
       this.logger.info({ coordinatorEpoch: this.epoch }, 'acquired the coordinator lease');
@@ -182,13 +182,17 @@ export class Coordinator {
     try {
       const live = this.member.liveNodes();
       for (const node of live) this.seenLiveSinceAcquired.add(node);
-      // Within the grace period after taking the lease, only leaders this replica has seen alive (and
-      // then lose their heartbeat, e.g. by a clean leave) count as gone: the others may be nodes of a
-      // restarting cluster that have not heartbeated yet.
-      const inGrace = Date.now() < this.releadNotBeforeMs;
-      const moves = planOrphanReleads(this.member.view, live).filter(
-        (move) => !inGrace || move.from === null || this.seenLiveSinceAcquired.has(move.from),
-      );
+      // Right after taking the lease (a restarting cluster), leaders not seen alive yet or still joining are
+      // waited for, so their buckets are not all handed to the first node that comes up.
+      const timing = {
+        nowMs: Date.now(),
+        acquiredAtMs: this.acquiredAtMs,
+        leaseTtlMs: this.member.config.leaseTtlMs,
+        seenLiveSinceAcquired: this.seenLiveSinceAcquired,
+        joining: this.member.liveness.joiningNodes(this.member.config.leaseTtlMs),
+        joiningGraceMs: LIMITS.coordinatorJoiningGraceMs,
+      };
+      const moves = planOrphanReleads(this.member.view, live).filter((move) => releadsNow(move, timing));
       if (moves.length > 0) this.logger.info({ count: moves.length }, 're-leading orphaned buckets');
       await this.applyMoves(epoch, moves);
       this.releadCounter.inc(moves.length);

@@ -23,9 +23,15 @@ async function main(): Promise<void> {
   const config = readServiceConfig(process.env);
   const logger = createLogger('data-node', config.nodeId, config.logLevel);
   const state = new ServiceState('data-node', config.nodeId);
-  const member = await ClusterMember.join(config, logger, `data-node-${config.nodeId}`);
+  const heartbeatIntervalMs = Math.max(50, Math.floor(config.leaseTtlMs / LIMITS.heartbeatsPerLeaseTtl));
+  let heartbeater!: Heartbeater;
+  // Heartbeats start at epoch 0 (joining, not live) before the catch-up with the log, which can take a while
+  // with many buckets: the coordinator then waits for this node instead of moving its buckets away.
+  const member = await ClusterMember.join(config, logger, `data-node-${config.nodeId}`, async (nc) => {
+    heartbeater = await Heartbeater.create(nc, { onError: (error) => logger.warn({ err: error }, 'heartbeat failed') });
+    await heartbeater.start(config.nodeId, 'data-node', 0, heartbeatIntervalMs);
+  });
   member.registerMetrics(state.registry);
-  const heartbeater = await Heartbeater.create(member.nc, { onError: (error) => logger.warn({ err: error }, 'heartbeat failed') });
   // Reads are served under this lease (ReadFence): most of lease_ttl, so a few late heartbeats do not break it.
   heartbeater.trackLease(config.leaseTtlMs * (1 - 1 / LIMITS.heartbeatsPerLeaseTtl));
   // Beats tell how far this node has applied the log: the coordinator keeps those entries and slows creates for it.
@@ -70,8 +76,7 @@ async function main(): Promise<void> {
     httpPort,
     tabletsDir,
   };
-  const heartbeatIntervalMs = Math.max(50, Math.floor(config.leaseTtlMs / LIMITS.heartbeatsPerLeaseTtl));
-  const first = await Incarnation.begin({ ...context, heartbeater: await startedHeartbeater(heartbeater, config.nodeId, heartbeatIntervalMs) });
+  const first = await Incarnation.begin(context);
   current = first;
 
   const handle = (body: unknown) => (current ? current.handle(body) : notRegistered(config.nodeId));
@@ -104,12 +109,6 @@ async function main(): Promise<void> {
   member.store.onApplied(checkFenced);
   member.store.onReloaded(checkFenced);
   state.setReady(true);
-}
-
-/** The heartbeater starts with epoch 0 (not live) until the first incarnation sets its real epoch. */
-async function startedHeartbeater(heartbeater: Heartbeater, nodeId: string, intervalMs: number): Promise<Heartbeater> {
-  await heartbeater.start(nodeId, 'data-node', 0, intervalMs);
-  return heartbeater;
 }
 
 main().catch((error) => {

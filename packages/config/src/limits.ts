@@ -35,6 +35,12 @@ export const LIMITS = {
   coordinatorActionsInFlightMax: 16,
   /** The holder refuses new creates and drops while a live data node is more than this many metadata log entries behind it. */
   coordinatorAdmissionLagEntriesMax: 2_000,
+  /**
+   * For this long after acquiring the lease, the holder does not re-lead the buckets of a data node whose
+   * process is up and still catching up with the metadata log (after a whole-cluster restart that can take
+   * a while with many buckets), so they are not all handed to the first node that registers.
+   */
+  coordinatorJoiningGraceMs: 60_000,
   /** The Retry-After of a coordinator action refused by admission. */
   coordinatorRetryAfterMs: 500,
   /** Buckets one LeadBuckets command leads; more moves take several commands. */

@@ -4,7 +4,7 @@
  * here does I/O or reads the clock; the coordinator and the data node carry out the plans.
  */
 export { assignBuckets, NoLiveNodesError } from './assign';
-export { compareBuckets, planOrphanReleads, type Move } from './orphans';
+export { compareBuckets, planOrphanReleads, releadsNow, type Move, type ReleadTiming } from './orphans';
 export { planRebalance } from './rebalance';
 export { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision, type SyncSelf } from './sync';
 export * from './admission';

@@ -1,5 +1,6 @@
 import { bucketId, emptyView, type BucketRecord, type View } from '@mink/meta';
 import { compareBuckets, planOrphanReleads } from './orphans';
+import { releadsNow, type ReleadTiming } from './orphans';
 
 /** A bucket of table `tableId` led by `leader` at leader epoch 2, with a closed stream. */
 function bucket(tableId: number, partition: string | null, number: number, leader: string | null): BucketRecord {
@@ -102,5 +103,30 @@ describe('planOrphanReleads', () => {
     const planned = planOrphanReleads(viewWith(records), new Set(['1']));
     expect(planned.map((move) => move.bucketId)).toEqual(['9//1', '9/a/5', '9/b/2', '9/b/10', '10//0']);
     expect([...records].sort(compareBuckets).map((record) => record.bucket)).toEqual([1, 5, 2, 10, 0]);
+  });
+});
+
+describe('releadsNow holds re-leads back while a restarting cluster comes up', () => {
+  const move = { bucketId: '1//0', tableId: 1, table: 't', partition: null, bucket: 0, from: '2', to: '1', expectedLeaderEpoch: 3 };
+  const timing: ReleadTiming = {
+    nowMs: 100_000,
+    acquiredAtMs: 99_000,
+    leaseTtlMs: 3_000,
+    seenLiveSinceAcquired: new Set(),
+    joining: new Set(),
+    joiningGraceMs: 60_000,
+  };
+  it.each<[string, Partial<ReleadTiming> & { from?: string | null }, boolean]>([
+    ['a bucket that never had a leader is led at once', { from: null }, true],
+    ['within lease_ttl of acquiring, a leader not seen live since is waited for', {}, false],
+    ['within lease_ttl of acquiring, a leader seen live and then gone is replaced', { seenLiveSinceAcquired: new Set(['2']) }, true],
+    ['after lease_ttl, a leader never seen live is replaced', { nowMs: 102_000 }, true],
+    ['after lease_ttl, a leader still joining (catching up) is waited for', { nowMs: 102_000, joining: new Set(['2']) }, false],
+    ['a joining leader seen live before is still waited for while it joins', { nowMs: 102_000, joining: new Set(['2']), seenLiveSinceAcquired: new Set(['2']) }, false],
+    ['a leader joining for longer than joiningGraceMs after acquiring is replaced', { nowMs: 159_000, joining: new Set(['2']) }, true],
+    ['another node joining does not hold this leader back', { nowMs: 102_000, joining: new Set(['3']) }, true],
+  ])('%s', (_name, change, expected) => {
+    const { from, ...rest } = change;
+    expect(releadsNow({ ...move, from: from === undefined ? move.from : from }, { ...timing, ...rest })).toBe(expected);
   });
 });

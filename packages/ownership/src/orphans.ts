@@ -106,3 +106,34 @@ export function planOrphanReleads(view: View, live: ReadonlySet<string>): Move[]
   }
   return moves;
 }
+
+/** What the coordinator lease holder knows when it decides whether to re-lead an orphan now. */
+export interface ReleadTiming {
+  nowMs: number;
+  /** When this replica acquired the lease. */
+  acquiredAtMs: number;
+  leaseTtlMs: number;
+  /** Data nodes this replica has seen live since it acquired the lease. */
+  seenLiveSinceAcquired: ReadonlySet<string>;
+  /** Data nodes whose process is up but still catching up with the log (a fresh heartbeat at epoch 0). */
+  joining: ReadonlySet<string>;
+  /** How long after acquiring the lease the holder waits for joining nodes. */
+  joiningGraceMs: number;
+}
+
+/**
+ * Whether `move` (an orphan re-lead from `planOrphanReleads`) is proposed now. After a whole-cluster
+ * restart no data node has heartbeated for a while, so the new holder would take every bucket from every
+ * node at its first tick and give them all to whichever node went live first. It holds back instead:
+ * for one lease_ttl after acquiring the lease, the buckets of nodes it has not seen live since (they may
+ * simply not have heartbeated yet); and for up to `joiningGraceMs` after acquiring it, the buckets of nodes
+ * whose process is up and catching up with the log (it heartbeats at epoch 0 until it registers). A bucket
+ * without a leader, and the buckets of a node seen live and then gone, are re-led at once.
+ */
+export function releadsNow(move: Move, timing: ReleadTiming): boolean {
+  if (move.from === null) return true;
+  const sinceAcquiredMs = timing.nowMs - timing.acquiredAtMs;
+  if (sinceAcquiredMs < timing.leaseTtlMs && !timing.seenLiveSinceAcquired.has(move.from)) return false;
+  if (sinceAcquiredMs < timing.joiningGraceMs && timing.joining.has(move.from)) return false;
+  return true;
+}

@@ -25,8 +25,18 @@ export class ClusterMember {
     readonly objectStore: S3ObjectStore,
   ) {}
 
-  static async join(config: ServiceConfig, logger: Logger, name: string): Promise<ClusterMember> {
+  /**
+   * Connects and catches up with the log. `onConnected` runs once connected and before the catch-up (a data
+   * node starts heartbeating there, so the coordinator sees it joining while it replays the log).
+   */
+  static async join(
+    config: ServiceConfig,
+    logger: Logger,
+    name: string,
+    onConnected: (nc: NatsConnection) => Promise<void> = async () => undefined,
+  ): Promise<ClusterMember> {
     const nc = await connect({ servers: config.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    await onConnected(nc);
     const log = await JetStreamMetaLog.create(nc, { streamName: config.metaStream });
     const objectStore = S3ObjectStore.fromConfig(config);
     const snapshots = await ViewSnapshots.open(nc, objectStore, config.metaStream);
