@@ -306,10 +306,63 @@ function newBuckets(table: TableRecord, partition: string | null, leaders?: read
  * spread on maps this large. Bucket ids start with a digit, so assignment cannot hit `__proto__`.
  */
 function withRecords(buckets: Record<string, BucketRecord>, changes: Record<string, BucketRecord>): Record<string, BucketRecord> {
-  const copy: Record<string, BucketRecord> = {};
-  for (const id of Object.keys(buckets)) copy[id] = buckets[id];
+  const copy = writable(buckets, copyBucketMap);
   for (const id of Object.keys(changes)) copy[id] = changes[id];
   return copy;
+}
+
+function copyBucketMap(buckets: Record<string, BucketRecord>): Record<string, BucketRecord> {
+  const copy: Record<string, BucketRecord> = {};
+  for (const id of Object.keys(buckets)) copy[id] = buckets[id];
+  return copy;
+}
+
+// Spread copies own entries as data properties, so a key such as `__proto__` stays an ordinary entry.
+const spreadCopy = <T extends object>(map: T): T => ({ ...map });
+
+/**
+ * Maps (buckets, object references, garbage) created while `applyBatch` applies its entries. Nobody
+ * outside the batch has seen them yet, so later entries of the same batch change them in place instead
+ * of copying them again; outside a batch this is null and every change copies.
+ */
+let batchDrafts: WeakSet<object> | null = null;
+
+/** `map` itself when the current batch created it, else a copy (registered with the batch, if any). */
+function writable<T extends object>(map: T, copy: (map: T) => T): T {
+  if (batchDrafts?.has(map)) return map;
+  const copied = copy(map);
+  batchDrafts?.add(copied);
+  return copied;
+}
+
+/** One entry of the metadata log. */
+export interface LogEntry {
+  seq: number;
+  command: Command;
+}
+
+/**
+ * Applies consecutive log entries, giving exactly the view and the outcomes that applying them one by
+ * one with `apply` gives, and never mutating `view`; but it copies each map it changes once for the whole
+ * batch rather than once per entry (the copy is most of what applying costs on a big view). The views
+ * between the entries are not returned: a process applying a backlog (a burst, a start) needs only the
+ * last one and the outcomes.
+ */
+export function applyBatch(view: View, entries: readonly LogEntry[]): { view: View; outcomes: Outcome[] } {
+  if (batchDrafts !== null) throw new Error('invariant broken: applyBatch called while a batch is being applied');
+  batchDrafts = new WeakSet();
+  try {
+    let current = view;
+    const outcomes: Outcome[] = [];
+    for (const entry of entries) {
+      const applied = apply(current, entry.seq, entry.command);
+      current = applied.view;
+      outcomes.push(applied.outcome);
+    }
+    return { view: current, outcomes };
+  } finally {
+    batchDrafts = null;
+  }
 }
 
 /**
@@ -707,7 +760,7 @@ function applyForgetObjects(view: View, seq: number, command: ForgetObjects): Ap
   }
   const forgotten = command.keys.filter((key) => ownRecord(view.garbage, key) !== undefined);
   if (forgotten.length === 0) return { view: { ...view, seq }, outcome: { ok: true } };
-  const garbage = { ...view.garbage };
+  const garbage = writable(view.garbage, spreadCopy);
   for (const key of forgotten) delete garbage[key];
   return { view: { ...view, seq, garbage }, outcome: { ok: true } };
 }
@@ -737,8 +790,7 @@ function withReferences(
   const deltas = new Map<string, number>();
   for (const reference of added) deltas.set(reference.object, (deltas.get(reference.object) ?? 0) + 1);
   for (const reference of released) deltas.set(reference.object, (deltas.get(reference.object) ?? 0) - 1);
-  // Spread copies own entries as data properties, so a key such as `__proto__` stays an ordinary entry.
-  const objects: Record<string, ObjectRecord> = { ...view.objects };
+  const objects: Record<string, ObjectRecord> = writable(view.objects, spreadCopy);
   let garbage: Record<string, GarbageRecord> | undefined;
   for (const [key, delta] of deltas) {
     if (delta === 0) continue;
@@ -750,7 +802,7 @@ function withReferences(
       continue;
     }
     delete objects[key];
-    garbage ??= { ...view.garbage };
+    garbage ??= writable(view.garbage, spreadCopy);
     setOwn(garbage, key, { unreferencedAtMs: atMs });
   }
   return { objects, garbage: garbage ?? view.garbage };
