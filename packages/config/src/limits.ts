@@ -88,6 +88,10 @@ export const LIMITS = {
    * and I/O (heartbeats, lease renewals, requests), so a long backlog never starves liveness.
    */
   metaApplySliceMs: 10,
+  /** Entries a process applies in one batch at most (the view's maps are copied once per batch). */
+  metaApplyBatchEntriesMax: 512,
+  /** A process starts a batch of entries at most this often; entries arriving faster wait for the next one. */
+  metaApplyIntervalMinMs: 5,
   /** A process behind the purged part of the log reloads the newest snapshot up to this many times in a row before it gives up. */
   metaReloadAttemptsMax: 10,
   /** Pause between two reloads of the newest snapshot when the one found does not yet cover the purged entries. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { LIMITS } from '@mink/config';
 import { MinkError, TimeoutError, UnavailableError, errorOfCode } from '@mink/protocol';
-import { apply } from '@mink/meta';
+import { applyBatch, type LogEntry } from '@mink/meta';
 import type { Command, Outcome, Rejection } from '@mink/meta';
 import type { AppendResult, MetaLog, TailSubscription } from '@mink/meta';
 import { emptyView, type View } from '@mink/meta';
@@ -79,6 +79,10 @@ export class MetaStore {
   private readonly waitersBySeq = new Map<number, Set<Waiter>>();
   private readonly listeners = new Set<AppliedListener>();
   private readonly reloadedListeners = new Set<ReloadedListener>();
+  /** Entries delivered by the tail and not applied yet (see applyEntry). */
+  private pending: LogEntry[] = [];
+  private applyScheduled = false;
+  private lastBatchStartedAtMs = Number.NEGATIVE_INFINITY;
   /** Reloads since the last entry applied by tailing; bounded by `LIMITS.metaReloadAttemptsMax`. */
   private reloadsInARow = 0;
   private subscription: TailSubscription | undefined;
@@ -125,6 +129,8 @@ export class MetaStore {
   }
 
   private tailEnded(error: Error): void {
+    // What the tail delivered before it ended is valid: apply it before anything else.
+    this.applyPending();
     if (error instanceof LogPurgedError && this.options.snapshots && !this.failure && !this.stopped) {
       void this.reload(error, this.options.snapshots);
       return;
@@ -283,38 +289,88 @@ export class MetaStore {
     }
   }
 
+  /**
+   * Entries are applied in batches: those the tail delivers within one turn of the event loop, or within
+   * `LIMITS.metaApplyIntervalMinMs` of the previous batch (at most `LIMITS.metaApplyBatchEntriesMax`), go
+   * through one `applyBatch`, which copies the view's big maps once for all of them instead of once per
+   * entry. A backlog (a burst of creates, a start) costs a few copies instead of thousands; an entry that
+   * arrives alone waits only until the end of the turn.
+   */
   private applyEntry(seq: number, command: Command): void {
     if (this.failure || this.stopped) return;
-    let view: View;
-    let outcome: Outcome;
-    try {
-      ({ view, outcome } = apply(this.currentView, seq, command));
-    } catch (error) {
-      this.fail(error instanceof Error ? error : new Error(String(error)));
+    this.pending.push({ seq, command });
+    if (this.pending.length >= LIMITS.metaApplyBatchEntriesMax) {
+      this.applyPending();
       return;
     }
+    if (this.applyScheduled) return;
+    this.applyScheduled = true;
+    const run = (): void => {
+      this.applyScheduled = false;
+      this.applyPending();
+    };
+    // Batches start at most every `metaApplyIntervalMinMs`: entries that arrive closer together than that
+    // (a burst) wait a moment and share one copy of the view, which bounds the CPU a burst costs every process.
+    const waitMs = this.lastBatchStartedAtMs + LIMITS.metaApplyIntervalMinMs - performance.now();
+    if (waitMs > 0) setTimeout(run, waitMs);
+    else setImmediate(run);
+  }
+
+  private applyPending(): void {
+    const entries = this.pending;
+    this.pending = [];
+    if (entries.length === 0 || this.failure || this.stopped) return;
+    this.lastBatchStartedAtMs = performance.now();
+    let view: View;
+    let outcomes: Outcome[];
+    try {
+      ({ view, outcomes } = applyBatch(this.currentView, entries));
+    } catch (error) {
+      // A broken invariant in the batch: apply the entries before it one by one, so the view stops at the
+      // last good entry, as it would have without batching, then stop.
+      const broken = error instanceof Error ? error : new Error(String(error));
+      for (const entry of entries) {
+        try {
+          this.publish([entry], applyBatch(this.currentView, [entry]));
+        } catch {
+          break;
+        }
+      }
+      this.fail(broken);
+      return;
+    }
+    this.publish(entries, { view, outcomes });
+  }
+
+  /** Makes `applied` (the result of applying `entries`) the current view and tells listeners and waiters. */
+  private publish(entries: readonly LogEntry[], applied: { view: View; outcomes: Outcome[] }): void {
+    const { view, outcomes } = applied;
     this.currentView = view;
     this.reloadsInARow = 0;
-    this.recentOutcomes.set(seq, outcome);
-    if (this.recentOutcomes.size > this.recentOutcomesMax) {
-      // Maps iterate in insertion order and sequences are inserted in order, so the first key is the oldest.
-      this.recentOutcomes.delete(this.recentOutcomes.keys().next().value as number);
-    }
-    for (const listener of this.listeners) {
-      try {
-        listener(view, seq, command, outcome);
-      } catch (error) {
-        this.report(error instanceof Error ? error : new Error(String(error)), this.options.onListenerError);
+    entries.forEach(({ seq, command }, index) => {
+      const outcome = outcomes[index]!;
+      this.recentOutcomes.set(seq, outcome);
+      if (this.recentOutcomes.size > this.recentOutcomesMax) {
+        // Maps iterate in insertion order and sequences are inserted in order, so the first key is the oldest.
+        this.recentOutcomes.delete(this.recentOutcomes.keys().next().value as number);
       }
-    }
-    const waiters = this.waitersBySeq.get(seq);
-    if (waiters) {
-      this.waitersBySeq.delete(seq);
-      for (const waiter of waiters) {
-        clearTimeout(waiter.timer);
-        waiter.resolve();
+      // Listeners get the view after the whole batch: it includes this entry and is the one they would read.
+      for (const listener of this.listeners) {
+        try {
+          listener(view, seq, command, outcome);
+        } catch (error) {
+          this.report(error instanceof Error ? error : new Error(String(error)), this.options.onListenerError);
+        }
       }
-    }
+      const waiters = this.waitersBySeq.get(seq);
+      if (waiters) {
+        this.waitersBySeq.delete(seq);
+        for (const waiter of waiters) {
+          clearTimeout(waiter.timer);
+          waiter.resolve();
+        }
+      }
+    });
   }
 
   private fail(error: Error): void {

@@ -107,7 +107,9 @@ describe('SnapshotScheduler on a real nats-server and S3 server', () => {
         const { log, holder, rounds, errors, late } = await startAfterHistoryOf(length, pacedBy);
         expect(errors).toEqual([]);
         expect(holder.replayedEntries).toBe(0);
-        expect(rounds.length).toBeGreaterThanOrEqual(2);
+        // Steady chunks make every due round happen; a burst is applied in a few batches (the store applies
+        // what one turn delivers at once), so its rounds may see only the end of it: at least one round then.
+        expect(rounds.length).toBeGreaterThanOrEqual(appends === 'steady' ? 2 : 1);
         const heldEntries = (await log.lastSeq()) - (await log.firstSeq()) + 1;
         expect(late.replayedEntries).toBe(length - late.snapshotSeq);
         expect(late.store.view).toEqual(holder.store.view);
