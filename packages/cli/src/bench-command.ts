@@ -23,6 +23,7 @@ export interface BenchFlags {
   metadataBuckets: number[];
   json?: boolean;
   keep?: boolean;
+  profile?: boolean;
   /** False with `--no-failover`. */
   failover: boolean;
 }
@@ -70,7 +71,9 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
     pkKeys: flags.pkKeys,
     restoreKeys: flags.restoreKeys,
     metadataBuckets: flags.metadataBuckets,
-    keep: flags.keep ?? false,
+    // Profiles are written into the run's folder, which is then kept.
+    keep: (flags.keep ?? false) || (flags.profile ?? false),
+    profile: flags.profile ?? false,
   };
 }
 
@@ -113,6 +116,7 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
     .option('--no-failover', 'skip the failover scenario (kill -9 and SIGTERM of a bucket leader)')
     .option('--json', 'print the result object as JSON')
     .option('--keep', 'keep the temporary folder (cluster data, S3 objects, logs)')
+    .option('--profile', 'run every mink process under node --cpu-prof; the profiles go to profiles/ in the kept folder')
     .action(async (flags: BenchFlags) => {
       const result = await benchmark(benchOptionsFromFlags(flags), io);
       io.writeOut(flags.json ? renderJson(result) : renderReport(result));

@@ -19,6 +19,7 @@ export interface UpFlags {
   natsPort?: number;
   s3Port?: number;
   logLevel: string;
+  cpuProf?: string;
 }
 
 /** Starts a cluster; LocalCluster.start outside tests. */
@@ -37,6 +38,7 @@ export function clusterOptionsFromFlags(flags: UpFlags): LocalClusterOptions {
     natsPort: flags.natsPort,
     s3Port: flags.s3Port,
     logLevel: flags.logLevel,
+    ...(flags.cpuProf ? { cpuProfileDir: resolve(flags.cpuProf) } : {}),
   };
 }
 
@@ -59,6 +61,7 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     .addOption(new Option('--nats-port <port>', 'client port of nats-server').argParser(parsePort).default(undefined, 'a free port'))
     .addOption(new Option('--s3-port <port>', 'port of the S3 server').argParser(parsePort).default(undefined, 'a free port'))
     .option('--log-level <level>', 'log level of every service (MINK_LOG_LEVEL)', 'info')
+    .option('--cpu-prof <dir>', 'run every service under node --cpu-prof; each writes a .cpuprofile into this folder when it stops')
     .action(async (flags: UpFlags) => {
       await runUp(flags, io, startCluster);
     });

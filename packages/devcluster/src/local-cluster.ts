@@ -76,6 +76,11 @@ export interface LocalClusterOptions {
   /** Where each process's output is appended (default `${dataDir}/logs`). */
   logDir?: string;
   /** MINK_LOG_LEVEL of every service (default 'info'). */
+  /**
+   * When set, every service runs under `node --cpu-prof` and writes a V8 CPU profile
+   * (`*.cpuprofile`, readable by Chrome DevTools or speedscope) into this folder when it exits cleanly.
+   */
+  cpuProfileDir?: string;
   logLevel?: string;
   /** Extra environment for every service, applied last; an undefined value removes a variable. */
   env?: Record<string, string | undefined>;
@@ -116,6 +121,7 @@ interface ResolvedOptions {
   repoRoot: string;
   logDir: string;
   logLevel: string;
+  cpuProfileDir: string | undefined;
   env: Record<string, string | undefined>;
   logger: (line: string) => void;
   readyTimeoutMs: number;
@@ -411,7 +417,10 @@ export class LocalCluster {
     const logDescriptor = openSync(entry.logFile, 'a');
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, [mainPath], {
+      // One profile per start of a process: a restarted service writes a second file instead of overwriting the first.
+      const profileName = `${entry.role}-${entry.nodeId ?? entry.role}-${Date.now()}.cpuprofile`;
+      const profile = this.options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${this.options.cpuProfileDir}`, `--cpu-prof-name=${profileName}`] : [];
+      child = spawn(process.execPath, [...profile, mainPath], {
         cwd: this.options.repoRoot,
         env: entry.env ?? process.env,
         stdio: ['ignore', logDescriptor, logDescriptor],
@@ -579,6 +588,7 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
     repoRoot: options.repoRoot ?? findRepoRoot(),
     logDir: resolve(options.logDir ?? join(dataDir, 'logs')),
     logLevel: options.logLevel ?? 'info',
+    cpuProfileDir: options.cpuProfileDir === undefined ? undefined : resolve(options.cpuProfileDir),
     env: options.env ?? {},
     logger: options.logger ?? (() => undefined),
     readyTimeoutMs: options.readyTimeoutMs ?? LIMITS.serviceReadyTimeoutMs,

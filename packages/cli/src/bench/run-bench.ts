@@ -38,6 +38,8 @@ export type StartBenchCluster = (options: LocalClusterOptions) => Promise<LocalC
 export interface BenchRunOptions extends BenchOptions {
   /** Leave the temporary folder (cluster data, logs, S3 objects) in place for inspection. */
   keep: boolean;
+  /** Run every mink process under `node --cpu-prof`, writing profiles into `profiles/` of the kept folder. */
+  profile?: boolean;
 }
 
 /** s3rver's built-in credentials and the region every mink service uses (README, Configuration). */
@@ -128,6 +130,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       kafkaPort: 0,
       signal: interrupt.signal,
       logger: (line) => note(`  ${line}`),
+      ...(options.profile ? { cpuProfileDir: join(dataDir, 'profiles') } : {}),
     };
     try {
       cluster = await startCluster(clusterOptions);
@@ -324,7 +327,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       note('stopping the cluster');
       await cluster.stop();
     }
-    if (options.keep) note(`kept ${dataDir} (cluster data, S3 objects, logs/)`);
+    if (options.keep) note(`kept ${dataDir} (cluster data, S3 objects, logs/${options.profile ? ', CPU profiles in profiles/' : ''})`);
     else rmSync(dataDir, { recursive: true, force: true });
     // Only now: a second Ctrl-C while the cluster stops must still reach onSignal, whose exit lets
     // LocalCluster's exit handler kill the processes (the default action of SIGINT would skip it).
