@@ -82,6 +82,7 @@ describe('mink bench options', () => {
     ['--only with --no-failover', ['--only', 'pk,failover', '--no-failover'], { figures: ['pk'] }],
     ['--only metadata, which the defaults leave out', ['--only', 'metadata'], { figures: ['metadata'], metadataBuckets: [1_600, 16_000] }],
     ['smaller metadata stages', ['--only', 'metadata', '--metadata-buckets', '160, 480'], { figures: ['metadata'], metadataBuckets: [160, 480] }],
+    ['--profile, which keeps the folder the profiles are written to', ['--profile'], { profile: true, keep: true }],
   ])('parses %s', async (_case, args, expected) => {
     // Proves each flag reaches the run under its name, with the documented defaults.
     const result = await parseBench(args);

@@ -1,0 +1,25 @@
+import { resolve } from 'node:path';
+import { clusterOptionsFromFlags, type UpFlags } from './up-command';
+
+const FLAGS: UpFlags = {
+  nodes: 3,
+  coordinators: 2,
+  dataDir: '.mink',
+  gatewayPort: 8080,
+  kafkaPort: 9092,
+  leaseTtl: 30_000,
+  coordinatorTick: 5_000,
+  logLevel: 'info',
+};
+
+describe('mink up options', () => {
+  it('runs no process under the profiler unless asked', () => {
+    // Proves profiling is opt-in: without --cpu-prof the cluster options carry no profile folder.
+    expect(clusterOptionsFromFlags(FLAGS)).not.toHaveProperty('cpuProfileDir');
+  });
+
+  it('passes --cpu-prof to every process as an absolute folder', () => {
+    // Proves the flag reaches LocalCluster, resolved against the working directory like --data-dir.
+    expect(clusterOptionsFromFlags({ ...FLAGS, cpuProf: 'profiles' })).toMatchObject({ cpuProfileDir: resolve('profiles'), dataDir: resolve('.mink') });
+  });
+});
