@@ -85,7 +85,10 @@ describe('metadata view snapshots on a real local cluster', () => {
       const state = await logAndSnapshots(cluster!.natsUrl);
       return state.snapshotSeqs.length === 3 && state.firstSeq > 1 ? state : undefined;
     });
-    expect(before.firstSeq).toBe(Math.min(...before.snapshotSeqs) + 1);
+    // The log is purged, never above the oldest kept snapshot (every kept snapshot can be started from); it
+    // may keep a few more entries that a data node had not applied yet by its last heartbeat (the purge margin).
+    expect(before.firstSeq).toBeGreaterThan(1);
+    expect(before.firstSeq).toBeLessThanOrEqual(Math.min(...before.snapshotSeqs) + 1);
     expect(Math.max(...before.snapshotSeqs)).toBeGreaterThan(before.lastSeq - 2 * SNAPSHOT_EVERY_COMMANDS);
     expect(await rowCount(gateway, 'events')).toBe(APPENDS * ROWS_PER_APPEND);
 
