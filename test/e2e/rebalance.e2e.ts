@@ -44,6 +44,10 @@ describe('rebalance on a real local cluster', () => {
     expect(dryRun.body.moves.length).toBe(3);
     expect(dryRun.body.moves.every((move: any) => move.to === '3' && move.table === 'spread')).toBe(true);
     expect(loads((await http(gateway, 'GET', '/v1/cluster')).body)['3']).toBe(0);
+    // A dryRun that is not a boolean is refused, and moves nothing.
+    const typo = await http(gateway, 'POST', '/v1/cluster/rebalance?dryRun=maybe');
+    expect({ status: typo.status, code: typo.body.error?.code }).toEqual({ status: 400, code: 'InvalidArgument' });
+    expect(loads((await http(gateway, 'GET', '/v1/cluster')).body)['3']).toBe(0);
 
     const applied = await http(gateway, 'POST', '/v1/cluster/rebalance');
     expect(applied.status).toBe(200);

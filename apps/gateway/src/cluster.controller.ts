@@ -1,5 +1,6 @@
 import { Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { GatewayService } from './gateway.service';
+import { readDryRun } from './request-bodies';
 
 /** Cluster state and rebalance (DESIGN §7). */
 @Controller('v1/cluster')
@@ -13,7 +14,7 @@ export class ClusterController {
 
   @Post('rebalance')
   @HttpCode(200)
-  rebalance(@Query('dryRun') dryRun?: string) {
-    return this.gateway.rebalance(dryRun === 'true' || dryRun === '1' || dryRun === '');
+  rebalance(@Query('dryRun') dryRun?: string | string[]) {
+    return this.gateway.rebalance(readDryRun(dryRun));
   }
 }

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
+import { readDeleteBody, readDryRun, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 
 describe('bodies of the primary-key endpoints', () => {
   test.each<[string, () => unknown, RegExp]>([
@@ -33,5 +33,28 @@ describe('bodies of the primary-key endpoints', () => {
   ])('reads %s', (_case, read, expected) => {
     // Proves well-shaped bodies come through unchanged, without fields they did not have.
     expect(read()).toEqual(expected);
+  });
+});
+
+describe('the dryRun query parameter of a rebalance', () => {
+  test.each<[string, string | string[] | undefined, boolean]>([
+    ['absent: a real rebalance', undefined, false],
+    ['true', 'true', true],
+    ['1', '1', true],
+    ['bare (?dryRun)', '', true],
+    ['false', 'false', false],
+    ['0', '0', false],
+  ])('reads %s', (_case, value, expected) => {
+    expect(readDryRun(value)).toBe(expected);
+  });
+
+  test.each<[string, string | string[]]>([
+    ['a word that is not a boolean', 'maybe'],
+    ['a capitalised boolean', 'True'],
+    ['the parameter given twice', ['true', 'false']],
+  ])('refuses %s instead of carrying out a real rebalance', (_case, value) => {
+    // Proves a typo is a 400 naming the parameter, never a rebalance the caller did not ask for.
+    expect(() => readDryRun(value)).toThrow(InvalidArgumentError);
+    expect(() => readDryRun(value)).toThrow(/^dryRun must be true or false/);
   });
 });

@@ -83,3 +83,15 @@ function optionalColumns(fields: Record<string, unknown>, endpoint: string): { c
   }
   return { columns: value as string[] };
 }
+
+/**
+ * The `dryRun` query parameter of `POST /v1/cluster/rebalance`: absent or `false`/`0` carries the moves out;
+ * `true`, `1` or a bare `dryRun` only plans them. Anything else is a 400: a typo must never turn a dry run
+ * into a real rebalance.
+ */
+export function readDryRun(value: string | string[] | undefined): boolean {
+  if (value === undefined) return false;
+  if (value === 'true' || value === '1' || value === '') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new InvalidArgumentError(`dryRun must be true or false, got ${JSON.stringify(value)}`);
+}
