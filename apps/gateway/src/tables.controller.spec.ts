@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { MinkClient, TableClient } from '@mink/client';
 import type { TableRecord } from '@mink/meta';
 import { InvalidArgumentError, type WriteTableResult } from '@mink/protocol';
-import { HttpErrorFilter, ServiceState, type ClusterMember } from '@mink/runtime';
+import { createHttpAdapter, HttpErrorFilter, ServiceState, type ClusterMember } from '@mink/runtime';
 
 import { GatewayModule } from './gateway.module';
 import { GatewayService } from './gateway.service';
@@ -49,8 +49,9 @@ describe('gateway primary-key endpoints', () => {
   beforeAll(async () => {
     const member = { view: { tables: { orders: ORDERS }, buckets: {}, nodes: {} } } as unknown as ClusterMember;
     const client = { table: (name: string) => (name === 'orders' ? table : undefined) } as unknown as MinkClient;
-    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(new ServiceState('gateway', 'test'), new GatewayService(member, client)), new FastifyAdapter(), {
+    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(new ServiceState('gateway', 'test'), new GatewayService(member, client)), createHttpAdapter(), {
       logger: false,
+      bodyParser: false,
     });
     app.useGlobalFilters(new HttpErrorFilter());
     await app.init();
@@ -106,5 +107,23 @@ describe('gateway primary-key endpoints', () => {
     const response = await post(`/v1/tables/missing/${endpoint}`, payload);
     expect(response).toEqual({ status: 404, body: { error: { code: 'NotFound', message: "table 'missing' does not exist" } } });
     expect(calls).toEqual([]);
+  });
+
+  test.each<[string, Buffer, RegExp]>([
+    ['bytes that are not UTF-8 inside a string', Buffer.concat([Buffer.from('{"rows":[{"shop":"'), Buffer.from([0xc3, 0x28]), Buffer.from('","id":1}]}')]), /^request body is not valid UTF-8$/],
+    ['a lone continuation byte', Buffer.concat([Buffer.from('{"rows":[{"shop":"a'), Buffer.from([0x80]), Buffer.from('","id":1}]}')]), /^request body is not valid UTF-8$/],
+    ['text that is not JSON', Buffer.from('{"rows": [}'), /^request body is not valid JSON/],
+  ])('a put whose body holds %s answers 400 and writes nothing', async (_case, payload, message) => {
+    // Proves the body is decoded strictly: invalid UTF-8 is refused instead of being stored with U+FFFD in it.
+    const response = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: '/v1/tables/orders/put', payload, headers: { 'content-type': 'application/json' } });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 400, body: { error: { code: 'InvalidArgument', message: expect.stringMatching(message) } } });
+    expect(calls).toEqual([]);
+  });
+
+  test('a put whose strings hold multi-byte UTF-8 is read as sent', async () => {
+    // Proves the strict decoder keeps valid non-ASCII text intact.
+    const response = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: '/v1/tables/orders/put', payload: Buffer.from('{"rows":[{"shop":"café 日本 😀","id":1}]}'), headers: { 'content-type': 'application/json' } });
+    expect(response.statusCode).toBe(200);
+    expect(calls).toEqual([{ operation: 'put', args: [[{ shop: 'café 日本 😀', id: 1 }], {}] }]);
   });
 });

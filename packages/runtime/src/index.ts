@@ -4,3 +4,4 @@ export * from './health.controller';
 export * from './http-errors';
 export * from './cluster-member';
 export * from './run-service';
+export * from './http-adapter';

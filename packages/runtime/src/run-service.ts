@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { DynamicModule, Type } from '@nestjs/common';
-import { LIMITS } from '@mink/config';
 import type { Logger } from 'pino';
+import { createHttpAdapter } from './http-adapter';
 import { HttpErrorFilter } from './http-errors';
 
 /**
@@ -20,8 +20,9 @@ export async function runHttpService(options: {
   const { logger } = options;
   const app = await NestFactory.create<NestFastifyApplication>(
     options.module,
-    new FastifyAdapter({ bodyLimit: LIMITS.httpBodyBytesMax }),
-    { logger: ['error', 'warn'] },
+    createHttpAdapter(),
+    // The adapter parses JSON bodies itself (strictly); Nest's own parser would replace it.
+    { logger: ['error', 'warn'], bodyParser: false },
   );
   app.useGlobalFilters(new HttpErrorFilter(logger));
   await app.listen(options.port, '0.0.0.0');
