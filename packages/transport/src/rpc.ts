@@ -1,6 +1,6 @@
 import { headers as natsHeaders, type NatsConnection, type Subscription, type Msg } from 'nats';
 import { LIMITS } from '@mink/config';
-import { MinkError, TimeoutError, UnavailableError, fromErrorBody, isErrorBody, toErrorBody } from '@mink/protocol';
+import { InvalidArgumentError, MinkError, TimeoutError, UnavailableError, fromErrorBody, isErrorBody, toErrorBody } from '@mink/protocol';
 
 /**
  * JSON request/reply over NATS. A reply is either `{result}` or an error body `{error:{code,…}}`; the
@@ -24,10 +24,15 @@ export async function requestJson<T>(
   timeoutMs: number = LIMITS.requestTimeoutMs,
 ): Promise<T> {
   let reply: Msg;
+  const payload = encodeJson(body);
   try {
-    reply = await nc.request(subject, encodeJson(body), { timeout: timeoutMs });
+    reply = await nc.request(subject, payload, { timeout: timeoutMs });
   } catch (error) {
     const code = (error as { code?: string }).code;
+    // Too big for one NATS message: the request itself is wrong (a table of 100 000 columns, say), not the cluster.
+    if (code === 'MAX_PAYLOAD_EXCEEDED') {
+      throw new InvalidArgumentError(`the request is ${payload.length} bytes, more than the ${nc.info?.max_payload ?? 'server'} bytes one message may hold`);
+    }
     if (code === '503') throw new UnavailableError(`no process answers on ${subject}`);
     if (code === 'TIMEOUT' || code === 'timeout') throw new TimeoutError(`no reply on ${subject} within ${timeoutMs} ms`);
     throw error;
