@@ -32,22 +32,28 @@ export const BENCH_LIMITS = {
   failedCallsMax: 10,
 } as const;
 
-/** The log table every mink scenario appends to. */
+/** Columns of the rows every write scenario sends (a payload column is added for the log table). */
+const BENCH_ROW_COLUMNS = [
+  { name: 'id', type: 'int64' },
+  { name: 'name', type: 'string' },
+  { name: 'value', type: 'float64' },
+] as const;
+
+/** Characters of the `payload` string of each appended row: the issue's load was `{id, payload string(200)}`. */
+export const BENCH_PAYLOAD_CHARS = 200;
+
+/** The log table every mink scenario appends to: about 270 bytes of JSON per row. */
 export const BENCH_TABLE = {
   name: 'bench_events',
-  columns: [
-    { name: 'id', type: 'int64' },
-    { name: 'name', type: 'string' },
-    { name: 'value', type: 'float64' },
-  ],
+  columns: [...BENCH_ROW_COLUMNS, { name: 'payload', type: 'string' }],
   bucketKey: ['id'],
   buckets: 8,
 } as const;
 
-/** The primary-key table the put and lookup scenarios use: the log table's columns, keyed by id. */
+/** The primary-key table the put and lookup scenarios use: id, name and value, keyed by id. */
 export const BENCH_PK_TABLE = {
   name: 'bench_pk',
-  columns: BENCH_TABLE.columns,
+  columns: BENCH_ROW_COLUMNS,
   primaryKey: ['id'],
   buckets: 8,
 } as const;
@@ -55,7 +61,7 @@ export const BENCH_PK_TABLE = {
 /** The primary-key table of the restore scenario: one bucket, so all its keys are restored at once by one node. */
 export const BENCH_RESTORE_TABLE = {
   name: 'bench_pk_restore',
-  columns: BENCH_TABLE.columns,
+  columns: BENCH_ROW_COLUMNS,
   primaryKey: ['id'],
   buckets: 1,
 } as const;

@@ -8,7 +8,7 @@ import { S3ObjectStore } from '@mink/s3stream';
 import { CliError, type CliIo } from '../io';
 import { deadlineAfter, JetStreamBaseline, measureS3Get, measureS3Put, NatsRequestBaseline } from './baselines';
 import { createBenchTable, dropBenchTable, waitForOpenBuckets } from './bench-cluster';
-import { BENCH_BASELINES, BENCH_CLUSTER, BENCH_FAILOVER, BENCH_LOOKUP, BENCH_METADATA, BENCH_PK_TABLE, BENCH_RESTORE, BENCH_RESTORE_TABLE, BENCH_TABLE } from './bench-limits';
+import { BENCH_BASELINES, BENCH_CLUSTER, BENCH_FAILOVER, BENCH_LOOKUP, BENCH_METADATA, BENCH_PAYLOAD_CHARS, BENCH_PK_TABLE, BENCH_RESTORE, BENCH_RESTORE_TABLE, BENCH_TABLE } from './bench-limits';
 import { runFailover } from './failover';
 import { formatCount, formatMilliseconds, formatSize } from './format';
 import { runMetadata } from './metadata';
@@ -195,8 +195,9 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       }
     }
 
-    const scenario = (rows: number, firstId: number) => ({
+    const scenario = (rows: number, firstId: number, payloadChars = 0) => ({
       rows,
+      payloadChars,
       batchRows: options.batchRows,
       concurrency: options.concurrency,
       firstId,
@@ -209,12 +210,12 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     const idRange = options.rows + options.batchRows * BENCH_BASELINES.warmupOperations;
     if (selected('append') && !interrupt.signal.aborted) {
       startPhase(`mink append through the gateway: POST ${cluster.gatewayUrl}/v1/tables/${BENCH_TABLE.name}/append`);
-      const gateway = await runGatewayAppend(io, cluster.gatewayUrl, scenario(options.rows, 0));
+      const gateway = await runGatewayAppend(io, cluster.gatewayUrl, scenario(options.rows, 0, BENCH_PAYLOAD_CHARS));
       if (gateway !== null) appends.push(gateway);
     }
     if (selected('append') && !interrupt.signal.aborted) {
       startPhase(`mink append through the TypeScript client over ${cluster.natsUrl}`);
-      const client = await runClientAppend(cluster.natsUrl, scenario(options.rows, idRange));
+      const client = await runClientAppend(cluster.natsUrl, scenario(options.rows, idRange, BENCH_PAYLOAD_CHARS));
       if (client !== null) appends.push(client);
     }
     let writtenIds: number[] = [];

@@ -12,6 +12,8 @@ export interface BenchRow {
   id: number;
   name: string;
   value: number;
+  /** Only in the log table's rows (`payloadChars` > 0). */
+  payload?: string;
 }
 
 /** What a write scenario needs: the rows to send, how, and where progress lines go. */
@@ -21,6 +23,8 @@ export interface WriteScenarioSettings {
   concurrency: number;
   /** Ids of this scenario's rows start here, so two scenarios never write the same ids. */
   firstId: number;
+  /** Characters of a `payload` string in each row; 0 or absent sends rows without one. */
+  payloadChars?: number;
   deadlineMs?: number;
   signal?: AbortSignal;
   /** Lists the WAL objects before and after, to report what the scenario wrote to S3. */
@@ -49,15 +53,25 @@ export interface WriteScenarioOutcome {
 
 /**
  * The rows of call `index`: consecutive ids, a name from a small set (so the string column compresses as
- * real data would) and a float. About 50 bytes of JSON per row.
+ * real data would) and a float, about 50 bytes of JSON per row; with `payloadChars`, a payload string of
+ * that length that differs per row.
  */
-export function benchRows(settings: Pick<WriteScenarioSettings, 'rows' | 'batchRows' | 'firstId'>, index: number): BenchRow[] {
+export function benchRows(settings: Pick<WriteScenarioSettings, 'rows' | 'batchRows' | 'firstId' | 'payloadChars'>, index: number): BenchRow[] {
   const start = index * settings.batchRows;
   const count = Math.max(0, Math.min(settings.batchRows, settings.rows - start));
+  const payloadChars = settings.payloadChars ?? 0;
   return Array.from({ length: count }, (_, offset) => {
     const id = settings.firstId + start + offset;
-    return { id, name: `sensor-${id % 1_000}`, value: (id % 10_007) / 7 };
+    const row: BenchRow = { id, name: `sensor-${id % 1_000}`, value: (id % 10_007) / 7 };
+    if (payloadChars > 0) row.payload = payloadOf(id, payloadChars);
+    return row;
   });
+}
+
+/** A string of `chars` characters that starts with the id, so no two rows carry the same payload. */
+export function payloadOf(id: number, chars: number): string {
+  const head = `${id}:`;
+  return (head + 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(Math.ceil(chars / 36))).slice(0, chars);
 }
 
 /** Calls a scenario makes: the last one carries the remainder. */
@@ -79,7 +93,12 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   const calls = writeCallCount(settings.rows, settings.batchRows);
   // Warm-up calls (the first describe of the table, new connections) write ids after the measured ones,
   // so they are neither counted nor colliding with them.
-  const warmupRows = { firstId: settings.firstId + settings.rows, rows: settings.batchRows * BENCH_BASELINES.warmupOperations, batchRows: settings.batchRows };
+  const warmupRows = {
+    firstId: settings.firstId + settings.rows,
+    rows: settings.batchRows * BENCH_BASELINES.warmupOperations,
+    batchRows: settings.batchRows,
+    payloadChars: settings.payloadChars,
+  };
   await runClosedLoop(
     { prepare: (index) => writer.encode(benchRows(warmupRows, index)), send: (batch) => writer.send(batch) },
     { operations: BENCH_BASELINES.warmupOperations, concurrency: settings.concurrency, signal: settings.signal, failuresMax: BENCH_LIMITS.failedCallsMax },
