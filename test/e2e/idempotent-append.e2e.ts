@@ -1,3 +1,4 @@
+import { LIMITS } from '@mink/config';
 /**
  * Retries never duplicate rows (Kafka's idempotent producer): an append whose commit applies but whose
  * reply is lost (the caller gives up before the answer arrives) is retried with the same writer id and
@@ -55,6 +56,13 @@ describe('idempotent appends on a real local cluster', () => {
       const again = await append(1, [{ id: 3 }, { id: 4 }, { id: 5 }]);
       expect(again).toEqual({ bucket: 0, baseOffset: 2, count: 3, duplicate: true });
 
+      // An earlier batch still remembered (a writer with several requests in flight may retry it after a
+      // later one was acknowledged) is answered with its offsets too, and not stored again.
+      const earlier = await append(0, [{ id: 1 }, { id: 2 }]);
+      expect(earlier).toEqual({ bucket: 0, baseOffset: 0, count: 2, duplicate: true });
+
+      // Once LIMITS.writerBatchesRemembered later batches have committed, batch 0 is forgotten: a Conflict.
+      for (let seq = 2; seq < 2 + LIMITS.writerBatchesRemembered; seq++) await append(seq, [{ id: 10 + seq }]);
       const stale = await append(0, [{ id: 99 }]).catch((error) => error);
       expect((stale as MinkError).code).toBe('Conflict');
     } finally {
@@ -62,13 +70,16 @@ describe('idempotent appends on a real local cluster', () => {
     }
 
     const scanned = (await http(gateway, 'GET', '/v1/tables/retries/scan?bucket=0&offset=0&limit=100')).body;
-    expect(scanned.highWatermark).toBe(5);
+    // Every batch once, in sequence order: the duplicates and the conflicting batch stored nothing.
+    const later = Array.from({ length: LIMITS.writerBatchesRemembered }, (_, index) => [5 + index, String(12 + index)]);
+    expect(scanned.highWatermark).toBe(5 + LIMITS.writerBatchesRemembered);
     expect(scanned.records.map((record: any) => [record.offset, record.row.id])).toEqual([
       [0, '1'],
       [1, '2'],
       [2, '3'],
       [3, '4'],
       [4, '5'],
+      ...later,
     ]);
   });
 });

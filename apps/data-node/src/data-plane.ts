@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, ownRecord, type BucketRecord, type TableRecord, type View } from '@mink/meta';
+import { bucketId, decideWriterSequence, ownRecord, type BucketRecord, type TableRecord, type View } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -35,6 +35,8 @@ import type { BucketSync } from './bucket-sync';
 import type { PkBucket } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
+const NO_SEQUENCES: ReadonlySet<number> = new Set();
+
 /** JSON bytes of a scanned record besides its row: offset, timestamp and punctuation. */
 const SCANNED_RECORD_OVERHEAD_BYTES = 48;
 
@@ -47,6 +49,8 @@ const SCANNED_RECORD_OVERHEAD_BYTES = 48;
 export class DataPlane {
   /** Idempotent appends in flight, by bucket/writer/sequence, so a fast retry joins the first attempt. */
   private readonly pendingWrites = new Map<string, Promise<AppendBucketResult>>();
+  /** Sequences of each idempotent writer in flight here, by bucket/writer (see decideWriterSequence). */
+  private readonly writerSeqsInFlight = new Map<string, Set<number>>();
   private spreadCounter = 0;
 
   constructor(
@@ -92,21 +96,41 @@ export class DataPlane {
     const writer = request.writer;
     if (!writer) return this.write(id, table, record, rows);
     if (typeof writer.id !== 'string' || writer.id.length === 0 || !Number.isSafeInteger(writer.seq) || writer.seq < 0) {
-      throw new InvalidArgumentError('writer must be {id: a non-empty string, seq: a non-negative integer}');
+      throw new InvalidArgumentError('writer must be {id: a non-empty string, seq: a non-negative integer, acked?: an integer from -1}');
+    }
+    if (writer.acked !== undefined && (!Number.isSafeInteger(writer.acked) || writer.acked < -1 || writer.acked >= writer.seq)) {
+      throw new InvalidArgumentError(`writer.acked must be an integer from -1 below the sequence ${writer.seq}, got ${String(writer.acked)}`);
     }
     // Retries never duplicate rows: the committed writer state in the view answers a batch that was
-    // committed before (even by a previous leader); an attempt still in flight is joined.
-    const committed = record.stream.writers[writer.id];
-    if (committed && writer.seq === committed.seq) {
-      return { ...this.resultOf(record, committed.baseOffset, committed.count), duplicate: true };
+    // committed before (even by a previous leader); an attempt still in flight is joined; a batch that
+    // arrives ahead of its predecessor waits for the writer to send it again.
+    const writerKey = `${id}|${writer.id}`;
+    const inFlight = this.writerSeqsInFlight.get(writerKey) ?? NO_SEQUENCES;
+    const decision = decideWriterSequence({ seq: writer.seq, ackedSeq: writer.acked, committed: ownRecord(record.stream.writers, writer.id), inFlight });
+    switch (decision.kind) {
+      case 'duplicate':
+        return { ...this.resultOf(record, decision.batch.baseOffset, decision.batch.count), duplicate: true };
+      case 'conflict':
+        throw new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than the batches remembered of it (last committed ${decision.lastCommitted})`);
+      case 'join':
+        return this.pendingWrites.get(`${writerKey}|${writer.seq}`)!;
+      case 'outOfOrder':
+        throw new UnavailableError(`writer ${writer.id} sequence ${writer.seq} arrived before sequence ${decision.expected}: send it again after that one`, 0);
+      case 'write':
+        break;
     }
-    if (committed && writer.seq < committed.seq) {
-      throw new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than its last committed sequence ${committed.seq}`);
-    }
-    const key = `${id}|${writer.id}|${writer.seq}`;
-    const pending = this.pendingWrites.get(key);
-    if (pending) return pending;
-    const attempt = this.write(id, table, record, rows, writer).finally(() => this.pendingWrites.delete(key));
+    const key = `${writerKey}|${writer.seq}`;
+    const seqs = new Set(inFlight).add(writer.seq);
+    this.writerSeqsInFlight.set(writerKey, seqs);
+    const attempt = this.write(id, table, record, rows, writer).finally(() => {
+      this.pendingWrites.delete(key);
+      // A failed batch fails the writer's later batches of this stream too (the WAL writer's rule), so
+      // none of them stays in flight; a committed one is in the view now.
+      const current = this.writerSeqsInFlight.get(writerKey);
+      if (!current) return;
+      current.delete(writer.seq);
+      if (current.size === 0) this.writerSeqsInFlight.delete(writerKey);
+    });
     this.pendingWrites.set(key, attempt);
     return attempt;
   }

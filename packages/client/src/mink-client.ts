@@ -3,13 +3,15 @@ import { LIMITS } from '@mink/config';
 import { MinkError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult, type HolderResult } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
-import { TableClient } from './table-client';
+import { TableClient, type TableClientOptions } from './table-client';
 
 export interface MinkClientOptions {
   /** NATS server URL(s) of the cluster. */
   servers: string | string[];
   /** Name shown in NATS monitoring. */
   name?: string;
+  /** Append requests in flight per bucket of a table (default LIMITS.writerRequestsInFlightMax). */
+  appendsInFlightPerBucket?: number;
 }
 
 /** Coordinator answers carry the metadata sequence at which their effect is visible. */
@@ -26,16 +28,17 @@ export class MinkClient {
   private constructor(
     readonly nc: NatsConnection,
     private readonly ownsConnection: boolean,
+    private readonly tableOptions: TableClientOptions,
   ) {}
 
   static async connect(options: MinkClientOptions): Promise<MinkClient> {
     const nc = await connect({ servers: options.servers, name: options.name ?? 'mink-client', maxReconnectAttempts: -1 });
-    return new MinkClient(nc, true);
+    return new MinkClient(nc, true, { appendsInFlightPerBucket: options.appendsInFlightPerBucket });
   }
 
   /** Wraps an existing connection (services that already have one); `close()` leaves it open. */
-  static over(nc: NatsConnection): MinkClient {
-    return new MinkClient(nc, false);
+  static over(nc: NatsConnection, options: Pick<MinkClientOptions, 'appendsInFlightPerBucket'> = {}): MinkClient {
+    return new MinkClient(nc, false, { appendsInFlightPerBucket: options.appendsInFlightPerBucket });
   }
 
   async createTable(spec: unknown): Promise<WithSeq<CreateTableResult>> {
@@ -54,7 +57,7 @@ export class MinkClient {
   table(name: string): TableClient {
     let handle = this.tables.get(name);
     if (!handle) {
-      handle = new TableClient(this.nc, name);
+      handle = new TableClient(this.nc, name, this.tableOptions);
       this.tables.set(name, handle);
     }
     return handle;

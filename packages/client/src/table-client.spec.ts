@@ -1,6 +1,6 @@
 import type { NatsConnection } from 'nats';
 import { LIMITS } from '@mink/config';
-import type { ColumnSpec } from '@mink/meta';
+import { decideWriterSequence, type ColumnSpec, type WriterState } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -8,6 +8,7 @@ import {
   SUBJECTS,
   UnavailableError,
   toErrorBody,
+  type AppendBucketRequest,
   type DeleteBucketRequest,
   type LookupBucketRequest,
   type PrefixLookupBucketRequest,
@@ -371,3 +372,182 @@ async function waitUntil(condition: () => boolean): Promise<void> {
   for (let attempt = 0; attempt < 200 && !condition(); attempt++) await new Promise((resolve) => setTimeout(resolve, 5));
   expect(condition()).toBe(true);
 }
+
+/**
+ * A fake leader of a log table for the append pipeline: it answers describeTable, holds each append until
+ * the test releases it (or answers at once), and decides each one with the real decideWriterSequence over
+ * its own committed writer state, so a batch that overtakes its predecessor is refused as the data node
+ * refuses it. Committed rows are kept in commit order.
+ */
+class FakeLogLeader {
+  readonly received: AppendBucketRequest[] = [];
+  readonly committedRows: unknown[] = [];
+  private readonly writers = new Map<string, WriterState>();
+  private readonly inFlight = new Map<string, Set<number>>();
+  private nextOffset = 0;
+  holdReplies = false;
+  private readonly held: (() => void)[] = [];
+  /** Answers the next appends instead of the leader (once each), by writer seq; undefined lets it through. */
+  failures = new Map<number, () => unknown>();
+
+  readonly route: TableRoute = {
+    table: 'events',
+    tableId: 3,
+    kind: 'log',
+    columns: COLUMNS,
+    primaryKey: [],
+    bucketKey: ['shop'],
+    buckets: 1,
+    leaders: [{ node: 'n0', address: addressOf(0), leaderEpoch: 1 }],
+  };
+
+  readonly nc = {
+    request: async (subject: string, data: Uint8Array) => {
+      const body = JSON.parse(new TextDecoder().decode(data)) as { op: string };
+      let reply: unknown;
+      try {
+        reply = { result: body.op === 'describeTable' ? structuredClone(this.route) : await this.append(body as AppendBucketRequest) };
+      } catch (error) {
+        reply = toErrorBody(error);
+      }
+      return { data: new TextEncoder().encode(JSON.stringify(reply)) };
+    },
+  } as unknown as NatsConnection;
+
+  releaseAll(): void {
+    this.holdReplies = false;
+    for (const release of this.held.splice(0)) release();
+  }
+
+  private async append(request: AppendBucketRequest): Promise<unknown> {
+    this.received.push(request);
+    const writer = request.writer!;
+    const failure = this.failures.get(writer.seq);
+    if (failure) {
+      this.failures.delete(writer.seq);
+      const answer = failure();
+      if (answer !== undefined) return answer;
+    }
+    const seqs = this.inFlight.get(writer.id) ?? new Set<number>();
+    const decision = decideWriterSequence({ seq: writer.seq, ackedSeq: writer.acked, committed: this.writers.get(writer.id), inFlight: seqs });
+    if (decision.kind === 'duplicate') return { bucket: 0, baseOffset: decision.batch.baseOffset, count: decision.batch.count, duplicate: true };
+    if (decision.kind === 'outOfOrder') throw new UnavailableError(`sequence ${writer.seq} before ${decision.expected}`, 0);
+    if (decision.kind !== 'write') throw new MinkError('Conflict', `unexpected ${decision.kind}`);
+    seqs.add(writer.seq);
+    this.inFlight.set(writer.id, seqs);
+    if (this.holdReplies) await new Promise<void>((resolve) => this.held.push(resolve));
+    seqs.delete(writer.seq);
+    const baseOffset = this.nextOffset;
+    this.nextOffset += request.rows.length;
+    this.committedRows.push(...request.rows);
+    const previous = this.writers.get(writer.id);
+    this.writers.set(writer.id, {
+      seq: writer.seq,
+      baseOffset,
+      count: request.rows.length,
+      earlier: previous ? [{ seq: previous.seq, baseOffset: previous.baseOffset, count: previous.count }, ...(previous.earlier ?? [])].slice(0, 4) : [],
+    });
+    return { bucket: 0, baseOffset, count: request.rows.length };
+  }
+}
+
+const rowOf = (id: number) => ({ shop: 'alpha', id, amount: id });
+
+describe('TableClient appends: several requests in flight per bucket', () => {
+  it('keeps up to appendsInFlightPerBucket appends of a bucket in flight, in sequence order, naming the newest acknowledged sequence', async () => {
+    // Proves the window: 5 requests go out before any answer, the rest follow as answers come, and the rows commit in call order.
+    const leader = new FakeLogLeader();
+    leader.holdReplies = true;
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5 });
+    const calls = Array.from({ length: 7 }, (_, index) => client.append([rowOf(index)]));
+    await waitUntil(() => leader.received.length >= 5);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(leader.received.map((request) => [request.writer!.seq, request.writer!.acked])).toEqual([
+      [0, -1],
+      [1, -1],
+      [2, -1],
+      [3, -1],
+      [4, -1],
+    ]);
+    leader.releaseAll();
+    const results = await Promise.all(calls);
+    expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(leader.received.slice(5).map((request) => request.writer!.seq)).toEqual([5, 6]);
+    expect(leader.received[5]!.writer!.acked).toBeGreaterThanOrEqual(0);
+    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['0', '1', '2', '3', '4', '5', '6']);
+  });
+
+  it('sends one at a time with appendsInFlightPerBucket 1', async () => {
+    // Proves the window bound is the option: the second request waits for the first answer.
+    const leader = new FakeLogLeader();
+    leader.holdReplies = true;
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 1 });
+    const calls = [client.append([rowOf(0)]), client.append([rowOf(1)])];
+    await waitUntil(() => leader.received.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(leader.received).toHaveLength(1);
+    leader.releaseAll();
+    await Promise.all(calls);
+    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['0', '1']);
+  });
+
+  it('retries a failed append before the ones behind it, which never commit ahead of it', async () => {
+    // Proves order and exactly-once across a failure: seq 1 fails once, seq 2 and 3 arrive before its retry
+    // and are refused as out of order, then everything commits once, in call order.
+    const leader = new FakeLogLeader();
+    leader.failures.set(1, () => {
+      throw new UnavailableError('upload failed', 30);
+    });
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, random: () => 0 });
+    const results = await Promise.all(Array.from({ length: 5 }, (_, index) => client.append([rowOf(index)])));
+    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['0', '1', '2', '3', '4']);
+    expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1, 2, 3, 4]);
+    const seqsSent = leader.received.map((request) => request.writer!.seq);
+    expect(seqsSent.filter((seq) => seq === 1).length).toBe(2);
+  });
+
+  it('answers a retry of an earlier batch after a later one was acknowledged as a duplicate', async () => {
+    // Proves the remembered window: the reply of seq 0 is lost after it committed, seq 1 is acknowledged,
+    // and the retry of seq 0 gets its original offsets without writing its rows twice.
+    const leader = new FakeLogLeader();
+    let lost = false;
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, random: () => 0 });
+    type Request = (subject: string, data: Uint8Array) => Promise<{ data: Uint8Array }>;
+    const fake = leader.nc as unknown as { request: Request };
+    const realRequest = fake.request.bind(fake);
+    fake.request = async (subject, data) => {
+      const reply = await realRequest(subject, data);
+      const body = JSON.parse(new TextDecoder().decode(data)) as AppendBucketRequest;
+      if (body.op === 'append' && body.writer!.seq === 0 && !lost) {
+        lost = true;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        throw Object.assign(new Error('timeout'), { code: 'TIMEOUT' });
+      }
+      return reply;
+    };
+    const results = await Promise.all([client.append([rowOf(0)]), client.append([rowOf(1)])]);
+    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['0', '1']);
+    expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1]);
+    expect(leader.received.filter((request) => request.writer!.seq === 0)).toHaveLength(2);
+  });
+
+  it('fails the appends sent behind one that failed for good, and starts a new writer for later appends', async () => {
+    // Proves nothing overtakes a failure: seq 0 is refused for good, seq 1 (sent behind it) fails without
+    // committing, and the next call writes as a new writer id from sequence 0.
+    const leader = new FakeLogLeader();
+    leader.failures.set(0, () => {
+      throw new MinkError('Conflict', 'refused for good');
+    });
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, random: () => 0 });
+    const first = client.append([rowOf(0)]);
+    const second = client.append([rowOf(1)]);
+    await expect(first).rejects.toThrow('refused for good');
+    await expect(second).rejects.toThrow(/earlier append to bucket 0 of table 'events' failed/);
+    expect(leader.committedRows).toEqual([]);
+    await expect(client.append([rowOf(2)])).resolves.toMatchObject({ appended: 1 });
+    const last = leader.received[leader.received.length - 1]!;
+    expect(last.writer!.seq).toBe(0);
+    expect(last.writer!.id).not.toBe(leader.received[0]!.writer!.id);
+    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['2']);
+  });
+});

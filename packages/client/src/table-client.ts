@@ -96,10 +96,33 @@ interface BucketAnswers {
  * leaves the table in the same state (its changelog may show the repeat). Lookups are not queued behind
  * writes: a lookup sees every write whose call has resolved.
  */
+/**
+ * The appends of one bucket: the writer this client uses for it (a fresh id per generation, after a
+ * request failed for good), the next sequence, the newest acknowledged one, the requests in flight and
+ * those waiting for a place in the window.
+ */
+interface BucketAppends {
+  generation: number;
+  nextSeq: number;
+  ackedSeq: number;
+  inFlight: number;
+  /** Settles when the request sent last settles: a retry of the one after it waits for it. */
+  last: Promise<unknown>;
+  waiting: { rows: Record<string, unknown>[]; resolve: (result: AppendBucketResult) => void; reject: (error: unknown) => void }[];
+}
+
+export interface TableClientOptions {
+  /** Append requests in flight per bucket (default LIMITS.writerRequestsInFlightMax; 1 sends one at a time). */
+  appendsInFlightPerBucket?: number;
+  random?: () => number;
+}
+
 export class TableClient {
   private route: TableRoute | null = null;
   private readonly writerId = randomUUID();
-  private readonly nextSeqByBucket = new Map<number, number>();
+  private readonly appendsByBucket = new Map<number, BucketAppends>();
+  private readonly appendsInFlightMax: number;
+  private readonly random: () => number;
   /** The last write queued for each bucket; the next one starts when it has settled. */
   private readonly bucketQueues = new Map<number, Promise<unknown>>();
   /**
@@ -112,8 +135,14 @@ export class TableClient {
   constructor(
     private readonly nc: NatsConnection,
     readonly name: string,
-    private readonly random: () => number = Math.random,
-  ) {}
+    options: TableClientOptions = {},
+  ) {
+    this.random = options.random ?? Math.random;
+    this.appendsInFlightMax = options.appendsInFlightPerBucket ?? LIMITS.writerRequestsInFlightMax;
+    if (!Number.isSafeInteger(this.appendsInFlightMax) || this.appendsInFlightMax < 1 || this.appendsInFlightMax > LIMITS.writerBatchesRemembered) {
+      throw new MinkError('InvalidArgument', `appendsInFlightPerBucket must be an integer from 1 to ${LIMITS.writerBatchesRemembered}, got ${this.appendsInFlightMax}`);
+    }
+  }
 
   /** Appends rows to a log table; resolves once every row is durable. */
   append(rows: unknown[]): Promise<AppendTableResult> {
@@ -233,20 +262,77 @@ export class TableClient {
     return validateRows(route.columns as ColumnSpec[], requireItems(keys, 'keys'), { allowedColumns: route.primaryKey, required: route.primaryKey });
   }
 
-  /** Queues the appends of one bucket's rows: requests within APPEND_REQUEST_BOUNDS, each with the next sequence. */
+  /**
+   * Queues the appends of one bucket's rows: requests within APPEND_REQUEST_BOUNDS, in the bucket's window
+   * (see pumpAppends). Everything is queued before this returns, so the caller's planning fixes the order.
+   */
   private appendToBucket(route: TableRoute, bucket: number, rows: Row[]): Promise<AppendBucketResult[]> {
     const chunks = chunksOf(rowsToJson(route.columns as ColumnSpec[], rows), APPEND_REQUEST_BOUNDS);
-    return this.enqueueWrite(bucket, async () => {
-      const results: AppendBucketResult[] = [];
-      for (const chunk of chunks) {
-        // The sequence is taken when the chunk goes out, so the sequences of a bucket commit in order.
-        const seq = this.nextSeqByBucket.get(bucket) ?? 0;
-        this.nextSeqByBucket.set(bucket, seq + 1);
-        const request: AppendBucketRequest = { op: 'append', ...this.addressOf(route, bucket), rows: chunk, writer: { id: this.writerId, seq } };
-        results.push(await this.sendToBucket(bucket, request));
-      }
-      return results;
-    });
+    let appends = this.appendsByBucket.get(bucket);
+    if (!appends) {
+      appends = { generation: 0, nextSeq: 0, ackedSeq: -1, inFlight: 0, last: Promise.resolve(), waiting: [] };
+      this.appendsByBucket.set(bucket, appends);
+    }
+    const state = appends;
+    const queued = chunks.map((chunk) => new Promise<AppendBucketResult>((resolve, reject) => state.waiting.push({ rows: chunk, resolve, reject })));
+    this.pumpAppends(route, bucket, state);
+    return Promise.all(queued);
+  }
+
+  /**
+   * Sends a bucket's waiting appends while fewer than `appendsInFlightMax` are in flight, each with the
+   * next sequence of the bucket's writer and the newest sequence acknowledged so far, so the leader writes
+   * them in sequence order (decideWriterSequence). A request that fails is retried only after the request
+   * sent before it has settled, and fails for good if that one did: nothing overtakes a retry. A request
+   * that failed for good (its outcome may be unknown) ends its writer's generation: the requests sent
+   * after it fail too, and later appends start a new writer id at sequence 0.
+   */
+  private pumpAppends(route: TableRoute, bucket: number, state: BucketAppends): void {
+    while (state.inFlight < this.appendsInFlightMax && state.waiting.length > 0) {
+      const next = state.waiting.shift()!;
+      const generation = state.generation;
+      const writerId = `${this.writerId}.${bucket}.${generation}`;
+      const seq = state.nextSeq++;
+      const previous = state.last;
+      let previousFailed = false;
+      const sent = this.sendToBucket(
+        bucket,
+        (): AppendBucketRequest => ({
+          op: 'append',
+          ...this.addressOf(route, bucket),
+          rows: next.rows,
+          // The newest acknowledgement so far, below this sequence (a retry may follow a later one's ack).
+          writer: { id: writerId, seq, acked: Math.min(state.generation === generation ? state.ackedSeq : -1, seq - 1) },
+        }),
+        async () => {
+          await previous.catch(() => {
+            previousFailed = true;
+          });
+          if (previousFailed) {
+            throw new UnavailableError(`an earlier append to bucket ${bucket} of table '${this.name}' failed; this one was not retried so it cannot overtake it`);
+          }
+        },
+      );
+      state.inFlight++;
+      state.last = sent;
+      sent.then(
+        (result) => {
+          if (state.generation === generation) state.ackedSeq = Math.max(state.ackedSeq, seq);
+          next.resolve(result);
+        },
+        (error: unknown) => {
+          if (state.generation === generation) {
+            state.generation++;
+            state.nextSeq = 0;
+            state.ackedSeq = -1;
+          }
+          next.reject(error);
+        },
+      ).finally(() => {
+        state.inFlight--;
+        this.pumpAppends(route, bucket, state);
+      });
+    }
   }
 
   /**
@@ -320,10 +406,19 @@ export class TableClient {
     return { table: this.name, tableId: route.tableId, partition: null, bucket };
   }
 
-  /** Sends a bucket request to its leader, following redirects and retrying what is safe to retry. */
-  private async sendToBucket<R extends BucketRequest>(bucket: number, request: R): Promise<BucketAnswers[R['op']]> {
+  /**
+   * Sends a bucket request to its leader, following redirects and retrying what is safe to retry.
+   * `request` may be a function, called for every attempt; `beforeRetry` runs before every attempt but the
+   * first and may throw to give up.
+   */
+  private async sendToBucket<R extends BucketRequest>(
+    bucket: number,
+    request: R | (() => R),
+    beforeRetry?: () => Promise<void>,
+  ): Promise<BucketAnswers[R['op']]> {
     let lastError: unknown;
     for (let attempt = 0; attempt < LIMITS.clientAttemptsMax; attempt++) {
+      if (attempt > 0 && beforeRetry) await beforeRetry();
       const route = await this.describe();
       const leader = route.leaders[bucket];
       if (bucket < 0 || bucket >= route.buckets || !Number.isInteger(bucket)) {
@@ -336,7 +431,8 @@ export class TableClient {
         continue;
       }
       try {
-        return await requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...request, tableId: route.tableId });
+        const body = typeof request === 'function' ? request() : request;
+        return await requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...body, tableId: route.tableId });
       } catch (error) {
         if (!(error instanceof MinkError)) throw error;
         lastError = error;

@@ -53,6 +53,13 @@ export const LIMITS = {
   walRangesPerObjectMax: 4_096,
   /** Idempotent writers remembered per stream; the one with the oldest last batch is forgotten first. */
   writersPerStreamMax: 1_024,
+  /**
+   * Append requests a client keeps in flight to one bucket (like Kafka's max.in.flight.requests.per.connection
+   * with idempotence): sent in sequence order, committed in that order, a failed one failing those behind it.
+   */
+  writerRequestsInFlightMax: 5,
+  /** Committed batches remembered per idempotent writer and stream, so a retry of any batch still in flight is answered. At least `writerRequestsInFlightMax`. */
+  writerBatchesRemembered: 5,
   /** Rows one append request may carry to one bucket (the client splits larger writes). */
   appendRowsPerRequestMax: 10_000,
   /** Encoded JSON bytes a client puts in one append request (NATS' default max payload is 1 MiB). */
@@ -146,6 +153,11 @@ export const LIMITS = {
   walFlushBytes: 1024 * 1024,
   /** A WAL writer flushes a smaller object this long after appends started waiting (its default `lingerMs`). */
   walLingerMs: 5,
+  /**
+   * WAL objects one writer uploads at once (its default `uploadsInFlight`); they are committed one after
+   * another in the order they were formed, so a stream's batches still commit in order.
+   */
+  walUploadsInFlightMax: 4,
   /** Bytes of appends one WAL writer holds waiting for a flush; more are refused as Unavailable so a slow store pushes back on clients. At least `walFlushBytes`. */
   walQueuedBytesMax: 64 * 1024 * 1024,
   /** Bytes of recently committed batches a stream reader keeps in memory (its default `cacheBytesMax`). */
@@ -232,6 +244,7 @@ export const DEFAULTS = {
 export function assertLimits(): void {
   if (LIMITS.heartbeatsPerLeaseTtl < 2) throw new Error('a lease must see at least two heartbeats');
   if (LIMITS.clientBackoffInitialMs > LIMITS.clientBackoffMaxMs) throw new Error('backoff bounds are inverted');
+  if (LIMITS.writerBatchesRemembered < LIMITS.writerRequestsInFlightMax) throw new Error('a writer must be able to retry every request it has in flight');
   if (LIMITS.proposeAttemptsMax * (LIMITS.metaAppendTimeoutMs + LIMITS.proposeBackoffMaxMs) >= LIMITS.metaDuplicateWindowMs) {
     throw new Error('retries of one metadata append must fit in the de-duplication window');
   }

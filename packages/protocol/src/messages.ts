@@ -80,12 +80,15 @@ export interface BucketAddress {
 
 /**
  * Appends rows (JSON, as in the HTTP API) to one bucket on its leader. With `writer`, the write is
- * idempotent: a retry with the same writer id and sequence is answered with the original offsets.
+ * idempotent: a retry with the same writer id and sequence is answered with the original offsets. With
+ * `writer.acked` (the newest sequence of this writer the sender had acknowledged, -1 for none), the writer
+ * may keep several requests in flight: the leader writes sequence n only after n - 1 and answers a request
+ * that arrives ahead of its predecessor `Unavailable` (see `decideWriterSequence`).
  */
 export interface AppendBucketRequest extends BucketAddress {
   op: 'append';
   rows: unknown[];
-  writer?: { id: string; seq: number };
+  writer?: { id: string; seq: number; acked?: number };
 }
 
 export interface AppendBucketResult {

@@ -839,9 +839,15 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
       { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1 } },
     ],
     [
-      "the next batch of a remembered writer: it replaces the writer's last batch",
+      "the next batch of a remembered writer: it becomes the writer's last batch, the one before is kept as earlier",
       commitWal([range(EVENTS_0, 10, 14, { writer: { id: 'w1', seq: 1 } })]),
-      { '1//0': { endOffset: 14, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 0, 40)], writers: { w1: { seq: 1, baseOffset: 10, count: 4 } } } },
+      {
+        '1//0': {
+          endOffset: 14,
+          slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 0, 40)],
+          writers: { w1: { seq: 1, baseOffset: 10, count: 4, earlier: [{ seq: 0, baseOffset: 0, count: 10 }] } },
+        },
+      },
       { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1 } },
     ],
     [
@@ -857,10 +863,40 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
         '1//0': {
           endOffset: 15,
           slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 20), slice('wal/1/2/2', 12, 15, 20, 30)],
-          writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 2, baseOffset: 12, count: 3 } },
+          writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 2, baseOffset: 12, count: 3, earlier: [{ seq: 1, baseOffset: 10, count: 2 }] } },
         },
       },
       { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2 } },
+    ],
+    [
+      `a writer's batches beyond LIMITS.writerBatchesRemembered (${LIMITS.writerBatchesRemembered}): the oldest is forgotten`,
+      commitWal(
+        Array.from({ length: LIMITS.writerBatchesRemembered + 1 }, (_, index) =>
+          range(EVENTS_0, 10 + index, 11 + index, { position: index * 10, length: 10, writer: { id: 'w1', seq: 1 + index } }),
+        ),
+      ),
+      {
+        '1//0': {
+          endOffset: 11 + LIMITS.writerBatchesRemembered,
+          slices: [
+            EVENTS_0_COMMITTED,
+            ...Array.from({ length: LIMITS.writerBatchesRemembered + 1 }, (_, index) => slice('wal/1/2/2', 10 + index, 11 + index, index * 10, 10)),
+          ],
+          writers: {
+            w1: {
+              seq: 1 + LIMITS.writerBatchesRemembered,
+              baseOffset: 10 + LIMITS.writerBatchesRemembered,
+              count: 1,
+              earlier: Array.from({ length: LIMITS.writerBatchesRemembered - 1 }, (_, index) => ({
+                seq: LIMITS.writerBatchesRemembered - index,
+                baseOffset: 9 + LIMITS.writerBatchesRemembered - index,
+                count: 1,
+              })),
+            },
+          },
+        },
+      },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: LIMITS.writerBatchesRemembered + 1 } },
     ],
     [
       'ranges of two streams of the proposer, each at its own committed end',
@@ -1061,7 +1097,9 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
     const before = withRememberedWriters([['a', 1], ['b', 2]], count);
     const writers = commitBatchOf(before, writer, 5);
     expect(Object.keys(writers).sort()).toEqual([...new Set([...Object.keys(before.buckets['1//0'].stream.writers), writer])].sort());
-    expect(writers[writer]).toEqual({ seq: 5, baseOffset: STREAM_END, count: 2 });
+    // A remembered writer keeps its previous batch as earlier; a new one has none.
+    const earlier = writer === 'a' ? { earlier: [{ seq: 0, baseOffset: 1, count: 1 }] } : {};
+    expect(writers[writer]).toEqual({ seq: 5, baseOffset: STREAM_END, count: 2, ...earlier });
     expect(writers.b).toEqual({ seq: 0, baseOffset: 2, count: 1 });
   });
 

@@ -609,9 +609,15 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
   return { view: { ...view, seq, buckets: withRecords(view.buckets, changed), ...references }, outcome: { ok: true } };
 }
 
-/** Records a writer's last batch, evicting the writer whose last batch is oldest beyond the bound. */
+/**
+ * Records a writer's last batch (keeping the few before it, for retries of a writer with several requests
+ * in flight), evicting the writer whose last batch is oldest beyond the bound.
+ */
 function withWriter(writers: Record<string, WriterState>, writer: { id: string; seq: number }, range: WalRange): Record<string, WriterState> {
-  const next: Record<string, WriterState> = { ...writers, [writer.id]: { seq: writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset } };
+  const previous = ownRecord(writers, writer.id);
+  const earlier = previous ? [{ seq: previous.seq, baseOffset: previous.baseOffset, count: previous.count }, ...(previous.earlier ?? [])].slice(0, LIMITS.writerBatchesRemembered - 1) : [];
+  const batch = { seq: writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset };
+  const next: Record<string, WriterState> = { ...writers, [writer.id]: earlier.length > 0 ? { ...batch, earlier } : batch };
   const ids = Object.keys(next);
   if (ids.length > LIMITS.writersPerStreamMax) {
     // Deterministic eviction: the smallest base offset, then the smallest id.

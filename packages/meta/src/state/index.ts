@@ -6,3 +6,4 @@ export * from './prng';
 export * from './deep-freeze';
 export * from './lookup';
 export * from './ports';
+export * from './writer-sequence';

@@ -5,7 +5,7 @@ import type { Command, CommitKvSnapshot, CommitStreamObject, Outcome, StreamObje
 import { deepFreeze } from './deep-freeze';
 import { ownRecord } from './lookup';
 import { mulberry32, randomChance, randomChoice, randomInteger, type Random } from './prng';
-import { bucketId, emptyView, type BucketRecord, type DataSlice, type KvSnapshotRecord, type StreamRecord, type View } from './view';
+import { bucketId, emptyView, type BucketRecord, type DataSlice, type KvSnapshotRecord, type StreamRecord, type View, type WriterState } from './view';
 
 /**
  * Seeded simulation of long metadata-log histories. Each seed generates a history that mixes plausible
@@ -822,7 +822,7 @@ function sameStorage(a: StreamRecord, b: StreamRecord): boolean {
 function checkAcceptedCommitWal(before: View, after: View, fields: Record<string, unknown>): Set<string> {
   const ranges = fields.ranges as WalRange[];
   check(ranges.length > 0 && ranges.length <= LIMITS.walRangesPerObjectMax, `CommitWal accepted with ${ranges.length} ranges`);
-  const expected = new Map<string, { endOffset: number; slices: DataSlice[]; writers: Map<string, { seq: number; baseOffset: number; count: number }> }>();
+  const expected = new Map<string, { endOffset: number; slices: DataSlice[]; writers: Map<string, WriterState> }>();
   for (const range of ranges) {
     const id = bucketId(range.tableId, range.partition, range.bucket);
     const record = before.buckets[id];
@@ -837,7 +837,14 @@ function checkAcceptedCommitWal(before: View, after: View, fields: Record<string
     check(range.startOffset === state.endOffset, `CommitWal accepted range [${range.startOffset}, ${range.endOffset}) of bucket ${id} ending at ${state.endOffset}`);
     state.slices.push({ object: fields.object as string, startOffset: range.startOffset, endOffset: range.endOffset, position: range.position, length: range.length });
     state.endOffset = range.endOffset;
-    if (range.writer) state.writers.set(range.writer.id, { seq: range.writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset });
+    if (range.writer) {
+      // The batch becomes the writer's last; the batches before it stay remembered, newest first, up to the bound.
+      const previous = state.writers.get(range.writer.id) ?? ownRecord(stream.writers, range.writer.id);
+      const remembered = previous ? [previous, ...(previous.earlier ?? [])].map(({ seq, baseOffset, count }) => ({ seq, baseOffset, count })) : [];
+      const earlier = remembered.slice(0, LIMITS.writerBatchesRemembered - 1);
+      const last = { seq: range.writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset };
+      state.writers.set(range.writer.id, earlier.length > 0 ? { ...last, earlier } : last);
+    }
     expected.set(id, state);
   }
   for (const [id, state] of expected) {

@@ -101,14 +101,21 @@ export interface DataSlice {
   length: number;
 }
 
-/**
- * The last batch a writer committed to a stream. A retry of that batch (same writer id and sequence) is
- * answered with these offsets instead of being written again, by whichever node leads the stream then.
- */
-export interface WriterState {
+/** One committed batch of an idempotent writer: its sequence and the offsets it was given. */
+export interface WriterBatch {
   seq: number;
   baseOffset: number;
   count: number;
+}
+
+/**
+ * The last batch a writer committed to a stream, and the few before it (`earlier`, newest first, at most
+ * `LIMITS.writerBatchesRemembered - 1`). A retry of one of these batches (same writer id and sequence) is
+ * answered with its offsets instead of being written again, by whichever node leads the stream then; a
+ * writer with several requests in flight may retry an older one after a newer one was acknowledged.
+ */
+export interface WriterState extends WriterBatch {
+  earlier?: WriterBatch[];
 }
 
 export interface BucketRecord {

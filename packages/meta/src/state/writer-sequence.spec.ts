@@ -1,0 +1,27 @@
+import { decideWriterSequence, type WriterSequenceDecision, type WriterSequenceInput } from './writer-sequence';
+import type { WriterState } from './view';
+
+const committed7: WriterState = { seq: 7, baseOffset: 700, count: 10, earlier: [{ seq: 6, baseOffset: 650, count: 50 }, { seq: 5, baseOffset: 600, count: 50 }] };
+
+const cases: [string, Partial<WriterSequenceInput> & { seq: number }, WriterSequenceDecision][] = [
+  ['the last committed batch is a duplicate', { seq: 7, committed: committed7 }, { kind: 'duplicate', batch: { seq: 7, baseOffset: 700, count: 10 } }],
+  ['a remembered earlier batch is a duplicate', { seq: 5, committed: committed7, ackedSeq: 4 }, { kind: 'duplicate', batch: { seq: 5, baseOffset: 600, count: 50 } }],
+  ['an older batch no longer remembered conflicts', { seq: 4, committed: committed7, ackedSeq: 3 }, { kind: 'conflict', lastCommitted: 7 }],
+  ['the batch after the last committed is written', { seq: 8, committed: committed7, ackedSeq: 6 }, { kind: 'write' }],
+  ['a batch beyond the next is out of order', { seq: 9, committed: committed7, ackedSeq: 7 }, { kind: 'outOfOrder', expected: 8 }],
+  ['a batch in flight here is joined', { seq: 8, committed: committed7, ackedSeq: 7, inFlight: new Set([8]) }, { kind: 'join' }],
+  ['the batch after the newest in flight is written', { seq: 10, committed: committed7, ackedSeq: 7, inFlight: new Set([8, 9]) }, { kind: 'write' }],
+  ['a gap after the newest in flight is out of order', { seq: 11, committed: committed7, ackedSeq: 7, inFlight: new Set([8, 9]) }, { kind: 'outOfOrder', expected: 10 }],
+  ['a new writer starts after what it acknowledged', { seq: 0, ackedSeq: -1 }, { kind: 'write' }],
+  ['a new writer whose first batch has not arrived is out of order', { seq: 1, ackedSeq: -1 }, { kind: 'outOfOrder', expected: 0 }],
+  ['a forgotten writer continues after what it acknowledged', { seq: 42, ackedSeq: 41 }, { kind: 'write' }],
+  ['a forgotten writer cannot skip a batch it has not had acknowledged', { seq: 43, ackedSeq: 41 }, { kind: 'outOfOrder', expected: 42 }],
+  ['an unordered writer (no ackedSeq) is written as before', { seq: 12, committed: committed7 }, { kind: 'write' }],
+  ['an unordered writer still gets duplicates and conflicts', { seq: 3, committed: committed7 }, { kind: 'conflict', lastCommitted: 7 }],
+];
+
+describe('decideWriterSequence', () => {
+  it.each(cases)('%s', (_name, input, expected) => {
+    expect(decideWriterSequence({ ackedSeq: undefined, committed: undefined, inFlight: new Set(), ...input })).toEqual(expected);
+  });
+});

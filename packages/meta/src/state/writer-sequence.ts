@@ -1,0 +1,47 @@
+import type { WriterBatch, WriterState } from './view';
+
+/**
+ * What the leader of a bucket does with an idempotent append (writer id, sequence), Kafka's idempotent
+ * producer rule made ours:
+ * - a sequence already committed (the writer's last batch or one of the few before it) is answered with
+ *   its offsets and written again never (`duplicate`);
+ * - an older sequence that is no longer remembered is a `conflict`: the caller's state is wrong;
+ * - a sequence already in flight on this node is `join`ed;
+ * - the next sequence is `write`n: the one after the newest in flight here, else after the last committed,
+ *   else (a writer the view does not know, or forgot) after the last sequence the writer says it had
+ *   acknowledged (`ackedSeq`, -1 for none);
+ * - any other sequence is `outOfOrder`: an earlier batch of this writer has not reached this node (or
+ *   failed), and writing this one first would commit the writer's batches out of order.
+ * A request without `ackedSeq` (a writer that keeps one request in flight) skips the order check.
+ */
+export type WriterSequenceDecision =
+  | { kind: 'write' }
+  | { kind: 'join' }
+  | { kind: 'duplicate'; batch: WriterBatch }
+  | { kind: 'conflict'; lastCommitted: number }
+  | { kind: 'outOfOrder'; expected: number };
+
+export interface WriterSequenceInput {
+  seq: number;
+  /** The newest sequence the writer had acknowledged when it sent this request; undefined for an unordered writer. */
+  ackedSeq: number | undefined;
+  /** What the view holds of this writer on this stream. */
+  committed: WriterState | undefined;
+  /** Sequences of this writer in flight on this node for this stream (accepted, not yet settled). */
+  inFlight: ReadonlySet<number>;
+}
+
+export function decideWriterSequence(input: WriterSequenceInput): WriterSequenceDecision {
+  const { seq, committed, inFlight } = input;
+  if (committed) {
+    const batch = committed.seq === seq ? committed : committed.earlier?.find((earlier) => earlier.seq === seq);
+    if (batch) return { kind: 'duplicate', batch: { seq: batch.seq, baseOffset: batch.baseOffset, count: batch.count } };
+    if (seq < committed.seq) return { kind: 'conflict', lastCommitted: committed.seq };
+  }
+  if (inFlight.has(seq)) return { kind: 'join' };
+  if (input.ackedSeq === undefined) return { kind: 'write' };
+  let newestInFlight = -1;
+  for (const pending of inFlight) newestInFlight = Math.max(newestInFlight, pending);
+  const expected = inFlight.size > 0 ? newestInFlight + 1 : committed ? committed.seq + 1 : input.ackedSeq + 1;
+  return seq === expected ? { kind: 'write' } : { kind: 'outOfOrder', expected };
+}
