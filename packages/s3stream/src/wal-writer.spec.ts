@@ -107,6 +107,8 @@ class GatedMeta implements MetaAccess {
   heldProposals: (() => void)[] = [];
   private holding = false;
   frozenView: View | undefined;
+  commitsInFlight = 0;
+  commitsInFlightMax = 0;
 
   constructor(
     private readonly meta: MetaStore,
@@ -127,10 +129,13 @@ class GatedMeta implements MetaAccess {
   }
 
   async propose(command: Command): Promise<Outcome> {
+    this.commitsInFlight++;
+    this.commitsInFlightMax = Math.max(this.commitsInFlightMax, this.commitsInFlight);
     if (this.holding) await new Promise<void>((resume) => this.heldProposals.push(resume));
     try {
       return await this.meta.propose(command);
     } finally {
+      this.commitsInFlight--;
       if (this.store) this.store.flushesInFlight--;
     }
   }
@@ -220,11 +225,13 @@ describe('WalWriter', () => {
     expect(decoder.decode(await store.get('wal/1/1/000000000001'))).toBe('ccccdddd');
   });
 
-  it('gives each stream the offsets 0..n-1 exactly once across 2 000 concurrent appends, one flush at a time', async () => {
-    // Proves offsets are contiguous per stream, in call order, with no gap or repeat, and that uploads and commits never overlap.
+  it.each([1, 4])('gives each stream the offsets 0..n-1 exactly once across 2 000 concurrent appends, %i upload(s) in flight, one commit at a time', async (uploadsInFlight) => {
+    // Proves offsets are contiguous per stream, in call order, with no gap or repeat, that at most
+    // `uploadsInFlight` flushes overlap, and that commits never overlap.
     const { meta, streams } = await cluster(4);
     const store = new GatedObjectStore();
-    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: new GatedMeta(meta, store), flushBytes: 2_048, lingerMs: 1 });
+    const gatedMeta = new GatedMeta(meta, store);
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, flushBytes: 2_048, lingerMs: 1, uploadsInFlight });
     const appendsTotal = 2_000;
     const calls = Array.from({ length: appendsTotal }, (_unused, index) => {
       const stream = streams[index % streams.length]!;
@@ -245,18 +252,19 @@ describe('WalWriter', () => {
       expect(record.endOffset).toBe(expectedBase);
       expect(record.slices.map((slice) => [slice.startOffset, slice.endOffset])).toEqual(mine.map(({ result }) => [result.baseOffset, result.baseOffset + result.count]));
     }
-    expect(store.flushesInFlightMax).toBe(1);
+    expect(store.flushesInFlightMax).toBeLessThanOrEqual(uploadsInFlight);
+    expect(gatedMeta.commitsInFlightMax).toBe(1);
     expect(store.inner.calls.put).toBeGreaterThan(1);
     expect(store.inner.calls.put).toBeLessThan(appendsTotal / 10);
   });
 
-  it('acknowledges an append only after its commit applied, and starts no second flush meanwhile', async () => {
+  it('with one upload in flight, acknowledges an append only after its commit applied, and starts no second flush meanwhile', async () => {
     // Proves DESIGN §3's acknowledgement rule: uploaded but uncommitted data is not acknowledged, and later appends wait for the next flush.
     const { meta, streams } = await cluster(2);
     const store = new InMemoryObjectStore();
     const gatedMeta = new GatedMeta(meta);
     gatedMeta.hold();
-    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, lingerMs: 1 });
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, lingerMs: 1, uploadsInFlight: 1 });
 
     const first = walWriter.append(appendRequest(streams[0]!, 'first', 2));
     await eventually(() => gatedMeta.heldProposals.length === 1, 'the commit is proposed');
@@ -275,6 +283,41 @@ describe('WalWriter', () => {
     expect(await third).toEqual({ baseOffset: 0, count: 1 });
     expect(store.calls.put).toBe(2);
     expect(streamOf(meta.view, streams[0]!).endOffset).toBe(3);
+  });
+
+  it('with several uploads in flight, uploads the next objects while a commit waits, and acknowledges nothing before its own commit, in order', async () => {
+    // Proves pipelining keeps the acknowledgement rule and the order: objects 2 and 3 are uploaded while
+    // object 1's commit is held, none of their appends is acknowledged, and the offsets follow call order.
+    const { meta, streams } = await cluster(2);
+    const store = new InMemoryObjectStore();
+    const gatedMeta = new GatedMeta(meta);
+    gatedMeta.hold();
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, lingerMs: 1, uploadsInFlight: 3 });
+
+    const first = walWriter.append(appendRequest(streams[0]!, 'first', 2));
+    await eventually(() => gatedMeta.heldProposals.length === 1, 'the first commit is proposed');
+    const second = walWriter.append(appendRequest(streams[0]!, 'second', 1));
+    await eventually(() => store.calls.put === 2, 'the second object is uploaded');
+    const third = walWriter.append(appendRequest(streams[1]!, 'third', 1));
+    const fourth = walWriter.append(appendRequest(streams[0]!, 'fourth', 3));
+    await eventually(() => store.calls.put === 3, 'the third object is uploaded');
+    await sleep(20);
+    // The three uploads are done, one commit is proposed and held: nothing is acknowledged, nothing committed.
+    expect(gatedMeta.heldProposals).toHaveLength(1);
+    expect(await Promise.all([first, second, third, fourth].map(stateOf))).toEqual(['pending', 'pending', 'pending', 'pending']);
+    expect(streamOf(meta.view, streams[0]!).endOffset).toBe(0);
+
+    gatedMeta.release();
+    expect(await first).toEqual({ baseOffset: 0, count: 2 });
+    expect(await second).toEqual({ baseOffset: 2, count: 1 });
+    expect(await third).toEqual({ baseOffset: 0, count: 1 });
+    expect(await fourth).toEqual({ baseOffset: 3, count: 3 });
+    expect(gatedMeta.commitsInFlightMax).toBe(1);
+    expect(streamOf(meta.view, streams[0]!).slices.map((slice) => [slice.object, slice.startOffset, slice.endOffset])).toEqual([
+      ['wal/1/1/000000000000', 0, 2],
+      ['wal/1/1/000000000001', 2, 3],
+      ['wal/1/1/000000000002', 3, 6],
+    ]);
   });
 
   it('fences a writer whose node epoch is stale: it uploads, but its appends fail with Fenced and nothing commits', async () => {
@@ -332,7 +375,7 @@ describe('WalWriter', () => {
     expect(streamOf(meta.view, moved)).toMatchObject({ endOffset: 0, slices: [], node: OTHER_NODE });
   });
 
-  it('fails the appends of a failed upload and those queued behind them for the same streams; other streams and later appends proceed', async () => {
+  it('fails the appends of a failed upload and those behind them for the same streams (in a later object in flight or queued); other streams and later appends proceed', async () => {
     // Proves DESIGN §4's failure rule: no batch of a stream overtakes a failed one, and the offsets after the failure continue from the committed end.
     const { meta, streams } = await cluster(3);
     const [streamA, streamB, streamC] = streams as [StreamAddress, StreamAddress, StreamAddress];

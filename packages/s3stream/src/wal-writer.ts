@@ -47,6 +47,8 @@ export interface WalWriterOptions {
   lingerMs?: number;
   /** Bytes that may wait for a flush before appends are refused; `LIMITS.walQueuedBytesMax` when absent. */
   queuedBytesMax?: number;
+  /** Objects uploaded at once (committed in order); `LIMITS.walUploadsInFlightMax` when absent, 1 for one at a time. */
+  uploadsInFlight?: number;
   onCommitted?: CommittedListener;
 }
 
@@ -61,6 +63,15 @@ interface PendingAppend {
 interface PlacedAppend {
   pending: PendingAppend;
   range: WalRange;
+}
+
+/** A WAL object formed and being uploaded, waiting for its turn to commit. */
+interface ObjectInFlight {
+  key: string;
+  /** The appends it still carries: a failure of an earlier object takes out the ranges of that object's streams. */
+  placed: PlacedAppend[];
+  /** Resolves with the upload's error, or null once the object is stored. Never rejects. */
+  uploaded: Promise<Error | null>;
 }
 
 /** Digits of the per-writer sequence in a WAL object key, so keys of one incarnation sort in flush order. */
@@ -78,15 +89,17 @@ export function walObjectKey(nodeId: string, nodeEpoch: number, sequence: number
  * acknowledged only when that commit applied without rejection, so a fenced incarnation may upload but can
  * never acknowledge.
  *
- * Ordering: at most one object is being uploaded and committed at a time, and appends enter objects in the
- * order `append` was called, so the batches of a stream commit in call order with contiguous offsets.
- * Offsets are assigned when an object is formed, from the stream's committed end in the view, or from the
- * end of this writer's last commit of the stream when the view has not caught up with it yet.
+ * Ordering: up to `uploadsInFlight` objects are uploaded at once, but they are committed one at a time in
+ * the order they were formed, and appends enter objects in the order `append` was called, so the batches
+ * of a stream commit in call order with contiguous offsets. Offsets are assigned when an object is formed:
+ * after the stream's range in the newest object still in flight, else from the stream's committed end in
+ * the view, or from the end of this writer's last commit of the stream when the view has not caught up.
  *
  * Failures: a rejected commit fails every append of its object with the rejection's typed error; a failed
  * upload fails them with `UnavailableError`. Either way the appends queued behind them for the same streams
- * fail too (with the same error when it is `Fenced`, else with `UnavailableError`), because a client that
- * retries the failed batch expects its later batches not to overtake it; appends to other streams proceed. An append to a stream that the view
+ * fail too, queued or placed in a later object in flight (with the same error when it is `Fenced`, else with
+ * `UnavailableError`), because a client that retries the failed batch expects its later batches not to
+ * overtake it; appends to other streams proceed. An append to a stream that the view
  * already shows is not open by this incarnation at the append's stream epoch fails with `Fenced` before any
  * upload, so one moved bucket does not make the all-or-nothing commit fail the node's other streams.
  */
@@ -98,6 +111,7 @@ export class WalWriter {
   private readonly flushBytes: number;
   private readonly lingerMs: number;
   private readonly queuedBytesMax: number;
+  private readonly uploadsInFlight: number;
   private readonly onCommitted: CommittedListener | undefined;
 
   private queue: PendingAppend[] = [];
@@ -105,7 +119,10 @@ export class WalWriter {
   private lingerTimer: NodeJS.Timeout | undefined;
   /** True once the oldest queued append has waited `lingerMs`; cleared when an object is formed. */
   private lingerExpired = false;
-  private flushing = false;
+  /** Objects formed and not yet committed (or failed), in the order they commit. */
+  private inFlight: ObjectInFlight[] = [];
+  /** True while the commit loop runs over `inFlight`. */
+  private committing = false;
   private closing = false;
   private idleWaiters: (() => void)[] = [];
   /** Sequence of the next WAL object of this incarnation. */
@@ -115,6 +132,8 @@ export class WalWriter {
    * updates its view before `propose` resolves, so this matters only for a view that lags its proposals.
    */
   private readonly committedEndByStream = new Map<string, number>();
+  /** The end of each stream's range in the newest object in flight: where its next placed batch starts. */
+  private readonly plannedEndByStream = new Map<string, number>();
 
   constructor(options: WalWriterOptions) {
     this.nodeId = options.nodeId;
@@ -124,15 +143,16 @@ export class WalWriter {
     this.flushBytes = options.flushBytes ?? LIMITS.walFlushBytes;
     this.lingerMs = options.lingerMs ?? LIMITS.walLingerMs;
     this.queuedBytesMax = options.queuedBytesMax ?? LIMITS.walQueuedBytesMax;
+    this.uploadsInFlight = options.uploadsInFlight ?? LIMITS.walUploadsInFlightMax;
     this.onCommitted = options.onCommitted;
-    if (!(this.flushBytes > 0) || !(this.lingerMs >= 0) || !(this.queuedBytesMax >= this.flushBytes)) {
+    if (!(this.flushBytes > 0) || !(this.lingerMs >= 0) || !(this.queuedBytesMax >= this.flushBytes) || !(Number.isSafeInteger(this.uploadsInFlight) && this.uploadsInFlight >= 1)) {
       throw new Error(
-        `WalWriter needs flushBytes > 0, lingerMs >= 0 and queuedBytesMax >= flushBytes (got ${this.flushBytes}, ${this.lingerMs}, ${this.queuedBytesMax})`,
+        `WalWriter needs flushBytes > 0, lingerMs >= 0, queuedBytesMax >= flushBytes and uploadsInFlight >= 1 (got ${this.flushBytes}, ${this.lingerMs}, ${this.queuedBytesMax}, ${this.uploadsInFlight})`,
       );
     }
   }
 
-  /** Bytes of appends waiting for a flush (not counting the object in flight). */
+  /** Bytes of appends waiting for a flush (not counting the objects in flight). */
   get queuedByteCount(): number {
     return this.queuedBytes;
   }
@@ -168,7 +188,7 @@ export class WalWriter {
   async close(): Promise<void> {
     this.closing = true;
     this.maybeFlush();
-    if (!this.flushing && this.queue.length === 0) {
+    if (this.inFlight.length === 0 && this.queue.length === 0) {
       this.clearLingerTimer();
       return;
     }
@@ -189,26 +209,23 @@ export class WalWriter {
     this.lingerTimer = undefined;
   }
 
-  /** Starts the next flush when none is in flight and the queue is due: full enough, lingered, or closing. */
+  /** Forms and starts uploading objects while fewer than `uploadsInFlight` are in flight and the queue is due: full enough, lingered, or closing. */
   private maybeFlush(): void {
-    if (this.flushing) return;
-    if (this.queue.length === 0) {
+    while (this.inFlight.length < this.uploadsInFlight) {
+      if (this.queue.length === 0) {
+        this.clearLingerTimer();
+        this.lingerExpired = false;
+        if (this.closing && this.inFlight.length === 0) this.notifyIdle();
+        return;
+      }
+      if (!(this.closing || this.lingerExpired || this.queuedBytes >= this.flushBytes)) return;
+      const batch = this.takeBatch();
+      // What stays queued lingers afresh from now; if the uploads in flight outlast the linger, it follows right after.
       this.clearLingerTimer();
       this.lingerExpired = false;
-      if (this.closing) this.notifyIdle();
-      return;
+      if (this.queue.length > 0) this.armLingerTimer();
+      this.startUpload(batch);
     }
-    if (!(this.closing || this.lingerExpired || this.queuedBytes >= this.flushBytes)) return;
-    const batch = this.takeBatch();
-    // What stays queued lingers afresh from now; if this flush outlasts the linger, it follows right after.
-    this.clearLingerTimer();
-    this.lingerExpired = false;
-    if (this.queue.length > 0) this.armLingerTimer();
-    this.flushing = true;
-    void this.flush(batch).finally(() => {
-      this.flushing = false;
-      this.maybeFlush();
-    });
   }
 
   /** Takes appends from the head of the queue: up to `flushBytes` (at least one) and the ranges one commit may hold. */
@@ -233,16 +250,42 @@ export class WalWriter {
     for (const resolve of waiters) resolve();
   }
 
-  /** Uploads and commits one object; settles every append in `batch`. Never throws. */
-  private async flush(batch: PendingAppend[]): Promise<void> {
+  /** Places `batch` in a new object, starts its upload and queues it for its commit. */
+  private startUpload(batch: PendingAppend[]): void {
     const placed = this.place(batch);
     if (placed.length === 0) return;
     const key = walObjectKey(this.nodeId, this.nodeEpoch, this.nextSequence++);
     const body = concatenate(placed);
-    try {
-      await this.store.put(key, body);
-    } catch (error) {
-      this.fail(placed, new UnavailableError(`upload of WAL object ${key} failed: ${describe(error)}`));
+    const uploaded = this.store.put(key, body).then(
+      () => null,
+      (error: unknown) => new UnavailableError(`upload of WAL object ${key} failed: ${describe(error)}`),
+    );
+    this.inFlight.push({ key, placed, uploaded });
+    this.runCommits();
+  }
+
+  /** Commits the objects in flight one at a time, in the order they were formed, forming more as places free up. */
+  private runCommits(): void {
+    if (this.committing) return;
+    this.committing = true;
+    void (async () => {
+      while (this.inFlight.length > 0) {
+        await this.commit(this.inFlight[0]!);
+        this.inFlight.shift();
+        this.maybeFlush();
+      }
+      this.committing = false;
+      this.maybeFlush();
+    })();
+  }
+
+  /** Waits for one object's upload and commits what it still carries; settles every append in it. Never throws. */
+  private async commit(object: ObjectInFlight): Promise<void> {
+    const uploadError = await object.uploaded;
+    const { key, placed } = object;
+    if (placed.length === 0) return;
+    if (uploadError !== null) {
+      this.fail(object, uploadError);
       return;
     }
     const command: CommitWal = { type: 'CommitWal', nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, object: key, ranges: placed.map((entry) => entry.range) };
@@ -256,7 +299,7 @@ export class WalWriter {
       rejection = error instanceof MinkError ? error : new UnavailableError(`commit of WAL object ${key} failed: ${describe(error)}`);
     }
     if (rejection !== undefined) {
-      this.fail(placed, rejection);
+      this.fail(object, rejection);
       return;
     }
     this.acknowledge(key, placed);
@@ -280,9 +323,13 @@ export class WalWriter {
         continue;
       }
       const committedEnd = ownRecord(view.buckets, request.bucketId)!.stream.endOffset;
-      const startOffset = nextOffsetByStream.get(request.bucketId) ?? Math.max(committedEnd, this.committedEndByStream.get(request.bucketId) ?? 0);
+      const startOffset =
+        nextOffsetByStream.get(request.bucketId) ??
+        this.plannedEndByStream.get(request.bucketId) ??
+        Math.max(committedEnd, this.committedEndByStream.get(request.bucketId) ?? 0);
       const endOffset = startOffset + request.recordCount;
       nextOffsetByStream.set(request.bucketId, endOffset);
+      this.plannedEndByStream.set(request.bucketId, endOffset);
       const length = request.payload.byteLength;
       const range: WalRange = {
         tableId: request.tableId,
@@ -320,6 +367,8 @@ export class WalWriter {
     for (const { pending, range } of placed) {
       const id = pending.request.bucketId;
       this.committedEndByStream.set(id, range.endOffset);
+      // No later object in flight holds this stream: its next batch starts from the committed end.
+      if (this.plannedEndByStream.get(id) === range.endOffset) this.plannedEndByStream.delete(id);
       const slice: DataSlice = { object: key, startOffset: range.startOffset, endOffset: range.endOffset, position: range.position, length: range.length };
       if (this.onCommitted) {
         try {
@@ -341,24 +390,37 @@ export class WalWriter {
     }
   }
 
-  /** Fails the appends of one object and the appends queued behind them for the same streams. */
-  private fail(placed: PlacedAppend[], error: Error): void {
+  /**
+   * Fails the appends of one object and those behind them for the same streams: placed in a later object
+   * in flight (their ranges are taken out before it commits) or still queued.
+   */
+  private fail(object: ObjectInFlight, error: Error): void {
+    const placed = object.placed;
+    object.placed = [];
     const streams = new Set(placed.map((entry) => entry.pending.request.bucketId));
-    for (const stream of streams) this.committedEndByStream.delete(stream);
+    for (const stream of streams) {
+      this.committedEndByStream.delete(stream);
+      this.plannedEndByStream.delete(stream);
+    }
     for (const { pending } of placed) pending.reject(error);
+    // A fenced stream is lost to this incarnation, so its later batches get the same answer; otherwise they
+    // are merely unwritten and may be retried at once.
+    const fenced = error instanceof MinkError && error.code === 'Fenced';
+    const behindError = (bucketId: string) =>
+      fenced ? error : new UnavailableError(`an earlier batch of bucket ${bucketId} failed (${error.message}); this one was not written so it cannot overtake the retry`);
+    for (const later of this.inFlight) {
+      if (later === object) continue;
+      const taken = later.placed.filter((entry) => streams.has(entry.pending.request.bucketId));
+      if (taken.length === 0) continue;
+      later.placed = later.placed.filter((entry) => !streams.has(entry.pending.request.bucketId));
+      for (const { pending } of taken) pending.reject(behindError(pending.request.bucketId));
+    }
     const behind = this.queue.filter((pending) => streams.has(pending.request.bucketId));
     if (behind.length === 0) return;
     this.queue = this.queue.filter((pending) => !streams.has(pending.request.bucketId));
-    // A fenced stream is lost to this incarnation, so its queued batches get the same answer; otherwise they
-    // are merely unwritten and may be retried at once.
-    const fenced = error instanceof MinkError && error.code === 'Fenced';
     for (const pending of behind) {
       this.queuedBytes -= pending.request.payload.byteLength;
-      pending.reject(
-        fenced
-          ? error
-          : new UnavailableError(`an earlier batch of bucket ${pending.request.bucketId} failed (${error.message}); this one was not written so it cannot overtake the retry`),
-      );
+      pending.reject(behindError(pending.request.bucketId));
     }
   }
 }
