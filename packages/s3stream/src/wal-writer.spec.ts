@@ -285,22 +285,23 @@ describe('WalWriter', () => {
     expect(streamOf(meta.view, streams[0]!).endOffset).toBe(3);
   });
 
-  it('with several uploads in flight, uploads the next objects while a commit waits, and acknowledges nothing before its own commit, in order', async () => {
-    // Proves pipelining keeps the acknowledgement rule and the order: objects 2 and 3 are uploaded while
-    // object 1's commit is held, none of their appends is acknowledged, and the offsets follow call order.
+  it('with several uploads in flight, uploads the next full objects while a commit waits, and acknowledges nothing before its own commit, in order', async () => {
+    // Proves pipelining keeps the acknowledgement rule and the order: objects 2 and 3 (each append fills
+    // one, flushBytes 1) are uploaded while object 1's commit is held, none of their appends is
+    // acknowledged, and the offsets follow call order.
     const { meta, streams } = await cluster(2);
     const store = new InMemoryObjectStore();
     const gatedMeta = new GatedMeta(meta);
     gatedMeta.hold();
-    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, lingerMs: 1, uploadsInFlight: 3 });
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, flushBytes: 1, lingerMs: 1, uploadsInFlight: 3 });
 
     const first = walWriter.append(appendRequest(streams[0]!, 'first', 2));
     await eventually(() => gatedMeta.heldProposals.length === 1, 'the first commit is proposed');
     const second = walWriter.append(appendRequest(streams[0]!, 'second', 1));
     await eventually(() => store.calls.put === 2, 'the second object is uploaded');
     const third = walWriter.append(appendRequest(streams[1]!, 'third', 1));
-    const fourth = walWriter.append(appendRequest(streams[0]!, 'fourth', 3));
     await eventually(() => store.calls.put === 3, 'the third object is uploaded');
+    const fourth = walWriter.append(appendRequest(streams[0]!, 'fourth', 3));
     await sleep(20);
     // The three uploads are done, one commit is proposed and held: nothing is acknowledged, nothing committed.
     expect(gatedMeta.heldProposals).toHaveLength(1);
@@ -313,11 +314,35 @@ describe('WalWriter', () => {
     expect(await third).toEqual({ baseOffset: 0, count: 1 });
     expect(await fourth).toEqual({ baseOffset: 3, count: 3 });
     expect(gatedMeta.commitsInFlightMax).toBe(1);
+    // The fourth waited for a place (3 in flight), so it went into the fourth object.
     expect(streamOf(meta.view, streams[0]!).slices.map((slice) => [slice.object, slice.startOffset, slice.endOffset])).toEqual([
       ['wal/1/1/000000000000', 0, 2],
       ['wal/1/1/000000000001', 2, 3],
-      ['wal/1/1/000000000002', 3, 6],
+      ['wal/1/1/000000000003', 3, 6],
     ]);
+  });
+
+  it('sends a smaller, lingered object only when no object is in flight, so appends gather meanwhile', async () => {
+    // Proves the gathering rule: while object 1 waits for its commit, three small appends wait too and then
+    // go out together as one object, not one object each.
+    const { meta, streams } = await cluster(2);
+    const store = new InMemoryObjectStore();
+    const gatedMeta = new GatedMeta(meta);
+    gatedMeta.hold();
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, lingerMs: 1, uploadsInFlight: 4 });
+    const first = walWriter.append(appendRequest(streams[0]!, 'first', 1));
+    await eventually(() => gatedMeta.heldProposals.length === 1, 'the first commit is proposed');
+    const later = [walWriter.append(appendRequest(streams[0]!, 'a', 1)), walWriter.append(appendRequest(streams[1]!, 'b', 1)), walWriter.append(appendRequest(streams[0]!, 'c', 1))];
+    await sleep(20);
+    expect(store.calls.put).toBe(1);
+    gatedMeta.release();
+    expect(await first).toEqual({ baseOffset: 0, count: 1 });
+    expect(await Promise.all(later)).toEqual([
+      { baseOffset: 1, count: 1 },
+      { baseOffset: 0, count: 1 },
+      { baseOffset: 2, count: 1 },
+    ]);
+    expect(store.calls.put).toBe(2);
   });
 
   it('fences a writer whose node epoch is stale: it uploads, but its appends fail with Fenced and nothing commits', async () => {

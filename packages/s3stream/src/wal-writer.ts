@@ -89,6 +89,10 @@ export function walObjectKey(nodeId: string, nodeEpoch: number, sequence: number
  * acknowledged only when that commit applied without rejection, so a fenced incarnation may upload but can
  * never acknowledge.
  *
+ * Flushing: an object is formed when the queue holds `flushBytes`, or once the oldest queued append has
+ * waited `lingerMs` and no other object is in flight; so several objects are in flight only when they are
+ * full, and under load appends gather into larger objects while the one before uploads and commits.
+ *
  * Ordering: up to `uploadsInFlight` objects are uploaded at once, but they are committed one at a time in
  * the order they were formed, and appends enter objects in the order `append` was called, so the batches
  * of a stream commit in call order with contiguous offsets. Offsets are assigned when an object is formed:
@@ -218,7 +222,11 @@ export class WalWriter {
         if (this.closing && this.inFlight.length === 0) this.notifyIdle();
         return;
       }
-      if (!(this.closing || this.lingerExpired || this.queuedBytes >= this.flushBytes)) return;
+      // A full object goes out while any upload place is free; a smaller one (lingered) only when no
+      // object is in flight, so under load appends gather into fewer, larger objects while the previous
+      // one uploads and commits (each object costs every process of the cluster one CommitWal to apply).
+      const full = this.queuedBytes >= this.flushBytes;
+      if (!(this.closing || full || (this.lingerExpired && this.inFlight.length === 0))) return;
       const batch = this.takeBatch();
       // What stays queued lingers afresh from now; if the uploads in flight outlast the linger, it follows right after.
       this.clearLingerTimer();
