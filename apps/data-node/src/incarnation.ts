@@ -91,6 +91,7 @@ export class Incarnation {
       meta: member.store,
       isLeading: (bucketId) => (sync.isOpen(bucketId) ? { streamEpoch: sync.streamEpochOf(bucketId) } : null),
       clock: { nowMs: () => Date.now() },
+      cachedPayloadOf: (bucketId, slice) => context.reader.cachedPayload(bucketId, slice),
       logger,
     });
     const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, pk, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data));

@@ -3,6 +3,7 @@ import { ownRecord } from '@mink/meta';
 import type { BucketRecord, CommitStreamObject, DataSlice, Outcome, StreamObjectSlice } from '@mink/meta';
 import { MinkError } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
+import { readSlicePayloads } from './slice-reads';
 import { PeriodicRounds } from './periodic-rounds';
 import { SILENT_LOGGER, type Clock, type MaintenanceLogger, type MetaAccess } from './ports';
 
@@ -33,6 +34,8 @@ export interface CompactorOptions {
   minSlices?: number;
   /** Bytes of batches gathered into one stream object; `LIMITS.streamObjectBytesMax` when absent. */
   objectBytesMax?: number;
+  /** Recent payloads this node still holds (the stream reader's cache): read without a GET. */
+  cachedPayloadOf?: (bucketId: string, slice: DataSlice) => Uint8Array | undefined;
   logger?: MaintenanceLogger;
 }
 
@@ -51,7 +54,8 @@ interface CompactionPlan {
  *
  * A round looks at every stream this incarnation holds open and leads. A stream with at least `minSlices`
  * slices in WAL objects gets its first run of consecutive WAL slices (up to `objectBytesMax` bytes, at least
- * one slice) read with ranged GETs, concatenated into one stream object in which every batch keeps a slice
+ * one slice) read from the node's cache of recent batches or with ranged GETs (one per run of back-to-back
+ * slices of one WAL object), concatenated into one stream object in which every batch keeps a slice
  * of its own, uploaded, and committed with `CommitStreamObject`. The view's slices are committed data, so a
  * compaction only covers offsets below the committed end and appends, which only add slices after it, never
  * conflict with it. The round finds everything through the view and never lists the object store.
@@ -71,6 +75,7 @@ export class Compactor {
   private readonly minSlices: number;
   private readonly objectBytesMax: number;
   private readonly logger: MaintenanceLogger;
+  private readonly cachedPayloadOf: ((bucketId: string, slice: DataSlice) => Uint8Array | undefined) | undefined;
   private readonly rounds: PeriodicRounds<number>;
 
   constructor(options: CompactorOptions) {
@@ -82,6 +87,7 @@ export class Compactor {
     this.clock = options.clock;
     this.minSlices = options.minSlices ?? LIMITS.compactionSlicesMin;
     this.objectBytesMax = options.objectBytesMax ?? LIMITS.streamObjectBytesMax;
+    this.cachedPayloadOf = options.cachedPayloadOf;
     this.logger = options.logger ?? SILENT_LOGGER;
     if (!(Number.isSafeInteger(this.minSlices) && this.minSlices >= 1) || !(this.objectBytesMax > 0)) {
       throw new Error(`Compactor needs minSlices >= 1 and objectBytesMax > 0 (got ${this.minSlices}, ${this.objectBytesMax})`);
@@ -173,7 +179,12 @@ export class Compactor {
 
     let payloads: Uint8Array[];
     try {
-      payloads = await this.readSlices(slices);
+      const cachedPayloadOf = this.cachedPayloadOf;
+      payloads = await readSlicePayloads(this.store, slices, {
+        readsInFlight: LIMITS.compactionReadsInFlightMax,
+        readBytesMax: this.objectBytesMax,
+        cached: cachedPayloadOf ? (slice) => cachedPayloadOf(plan.bucketId, slice) : undefined,
+      });
     } catch (error) {
       // Typed errors (Unavailable, NotFound, …) are the store's expected failures; anything else is a bug.
       if (!(error instanceof MinkError)) throw error;
@@ -226,30 +237,6 @@ export class Compactor {
     );
     await this.discard(key);
     return false;
-  }
-
-  /** The payloads of `slices` in order, with at most `LIMITS.compactionReadsInFlightMax` GETs at a time. */
-  private async readSlices(slices: DataSlice[]): Promise<Uint8Array[]> {
-    const payloads: Uint8Array[] = new Array<Uint8Array>(slices.length);
-    let next = 0;
-    let failed = false;
-    const worker = async (): Promise<void> => {
-      while (!failed && next < slices.length) {
-        const index = next++;
-        const slice = slices[index]!;
-        try {
-          payloads[index] = await this.store.get(slice.object, { start: slice.position, endExclusive: slice.position + slice.length });
-        } catch (error) {
-          failed = true;
-          throw error;
-        }
-        if (payloads[index]!.byteLength !== slice.length) {
-          throw new Error(`object ${slice.object} returned ${payloads[index]!.byteLength} bytes at ${slice.position} where the view records a batch of ${slice.length}`);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(LIMITS.compactionReadsInFlightMax, slices.length) }, worker));
-    return payloads;
   }
 
   /**

@@ -4,3 +4,4 @@ export * from './wal-writer';
 export * from './stream-reader';
 export * from './compactor';
 export * from './garbage-collector';
+export * from './slice-reads';

@@ -87,6 +87,11 @@ export class StreamReader {
     }
   }
 
+  /** The cached payload of a slice, if this reader still holds it; does not count as a use. */
+  cachedPayload(bucketId: string, slice: DataSlice): Uint8Array | undefined {
+    return this.cached.get(cacheKey(bucketId, slice));
+  }
+
   /** Empties the cache, so every later read goes to the store. */
   clearCache(): void {
     this.cached.clear();
