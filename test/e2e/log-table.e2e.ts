@@ -4,9 +4,12 @@
  * exact; projection works; a bad row is a 400 naming row and column and writes nothing; a node that
  * does not lead a bucket answers NotLeader with the leader's address, and a table-addressed write sent
  * to any node is split and forwarded; after the whole cluster is stopped and started again on the same
- * data dir, the scan returns the same rows.
+ * data dir, the scan returns the same rows. Arrow record batches appended through the TypeScript client
+ * (`appendArrow`) are stored once, split across buckets, with values exact.
  */
+import { Bool, Field, Int64, RecordBatch, Schema, Struct, Utf8, makeData, vectorFromArray } from 'apache-arrow';
 import { connect } from 'nats';
+import { MinkClient } from '@mink/client';
 import { LocalCluster } from '@mink/devcluster';
 import { MinkError, SUBJECTS } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
@@ -19,6 +22,7 @@ const ROWS = 100_000;
 const BATCH = 5_000;
 const BUCKETS = 8;
 const BIG = '9007199254740993'; // 2^53 + 1: not representable as a JSON number
+const ARROW_ROWS = 1_000;
 
 async function startCluster(dataDir: string): Promise<LocalCluster> {
   return LocalCluster.start({ dataDir, nodes: 3, coordinators: 2, gatewayPort: 0, kafkaPort: 0, leaseTtlMs: 3_000, coordinatorTickMs: 500 });
@@ -145,8 +149,36 @@ describe('log tables on a real local cluster', () => {
     } finally {
       await nc.close();
     }
+    // Arrow from the TypeScript client: a record batch spanning buckets is split and stored once, values exact.
+    const client = await MinkClient.connect({ servers: cluster.natsUrl });
+    try {
+      const ids = Array.from({ length: ARROW_ROWS }, (_, index) => ROWS + 64 + index);
+      const fields = [new Field('id', new Int64(), true), new Field('name', new Utf8(), true), new Field('big', new Int64(), true), new Field('ok', new Bool(), true)];
+      const batch = new RecordBatch(
+        new Schema(fields),
+        makeData({
+          type: new Struct(fields),
+          length: ids.length,
+          nullCount: 0,
+          children: [
+            vectorFromArray(ids.map(BigInt), new Int64()).data[0]!,
+            vectorFromArray(ids.map((id) => `arrow-${id}`), new Utf8()).data[0]!,
+            vectorFromArray(ids.map(() => BigInt(BIG)), new Int64()).data[0]!,
+            vectorFromArray(ids.map((id) => id % 3 === 0), new Bool()).data[0]!,
+          ],
+        }),
+      );
+      const result = await client.table('events').appendArrow(batch);
+      expect(result.appended).toBe(ARROW_ROWS);
+      expect(result.buckets.length).toBeGreaterThan(1);
+      expect(result.buckets.reduce((sum, part) => sum + part.count, 0)).toBe(ARROW_ROWS);
+    } finally {
+      await client.close();
+    }
     const afterForward = checkExactlyOnce(await scanAll(gateway, 'events', 'id'));
-    expect(afterForward.size).toBe(ROWS + 64);
+    expect(afterForward.size).toBe(ROWS + 64 + ARROW_ROWS);
+    const arrowRow = [...(await scanAll(gateway, 'events')).values()].flat().find((record) => record.row.id === String(ROWS + 64 + 9));
+    expect(arrowRow.row).toEqual({ id: String(ROWS + 73), name: `arrow-${ROWS + 73}`, big: BIG, ok: (ROWS + 73) % 3 === 0 });
 
     // Background compaction rewrites the WAL slices into per-stream objects; scans return the same rows.
     const store = new S3ObjectStore({ endpoint: cluster.s3Endpoint, bucket: 'mink', region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });

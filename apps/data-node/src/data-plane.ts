@@ -26,7 +26,7 @@ import {
   type ScanResult,
   type TableRoute,
 } from '@mink/protocol';
-import { bucketOfRow, decodeBatch, encodeBatch, rowToJson, rowsToJson, splitByBucket, validateRows, type Row } from '@mink/records';
+import { bucketOfRow, decodeBatch, encodeBatch, rowToJson, rowsToJson, splitByBucket, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
 import type { StreamReader, WalWriter } from '@mink/s3stream';
 import { requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
@@ -88,13 +88,10 @@ export class DataPlane {
   async append(request: AppendBucketRequest): Promise<AppendBucketResult> {
     const { table, record } = this.leadOrRedirect(request);
     if (table.kind !== 'log') throw new InvalidArgumentError(`table '${table.name}' is a primary-key table: use put`);
-    const rows = validateRows(table.columns, request.rows);
-    if (rows.length > LIMITS.appendRowsPerRequestMax) {
-      throw new InvalidArgumentError(`a request appends at most ${LIMITS.appendRowsPerRequestMax} rows to one bucket, got ${rows.length}`);
-    }
+    const batch = this.batchOf(table, request);
     const id = bucketId(record.tableId, record.partition, record.bucket);
     const writer = request.writer;
-    if (!writer) return this.write(id, table, record, rows);
+    if (!writer) return this.write(id, record, batch);
     if (typeof writer.id !== 'string' || writer.id.length === 0 || !Number.isSafeInteger(writer.seq) || writer.seq < 0) {
       throw new InvalidArgumentError('writer must be {id: a non-empty string, seq: a non-negative integer, acked?: an integer from -1}');
     }
@@ -122,7 +119,7 @@ export class DataPlane {
     const key = `${writerKey}|${writer.seq}`;
     const seqs = new Set(inFlight).add(writer.seq);
     this.writerSeqsInFlight.set(writerKey, seqs);
-    const attempt = this.write(id, table, record, rows, writer).finally(() => {
+    const attempt = this.write(id, record, batch, writer).finally(() => {
       this.pendingWrites.delete(key);
       // A failed batch fails the writer's later batches of this stream too (the WAL writer's rule), so
       // none of them stays in flight; a committed one is in the view now.
@@ -351,22 +348,32 @@ export class DataPlane {
     return { ...whereIs(record), ...outcome };
   }
 
-  private async write(
-    id: string,
-    table: TableRecord,
-    record: BucketRecord,
-    rows: ReturnType<typeof validateRows>,
-    writer?: { id: string; seq: number },
-  ): Promise<AppendBucketResult> {
-    const payload = encodeBatch(table.columns, rows, this.nowMs());
+  /**
+   * The batch an append stores, stamped with this node's time: from an Arrow batch (its schema and structure
+   * checked against the table, values not converted one by one) or from JSON rows (each value validated).
+   */
+  private batchOf(table: TableRecord, request: AppendBucketRequest): StampedBatch {
+    if (request.batch !== undefined) {
+      if (request.rows !== undefined) throw new InvalidArgumentError('an append carries rows or a batch, not both');
+      if (!(request.batch instanceof Uint8Array)) throw new InvalidArgumentError('batch must be binary Arrow IPC bytes');
+      return stampBatch(table.columns, request.batch, this.nowMs(), LIMITS.appendRowsPerRequestMax);
+    }
+    const rows = validateRows(table.columns, request.rows);
+    if (rows.length > LIMITS.appendRowsPerRequestMax) {
+      throw new InvalidArgumentError(`a request appends at most ${LIMITS.appendRowsPerRequestMax} rows to one bucket, got ${rows.length}`);
+    }
+    return { payload: encodeBatch(table.columns, rows, this.nowMs()), rowCount: rows.length };
+  }
+
+  private async write(id: string, record: BucketRecord, batch: StampedBatch, writer?: { id: string; seq: number }): Promise<AppendBucketResult> {
     const { baseOffset, count } = await this.wal.append({
       bucketId: id,
       tableId: record.tableId,
       partition: record.partition,
       bucket: record.bucket,
       streamEpoch: this.sync.streamEpochOf(id),
-      payload,
-      recordCount: rows.length,
+      payload: batch.payload,
+      recordCount: batch.rowCount,
       writer,
     });
     return this.resultOf(record, baseOffset, count);

@@ -2,6 +2,7 @@ import { LIMITS } from '@mink/config';
 import type { WriteBucketResult } from '@mink/protocol';
 
 import {
+  boundedEncodings,
   byBucketThenOffset,
   chunksOf,
   indexesByBucket,
@@ -122,5 +123,20 @@ describe('write results', () => {
     const results = [result(2, 5), result(0, 9), result(2, 1), result(0, 3)];
     expect(writeTableResultOf(4, results)).toEqual({ written: 4, buckets: [result(0, 3), result(0, 9), result(2, 1), result(2, 5)] });
     expect(byBucketThenOffset(results)).not.toBe(results);
+  });
+});
+
+describe('boundedEncodings', () => {
+  it('cuts by item count, halves a range that encodes too large, and keeps order', () => {
+    // Proves each request is within both bounds and that no item is lost, repeated or reordered.
+    const encodeRange = (start: number, end: number) => Uint8Array.from({ length: (end - start) * 10 }, (_, index) => start + Math.floor(index / 10));
+    const encoded = boundedEncodings(9, encodeRange, { itemsMax: 4, bytesMax: 25 });
+    expect(encoded.map((bytes) => [...new Set(bytes)])).toEqual([[0, 1], [2, 3], [4, 5], [6, 7], [8]]);
+    expect(encoded.every((bytes) => bytes.byteLength <= 25)).toBe(true);
+  });
+
+  it('sends an item larger than bytesMax alone', () => {
+    // Proves the halving stops at one item rather than looping or dropping it.
+    expect(boundedEncodings(2, (start, end) => new Uint8Array((end - start) * 100), { itemsMax: 10, bytesMax: 50 }).map((bytes) => bytes.byteLength)).toEqual([100, 100]);
   });
 });

@@ -5,7 +5,9 @@
  * without a cluster.
  */
 import { LIMITS } from '@mink/config';
+import type { ColumnSpec } from '@mink/meta';
 import type { WriteBucketResult } from '@mink/protocol';
+import { encodeRows, type Row } from '@mink/records';
 
 /** What one request may carry: at most `itemsMax` items (rows, keys or prefixes) and `bytesMax` bytes of their JSON. */
 export interface RequestBounds {
@@ -60,6 +62,32 @@ export function chunksOf<T>(items: readonly T[], bounds: RequestBounds, bytesOf:
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
+}
+
+/**
+ * `count` items (rows) encoded as consecutive requests, in order, each within `bounds`: at most `itemsMax`
+ * items, and a range that `encodeRange` makes larger than `bytesMax` is halved until it fits (a single item
+ * larger than that is sent alone and refused by the receiver if it must).
+ */
+export function boundedEncodings(count: number, encodeRange: (start: number, end: number) => Uint8Array, bounds: RequestBounds): Uint8Array[] {
+  const encoded: Uint8Array[] = [];
+  const encode = (start: number, end: number): void => {
+    const bytes = encodeRange(start, end);
+    if (bytes.byteLength <= bounds.bytesMax || end - start === 1) {
+      encoded.push(bytes);
+      return;
+    }
+    const middle = start + Math.ceil((end - start) / 2);
+    encode(start, middle);
+    encode(middle, end);
+  };
+  for (let start = 0; start < count; start += bounds.itemsMax) encode(start, Math.min(count, start + bounds.itemsMax));
+  return encoded;
+}
+
+/** Canonical rows of one bucket as Arrow batches (`encodeRows`) within `bounds`, in order. */
+export function arrowChunksOf(columns: ColumnSpec[], rows: readonly Row[], bounds: RequestBounds): Uint8Array[] {
+  return boundedEncodings(rows.length, (start, end) => encodeRows(columns, rows.slice(start, end) as Row[]), bounds);
 }
 
 /**

@@ -16,7 +16,9 @@ import {
   type TableRoute,
   type WriteBucketResult,
 } from '@mink/protocol';
-import { bucketOfRow, validateRows } from '@mink/records';
+import { Field, Float64, Int32, Int64, RecordBatch, Schema, Struct, Utf8, makeData, vectorFromArray } from 'apache-arrow';
+import { bucketOfRow, decodeBatch, stampBatch, validateRows } from '@mink/records';
+import { decodeRequest } from '@mink/transport';
 
 import { TableClient } from './table-client';
 
@@ -403,7 +405,7 @@ class FakeLogLeader {
 
   readonly nc = {
     request: async (subject: string, data: Uint8Array) => {
-      const body = JSON.parse(new TextDecoder().decode(data)) as { op: string };
+      const body = decodeRequest(data) as { op: string };
       let reply: unknown;
       try {
         reply = { result: body.op === 'describeTable' ? structuredClone(this.route) : await this.append(body as AppendBucketRequest) };
@@ -437,17 +439,19 @@ class FakeLogLeader {
     this.inFlight.set(writer.id, seqs);
     if (this.holdReplies) await new Promise<void>((resolve) => this.held.push(resolve));
     seqs.delete(writer.seq);
+    // The leader's part of an Arrow append: check and stamp the batch, then read its rows back.
+    const rows = decodeBatch(COLUMNS, stampBatch(COLUMNS, request.batch!, 0, LIMITS.appendRowsPerRequestMax).payload).rows;
     const baseOffset = this.nextOffset;
-    this.nextOffset += request.rows.length;
-    this.committedRows.push(...request.rows);
+    this.nextOffset += rows.length;
+    this.committedRows.push(...rows);
     const previous = this.writers.get(writer.id);
     this.writers.set(writer.id, {
       seq: writer.seq,
       baseOffset,
-      count: request.rows.length,
+      count: rows.length,
       earlier: previous ? [{ seq: previous.seq, baseOffset: previous.baseOffset, count: previous.count }, ...(previous.earlier ?? [])].slice(0, 4) : [],
     });
-    return { bucket: 0, baseOffset, count: request.rows.length };
+    return { bucket: 0, baseOffset, count: rows.length };
   }
 }
 
@@ -474,7 +478,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(leader.received.slice(5).map((request) => request.writer!.seq)).toEqual([5, 6]);
     expect(leader.received[5]!.writer!.acked).toBeGreaterThanOrEqual(0);
-    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['0', '1', '2', '3', '4', '5', '6']);
+    expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['0', '1', '2', '3', '4', '5', '6']);
   });
 
   it('sends one at a time with appendsInFlightPerBucket 1', async () => {
@@ -488,7 +492,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     expect(leader.received).toHaveLength(1);
     leader.releaseAll();
     await Promise.all(calls);
-    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['0', '1']);
+    expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['0', '1']);
   });
 
   it('retries a failed append before the ones behind it, which never commit ahead of it', async () => {
@@ -500,7 +504,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     });
     const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, random: () => 0 });
     const results = await Promise.all(Array.from({ length: 5 }, (_, index) => client.append([rowOf(index)])));
-    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['0', '1', '2', '3', '4']);
+    expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['0', '1', '2', '3', '4']);
     expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1, 2, 3, 4]);
     const seqsSent = leader.received.map((request) => request.writer!.seq);
     expect(seqsSent.filter((seq) => seq === 1).length).toBe(2);
@@ -517,7 +521,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     const realRequest = fake.request.bind(fake);
     fake.request = async (subject, data) => {
       const reply = await realRequest(subject, data);
-      const body = JSON.parse(new TextDecoder().decode(data)) as AppendBucketRequest;
+      const body = decodeRequest(data) as AppendBucketRequest;
       if (body.op === 'append' && body.writer!.seq === 0 && !lost) {
         lost = true;
         await new Promise((resolve) => setTimeout(resolve, 30));
@@ -526,7 +530,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
       return reply;
     };
     const results = await Promise.all([client.append([rowOf(0)]), client.append([rowOf(1)])]);
-    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['0', '1']);
+    expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['0', '1']);
     expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1]);
     expect(leader.received.filter((request) => request.writer!.seq === 0)).toHaveLength(2);
   });
@@ -548,6 +552,53 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     const last = leader.received[leader.received.length - 1]!;
     expect(last.writer!.seq).toBe(0);
     expect(last.writer!.id).not.toBe(leader.received[0]!.writer!.id);
-    expect(leader.committedRows.map((row) => (row as { id: string }).id)).toEqual(['2']);
+    expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['2']);
+  });
+});
+
+describe('TableClient.appendArrow', () => {
+  const arrowBatch = (ids: number[]) => {
+    const fields = [new Field('shop', new Utf8(), true), new Field('id', new Int64(), true), new Field('amount', new Float64(), true)];
+    return new RecordBatch(
+      new Schema(fields),
+      makeData({
+        type: new Struct(fields),
+        length: ids.length,
+        nullCount: 0,
+        children: [
+          vectorFromArray(ids.map(() => 'alpha'), new Utf8()).data[0]!,
+          makeData({ type: new Int64(), length: ids.length, data: BigInt64Array.from(ids, BigInt) }),
+          makeData({ type: new Float64(), length: ids.length, data: Float64Array.from(ids, (id) => id / 2) }),
+        ],
+      }),
+    );
+  };
+
+  it('sends a batch whose rows fall in one bucket as its IPC stream and stores exactly its rows', async () => {
+    // Proves the producer's columns reach the leader as Arrow (no JSON rows) and land as they were.
+    const leader = new FakeLogLeader();
+    const client = new TableClient(leader.nc, 'events');
+    const result = await client.appendArrow(arrowBatch([1, 2, 3]));
+    expect(result).toEqual({ appended: 3, buckets: [{ bucket: 0, baseOffset: 0, count: 3 }] });
+    expect(leader.received.every((request) => request.batch instanceof Uint8Array && request.rows === undefined)).toBe(true);
+    expect(leader.committedRows).toEqual([1, 2, 3].map((id) => ({ shop: 'alpha', id: BigInt(id), amount: id / 2 })));
+  });
+
+  it('is refused by the leader as InvalidArgument when the batch does not have the table\'s columns', async () => {
+    // Proves a schema mismatch is the caller's error and stores nothing.
+    const leader = new FakeLogLeader();
+    const client = new TableClient(leader.nc, 'events');
+    const fields = [new Field('shop', new Utf8(), true), new Field('id', new Int32(), true), new Field('amount', new Float64(), true)];
+    const wrong = new RecordBatch(
+      new Schema(fields),
+      makeData({
+        type: new Struct(fields),
+        length: 1,
+        nullCount: 0,
+        children: [vectorFromArray(['alpha'], new Utf8()).data[0]!, makeData({ type: new Int32(), length: 1, data: Int32Array.of(1) }), makeData({ type: new Float64(), length: 1, data: Float64Array.of(1) })],
+      }),
+    );
+    await expect(client.appendArrow(wrong)).rejects.toThrow(/field 'id' is Int32, the table's column is int64/);
+    expect(leader.committedRows).toEqual([]);
   });
 });

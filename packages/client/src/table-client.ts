@@ -22,11 +22,14 @@ import {
   type WriteBucketResult,
   type WriteTableResult,
 } from '@mink/protocol';
+import { type RecordBatch, Table, tableToIPC } from 'apache-arrow';
 import { bucketOfRow, rowsToJson, splitByBucket, validateRows, type Row } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
 import {
   APPEND_REQUEST_BOUNDS,
+  arrowChunksOf,
+  boundedEncodings,
   LOOKUP_REQUEST_BOUNDS,
   PK_WRITE_REQUEST_BOUNDS,
   byBucketThenOffset,
@@ -108,7 +111,7 @@ interface BucketAppends {
   inFlight: number;
   /** Settles when the request sent last settles: a retry of the one after it waits for it. */
   last: Promise<unknown>;
-  waiting: { rows: Record<string, unknown>[]; resolve: (result: AppendBucketResult) => void; reject: (error: unknown) => void }[];
+  waiting: { batch: Uint8Array; resolve: (result: AppendBucketResult) => void; reject: (error: unknown) => void }[];
 }
 
 export interface TableClientOptions {
@@ -155,6 +158,52 @@ export class TableClient {
       const queued = [...parts.entries()].map(([bucket, bucketRows]) => this.appendToBucket(route, bucket, bucketRows));
       return { done: Promise.all(queued).then((results) => ({ appended: canonical.length, buckets: byBucketThenOffset(results.flat()) })) };
     });
+  }
+
+  /**
+   * Appends the rows of Arrow record batches (a RecordBatch, or every batch of a Table) to a log table; the
+   * batches' fields must be the table's columns (names and Arrow types as in the README, in table order;
+   * no dictionaries). A batch of a table without bucket key, or whose rows all fall in one bucket, is sent
+   * as its IPC stream with no conversion of rows; a batch spanning several buckets is split by converting
+   * its rows. Resolves once every row is durable.
+   */
+  appendArrow(data: RecordBatch | Table): Promise<AppendTableResult> {
+    return this.planWrite(async () => {
+      const route = await this.describe();
+      requireKind(route, 'log');
+      const columns = route.columns as ColumnSpec[];
+      const queued: Promise<AppendBucketResult[]>[] = [];
+      let appended = 0;
+      for (const batch of data instanceof Table ? data.batches : [data]) {
+        if (batch.numRows === 0) continue;
+        appended += batch.numRows;
+        for (const [bucket, part] of this.arrowPartsByBucket(route, columns, batch)) queued.push(this.queueAppends(route, bucket, part));
+      }
+      if (appended === 0) throw new MinkError('InvalidArgument', 'rows must not be empty');
+      return { done: Promise.all(queued).then((results) => ({ appended, buckets: byBucketThenOffset(results.flat()) })) };
+    });
+  }
+
+  /** The IPC batches of one record batch by bucket: as it is when one bucket takes all of it, else by rows. */
+  private arrowPartsByBucket(route: TableRoute, columns: ColumnSpec[], batch: RecordBatch): Map<number, Uint8Array[]> {
+    if (route.bucketKey.length === 0) return new Map([[this.spreadCounter++ % route.buckets, arrowSlicesOf(batch)]]);
+    const keyVectors = route.bucketKey.map((name) => {
+      const vector = batch.getChild(name);
+      if (vector === null) throw new MinkError('InvalidArgument', `the batch has no column '${name}', a column of the bucket key`);
+      return [name, vector] as const;
+    });
+    const keys = validateRows(
+      columns,
+      Array.from({ length: batch.numRows }, (_, index) => Object.fromEntries(keyVectors.map(([name, vector]) => [name, vector.get(index)]))),
+      { allowedColumns: route.bucketKey },
+    );
+    const byBucket = indexesByBucket(keys, (key) => bucketOfRow(key, route.bucketKey, route.buckets));
+    if (byBucket.size === 1) return new Map([[byBucket.keys().next().value!, arrowSlicesOf(batch)]]);
+    const rows = validateRows(
+      columns,
+      Array.from({ length: batch.numRows }, (_, index) => batch.get(index)!.toJSON()),
+    );
+    return new Map([...byBucket].map(([bucket, indexes]) => [bucket, arrowChunksOf(columns, indexes.map((index) => rows[index]!), APPEND_REQUEST_BOUNDS)]));
   }
 
   /**
@@ -267,14 +316,18 @@ export class TableClient {
    * (see pumpAppends). Everything is queued before this returns, so the caller's planning fixes the order.
    */
   private appendToBucket(route: TableRoute, bucket: number, rows: Row[]): Promise<AppendBucketResult[]> {
-    const chunks = chunksOf(rowsToJson(route.columns as ColumnSpec[], rows), APPEND_REQUEST_BOUNDS);
+    return this.queueAppends(route, bucket, arrowChunksOf(route.columns as ColumnSpec[], rows, APPEND_REQUEST_BOUNDS));
+  }
+
+  /** Queues Arrow batches (IPC streams within APPEND_REQUEST_BOUNDS) for one bucket's window, in order. */
+  private queueAppends(route: TableRoute, bucket: number, chunks: Uint8Array[]): Promise<AppendBucketResult[]> {
     let appends = this.appendsByBucket.get(bucket);
     if (!appends) {
       appends = { generation: 0, nextSeq: 0, ackedSeq: -1, inFlight: 0, last: Promise.resolve(), waiting: [] };
       this.appendsByBucket.set(bucket, appends);
     }
     const state = appends;
-    const queued = chunks.map((chunk) => new Promise<AppendBucketResult>((resolve, reject) => state.waiting.push({ rows: chunk, resolve, reject })));
+    const queued = chunks.map((batch) => new Promise<AppendBucketResult>((resolve, reject) => state.waiting.push({ batch, resolve, reject })));
     this.pumpAppends(route, bucket, state);
     return Promise.all(queued);
   }
@@ -300,7 +353,7 @@ export class TableClient {
         (): AppendBucketRequest => ({
           op: 'append',
           ...this.addressOf(route, bucket),
-          rows: next.rows,
+          batch: next.batch,
           // The newest acknowledgement so far, below this sequence (a retry may follow a later one's ack).
           writer: { id: writerId, seq, acked: Math.min(state.generation === generation ? state.ackedSeq : -1, seq - 1) },
         }),
@@ -432,7 +485,9 @@ export class TableClient {
       }
       try {
         const body = typeof request === 'function' ? request() : request;
-        return await requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...body, tableId: route.tableId });
+        // An append's Arrow batch travels as binary next to the JSON of the request.
+        const { batch, ...json } = body as R & { batch?: Uint8Array };
+        return await requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...json, tableId: route.tableId }, undefined, batch);
       } catch (error) {
         if (!(error instanceof MinkError)) throw error;
         lastError = error;
@@ -473,4 +528,9 @@ export class TableClient {
     }
     throw lastError;
   }
+}
+
+/** A record batch as IPC streams within APPEND_REQUEST_BOUNDS (zero-copy slices of the batch). */
+function arrowSlicesOf(batch: RecordBatch): Uint8Array[] {
+  return boundedEncodings(batch.numRows, (start, end) => tableToIPC(new Table(batch.slice(start, end)), 'stream'), APPEND_REQUEST_BOUNDS);
 }

@@ -87,7 +87,14 @@ export interface BucketAddress {
  */
 export interface AppendBucketRequest extends BucketAddress {
   op: 'append';
-  rows: unknown[];
+  /** The rows as JSON (as in the HTTP API); or, instead, `batch`. */
+  rows?: unknown[];
+  /**
+   * The rows as an Arrow IPC stream of the table's columns (see `encodeRows` in @mink/records), carried as
+   * binary next to the JSON of the request (`requestJson`'s `binary`); the leader checks its schema and
+   * structure and stores it with the append times added.
+   */
+  batch?: Uint8Array;
   writer?: { id: string; seq: number; acked?: number };
 }
 

@@ -20,7 +20,7 @@ import {
 import type { ColumnSpec } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, batchRowCount, decodeBatch, encodeBatch } from './arrow-codec';
+import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, batchRowCount, decodeBatch, encodeBatch, encodeRows, stampBatch } from './arrow-codec';
 import { rowToJson } from './json';
 import type { Row } from './row';
 import { validateRows } from './validate';
@@ -342,5 +342,80 @@ describe('the IPC layout of encodeBatch', () => {
     const asInt32 = encodeBatch([{ name: 'id', type: 'int32' }], [{ id: 5 }], 0);
     expect(String(tableFromIPC(asInt64).schema.fields[0]!.type)).toBe('Int64');
     expect(String(tableFromIPC(asInt32).schema.fields[0]!.type)).toBe('Int32');
+  });
+});
+
+/** An IPC stream of one record batch of `fields` and `children`, written by apache-arrow. */
+function streamOf(fields: Field[], children: Data[], length: number): Uint8Array {
+  const batch = new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length, nullCount: 0, children }));
+  return RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
+}
+
+describe('encodeRows and stampBatch', () => {
+  it.each([
+    ['edge values of every type, nulls included', COLUMNS, EDGE_ROWS],
+    ['300 random rows', COLUMNS, randomRows(11, 300)],
+  ])('store what encodeBatch stores for the same rows: %s', (_name, columns, rows) => {
+    // Proves the binary path changes nothing stored: client encoding + leader stamping = the leader encoding rows.
+    const stamped = stampBatch(columns, encodeRows(columns, rows), 1_700_000_000_123, 100_000);
+    expect(stamped.rowCount).toBe(rows.length);
+    expect(Buffer.from(stamped.payload).equals(Buffer.from(encodeBatch(columns, rows, 1_700_000_000_123)))).toBe(true);
+  });
+
+  it('takes a stream apache-arrow wrote from vectors of the right types', () => {
+    // Proves a producer holding Arrow columns (not our encoder) is taken as is.
+    const columns: ColumnSpec[] = [
+      { name: 'id', type: 'int64' },
+      { name: 'name', type: 'string' },
+    ];
+    const fields = [new Field('id', new Int64(), true), new Field('name', new Utf8(), true)];
+    const bytes = streamOf(fields, [makeData({ type: new Int64(), length: 2, data: BigInt64Array.of(1n, 2n) }), makeData({ type: new Utf8(), length: 2, valueOffsets: Int32Array.of(0, 1, 3), data: new TextEncoder().encode('abc') })], 2);
+    const stamped = stampBatch(columns, bytes, 5, 100);
+    expect(decodeBatch(columns, stamped.payload)).toEqual({ rows: [{ id: 1n, name: 'a' }, { id: 2n, name: 'bc' }], timestampsMs: [5, 5] });
+  });
+
+  const ID: ColumnSpec[] = [{ name: 'id', type: 'int64' }];
+  it('takes a field declared not nullable and stores it as every column is stored', () => {
+    // Proves a producer's stricter schema is no obstacle: the stored batch is what encodeBatch writes.
+    const bytes = streamOf([new Field('id', new Int64(), false)], [makeData({ type: new Int64(), length: 1, data: BigInt64Array.of(7n) })], 1);
+    expect(Buffer.from(stampBatch(ID, bytes, 3, 10).payload).equals(Buffer.from(encodeBatch(ID, [{ id: 7n }], 3)))).toBe(true);
+  });
+
+  const NAME: ColumnSpec[] = [{ name: 'name', type: 'string' }];
+  const utf8 = (bytes: Uint8Array, offsets: number[]) =>
+    streamOf([new Field('name', new Utf8(), true)], [makeData({ type: new Utf8(), length: offsets.length - 1, valueOffsets: Int32Array.from(offsets), data: bytes })], offsets.length - 1);
+  it.each<[string, ColumnSpec[], () => Uint8Array, RegExp]>([
+    ['bytes that are no IPC stream', ID, () => new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9]), /^batch: /],
+    ['an empty body', ID, () => new Uint8Array(0), /must start with its schema message/],
+    ['a stream cut short', ID, () => encodeRows(ID, [{ id: 1n }, { id: 2n }]).subarray(0, 200), /^batch: /],
+    ['another column name', ID, () => encodeRows([{ name: 'key', type: 'int64' }], [{ key: 1n }]), /field 0 is 'key', the table's column 0 is 'id'/],
+    ['another column type', ID, () => encodeRows([{ name: 'id', type: 'int32' }], [{ id: 1 }]), /field 'id' is Int32, the table's column is int64/],
+    ['a column too many', ID, () => encodeRows([...ID, { name: 'x', type: 'int32' }], [{ id: 1n, x: 1 }]), /the schema has 2 fields, the table 1 columns/],
+    ['string bytes that are not UTF-8', NAME, () => utf8(Uint8Array.of(0x61, 0xff, 0xfe), [0, 1, 3]), /column 'name' holds bytes that are not UTF-8/],
+    ['value offsets that go back', NAME, () => utf8(new TextEncoder().encode('abc'), [0, 2, 1]), /value offset 2 \(1\) is below the one before \(2\)/],
+    ['value offsets beyond the values', NAME, () => utf8(new TextEncoder().encode('abc'), [0, 1, 30]), /value offsets reach 30, the values hold \d+ bytes/],
+    [
+      'a null count the bitmap does not show',
+      ID,
+      () => streamOf([new Field('id', new Int64(), true)], [makeData({ type: new Int64(), length: 3, nullCount: 2, nullBitmap: Uint8Array.of(0b110), data: BigInt64Array.of(1n, 2n, 3n) })], 3),
+      /marks 1 nulls, its null count says 2/,
+    ],
+    [
+      'a timestamp beyond the safe integers',
+      [{ name: 'at', type: 'timestamp' }],
+      () => streamOf([new Field('at', new TimestampMillisecond('UTC'), true)], [makeData({ type: new TimestampMillisecond('UTC'), length: 1, data: BigInt64Array.of(2n ** 60n) })], 1),
+      /timestamp 1152921504606846976 is beyond the safe integers/,
+    ],
+    ['more rows than one request may append', ID, () => encodeRows(ID, Array.from({ length: 11 }, (_, index) => ({ id: BigInt(index) }))), /at most 10 rows to one bucket, got 11/],
+  ])('refuses %s as InvalidArgument', (_name, columns, bytes, message) => {
+    // Proves bad binary input is the caller's error, named, never stored or thrown as a crash.
+    let caught: unknown;
+    try {
+      stampBatch(columns, bytes(), 0, 10);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(InvalidArgumentError);
+    expect((caught as Error).message).toMatch(message);
   });
 });

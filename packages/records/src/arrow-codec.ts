@@ -18,6 +18,7 @@
  */
 import { Binary, Bool, type Data, type DataType, Field, Float64, Int8, Int32, Int64, MessageReader, RecordBatchReader, TimestampMillisecond, Utf8 } from 'apache-arrow';
 import type { ColumnSpec, ColumnType } from '@mink/meta';
+import { isUtf8 } from 'node:buffer';
 import { InvalidArgumentError } from '@mink/protocol';
 
 import { type ColumnBuffers, bytesOf, encodeIpcStream } from './arrow-ipc';
@@ -72,6 +73,160 @@ export function encodeBatch(columns: ColumnSpec[], rows: Row[], timestampsMs: nu
 }
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * Encodes canonical `rows` of a table with `columns` as the Arrow IPC stream a client sends to a bucket's
+ * leader: the table's columns only (nullable, in table order), without the system columns, which the
+ * leader adds when it stores the batch (`stampBatch`).
+ */
+export function encodeRows(columns: ColumnSpec[], rows: Row[]): Uint8Array {
+  const buffers = columns.map((column) => encodeColumn(column, rows));
+  const schemaKey = `rows|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
+  return encodeIpcStream(schemaKey, () => columns.map((column) => new Field(column.name, arrowTypeOf(column.type), true)), rows.length, buffers);
+}
+
+/** What the leader stores for a batch a client sent: the batch with the append time of its records added. */
+export interface StampedBatch {
+  payload: Uint8Array;
+  rowCount: number;
+}
+
+/**
+ * Checks an Arrow IPC stream sent by a client (see `encodeRows`) against a table's columns and returns the
+ * batch to store, with `appendTimeMs` as the append time of every record. The stream must hold exactly
+ * one schema whose fields are the table's columns (names, types, in table order; a field may be declared
+ * not nullable, it is stored nullable like every column), one record
+ * batch, uncompressed, and the end-of-stream marker. Its structure is checked (buffer count and bounds,
+ * validity bitmaps, value offsets, UTF-8 of string values, timestamps within the safe integers); values
+ * are not converted one by one. Throws InvalidArgumentError naming what is wrong.
+ */
+export function stampBatch(columns: ColumnSpec[], bytes: Uint8Array, appendTimeMs: number, rowCountMax: number): StampedBatch {
+  const refuse = (reason: string) => new InvalidArgumentError(`batch: ${reason}`);
+  let schemaFields: Field[];
+  let header: { length: number; nodes: { length: number; nullCount: number }[]; buffers: { offset: number; length: number }[]; compression: unknown };
+  let body: Uint8Array;
+  try {
+    const reader = new MessageReader(bytes);
+    const schemaMessage = reader.readMessage();
+    if (schemaMessage === null || !schemaMessage.isSchema()) throw refuse('an Arrow IPC stream must start with its schema message');
+    reader.readMessageBody(schemaMessage.bodyLength);
+    schemaFields = schemaMessage.header().fields;
+    const batchMessage = reader.readMessage();
+    if (batchMessage === null || !batchMessage.isRecordBatch()) throw refuse('the schema must be followed by one record batch (dictionaries are not taken)');
+    const recordBatch = batchMessage.header();
+    header = {
+      length: Number(recordBatch.length),
+      nodes: recordBatch.nodes.map((node) => ({ length: Number(node.length), nullCount: Number(node.nullCount) })),
+      buffers: recordBatch.buffers.map((buffer) => ({ offset: Number(buffer.offset), length: Number(buffer.length) })),
+      compression: recordBatch.compression,
+    };
+    body = reader.readMessageBody(batchMessage.bodyLength);
+    if (body.byteLength !== batchMessage.bodyLength) throw refuse(`the record batch body holds ${body.byteLength} of its ${batchMessage.bodyLength} bytes`);
+    if (reader.readMessage() !== null) throw refuse('the stream must hold one record batch and end there');
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw error;
+    throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);
+  }
+
+  if (schemaFields.length !== columns.length) {
+    throw refuse(`the schema has ${schemaFields.length} fields, the table ${columns.length} columns (${columns.map((column) => column.name).join(', ')})`);
+  }
+  columns.forEach((column, index) => {
+    const field = schemaFields[index]!;
+    const expected = arrowTypeOf(column.type);
+    if (field.name !== column.name) throw refuse(`field ${index} is '${field.name}', the table's column ${index} is '${column.name}'`);
+    if (String(field.type) !== String(expected)) throw refuse(`field '${field.name}' is ${field.type}, the table's column is ${column.type} (${expected})`);
+  });
+  if (header.compression !== null && header.compression !== undefined) throw refuse('compressed record batches are not taken');
+  const length = header.length;
+  if (!Number.isSafeInteger(length) || length < 1) throw refuse(`a record batch must hold at least one row, got ${length}`);
+  if (length > rowCountMax) throw refuse(`a request appends at most ${rowCountMax} rows to one bucket, got ${length}`);
+  if (header.nodes.length !== columns.length) throw refuse(`the record batch has ${header.nodes.length} field nodes for ${columns.length} fields`);
+
+  const buffersPerColumn = columns.map((column) => (column.type === 'string' || column.type === 'bytes' ? 3 : 2));
+  if (header.buffers.length !== buffersPerColumn.reduce((sum, count) => sum + count, 0)) throw refuse(`the record batch has ${header.buffers.length} buffers, its fields need ${buffersPerColumn.reduce((sum, count) => sum + count, 0)}`);
+  const bufferAt = (index: number): Uint8Array => {
+    const region = header.buffers[index]!;
+    if (!Number.isSafeInteger(region.offset) || !Number.isSafeInteger(region.length) || region.offset < 0 || region.length < 0 || region.offset + region.length > body.byteLength) {
+      throw refuse(`buffer ${index} [${region.offset}, +${region.length}) lies outside the body of ${body.byteLength} bytes`);
+    }
+    return body.subarray(region.offset, region.offset + region.length);
+  };
+
+  const stored: ColumnBuffers[] = [];
+  let next = 0;
+  columns.forEach((column, index) => {
+    const node = header.nodes[index]!;
+    const where = `column '${column.name}'`;
+    if (node.length !== length) throw refuse(`${where} holds ${node.length} values in a batch of ${length} rows`);
+    if (!Number.isSafeInteger(node.nullCount) || node.nullCount < 0 || node.nullCount > length) throw refuse(`${where} has a null count of ${node.nullCount}`);
+    const validityBytes = Math.ceil(length / 8);
+    let validity = bufferAt(next++);
+    if (node.nullCount > 0) {
+      if (validity.byteLength < validityBytes) throw refuse(`${where} has ${node.nullCount} nulls but a validity bitmap of ${validity.byteLength} bytes`);
+      let valid = 0;
+      for (let row = 0; row < length; row++) if ((validity[row >> 3]! & (1 << (row & 7))) !== 0) valid++;
+      if (valid !== length - node.nullCount) throw refuse(`${where}: its validity bitmap marks ${length - valid} nulls, its null count says ${node.nullCount}`);
+      validity = validity.subarray(0, validityBytes);
+    } else {
+      validity = EMPTY;
+    }
+    const isValid = (row: number) => node.nullCount === 0 || (validity[row >> 3]! & (1 << (row & 7))) !== 0;
+    switch (column.type) {
+      case 'boolean': {
+        const bits = bufferAt(next++);
+        if (bits.byteLength < validityBytes) throw refuse(`${where} needs ${validityBytes} bytes of values, has ${bits.byteLength}`);
+        stored.push({ length, nullCount: node.nullCount, buffers: [validity, bits.subarray(0, validityBytes)] });
+        return;
+      }
+      case 'int32':
+      case 'float64':
+      case 'int64':
+      case 'timestamp': {
+        const width = column.type === 'int32' ? 4 : 8;
+        const values = bufferAt(next++);
+        if (values.byteLength < length * width) throw refuse(`${where} needs ${length * width} bytes of values, has ${values.byteLength}`);
+        const exact = values.subarray(0, length * width);
+        if (column.type === 'timestamp') {
+          const view = new DataView(exact.buffer, exact.byteOffset, exact.byteLength);
+          for (let row = 0; row < length; row++) {
+            if (!isValid(row)) continue;
+            const value = view.getBigInt64(row * 8, true);
+            if (value > MAX_SAFE || value < MIN_SAFE) throw refuse(`${where}, row ${row}: timestamp ${value} is beyond the safe integers`);
+          }
+        }
+        stored.push({ length, nullCount: node.nullCount, buffers: [validity, exact] });
+        return;
+      }
+      case 'string':
+      case 'bytes': {
+        const offsetBytes = bufferAt(next++);
+        const data = bufferAt(next++);
+        if (offsetBytes.byteLength < (length + 1) * 4) throw refuse(`${where} needs ${(length + 1) * 4} bytes of value offsets, has ${offsetBytes.byteLength}`);
+        const offsets = new DataView(offsetBytes.buffer, offsetBytes.byteOffset, (length + 1) * 4);
+        const first = offsets.getInt32(0, true);
+        if (first !== 0) throw refuse(`${where}: value offsets must start at 0, got ${first}`);
+        let previous = 0;
+        for (let row = 1; row <= length; row++) {
+          const offset = offsets.getInt32(row * 4, true);
+          if (offset < previous) throw refuse(`${where}: value offset ${row} (${offset}) is below the one before (${previous})`);
+          previous = offset;
+        }
+        if (previous > data.byteLength) throw refuse(`${where}: value offsets reach ${previous}, the values hold ${data.byteLength} bytes`);
+        const values = data.subarray(0, previous);
+        if (column.type === 'string' && !isUtf8(values)) throw refuse(`${where} holds bytes that are not UTF-8`);
+        stored.push({ length, nullCount: node.nullCount, buffers: [validity, offsetBytes.subarray(0, (length + 1) * 4), values] });
+        return;
+      }
+    }
+  });
+  stored.push({ length, nullCount: 0, buffers: [EMPTY, bytesOf(new BigInt64Array(length).fill(BigInt(appendTimeMs)))] });
+  const schemaKey = `log|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
+  return { payload: encodeIpcStream(schemaKey, () => fieldsOf(columns, false), length, stored), rowCount: length };
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 
 /** The fields of an encoded batch: the table's columns (nullable), then the system columns (not nullable). */
 function fieldsOf(columns: ColumnSpec[], withChangeTypes: boolean): Field[] {

@@ -16,6 +16,10 @@ describe('requestJson on a real nats-server', () => {
     server = await startNatsServer({ dataDir });
     connection = await connect({ servers: server.url });
     serveJson(connection, 'rpc.echo', async (body) => body);
+    serveJson(connection, 'rpc.binary', async (body) => {
+      const { batch, ...rest } = body as { batch?: Uint8Array };
+      return { ...rest, bytes: batch ? Array.from(batch) : null };
+    });
   });
 
   afterAll(async () => {
@@ -27,6 +31,19 @@ describe('requestJson on a real nats-server', () => {
   it('answers a request that fits one message', async () => {
     // Proves the ordinary path, so the refusal below is about size alone.
     await expect(requestJson(connection, 'rpc.echo', { columns: 3 })).resolves.toEqual({ columns: 3 });
+  });
+
+  it('carries binary bytes next to the JSON, unchanged, as the body\'s batch', async () => {
+    // Proves the binary framing: the handler gets the JSON fields and the exact bytes (zeros and 0xff included).
+    const bytes = Uint8Array.of(0, 255, 1, 0, 123);
+    await expect(requestJson(connection, 'rpc.binary', { op: 'append', n: 1 }, undefined, bytes)).resolves.toEqual({ op: 'append', n: 1, bytes: [0, 255, 1, 0, 123] });
+    await expect(requestJson(connection, 'rpc.binary', { op: 'plain' })).resolves.toEqual({ op: 'plain', bytes: null });
+  });
+
+  it('answers a binary request whose header lies about its JSON as InvalidArgument', async () => {
+    // Proves malformed framing is the caller's error, not a crash or a 500.
+    const reply = await connection.request('rpc.binary', Uint8Array.of(0, 200, 0, 0, 0, 123));
+    expect(JSON.parse(new TextDecoder().decode(reply.data))).toMatchObject({ error: { code: 'InvalidArgument' } });
   });
 
   it('refuses a request larger than one message as InvalidArgument, naming the size', async () => {

@@ -17,14 +17,47 @@ export function decodeJson<T>(data: Uint8Array): T {
   return JSON.parse(decoder.decode(data)) as T;
 }
 
+/**
+ * A request may carry binary bytes next to its JSON (an Arrow batch, say) without encoding them as text:
+ * the message is then this marker byte (which no JSON text starts with), the JSON's length as a 32-bit
+ * little-endian integer, the JSON, and the bytes. The server hands the bytes to its handler as the body's
+ * `BINARY_FIELD` property.
+ */
+const BINARY_MARKER = 0x00;
+const BINARY_HEADER_BYTES = 5;
+export const BINARY_FIELD = 'batch';
+
+export function encodeWithBinary(value: object, bytes: Uint8Array): Uint8Array {
+  const json = encoder.encode(JSON.stringify(value));
+  const out = new Uint8Array(BINARY_HEADER_BYTES + json.byteLength + bytes.byteLength);
+  out[0] = BINARY_MARKER;
+  new DataView(out.buffer).setUint32(1, json.byteLength, true);
+  out.set(json, BINARY_HEADER_BYTES);
+  out.set(bytes, BINARY_HEADER_BYTES + json.byteLength);
+  return out;
+}
+
+/** Decodes a request: JSON, or JSON with binary bytes (see `encodeWithBinary`), which land in `body[BINARY_FIELD]`. */
+export function decodeRequest(data: Uint8Array): unknown {
+  if (data.length === 0) return {};
+  if (data[0] !== BINARY_MARKER) return decodeJson<unknown>(data);
+  if (data.length < BINARY_HEADER_BYTES) throw new InvalidArgumentError('a binary request is shorter than its header');
+  const jsonBytes = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(1, true);
+  if (BINARY_HEADER_BYTES + jsonBytes > data.length) throw new InvalidArgumentError(`a binary request announces ${jsonBytes} bytes of JSON but holds ${data.length - BINARY_HEADER_BYTES}`);
+  const body = decodeJson<unknown>(data.subarray(BINARY_HEADER_BYTES, BINARY_HEADER_BYTES + jsonBytes));
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidArgumentError('the JSON of a binary request must be an object');
+  return { ...body, [BINARY_FIELD]: data.subarray(BINARY_HEADER_BYTES + jsonBytes) };
+}
+
 export async function requestJson<T>(
   nc: NatsConnection,
   subject: string,
   body: unknown,
   timeoutMs: number = LIMITS.requestTimeoutMs,
+  binary?: Uint8Array,
 ): Promise<T> {
   let reply: Msg;
-  const payload = encodeJson(body);
+  const payload = binary === undefined ? encodeJson(body) : encodeWithBinary(body as object, binary);
   try {
     reply = await nc.request(subject, payload, { timeout: timeoutMs });
   } catch (error) {
@@ -64,7 +97,12 @@ export function serveJson(
       void (async () => {
         let reply: unknown;
         try {
-          const body = msg.data.length ? decodeJson<unknown>(msg.data) : {};
+          let body: unknown;
+          try {
+            body = decodeRequest(msg.data);
+          } catch (error) {
+            throw error instanceof MinkError ? error : new InvalidArgumentError(`the request is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+          }
           reply = { result: await handler(body, msg) };
         } catch (error) {
           if (!(error instanceof MinkError)) options.onError?.(error);
