@@ -84,6 +84,26 @@ describe('computeRatios', () => {
   });
 });
 
+describe('computeRatios: the goals of the write-path issue', () => {
+  it('compares the rows sent per second with raw full-object PUTs, and the p99 ack with 2 × (PUT p99 + publish p99) + linger, both at the run\'s concurrency', () => {
+    // Proves the two "Done when" figures are computed from the same run's concurrent baselines.
+    const ratios = computeRatios({
+      baselines: [...BASELINES, baseline('s3-put', MIB, 8, [40, 100], 100_000_000), baseline('jetstream-publish', KIB, 8, [1, 5])],
+      writes: [write('client arrow append', append('client arrow', [30, 107], 50_000, 2_000_000))],
+      concurrency: 8,
+      fullWalObjectBytes: MIB,
+      jetStreamPayloadBytes: KIB,
+      lingerMs: 5,
+    });
+    const goals = ratios.filter((entry) => entry.text.includes('MB/s of rows') || entry.text.includes('linger'));
+    expect(goals.map((entry) => [entry.value, entry.baseline])).toEqual([
+      [50_000, 100_000_000],
+      [107, 2 * (100 + 5) + 5],
+    ]);
+    expect(goals[1]!.text).toBe('client arrow append: p99 ack 107 ms = 0.50 × (2 × (S3 PUT p99 + JetStream publish p99, 8 in flight) + linger 5 ms = 215 ms)');
+  });
+});
+
 describe('computeRatios of a put', () => {
   it('compares a put with the baselines of its own average WAL object, and its rows/s with the client append', () => {
     // Proves a put scenario gets the append figures' ratios against the S3 PUT of its own WAL object size, plus put against append rows/s.

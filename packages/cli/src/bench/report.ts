@@ -21,11 +21,14 @@ export interface RatioInputs {
   /** Size of the S3 baseline standing for a full WAL object (`LIMITS.walFlushBytes`). */
   fullWalObjectBytes: number;
   jetStreamPayloadBytes: number;
+  /** The WAL writer's linger (`LIMITS.walLingerMs`), part of the ack bound of the write-path issue. */
+  lingerMs?: number;
 }
 
 /** Pairs of write scenarios whose rows per second are compared: the cost of the HTTP hop, and of a put over an append. */
 const RATE_COMPARISONS: readonly (readonly [string, string])[] = [
   ['gateway append', 'client append'],
+  ['client arrow append', 'client append'],
   ['client put', 'client append'],
 ];
 
@@ -54,6 +57,8 @@ export function computeRatios(inputs: RatioInputs): Ratio[] {
   const { baselines, concurrency } = inputs;
   const jetStreamSequential = findBaseline(baselines, { kind: 'jetstream-publish', payloadBytes: inputs.jetStreamPayloadBytes, concurrency: 1 });
   const fullPutSequential = findBaseline(baselines, { kind: 's3-put', payloadBytes: inputs.fullWalObjectBytes, concurrency: 1 });
+  const fullPutConcurrent = findBaseline(baselines, { kind: 's3-put', payloadBytes: inputs.fullWalObjectBytes, concurrency });
+  const jetStreamConcurrent = findBaseline(baselines, { kind: 'jetstream-publish', payloadBytes: inputs.jetStreamPayloadBytes, concurrency });
   for (const { name, write, averageWalObjectBytes: averageSize } of inputs.writes) {
     const averagePutSequential = averageSize === null ? undefined : findBaseline(baselines, { kind: 's3-put', payloadBytes: averageSize, concurrency: 1 });
     const averagePutConcurrent = averageSize === null ? undefined : findBaseline(baselines, { kind: 's3-put', payloadBytes: averageSize, concurrency });
@@ -76,6 +81,30 @@ export function computeRatios(inputs: RatioInputs): Ratio[] {
           fullPutSequential.latency.p99Ms,
         ),
       );
+    }
+    if (fullPutConcurrent) {
+      // The write-path issue's throughput goal: rows sent per second (as JSON bytes) against raw full-object PUTs.
+      ratios.push(
+        ratioOf(
+          (quotient) =>
+            `${name}: ${formatMegabytesPerSecond(write.payloadBytesPerSecond)} MB/s of rows (JSON bytes) = ${quotient} × raw S3 PUT MB/s ` +
+            `(${formatSize(inputs.fullWalObjectBytes)}, ${concurrency} in flight)`,
+          write.payloadBytesPerSecond,
+          fullPutConcurrent.bytesPerSecond,
+        ),
+      );
+      if (jetStreamConcurrent && inputs.lingerMs !== undefined) {
+        // Its latency goal: p99 ack within 2 × (raw S3 PUT p99 + JetStream publish p99) + linger, both at this run's concurrency.
+        const boundMs = 2 * (fullPutConcurrent.latency.p99Ms + jetStreamConcurrent.latency.p99Ms) + inputs.lingerMs;
+        ratios.push(
+          ratioOf(
+            (quotient) =>
+              `${name}: p99 ack ${formatMilliseconds(write.latency.p99Ms)} ms = ${quotient} × (2 × (S3 PUT p99 + JetStream publish p99, ${concurrency} in flight) + linger ${inputs.lingerMs} ms = ${formatMilliseconds(boundMs)} ms)`,
+            write.latency.p99Ms,
+            boundMs,
+          ),
+        );
+      }
     }
     if (averagePutConcurrent && write.wal.objects > 0) {
       ratios.push(

@@ -58,9 +58,12 @@ export interface WriteScenarioResult {
   wal: WalObjectsWritten;
 }
 
-/** One mink append scenario: through the gateway's HTTP API or through the TypeScript client. */
+/**
+ * One mink append scenario: through the gateway's HTTP API, through the TypeScript client from rows, or
+ * through the TypeScript client from Arrow record batches (`appendArrow`, "client arrow").
+ */
 export interface AppendResult extends WriteScenarioResult {
-  path: 'gateway' | 'client';
+  path: 'gateway' | 'client' | 'client arrow';
 }
 
 /** The put scenario: new keys put into a primary-key table through the TypeScript client. */

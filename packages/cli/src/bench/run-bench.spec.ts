@@ -2,12 +2,12 @@ import { phaseCount } from './run-bench';
 
 describe('phaseCount', () => {
   it.each<[string, Parameters<typeof phaseCount>[0], number]>([
-    ['every group', ['append', 'pk', 'failover', 'metadata'], 14],
-    ['the default groups', ['append', 'pk', 'failover'], 12],
+    ['every group', ['append', 'pk', 'failover', 'metadata'], 15],
+    ['the default groups', ['append', 'pk', 'failover'], 13],
     ['the metadata stages alone, with their JetStream baseline', ['metadata'], 4],
-    ['the append figures and failover (the run before PK figures)', ['append', 'failover'], 7],
+    ['the append figures and failover (the run before PK figures; three append scenarios)', ['append', 'failover'], 8],
     ['the PK figures alone', ['pk'], 9],
-    ['the append figures alone', ['append'], 6],
+    ['the append figures alone', ['append'], 7],
     ['failover alone, which needs no baseline', ['failover'], 2],
   ])('counts the phases of %s', (_case, figures, expected) => {
     // Proves the "[n/count]" lines of a run end at n = count for every selection.

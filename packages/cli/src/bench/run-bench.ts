@@ -13,7 +13,7 @@ import { runFailover } from './failover';
 import { formatCount, formatMilliseconds, formatSize } from './format';
 import { runMetadata } from './metadata';
 import { metadataRatios } from './metadata-figures';
-import { runClientAppend, runGatewayAppend } from './mink-append';
+import { runClientAppend, runClientArrowAppend, runGatewayAppend } from './mink-append';
 import { runClientLookups, runClientPut } from './mink-pk';
 import { lookupRatios, restoreRatios } from './pk-figures';
 import { runRestore } from './pk-restore';
@@ -58,7 +58,7 @@ export function phaseCount(figures: readonly BenchFigures[], metadataStages: num
     1 +
     (writes ? 2 : 0) +
     (writes || has('metadata') ? 1 : 0) +
-    (has('append') ? 2 : 0) +
+    (has('append') ? 3 : 0) +
     (has('pk') ? 5 : 0) +
     (has('failover') ? 1 : 0) +
     (has('metadata') ? metadataStages : 0)
@@ -218,6 +218,11 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       const client = await runClientAppend(cluster.natsUrl, scenario(options.rows, idRange, BENCH_PAYLOAD_CHARS));
       if (client !== null) appends.push(client);
     }
+    if (selected('append') && !interrupt.signal.aborted) {
+      startPhase(`mink append of Arrow record batches through the TypeScript client (appendArrow) over ${cluster.natsUrl}`);
+      const arrow = await runClientArrowAppend(cluster.natsUrl, scenario(options.rows, 2 * idRange, BENCH_PAYLOAD_CHARS));
+      if (arrow !== null) appends.push(arrow);
+    }
     let writtenIds: number[] = [];
     if (selected('pk') && !interrupt.signal.aborted) {
       startPhase(`mink put of ${formatCount(options.pkKeys)} new keys into PK table ${BENCH_PK_TABLE.name} (${BENCH_PK_TABLE.buckets} buckets) through the TypeScript client`);
@@ -374,6 +379,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
           concurrency: options.concurrency,
           fullWalObjectBytes: LIMITS.walFlushBytes,
           jetStreamPayloadBytes: BENCH_BASELINES.jetStreamPayloadBytes,
+          lingerMs: LIMITS.walLingerMs,
         }),
         ...lookupRatios(lookups, baselines),
         ...(restore === null ? [] : restoreRatios(restore, baselines)),
