@@ -293,6 +293,23 @@ describe('TableClient on a primary-key table', () => {
     expect(cluster.received[2].subject).toBe(SUBJECTS.nodeRpc(actualAddress));
   });
 
+  it('abandons a request to a leader that stopped answering once the route names a new leader, and sends it there', async () => {
+    // Proves a dead or paused leader costs about clientLeaderCheckMs after the move, not the 10 s request timeout.
+    const cluster = new FakeCluster(pkRoute());
+    const bucket = bucketOfShop('alpha');
+    const oldLeader = cluster.route.leaders[bucket]!;
+    const newIndex = oldLeader.node === 'n0' ? 1 : 0;
+    cluster.intercept = (subject) => (subject === SUBJECTS.nodeRpc(oldLeader.address) ? new Promise<never>(() => undefined) : undefined);
+    const client = new TableClient(cluster.nc, 'orders');
+    const startedMs = Date.now();
+    const put = client.put([{ shop: 'alpha', id: 1, amount: 1 }]);
+    await waitUntil(() => cluster.received.length === 1);
+    cluster.route.leaders[bucket] = { node: `n${newIndex}`, address: addressOf(newIndex), leaderEpoch: oldLeader.leaderEpoch + 1 };
+    await expect(put).resolves.toMatchObject({ written: 1 });
+    expect(Date.now() - startedMs).toBeLessThan(LIMITS.requestTimeoutMs / 2);
+    expect(cluster.received.map((received) => received.subject)).toEqual([SUBJECTS.nodeRpc(oldLeader.address), SUBJECTS.nodeRpc(addressOf(newIndex))]);
+  });
+
   it('retries a write answered Unavailable', async () => {
     // Proves Unavailable is retried after the answer's retry delay rather than failing the call.
     const cluster = new FakeCluster(pkRoute());

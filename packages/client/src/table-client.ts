@@ -122,6 +122,7 @@ export interface TableClientOptions {
 
 export class TableClient {
   private route: TableRoute | null = null;
+  private describing: Promise<TableRoute> | undefined;
   private readonly writerId = randomUUID();
   private readonly appendsByBucket = new Map<number, BucketAppends>();
   private readonly appendsInFlightMax: number;
@@ -303,8 +304,47 @@ export class TableClient {
   /** The table's schema and leaders, from any data node's view; cached until a request proves it stale. */
   async describe(refresh = false): Promise<TableRoute> {
     if (this.route && !refresh) return this.route;
-    this.route = await this.retryUnavailable(() => requestJson<TableRoute>(this.nc, SUBJECTS.anyNodeRpc, { op: 'describeTable', table: this.name }));
+    // Concurrent refreshes share one query; a short timeout, so a paused responder costs a retry, not 10 s.
+    this.describing ??= this.retryUnavailable(() =>
+      requestJson<TableRoute>(this.nc, SUBJECTS.anyNodeRpc, { op: 'describeTable', table: this.name }, LIMITS.viewQueryTimeoutMs),
+    ).finally(() => {
+      this.describing = undefined;
+    });
+    this.route = await this.describing;
     return this.route;
+  }
+
+  /**
+   * Waits for the answer to a request sent to `sentTo`, the leader of `bucket`; while it waits, every
+   * `LIMITS.clientLeaderCheckMs` it asks any node for the route, and abandons the request (Unavailable, to
+   * be sent again) once the route names another leader or a newer leader epoch: the node it went to is dead,
+   * paused or moved on, and its answer would only come with the request timeout.
+   */
+  private async answerOrLeaderChange<T>(bucket: number, sentTo: { node: string; leaderEpoch: number }, answer: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const moved = new Promise<never>((_, reject) => {
+      const check = async (): Promise<void> => {
+        if (settled) return;
+        const now = (await this.describe(true).catch(() => undefined))?.leaders[bucket];
+        if (settled) return;
+        if (now && (now.node !== sentTo.node || now.leaderEpoch > sentTo.leaderEpoch)) {
+          reject(new UnavailableError(`bucket ${bucket} of table '${this.name}' moved from node ${sentTo.node} to ${now.node} while a request waited; sending it there`, 0));
+          return;
+        }
+        timer = setTimeout(() => void check(), LIMITS.clientLeaderCheckMs);
+      };
+      timer = setTimeout(() => void check(), LIMITS.clientLeaderCheckMs);
+    });
+    try {
+      return await Promise.race([answer, moved]);
+    } finally {
+      settled = true;
+      clearTimeout(timer);
+      // The losing side settles later; nobody waits for it.
+      answer.catch(() => undefined);
+      moved.catch(() => undefined);
+    }
   }
 
   private validateKeys(route: TableRoute, keys: unknown): Row[] {
@@ -487,7 +527,11 @@ export class TableClient {
         const body = typeof request === 'function' ? request() : request;
         // An append's Arrow batch travels as binary next to the JSON of the request.
         const { batch, ...json } = body as R & { batch?: Uint8Array };
-        return await requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...json, tableId: route.tableId }, undefined, batch);
+        return await this.answerOrLeaderChange(
+          bucket,
+          leader,
+          requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...json, tableId: route.tableId }, undefined, batch),
+        );
       } catch (error) {
         if (!(error instanceof MinkError)) throw error;
         lastError = error;

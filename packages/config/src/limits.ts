@@ -15,6 +15,15 @@ export const LIMITS = {
   proposeAttemptsMax: 5,
   /** NATS request/reply timeout for internal calls. */
   requestTimeoutMs: 10_000,
+  /**
+   * A client asks any node for a table's route this long after sending a bucket request that has not been
+   * answered, and again as often while it waits: when the route shows another leader (or a newer leader
+   * epoch) the request is abandoned and sent to the new leader, so a request to a dead or paused node does
+   * not wait out `requestTimeoutMs` (safe for appends through the writer sequences).
+   */
+  clientLeaderCheckMs: 500,
+  /** A view query (a table's route, a node's status) gives up after this long and is asked again, likely of another node. */
+  viewQueryTimeoutMs: 1_000,
   /** Attempts a client makes for one request across NotLeader / Unavailable answers. */
   clientAttemptsMax: 20,
   clientBackoffInitialMs: 50,
