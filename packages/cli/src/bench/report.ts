@@ -179,7 +179,7 @@ export function renderReport(result: BenchResult): string {
     );
   }
   if (result.appends.length > 0) {
-    lines.push('', 'mink append (latency per append call, until acknowledged)');
+    lines.push('', 'mink append (latency per append call, until acknowledged; CPU s/MB = CPU seconds of all mink processes per MB of JSON rows, RSS max = their largest peak RSS)');
     lines.push(...renderWrites(result.appends.map((append) => ({ label: append.path, write: append }))));
   }
   if (result.put !== null) {
@@ -203,7 +203,7 @@ function renderWrites(writes: readonly { label: string; write: WriteScenarioResu
   const lines = [
     indent(
       renderTable(
-        ['PATH', 'ROWS', 'CALLS', 'ROWS/S', 'JSON MB/S', 'P50 MS', 'P99 MS', 'MAX MS', 'WAL OBJECTS', 'AVG WAL OBJECT', 'WAL MB/S'],
+        ['PATH', 'ROWS', 'CALLS', 'ROWS/S', 'JSON MB/S', 'P50 MS', 'P99 MS', 'MAX MS', 'WAL OBJECTS', 'AVG WAL OBJECT', 'WAL MB/S', 'CPU S/MB', 'RSS MAX'],
         writes.map(({ label, write }) => [
           label,
           formatCount(write.rows) + (write.stoppedEarly ? ' (stopped early)' : ''),
@@ -216,6 +216,8 @@ function renderWrites(writes: readonly { label: string; write: WriteScenarioResu
           formatCount(write.wal.objects),
           write.wal.objects > 0 ? formatSize(write.wal.averageObjectBytes) : '-',
           formatMegabytesPerSecond(write.wal.bytesPerSecond),
+          write.cpuSecondsPerMegabyte == null ? '-' : write.cpuSecondsPerMegabyte.toFixed(2),
+          write.rssMaxBytes == null ? '-' : formatSize(write.rssMaxBytes),
         ]),
       ),
     ),

@@ -56,6 +56,13 @@ export interface WriteScenarioResult {
   /** Per call, from sending it until its acknowledgement. */
   latency: LatencySummary;
   wal: WalObjectsWritten;
+  /**
+   * CPU seconds (user + system, from /proc) all mink processes of the cluster used during the measured calls,
+   * per MB of JSON rows acknowledged; and the largest peak resident set among them. Null where /proc is not
+   * readable or the run did not say which processes to watch.
+   */
+  cpuSecondsPerMegabyte?: number | null;
+  rssMaxBytes?: number | null;
 }
 
 /**

@@ -205,6 +205,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       signal: interrupt.signal,
       store: store!,
       progress: note,
+      processIds: () => (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => entry.pid),
     });
     // Each append scenario's ids (warm-up included) lie in their own range.
     const idRange = options.rows + options.batchRows * BENCH_BASELINES.warmupOperations;

@@ -5,6 +5,7 @@ import { runClosedLoop } from './closed-loop';
 import { ProgressReporter } from './progress';
 import type { WriteScenarioResult } from './results';
 import { ratePerSecond, summarizeLatencies } from './stats';
+import { readProcessUsage } from './process-usage';
 import { listWalObjects, walObjectsWrittenSince } from './wal-objects';
 
 /** One row of the bench tables, as JSON sends it. */
@@ -29,6 +30,8 @@ export interface WriteScenarioSettings {
   signal?: AbortSignal;
   /** Lists the WAL objects before and after, to report what the scenario wrote to S3. */
   store: ObjectStore;
+  /** Pids of the cluster's mink processes, whose CPU time and memory the scenario reports. */
+  processIds?: () => number[];
   progress: (line: string) => void;
 }
 
@@ -107,6 +110,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   });
 
   const walBefore = await listWalObjects(settings.store);
+  const usageBefore = settings.processIds ? readProcessUsage(settings.processIds()) : null;
   const progress = new ProgressReporter(label, settings.rows, 'rows', settings.progress);
   let rows = 0;
   let jsonBytes = 0;
@@ -124,7 +128,9 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   ).finally(() => progress.finish());
   if (measured.latenciesMs.length === 0 && settings.signal?.aborted) return null;
   if (measured.latenciesMs.length === 0) throw new CliError(`${label}: no call succeeded (${measured.firstFailureMessage ?? 'none ran'})`);
+  const usageAfter = settings.processIds ? readProcessUsage(settings.processIds()) : null;
   const walAfter = await listWalObjects(settings.store);
+  const megabytes = jsonBytes / 1e6;
   return {
     result: {
       rows,
@@ -137,6 +143,8 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
       payloadBytesPerSecond: ratePerSecond(jsonBytes, measured.elapsedMs),
       latency: summarizeLatencies(measured.latenciesMs),
       wal: walObjectsWrittenSince(walBefore, walAfter, measured.elapsedMs),
+      cpuSecondsPerMegabyte: usageBefore && usageAfter && megabytes > 0 && usageAfter.cpuSeconds > 0 ? (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / megabytes : null,
+      rssMaxBytes: usageAfter && usageAfter.rssMaxBytes > 0 ? usageAfter.rssMaxBytes : null,
     },
     acknowledgedCalls: measured.succeededIndexes,
   };
