@@ -23,7 +23,7 @@ import {
   type WriteTableResult,
 } from '@mink/protocol';
 import { type RecordBatch, Table, tableToIPC } from 'apache-arrow';
-import { bucketOfRow, rowsToJson, splitByBucket, validateRows, type Row } from '@mink/records';
+import { bucketOfRow, encodeRowsOfBatch, rowsToJson, splitByBucket, validateRows, type Row } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
 import {
@@ -165,8 +165,8 @@ export class TableClient {
    * Appends the rows of Arrow record batches (a RecordBatch, or every batch of a Table) to a log table; the
    * batches' fields must be the table's columns (names and Arrow types as in the README, in table order;
    * no dictionaries). A batch of a table without bucket key, or whose rows all fall in one bucket, is sent
-   * as its IPC stream with no conversion of rows; a batch spanning several buckets is split by converting
-   * its rows. Resolves once every row is durable.
+   * as its IPC stream; a batch spanning several buckets is split by copying each bucket's rows out of its
+   * column buffers (no row objects). Resolves once every row is durable.
    */
   appendArrow(data: RecordBatch | Table): Promise<AppendTableResult> {
     return this.planWrite(async () => {
@@ -200,11 +200,13 @@ export class TableClient {
     );
     const byBucket = indexesByBucket(keys, (key) => bucketOfRow(key, route.bucketKey, route.buckets));
     if (byBucket.size === 1) return new Map([[byBucket.keys().next().value!, arrowSlicesOf(batch)]]);
-    const rows = validateRows(
-      columns,
-      Array.from({ length: batch.numRows }, (_, index) => batch.get(index)!.toJSON()),
+    // Each bucket's rows are copied out of the batch column by column, without row objects.
+    return new Map(
+      [...byBucket].map(([bucket, indexes]) => [
+        bucket,
+        boundedEncodings(indexes.length, (start, end) => encodeRowsOfBatch(columns, batch, indexes.slice(start, end)), APPEND_REQUEST_BOUNDS),
+      ]),
     );
-    return new Map([...byBucket].map(([bucket, indexes]) => [bucket, arrowChunksOf(columns, indexes.map((index) => rows[index]!), APPEND_REQUEST_BOUNDS)]));
   }
 
   /**

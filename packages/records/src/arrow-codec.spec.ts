@@ -20,7 +20,7 @@ import {
 import type { ColumnSpec } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, batchRowCount, decodeBatch, encodeBatch, encodeRows, stampBatch } from './arrow-codec';
+import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, batchRowCount, decodeBatch, encodeBatch, encodeRows, encodeRowsOfBatch, stampBatch } from './arrow-codec';
 import { rowToJson } from './json';
 import type { Row } from './row';
 import { validateRows } from './validate';
@@ -417,5 +417,30 @@ describe('encodeRows and stampBatch', () => {
     }
     expect(caught).toBeInstanceOf(InvalidArgumentError);
     expect((caught as Error).message).toMatch(message);
+  });
+});
+
+describe('encodeRowsOfBatch', () => {
+  it.each([
+    ['every other row of 300 random rows, reversed', 0, 300],
+    ['rows of a sliced batch (buffers at an offset)', 37, 211],
+  ])('writes what encodeRows writes for the same rows: %s', (_name, begin, end) => {
+    // Proves the column-by-column copy (validity, bits, fixed width, offsets and bytes) equals encoding the rows themselves.
+    const rows = randomRows(23, 300);
+    const batch = tableFromIPC(encodeRows(COLUMNS, rows)).batches[0]!.slice(begin, end);
+    const indexes = Array.from({ length: end - begin }, (_, index) => index)
+      .filter((index) => index % 2 === 0)
+      .reverse();
+    const expected = encodeRows(
+      COLUMNS,
+      indexes.map((index) => rows[begin + index]!),
+    );
+    expect(Buffer.from(encodeRowsOfBatch(COLUMNS, batch, indexes)).equals(Buffer.from(expected))).toBe(true);
+  });
+
+  it('refuses a batch whose fields are not the table columns', () => {
+    // Proves a mismatched producer schema is the caller's error before anything is sent.
+    const batch = tableFromIPC(encodeRows([{ name: 'id', type: 'int32' }], [{ id: 1 }])).batches[0]!;
+    expect(() => encodeRowsOfBatch([{ name: 'id', type: 'int64' }], batch, [0])).toThrow(InvalidArgumentError);
   });
 });

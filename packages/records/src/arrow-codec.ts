@@ -16,7 +16,7 @@
  * value through a visitor (on 100 000 rows of three columns that took four times as long), and laid out
  * as an IPC stream by `encodeIpcStream` rather than through `RecordBatch` and a stream writer.
  */
-import { Binary, Bool, type Data, type DataType, Field, Float64, Int8, Int32, Int64, MessageReader, RecordBatchReader, TimestampMillisecond, Utf8 } from 'apache-arrow';
+import { Binary, Bool, type Data, type DataType, Field, Float64, Int8, Int32, Int64, MessageReader, type RecordBatch, RecordBatchReader, TimestampMillisecond, Utf8 } from 'apache-arrow';
 import type { ColumnSpec, ColumnType } from '@mink/meta';
 import { isUtf8 } from 'node:buffer';
 import { InvalidArgumentError } from '@mink/protocol';
@@ -83,6 +83,82 @@ export function encodeRows(columns: ColumnSpec[], rows: Row[]): Uint8Array {
   const buffers = columns.map((column) => encodeColumn(column, rows));
   const schemaKey = `rows|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
   return encodeIpcStream(schemaKey, () => columns.map((column) => new Field(column.name, arrowTypeOf(column.type), true)), rows.length, buffers);
+}
+
+/**
+ * The rows at `indexes` (in that order) of an Arrow record batch whose fields are the table's columns, as
+ * the IPC stream `encodeRows` would write for them: the values are copied column by column from the
+ * batch's buffers, with no row objects. Throws InvalidArgumentError when the batch's fields are not the
+ * table's columns (names, Arrow types, order) or a column is dictionary-encoded.
+ */
+export function encodeRowsOfBatch(columns: ColumnSpec[], batch: RecordBatch, indexes: readonly number[]): Uint8Array {
+  const fields = batch.schema.fields;
+  if (fields.length !== columns.length) {
+    throw new InvalidArgumentError(`batch: the schema has ${fields.length} fields, the table ${columns.length} columns (${columns.map((column) => column.name).join(', ')})`);
+  }
+  const buffers = columns.map((column, index): ColumnBuffers => {
+    const field = fields[index]!;
+    const expected = arrowTypeOf(column.type);
+    if (field.name !== column.name) throw new InvalidArgumentError(`batch: field ${index} is '${field.name}', the table's column ${index} is '${column.name}'`);
+    if (String(field.type) !== String(expected)) throw new InvalidArgumentError(`batch: field '${field.name}' is ${field.type}, the table's column is ${column.type} (${expected})`);
+    return gatherColumn(column, batch.data.children[index]!, indexes);
+  });
+  const schemaKey = `rows|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
+  return encodeIpcStream(schemaKey, () => columns.map((column) => new Field(column.name, arrowTypeOf(column.type), true)), indexes.length, buffers);
+}
+
+/**
+ * One column's buffers for the rows at `indexes` of `data`, copied from its buffers. In apache-arrow a
+ * sliced Data keeps its validity bitmap and boolean bits whole (read at `offset + row`) but slices the
+ * values of fixed-width types and the value offsets of variable-width ones (read at `row`).
+ */
+function gatherColumn(column: ColumnSpec, data: Data, indexes: readonly number[]): ColumnBuffers {
+  const length = indexes.length;
+  const { offset } = data;
+  const isValid = validityReaderOf(data);
+  let nullCount = 0;
+  const bitmap = new Uint8Array(Math.ceil(length / 8));
+  indexes.forEach((row, index) => {
+    if (isValid(row)) bitmap[index >> 3] |= 1 << (index & 7);
+    else nullCount++;
+  });
+  const validity = nullCount === 0 ? EMPTY : bitmap;
+  switch (column.type) {
+    case 'boolean': {
+      const source = data.values as Uint8Array;
+      const bits = new Uint8Array(Math.ceil(length / 8));
+      indexes.forEach((row, index) => {
+        if (bitAt(source, offset + row)) bits[index >> 3] |= 1 << (index & 7);
+      });
+      return { length, nullCount, buffers: [validity, bits] };
+    }
+    case 'int32':
+    case 'float64':
+    case 'int64':
+    case 'timestamp': {
+      const source = data.values as Int32Array | Float64Array | BigInt64Array;
+      const Constructor = source.constructor as { new (length: number): Int32Array | Float64Array | BigInt64Array };
+      const target = new Constructor(length);
+      indexes.forEach((row, index) => {
+        target[index] = source[row]!;
+      });
+      return { length, nullCount, buffers: [validity, bytesOf(target)] };
+    }
+    case 'string':
+    case 'bytes': {
+      const sourceOffsets = data.valueOffsets as Int32Array;
+      const source = data.values as Uint8Array;
+      const valueOffsets = new Int32Array(length + 1);
+      let bytes = 0;
+      indexes.forEach((row, index) => {
+        bytes += sourceOffsets[row + 1]! - sourceOffsets[row]!;
+        valueOffsets[index + 1] = bytes;
+      });
+      const values = new Uint8Array(bytes);
+      indexes.forEach((row, index) => values.set(source.subarray(sourceOffsets[row]!, sourceOffsets[row + 1]!), valueOffsets[index]!));
+      return { length, nullCount, buffers: [validity, bytesOf(valueOffsets), values] };
+    }
+  }
 }
 
 /** What the leader stores for a batch a client sent: the batch with the append time of its records added. */
