@@ -32,7 +32,8 @@ export class MinkClient {
   ) {}
 
   static async connect(options: MinkClientOptions): Promise<MinkClient> {
-    const nc = await connect({ servers: options.servers, name: options.name ?? 'mink-client', maxReconnectAttempts: -1 });
+    // No Error (stack capture) per request: a request error names its subject and timeout itself.
+    const nc = await connect({ servers: options.servers, name: options.name ?? 'mink-client', maxReconnectAttempts: -1, noAsyncTraces: true });
     return new MinkClient(nc, true, { appendsInFlightPerBucket: options.appendsInFlightPerBucket });
   }
 

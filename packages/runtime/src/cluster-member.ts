@@ -35,7 +35,9 @@ export class ClusterMember {
     name: string,
     onConnected: (nc: NatsConnection) => Promise<void> = async () => undefined,
   ): Promise<ClusterMember> {
-    const nc = await connect({ servers: config.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    // noAsyncTraces: no Error (stack capture) per request; requests are the hot path of every service, and
+    // the errors mink raises name their subject and timeout themselves.
+    const nc = await connect({ servers: config.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, noAsyncTraces: true });
     await onConnected(nc);
     const log = await JetStreamMetaLog.create(nc, { streamName: config.metaStream });
     const objectStore = S3ObjectStore.fromConfig(config);
