@@ -4,7 +4,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { MinkClient, TableClient } from '@mink/client';
 import type { TableRecord } from '@mink/meta';
 import { InvalidArgumentError, type WriteTableResult } from '@mink/protocol';
-import { createHttpAdapter, HttpErrorFilter, ServiceState, type ClusterMember } from '@mink/runtime';
+import { LIMITS } from '@mink/config';
+import { createHttpAdapter, HttpErrorFilter, InFlightBytes, ServiceState, type ClusterMember } from '@mink/runtime';
 
 import { GatewayModule } from './gateway.module';
 import { GatewayService } from './gateway.service';
@@ -34,6 +35,7 @@ const WRITTEN: WriteTableResult = { written: 1, buckets: [{ bucket: 1, operation
 
 describe('gateway primary-key endpoints', () => {
   let app: NestFastifyApplication;
+  const inFlight = new InFlightBytes(LIMITS.httpInFlightBodyBytesMax);
   const calls: { operation: string; args: unknown[] }[] = [];
   const table = {
     put: async (...args: unknown[]) => (calls.push({ operation: 'put', args }), WRITTEN),
@@ -49,7 +51,7 @@ describe('gateway primary-key endpoints', () => {
   beforeAll(async () => {
     const member = { view: { tables: { orders: ORDERS }, buckets: {}, nodes: {} } } as unknown as ClusterMember;
     const client = { table: (name: string) => (name === 'orders' ? table : undefined) } as unknown as MinkClient;
-    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(new ServiceState('gateway', 'test'), new GatewayService(member, client)), createHttpAdapter(), {
+    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(new ServiceState('gateway', 'test'), new GatewayService(member, client)), createHttpAdapter(inFlight), {
       logger: false,
       bodyParser: false,
     });
@@ -70,6 +72,20 @@ describe('gateway primary-key endpoints', () => {
     const response = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: path, payload: payload as object });
     return { status: response.statusCode, body: response.json() };
   }
+
+  it('answers 503 Unavailable with Retry-After, before reading the body, while the bodies in flight are at their bound', async () => {
+    // Proves the backpressure of LIMITS.httpInFlightBodyBytesMax: a full budget refuses, a freed one serves,
+    // and every request gives its bytes back once answered.
+    expect(inFlight.admit(LIMITS.httpInFlightBodyBytesMax)).toBe(true);
+    const refused = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: '/v1/tables/orders/put', payload: { rows: [{ shop: 'a', id: 1 }] } });
+    expect(refused.statusCode).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.json()).toMatchObject({ error: { code: 'Unavailable', message: expect.stringMatching(/does not fit below/) } });
+    expect(calls).toEqual([]);
+    inFlight.release(LIMITS.httpInFlightBodyBytesMax);
+    expect((await post('/v1/tables/orders/put', { rows: [{ shop: 'a', id: 1 }] })).status).toBe(200);
+    expect(inFlight.heldBytes).toBe(0);
+  });
 
   test.each<[string, unknown, string, unknown[], unknown]>([
     ['put', { rows: [{ shop: 'a', id: 1 }] }, 'put', [[{ shop: 'a', id: 1 }], {}], WRITTEN],

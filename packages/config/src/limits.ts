@@ -80,6 +80,14 @@ export const LIMITS = {
   scanReplyBytesMax: 512 * 1024,
   /** Largest HTTP request body accepted by the gateway. */
   httpBodyBytesMax: 64 * 1024 * 1024,
+  /**
+   * Bytes of request bodies (by Content-Length) one HTTP service holds at once, from arrival until the
+   * response is sent; a request beyond it is answered 503 Unavailable with Retry-After before its body is
+   * read, so a burst of large appends pushes back on clients instead of growing the heap. At least `httpBodyBytesMax`.
+   */
+  httpInFlightBodyBytesMax: 256 * 1024 * 1024,
+  /** The Retry-After of a request refused by `httpInFlightBodyBytesMax`. */
+  httpInFlightRetryAfterMs: 1_000,
   /** How long a local nats-server or S3 server may take to accept connections after it is spawned. */
   devServerStartTimeoutMs: 15_000,
   /** How long a local server may take to exit after SIGTERM before it gets SIGKILL. */
@@ -253,6 +261,7 @@ export const DEFAULTS = {
 export function assertLimits(): void {
   if (LIMITS.heartbeatsPerLeaseTtl < 2) throw new Error('a lease must see at least two heartbeats');
   if (LIMITS.clientBackoffInitialMs > LIMITS.clientBackoffMaxMs) throw new Error('backoff bounds are inverted');
+  if (LIMITS.httpInFlightBodyBytesMax < LIMITS.httpBodyBytesMax) throw new Error('one request of the largest body must fit in flight');
   if (LIMITS.writerBatchesRemembered < LIMITS.writerRequestsInFlightMax) throw new Error('a writer must be able to retry every request it has in flight');
   if (LIMITS.proposeAttemptsMax * (LIMITS.metaAppendTimeoutMs + LIMITS.proposeBackoffMaxMs) >= LIMITS.metaDuplicateWindowMs) {
     throw new Error('retries of one metadata append must fit in the de-duplication window');

@@ -1,6 +1,6 @@
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { LIMITS } from '@mink/config';
-import { InvalidArgumentError } from '@mink/protocol';
+import { HTTP_STATUS_OF_CODE, InvalidArgumentError, UnavailableError, toErrorBody } from '@mink/protocol';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -25,12 +25,54 @@ export function parseJsonBody(body: Buffer): unknown {
 }
 
 /**
- * The Fastify adapter of every mink HTTP service: the body size bound and strict JSON bodies. Create the
- * Nest application with `bodyParser: false`, or Nest registers its own JSON parser over this one.
+ * Bytes of request bodies a service holds at once: `admit` takes a request's bytes unless they would pass
+ * the bound (one request alone is always admitted when nothing else is held, so a body under the size
+ * limit is never refused forever), `release` gives them back.
  */
-export function createHttpAdapter(): FastifyAdapter {
+export class InFlightBytes {
+  private held = 0;
+
+  constructor(private readonly bytesMax: number) {}
+
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  admit(bytes: number): boolean {
+    if (this.held > 0 && this.held + bytes > this.bytesMax) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.held -= bytes;
+  }
+}
+
+/**
+ * The Fastify adapter of every mink HTTP service: the body size bound, the bound on bodies in flight
+ * (`LIMITS.httpInFlightBodyBytesMax`: beyond it a 503 Unavailable with Retry-After, before the body is
+ * read) and strict JSON bodies. Create the Nest application with `bodyParser: false`, or Nest registers
+ * its own JSON parser over this one.
+ */
+export function createHttpAdapter(inFlight: InFlightBytes = new InFlightBytes(LIMITS.httpInFlightBodyBytesMax)): FastifyAdapter {
   const adapter = new FastifyAdapter({ bodyLimit: LIMITS.httpBodyBytesMax });
   const instance = adapter.getInstance();
+  instance.addHook('onRequest', (request, reply, done) => {
+    const bytes = Number(request.headers['content-length'] ?? 0);
+    const counted = Number.isSafeInteger(bytes) && bytes > 0 ? bytes : 0;
+    if (!inFlight.admit(counted)) {
+      const message = `this service holds ${inFlight.heldBytes} bytes of requests; a body of ${counted} bytes does not fit below ${LIMITS.httpInFlightBodyBytesMax}: retry later`;
+      void reply
+        .status(HTTP_STATUS_OF_CODE.Unavailable)
+        .header('Retry-After', String(Math.ceil(LIMITS.httpInFlightRetryAfterMs / 1000)))
+        .send(toErrorBody(new UnavailableError(message, LIMITS.httpInFlightRetryAfterMs)));
+      return;
+    }
+    // 'close' fires once the response is sent or the connection dropped, whichever comes first.
+    reply.raw.once('close', () => inFlight.release(counted));
+    done();
+  });
   instance.removeContentTypeParser('application/json');
   instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
