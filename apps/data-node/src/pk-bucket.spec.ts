@@ -1,3 +1,4 @@
+import { getIn as getShardEntry } from '@mink/meta';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -210,7 +211,7 @@ describe('PkBucket', () => {
     }
     const view = f.led.meta.view;
     expect(ownRecord(view.buckets, f.stream.id)!.kvSnapshots.map((each) => each.object)).toEqual(objects.slice(1));
-    expect(ownRecord(view.garbage, objects[0]!)).toBeDefined();
+    expect(getShardEntry(view.garbage, objects[0]!)).toBeDefined();
 
     await bucket.write(rows([{ tenant: 'a', id: 9, name: 'late' }]).map((row) => ({ kind: 'put', row })));
     await relead(f.led.meta, f.led, f.stream, '2', 1);

@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
-import type { View } from '@mink/meta';
+import { recordOf, shardedFrom, type GarbageRecord, type ObjectRecord, type View } from '@mink/meta';
 import { NotFoundError, UnavailableError } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
 import { isWrongRevision, openLatestValueBucket, translateNatsError } from './nats-errors';
@@ -37,10 +37,13 @@ interface SnapshotPointer {
   snapshots: SnapshotReference[];
 }
 
+/** A view as a snapshot stores it: the object registry and the garbage as flat records. */
+type StoredView = Omit<View, 'objects' | 'garbage'> & { objects: Record<string, ObjectRecord>; garbage: Record<string, GarbageRecord> };
+
 /** The body of a snapshot object, before gzip. */
 interface SnapshotBody {
   format: number;
-  view: View;
+  view: StoredView;
 }
 
 export interface ViewSnapshotsOptions {
@@ -213,7 +216,9 @@ function decodePointer(entry: KvEntry): SnapshotReference[] {
 }
 
 async function encodeSnapshot(view: View): Promise<Uint8Array> {
-  const json = JSON.stringify({ format: SNAPSHOT_FORMAT, view } satisfies SnapshotBody);
+  // The object registry and the garbage are stored flat, whatever the sharding in memory.
+  const stored: StoredView = { ...view, objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
+  const json = JSON.stringify({ format: SNAPSHOT_FORMAT, view: stored } satisfies SnapshotBody);
   const jsonBytes = Buffer.byteLength(json);
   if (jsonBytes > LIMITS.metaSnapshotJsonBytesMax) {
     throw new Error(`the metadata view at entry ${view.seq} is ${jsonBytes} bytes of JSON, over LIMITS.metaSnapshotJsonBytesMax`);
@@ -232,5 +237,6 @@ async function decodeSnapshot(body: Uint8Array, key: string): Promise<View> {
   for (const bucket of Object.values(parsed.view.buckets ?? {})) {
     (bucket as { kvSnapshots?: unknown }).kvSnapshots ??= [];
   }
-  return parsed.view;
+  const stored = parsed.view;
+  return { ...stored, objects: shardedFrom(stored.objects ?? {}), garbage: shardedFrom(stored.garbage ?? {}) };
 }

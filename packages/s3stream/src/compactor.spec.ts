@@ -1,3 +1,4 @@
+import { getIn as getShardEntry, recordOf } from '@mink/meta';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bucketId, type Command, type CommitStreamObject, type ForgetObjects, type Outcome, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
@@ -196,16 +197,16 @@ describe('Compactor', () => {
     expect(firstObject).toBe(`streams/${first.tableId}-_-0/0-${streamOf(meta.view, first).endOffset}-1`);
     expect(new Set(streamOf(meta.view, first).slices.map((slice) => slice.object))).toEqual(new Set([firstObject]));
     expect(streamOf(meta.view, second).slices.every((slice) => slice.object.startsWith('wal/'))).toBe(true);
-    expect(meta.view.garbage).toEqual({});
-    expect(walKeys(store).map((key) => meta.view.objects[key])).toEqual(walKeys(store).map(() => ({ references: 1 })));
-    expect(meta.view.objects[firstObject]).toEqual({ references: 25 });
+    expect(recordOf(meta.view.garbage)).toEqual({});
+    expect(walKeys(store).map((key) => getShardEntry(meta.view.objects, key))).toEqual(walKeys(store).map(() => ({ references: 1 })));
+    expect(getShardEntry(meta.view.objects, firstObject)).toEqual({ references: 25 });
 
     clock.nowMsValue = START_MS + 500;
     led.push(second);
     expect(await firstCompactor.compactOnce()).toBe(1);
     const secondObject = streamObjectKey(second.tableId, null, second.bucket, 0, streamOf(meta.view, second).endOffset, 1);
-    expect(Object.keys(meta.view.objects).sort()).toEqual([firstObject, secondObject].sort());
-    expect(meta.view.garbage).toEqual(Object.fromEntries(walKeys(store).map((key) => [key, { unreferencedAtMs: START_MS + 500 }])));
+    expect(Object.keys(recordOf(meta.view.objects)).sort()).toEqual([firstObject, secondObject].sort());
+    expect(recordOf(meta.view.garbage)).toEqual(Object.fromEntries(walKeys(store).map((key) => [key, { unreferencedAtMs: START_MS + 500 }])));
     // Each batch kept a slice of its own, laid out one after another in its stream object.
     const slices = streamOf(meta.view, second).slices;
     expect(slices).toHaveLength(25);
@@ -231,7 +232,7 @@ describe('Compactor', () => {
     expect(walKeys(store)).toEqual([]);
     expect(store.keys()).toEqual([firstObject, secondObject].sort());
     expect(commandsOf(log, 'ForgetObjects')).toEqual([{ type: 'ForgetObjects', keys: doomed } satisfies ForgetObjects]);
-    expect(meta.view.garbage).toEqual({});
+    expect(recordOf(meta.view.garbage)).toEqual({});
     expect([await readAll(reader, first), await readAll(reader, second)]).toEqual(before);
     expect(store.calls.list).toBe(0);
   });
@@ -248,7 +249,7 @@ describe('Compactor', () => {
     expect(await replaying.compactOnce()).toBe(0);
     expect(await replaying.compactStream(stream.id)).toBe(1);
     expect(streamOf(meta.view, stream).slices.every((slice) => slice.object.startsWith('streams/'))).toBe(true);
-    expect(Object.keys(meta.view.garbage)).toHaveLength(3);
+    expect(Object.keys(recordOf(meta.view.garbage))).toHaveLength(3);
     expect(await readAll(reader, stream)).toEqual(before);
     // Nothing is left to replay.
     expect(await replaying.compactStream(stream.id)).toBe(0);
@@ -279,7 +280,7 @@ describe('Compactor', () => {
     expect(await racing.compactOnce()).toBe(1);
     expect(streamOf(meta.view, stream).slices.every((slice) => slice.object.startsWith('streams/'))).toBe(true);
     expect(await readAll(reader, stream)).toEqual(expectedBatches(stream, 20));
-    expect(Object.keys(meta.view.garbage)).toHaveLength(20);
+    expect(Object.keys(recordOf(meta.view.garbage))).toHaveLength(20);
     expect(store.inner.calls.list).toBe(0);
   });
 
@@ -309,7 +310,7 @@ describe('Compactor', () => {
       },
     ]);
     expect(streams.map((stream) => streamOf(meta.view, stream).slices)).toEqual(slicesBefore);
-    expect(meta.view.garbage).toEqual({});
+    expect(recordOf(meta.view.garbage)).toEqual({});
 
     // The view now shows the node fenced, so later rounds upload nothing.
     const putsBefore = store.inner.calls.put;

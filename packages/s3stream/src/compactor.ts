@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { ownRecord } from '@mink/meta';
+import { getIn, ownRecord } from '@mink/meta';
 import type { BucketRecord, CommitStreamObject, DataSlice, Outcome, StreamObjectSlice } from '@mink/meta';
 import { MinkError } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
@@ -245,7 +245,7 @@ export class Compactor {
    */
   private async discard(key: string): Promise<void> {
     const view = this.meta.view;
-    if (ownRecord(view.objects, key) !== undefined || ownRecord(view.garbage, key) !== undefined) return;
+    if (getIn(view.objects, key) !== undefined || getIn(view.garbage, key) !== undefined) return;
     try {
       await this.store.delete([key]);
     } catch (error) {

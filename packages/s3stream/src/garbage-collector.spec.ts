@@ -1,3 +1,4 @@
+import { recordOf, shardedFrom, type GarbageRecord } from '@mink/meta';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LIMITS } from '@mink/config';
 import { emptyView, type Command, type ForgetObjects, type Outcome, type View } from '@mink/meta';
@@ -72,9 +73,9 @@ describe('GarbageCollector', () => {
    * A metadata store whose view starts with `garbage` (as compaction and drops leave it), and an object
    * store holding those objects plus one object that is still referenced.
    */
-  async function setup(garbage: View['garbage']): Promise<{ log: InMemoryMetaLog; meta: MetaStore; store: InMemoryObjectStore }> {
+  async function setup(garbage: Record<string, GarbageRecord>): Promise<{ log: InMemoryMetaLog; meta: MetaStore; store: InMemoryObjectStore }> {
     const log = new InMemoryMetaLog();
-    const meta = await MetaStore.open(log, { initialView: { ...emptyView(), objects: { 'streams/live': { references: 1 } }, garbage } });
+    const meta = await MetaStore.open(log, { initialView: { ...emptyView(), objects: shardedFrom({ 'streams/live': { references: 1 } }), garbage: shardedFrom(garbage) } });
     await meta.start();
     stores.push(meta);
     const store = new InMemoryObjectStore();
@@ -103,14 +104,14 @@ describe('GarbageCollector', () => {
     expect(await gc.collectOnce()).toBe(2);
     expect(store.keys()).toEqual(['streams/live', 'wal/2/1/c']);
     expect(forgets(log)).toEqual([['wal/1/1/a', 'wal/1/1/b']]);
-    expect(meta.view.garbage).toEqual({ 'wal/2/1/c': { unreferencedAtMs: 5_000 } });
+    expect(recordOf(meta.view.garbage)).toEqual({ 'wal/2/1/c': { unreferencedAtMs: 5_000 } });
 
     clock.nowMsValue = 5_000 + GRACE_MS;
     expect(await gc.collectOnce()).toBe(1);
     expect(store.keys()).toEqual(['streams/live']);
     expect(forgets(log)).toEqual([['wal/1/1/a', 'wal/1/1/b'], ['wal/2/1/c']]);
-    expect(meta.view.garbage).toEqual({});
-    expect(meta.view.objects).toEqual({ 'streams/live': { references: 1 } });
+    expect(recordOf(meta.view.garbage)).toEqual({});
+    expect(recordOf(meta.view.objects)).toEqual({ 'streams/live': { references: 1 } });
     expect(store.calls.list).toBe(0);
   });
 
@@ -149,7 +150,7 @@ describe('GarbageCollector', () => {
     ]);
     expect(forgets(log).flat()).toEqual(keys);
     expect(store.keys()).toEqual(['streams/live']);
-    expect(meta.view.garbage).toEqual({});
+    expect(recordOf(meta.view.garbage)).toEqual({});
   });
 
   it('forgets nothing when a delete fails, and deletes and forgets in the next round', async () => {
@@ -163,11 +164,11 @@ describe('GarbageCollector', () => {
     expect(logger.messages).toEqual(['garbage collection could not delete objects; they stay in the garbage']);
     expect(store.keys()).toContain('wal/1/1/a');
     expect(forgets(log)).toEqual([]);
-    expect(meta.view.garbage).toEqual({ 'wal/1/1/a': { unreferencedAtMs: 0 } });
+    expect(recordOf(meta.view.garbage)).toEqual({ 'wal/1/1/a': { unreferencedAtMs: 0 } });
 
     expect(await gc.collectOnce()).toBe(1);
     expect(store.keys()).toEqual(['streams/live']);
-    expect(meta.view.garbage).toEqual({});
+    expect(recordOf(meta.view.garbage)).toEqual({});
   });
 
   it('leaves keys whose ForgetObjects had an unknown outcome in the garbage, and deletes and forgets them again next round', async () => {
@@ -180,13 +181,13 @@ describe('GarbageCollector', () => {
 
     expect(await gc.collectOnce()).toBe(0);
     expect(store.keys()).toEqual(['streams/live']);
-    expect(meta.view.garbage).toEqual({ 'wal/1/1/a': { unreferencedAtMs: 0 } });
+    expect(recordOf(meta.view.garbage)).toEqual({ 'wal/1/1/a': { unreferencedAtMs: 0 } });
     expect(logger.messages).toEqual(['the outcome of ForgetObjects is unknown']);
 
     expect(await gc.collectOnce()).toBe(1);
     expect(store.calls.delete).toBe(2);
     expect(forgets(log)).toEqual([['wal/1/1/a']]);
-    expect(meta.view.garbage).toEqual({});
+    expect(recordOf(meta.view.garbage)).toEqual({});
   });
 
   it('collects in the background after start, until stop', async () => {
@@ -196,9 +197,9 @@ describe('GarbageCollector', () => {
     const gc = collector({ store, meta, clock, graceMs: GRACE_MS });
     gc.start(2);
     await sleep(20);
-    expect(meta.view.garbage).toEqual({ 'wal/1/1/a': { unreferencedAtMs: 0 } });
+    expect(recordOf(meta.view.garbage)).toEqual({ 'wal/1/1/a': { unreferencedAtMs: 0 } });
     clock.nowMsValue = GRACE_MS;
-    await eventually(() => Object.keys(meta.view.garbage).length === 0, 'the garbage is collected');
+    await eventually(() => meta.view.garbage.size === 0, 'the garbage is collected');
     await gc.stop();
     expect(store.keys()).toEqual(['streams/live']);
   });

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import type { ForgetObjects, Outcome } from '@mink/meta';
+import { entriesIn, type ForgetObjects, type Outcome } from '@mink/meta';
 import type { ObjectStore } from './object-store';
 import { PeriodicRounds } from './periodic-rounds';
 import { SILENT_LOGGER, type Clock, type MaintenanceLogger, type MetaAccess } from './ports';
@@ -69,7 +69,7 @@ export class GarbageCollector {
 
   private async runRound(): Promise<number> {
     const nowMs = this.clock.nowMs();
-    const due = Object.entries(this.meta.view.garbage)
+    const due = [...entriesIn(this.meta.view.garbage)]
       .filter(([, record]) => record.unreferencedAtMs + this.graceMs <= nowMs)
       .map(([key]) => key)
       .sort();

@@ -1,3 +1,4 @@
+import { emptyShardedMap, getIn, recordOf, shardedFrom } from './sharded-map';
 import { LIMITS } from '@mink/config';
 import { apply, describeMalformedCommand } from './apply';
 import type { Command, Rejection, WalRange } from './commands';
@@ -13,6 +14,8 @@ import {
   type TableRecord,
   type View,
   type WriterState,
+  type GarbageRecord,
+  type ObjectRecord,
 } from './view';
 
 const STORAGE_EMPTY = { startOffset: 0, endOffset: 0, slices: [], writers: {} };
@@ -89,8 +92,8 @@ function fixture(): View {
       '2/p1/1': bucket(ORDERS, 'p1', 1, '3', 1, CLOSED_NEVER_OPENED),
     },
     nextTableId: 3,
-    objects: {},
-    garbage: {},
+    objects: emptyShardedMap(),
+    garbage: emptyShardedMap(),
   });
 }
 
@@ -770,7 +773,7 @@ function storageFixture(): View {
         writers: {},
       }),
     },
-    objects: { 'wal/1/2/1': { references: 2 } },
+    objects: shardedFrom({ 'wal/1/2/1': { references: 2 } }),
   });
 }
 
@@ -780,8 +783,8 @@ function storageFixtureAfterTakeoverOfNode1(): View {
 }
 
 /** `view` with the given garbage. */
-function withGarbage(view: View, garbage: View['garbage']): View {
-  return deepFreeze({ ...view, garbage });
+function withGarbage(view: View, garbage: Record<string, GarbageRecord>): View {
+  return deepFreeze({ ...view, garbage: shardedFrom(garbage) });
 }
 
 /** The storage fixture with the given changes to the stream of events/0. */
@@ -815,7 +818,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
     description: string,
     command: Record<string, unknown>,
     expectedStreams: Record<string, Partial<StreamRecord>>,
-    expectedObjects: View['objects'],
+    expectedObjects: Record<string, ObjectRecord>,
     view?: () => View,
   ];
   const FIXTURE_OBJECTS = { 'wal/1/2/1': { references: 2 } };
@@ -930,7 +933,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
     for (const [id, changes] of Object.entries(expectedStreams)) {
       changedBuckets[id] = { ...before.buckets[id], stream: { ...before.buckets[id].stream, ...changes } };
     }
-    expect(view).toEqual({ ...before, seq: before.seq + 1, buckets: { ...before.buckets, ...changedBuckets }, objects: expectedObjects });
+    expect(view).toEqual({ ...before, seq: before.seq + 1, buckets: { ...before.buckets, ...changedBuckets }, objects: shardedFrom(expectedObjects) });
     // Buckets the command did not name are shared with the input, not copied.
     for (const id of Object.keys(before.buckets)) {
       if (!(id in expectedStreams)) expect(view.buckets[id]).toBe(before.buckets[id]);
@@ -1240,8 +1243,8 @@ describe('the compaction fixture is what CommitWal builds, with one reference pe
     const view = compactionFixture();
     expect(view.seq).toBe(12);
     expect(view.buckets['1//0'].stream).toMatchObject({ endOffset: 16, slices: EVENTS_0_WAL_SLICES });
-    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 2 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 } });
-    expect(view.garbage).toEqual({});
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 } });
+    expect(recordOf(view.garbage)).toEqual({});
   });
 });
 
@@ -1250,8 +1253,8 @@ describe('CommitStreamObject replaces the slices of a range by slices of one str
     description: string,
     command: Record<string, unknown>,
     expectedSlices: DataSlice[],
-    expectedObjects: View['objects'],
-    expectedGarbage: View['garbage'],
+    expectedObjects: Record<string, ObjectRecord>,
+    expectedGarbage: Record<string, GarbageRecord>,
   ];
   const cases: Case[] = [
     [
@@ -1306,8 +1309,8 @@ describe('CommitStreamObject replaces the slices of a range by slices of one str
       ...before,
       seq: 13,
       buckets: { ...before.buckets, '1//0': { ...before.buckets['1//0'], stream: { ...before.buckets['1//0'].stream, slices: expectedSlices } } },
-      objects: expectedObjects,
-      garbage: expectedGarbage,
+      objects: shardedFrom(expectedObjects),
+      garbage: shardedFrom(expectedGarbage),
     });
     // Offsets, the committed end and the writers stay; the other buckets are shared with the input.
     expect(view.buckets['1//0'].stream.writers).toBe(before.buckets['1//0'].stream.writers);
@@ -1324,23 +1327,24 @@ describe('CommitStreamObject replaces the slices of a range by slices of one str
 
   it('moves a WAL object shared by two streams to the garbage only when the second stream is compacted, at that time', () => {
     const first = accepted(compactionFixture(), commitStreamObject({ object: 'streams/e', startOffset: 0, endOffset: 10, slices: [piece(0, 10, 0, 400)], atMs: 100 })).view;
-    expect(first.objects['wal/1/2/1']).toEqual({ references: 1 });
-    expect(first.garbage).toEqual({});
+    expect(getIn(first.objects, 'wal/1/2/1')).toEqual({ references: 1 });
+    expect(recordOf(first.garbage)).toEqual({});
     const ordersCompaction = commitStreamObject({ tableId: 2, partition: 'p1', streamEpoch: 1, object: 'streams/o', startOffset: 0, endOffset: 5, slices: [piece(0, 5, 0, 200)], atMs: 200 });
     const second = accepted(deepFreeze(first), ordersCompaction).view;
-    expect(second.objects['wal/1/2/1']).toBeUndefined();
-    expect(second.garbage).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 200 } });
+    expect(getIn(second.objects, 'wal/1/2/1')).toBeUndefined();
+    expect(recordOf(second.garbage)).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 200 } });
     expect(second.buckets['2/p1/0'].stream.slices).toEqual([slice('streams/o', 0, 5, 0, 200)]);
   });
 
   it('keeps object keys named like prototype members as own entries, through the garbage and a JSON round trip', () => {
     let view = accepted(fixture(), commitWal([range(EVENTS_0, 0, 2)], { object: '__proto__' })).view;
-    expect(Object.getOwnPropertyDescriptor(view.objects, '__proto__')?.value).toEqual({ references: 1 });
+    expect(getIn(view.objects, '__proto__')).toEqual({ references: 1 });
+    expect(Object.getOwnPropertyDescriptor(recordOf(view.objects), '__proto__')?.value).toEqual({ references: 1 });
     view = accepted(deepFreeze(view), commitStreamObject({ object: 'constructor', startOffset: 0, endOffset: 2, slices: [piece(0, 2, 0, 20)] })).view;
-    expect(Object.getPrototypeOf(view.garbage)).toBe(Object.prototype);
+    expect(view.garbage.shards.every((shard) => Object.getPrototypeOf(shard) === Object.prototype)).toBe(true);
     const roundTripped = JSON.parse(JSON.stringify(view)) as View;
-    expect(Object.keys(roundTripped.garbage)).toEqual(['__proto__']);
-    expect(Object.keys(roundTripped.objects)).toEqual(['constructor']);
+    expect(Object.keys(recordOf(roundTripped.garbage))).toEqual(['__proto__']);
+    expect(Object.keys(recordOf(roundTripped.objects))).toEqual(['constructor']);
     const refused = next(roundTripped, commitWal([range(EVENTS_0, 2, 3)], { object: '__proto__' }));
     expect(refused.outcome).toEqual({ ok: false, rejection: { code: 'Conflict', message: 'object __proto__ is awaiting deletion: no slice may point into it again' } });
   });
@@ -1354,7 +1358,7 @@ describe('CommitStreamObject rejects every stale, malformed or outdated compacti
   const trimmedTo10 = () =>
     deepFreeze({
       ...withEvents0Stream(compactionFixture(), { startOffset: 10, slices: EVENTS_0_WAL_SLICES.slice(1) }),
-      objects: { 'wal/1/2/1': { references: 1 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 } },
+      objects: shardedFrom({ 'wal/1/2/1': { references: 1 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 } }),
     });
   const cases: Case[] = [
     // Only the stream's leader, at its current incarnation and stream epoch, rewrites a stream.
@@ -1419,7 +1423,7 @@ describe('ForgetObjects removes deleted objects from the garbage and ignores eve
     const before = withTwoInGarbage();
     const { view, outcome } = accepted(before, { type: 'ForgetObjects', keys: ['wal/0/1/1', 'wal/1/2/1', 'toString', '__proto__', 'nowhere'] });
     expect(outcome).toEqual({ ok: true });
-    expect(view).toEqual({ ...before, seq: before.seq + 1, garbage: { 'wal/0/1/2': { unreferencedAtMs: 2 } } });
+    expect({ ...view, garbage: recordOf(view.garbage) }).toEqual({ ...before, seq: before.seq + 1, garbage: { 'wal/0/1/2': { unreferencedAtMs: 2 } } });
     expect(view.objects).toBe(before.objects);
   });
 
@@ -1436,7 +1440,7 @@ describe('ForgetObjects removes deleted objects from the garbage and ignores eve
 
   it(`accepts LIMITS.forgetObjectsKeysMax (${LIMITS.forgetObjectsKeysMax}) keys`, () => {
     const keys = Array.from({ length: LIMITS.forgetObjectsKeysMax }, (_, index) => (index === 0 ? 'wal/0/1/2' : `other/${index}`));
-    expect(accepted(withTwoInGarbage(), { type: 'ForgetObjects', keys }).view.garbage).toEqual({ 'wal/0/1/1': { unreferencedAtMs: 1 } });
+    expect(recordOf(accepted(withTwoInGarbage(), { type: 'ForgetObjects', keys }).view.garbage)).toEqual({ 'wal/0/1/1': { unreferencedAtMs: 1 } });
   });
 
   it.each([
@@ -1455,17 +1459,17 @@ describe('DropTable and DropPartition release the slices of the buckets they rem
   it('drops events: the objects only it pointed into move to the garbage at atMs, the object orders shares loses one reference', () => {
     const before = compactionFixture();
     const { view } = accepted(before, { type: 'DropTable', coordinatorEpoch: 3, name: 'events', atMs: 7_000 });
-    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 1 } });
-    expect(view.garbage).toEqual({ 'wal/1/2/2': { unreferencedAtMs: 7_000 }, 'wal/1/2/3': { unreferencedAtMs: 7_000 } });
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(recordOf(view.garbage)).toEqual({ 'wal/1/2/2': { unreferencedAtMs: 7_000 }, 'wal/1/2/3': { unreferencedAtMs: 7_000 } });
   });
 
   it('drops partition p1, then events without a time: the shared object reaches the garbage with the second drop, stamped 0', () => {
     const partitionDropped = accepted(storageFixture(), { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', atMs: 50 }).view;
-    expect(partitionDropped.objects).toEqual({ 'wal/1/2/1': { references: 1 } });
-    expect(partitionDropped.garbage).toEqual({});
+    expect(recordOf(partitionDropped.objects)).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(recordOf(partitionDropped.garbage)).toEqual({});
     const tableDropped = accepted(deepFreeze(partitionDropped), { type: 'DropTable', coordinatorEpoch: 3, name: 'events' }).view;
-    expect(tableDropped.objects).toEqual({});
-    expect(tableDropped.garbage).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 0 } });
+    expect(recordOf(tableDropped.objects)).toEqual({});
+    expect(recordOf(tableDropped.garbage)).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 0 } });
   });
 
   it('drops a table whose streams hold nothing without touching the registry or the garbage', () => {
@@ -1525,8 +1529,8 @@ describe('the KV snapshot fixture is what two CommitKvSnapshot build, with one r
     expect(LIMITS.kvSnapshotsKept).toBe(2);
     expect(view.seq).toBe(12);
     expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_2, SNAPSHOT_AT_4]);
-    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_2.object]: { references: 1 }, [SNAPSHOT_AT_4.object]: { references: 1 } });
-    expect(view.garbage).toEqual({});
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_2.object]: { references: 1 }, [SNAPSHOT_AT_4.object]: { references: 1 } });
+    expect(recordOf(view.garbage)).toEqual({});
   });
 });
 
@@ -1551,7 +1555,7 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
       ...before,
       seq: before.seq + 1,
       buckets: { ...before.buckets, [ORDERS_P1_0_ID]: { ...before.buckets[ORDERS_P1_0_ID], kvSnapshots: expectedSnapshots } },
-      objects: { ...before.objects, [command.object as string]: { references: 1 } },
+      objects: shardedFrom({ ...recordOf(before.objects), [command.object as string]: { references: 1 } }),
     });
     // A snapshot changes nothing about the stream; the other buckets and the garbage are shared with the input.
     expect(view.buckets[ORDERS_P1_0_ID].stream).toBe(before.buckets[ORDERS_P1_0_ID].stream);
@@ -1568,8 +1572,8 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     const { view, outcome } = accepted(before, commitKvSnapshot({ atMs: 7_000 }));
     expect(outcome).toEqual({ ok: true });
     expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_4, kvSnapshot('kv/2/p1/0/1-5', 5, 4_096)]);
-    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_4.object]: { references: 1 }, 'kv/2/p1/0/1-5': { references: 1 } });
-    expect(view.garbage).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000 } });
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_4.object]: { references: 1 }, 'kv/2/p1/0/1-5': { references: 1 } });
+    expect(recordOf(view.garbage)).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000 } });
   });
 
   it('keeps rotating as snapshots follow one another, each released object stamped with the time of the commit that released it', () => {
@@ -1578,12 +1582,12 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'kv/b', appliedOffset: 5, atMs: 2_000 })).view;
     view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'kv/c', appliedOffset: 5, atMs: 3_000 })).view;
     expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots.map((snapshot) => snapshot.object)).toEqual(['kv/b', 'kv/c']);
-    expect(view.garbage).toEqual({
+    expect(recordOf(view.garbage)).toEqual({
       [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 1_000 },
       [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 2_000 },
       'kv/a': { unreferencedAtMs: 3_000 },
     });
-    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 2 }, 'kv/b': { references: 1 }, 'kv/c': { references: 1 } });
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, 'kv/b': { references: 1 }, 'kv/c': { references: 1 } });
   });
 
   it('records the stream epoch of the leader that took it, which grows when the bucket is re-led and reopened', () => {
@@ -1602,9 +1606,9 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'constructor', appliedOffset: 2 })).view;
     view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'toString', appliedOffset: 3 })).view;
     const roundTripped = JSON.parse(JSON.stringify(view)) as View;
-    expect(Object.keys(roundTripped.garbage)).toEqual(['__proto__']);
-    expect(Object.keys(roundTripped.objects).sort()).toEqual(['constructor', 'toString', 'wal/1/2/1']);
-    expect(Object.getPrototypeOf(roundTripped.garbage)).toBe(Object.prototype);
+    expect(Object.keys(recordOf(roundTripped.garbage))).toEqual(['__proto__']);
+    expect(Object.keys(recordOf(roundTripped.objects)).sort()).toEqual(['constructor', 'toString', 'wal/1/2/1']);
+    expect(Object.getPrototypeOf(recordOf(roundTripped.garbage))).toBe(Object.prototype);
   });
 });
 
@@ -1689,16 +1693,16 @@ describe('DropTable and DropPartition release the KV snapshots of the buckets th
   it('drops partition p1: both snapshot objects move to the garbage at atMs, the WAL object events shares loses one reference', () => {
     const before = kvSnapshotFixture();
     const { view } = accepted(before, { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', atMs: 9_000 });
-    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 1 } });
-    expect(view.garbage).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 9_000 }, [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 9_000 } });
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(recordOf(view.garbage)).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 9_000 }, [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 9_000 } });
   });
 
   it('drops orders after a rotation: the kept snapshots join the rotated one in the garbage, which keeps its own time', () => {
     const rotated = accepted(kvSnapshotFixture(), commitKvSnapshot({ atMs: 7_000 })).view;
     const { view } = accepted(deepFreeze(rotated), { type: 'DropTable', coordinatorEpoch: 3, name: 'orders', atMs: 9_000 });
     expect(view.buckets[ORDERS_P1_0_ID]).toBeUndefined();
-    expect(view.objects).toEqual({ 'wal/1/2/1': { references: 1 } });
-    expect(view.garbage).toEqual({
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(recordOf(view.garbage)).toEqual({
       [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000 },
       [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 9_000 },
       'kv/2/p1/0/1-5': { unreferencedAtMs: 9_000 },
@@ -1708,8 +1712,8 @@ describe('DropTable and DropPartition release the KV snapshots of the buckets th
   it('drops orders, then events without a time: the last reference to the shared WAL object goes with the second drop, stamped 0', () => {
     const ordersDropped = accepted(kvSnapshotFixture(), { type: 'DropTable', coordinatorEpoch: 3, name: 'orders', atMs: 50 }).view;
     const { view } = accepted(deepFreeze(ordersDropped), { type: 'DropTable', coordinatorEpoch: 3, name: 'events' });
-    expect(view.objects).toEqual({});
-    expect(view.garbage).toEqual({
+    expect(recordOf(view.objects)).toEqual({});
+    expect(recordOf(view.garbage)).toEqual({
       [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 50 },
       [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 50 },
       'wal/1/2/1': { unreferencedAtMs: 0 },

@@ -30,6 +30,7 @@ import type {
   WalRange,
 } from './commands';
 import { ownRecord } from './lookup';
+import { ShardedMapEditor, getIn } from './sharded-map';
 import { validateTableSpec } from './schema';
 import {
   bucketId,
@@ -317,8 +318,6 @@ function copyBucketMap(buckets: Record<string, BucketRecord>): Record<string, Bu
   return copy;
 }
 
-// Spread copies own entries as data properties, so a key such as `__proto__` stays an ordinary entry.
-const spreadCopy = <T extends object>(map: T): T => ({ ...map });
 
 /**
  * Maps (buckets, object references, garbage) created while `applyBatch` applies its entries. Nobody
@@ -572,7 +571,7 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
   if (command.ranges.length > LIMITS.walRangesPerObjectMax) {
     return reject(view, seq, 'InvalidArgument', `CommitWal holds ${command.ranges.length} ranges: at most ${LIMITS.walRangesPerObjectMax}`);
   }
-  if (ownRecord(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
+  if (getIn(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
   // Ranges of one stream are checked against the stream as the earlier ranges of this command left it.
   const changed: Record<string, BucketRecord> = {};
   const added: DataSlice[] = [];
@@ -660,7 +659,7 @@ function applyCommitStreamObject(view: View, seq: number, command: CommitStreamO
   if (first === -1 || stream.slices[first]!.startOffset !== startOffset || last === -1 || stream.slices[last]!.endOffset !== endOffset) {
     return reject(view, seq, 'Conflict', `range ${range} of ${describeBucket(record)} does not start and end on boundaries of its slices`);
   }
-  if (ownRecord(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
+  if (getIn(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
 
   const replaced = stream.slices.slice(first, last + 1);
   const added: DataSlice[] = command.slices.map((slice) => ({
@@ -733,11 +732,11 @@ function applyCommitKvSnapshot(view: View, seq: number, command: CommitKvSnapsho
       `KV snapshot of ${describeBucket(record)} at applied offset ${command.appliedOffset} is older than the committed one at ${newest.appliedOffset}`,
     );
   }
-  if (ownRecord(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
+  if (getIn(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
   if (record.kvSnapshots.some((snapshot) => snapshot.object === command.object)) {
     return reject(view, seq, 'Conflict', `object ${command.object} is already a KV snapshot of ${describeBucket(record)}`);
   }
-  if (ownRecord(view.objects, command.object)) {
+  if (getIn(view.objects, command.object)) {
     return reject(view, seq, 'Conflict', `object ${command.object} is already registered: a KV snapshot must be an object of its own`);
   }
 
@@ -764,11 +763,11 @@ function applyForgetObjects(view: View, seq: number, command: ForgetObjects): Ap
   for (const [index, key] of command.keys.entries()) {
     if (!objectKey.test(key)) return reject(view, seq, 'InvalidArgument', `ForgetObjects.keys[${index}] must be ${objectKey.description}`);
   }
-  const forgotten = command.keys.filter((key) => ownRecord(view.garbage, key) !== undefined);
+  const forgotten = command.keys.filter((key) => getIn(view.garbage, key) !== undefined);
   if (forgotten.length === 0) return { view: { ...view, seq }, outcome: { ok: true } };
-  const garbage = writable(view.garbage, spreadCopy);
-  for (const key of forgotten) delete garbage[key];
-  return { view: { ...view, seq, garbage }, outcome: { ok: true } };
+  const garbage = new ShardedMapEditor(view.garbage);
+  for (const key of forgotten) garbage.delete(key);
+  return { view: { ...view, seq, garbage: garbage.result() }, outcome: { ok: true } };
 }
 
 /**
@@ -796,28 +795,24 @@ function withReferences(
   const deltas = new Map<string, number>();
   for (const reference of added) deltas.set(reference.object, (deltas.get(reference.object) ?? 0) + 1);
   for (const reference of released) deltas.set(reference.object, (deltas.get(reference.object) ?? 0) - 1);
-  const objects: Record<string, ObjectRecord> = writable(view.objects, spreadCopy);
-  let garbage: Record<string, GarbageRecord> | undefined;
+  // Only the shards of the objects that change are copied (a whole-map copy cost 150–250 ms at 100 000 objects).
+  const objects = new ShardedMapEditor<ObjectRecord>(view.objects);
+  const garbage = new ShardedMapEditor<GarbageRecord>(view.garbage);
   for (const [key, delta] of deltas) {
     if (delta === 0) continue;
-    if (ownRecord(view.garbage, key)) throw new Error(`invariant broken: object ${key} is in the garbage but a slice or KV snapshot points into it`);
-    const references = (ownRecord(objects, key)?.references ?? 0) + delta;
+    if (getIn(view.garbage, key)) throw new Error(`invariant broken: object ${key} is in the garbage but a slice or KV snapshot points into it`);
+    const references = (objects.get(key)?.references ?? 0) + delta;
     if (references < 0) throw new Error(`invariant broken: object ${key} would have ${references} references`);
     if (references > 0) {
-      setOwn(objects, key, { references });
+      objects.set(key, { references });
       continue;
     }
-    delete objects[key];
-    garbage ??= writable(view.garbage, spreadCopy);
-    setOwn(garbage, key, { unreferencedAtMs: atMs });
+    objects.delete(key);
+    garbage.set(key, { unreferencedAtMs: atMs });
   }
-  return { objects, garbage: garbage ?? view.garbage };
+  return { objects: objects.result(), garbage: garbage.result() };
 }
 
-/** Sets an entry of a plain map; unlike assignment, it cannot hit the `__proto__` accessor. */
-function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
-  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 function describeMalformedRange(range: unknown): string | null {
   if (!object.test(range)) return 'must be an object';

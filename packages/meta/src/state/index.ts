@@ -7,3 +7,4 @@ export * from './deep-freeze';
 export * from './lookup';
 export * from './ports';
 export * from './writer-sequence';
+export * from './sharded-map';

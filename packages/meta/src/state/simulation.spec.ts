@@ -1,3 +1,4 @@
+import { ShardedMapEditor, getIn, recordOf } from './sharded-map';
 import { isDeepStrictEqual } from 'node:util';
 import { LIMITS } from '@mink/config';
 import { apply, applyBatch, type Applied } from './apply';
@@ -194,7 +195,7 @@ function generateCommitWal(random: Random, view: View, step: number): unknown {
     const bad = randomChoice(random, [{ length: 0 }, { endOffset: 0, startOffset: 0 }, { startOffset: -1 }, { partition: 'a/b' }, { writer: { id: '' } }]);
     ranges[index] = { ...(ranges[index] as WalRange), ...bad };
   }
-  const garbageKeys = Object.keys(view.garbage);
+  const garbageKeys = Object.keys(recordOf(view.garbage));
   // Now and then an object awaiting deletion, which must be refused, or the collector would delete committed data.
   const object = garbageKeys.length > 0 && randomChance(random, 0.03) ? randomChoice(random, garbageKeys) : `wal/${nodeId}/${nodeEpoch}/${step}`;
   return { type: 'CommitWal', nodeId, nodeEpoch, object, ranges };
@@ -254,8 +255,8 @@ function generateCommitStreamObject(random: Random, view: View, step: number): u
     const bad = randomChoice(random, [{ length: 0 }, { startOffset: pieces[index]!.startOffset + 1 }, { position: -1 }]);
     pieces[index] = { ...pieces[index]!, ...bad };
   }
-  const garbageKeys = Object.keys(view.garbage);
-  const objectKeys = Object.keys(view.objects);
+  const garbageKeys = Object.keys(recordOf(view.garbage));
+  const objectKeys = Object.keys(recordOf(view.objects));
   const objectRoll = random();
   const object =
     garbageKeys.length > 0 && objectRoll < 0.1
@@ -317,8 +318,8 @@ function generateCommitKvSnapshot(random: Random, view: View, step: number): unk
   let appliedOffset = randomInteger(random, newestOffset, Math.max(newestOffset, endOffset));
   // Now and then one past the committed end or below the newest snapshot.
   if (randomChance(random, 0.2)) appliedOffset = sometimesOff(random, appliedOffset, 1);
-  const garbageKeys = Object.keys(view.garbage);
-  const objectKeys = Object.keys(view.objects);
+  const garbageKeys = Object.keys(recordOf(view.garbage));
+  const objectKeys = Object.keys(recordOf(view.objects));
   const objectRoll = random();
   const object =
     garbageKeys.length > 0 && objectRoll < 0.06
@@ -344,8 +345,8 @@ function generateCommitKvSnapshot(random: Random, view: View, step: number): unk
 
 /** A ForgetObjects as a garbage collector would propose it: mostly keys in the garbage, some that are not. */
 function generateForgetObjects(random: Random, view: View): unknown {
-  const garbageKeys = Object.keys(view.garbage);
-  const objectKeys = Object.keys(view.objects);
+  const garbageKeys = Object.keys(recordOf(view.garbage));
+  const objectKeys = Object.keys(recordOf(view.objects));
   const keys: string[] = garbageKeys.filter(() => randomChance(random, 0.6));
   if (objectKeys.length > 0 && randomChance(random, 0.2)) keys.push(randomChoice(random, objectKeys));
   if (randomChance(random, 0.1)) keys.push(randomChoice(random, ['wal/9/9/9', 'toString', '__proto__']));
@@ -660,7 +661,7 @@ function checkAcceptedCommitStreamObject(before: View, after: View, fields: Reco
     `CommitStreamObject accepted from node ${command.nodeId} at node epoch ${command.nodeEpoch} and stream epoch ${command.streamEpoch} for bucket ${id}, ` +
       `${previous.state} by ${previous.node} at node epoch ${previous.nodeEpoch} and stream epoch ${previous.epoch}`,
   );
-  check(ownRecord(before.garbage, command.object) === undefined, `CommitStreamObject accepted into object ${command.object}, which awaits deletion`);
+  check(getIn(before.garbage, command.object) === undefined, `CommitStreamObject accepted into object ${command.object}, which awaits deletion`);
   const first = previous.slices.findIndex((slice) => slice.startOffset === command.startOffset);
   const last = previous.slices.findIndex((slice) => slice.endOffset === command.endOffset);
   check(first !== -1 && last >= first, `CommitStreamObject accepted range [${command.startOffset}, ${command.endOffset}) off the slice boundaries of bucket ${id}`);
@@ -696,7 +697,7 @@ function checkAcceptedCommitKvSnapshot(before: View, after: View, fields: Record
     `CommitKvSnapshot accepted at applied offset ${command.appliedOffset} for bucket ${id} ending at ${stream.endOffset} with newest snapshot at ${newest?.appliedOffset ?? 'none'}`,
   );
   check(
-    ownRecord(before.garbage, command.object) === undefined && ownRecord(before.objects, command.object) === undefined,
+    getIn(before.garbage, command.object) === undefined && getIn(before.objects, command.object) === undefined,
     `CommitKvSnapshot accepted into object ${command.object}, which is already registered or awaits deletion`,
   );
   const snapshot: KvSnapshotRecord = { object: command.object, appliedOffset: command.appliedOffset, bytes: command.bytes, streamEpoch: command.streamEpoch };
@@ -759,14 +760,14 @@ class ReferenceTally {
 function checkObjects(before: View, after: View, acceptedType: string | undefined, fields: Record<string, unknown>, tally: ReferenceTally): void {
   const changed = tally.advance(before, after);
   if (after.objects !== before.objects) {
-    for (const key of Object.keys(before.objects)) changed.add(key);
-    for (const key of Object.keys(after.objects)) changed.add(key);
+    for (const key of Object.keys(recordOf(before.objects))) changed.add(key);
+    for (const key of Object.keys(recordOf(after.objects))) changed.add(key);
   }
-  if (after.garbage !== before.garbage) for (const key of Object.keys(after.garbage)) changed.add(key);
+  if (after.garbage !== before.garbage) for (const key of Object.keys(recordOf(after.garbage))) changed.add(key);
   for (const key of changed) {
     const references = tally.get(key);
-    const registered = ownRecord(after.objects, key);
-    const awaitingDeletion = ownRecord(after.garbage, key) !== undefined;
+    const registered = getIn(after.objects, key);
+    const awaitingDeletion = getIn(after.garbage, key) !== undefined;
     check(!(registered !== undefined && awaitingDeletion), `object ${key} is both registered and awaiting deletion`);
     check(references === 0 || !awaitingDeletion, `${references} slices and KV snapshots point into object ${key}, which awaits deletion`);
     check(
@@ -779,24 +780,24 @@ function checkObjects(before: View, after: View, acceptedType: string | undefine
   const releaseTime = acceptedType !== undefined && commitsReleasing.includes(acceptedType) ? fields.atMs : ((fields.atMs as number | undefined) ?? 0);
   const releases = acceptedType === 'DropTable' || acceptedType === 'DropPartition' || (acceptedType !== undefined && commitsReleasing.includes(acceptedType));
   if (after.objects !== before.objects) {
-    for (const key of Object.keys(before.objects)) {
-      if (ownRecord(after.objects, key) !== undefined) continue;
+    for (const key of Object.keys(recordOf(before.objects))) {
+      if (getIn(after.objects, key) !== undefined) continue;
       check(releases, `object ${key} left the registry on ${acceptedType ?? 'a rejection'}`);
-      check(ownRecord(after.garbage, key)?.unreferencedAtMs === releaseTime, `object ${key} left the registry but not into the garbage at ${String(releaseTime)}`);
+      check(getIn(after.garbage, key)?.unreferencedAtMs === releaseTime, `object ${key} left the registry but not into the garbage at ${String(releaseTime)}`);
     }
   }
   if (after.garbage !== before.garbage) {
-    for (const [key, record] of Object.entries(before.garbage)) {
-      const now = ownRecord(after.garbage, key);
+    for (const [key, record] of Object.entries(recordOf(before.garbage))) {
+      const now = getIn(after.garbage, key);
       if (now === undefined) {
         check(acceptedType === 'ForgetObjects' && (fields.keys as string[]).includes(key), `object ${key} left the garbage on ${acceptedType ?? 'a rejection'}`);
       } else {
         check(isDeepStrictEqual(now, record), `object ${key} changed while awaiting deletion`);
       }
     }
-    for (const key of Object.keys(after.garbage)) {
-      if (ownRecord(before.garbage, key) === undefined) {
-        check(ownRecord(before.objects, key) !== undefined, `object ${key} entered the garbage without having been registered`);
+    for (const key of Object.keys(recordOf(after.garbage))) {
+      if (getIn(before.garbage, key) === undefined) {
+        check(getIn(before.objects, key) !== undefined, `object ${key} entered the garbage without having been registered`);
       }
     }
   }
@@ -1349,8 +1350,9 @@ describe('the simulation catches a broken state machine and names the seed and t
       const result = apply(view, seq, command);
       if (!result.outcome.ok || command?.type !== 'CommitStreamObject') return result;
       // A state machine that registers the new object but forgets to count down the old ones.
-      const objects = { ...view.objects, [command.object]: { references: (view.objects[command.object]?.references ?? 0) + command.slices.length } };
-      return { ...result, view: { ...result.view, objects, garbage: view.garbage } };
+      const objects = new ShardedMapEditor(view.objects);
+      objects.set(command.object, { references: (getIn(view.objects, command.object)?.references ?? 0) + command.slices.length });
+      return { ...result, view: { ...result.view, objects: objects.result(), garbage: view.garbage } };
     });
     expect(message).toContain('"type":"CommitStreamObject"');
     expect(message).toMatch(/failed at step \d+: object .* is registered with \d+ references, \d+ slices and KV snapshots point into it/);
@@ -1361,8 +1363,9 @@ describe('the simulation catches a broken state machine and names the seed and t
       const result = apply(view, seq, command);
       if (!result.outcome.ok || command?.type !== 'CommitKvSnapshot') return result;
       // A state machine that registers the new snapshot but forgets the one it dropped.
-      const objects = { ...view.objects, [command.object]: { references: 1 } };
-      return { ...result, view: { ...result.view, objects, garbage: view.garbage } };
+      const objects = new ShardedMapEditor(view.objects);
+      objects.set(command.object, { references: 1 });
+      return { ...result, view: { ...result.view, objects: objects.result(), garbage: view.garbage } };
     });
     expect(message).toContain('"type":"CommitKvSnapshot"');
     expect(message).toMatch(/failed at step \d+: object .* is registered with 1 references, 0 slices and KV snapshots point into it/);
@@ -1401,11 +1404,11 @@ describe('the simulation catches a broken state machine and names the seed and t
   it('catches a CommitWal accepted into an object awaiting deletion', () => {
     const message = failureOf((view, seq, command) => {
       const result = apply(view, seq, command);
-      if (result.outcome.ok || command?.type !== 'CommitWal' || ownRecord(view.garbage, command.object) === undefined) return result;
+      if (result.outcome.ok || command?.type !== 'CommitWal' || getIn(view.garbage, command.object) === undefined) return result;
       // A state machine that does not look at the garbage: it commits as if the object were new.
-      const garbage = { ...view.garbage };
-      delete garbage[command.object];
-      const sabotaged = apply({ ...view, garbage }, seq, command);
+      const garbage = new ShardedMapEditor(view.garbage);
+      garbage.delete(command.object);
+      const sabotaged = apply({ ...view, garbage: garbage.result() }, seq, command);
       return sabotaged.outcome.ok ? { ...sabotaged, view: { ...sabotaged.view, garbage: view.garbage } } : result;
       // Few commits both pass every fence and name an object awaiting deletion, so this takes more seeds.
     }, 60);
@@ -1416,11 +1419,11 @@ describe('the simulation catches a broken state machine and names the seed and t
   it('catches a CommitKvSnapshot accepted into an object awaiting deletion', () => {
     const message = failureOf((view, seq, command) => {
       const result = apply(view, seq, command);
-      if (result.outcome.ok || command?.type !== 'CommitKvSnapshot' || ownRecord(view.garbage, command.object) === undefined) return result;
+      if (result.outcome.ok || command?.type !== 'CommitKvSnapshot' || getIn(view.garbage, command.object) === undefined) return result;
       // A state machine that does not look at the garbage: it commits as if the object were new.
-      const garbage = { ...view.garbage };
-      delete garbage[command.object];
-      const sabotaged = apply({ ...view, garbage }, seq, command);
+      const garbage = new ShardedMapEditor(view.garbage);
+      garbage.delete(command.object);
+      const sabotaged = apply({ ...view, garbage: garbage.result() }, seq, command);
       return sabotaged.outcome.ok ? { ...sabotaged, view: { ...sabotaged.view, garbage: view.garbage } } : result;
     }, 60);
     expect(message).toContain('"type":"CommitKvSnapshot"');
@@ -1431,9 +1434,9 @@ describe('the simulation catches a broken state machine and names the seed and t
     const message = failureOf((view, seq, command) => {
       const result = apply(view, seq, command);
       if (!result.outcome.ok || command?.type !== 'ForgetObjects') return result;
-      const objects = { ...result.view.objects };
-      for (const key of command.keys) delete objects[key];
-      return { ...result, view: { ...result.view, objects } };
+      const objects = new ShardedMapEditor(result.view.objects);
+      for (const key of command.keys) objects.delete(key);
+      return { ...result, view: { ...result.view, objects: objects.result() } };
     });
     expect(message).toContain('"type":"ForgetObjects"');
     expect(message).toMatch(/object .* left the registry on ForgetObjects|registered with no references/);

@@ -1,3 +1,4 @@
+import { emptyShardedMap, type ShardedMap } from './sharded-map';
 /**
  * The metadata view: everything mink knows about ownership and storage, rebuilt by applying the metadata
  * log in order with `apply` (see apply.ts). Every process holds its own copy; all copies agree at each
@@ -192,13 +193,13 @@ export interface View {
    * and `garbage` never overlap, and an object never comes back from `garbage`: commits naming an object
    * in it are refused.
    */
-  objects: Record<string, ObjectRecord>;
+  objects: ShardedMap<ObjectRecord>;
   /** Objects nothing points into any more, by key, until `ForgetObjects` says they were deleted. */
-  garbage: Record<string, GarbageRecord>;
+  garbage: ShardedMap<GarbageRecord>;
 }
 
 export function emptyView(): View {
-  return { seq: 0, nodes: {}, coordinator: { node: null, epoch: 0 }, tables: {}, buckets: {}, nextTableId: 1, objects: {}, garbage: {} };
+  return { seq: 0, nodes: {}, coordinator: { node: null, epoch: 0 }, tables: {}, buckets: {}, nextTableId: 1, objects: emptyShardedMap(), garbage: emptyShardedMap() };
 }
 
 /** The key of a bucket (and of its stream) in the view: `{tableId}/{partition or ""}/{bucket}`. */
