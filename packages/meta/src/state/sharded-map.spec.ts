@@ -1,0 +1,42 @@
+import { deepFreeze } from './deep-freeze';
+import { SHARDS, ShardedMapEditor, emptyShardedMap, entriesIn, getIn, recordOf, shardOf, shardedFrom } from './sharded-map';
+
+describe('ShardedMap', () => {
+  it('holds what a flat record holds, prototype-like keys included, and gives it back flat', () => {
+    // Proves shardedFrom/recordOf/getIn agree with a plain record for ordinary and hostile keys.
+    const record = { 'wal/1/1/1': 1, 'streams/a': 2, __proto__: 3, constructor: 4, toString: 5 } as unknown as Record<string, number>;
+    Object.defineProperty(record, '__proto__', { value: 3, enumerable: true, writable: true, configurable: true });
+    const map = shardedFrom(record);
+    expect(map.size).toBe(5);
+    for (const key of Object.keys(record)) expect(getIn(map, key)).toBe(record[key]);
+    expect(getIn(map, 'hasOwnProperty')).toBeUndefined();
+    expect(getIn(map, undefined as unknown as string)).toBeUndefined();
+    expect(recordOf(map)).toEqual(record);
+    expect(Object.getOwnPropertyDescriptor(recordOf(map), '__proto__')?.value).toBe(3);
+    expect([...entriesIn(map)].length).toBe(5);
+  });
+
+  it('copies only the shards a change touches, and never changes the map it started from', () => {
+    // Proves the structural sharing that makes a CommitWal cheap: one shard copied, the others shared.
+    const before = deepFreeze(shardedFrom(Object.fromEntries(Array.from({ length: 2_000 }, (_, index) => [`key/${index}`, index]))));
+    const editor = new ShardedMapEditor(before);
+    editor.set('key/7', 70);
+    editor.set('new', 1);
+    editor.delete('key/8');
+    editor.delete('absent');
+    const after = editor.result();
+    expect([after.size, before.size]).toEqual([2_000, 2_000]);
+    expect([getIn(after, 'key/7'), getIn(after, 'new'), getIn(after, 'key/8'), getIn(before, 'key/7'), getIn(before, 'key/8')]).toEqual([70, 1, undefined, 7, 8]);
+    const touched = new Set([shardOf('key/7'), shardOf('new'), shardOf('key/8')]);
+    after.shards.forEach((shard, index) => (touched.has(index) ? expect(shard).not.toBe(before.shards[index]) : expect(shard).toBe(before.shards[index])));
+  });
+
+  it('returns the same map when nothing changed', () => {
+    // Proves an entry that changes nothing shares the registry with its input (apply's identity checks rely on it).
+    const map = shardedFrom({ a: 1 });
+    const editor = new ShardedMapEditor(map);
+    editor.delete('b');
+    expect(editor.result()).toBe(map);
+    expect(emptyShardedMap().shards).toHaveLength(SHARDS);
+  });
+});
