@@ -2,7 +2,7 @@ import { renderTable } from '../render';
 import { FAULT_LABELS } from './failover-figures';
 import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatSeconds, formatSize } from './format';
 import { findBaseline, ratioOf } from './ratio';
-import type { BaselineResult, BenchResult, FailoverResult, LookupResult, MetadataResult, Ratio, RestoreResult, SpreadMs, WriteScenarioResult } from './results';
+import type { ApplyCostResult, BaselineResult, BenchResult, FailoverResult, LookupResult, MetadataResult, Ratio, RestoreResult, SpreadMs, WriteScenarioResult } from './results';
 
 /** One write scenario as the ratios see it. */
 export interface WriteRatioInput {
@@ -193,7 +193,7 @@ export function renderReport(result: BenchResult): string {
     for (const entry of result.ratios) lines.push(`  ${entry.text}`);
   }
   if (result.failover !== null) lines.push('', ...renderFailover(result.failover));
-  if (result.metadata !== null) lines.push('', ...renderMetadata(result.metadata, cluster.leaseTtlMs));
+  if (result.metadata !== null) lines.push('', ...renderMetadata(result.metadata, cluster.leaseTtlMs), ...renderApplyCosts(result.metadata.applyCosts ?? []));
   lines.push('', `run took ${formatCount(result.durationMs / 1_000)} s${result.interrupted ? ' (interrupted: figures are partial)' : ''}`);
   return `${lines.join('\n')}\n`;
 }
@@ -309,6 +309,15 @@ function renderFailover(failover: FailoverResult): string[] {
 }
 
 /** The metadata section: creation and opening per stage, the health of the metadata plane meanwhile, and the restart after each stage. */
+/** The apply-cost lines of the metadata section. */
+function renderApplyCosts(costs: readonly ApplyCostResult[]): string[] {
+  return costs.map(
+    (cost) =>
+      `  apply of one CommitWal of ${cost.rangesPerCommit} ranges at ${formatCount(cost.buckets)} buckets and ${formatCount(cost.liveObjects)} live objects: ` +
+      `${cost.msPerCommitWal.toFixed(2)} ms per process (mean of ${formatCount(cost.commits)})`,
+  );
+}
+
 function renderMetadata(metadata: MetadataResult, leaseTtlMs: number): string[] {
   const optional = (value: number | null, format: (value: number) => string = formatCount): string => (value === null ? '-' : format(value));
   const stages = metadata.stages;

@@ -296,7 +296,12 @@ export interface MetadataResult {
   bucketsPerTable: number;
   createsInFlight: number;
   stages: MetadataStageResult[];
+  /** The cost of applying one CommitWal at each stage's bucket count with ten live objects per bucket (computed in the bench process). */
+  applyCosts?: ApplyCostResult[];
 }
+
+export type { ApplyCostResult } from './apply-cost';
+import type { ApplyCostResult } from './apply-cost';
 
 export interface MachineDescription {
   cpus: number;

@@ -13,6 +13,7 @@ import { runFailover } from './failover';
 import { formatCount, formatMilliseconds, formatSize } from './format';
 import { runMetadata } from './metadata';
 import { metadataRatios } from './metadata-figures';
+import { measureApplyCost } from './apply-cost';
 import { runClientAppend, runClientArrowAppend, runGatewayAppend } from './mink-append';
 import { runClientLookups, runClientPut } from './mink-pk';
 import { lookupRatios, restoreRatios } from './pk-figures';
@@ -326,6 +327,10 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         progress: note,
         startPhase,
       });
+      // Item 4 of the write-path issue: what one CommitWal costs every process at these view sizes.
+      if (!interrupt.signal.aborted) {
+        metadata.applyCosts = options.metadataBuckets.map((buckets) => measureApplyCost(buckets, buckets * BENCH_METADATA.applyCostObjectsPerBucket));
+      }
     }
     return finish();
   } finally {

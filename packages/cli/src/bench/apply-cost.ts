@@ -1,0 +1,75 @@
+import { performance } from 'node:perf_hooks';
+import { apply, emptyView, shardedFrom, type BucketRecord, type CommitWal, type DataSlice, type View } from '@mink/meta';
+
+/** What one apply-cost measurement found: the mean time one process spends applying one `CommitWal`. */
+export interface ApplyCostResult {
+  buckets: number;
+  liveObjects: number;
+  rangesPerCommit: number;
+  commits: number;
+  msPerCommitWal: number;
+}
+
+/**
+ * The cost every process pays per `CommitWal` at a given size of the view (write-path issue, item 4): a
+ * view of `buckets` open streams of one node whose streams hold `liveObjects` stream-object slices in
+ * all, built directly, then `commits` CommitWals of `rangesPerCommit` ranges applied one after another
+ * (each is its own batch, as a steady stream of commits is) with the real `apply`. Pure computation on
+ * this process; the first tenth of the commits warms up and is not timed.
+ */
+export function measureApplyCost(buckets: number, liveObjects: number, commits = 300, rangesPerCommit = 8): ApplyCostResult {
+  const slicesPerStream = Math.max(1, Math.floor(liveObjects / buckets));
+  const objects: Record<string, { references: number }> = {};
+  const bucketRecords: Record<string, BucketRecord> = {};
+  for (let bucket = 0; bucket < buckets; bucket++) {
+    const slices: DataSlice[] = Array.from({ length: slicesPerStream }, (_, index) => ({
+      object: `streams/1-_-${bucket}/${index}-${index + 1}-1`,
+      startOffset: index,
+      endOffset: index + 1,
+      position: 0,
+      length: 100,
+    }));
+    for (const slice of slices) objects[slice.object] = { references: 1 };
+    bucketRecords[`1//${bucket}`] = {
+      tableId: 1,
+      table: 'bench',
+      partition: null,
+      bucket,
+      leader: '1',
+      leaderEpoch: 1,
+      kvSnapshots: [],
+      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: slicesPerStream, slices, writers: {} },
+    };
+  }
+  let view: View = {
+    ...emptyView(),
+    seq: 1,
+    nodes: { '1': { id: '1', epoch: 1, address: 'mink.node.1', kafka: '', http: '' } },
+    tables: { bench: { id: 1, name: 'bench', kind: 'log', columns: [{ name: 'id', type: 'int64' }], primaryKey: [], bucketKey: [], buckets, properties: {}, createdAtMs: 0, partitions: [] } },
+    buckets: bucketRecords,
+    nextTableId: 2,
+    objects: shardedFrom(objects),
+  };
+  const ends = new Map<number, number>();
+  const commitOf = (index: number): CommitWal => ({
+    type: 'CommitWal',
+    nodeId: '1',
+    nodeEpoch: 1,
+    object: `wal/1/1/${String(index).padStart(12, '0')}`,
+    ranges: Array.from({ length: rangesPerCommit }, (_, range) => {
+      const bucket = (index * rangesPerCommit + range) % buckets;
+      const start = ends.get(bucket) ?? slicesPerStream;
+      ends.set(bucket, start + 1);
+      return { tableId: 1, partition: null, bucket, streamEpoch: 1, startOffset: start, endOffset: start + 1, position: range * 100, length: 100, writer: { id: `w${range}`, seq: index } };
+    }),
+  });
+  const warmup = Math.ceil(commits / 10);
+  let startedMs = 0;
+  for (let index = 0; index < warmup + commits; index++) {
+    if (index === warmup) startedMs = performance.now();
+    const applied = apply(view, view.seq + 1, commitOf(index));
+    if (!applied.outcome.ok) throw new Error(`the apply-cost view refused CommitWal ${index}: ${applied.outcome.rejection.message}`);
+    view = applied.view;
+  }
+  return { buckets, liveObjects: view.objects.size, rangesPerCommit, commits, msPerCommitWal: (performance.now() - startedMs) / commits };
+}
