@@ -60,6 +60,7 @@ export class Incarnation {
       nodeEpoch,
       store: context.objectStore,
       meta: member.store,
+      uploadsInFlight: config.walUploadsInFlight,
       onCommitted: (bucketId, slice, payload) => context.reader.cache(bucketId, slice, payload),
     });
     const pk = new PkBuckets({

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const state = new ServiceState('gateway', config.nodeId);
   const member = await ClusterMember.join(config, logger, `gateway-${config.nodeId}`);
   member.registerMetrics(state.registry);
-  const client = MinkClient.over(member.nc);
+  const client = MinkClient.over(member.nc, { appendsInFlightPerBucket: config.appendsInFlightPerBucket });
   const service = new GatewayService(member, client);
   await runHttpService({
     module: GatewayModule.register(state, service),

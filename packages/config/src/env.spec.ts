@@ -15,3 +15,22 @@ describe('readServiceConfig: MINK_META_SNAPSHOT_EVERY', () => {
     expect(() => readServiceConfig({ MINK_META_SNAPSHOT_EVERY: value })).toThrow('MINK_META_SNAPSHOT_EVERY');
   });
 });
+
+describe('readServiceConfig: MINK_APPENDS_IN_FLIGHT and MINK_WAL_UPLOADS_IN_FLIGHT', () => {
+  it('defaults to LIMITS.writerRequestsInFlightMax (5) and LIMITS.walUploadsInFlightMax (4), and reads values in range', () => {
+    // Proves the pipelining knobs reach the config, so the gateway and data nodes can be tuned without a build.
+    expect(readServiceConfig({})).toMatchObject({ appendsInFlightPerBucket: 5, walUploadsInFlight: 4 });
+    expect(readServiceConfig({ MINK_APPENDS_IN_FLIGHT: '1', MINK_WAL_UPLOADS_IN_FLIGHT: '16' })).toMatchObject({ appendsInFlightPerBucket: 1, walUploadsInFlight: 16 });
+  });
+
+  it.each([
+    ['MINK_APPENDS_IN_FLIGHT', '0'],
+    ['MINK_APPENDS_IN_FLIGHT', '6'],
+    ['MINK_WAL_UPLOADS_IN_FLIGHT', '0'],
+    ['MINK_WAL_UPLOADS_IN_FLIGHT', '65'],
+    ['MINK_WAL_UPLOADS_IN_FLIGHT', 'many'],
+  ])('refuses %s=%p at start, naming the variable', (name, value) => {
+    // Proves a window the writer sequences cannot cover (more than 5 appends) or a nonsense count stops the service.
+    expect(() => readServiceConfig({ [name]: value })).toThrow(name);
+  });
+});

@@ -1,4 +1,4 @@
-import { DEFAULTS } from './limits';
+import { DEFAULTS, LIMITS } from './limits';
 import { parseDurationMs } from './duration';
 
 /**
@@ -32,6 +32,10 @@ export interface ServiceConfig {
   dataDir: string;
   /** How often a PK bucket's leader snapshots its KV tablet to object storage. */
   kvSnapshotIntervalMs: number;
+  /** Append requests the gateway keeps in flight per bucket (1 to LIMITS.writerBatchesRemembered). */
+  appendsInFlightPerBucket: number;
+  /** WAL objects a data node uploads at once (committed in order). */
+  walUploadsInFlight: number;
 }
 
 /** The environment variable names, in one place. */
@@ -53,6 +57,8 @@ export const ENV = {
   logLevel: 'MINK_LOG_LEVEL',
   dataDir: 'MINK_DATA_DIR',
   kvSnapshotIntervalMs: 'MINK_KV_SNAPSHOT_INTERVAL',
+  appendsInFlightPerBucket: 'MINK_APPENDS_IN_FLIGHT',
+  walUploadsInFlight: 'MINK_WAL_UPLOADS_IN_FLIGHT',
 } as const;
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -65,6 +71,12 @@ function integer(value: string | undefined, fallback: number, name: string): num
 function positiveInteger(value: string | undefined, fallback: number, name: string): number {
   const parsed = integer(value, fallback, name);
   if (parsed < 1) throw new Error(`${name}: '${value}' is not a positive integer`);
+  return parsed;
+}
+
+function boundedInteger(value: string | undefined, fallback: number, min: number, max: number, name: string): number {
+  const parsed = integer(value, fallback, name);
+  if (parsed < min || parsed > max) throw new Error(`${name}: '${value}' is not an integer from ${min} to ${max}`);
   return parsed;
 }
 
@@ -92,5 +104,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     logLevel: env[ENV.logLevel] ?? 'info',
     dataDir: env[ENV.dataDir] ?? '',
     kvSnapshotIntervalMs: duration(env[ENV.kvSnapshotIntervalMs], DEFAULTS.kvSnapshotIntervalMs, ENV.kvSnapshotIntervalMs),
+    appendsInFlightPerBucket: boundedInteger(env[ENV.appendsInFlightPerBucket], LIMITS.writerRequestsInFlightMax, 1, LIMITS.writerBatchesRemembered, ENV.appendsInFlightPerBucket),
+    walUploadsInFlight: boundedInteger(env[ENV.walUploadsInFlight], LIMITS.walUploadsInFlightMax, 1, LIMITS.walUploadsInFlightLimit, ENV.walUploadsInFlight),
   };
 }

@@ -175,6 +175,8 @@ export const LIMITS = {
    * another in the order they were formed, so a stream's batches still commit in order.
    */
   walUploadsInFlightMax: 4,
+  /** The most WAL uploads in flight `MINK_WAL_UPLOADS_IN_FLIGHT` may ask for. */
+  walUploadsInFlightLimit: 64,
   /** Bytes of appends one WAL writer holds waiting for a flush; more are refused as Unavailable so a slow store pushes back on clients. At least `walFlushBytes`. */
   walQueuedBytesMax: 64 * 1024 * 1024,
   /** Bytes of recently committed batches a stream reader keeps in memory (its default `cacheBytesMax`). */
