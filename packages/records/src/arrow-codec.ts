@@ -68,8 +68,7 @@ export function encodeBatch(columns: ColumnSpec[], rows: Row[], timestampsMs: nu
   const buffers = columns.map((column) => encodeColumn(column, rows));
   buffers.push({ length: rows.length, nullCount: 0, buffers: [EMPTY, bytesOf(appendTimes)] });
   if (changeTypes !== undefined) buffers.push({ length: rows.length, nullCount: 0, buffers: [EMPTY, bytesOf(changeCodesOf(rows.length, changeTypes))] });
-  const schemaKey = `${changeTypes !== undefined ? 'changelog' : 'log'}|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
-  return encodeIpcStream(schemaKey, () => fieldsOf(columns, changeTypes !== undefined), rows.length, buffers);
+  return encodeLayout(columns, changeTypes !== undefined ? 'changelog' : 'log', rows.length, buffers);
 }
 
 const EMPTY = new Uint8Array(0);
@@ -80,9 +79,12 @@ const EMPTY = new Uint8Array(0);
  * leader adds when it stores the batch (`stampBatch`).
  */
 export function encodeRows(columns: ColumnSpec[], rows: Row[]): Uint8Array {
-  const buffers = columns.map((column) => encodeColumn(column, rows));
-  const schemaKey = `rows|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
-  return encodeIpcStream(schemaKey, () => columns.map((column) => new Field(column.name, arrowTypeOf(column.type), true)), rows.length, buffers);
+  return encodeLayout(
+    columns,
+    'rows',
+    rows.length,
+    columns.map((column) => encodeColumn(column, rows)),
+  );
 }
 
 /**
@@ -92,19 +94,39 @@ export function encodeRows(columns: ColumnSpec[], rows: Row[]): Uint8Array {
  * table's columns (names, Arrow types, order) or a column is dictionary-encoded.
  */
 export function encodeRowsOfBatch(columns: ColumnSpec[], batch: RecordBatch, indexes: readonly number[]): Uint8Array {
-  const fields = batch.schema.fields;
+  checkFieldsAreColumns(columns, batch.schema.fields);
+  return encodeLayout(
+    columns,
+    'rows',
+    indexes.length,
+    columns.map((column, index) => gatherColumn(column, batch.data.children[index]!, indexes)),
+  );
+}
+
+/**
+ * The three layouts of a batch: `rows` as a client sends them (the table's columns only), `log` as a log
+ * table stores them (plus the append times) and `changelog` as a PK table's changelog stores them (plus
+ * the change types).
+ */
+type BatchLayout = 'rows' | 'log' | 'changelog';
+
+/** The IPC stream of `buffers` laid out as `layout` of `columns`; the schema message is cached per layout and column set. */
+function encodeLayout(columns: ColumnSpec[], layout: BatchLayout, length: number, buffers: ColumnBuffers[]): Uint8Array {
+  const schemaKey = `${layout}|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
+  return encodeIpcStream(schemaKey, () => fieldsOf(columns, layout), length, buffers);
+}
+
+/** Refuses, as InvalidArgumentError naming the first difference, fields that are not the table's columns (names and types, in order). */
+function checkFieldsAreColumns(columns: ColumnSpec[], fields: readonly Field[]): void {
   if (fields.length !== columns.length) {
     throw new InvalidArgumentError(`batch: the schema has ${fields.length} fields, the table ${columns.length} columns (${columns.map((column) => column.name).join(', ')})`);
   }
-  const buffers = columns.map((column, index): ColumnBuffers => {
+  columns.forEach((column, index) => {
     const field = fields[index]!;
     const expected = arrowTypeOf(column.type);
     if (field.name !== column.name) throw new InvalidArgumentError(`batch: field ${index} is '${field.name}', the table's column ${index} is '${column.name}'`);
     if (String(field.type) !== String(expected)) throw new InvalidArgumentError(`batch: field '${field.name}' is ${field.type}, the table's column is ${column.type} (${expected})`);
-    return gatherColumn(column, batch.data.children[index]!, indexes);
   });
-  const schemaKey = `rows|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
-  return encodeIpcStream(schemaKey, () => columns.map((column) => new Field(column.name, arrowTypeOf(column.type), true)), indexes.length, buffers);
 }
 
 /**
@@ -204,15 +226,7 @@ export function stampBatch(columns: ColumnSpec[], bytes: Uint8Array, appendTimeM
     throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);
   }
 
-  if (schemaFields.length !== columns.length) {
-    throw refuse(`the schema has ${schemaFields.length} fields, the table ${columns.length} columns (${columns.map((column) => column.name).join(', ')})`);
-  }
-  columns.forEach((column, index) => {
-    const field = schemaFields[index]!;
-    const expected = arrowTypeOf(column.type);
-    if (field.name !== column.name) throw refuse(`field ${index} is '${field.name}', the table's column ${index} is '${column.name}'`);
-    if (String(field.type) !== String(expected)) throw refuse(`field '${field.name}' is ${field.type}, the table's column is ${column.type} (${expected})`);
-  });
+  checkFieldsAreColumns(columns, schemaFields);
   if (header.compression !== null && header.compression !== undefined) throw refuse('compressed record batches are not taken');
   const length = header.length;
   if (!Number.isSafeInteger(length) || length < 1) throw refuse(`a record batch must hold at least one row, got ${length}`);
@@ -297,18 +311,17 @@ export function stampBatch(columns: ColumnSpec[], bytes: Uint8Array, appendTimeM
     }
   });
   stored.push({ length, nullCount: 0, buffers: [EMPTY, bytesOf(new BigInt64Array(length).fill(BigInt(appendTimeMs)))] });
-  const schemaKey = `log|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
-  return { payload: encodeIpcStream(schemaKey, () => fieldsOf(columns, false), length, stored), rowCount: length };
+  return { payload: encodeLayout(columns, 'log', length, stored), rowCount: length };
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 
-/** The fields of an encoded batch: the table's columns (nullable), then the system columns (not nullable). */
-function fieldsOf(columns: ColumnSpec[], withChangeTypes: boolean): Field[] {
+/** The fields of a batch of `layout`: the table's columns (nullable), then its system columns (not nullable). */
+function fieldsOf(columns: ColumnSpec[], layout: BatchLayout): Field[] {
   const fields = columns.map((column) => new Field(column.name, arrowTypeOf(column.type), true));
-  fields.push(new Field(APPEND_TIME_COLUMN, new TimestampMillisecond('UTC'), false));
-  if (withChangeTypes) fields.push(new Field(CHANGE_TYPE_COLUMN, new Int8(), false));
+  if (layout !== 'rows') fields.push(new Field(APPEND_TIME_COLUMN, new TimestampMillisecond('UTC'), false));
+  if (layout === 'changelog') fields.push(new Field(CHANGE_TYPE_COLUMN, new Int8(), false));
   return fields;
 }
 
