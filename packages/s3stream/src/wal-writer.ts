@@ -136,8 +136,6 @@ export class WalWriter {
    * updates its view before `propose` resolves, so this matters only for a view that lags its proposals.
    */
   private readonly committedEndByStream = new Map<string, number>();
-  /** The end of each stream's range in the newest object in flight: where its next placed batch starts. */
-  private readonly plannedEndByStream = new Map<string, number>();
 
   constructor(options: WalWriterOptions) {
     this.nodeId = options.nodeId;
@@ -320,7 +318,10 @@ export class WalWriter {
    */
   private place(batch: PendingAppend[]): PlacedAppend[] {
     const view = this.meta.view;
+    // A stream's next batch starts after its range in the newest object in flight (a failed object's
+    // ranges have been taken out), else from its committed end below.
     const nextOffsetByStream = new Map<string, number>();
+    for (const object of this.inFlight) for (const { pending, range } of object.placed) nextOffsetByStream.set(pending.request.bucketId, range.endOffset);
     const placed: PlacedAppend[] = [];
     let position = 0;
     for (const pending of batch) {
@@ -331,13 +332,9 @@ export class WalWriter {
         continue;
       }
       const committedEnd = ownRecord(view.buckets, request.bucketId)!.stream.endOffset;
-      const startOffset =
-        nextOffsetByStream.get(request.bucketId) ??
-        this.plannedEndByStream.get(request.bucketId) ??
-        Math.max(committedEnd, this.committedEndByStream.get(request.bucketId) ?? 0);
+      const startOffset = nextOffsetByStream.get(request.bucketId) ?? Math.max(committedEnd, this.committedEndByStream.get(request.bucketId) ?? 0);
       const endOffset = startOffset + request.recordCount;
       nextOffsetByStream.set(request.bucketId, endOffset);
-      this.plannedEndByStream.set(request.bucketId, endOffset);
       const length = request.payload.byteLength;
       const range: WalRange = {
         tableId: request.tableId,
@@ -375,8 +372,6 @@ export class WalWriter {
     for (const { pending, range } of placed) {
       const id = pending.request.bucketId;
       this.committedEndByStream.set(id, range.endOffset);
-      // No later object in flight holds this stream: its next batch starts from the committed end.
-      if (this.plannedEndByStream.get(id) === range.endOffset) this.plannedEndByStream.delete(id);
       const slice: DataSlice = { object: key, startOffset: range.startOffset, endOffset: range.endOffset, position: range.position, length: range.length };
       if (this.onCommitted) {
         try {
@@ -406,10 +401,7 @@ export class WalWriter {
     const placed = object.placed;
     object.placed = [];
     const streams = new Set(placed.map((entry) => entry.pending.request.bucketId));
-    for (const stream of streams) {
-      this.committedEndByStream.delete(stream);
-      this.plannedEndByStream.delete(stream);
-    }
+    for (const stream of streams) this.committedEndByStream.delete(stream);
     for (const { pending } of placed) pending.reject(error);
     // A fenced stream is lost to this incarnation, so its later batches get the same answer; otherwise they
     // are merely unwritten and may be retried at once.
