@@ -35,7 +35,7 @@ import type { BucketSync } from './bucket-sync';
 import type { PkBucket } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
-const NO_SEQUENCES: ReadonlySet<number> = new Set();
+const NO_WRITES: ReadonlyMap<number, Promise<AppendBucketResult>> = new Map();
 
 /** JSON bytes of a scanned record besides its row: offset, timestamp and punctuation. */
 const SCANNED_RECORD_OVERHEAD_BYTES = 48;
@@ -47,10 +47,11 @@ const SCANNED_RECORD_OVERHEAD_BYTES = 48;
  * address when another node leads the bucket, Unavailable while the bucket is still opening.
  */
 export class DataPlane {
-  /** Idempotent appends in flight, by bucket/writer/sequence, so a fast retry joins the first attempt. */
-  private readonly pendingWrites = new Map<string, Promise<AppendBucketResult>>();
-  /** Sequences of each idempotent writer in flight here, by bucket/writer (see decideWriterSequence). */
-  private readonly writerSeqsInFlight = new Map<string, Set<number>>();
+  /**
+   * Idempotent appends in flight here, by bucket/writer and then sequence: a fast retry joins the first
+   * attempt, and the sequences are what decideWriterSequence orders the next batch after.
+   */
+  private readonly writesInFlight = new Map<string, Map<number, Promise<AppendBucketResult>>>();
   private spreadCounter = 0;
 
   constructor(
@@ -102,7 +103,7 @@ export class DataPlane {
     // committed before (even by a previous leader); an attempt still in flight is joined; a batch that
     // arrives ahead of its predecessor waits for the writer to send it again.
     const writerKey = `${id}|${writer.id}`;
-    const inFlight = this.writerSeqsInFlight.get(writerKey) ?? NO_SEQUENCES;
+    const inFlight = this.writesInFlight.get(writerKey) ?? NO_WRITES;
     const decision = decideWriterSequence({ seq: writer.seq, ackedSeq: writer.acked, committed: ownRecord(record.stream.writers, writer.id), inFlight });
     switch (decision.kind) {
       case 'duplicate':
@@ -110,25 +111,21 @@ export class DataPlane {
       case 'conflict':
         throw new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than the batches remembered of it (last committed ${decision.lastCommitted})`);
       case 'join':
-        return this.pendingWrites.get(`${writerKey}|${writer.seq}`)!;
+        return inFlight.get(writer.seq)!;
       case 'outOfOrder':
         throw new UnavailableError(`writer ${writer.id} sequence ${writer.seq} arrived before sequence ${decision.expected}: send it again after that one`, 0);
       case 'write':
         break;
     }
-    const key = `${writerKey}|${writer.seq}`;
-    const seqs = new Set(inFlight).add(writer.seq);
-    this.writerSeqsInFlight.set(writerKey, seqs);
+    const writes = this.writesInFlight.get(writerKey) ?? new Map<number, Promise<AppendBucketResult>>();
+    this.writesInFlight.set(writerKey, writes);
     const attempt = this.write(id, record, batch, writer).finally(() => {
-      this.pendingWrites.delete(key);
       // A failed batch fails the writer's later batches of this stream too (the WAL writer's rule), so
       // none of them stays in flight; a committed one is in the view now.
-      const current = this.writerSeqsInFlight.get(writerKey);
-      if (!current) return;
-      current.delete(writer.seq);
-      if (current.size === 0) this.writerSeqsInFlight.delete(writerKey);
+      writes.delete(writer.seq);
+      if (writes.size === 0 && this.writesInFlight.get(writerKey) === writes) this.writesInFlight.delete(writerKey);
     });
-    this.pendingWrites.set(key, attempt);
+    writes.set(writer.seq, attempt);
     return attempt;
   }
 

@@ -27,8 +27,8 @@ export interface WriterSequenceInput {
   ackedSeq: number | undefined;
   /** What the view holds of this writer on this stream. */
   committed: WriterState | undefined;
-  /** Sequences of this writer in flight on this node for this stream (accepted, not yet settled). */
-  inFlight: ReadonlySet<number>;
+  /** Sequences of this writer in flight on this node for this stream (accepted, not yet settled): a set, or a map keyed by them. */
+  inFlight: Pick<ReadonlySet<number>, 'has' | 'keys' | 'size'>;
 }
 
 export function decideWriterSequence(input: WriterSequenceInput): WriterSequenceDecision {
@@ -41,7 +41,7 @@ export function decideWriterSequence(input: WriterSequenceInput): WriterSequence
   if (inFlight.has(seq)) return { kind: 'join' };
   if (input.ackedSeq === undefined) return { kind: 'write' };
   let newestInFlight = -1;
-  for (const pending of inFlight) newestInFlight = Math.max(newestInFlight, pending);
+  for (const pending of inFlight.keys()) newestInFlight = Math.max(newestInFlight, pending);
   const expected = inFlight.size > 0 ? newestInFlight + 1 : committed ? committed.seq + 1 : input.ackedSeq + 1;
   return seq === expected ? { kind: 'write' } : { kind: 'outOfOrder', expected };
 }
