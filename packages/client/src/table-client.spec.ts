@@ -16,7 +16,7 @@ import {
   type TableRoute,
   type WriteBucketResult,
 } from '@mink/protocol';
-import { Field, Float64, Int32, Int64, RecordBatch, Schema, Struct, Utf8, makeData, vectorFromArray } from 'apache-arrow';
+import { Float64, Int32, Int64, RecordBatch, Utf8, makeData, vectorFromArray } from 'apache-arrow';
 import { bucketOfRow, decodeBatch, stampBatch, validateRows } from '@mink/records';
 import { decodeRequest } from '@mink/transport';
 
@@ -574,22 +574,13 @@ describe('TableClient appends: several requests in flight per bucket', () => {
 });
 
 describe('TableClient.appendArrow', () => {
-  const arrowBatch = (ids: number[]) => {
-    const fields = [new Field('shop', new Utf8(), true), new Field('id', new Int64(), true), new Field('amount', new Float64(), true)];
-    return new RecordBatch(
-      new Schema(fields),
-      makeData({
-        type: new Struct(fields),
-        length: ids.length,
-        nullCount: 0,
-        children: [
-          vectorFromArray(ids.map(() => 'alpha'), new Utf8()).data[0]!,
-          makeData({ type: new Int64(), length: ids.length, data: BigInt64Array.from(ids, BigInt) }),
-          makeData({ type: new Float64(), length: ids.length, data: Float64Array.from(ids, (id) => id / 2) }),
-        ],
-      }),
-    );
-  };
+  // A RecordBatch built from columns has nullable fields named by its keys, in key order.
+  const arrowBatch = (ids: number[]) =>
+    new RecordBatch({
+      shop: vectorFromArray(ids.map(() => 'alpha'), new Utf8()).data[0]!,
+      id: makeData({ type: new Int64(), length: ids.length, data: BigInt64Array.from(ids, BigInt) }),
+      amount: makeData({ type: new Float64(), length: ids.length, data: Float64Array.from(ids, (id) => id / 2) }),
+    });
 
   it('sends a batch whose rows fall in one bucket as its IPC stream and stores exactly its rows', async () => {
     // Proves the producer's columns reach the leader as Arrow (no JSON rows) and land as they were.
@@ -605,16 +596,11 @@ describe('TableClient.appendArrow', () => {
     // Proves a schema mismatch is the caller's error and stores nothing.
     const leader = new FakeLogLeader();
     const client = new TableClient(leader.nc, 'events');
-    const fields = [new Field('shop', new Utf8(), true), new Field('id', new Int32(), true), new Field('amount', new Float64(), true)];
-    const wrong = new RecordBatch(
-      new Schema(fields),
-      makeData({
-        type: new Struct(fields),
-        length: 1,
-        nullCount: 0,
-        children: [vectorFromArray(['alpha'], new Utf8()).data[0]!, makeData({ type: new Int32(), length: 1, data: Int32Array.of(1) }), makeData({ type: new Float64(), length: 1, data: Float64Array.of(1) })],
-      }),
-    );
+    const wrong = new RecordBatch({
+      shop: vectorFromArray(['alpha'], new Utf8()).data[0]!,
+      id: makeData({ type: new Int32(), length: 1, data: Int32Array.of(1) }),
+      amount: makeData({ type: new Float64(), length: 1, data: Float64Array.of(1) }),
+    });
     await expect(client.appendArrow(wrong)).rejects.toThrow(/field 'id' is Int32, the table's column is int64/);
     expect(leader.committedRows).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { Field, Float64, Int64, RecordBatch, Schema, Struct, Utf8, makeData, vectorFromArray } from 'apache-arrow';
+import { Float64, Int64, RecordBatch, Utf8, makeData, vectorFromArray } from 'apache-arrow';
 import { MinkClient } from '@mink/client';
 import type { CliIo } from '../io';
 import { BENCH_TABLE } from './bench-limits';
@@ -71,12 +71,10 @@ export async function runClientArrowAppend(natsUrl: string, settings: WriteScena
 
 /** The bench rows as one Arrow record batch of the log table's columns (id, name, value, payload). */
 function recordBatchOf(rows: BenchRow[]): RecordBatch {
-  const fields = [new Field('id', new Int64(), true), new Field('name', new Utf8(), true), new Field('value', new Float64(), true), new Field('payload', new Utf8(), true)];
-  const children = [
-    makeData({ type: new Int64(), length: rows.length, data: BigInt64Array.from(rows, (row) => BigInt(row.id)) }),
-    vectorFromArray(rows.map((row) => row.name), new Utf8()).data[0]!,
-    makeData({ type: new Float64(), length: rows.length, data: Float64Array.from(rows, (row) => row.value) }),
-    vectorFromArray(rows.map((row) => row.payload ?? null), new Utf8()).data[0]!,
-  ];
-  return new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length: rows.length, nullCount: 0, children }));
+  return new RecordBatch({
+    id: makeData({ type: new Int64(), length: rows.length, data: BigInt64Array.from(rows, (row) => BigInt(row.id)) }),
+    name: vectorFromArray(rows.map((row) => row.name), new Utf8()).data[0]!,
+    value: makeData({ type: new Float64(), length: rows.length, data: Float64Array.from(rows, (row) => row.value) }),
+    payload: vectorFromArray(rows.map((row) => row.payload ?? null), new Utf8()).data[0]!,
+  });
 }
