@@ -1,5 +1,5 @@
 import { Float64, Int64, RecordBatch, Utf8, makeData, vectorFromArray } from 'apache-arrow';
-import { MinkClient } from '@mink/client';
+import { MinkClient, type TableClient } from '@mink/client';
 import type { CliIo } from '../io';
 import { BENCH_TABLE } from './bench-limits';
 import type { AppendResult } from './results';
@@ -27,43 +27,42 @@ export async function runGatewayAppend(io: CliIo, gatewayUrl: string, settings: 
 }
 
 /** `MinkClient.table(name).append(rows)` over NATS, `concurrency` calls in flight on one client. */
-export async function runClientAppend(natsUrl: string, settings: WriteScenarioSettings): Promise<AppendResult | null> {
-  const client = await MinkClient.connect({ servers: natsUrl, name: 'mink-bench' });
-  try {
-    const table = client.table(BENCH_TABLE.name);
-    const writer: BatchWriter<BenchRow[]> = {
-      // The client sends the same rows as JSON; counting them the same way keeps MB/s comparable with the gateway's.
-      encode: (rows) => ({ payload: rows, rowCount: rows.length, jsonBytes: Buffer.byteLength(JSON.stringify({ rows })) }),
-      send: async (batch) => {
-        const result = await table.append(batch.payload);
-        if (result.appended !== batch.rowCount) throw new Error(`the client acknowledged ${result.appended} rows of ${batch.rowCount}`);
-      },
-    };
-    const outcome = await runWriteScenario('client append', writer, settings);
-    return outcome === null ? null : { path: 'client', ...outcome.result };
-  } finally {
-    await client.close();
-  }
+export function runClientAppend(natsUrl: string, settings: WriteScenarioSettings): Promise<AppendResult | null> {
+  return runClientWrite(natsUrl, 'client', settings, (rows) => rows, (table, rows) => table.append(rows));
 }
 
 /**
  * `MinkClient.table(name).appendArrow(batch)`: a producer that already holds its rows as Arrow columns.
  * The record batch is built before the call is timed (a producer has it), from the same rows as the other
- * scenarios; MB/s counts the JSON those rows would be, so it compares with the gateway's and the client's.
+ * scenarios.
  */
-export async function runClientArrowAppend(natsUrl: string, settings: WriteScenarioSettings): Promise<AppendResult | null> {
-  const client = await MinkClient.connect({ servers: natsUrl, name: 'mink-bench-arrow' });
+export function runClientArrowAppend(natsUrl: string, settings: WriteScenarioSettings): Promise<AppendResult | null> {
+  return runClientWrite(natsUrl, 'client arrow', settings, recordBatchOf, (table, batch) => table.appendArrow(batch));
+}
+
+/**
+ * One client append scenario on a client of its own: each call's rows are prepared by `prepare` and sent
+ * by `append`. MB/s counts the JSON the rows would be, so every path compares with the gateway's.
+ */
+async function runClientWrite<Payload>(
+  natsUrl: string,
+  path: 'client' | 'client arrow',
+  settings: WriteScenarioSettings,
+  prepare: (rows: BenchRow[]) => Payload,
+  append: (table: TableClient, payload: Payload) => Promise<{ appended: number }>,
+): Promise<AppendResult | null> {
+  const client = await MinkClient.connect({ servers: natsUrl, name: `mink-bench ${path}` });
   try {
     const table = client.table(BENCH_TABLE.name);
-    const writer: BatchWriter<RecordBatch> = {
-      encode: (rows) => ({ payload: recordBatchOf(rows), rowCount: rows.length, jsonBytes: Buffer.byteLength(JSON.stringify({ rows })) }),
+    const writer: BatchWriter<Payload> = {
+      encode: (rows) => ({ payload: prepare(rows), rowCount: rows.length, jsonBytes: Buffer.byteLength(JSON.stringify({ rows })) }),
       send: async (batch) => {
-        const result = await table.appendArrow(batch.payload);
+        const result = await append(table, batch.payload);
         if (result.appended !== batch.rowCount) throw new Error(`the client acknowledged ${result.appended} rows of ${batch.rowCount}`);
       },
     };
-    const outcome = await runWriteScenario('client arrow append', writer, settings);
-    return outcome === null ? null : { path: 'client arrow', ...outcome.result };
+    const outcome = await runWriteScenario(`${path} append`, writer, settings);
+    return outcome === null ? null : { path, ...outcome.result };
   } finally {
     await client.close();
   }
