@@ -6,7 +6,7 @@ import { renderReport } from './bench/report';
 import { BENCH_FIGURES, DEFAULT_BENCH_FIGURES, type BenchFigures, type BenchResult } from './bench/results';
 import { runBench, type BenchRunOptions, type StartBenchCluster } from './bench/run-bench';
 import { CliError, UsageError, type CliIo } from './io';
-import { integerInRange } from './options';
+import { commaSeparated, integerInRange } from './options';
 import { renderJson } from './render';
 
 /** The flags of `mink bench` as commander hands them over. */
@@ -36,10 +36,7 @@ export const BENCH_INTERRUPTED_EXIT_CODE = 130;
 
 /** Parses `--only`: a comma-separated list of groups of figures, e.g. "pk" or "append,failover". */
 export function parseFigures(text: string): BenchFigures[] {
-  const names = text
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
+  const names = commaSeparated(text);
   const unknown = names.filter((name) => !(BENCH_FIGURES as readonly string[]).includes(name));
   if (names.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`expected a comma-separated list of ${BENCH_FIGURES.join(', ')}.`);
   return names as BenchFigures[];

@@ -27,12 +27,17 @@ export function parseDurationOption(text: string): number {
   }
 }
 
+/** The items of a comma-separated list, trimmed, blanks removed: " a, ,b" → ["a", "b"]. */
+export function commaSeparated(text: string): string[] {
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
 /** A comma-separated list of names with blanks removed: "id, name" → ["id", "name"]. */
 export function parseNameList(text: string): string[] {
-  const names = text
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
+  const names = commaSeparated(text);
   if (names.length === 0) throw new InvalidArgumentError('expected one or more comma-separated column names.');
   return names;
 }

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { DEFAULTS, LIMITS } from '@mink/config';
 import { UsageError, type CliIo } from './io';
 import { addGatewayOptions, gatewayClient, printResult, type GatewayFlags } from './gateway-options';
-import { collect, integerInRange, parseNameList } from './options';
+import { collect, commaSeparated, integerInRange, parseNameList } from './options';
 import { formatValue, renderFields, renderTable } from './render';
 
 /** The body of `POST /v1/tables` (DESIGN §7). The gateway validates it; the CLI only checks its own syntax. */
@@ -39,10 +39,7 @@ export function buildCreateTableBody(name: string, flags: CreateTableFlags): Cre
 
 /** "id:int64, name:string" → [{name:'id', type:'int64'}, {name:'name', type:'string'}]. */
 export function parseColumns(text: string): { name: string; type: string }[] {
-  const entries = text
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '');
+  const entries = commaSeparated(text);
   if (entries.length === 0) throw new UsageError(`--columns: expected name:type pairs such as "id:int64,name:string"`);
   return entries.map((entry) => {
     const match = /^([^:\s]+)\s*:\s*([^:\s]+)$/.exec(entry);

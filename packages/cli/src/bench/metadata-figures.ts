@@ -1,3 +1,4 @@
+import { commaSeparated } from '../options';
 import { BENCH_METADATA } from './bench-limits';
 import { formatCount, formatRatio, formatSeconds } from './format';
 import { findBaseline, ratioOf } from './ratio';
@@ -48,10 +49,7 @@ export function tablesForStage(targetBuckets: number, bucketsAlreadyCreated: num
  * table's worth to `BENCH_METADATA.bucketTargetMax`. Throws an Error naming the problem.
  */
 export function parseStageBuckets(text: string): number[] {
-  const parts = text
-    .split(',')
-    .map((part) => part.trim())
-    .filter((part) => part !== '');
+  const parts = commaSeparated(text);
   if (parts.length === 0) throw new Error('expected a comma-separated list of bucket counts, e.g. 1600,16000');
   const targets = parts.map((part) => {
     const value = /^\d+$/.test(part) ? Number(part) : Number.NaN;
