@@ -73,9 +73,23 @@ export const LIMITS = {
   appendRowsPerRequestMax: 10_000,
   /** Encoded JSON bytes a client puts in one append request (NATS' default max payload is 1 MiB). */
   appendRequestBytesMax: 512 * 1024,
-  /** Records a scan returns when no limit is given, and at most. */
+  /** Records a scan returns when no limit is given, and at most (a reply that large is streamed). */
   scanRecordsDefault: 1_000,
-  scanRecordsMax: 10_000,
+  scanRecordsMax: 100_000,
+  /** How long a scan at the high watermark may wait for records (`wait=`). */
+  scanWaitMsMax: 30_000,
+  /**
+   * Bytes of one scan page a data node sends (an Arrow IPC stream in one NATS message; also bounded by the
+   * connection's max payload). A larger scan is several pages, which the gateway streams as they come.
+   */
+  scanPageBytesMax: 8 * 1024 * 1024,
+  /**
+   * The max payload of the nats-server a local cluster starts (NATS' default is 1 MiB; it advises at most
+   * 8 MiB). Services work with any max payload: scan pages are cut to what the connection allows.
+   */
+  natsMaxPayloadBytes: 8 * 1024 * 1024,
+  /** Bytes a page leaves to its JSON header below the NATS max payload. */
+  scanPageHeaderBytesMax: 16 * 1024,
   /** JSON bytes of one scan reply, well under NATS' default 1 MiB max payload. */
   scanReplyBytesMax: 512 * 1024,
   /** Largest HTTP request body accepted by the gateway. */
@@ -185,6 +199,22 @@ export const LIMITS = {
   streamReadBytesMax: 8 * 1024 * 1024,
   /** Batches one stream read returns at most, which also bounds the ranged GETs it issues at once. */
   streamReadBatchesMax: 1_024,
+  /**
+   * Bytes one ranged GET of a stream read fetches at most when it coalesces back-to-back batches: a larger
+   * read is several GETs in flight at once, which S3 (and s3rver) serve faster than one long GET.
+   */
+  streamGetBytesMax: 2 * 1024 * 1024,
+  /** Ranged GETs one stream read, or one prefetch of a scan, has in flight at once; more wait for a slot. */
+  streamReadsInFlightMax: 4,
+  /**
+   * Bytes of payloads a stream reader keeps from the object store (its default `readCacheBytesMax`), apart from
+   * the cache of committed batches; bytes of prefetch GETs in flight count against it, so prefetch stays within it.
+   */
+  streamReadCacheBytesMax: 64 * 1024 * 1024,
+  /** Windows (what one read takes at most) a sequential scan fetches ahead of its reads. */
+  streamPrefetchWindowsMax: 2,
+  /** Buckets whose last read a stream reader remembers to recognise sequential scans; the least recently read is forgotten first. */
+  streamPrefetchBucketsMax: 4_096,
   /** Snapshots of the metadata view kept in object storage; the log is purged below the oldest of them, so older ones are useless. */
   metaSnapshotsKept: 3,
   /** Bytes of one snapshot's JSON, before gzip; a larger view is refused at write time so every snapshot written can be loaded. */

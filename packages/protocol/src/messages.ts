@@ -124,6 +124,22 @@ export interface ScanRequest extends BucketAddress {
   offset: number;
   limit: number;
   columns?: string[];
+  /** At the high watermark, how long to wait for records (long-poll); 0 or absent answers at once. */
+  waitMs?: number;
+}
+
+/**
+ * A data node's answer to a scan: one page of records as an Arrow IPC stream (`batch`: the projected
+ * columns, `_offset`, `_timestamp`, and `_change` on a changelog), which may hold fewer records than the
+ * limit asked for (a page fits one NATS message); `nextOffset` is where the next page starts.
+ */
+export interface ScanPage {
+  records: number;
+  nextOffset: number;
+  highWatermark: number;
+  /** The first offset still stored; a scan from below it starts there. */
+  startOffset: number;
+  batch: Uint8Array;
 }
 
 export interface ScannedRecord {

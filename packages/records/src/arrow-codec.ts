@@ -433,7 +433,8 @@ function projectedColumns(columns: ColumnSpec[], projection: string[] | undefine
   });
 }
 
-function arrowTypeOf(type: ColumnType): DataType {
+/** The Arrow type a column of `type` is stored as. */
+export function arrowTypeOf(type: ColumnType): DataType {
   switch (type) {
     case 'boolean':
       return new Bool();

@@ -30,45 +30,74 @@ const schemaMessages = new Map<string, Uint8Array>();
  * names the field list exactly (names, types, nullability): the schema message is cached under it.
  */
 export function encodeIpcStream(schemaKey: string, fields: () => Field[], length: number, columns: ColumnBuffers[]): Uint8Array {
+  const schemaMessage = schemaMessageOf(schemaKey, fields);
+  return concatBytes([schemaMessage, ...recordBatchMessageOf(length, columns), END_OF_STREAM]);
+}
+
+/** The end-of-stream marker of an IPC stream: a continuation marker and a zero length. */
+export const END_OF_STREAM: Uint8Array = (() => {
+  const end = new Uint8Array(PREFIX_BYTES);
+  const view = new DataView(end.buffer);
+  view.setInt32(0, CONTINUATION_MARKER, true);
+  view.setInt32(4, 0, true);
+  return end;
+})();
+
+/**
+ * The encapsulated schema message of `fields`, cached under `schemaKey` (which must name the field list
+ * exactly: names, types, nullability).
+ */
+export function schemaMessageOf(schemaKey: string, fields: () => Field[]): Uint8Array {
   let schemaMessage = schemaMessages.get(schemaKey);
   if (schemaMessage === undefined) {
     if (schemaMessages.size >= SCHEMA_CACHE_ENTRIES_MAX) schemaMessages.clear();
-    const schema = new Schema(fields());
-    if (schema.fields.length !== columns.length) throw new Error(`${schema.fields.length} fields for ${columns.length} columns`);
-    schemaMessage = encapsulate(Message.encode(Message.from(schema)));
+    schemaMessage = encapsulate(Message.encode(Message.from(new Schema(fields()))));
     schemaMessages.set(schemaKey, schemaMessage);
   }
+  return schemaMessage;
+}
 
+/**
+ * One encapsulated record batch message of `length` rows: its header, then the body parts (each column's
+ * buffers, each followed by the zero padding that aligns it to 8 bytes). Concatenated they are the message;
+ * returned as parts so a caller assembling many messages copies each buffer once.
+ */
+export function recordBatchMessageOf(length: number, columns: ColumnBuffers[]): Uint8Array[] {
   const nodes: FieldNode[] = [];
   const regions: BufferRegion[] = [];
+  const parts: Uint8Array[] = [];
   let bodyLength = 0;
   for (const column of columns) {
     if (column.length !== length) throw new Error(`a column of ${column.length} values in a batch of ${length} rows`);
     nodes.push(new FieldNode(column.length, column.nullCount));
     for (const buffer of column.buffers) {
       // Like apache-arrow's writer, a region's length counts the buffer's padding.
-      const length = aligned(buffer.byteLength);
-      regions.push(new BufferRegion(bodyLength, length));
-      bodyLength += length;
+      const padded = aligned(buffer.byteLength);
+      regions.push(new BufferRegion(bodyLength, padded));
+      bodyLength += padded;
+      if (buffer.byteLength > 0) parts.push(buffer);
+      if (padded > buffer.byteLength) parts.push(PADDING.subarray(0, padded - buffer.byteLength));
     }
   }
   const header = new RecordBatchHeader(length, nodes, regions, null);
-  const batchMessage = encapsulate(Message.encode(Message.from(header, bodyLength)));
+  return [encapsulate(Message.encode(Message.from(header, bodyLength))), ...parts];
+}
 
-  const out = new Uint8Array(schemaMessage.byteLength + batchMessage.byteLength + bodyLength + PREFIX_BYTES);
-  out.set(schemaMessage, 0);
-  out.set(batchMessage, schemaMessage.byteLength);
-  let position = schemaMessage.byteLength + batchMessage.byteLength;
-  for (const column of columns) {
-    for (const buffer of column.buffers) {
-      out.set(buffer, position);
-      // The padding bytes stay zero: `out` is zero-filled.
-      position += aligned(buffer.byteLength);
-    }
+const PADDING = new Uint8Array(ALIGNMENT);
+
+/**
+ * The bytes of `parts` back to back in one new array. Not zero-filled first (every byte is written), which
+ * on large arrays saves a pass over fresh memory.
+ */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const part of parts) total += part.byteLength;
+  const out = Buffer.allocUnsafe(total);
+  let position = 0;
+  for (const part of parts) {
+    out.set(part, position);
+    position += part.byteLength;
   }
-  const end = new DataView(out.buffer, out.byteOffset + position, PREFIX_BYTES);
-  end.setInt32(0, CONTINUATION_MARKER, true);
-  end.setInt32(4, 0, true);
   return out;
 }
 
@@ -90,4 +119,19 @@ function aligned(bytes: number): number {
 /** The bytes of a typed array, without copying. */
 export function bytesOf(values: ArrayBufferView): Uint8Array {
   return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+}
+
+/**
+ * An IPC stream cut into its schema message, the messages after it, and the end-of-stream marker, so
+ * several streams of one schema can be sent as one: the first schema, every stream's messages, one end.
+ */
+export function ipcStreamParts(stream: Uint8Array): { schema: Uint8Array; messages: Uint8Array } {
+  const view = new DataView(stream.buffer, stream.byteOffset, stream.byteLength);
+  if (stream.byteLength < 2 * PREFIX_BYTES || view.getInt32(0, true) !== CONTINUATION_MARKER) throw new Error('not an Arrow IPC stream with a schema message');
+  const schemaBytes = PREFIX_BYTES + view.getInt32(4, true);
+  const end = stream.byteLength - PREFIX_BYTES;
+  if (schemaBytes > end || view.getInt32(end, true) !== CONTINUATION_MARKER || view.getInt32(end + 4, true) !== 0) {
+    throw new Error('an Arrow IPC stream must be a schema message, record batches and the end-of-stream marker');
+  }
+  return { schema: stream.subarray(0, schemaBytes), messages: stream.subarray(schemaBytes, end) };
 }

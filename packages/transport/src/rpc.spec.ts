@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
 import { InvalidArgumentError } from '@mink/protocol';
-import { requestJson, serveJson } from './rpc';
+import { WithBinary, requestJson, serveJson } from './rpc';
 
 describe('requestJson on a real nats-server', () => {
   let dataDir: string;
@@ -20,6 +20,7 @@ describe('requestJson on a real nats-server', () => {
       const { batch, ...rest } = body as { batch?: Uint8Array };
       return { ...rest, bytes: batch ? Array.from(batch) : null };
     });
+    serveJson(connection, 'rpc.binaryReply', async (body) => new WithBinary({ echoed: body }, Uint8Array.of(0, 255, 7)));
   });
 
   afterAll(async () => {
@@ -40,6 +41,13 @@ describe('requestJson on a real nats-server', () => {
     await expect(requestJson(connection, 'rpc.binary', { op: 'plain' })).resolves.toEqual({ op: 'plain', bytes: null });
   });
 
+  it('carries binary bytes of a reply next to its JSON result, as the result\'s batch', async () => {
+    // Proves the reply framing: the caller gets the JSON result and the exact bytes.
+    const answer = await requestJson<{ echoed: unknown; batch: Uint8Array }>(connection, 'rpc.binaryReply', { op: 'scan' });
+    expect(answer.echoed).toEqual({ op: 'scan' });
+    expect(Array.from(answer.batch)).toEqual([0, 255, 7]);
+  });
+
   it('answers a binary request whose header lies about its JSON as InvalidArgument', async () => {
     // Proves malformed framing is the caller's error, not a crash or a 500.
     const reply = await connection.request('rpc.binary', Uint8Array.of(0, 200, 0, 0, 0, 123));
@@ -48,7 +56,7 @@ describe('requestJson on a real nats-server', () => {
 
   it('refuses a request larger than one message as InvalidArgument, naming the size', async () => {
     // Proves an oversize request (a create of 100 000 columns) is the caller's error (HTTP 400), not a 500.
-    const columns = Array.from({ length: 100_000 }, (_, index) => ({ name: `column_${index}`, type: 'string' }));
+    const columns = Array.from({ length: 300_000 }, (_, index) => ({ name: `column_${index}`, type: "string" }));
     const failure = requestJson(connection, 'rpc.echo', { op: 'createTable', spec: { name: 't', columns } });
     await expect(failure).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(failure).rejects.toThrow(/^the request is \d+ bytes, more than the \d+ bytes one message may hold$/);

@@ -27,13 +27,22 @@ const BINARY_MARKER = 0x00;
 const BINARY_HEADER_BYTES = 5;
 export const BINARY_FIELD = 'batch';
 
-export function encodeWithBinary(value: object, bytes: Uint8Array): Uint8Array {
-  const json = encoder.encode(JSON.stringify(value));
-  const out = new Uint8Array(BINARY_HEADER_BYTES + json.byteLength + bytes.byteLength);
+/** The message of `value` with `bytes` (one array, or parts sent back to back) after it. */
+export function encodeWithBinary(value: object, bytes: Uint8Array | readonly Uint8Array[]): Uint8Array {
+  const json = Buffer.from(JSON.stringify(value));
+  const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
+  let total = BINARY_HEADER_BYTES + json.byteLength;
+  for (const part of parts) total += part.byteLength;
+  // Not zero-filled: every byte is written below.
+  const out = Buffer.allocUnsafe(total);
   out[0] = BINARY_MARKER;
-  new DataView(out.buffer).setUint32(1, json.byteLength, true);
-  out.set(json, BINARY_HEADER_BYTES);
-  out.set(bytes, BINARY_HEADER_BYTES + json.byteLength);
+  out.writeUInt32LE(json.byteLength, 1);
+  json.copy(out, BINARY_HEADER_BYTES);
+  let position = BINARY_HEADER_BYTES + json.byteLength;
+  for (const part of parts) {
+    out.set(part, position);
+    position += part.byteLength;
+  }
   return out;
 }
 
@@ -70,9 +79,23 @@ export async function requestJson<T>(
     if (code === 'TIMEOUT' || code === 'timeout') throw new TimeoutError(`no reply on ${subject} within ${timeoutMs} ms`);
     throw error;
   }
-  const decoded = decodeJson<unknown>(reply.data);
+  const decoded = decodeRequest(reply.data) as { result: T; [BINARY_FIELD]?: Uint8Array };
   if (isErrorBody(decoded)) throw fromErrorBody(decoded);
-  return (decoded as { result: T }).result;
+  const bytes = decoded[BINARY_FIELD];
+  if (bytes === undefined) return decoded.result;
+  return { ...decoded.result, [BINARY_FIELD]: bytes } as T;
+}
+
+/**
+ * What a handler returns to answer with binary bytes next to its JSON result (see `encodeWithBinary`):
+ * the caller of `requestJson` gets the result with the bytes as its `BINARY_FIELD` property.
+ */
+export class WithBinary {
+  constructor(
+    readonly result: object,
+    /** One array, or parts to send back to back (copied once, into the message). */
+    readonly bytes: Uint8Array | readonly Uint8Array[],
+  ) {}
 }
 
 export type RpcHandler = (body: unknown, msg: Msg) => Promise<unknown>;
@@ -103,13 +126,14 @@ export function serveJson(
           } catch (error) {
             throw error instanceof MinkError ? error : new InvalidArgumentError(`the request is not JSON: ${error instanceof Error ? error.message : String(error)}`);
           }
-          reply = { result: await handler(body, msg) };
+          const result = await handler(body, msg);
+          reply = result instanceof WithBinary ? result : { result };
         } catch (error) {
           if (!(error instanceof MinkError)) options.onError?.(error);
           reply = toErrorBody(error);
         }
         if (!msg.reply) return;
-        let encoded = encodeJson(reply);
+        let encoded = reply instanceof WithBinary ? encodeWithBinary({ result: reply.result }, reply.bytes) : encodeJson(reply);
         if (encoded.length > nc.info!.max_payload) {
           // An answer NATS cannot carry would leave the caller waiting for its timeout: say so instead.
           encoded = encodeJson(toErrorBody(new MinkError('Internal', `reply of ${encoded.length} bytes exceeds the NATS max payload of ${nc.info!.max_payload}`)));

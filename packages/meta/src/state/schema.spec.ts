@@ -108,6 +108,7 @@ describe('validateTableSpec rejects each invalid spec with a message naming the 
     ['a column without a type', { name: 't', columns: [{ name: 'x' }], buckets: 1 }, "unknown type 'undefined' for column 'x'"],
     ['a type in the wrong case', { name: 't', columns: [{ name: 'x', type: 'INT64' }], buckets: 1 }, "unknown type 'INT64' for column 'x'"],
     ['a duplicate column', { name: 't', columns: [{ name: 'x', type: 'int32' }, { name: 'x', type: 'string' }], buckets: 1 }, "duplicate column 'x'"],
+    ['a column named like a scan system column', { name: 't', columns: [{ name: '_offset', type: 'int64' }], buckets: 1 }, "column name '_offset' is reserved for the system columns of scans (_offset, _timestamp, _change)"],
     ['a primary key that is not an array', withField('primaryKey', 'order_id'), 'primaryKey must be an array of column names'],
     ['an empty primary key', withField('primaryKey', []), 'primaryKey must not be empty'],
     ['a primary key of non-strings', withField('primaryKey', [1]), 'primaryKey must be an array of column names'],

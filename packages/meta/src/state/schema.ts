@@ -15,6 +15,9 @@ export type TableSpecValidation = { ok: true; spec: TableSpec } | { ok: false; m
 /** Table and column names: an identifier that may also contain `.` and `-` after the first character. */
 export const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
+/** Column names a table may not use: the system columns of an Arrow scan (`_offset`, `_timestamp`, `_change`). */
+export const RESERVED_COLUMN_NAMES: readonly string[] = ['_offset', '_timestamp', '_change'];
+
 export const PARTITION_UNITS: readonly PartitionSpec['unit'][] = ['hour', 'day'];
 
 const TABLE_FIELDS = ['name', 'columns', 'primaryKey', 'bucketKey', 'buckets', 'partition', 'properties'];
@@ -96,6 +99,7 @@ function readColumns(value: unknown): ColumnSpec[] {
     requireName(column.name, `columns[${index}].name`);
     const name = column.name as string;
     if (seen.has(name)) fail(`duplicate column '${name}'`);
+    if (RESERVED_COLUMN_NAMES.includes(name)) fail(`column name '${name}' is reserved for the system columns of scans (${RESERVED_COLUMN_NAMES.join(', ')})`);
     seen.add(name);
     if (typeof column.type !== 'string' || !(COLUMN_TYPES as readonly string[]).includes(column.type)) {
       const shown = typeof column.type === 'string' ? column.type : JSON.stringify(column.type) ?? 'undefined';

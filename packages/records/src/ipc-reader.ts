@@ -1,0 +1,85 @@
+/**
+ * Reads the record batches of an Arrow IPC stream as raw buffers, without building vectors or decoding
+ * values: the schema's fields, and per record batch its row count and, per field, its null count and its
+ * buffers (validity, then value offsets for variable-width types, then values) as views of the input.
+ *
+ * Only the flat types mink writes are taken (Bool, Int8/32/64, Float64, Utf8, Binary, Timestamp); anything
+ * else, a dictionary, compression or a malformed stream throws a plain Error: the bytes come from mink's
+ * own storage or data nodes, so a failure here is a bug or corruption, not a caller's mistake.
+ */
+import { type DataType, type Field, MessageReader, Type } from 'apache-arrow';
+
+export interface RawColumn {
+  length: number;
+  nullCount: number;
+  /** Validity (possibly empty when nullCount is 0), then value offsets (Utf8, Binary), then values. */
+  buffers: Uint8Array[];
+}
+
+export interface RawBatch {
+  length: number;
+  /** One per field of the schema, in schema order. */
+  columns: RawColumn[];
+}
+
+export interface RawStream {
+  fields: Field[];
+  batches: RawBatch[];
+}
+
+/** Buffers per column of a flat type: validity and values, plus value offsets for variable-width types. */
+export function buffersPerType(type: DataType): number {
+  switch (type.typeId) {
+    case Type.Utf8:
+    case Type.Binary:
+      return 3;
+    case Type.Bool:
+    case Type.Int:
+    case Type.Float:
+    case Type.Timestamp:
+      return 2;
+    default:
+      throw new Error(`Arrow type ${String(type)} is not one mink stores`);
+  }
+}
+
+export function readIpcStream(bytes: Uint8Array): RawStream {
+  const reader = new MessageReader(bytes);
+  const schemaMessage = reader.readMessage();
+  if (schemaMessage === null || !schemaMessage.isSchema()) throw new Error('an Arrow IPC stream must start with its schema message');
+  reader.readMessageBody(schemaMessage.bodyLength);
+  const fields = schemaMessage.header().fields;
+  const counts = fields.map((field) => buffersPerType(field.type));
+  const batches: RawBatch[] = [];
+  for (let message = reader.readMessage(); message !== null; message = reader.readMessage()) {
+    if (!message.isRecordBatch()) throw new Error(`an Arrow IPC stream of mink holds record batches only, found message type ${message.headerType}`);
+    const header = message.header();
+    if (header.compression !== null && header.compression !== undefined) throw new Error('compressed record batches are not read');
+    const body = reader.readMessageBody(message.bodyLength);
+    if (body.byteLength !== message.bodyLength) throw new Error(`a record batch body holds ${body.byteLength} of its ${message.bodyLength} bytes`);
+    if (header.nodes.length !== fields.length) throw new Error(`a record batch has ${header.nodes.length} field nodes for ${fields.length} fields`);
+    const length = Number(header.length);
+    let next = 0;
+    const columns = header.nodes.map((node, index): RawColumn => {
+      const buffers: Uint8Array[] = [];
+      for (let count = 0; count < counts[index]!; count++) {
+        const region = header.buffers[next++];
+        if (region === undefined) throw new Error(`a record batch has fewer buffers than its fields need`);
+        const start = Number(region.offset);
+        const end = start + Number(region.length);
+        if (start < 0 || end > body.byteLength) throw new Error(`buffer [${start}, ${end}) lies outside a body of ${body.byteLength} bytes`);
+        buffers.push(body.subarray(start, end));
+      }
+      return { length: Number(node.length), nullCount: Number(node.nullCount), buffers };
+    });
+    batches.push({ length, columns });
+  }
+  return { fields, batches };
+}
+
+/** The value offsets of a variable-width column as int32s, copied when the bytes are not 4-byte aligned. */
+export function int32sOf(bytes: Uint8Array, count: number): Int32Array {
+  if (bytes.byteLength < count * 4) throw new Error(`${count} int32 values need ${count * 4} bytes, have ${bytes.byteLength}`);
+  if (bytes.byteOffset % 4 === 0) return new Int32Array(bytes.buffer, bytes.byteOffset, count);
+  return new Int32Array(bytes.slice(0, count * 4).buffer);
+}
