@@ -22,23 +22,21 @@ import {
   type PrefixLookupResult,
   type PutBucketRequest,
   type WriteBucketResult,
+  type ScanPage,
   type ScanRequest,
-  type ScanResult,
   type TableRoute,
 } from '@mink/protocol';
-import { bucketOfRow, decodeBatch, encodeBatch, rowToJson, rowsToJson, splitByBucket, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
+import { bucketOfRow, encodeBatch, encodeScanPage, rowsToJson, splitByBucket, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
 import type { StreamReader, WalWriter } from '@mink/s3stream';
-import { requestJson } from '@mink/transport';
+import { WithBinary, requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
 import type { PkOperation } from '@mink/pk';
 import type { BucketSync } from './bucket-sync';
+import { CommitWaiters } from './commit-waiters';
 import type { PkBucket } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
 const NO_WRITES: ReadonlyMap<number, Promise<AppendBucketResult>> = new Map();
-
-/** JSON bytes of a scanned record besides its row: offset, timestamp and punctuation. */
-const SCANNED_RECORD_OVERHEAD_BYTES = 48;
 
 /**
  * The data path of a data node (DESIGN §4–§5, seed "Redirects"): appends and scans of the buckets it
@@ -63,6 +61,8 @@ export class DataPlane {
     private readonly pk: PkBuckets,
     /** When reads may be served from this node's own state (see ReadFence); writes are fenced by storage. */
     private readonly readFence: { check(): void } = { check: () => undefined },
+    /** Where scans at the high watermark wait for the next commit; the WAL writer's commit listener notifies it. */
+    private readonly commits: CommitWaiters = new CommitWaiters(),
     private readonly nowMs: () => number = Date.now,
   ) {}
 
@@ -205,35 +205,42 @@ export class DataPlane {
     return table;
   }
 
-  async scan(request: ScanRequest): Promise<ScanResult> {
+  /**
+   * One page of a bucket's records from `offset` as an Arrow IPC stream (see `ScanPage`), cut from the
+   * stored batches without decoding rows. At the high watermark with `waitMs`, waits for the next commit
+   * to the bucket (or the deadline) before answering; leadership and the read fence are checked again after.
+   */
+  async scan(request: ScanRequest): Promise<WithBinary> {
     this.readFence.check();
-    const { table, record } = this.leadOrRedirect(request);
+    let { table, record } = this.leadOrRedirect(request);
     const offset = request.offset ?? 0;
     const limit = Math.min(request.limit ?? LIMITS.scanRecordsDefault, LIMITS.scanRecordsMax);
+    const waitMs = request.waitMs ?? 0;
     if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`offset must be a non-negative integer, got ${request.offset}`);
     if (!Number.isSafeInteger(limit) || limit < 1) throw new InvalidArgumentError(`limit must be a positive integer, got ${request.limit}`);
-    const id = bucketId(record.tableId, record.partition, record.bucket);
-    const read = await this.reader.read(id, offset, limit);
-    const columns = request.columns && request.columns.length > 0 ? request.columns : undefined;
-    const projected = columns ? table.columns.filter((column) => columns.includes(column.name)) : table.columns;
-    const records: ScanResult['records'] = [];
-    let nextOffset = Math.max(offset, read.startOffset);
-    // The reply must fit one NATS message: stop at a byte bound (but always return at least one record).
-    let replyBytes = 0;
-    scanning: for (const batch of read.batches) {
-      const decoded = decodeBatch(table.columns, batch.payload, columns);
-      for (let index = 0; index < decoded.rows.length && records.length < limit; index++) {
-        const recordOffset = batch.startOffset + index;
-        if (recordOffset < nextOffset) continue;
-        const row = rowToJson(projected, decoded.rows[index]!);
-        replyBytes += JSON.stringify(row).length + SCANNED_RECORD_OVERHEAD_BYTES;
-        if (records.length > 0 && replyBytes > LIMITS.scanReplyBytesMax) break scanning;
-        const changeType = decoded.changeTypes?.[index];
-        records.push({ offset: recordOffset, timestamp: decoded.timestampsMs[index]!, ...(changeType ? { changeType } : {}), row });
-        nextOffset = recordOffset + 1;
-      }
+    if (!Number.isSafeInteger(waitMs) || waitMs < 0 || waitMs > LIMITS.scanWaitMsMax) {
+      throw new InvalidArgumentError(`wait must be from 0 to ${LIMITS.scanWaitMsMax} ms, got ${String(request.waitMs)}`);
     }
-    return { records, nextOffset, highWatermark: read.highWatermark };
+    // No projection, or an empty one, scans every column.
+    const columns = request.columns === undefined || (Array.isArray(request.columns) && request.columns.length === 0) ? undefined : this.columnList(table, request.columns, 'columns');
+    const id = bucketId(record.tableId, record.partition, record.bucket);
+    if (waitMs > 0 && offset >= record.stream.endOffset) {
+      const deadline = this.nowMs() + waitMs;
+      while (offset >= this.endOffsetOf(id) && this.nowMs() < deadline) await this.commits.wait(id, deadline - this.nowMs());
+      this.readFence.check();
+      ({ table, record } = this.leadOrRedirect(request));
+    }
+    const bytesMax = Math.min(LIMITS.scanPageBytesMax, (this.member.nc.info?.max_payload ?? LIMITS.scanPageBytesMax) - LIMITS.scanPageHeaderBytesMax);
+    const read = await this.reader.read(id, offset, limit, { bytesMax });
+    const layout = { columns: columns === undefined ? table.columns : columns.map((name) => table.columns.find((column) => column.name === name)!), changelog: table.kind === 'pk' };
+    const from = Math.max(offset, read.startOffset);
+    const page = encodeScanPage(layout, read.batches, from, limit, bytesMax);
+    const result: Omit<ScanPage, 'batch'> = { records: page.records, nextOffset: page.nextOffset, highWatermark: read.highWatermark, startOffset: read.startOffset };
+    return new WithBinary(result, page.stream);
+  }
+
+  private endOffsetOf(id: string): number {
+    return ownRecord(this.member.view.buckets, id)?.stream.endOffset ?? 0;
   }
 
   /** Upserts into a PK bucket; a partial put names its columns, which must include the primary key. */

@@ -6,6 +6,7 @@ import type { ClusterMember, Logger } from '@mink/runtime';
 import { LIMITS } from '@mink/config';
 import { Compactor, WalWriter, type ObjectStore, type StreamReader } from '@mink/s3stream';
 import { BucketSync, type BucketSyncMetrics } from './bucket-sync';
+import { CommitWaiters } from './commit-waiters';
 import { DataPlane } from './data-plane';
 import { NodeRequestHandler } from './node-request-handler';
 import { PkBuckets } from './pk-buckets';
@@ -55,13 +56,17 @@ export class Incarnation {
     const self = { nodeId: config.nodeId, nodeEpoch };
     logger.info({ nodeEpoch }, 'registered node incarnation');
     await context.heartbeater.setEpoch(nodeEpoch);
+    const commits = new CommitWaiters();
     const wal = new WalWriter({
       nodeId: config.nodeId,
       nodeEpoch,
       store: context.objectStore,
       meta: member.store,
       uploadsInFlight: config.walUploadsInFlight,
-      onCommitted: (bucketId, slice, payload) => context.reader.cache(bucketId, slice, payload),
+      onCommitted: (bucketId, slice, payload) => {
+        context.reader.cache(bucketId, slice, payload);
+        commits.notify(bucketId);
+      },
     });
     const pk = new PkBuckets({
       nodeId: config.nodeId,
@@ -83,7 +88,7 @@ export class Incarnation {
       (error) => logger.warn({ err: error }, 'could not catch up with the metadata log for reads; retrying on the next read'),
     );
     void readFence.startCatchUp();
-    const data = new DataPlane(member, self, sync, wal, context.reader, pk, readFence);
+    const data = new DataPlane(member, self, sync, wal, context.reader, pk, readFence, commits);
     // Background compaction of this incarnation's streams: WAL slices become per-stream objects.
     const compactor = new Compactor({
       nodeId: config.nodeId,

@@ -1,10 +1,11 @@
-import { LIMITS } from '@mink/config';
+import { LIMITS, parseDurationMs } from '@mink/config';
 import type { MinkClient } from '@mink/client';
 import { bucketsOfTable, compareNodeIds, ownRecord, type TableRecord, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
 import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
+import { type ScanReply, scanFormatOf, scanReplyOf } from './scan-reply';
 
 /**
  * The gateway's answers. Writes of metadata go to the coordinator through the client; reads come from
@@ -66,14 +67,22 @@ export class GatewayService {
     return this.client.table(name).prefixLookup(prefixes, options);
   }
 
-  async scan(name: string, query: Record<string, string | undefined>) {
+  /**
+   * A scan in the form the Accept header asks for (see scan-reply.ts). The first page is awaited here, so
+   * a bad request or an unavailable bucket is an ordinary error reply; the rest stream as they arrive.
+   */
+  async scan(name: string, query: Record<string, string | undefined>, accept: string | undefined): Promise<ScanReply> {
     this.describeTable(name);
     const bucket = integerParameter(query, 'bucket', undefined);
     const offset = integerParameter(query, 'offset', 0);
     const limit = integerParameter(query, 'limit', LIMITS.scanRecordsDefault);
+    const waitMs = waitParameter(query);
     if (query.partition) throw new InvalidArgumentError('partitioned tables are not served yet');
     const columns = query.columns ? query.columns.split(',').map((column) => column.trim()).filter(Boolean) : undefined;
-    return this.client.table(name).scan({ bucket, offset, limit, columns });
+    const pages = this.client.table(name).scanPages({ bucket, offset, limit, columns, waitMs });
+    const first = await pages.next();
+    if (first.done) throw new Error('a scan yielded no page');
+    return scanReplyOf(scanFormatOf(accept), { offset, limit }, first.value, pages);
   }
 
   async dropTable(name: string) {
@@ -171,6 +180,20 @@ function integerParameter(query: Record<string, string | undefined>, name: strin
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(`query parameter '${name}' must be a non-negative integer, got '${text}'`);
   return value;
+}
+
+/** `wait=`: a duration (`500ms`, `5s`, bare milliseconds) up to LIMITS.scanWaitMsMax; absent or 0 does not wait. */
+function waitParameter(query: Record<string, string | undefined>): number {
+  const text = query.wait;
+  if (text === undefined || text === '' || text.trim() === '0') return 0;
+  let waitMs: number;
+  try {
+    waitMs = parseDurationMs(text, "query parameter 'wait'");
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  if (waitMs > LIMITS.scanWaitMsMax) throw new InvalidArgumentError(`query parameter 'wait' may be at most ${LIMITS.scanWaitMsMax / 1000}s, got '${text}'`);
+  return waitMs;
 }
 
 function servingState(leader: string | null, live: Set<string>, statuses: Map<string, NodeStatus>, bucketId: string): BucketServingState {

@@ -1,4 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Readable } from 'node:stream';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { GatewayService } from './gateway.service';
 
 /** Table administration and data (DESIGN §7). Each method is one service call. */
@@ -58,8 +60,11 @@ export class TablesController {
     return this.gateway.prefixLookup(name, body);
   }
 
+  /** JSON, NDJSON or Arrow by the Accept header; a scan larger than one page is streamed (chunked). */
   @Get(':name/scan')
-  scan(@Param('name') name: string, @Query() query: Record<string, string | undefined>) {
-    return this.gateway.scan(name, query);
+  async scan(@Param('name') name: string, @Query() query: Record<string, string | undefined>, @Headers('accept') accept: string | undefined, @Res() reply: FastifyReply) {
+    const answer = await this.gateway.scan(name, query, accept);
+    const body = typeof answer.body === 'string' || answer.body instanceof Uint8Array ? answer.body : Readable.from(answer.body);
+    await reply.status(200).headers(answer.headers).type(answer.contentType).send(body);
   }
 }

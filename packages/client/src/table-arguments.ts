@@ -92,3 +92,17 @@ function columnNamesOf(columns: unknown, what: string): string[] {
   }
   return columns as string[];
 }
+
+/** A scan's bucket, offset, limit and wait, checked, with their defaults filled in. */
+export function scanArgumentsOf(options: { bucket: unknown; offset?: unknown; limit?: unknown; waitMs?: unknown }): { bucket: number; offset: number; limit: number; waitMs: number } {
+  const { bucket, offset = 0, limit = LIMITS.scanRecordsDefault, waitMs = 0 } = options;
+  if (typeof bucket !== 'number' || !Number.isSafeInteger(bucket) || bucket < 0) throw new InvalidArgumentError(`bucket must be a non-negative integer, got ${describeValue(bucket)}`);
+  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`offset must be a non-negative integer, got ${describeValue(offset)}`);
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > LIMITS.scanRecordsMax) {
+    throw new InvalidArgumentError(`limit must be an integer from 1 to ${LIMITS.scanRecordsMax}, got ${describeValue(limit)}`);
+  }
+  if (typeof waitMs !== 'number' || !Number.isSafeInteger(waitMs) || waitMs < 0 || waitMs > LIMITS.scanWaitMsMax) {
+    throw new InvalidArgumentError(`wait must be from 0 to ${LIMITS.scanWaitMsMax} ms, got ${describeValue(waitMs)}`);
+  }
+  return { bucket, offset, limit, waitMs };
+}

@@ -16,14 +16,15 @@ import {
   type PrefixLookupBucketRequest,
   type PrefixLookupResult,
   type PutBucketRequest,
+  type ScanPage,
   type ScanRequest,
   type ScanResult,
   type TableRoute,
   type WriteBucketResult,
   type WriteTableResult,
 } from '@mink/protocol';
-import { type RecordBatch, Table, tableToIPC } from 'apache-arrow';
-import { bucketOfRow, encodeRowsOfBatch, rowsToJson, splitByBucket, validateRows, type Row } from '@mink/records';
+import { type RecordBatch, Table, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { bucketOfRow, encodeRowsOfBatch, rowsToJson, scanJsonText, splitByBucket, validateRows, type Row } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
 import {
@@ -45,6 +46,7 @@ import {
 import {
   partialPutColumnsOf,
   prefixLimitOf,
+  scanArgumentsOf,
   projectionOf,
   requireItems,
   requireKind,
@@ -55,8 +57,18 @@ import {
 export interface ScanOptions {
   bucket: number;
   offset?: number;
+  /** Records to return at most, from 1 to LIMITS.scanRecordsMax; LIMITS.scanRecordsDefault when absent. */
   limit?: number;
   columns?: string[];
+  /** At the high watermark, how long to wait for records (long-poll), up to LIMITS.scanWaitMsMax; 0 answers at once. */
+  waitMs?: number;
+}
+
+/** A scan's records as Arrow: the projected columns, `_offset`, `_timestamp`, and `_change` on a PK changelog. */
+export interface ScanArrowResult {
+  table: Table;
+  nextOffset: number;
+  highWatermark: number;
 }
 
 export interface PutOptions {
@@ -79,7 +91,7 @@ type BucketRequest = AppendBucketRequest | ScanRequest | PutBucketRequest | Dele
 
 interface BucketAnswers {
   append: AppendBucketResult;
-  scan: ScanResult;
+  scan: ScanPage;
   put: WriteBucketResult;
   delete: WriteBucketResult;
   lookup: LookupResult;
@@ -288,19 +300,61 @@ export class TableClient {
     return { results };
   }
 
+  /** Up to `limit` records of one bucket from `offset`, in offset order, with rows in their JSON form. */
   async scan(options: ScanOptions): Promise<ScanResult> {
+    const texts: Buffer[] = [];
+    let last: ScanPage | undefined;
+    for await (const page of this.scanPages(options)) {
+      const { text, records } = scanJsonText(page.batch, ',');
+      if (records > 0) texts.push(texts.length === 0 ? text : Buffer.concat([COMMA, text]));
+      last = page;
+    }
+    const records = JSON.parse(`[${Buffer.concat(texts).toString('utf8')}]`) as ScanResult['records'];
+    return { records, nextOffset: last!.nextOffset, highWatermark: last!.highWatermark };
+  }
+
+  /** `scan` as an Arrow table, built from the stored batches without rows on either side. */
+  async scanArrow(options: ScanOptions): Promise<ScanArrowResult> {
+    const tables: Table[] = [];
+    let last: ScanPage | undefined;
+    for await (const page of this.scanPages(options)) {
+      tables.push(tableFromIPC(page.batch));
+      last = page;
+    }
+    const withRows = tables.filter((table) => table.numRows > 0);
+    const table = withRows.length === 0 ? tables[0]! : new Table(withRows.flatMap((part) => part.batches));
+    return { table, nextOffset: last!.nextOffset, highWatermark: last!.highWatermark };
+  }
+
+  /**
+   * The pages of a scan (each an Arrow IPC stream that fits one message), in order, until `limit` records
+   * or the high watermark the first page saw: a scan never waits for records beyond it, except that with
+   * `waitMs` the first page waits for the first record. The next page is requested as soon as a page
+   * arrives, while the caller handles it. Always yields at least one page (possibly without records).
+   */
+  async *scanPages(options: ScanOptions): AsyncGenerator<ScanPage> {
+    const { bucket, offset, limit, waitMs } = scanArgumentsOf(options);
     const route = await this.describe();
-    const request: ScanRequest = {
+    const requestOf = (from: number, records: number, wait: number): ScanRequest => ({
       op: 'scan',
-      table: this.name,
-      tableId: route.tableId,
-      partition: null,
-      bucket: options.bucket,
-      offset: options.offset ?? 0,
-      limit: options.limit ?? LIMITS.scanRecordsDefault,
+      ...this.addressOf(route, bucket),
+      offset: from,
+      limit: records,
       ...(options.columns ? { columns: options.columns } : {}),
-    };
-    return this.sendToBucket(options.bucket, request);
+      ...(wait > 0 ? { waitMs: wait } : {}),
+    });
+    const first = await this.sendToBucket(bucket, requestOf(offset, limit, waitMs));
+    const end = scanEndOf(offset, limit, first);
+    let page = first;
+    for (;;) {
+      const more = page.records > 0 && page.nextOffset < end;
+      // Ask for the next page before handing this one over, so the node reads while the caller writes.
+      const next = more ? this.sendToBucket(bucket, requestOf(page.nextOffset, end - page.nextOffset, 0)) : undefined;
+      next?.catch(() => undefined);
+      yield page;
+      if (next === undefined) return;
+      page = await next;
+    }
   }
 
   /** The table's schema and leaders, from any data node's view; cached until a request proves it stale. */
@@ -532,7 +586,7 @@ export class TableClient {
         return await this.answerOrLeaderChange(
           bucket,
           leader,
-          requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...json, tableId: route.tableId }, undefined, batch),
+          requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...json, tableId: route.tableId }, timeoutOf(json), batch),
         );
       } catch (error) {
         if (!(error instanceof MinkError)) throw error;
@@ -579,4 +633,22 @@ export class TableClient {
 /** A record batch as IPC streams within APPEND_REQUEST_BOUNDS (zero-copy slices of the batch). */
 function arrowSlicesOf(batch: RecordBatch): Uint8Array[] {
   return boundedEncodings(batch.numRows, (start, end) => tableToIPC(new Table(batch.slice(start, end)), 'stream'), APPEND_REQUEST_BOUNDS);
+}
+
+const COMMA = Buffer.from(',');
+
+/** A long-polling scan may wait `waitMs` before it answers: its timeout counts that in. */
+function timeoutOf(request: object): number {
+  const waitMs = (request as { waitMs?: unknown }).waitMs;
+  return LIMITS.requestTimeoutMs + (typeof waitMs === 'number' ? waitMs : 0);
+}
+
+/**
+ * Where a scan of `limit` records from `offset` ends, given its first page: `limit` records past where the
+ * stored data starts, but not beyond the high watermark that page saw. Known before the rest of the records
+ * arrive, so a streamed reply can state its next offset up front.
+ */
+export function scanEndOf(offset: number, limit: number, first: Pick<ScanPage, 'records' | 'nextOffset' | 'startOffset' | 'highWatermark'>): number {
+  if (first.records === 0) return first.nextOffset;
+  return Math.min(Math.max(offset, first.startOffset) + limit, first.highWatermark);
 }
