@@ -32,6 +32,20 @@ export function coalesceSliceReads(slices: readonly Pick<DataSlice, 'object' | '
 }
 
 /**
+ * Issues one coalesced read and cuts its bytes into the payloads of its members (`slices` are those members,
+ * in the read's order). The payloads are views into the one array the store returned. Throws the store's
+ * error, and a plain Error when the store returns another byte count than the slices need: the view names
+ * bytes the object does not hold.
+ */
+export async function getCoalescedRead(store: ObjectStore, read: CoalescedRead, slices: readonly Pick<DataSlice, 'position' | 'length'>[]): Promise<Uint8Array[]> {
+  const bytes = await store.get(read.object, { start: read.start, endExclusive: read.endExclusive });
+  if (bytes.byteLength !== read.endExclusive - read.start) {
+    throw new Error(`object ${read.object} returned ${bytes.byteLength} bytes at ${read.start} where the view records ${read.endExclusive - read.start}`);
+  }
+  return slices.map((slice) => bytes.subarray(slice.position - read.start, slice.position - read.start + slice.length));
+}
+
+/**
  * The payloads of `slices`, in order: from `cached` where it has them, the others with one ranged GET per
  * run of back-to-back slices of one object, at most `readsInFlight` GETs at a time. Throws the store's
  * error of the first failed GET, and a plain Error when a GET returns fewer bytes than the slices need.
@@ -57,22 +71,144 @@ export async function readSlicePayloads(
   const worker = async (): Promise<void> => {
     while (!failed && next < reads.length) {
       const read = reads[next++]!;
-      let bytes: Uint8Array;
+      const indices = read.members.map((member) => missing[member]!);
       try {
-        bytes = await store.get(read.object, { start: read.start, endExclusive: read.endExclusive });
+        const parts = await getCoalescedRead(
+          store,
+          read,
+          indices.map((index) => slices[index]!),
+        );
+        indices.forEach((index, position) => (payloads[index] = parts[position]));
       } catch (error) {
         failed = true;
         throw error;
-      }
-      if (bytes.byteLength !== read.endExclusive - read.start) {
-        throw new Error(`object ${read.object} returned ${bytes.byteLength} bytes at ${read.start} where the view records ${read.endExclusive - read.start}`);
-      }
-      for (const member of read.members) {
-        const slice = slices[missing[member]!]!;
-        payloads[missing[member]!] = bytes.subarray(slice.position - read.start, slice.position - read.start + slice.length);
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.readsInFlight, reads.length) }, worker));
   return payloads as Uint8Array[];
+}
+
+/** The bounds of one stream read, and so of one prefetch window: payload bytes and batches. */
+export interface ReadBounds {
+  bytesMax: number;
+  batchesMax: number;
+}
+
+/** The slices one read takes, as the index range [first, endExclusive) of the stream's slices. */
+export interface SliceRange {
+  first: number;
+  endExclusive: number;
+}
+
+/**
+ * The slices a read from `start` takes (`slices` in offset order): from the first slice ending after
+ * `start`, whole slices until they cover `maxRecords` records from `start` or the next one would pass a
+ * bound. At least one slice is taken when any ends after `start`, however large it is.
+ */
+export function chooseReadSlices(slices: readonly DataSlice[], start: number, maxRecords: number, bounds: ReadBounds): SliceRange {
+  assertReadBounds(bounds);
+  if (!(maxRecords >= 1)) throw new Error(`a read takes at least one record, not ${maxRecords}`);
+  const first = firstSliceEndingAfter(slices, start);
+  let endExclusive = first;
+  let records = 0;
+  let bytes = 0;
+  while (endExclusive < slices.length && records < maxRecords) {
+    const slice = slices[endExclusive]!;
+    if (endExclusive > first && (bytes + slice.length > bounds.bytesMax || endExclusive - first >= bounds.batchesMax)) break;
+    records += slice.endOffset - Math.max(slice.startOffset, start);
+    bytes += slice.length;
+    endExclusive++;
+  }
+  return { first, endExclusive };
+}
+
+/**
+ * The end (exclusive) of the window of slices starting at index `from`: what one read starting there takes
+ * within `bounds` when it asks for any number of records. At least one slice while any is left.
+ */
+export function windowEnd(slices: readonly Pick<DataSlice, 'length'>[], from: number, bounds: ReadBounds): number {
+  assertReadBounds(bounds);
+  let end = from;
+  let bytes = 0;
+  while (end < slices.length && (end === from || (bytes + slices[end]!.length <= bounds.bytesMax && end - from < bounds.batchesMax))) {
+    bytes += slices[end]!.length;
+    end++;
+  }
+  return end;
+}
+
+/** How far a sequential scan looks ahead: `windowsMax` windows, each what one read takes within the bounds. */
+export interface PrefetchBounds extends ReadBounds {
+  windowsMax: number;
+}
+
+/**
+ * The slices a sequential scan fetches ahead after a read that took the slices before index `after`, as
+ * ascending indices of `slices`; `isHeld` says whether a slice is already cached or being fetched.
+ *
+ * The look-ahead is the `windowsMax` windows after the read. Nothing is fetched while the next window (what
+ * the next read takes) is wholly held. Once it is not, whole windows are laid from the first slice not held
+ * and those ending within the look-ahead are fetched, at least one, without the slices already held. So a
+ * scan reading less than a window at a time refills a window at once instead of issuing a small GET for
+ * every read, and holds between about one and `windowsMax` windows ahead of itself.
+ */
+export function planPrefetch(slices: readonly Pick<DataSlice, 'length'>[], after: number, isHeld: (index: number) => boolean, bounds: PrefetchBounds): number[] {
+  if (!Number.isSafeInteger(bounds.windowsMax) || bounds.windowsMax < 0) throw new Error(`a look-ahead of ${bounds.windowsMax} windows is not a whole number`);
+  if (!Number.isSafeInteger(after) || after < 0 || after > slices.length) throw new Error(`a read cannot end at slice ${after} of ${slices.length}`);
+  if (bounds.windowsMax === 0) return [];
+  const nextWindowEnd = windowEnd(slices, after, bounds);
+  let lookAheadEnd = nextWindowEnd;
+  for (let window = 1; window < bounds.windowsMax; window++) lookAheadEnd = windowEnd(slices, lookAheadEnd, bounds);
+
+  let firstMissing = after;
+  while (firstMissing < nextWindowEnd && isHeld(firstMissing)) firstMissing++;
+  if (firstMissing >= nextWindowEnd) return [];
+
+  const wanted: number[] = [];
+  for (let from = firstMissing; from < slices.length; ) {
+    const end = windowEnd(slices, from, bounds);
+    if (from > firstMissing && end > lookAheadEnd) break;
+    for (let index = from; index < end; index++) if (!isHeld(index)) wanted.push(index);
+    from = end;
+  }
+  return wanted;
+}
+
+/** Where a bucket's previous read ended: the start of the last batch it returned, and that batch's end. */
+export interface ReadEnd {
+  lastBatchStartOffset: number;
+  endOffset: number;
+}
+
+/** Where a read that took `slices` (in offset order) from `start` ended; a read that took none ended at `start`. */
+export function readEndOf(slices: readonly Pick<DataSlice, 'startOffset' | 'endOffset'>[], start: number): ReadEnd {
+  const last = slices.at(-1);
+  return last ? { lastBatchStartOffset: last.startOffset, endOffset: last.endOffset } : { lastBatchStartOffset: start, endOffset: start };
+}
+
+/**
+ * Whether a read from `start` continues the previous read of its bucket, as a sequential scan does: it starts
+ * where that read ended, or inside its last batch (a caller that stopped within a batch asks for the rest).
+ */
+export function continuesRead(previous: ReadEnd | undefined, start: number): boolean {
+  return previous !== undefined && previous.lastBatchStartOffset <= start && start <= previous.endOffset;
+}
+
+function assertReadBounds(bounds: ReadBounds): void {
+  if (!(bounds.bytesMax >= 1) || !Number.isSafeInteger(bounds.batchesMax) || bounds.batchesMax < 1) {
+    throw new Error(`read bounds need bytesMax >= 1 and batchesMax >= 1 (got ${bounds.bytesMax}, ${bounds.batchesMax})`);
+  }
+}
+
+/** Index of the first slice whose end lies beyond `offset`; the slices are in offset order. */
+function firstSliceEndingAfter(slices: readonly DataSlice[], offset: number): number {
+  let low = 0;
+  let high = slices.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (slices[middle]!.endOffset <= offset) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

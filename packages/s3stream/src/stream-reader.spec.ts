@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { startS3Server, type S3ServerHandle } from '@mink/devcluster';
 import { bucketId, emptyView, type BucketRecord, type DataSlice, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
-import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
+import { LIMITS } from '@mink/config';
+import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { startLedTable, type LedStream as StreamAddress } from '@mink/testing';
-import { InMemoryObjectStore, S3ObjectStore, type ObjectStore } from './object-store';
+import { DelegatingObjectStore, InMemoryObjectStore, S3ObjectStore, type ByteRange, type ObjectStore } from './object-store';
 import { StreamReader, type StreamBatch } from './stream-reader';
 import { WalWriter, type WalAppendRequest } from './wal-writer';
 
@@ -77,12 +78,12 @@ describe('StreamReader', () => {
   });
 
   /** A stream store with a writer whose commits feed the reader's cache, as a data node wires them. */
-  async function setUp(bucketCount: number, options: { flushBytes?: number; cacheBytesMax?: number; readBytesMax?: number } = {}) {
+  async function setUp(bucketCount: number, options: { flushBytes?: number; cacheBytesMax?: number; readBytesMax?: number; prefetchWindowsMax?: number } = {}) {
     const { meta, streams } = await startLedTable(bucketCount);
     stores.push(meta);
     const store = new InMemoryObjectStore();
     objectStores.push(store);
-    const reader = new StreamReader({ store, meta, cacheBytesMax: options.cacheBytesMax, readBytesMax: options.readBytesMax });
+    const reader = new StreamReader({ store, meta, cacheBytesMax: options.cacheBytesMax, readBytesMax: options.readBytesMax, prefetchWindowsMax: options.prefetchWindowsMax });
     const writer = new WalWriter({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: 1, flushBytes: options.flushBytes, onCommitted: (id, slice, payload) => reader.cache(id, slice, payload) });
     writers.push(writer);
     return { meta, streams, store, reader, writer };
@@ -105,7 +106,8 @@ describe('StreamReader', () => {
   });
 
   it('reads across many slices in many objects the same bytes from the cache and, once it is cleared, from the store', async () => {
-    // Proves the binary search over slices and the ranged GETs: every window of the stream comes back as written, with no GET while cached.
+    // Proves the binary search over slices and the ranged GETs: every window of the stream comes back as written, with no GET while
+    // cached, at most one GET per slice once the caches are cleared, and none again once the read cache holds what was fetched.
     const { streams, store, reader, writer } = await setUp(3, { flushBytes: 64 });
     const expected = await appendMany(writer, streams, 60);
     expect(store.keys().length).toBeGreaterThan(10);
@@ -126,12 +128,20 @@ describe('StreamReader', () => {
     reader.clearCache();
     expect(reader.cacheByteCount).toBe(0);
     expect(await readWindows()).toEqual(wanted);
-    expect(store.calls.get - getsBefore).toBe(wanted.reduce((total, batches) => total + batches.length, 0));
+    await reader.whenIdle();
+    const getsFromStore = store.calls.get - getsBefore;
+    expect(getsFromStore).toBeGreaterThan(0);
+    expect(getsFromStore).toBeLessThanOrEqual(streams.length * 60);
+    expect(reader.stats).toMatchObject({ gets: getsFromStore, tailCacheHits: wanted.reduce((total, batches) => total + batches.length, 0) });
+
+    expect(await readWindows()).toEqual(wanted);
+    expect(store.calls.get - getsBefore).toBe(getsFromStore);
   });
 
   it('keeps the cache within its byte bound, evicting the least recently used batch first', async () => {
-    // Proves the LRU bound: only the most recently used batches stay, and an evicted one is fetched from the store.
-    const { streams, store, reader, writer } = await setUp(1, { cacheBytesMax: 10 });
+    // Proves the LRU bound: only the most recently used batches stay, and an evicted one is fetched from the store. Prefetch is
+    // off: reading 'bbbb' right after 'aaaa' is a sequential scan, which would fetch the evicted 'cccc' ahead of its read.
+    const { streams, store, reader, writer } = await setUp(1, { cacheBytesMax: 10, prefetchWindowsMax: 0 });
     const stream = streams[0]!;
     for (const text of ['aaaa', 'bbbb', 'cccc']) await writer.append(appendRequest(stream, text, 1));
     expect(reader.cacheByteCount).toBe(8);
@@ -219,7 +229,465 @@ describe('StreamReader', () => {
     expect(asWritten((await reader.read(id, 500, 25)).batches).map((batch) => batch.text)).toEqual(['[500]', '[510]', '[520]']);
 
     await store.delete(['streams/s/10-1000']);
-    await expect(reader.read(id, 500, 1)).rejects.toBeInstanceOf(UnavailableError);
+    expect(asWritten((await reader.read(id, 500, 1)).batches).map((batch) => batch.text)).toEqual(['[500]']);
+    await expect(reader.read(id, 700, 1)).rejects.toBeInstanceOf(UnavailableError);
+  });
+});
+
+/** A batch as stored: its offsets and its exact bytes. */
+interface StoredBatch {
+  startOffset: number;
+  endOffset: number;
+  payload: Uint8Array;
+}
+
+/** A bucket record whose open stream is `slices`, led by this node. */
+function bucketRecordOf(bucket: number, slices: DataSlice[]): BucketRecord {
+  const endOffset = slices.at(-1)?.endOffset ?? 0;
+  return {
+    tableId: 1,
+    table: 'events',
+    partition: null,
+    bucket,
+    leader: NODE,
+    leaderEpoch: 1,
+    stream: { state: 'open', epoch: 1, node: NODE, nodeEpoch: 1, startOffset: 0, endOffset, slices, writers: {} },
+    kvSnapshots: [],
+  };
+}
+
+/**
+ * Puts `objects` into the store, each a list of batch payloads laid back to back as compaction lays them out,
+ * and returns a fixed view with one bucket whose stream is those batches in order, `recordsOf(index)` records each.
+ */
+async function storeStream(store: ObjectStore, objects: Uint8Array[][], recordsOf: (index: number) => number = () => 1) {
+  const slices: DataSlice[] = [];
+  const batches: StoredBatch[] = [];
+  let offset = 0;
+  for (const [objectIndex, payloads] of objects.entries()) {
+    const object = `streams/1/${objectIndex}`;
+    let position = 0;
+    for (const payload of payloads) {
+      const endOffset = offset + recordsOf(batches.length);
+      slices.push({ object, startOffset: offset, endOffset, position, length: payload.byteLength });
+      batches.push({ startOffset: offset, endOffset, payload });
+      position += payload.byteLength;
+      offset = endOffset;
+    }
+    const body = new Uint8Array(position);
+    let at = 0;
+    for (const payload of payloads) {
+      body.set(payload, at);
+      at += payload.byteLength;
+    }
+    await store.put(object, body);
+  }
+  const id = bucketId(1, null, 0);
+  const view: View = { ...emptyView(), buckets: { [id]: bucketRecordOf(0, slices) } };
+  return { id, meta: { view }, slices, batches };
+}
+
+/** `count` batches of exactly `length` bytes each, distinct and readable: "b00000007|" and so on. */
+function fixedBatches(count: number, length = 10): Uint8Array[] {
+  return Array.from({ length: count }, (_, index) => encoder.encode(`b${String(index).padStart(length - 2, '0')}|`));
+}
+
+/** Deterministic random numbers (mulberry32), so a failing seeded test replays from its seed. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** The batches a read should return: whole batches from the one holding `from`, until the records are covered or the next passes the byte bound. */
+function expectedBatches(batches: StoredBatch[], from: number, maxRecords: number, bytesMax: number): StoredBatch[] {
+  const result: StoredBatch[] = [];
+  let records = 0;
+  let bytes = 0;
+  for (const batch of batches) {
+    if (batch.endOffset <= from) continue;
+    if (result.length > 0 && bytes + batch.payload.byteLength > bytesMax) break;
+    result.push(batch);
+    records += batch.endOffset - Math.max(batch.startOffset, from);
+    bytes += batch.payload.byteLength;
+    if (records >= maxRecords) break;
+  }
+  return result;
+}
+
+/**
+ * An in-memory store that records every GET as [key, start, endExclusive] and answers each only after a turn of
+ * the event loop, so that GETs started together are in flight together (it counts how many, and how many bytes
+ * they asked for). It can hold the GETs a predicate picks until `release`, fail chosen GETs, and call `observe`
+ * whenever a GET starts or ends.
+ */
+class ProbedObjectStore extends DelegatingObjectStore<InMemoryObjectStore> {
+  readonly gets: [string, number, number][] = [];
+  getsInFlight = 0;
+  getsInFlightMax = 0;
+  bytesInFlight = 0;
+  observe: (() => void) | undefined;
+  private readonly idleWaiters: (() => void)[] = [];
+  private holdWhere: ((key: string, range: ByteRange) => boolean) | undefined;
+  private readonly held: (() => void)[] = [];
+  private readonly heldWaiters: { count: number; resume: () => void }[] = [];
+  private readonly failures = new Map<string, Error[]>();
+
+  constructor() {
+    super(new InMemoryObjectStore());
+  }
+
+  /** Holds every later GET `where` picks until `release`. */
+  hold(where: (key: string, range: ByteRange) => boolean): void {
+    this.holdWhere = where;
+  }
+
+  /** Stops holding and lets the held GETs go on. */
+  release(): void {
+    this.holdWhere = undefined;
+    for (const resume of this.held.splice(0)) resume();
+  }
+
+  /** Resolves once `count` GETs are held. */
+  untilHeld(count: number): Promise<void> {
+    if (this.held.length >= count) return Promise.resolve();
+    return new Promise((resume) => this.heldWaiters.push({ count, resume }));
+  }
+
+  /** Resolves once no GET is in flight; unlike the reader's `whenIdle` it touches none of the reader's promises. */
+  untilNoGetsInFlight(): Promise<void> {
+    if (this.getsInFlight === 0) return Promise.resolve();
+    return new Promise((resume) => this.idleWaiters.push(resume));
+  }
+
+  /** Makes the next GET of `key` starting at `start` fail with `error` (after earlier failures of that GET). */
+  failGet(key: string, start: number, error: Error): void {
+    const queued = this.failures.get(`${key}@${start}`) ?? [];
+    this.failures.set(`${key}@${start}`, [...queued, error]);
+  }
+
+  override async get(key: string, range?: ByteRange): Promise<Uint8Array> {
+    if (range === undefined) throw new Error('a stream reader only asks for ranges');
+    this.gets.push([key, range.start, range.endExclusive]);
+    this.getsInFlight++;
+    this.getsInFlightMax = Math.max(this.getsInFlightMax, this.getsInFlight);
+    this.bytesInFlight += range.endExclusive - range.start;
+    this.observe?.();
+    try {
+      if (this.holdWhere?.(key, range)) await this.held_();
+      else await new Promise<void>((resume) => setImmediate(resume));
+      const failure = this.failures.get(`${key}@${range.start}`)?.shift();
+      if (failure) throw failure;
+      return await this.inner.get(key, range);
+    } finally {
+      this.getsInFlight--;
+      this.bytesInFlight -= range.endExclusive - range.start;
+      this.observe?.();
+      if (this.getsInFlight === 0) for (const resume of this.idleWaiters.splice(0)) resume();
+    }
+  }
+
+  private held_(): Promise<void> {
+    return new Promise((resume) => {
+      this.held.push(resume);
+      for (const waiter of this.heldWaiters.filter((candidate) => this.held.length >= candidate.count)) {
+        this.heldWaiters.splice(this.heldWaiters.indexOf(waiter), 1);
+        waiter.resume();
+      }
+    });
+  }
+}
+
+/** Lets a rejection nobody handled surface while the test still runs: Jest fails the test that caused it. */
+async function surfaceUnhandledRejections(): Promise<void> {
+  await new Promise<void>((resume) => setImmediate(resume));
+  await new Promise<void>((resume) => setImmediate(resume));
+}
+
+describe('StreamReader over stream objects', () => {
+  const OBJECT = 'streams/1/0';
+
+  it('fetches the back-to-back batches of one object with one ranged GET, at most streamReadsInFlightMax GETs at a time', async () => {
+    // Proves coalescing and its bound: six objects of five batches cost six GETs of whole objects, four of them in flight at once.
+    const store = new ProbedObjectStore();
+    const objects = Array.from({ length: 6 }, (_, object) => Array.from({ length: 5 }, (_, batch) => encoder.encode(`object ${object}, batch ${batch}${'.'.repeat(batch)};`)));
+    const { id, meta, batches } = await storeStream(store, objects);
+    const reader = new StreamReader({ store, meta });
+
+    const read = await reader.read(id, 0, 1_000);
+    expect(read.batches).toEqual(batches);
+    const objectLengths = objects.map((payloads) => payloads.reduce((total, payload) => total + payload.byteLength, 0));
+    expect(store.gets).toEqual(objectLengths.map((length, object) => [`streams/1/${object}`, 0, length]));
+    expect(store.getsInFlightMax).toBe(LIMITS.streamReadsInFlightMax);
+    expect(reader.stats).toEqual({ gets: 6, getBytes: objectLengths.reduce((total, length) => total + length, 0), tailCacheHits: 0, readCacheHits: 0, prefetchGets: 0, prefetchBytes: 0, joinedGets: 0 });
+  });
+
+  it('serves batches held in the read cache or the tail cache without a GET', async () => {
+    // Proves a fetched batch is kept and a committed one cached by the writer is used: repeated reads cost no GET.
+    const store = new ProbedObjectStore();
+    const { id, meta, slices, batches } = await storeStream(store, [fixedBatches(10), fixedBatches(10, 12)]);
+    const fetching = new StreamReader({ store, meta });
+    expect((await fetching.read(id, 0, 1_000)).batches).toEqual(batches);
+    expect(store.gets).toHaveLength(2);
+    expect((await fetching.read(id, 5, 10)).batches).toEqual(batches.slice(5, 15));
+    expect(store.gets).toHaveLength(2);
+    expect(fetching.stats).toMatchObject({ gets: 2, readCacheHits: 10, tailCacheHits: 0 });
+    expect(fetching.readCacheByteCount).toBe(10 * 10 + 10 * 12);
+
+    const tailed = new StreamReader({ store, meta });
+    slices.forEach((slice, index) => tailed.cache(id, slice, batches[index]!.payload));
+    expect((await tailed.read(id, 0, 1_000)).batches).toEqual(batches);
+    expect(store.gets).toHaveLength(2);
+    expect(tailed.stats).toMatchObject({ gets: 0, tailCacheHits: 20, readCacheHits: 0 });
+  });
+
+  it('prefetches the windows after a sequential read and serves the next read from them without a GET', async () => {
+    // Proves prefetch: the second read of a scan fetches the two windows after it, the third read costs no GET, and
+    // the fourth, finding the next window missing, fetches the two windows after itself.
+    const store = new ProbedObjectStore();
+    const { id, meta, batches } = await storeStream(store, [fixedBatches(30)]);
+    const reader = new StreamReader({ store, meta, readBytesMax: 30, prefetchWindowsMax: 2 });
+
+    expect((await reader.read(id, 0, 100)).batches).toEqual(batches.slice(0, 3));
+    await reader.whenIdle();
+    expect(store.gets).toEqual([[OBJECT, 0, 30]]);
+
+    expect((await reader.read(id, 3, 100)).batches).toEqual(batches.slice(3, 6));
+    await reader.whenIdle();
+    expect(store.gets.slice(1)).toEqual([
+      [OBJECT, 30, 60],
+      [OBJECT, 60, 90],
+      [OBJECT, 90, 120],
+    ]);
+    expect(reader.stats).toMatchObject({ gets: 4, prefetchGets: 2, prefetchBytes: 60 });
+
+    expect((await reader.read(id, 6, 100)).batches).toEqual(batches.slice(6, 9));
+    await reader.whenIdle();
+    expect(store.gets).toHaveLength(4);
+    expect(reader.stats).toMatchObject({ readCacheHits: 3 });
+
+    expect((await reader.read(id, 9, 100)).batches).toEqual(batches.slice(9, 12));
+    await reader.whenIdle();
+    expect(store.gets.slice(4)).toEqual([
+      [OBJECT, 120, 150],
+      [OBJECT, 150, 180],
+    ]);
+    expect(reader.stats).toMatchObject({ gets: 6, readCacheHits: 6, prefetchGets: 4, prefetchBytes: 120, joinedGets: 0 });
+  });
+
+  it('refills a whole window at once when each read, bounded by its bytesMax, takes less than a window', async () => {
+    // Proves prefetch does not dribble: reads of one batch are served from windows of three, fetched three batches at a time.
+    const store = new ProbedObjectStore();
+    const { id, meta, batches } = await storeStream(store, [fixedBatches(30)]);
+    const reader = new StreamReader({ store, meta, readBytesMax: 30, prefetchWindowsMax: 2 });
+    for (let offset = 0; offset < 9; offset++) {
+      expect((await reader.read(id, offset, 100, { bytesMax: 10 })).batches).toEqual([batches[offset]]);
+      await reader.whenIdle();
+    }
+    expect(store.gets).toEqual([
+      [OBJECT, 0, 10],
+      [OBJECT, 10, 20],
+      [OBJECT, 20, 50],
+      [OBJECT, 50, 80],
+      [OBJECT, 80, 110],
+      [OBJECT, 110, 140],
+    ]);
+    expect(reader.stats).toMatchObject({ gets: 6, prefetchGets: 4, readCacheHits: 7 });
+  });
+
+  it('makes a read that needs a slice whose prefetch is in flight join that GET instead of fetching it again', async () => {
+    // Proves no slice is fetched twice at once: the third read of a scan waits for the held prefetch and issues no GET.
+    const store = new ProbedObjectStore();
+    const { id, meta, batches } = await storeStream(store, [fixedBatches(30)]);
+    const reader = new StreamReader({ store, meta, readBytesMax: 30, prefetchWindowsMax: 2 });
+    await reader.read(id, 0, 100);
+    store.hold((_key, range) => range.start >= 60);
+    expect((await reader.read(id, 3, 100)).batches).toEqual(batches.slice(3, 6));
+    await store.untilHeld(2);
+    expect(reader.prefetchByteCount).toBe(60);
+
+    const joining = reader.read(id, 6, 100);
+    store.release();
+    expect((await joining).batches).toEqual(batches.slice(6, 9));
+    await reader.whenIdle();
+    expect(store.gets).toEqual([
+      [OBJECT, 0, 30],
+      [OBJECT, 30, 60],
+      [OBJECT, 60, 90],
+      [OBJECT, 90, 120],
+    ]);
+    expect(reader.stats).toMatchObject({ gets: 4, joinedGets: 1, readCacheHits: 0 });
+    expect(reader.prefetchByteCount).toBe(0);
+  });
+
+  it.each<[number, boolean]>([
+    [50, true],
+    [20, false],
+  ])('keeps the read cache and the prefetch in flight within readCacheBytesMax %i (prefetching: %s)', async (readCacheBytesMax, prefetching) => {
+    // Proves the memory bound under prefetch: at every GET's start and end, and after every read, the read cache and the
+    // prefetch GETs in flight hold at most the bound; a bound below one window leaves no room to prefetch at all. With room
+    // for one window, reads are served by prefetch (from the read cache, or by joining its GET while it is in flight). After
+    // each read, whose own GETs are done by then, the store's count of bytes in flight measures the prefetch independently.
+    const store = new ProbedObjectStore();
+    const { id, meta, batches } = await storeStream(store, [fixedBatches(60)]);
+    const reader = new StreamReader({ store, meta, readBytesMax: 30, readCacheBytesMax, prefetchWindowsMax: 2 });
+    const heldBytes: number[] = [];
+    store.observe = () => heldBytes.push(reader.readCacheByteCount + reader.prefetchByteCount);
+    for (let offset = 0; offset < 60; offset += 3) {
+      expect((await reader.read(id, offset, 3)).batches).toEqual(batches.slice(offset, offset + 3));
+      heldBytes.push(reader.readCacheByteCount + reader.prefetchByteCount, reader.readCacheByteCount + store.bytesInFlight);
+    }
+    await reader.whenIdle();
+    expect(heldBytes.length).toBeGreaterThan(40);
+    expect(Math.max(...heldBytes)).toBeLessThanOrEqual(readCacheBytesMax);
+    const { prefetchGets, readCacheHits, joinedGets } = reader.stats;
+    expect([prefetchGets > 0, readCacheHits + joinedGets > 0]).toEqual([prefetching, prefetching]);
+  });
+
+  it('forgets a failed prefetch: the read that needs its data fetches it itself, and later reads succeed', async () => {
+    // Proves a prefetch failure neither fails a read nor sticks: the data is fetched again by the read that needs it, and the
+    // rejection of the prefetch is handled (Jest fails a test in which a rejection goes unhandled).
+    const store = new ProbedObjectStore();
+    const { id, meta, batches } = await storeStream(store, [fixedBatches(30)]);
+    const reader = new StreamReader({ store, meta, readBytesMax: 30, prefetchWindowsMax: 2 });
+    store.failGet(OBJECT, 60, new UnavailableError('injected: the prefetch failed'));
+    await reader.read(id, 0, 100);
+    await reader.read(id, 3, 100);
+    await store.untilNoGetsInFlight();
+    await surfaceUnhandledRejections();
+    expect(reader.prefetchByteCount).toBe(0);
+
+    expect((await reader.read(id, 6, 100)).batches).toEqual(batches.slice(6, 9));
+    expect((await reader.read(id, 9, 100)).batches).toEqual(batches.slice(9, 12));
+    await reader.whenIdle();
+    expect(store.gets.slice(0, 5)).toEqual([
+      [OBJECT, 0, 30],
+      [OBJECT, 30, 60],
+      [OBJECT, 60, 90],
+      [OBJECT, 90, 120],
+      [OBJECT, 60, 90],
+    ]);
+    expect(store.gets.filter(([, start]) => start === 90)).toHaveLength(1);
+    await surfaceUnhandledRejections();
+  });
+
+  it('makes a read that joined a failed prefetch fetch the data again, and report the error only when that fails too', async () => {
+    // Proves the join path of a failure: the joined GET's error is not the read's; the read's own second attempt decides.
+    const store = new ProbedObjectStore();
+    const { id, meta, batches } = await storeStream(store, [fixedBatches(30)]);
+    const reader = new StreamReader({ store, meta, readBytesMax: 30, prefetchWindowsMax: 2 });
+    await reader.read(id, 0, 100);
+
+    store.hold((_key, range) => range.start >= 60);
+    await reader.read(id, 3, 100);
+    await store.untilHeld(2);
+    store.failGet(OBJECT, 60, new UnavailableError('injected: the prefetch failed'));
+    const recovering = reader.read(id, 6, 100);
+    store.release();
+    expect((await recovering).batches).toEqual(batches.slice(6, 9));
+    expect(store.gets.filter(([, start]) => start === 60)).toHaveLength(2);
+
+    const failingReader = new StreamReader({ store, meta, readBytesMax: 30, prefetchWindowsMax: 2 });
+    await failingReader.read(id, 0, 100);
+    store.hold((_key, range) => range.start >= 60);
+    await failingReader.read(id, 3, 100);
+    await store.untilHeld(2);
+    store.failGet(OBJECT, 60, new UnavailableError('injected: the prefetch failed'));
+    store.failGet(OBJECT, 60, new UnavailableError('injected: the read failed'));
+    const failing = failingReader.read(id, 6, 100);
+    store.release();
+    await expect(failing).rejects.toEqual(new UnavailableError('injected: the read failed'));
+    expect((await failingReader.read(id, 6, 100)).batches).toEqual(batches.slice(6, 9));
+    await failingReader.whenIdle();
+    await surfaceUnhandledRejections();
+  });
+
+  it.each([1, 2, 3, 4])('returns payloads byte-identical to the stored batches, across objects and from a batch starting before the offset (seed %i)', async (seed) => {
+    // Proves the bytes whatever serves them: two consumers scan one stream of random batches in random objects with random
+    // record counts and byte bounds, jumping now and then, through a small read cache, a partial tail cache and prefetch.
+    const random = seededRandom(seed);
+    const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
+    const store = new ProbedObjectStore();
+    const objects = Array.from({ length: between(3, 7) }, () => Array.from({ length: between(2, 12) }, () => Uint8Array.from({ length: between(1, 40) }, () => between(0, 255))));
+    const { id, meta, slices, batches } = await storeStream(store, objects, () => between(1, 5));
+    const end = batches.at(-1)!.endOffset;
+    const reader = new StreamReader({ store, meta, readBytesMax: 64, readCacheBytesMax: 160, prefetchWindowsMax: 2 });
+    slices.forEach((slice, index) => {
+      if (random() < 0.2) reader.cache(id, slice, batches[index]!.payload);
+    });
+
+    const positions = [0, between(0, end)];
+    for (let step = 0; step < 150; step++) {
+      const reads = positions.map((from) => ({ from, maxRecords: between(1, 12), bytesMax: random() < 0.5 ? undefined : between(1, 64) }));
+      const results = await Promise.all(reads.map(({ from, maxRecords, bytesMax }) => reader.read(id, from, maxRecords, { bytesMax })));
+      results.forEach((result, consumer) => {
+        const { from, maxRecords, bytesMax } = reads[consumer]!;
+        expect({ step, consumer, batches: result.batches }).toEqual({ step, consumer, batches: expectedBatches(batches, from, maxRecords, bytesMax ?? 64) });
+        const last = result.batches.at(-1);
+        const next = last === undefined ? end : Math.min(from + maxRecords, last.endOffset);
+        positions[consumer] = next >= end || random() < 0.1 ? between(0, end) : next;
+      });
+    }
+    await reader.whenIdle();
+    expect(reader.readCacheByteCount).toBeLessThanOrEqual(160);
+    expect(reader.stats.prefetchGets).toBeGreaterThan(0);
+    await surfaceUnhandledRejections();
+  });
+
+  it('bounds a read by the bytesMax of the call, which may not exceed the reader readBytesMax', async () => {
+    // Proves the per-call byte bound: fewer batches under a smaller bound, at least one, and malformed bounds refused.
+    const store = new ProbedObjectStore();
+    const { id, meta, batches } = await storeStream(store, [fixedBatches(10)]);
+    const reader = new StreamReader({ store, meta, readBytesMax: 30 });
+    expect((await reader.read(id, 0, 100)).batches).toEqual(batches.slice(0, 3));
+    expect((await reader.read(id, 0, 100, { bytesMax: 25 })).batches).toEqual(batches.slice(0, 2));
+    expect((await reader.read(id, 0, 100, { bytesMax: 5 })).batches).toEqual(batches.slice(0, 1));
+    expect((await reader.read(id, 0, 100, { bytesMax: 30 })).batches).toEqual(batches.slice(0, 3));
+    for (const bytesMax of [31, 0, -1, 1.5, Number.NaN]) await expect(reader.read(id, 0, 100, { bytesMax })).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('reports a GET that returns fewer bytes than the view records as an Error, not as an expected outcome', async () => {
+    // Proves a view naming bytes the object does not hold is a broken invariant, not a short payload or Unavailable.
+    const store = new ProbedObjectStore();
+    await store.put(OBJECT, encoder.encode('0123456789'));
+    const id = bucketId(1, null, 0);
+    const view: View = { ...emptyView(), buckets: { [id]: bucketRecordOf(0, [{ object: OBJECT, startOffset: 0, endOffset: 1, position: 5, length: 10 }]) } };
+    const failure = await new StreamReader({ store, meta: { view } }).read(id, 0, 1).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).not.toBeInstanceOf(MinkError);
+    expect((failure as Error).message).toBe('object streams/1/0 returned 5 bytes at 5 where the view records 10');
+  });
+
+  it('remembers where the last read ended for the streamPrefetchBucketsMax most recently read buckets only', async () => {
+    // Proves the per-bucket state is bounded: a bucket read before that many others no longer counts as scanning, the
+    // most recent one does (its second read prefetches the third batch).
+    const store = new ProbedObjectStore();
+    await store.put(OBJECT, encoder.encode('abc'));
+    const slices: DataSlice[] = [0, 1, 2].map((index) => ({ object: OBJECT, startOffset: index, endOffset: index + 1, position: index, length: 1 }));
+    const ids = Array.from({ length: LIMITS.streamPrefetchBucketsMax + 1 }, (_, bucket) => bucketId(1, null, bucket));
+    const view: View = { ...emptyView(), buckets: Object.fromEntries(ids.map((id, bucket) => [id, bucketRecordOf(bucket, slices)])) };
+    const reader = new StreamReader({ store, meta: { view } });
+    for (const id of ids) await reader.read(id, 0, 1);
+    await reader.whenIdle();
+
+    const getsBefore = store.gets.length;
+    expect(decoder.decode((await reader.read(ids[0]!, 1, 1)).batches[0]!.payload)).toBe('b');
+    await reader.whenIdle();
+    expect(store.gets.slice(getsBefore)).toEqual([[OBJECT, 1, 2]]);
+
+    expect(decoder.decode((await reader.read(ids.at(-1)!, 1, 1)).batches[0]!.payload)).toBe('b');
+    await reader.whenIdle();
+    expect(store.gets.slice(getsBefore + 1)).toEqual([
+      [OBJECT, 1, 2],
+      [OBJECT, 2, 3],
+    ]);
   });
 });
 

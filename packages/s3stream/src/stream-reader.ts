@@ -2,14 +2,15 @@ import { LIMITS } from '@mink/config';
 import { ownRecord } from '@mink/meta';
 import type { DataSlice } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
-import type { ObjectStore } from './object-store';
+import { Semaphore, type ObjectStore } from './object-store';
 import type { MetaAccess } from './ports';
+import { chooseReadSlices, coalesceSliceReads, continuesRead, getCoalescedRead, planPrefetch, readEndOf, type CoalescedRead, type ReadEnd } from './slice-reads';
 
 /** One committed batch: the records [startOffset, endOffset), encoded as the appender wrote them. */
 export interface StreamBatch {
   startOffset: number;
   endOffset: number;
-  /** Shared with the reader's cache when it came from there: treat it as read-only. */
+  /** Shared with the reader's caches when it came from there: treat it as read-only. */
   payload: Uint8Array;
 }
 
@@ -22,55 +23,150 @@ export interface StreamReadResult {
   startOffset: number;
 }
 
+export interface StreamReadOptions {
+  /**
+   * Payload bytes this read collects, at most the reader's `readBytesMax` (the default): a caller that must
+   * fit its reply into one message asks for less. At least one batch is still returned, however large.
+   */
+  bytesMax?: number;
+}
+
 export interface StreamReaderOptions {
   store: ObjectStore;
   /** Only the view is used: a reader never proposes. */
   meta: Pick<MetaAccess, 'view'>;
-  /** Bytes of payloads the cache keeps; `LIMITS.streamCacheBytesMax` when absent. */
+  /** Bytes of committed payloads the tail cache keeps; `LIMITS.streamCacheBytesMax` when absent. */
   cacheBytesMax?: number;
-  /** Payload bytes one read collects; `LIMITS.streamReadBytesMax` when absent. */
+  /** Payload bytes one read collects, and one prefetch window holds; `LIMITS.streamReadBytesMax` when absent. */
   readBytesMax?: number;
+  /** Bytes of fetched payloads and prefetch GETs in flight the read cache holds; `LIMITS.streamReadCacheBytesMax` when absent. */
+  readCacheBytesMax?: number;
+  /** Windows a sequential scan fetches ahead; `LIMITS.streamPrefetchWindowsMax` when absent, 0 turns prefetch off. */
+  prefetchWindowsMax?: number;
+}
+
+/** Cumulative counts of a reader's work, for metrics. */
+export interface StreamReaderStats {
+  /** Ranged GETs issued, by reads and by prefetch, failed ones included. */
+  gets: number;
+  /** Bytes those GETs returned. */
+  getBytes: number;
+  /** Slices reads took from the tail cache. */
+  tailCacheHits: number;
+  /** Slices reads took from the read cache. */
+  readCacheHits: number;
+  /** The GETs issued by prefetch (part of `gets`), and the bytes they returned (part of `getBytes`). */
+  prefetchGets: number;
+  prefetchBytes: number;
+  /** GETs already in flight that a read waited for instead of fetching their slices again, once per read. */
+  joinedGets: number;
+}
+
+/** A payload the read cache holds, and whether prefetch brought it (a read starting there continues a scan). */
+interface ReadCacheEntry {
+  payload: Uint8Array;
+  prefetched: boolean;
+}
+
+/** A slice whose GET is in flight: its payload once the GET lands, the GET it belongs to, and who started it. */
+interface SliceInFlight {
+  payload: Promise<Uint8Array>;
+  get: CoalescedRead;
+  prefetched: boolean;
 }
 
 /**
  * The read path of s3stream (DESIGN §4). A read finds the committed batches of a stream through the view's
- * slices (a binary search by offset, never a listing of the object store) and takes their payloads from a
- * cache of recent batches or by ranged GETs of the objects that hold them.
+ * slices (a binary search by offset, never a listing of the object store) and takes their payloads from one of
+ * two caches, from a GET already in flight, or by ranged GETs of the objects that hold them.
  *
- * The cache is a least-recently-used map bounded by bytes. It is filled by `cache`, which the WAL writer's
- * `onCommitted` calls as batches commit, so the tail of a stream is served from memory. Batches fetched
- * from the store are not cached: they are older data, mostly read once by a consumer catching up, and would
- * push the tail out.
+ * The tail cache is filled by `cache`, which the WAL writer's `onCommitted` calls as batches commit, so the
+ * tail of a stream is served from memory. The read cache keeps what GETs fetched, by reads and by prefetch.
+ * Both are least-recently-used maps bounded by bytes, and they are apart so that old data fetched for a
+ * consumer catching up never pushes the committed tail out. A slice served from either costs no GET.
  *
- * A read sees the view as it was when the read began; it returns only committed data.
+ * The payloads a read does not hold are fetched with one ranged GET per run of back-to-back slices of one
+ * object (a compacted stream object holds many batches back to back), at most `LIMITS.streamReadsInFlightMax`
+ * GETs of one read at a time. A slice whose GET is already in flight is not fetched again: the read waits for
+ * that GET. If a GET it waited for fails, the read fetches those slices once more itself, and reports that
+ * attempt's error (a failed prefetch is not the read's to report).
+ *
+ * Sequential scans are prefetched. The reader remembers where the last read of each bucket ended (for the
+ * `LIMITS.streamPrefetchBucketsMax` most recently read buckets); a read that starts there, or inside the last
+ * batch it returned, or at a slice prefetch brought, continues a scan. After choosing its slices such a read
+ * starts, in the background, the GETs of the windows after them (a window is what one read takes at most; see
+ * `planPrefetch`), coalesced the same way, into the read cache. Bytes of prefetch GETs in flight count against
+ * the read cache's bound, so cache and prefetch together never hold more than `readCacheBytesMax`; a prefetch
+ * that does not fit is skipped. A failed prefetch is forgotten: the read that needs its data fetches it again.
+ *
+ * A read sees the view as it was when the read began; it returns only committed data, and prefetch fetches only
+ * slices of that view. Objects are never rewritten in place, so a cached payload stays valid for good.
  */
 export class StreamReader {
   private readonly store: ObjectStore;
   private readonly meta: Pick<MetaAccess, 'view'>;
   private readonly cacheBytesMax: number;
   private readonly readBytesMax: number;
+  /** Bytes one coalesced GET fetches at most (`LIMITS.streamGetBytesMax`, or less with a smaller `readBytesMax`). */
+  private readonly getBytesMax: number;
+  private readonly readCacheBytesMax: number;
+  private readonly prefetchWindowsMax: number;
   /** Payloads by `cacheKey`; a Map iterates in insertion order, so the first entry is the least recently used. */
-  private readonly cached = new Map<string, Uint8Array>();
-  private cachedBytes = 0;
+  private readonly tailCache = new Map<string, Uint8Array>();
+  private tailCacheBytes = 0;
+  /** Payloads fetched from the store, by `cacheKey`, least recently used first. */
+  private readonly readCache = new Map<string, ReadCacheEntry>();
+  private readCacheBytes = 0;
+  /** Bytes of prefetch GETs in flight; with `readCacheBytes` at most `readCacheBytesMax`. */
+  private prefetchBytesInFlight = 0;
+  /** Slices being fetched, by `cacheKey`: a read needing one waits for its GET instead of issuing another. */
+  private readonly inFlight = new Map<string, SliceInFlight>();
+  /** Where the last read of each bucket ended, least recently read first. */
+  private readonly readEnds = new Map<string, ReadEnd>();
+  private readonly counts: StreamReaderStats = { gets: 0, getBytes: 0, tailCacheHits: 0, readCacheHits: 0, prefetchGets: 0, prefetchBytes: 0, joinedGets: 0 };
 
   constructor(options: StreamReaderOptions) {
     this.store = options.store;
     this.meta = options.meta;
     this.cacheBytesMax = options.cacheBytesMax ?? LIMITS.streamCacheBytesMax;
     this.readBytesMax = options.readBytesMax ?? LIMITS.streamReadBytesMax;
-    if (!(this.cacheBytesMax >= 0) || !(this.readBytesMax > 0)) {
-      throw new Error(`StreamReader needs cacheBytesMax >= 0 and readBytesMax > 0 (got ${this.cacheBytesMax}, ${this.readBytesMax})`);
+    this.getBytesMax = Math.min(LIMITS.streamGetBytesMax, this.readBytesMax);
+    this.readCacheBytesMax = options.readCacheBytesMax ?? LIMITS.streamReadCacheBytesMax;
+    this.prefetchWindowsMax = options.prefetchWindowsMax ?? LIMITS.streamPrefetchWindowsMax;
+    if (!(this.cacheBytesMax >= 0) || !(this.readBytesMax > 0) || !(this.readCacheBytesMax >= 0)) {
+      throw new Error(
+        `StreamReader needs cacheBytesMax >= 0, readBytesMax > 0 and readCacheBytesMax >= 0 (got ${this.cacheBytesMax}, ${this.readBytesMax}, ${this.readCacheBytesMax})`,
+      );
+    }
+    if (!Number.isSafeInteger(this.prefetchWindowsMax) || this.prefetchWindowsMax < 0) {
+      throw new Error(`StreamReader needs a whole number of prefetch windows (got ${this.prefetchWindowsMax})`);
     }
   }
 
-  /** Bytes of payloads in the cache. */
+  /** Bytes of payloads in the tail cache. */
   get cacheByteCount(): number {
-    return this.cachedBytes;
+    return this.tailCacheBytes;
+  }
+
+  /** Bytes of payloads in the read cache. With `prefetchByteCount` at most `readCacheBytesMax`. */
+  get readCacheByteCount(): number {
+    return this.readCacheBytes;
+  }
+
+  /** Bytes of prefetch GETs in flight. */
+  get prefetchByteCount(): number {
+    return this.prefetchBytesInFlight;
+  }
+
+  /** Cumulative counts since the reader was made; a copy. */
+  get stats(): StreamReaderStats {
+    return { ...this.counts };
   }
 
   /**
-   * Keeps a copy of a committed batch's payload for later reads, evicting the least recently used batches
-   * beyond the bound. A payload larger than the whole cache is not kept. Fits `WalWriter`'s `onCommitted`.
+   * Keeps a copy of a committed batch's payload in the tail cache for later reads, evicting the least recently
+   * used batches beyond the bound. A payload larger than the whole cache is not kept. Fits `WalWriter`'s
+   * `onCommitted`.
    */
   cache(bucketId: string, slice: DataSlice, payload: Uint8Array): void {
     if (payload.byteLength !== slice.length) {
@@ -78,24 +174,32 @@ export class StreamReader {
     }
     if (payload.byteLength > this.cacheBytesMax) return;
     const key = cacheKey(bucketId, slice);
-    this.forget(key);
-    this.cached.set(key, payload.slice());
-    this.cachedBytes += payload.byteLength;
-    for (const [oldestKey] of this.cached) {
-      if (this.cachedBytes <= this.cacheBytesMax) break;
-      this.forget(oldestKey);
+    this.forgetTail(key);
+    this.tailCache.set(key, payload.slice());
+    this.tailCacheBytes += payload.byteLength;
+    for (const [oldestKey] of this.tailCache) {
+      if (this.tailCacheBytes <= this.cacheBytesMax) break;
+      this.forgetTail(oldestKey);
     }
   }
 
-  /** The cached payload of a slice, if this reader still holds it; does not count as a use. */
+  /** The payload of a slice if either cache of this reader still holds it; does not count as a use. */
   cachedPayload(bucketId: string, slice: DataSlice): Uint8Array | undefined {
-    return this.cached.get(cacheKey(bucketId, slice));
+    const key = cacheKey(bucketId, slice);
+    return this.tailCache.get(key) ?? this.readCache.get(key)?.payload;
   }
 
-  /** Empties the cache, so every later read goes to the store. */
+  /** Empties both caches, so later reads go to the store (GETs still in flight keep what they bring). */
   clearCache(): void {
-    this.cached.clear();
-    this.cachedBytes = 0;
+    this.tailCache.clear();
+    this.tailCacheBytes = 0;
+    this.readCache.clear();
+    this.readCacheBytes = 0;
+  }
+
+  /** Resolves once no GET of this reader is in flight, prefetches included; never rejects. */
+  async whenIdle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()].map((slice) => slice.payload));
   }
 
   /**
@@ -108,82 +212,263 @@ export class StreamReader {
    * Throws `NotFoundError` for an unknown bucket, `InvalidArgumentError` for an offset beyond the high
    * watermark or malformed arguments, and `UnavailableError` when the store cannot serve an object.
    */
-  async read(bucketId: string, fromOffset: number, maxRecords: number): Promise<StreamReadResult> {
+  async read(bucketId: string, fromOffset: number, maxRecords: number, options: StreamReadOptions = {}): Promise<StreamReadResult> {
     if (!Number.isSafeInteger(fromOffset) || fromOffset < 0) throw new InvalidArgumentError(`offset must be a non-negative integer, not ${fromOffset}`);
     if (!Number.isSafeInteger(maxRecords) || maxRecords < 1) throw new InvalidArgumentError(`maxRecords must be a positive integer, not ${maxRecords}`);
+    const bytesMax = options.bytesMax ?? this.readBytesMax;
+    if (!Number.isSafeInteger(bytesMax) || bytesMax < 1 || bytesMax > this.readBytesMax) {
+      throw new InvalidArgumentError(`bytesMax must be a positive integer of at most ${this.readBytesMax}, not ${options.bytesMax}`);
+    }
     const record = ownRecord(this.meta.view.buckets, bucketId);
     if (!record) throw new NotFoundError(`bucket ${bucketId} does not exist`);
     const stream = record.stream;
     if (fromOffset > stream.endOffset) throw new InvalidArgumentError(`offset ${fromOffset} is beyond the high watermark ${stream.endOffset}`);
 
     const start = Math.max(fromOffset, stream.startOffset);
-    const chosen: DataSlice[] = [];
-    let records = 0;
-    let bytes = 0;
-    for (let index = firstSliceEndingAfter(stream.slices, start); index < stream.slices.length; index++) {
-      const slice = stream.slices[index]!;
-      if (chosen.length > 0 && (bytes + slice.length > this.readBytesMax || chosen.length >= LIMITS.streamReadBatchesMax)) break;
-      chosen.push(slice);
-      records += slice.endOffset - Math.max(slice.startOffset, start);
-      bytes += slice.length;
-      if (records >= maxRecords) break;
-    }
+    const range = chooseReadSlices(stream.slices, start, maxRecords, { bytesMax, batchesMax: LIMITS.streamReadBatchesMax });
+    const chosen = stream.slices.slice(range.first, range.endExclusive);
     if (start < stream.endOffset && !(chosen.length > 0 && chosen[0]!.startOffset <= start)) {
       throw new Error(`the slices of bucket ${bucketId} do not cover committed offset ${start} (committed end ${stream.endOffset})`);
     }
-    const payloads = await Promise.all(chosen.map((slice) => this.payloadOf(bucketId, slice)));
+    const scanning = this.continuesScan(bucketId, start, chosen);
+    this.rememberReadEnd(bucketId, readEndOf(chosen, start));
+    // This read's own GETs start before the prefetch's, so they get the first slots of the store.
+    const payloads = this.payloadsOf(bucketId, chosen);
+    if (scanning) this.prefetchAfter(bucketId, stream.slices, range.endExclusive);
+    const fetched = await payloads;
     return {
-      batches: chosen.map((slice, index) => ({ startOffset: slice.startOffset, endOffset: slice.endOffset, payload: payloads[index]! })),
+      batches: chosen.map((slice, index) => ({ startOffset: slice.startOffset, endOffset: slice.endOffset, payload: fetched[index]! })),
       highWatermark: stream.endOffset,
       startOffset: stream.startOffset,
     };
   }
 
-  private async payloadOf(bucketId: string, slice: DataSlice): Promise<Uint8Array> {
-    const key = cacheKey(bucketId, slice);
-    const hit = this.cached.get(key);
-    if (hit !== undefined) {
-      // Re-inserting moves the entry to the most recently used end.
-      this.cached.delete(key);
-      this.cached.set(key, hit);
-      return hit;
+  /** Whether a read from `start` taking `chosen` continues a sequential scan of its bucket. */
+  private continuesScan(bucketId: string, start: number, chosen: readonly DataSlice[]): boolean {
+    if (this.prefetchWindowsMax === 0) return false;
+    if (continuesRead(this.readEnds.get(bucketId), start)) return true;
+    const first = chosen[0];
+    if (first === undefined) return false;
+    const key = cacheKey(bucketId, first);
+    return this.readCache.get(key)?.prefetched === true || this.inFlight.get(key)?.prefetched === true;
+  }
+
+  private rememberReadEnd(bucketId: string, end: ReadEnd): void {
+    this.readEnds.delete(bucketId);
+    this.readEnds.set(bucketId, end);
+    for (const [oldest] of this.readEnds) {
+      if (this.readEnds.size <= LIMITS.streamPrefetchBucketsMax) break;
+      this.readEnds.delete(oldest);
     }
-    let payload: Uint8Array;
+  }
+
+  /**
+   * The payloads of a read's slices, in order. A slice whose joined GET failed is fetched once more (that GET
+   * may have been a prefetch, whose failure is not this read's); the error of that second attempt is the read's.
+   */
+  private async payloadsOf(bucketId: string, slices: readonly DataSlice[]): Promise<Uint8Array[]> {
+    const sources = this.payloadSources(bucketId, slices);
+    const outcomes = await Promise.allSettled(sources.map((source) => source.payload));
+    const ownFailure = outcomes.find((outcome, index) => outcome.status === 'rejected' && !sources[index]!.joined);
+    if (ownFailure?.status === 'rejected') throw ownFailure.reason;
+
+    const payloads = outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined));
+    const retry = payloads.flatMap((payload, index) => (payload === undefined ? [index] : []));
+    if (retry.length === 0) return payloads as Uint8Array[];
+    const again = await Promise.all(
+      this.payloadSources(
+        bucketId,
+        retry.map((index) => slices[index]!),
+      ).map((source) => source.payload),
+    );
+    retry.forEach((index, position) => (payloads[index] = again[position]));
+    return payloads as Uint8Array[];
+  }
+
+  /**
+   * Where each slice's payload comes from: a cache (counted as a hit), a GET in flight (joined), or a GET of this
+   * read, started here with the slices it lacks coalesced.
+   */
+  private payloadSources(bucketId: string, slices: readonly DataSlice[]): { payload: Promise<Uint8Array>; joined: boolean }[] {
+    const sources = new Array<{ payload: Promise<Uint8Array>; joined: boolean }>(slices.length);
+    const joinedGets = new Set<CoalescedRead>();
+    const missing: number[] = [];
+    slices.forEach((slice, index) => {
+      const held = this.takeCached(bucketId, slice);
+      const inFlight = held === undefined ? this.inFlight.get(cacheKey(bucketId, slice)) : undefined;
+      if (held !== undefined) sources[index] = { payload: Promise.resolve(held), joined: false };
+      else if (inFlight !== undefined) {
+        joinedGets.add(inFlight.get);
+        sources[index] = { payload: inFlight.payload, joined: true };
+      } else missing.push(index);
+    });
+    this.counts.joinedGets += joinedGets.size;
+    const wanted = missing.map((index) => slices[index]!);
+    const fetched = this.startGets(bucketId, wanted, coalesceSliceReads(wanted, this.getBytesMax), false);
+    missing.forEach((index, position) => (sources[index] = { payload: fetched[position]!, joined: false }));
+    return sources;
+  }
+
+  /**
+   * Starts the prefetch of a scan after a read that took the slices before index `after` of `slices` (the
+   * read's view): the slices `planPrefetch` picks, coalesced, as many of their GETs as the read cache's bound
+   * leaves room for, nearest first.
+   */
+  private prefetchAfter(bucketId: string, slices: readonly DataSlice[], after: number): void {
+    const bounds = { bytesMax: this.readBytesMax, batchesMax: LIMITS.streamReadBatchesMax, windowsMax: this.prefetchWindowsMax };
+    const wanted = planPrefetch(slices, after, (index) => this.holds(bucketId, slices[index]!), bounds).map((index) => slices[index]!);
+    const reads = this.affordablePrefetch(coalesceSliceReads(wanted, this.getBytesMax));
+    if (reads.length > 0) this.startGets(bucketId, wanted, reads, true);
+  }
+
+  /** The leading prefetch GETs whose bytes, with those already in flight, fit within the read cache's bound. */
+  private affordablePrefetch(reads: readonly CoalescedRead[]): CoalescedRead[] {
+    let bytes = this.prefetchBytesInFlight;
+    const affordable: CoalescedRead[] = [];
+    for (const read of reads) {
+      bytes += read.endExclusive - read.start;
+      if (bytes > this.readCacheBytesMax) break;
+      affordable.push(read);
+    }
+    return affordable;
+  }
+
+  /**
+   * Starts the GETs `reads` of `slices` (none of them cached or in flight; each read's members index
+   * `slices`), at most `LIMITS.streamReadsInFlightMax` at a time, and returns each slice's payload (undefined
+   * for slices of no read). Each slice is registered as in flight until its GET settles; what arrives goes into
+   * the read cache. A GET that has not started when another of the same call fails fails the same way, so a
+   * failing read ends fast. A prefetch reserves its bytes in the read cache's bound until its GET settles.
+   */
+  private startGets(bucketId: string, slices: readonly DataSlice[], reads: readonly CoalescedRead[], prefetched: boolean): Promise<Uint8Array>[] {
+    const payloads = new Array<Promise<Uint8Array>>(slices.length);
+    const slots = new Semaphore(LIMITS.streamReadsInFlightMax, reads.length);
+    let firstFailure: { error: unknown } | undefined;
+    for (const read of reads) {
+      const members = read.members.map((member) => slices[member]!);
+      const bytes = read.endExclusive - read.start;
+      if (prefetched) this.reservePrefetch(bytes);
+      const get = slots.run(async () => {
+        if (firstFailure) throw firstFailure.error;
+        return this.getPayloads(bucketId, read, members, prefetched);
+      });
+      const entries = members.map((slice, position): SliceInFlight => {
+        const payload = get.then((parts) => parts[position]!);
+        // Nobody may wait for a prefetched slice; its failure must not surface as an unhandled rejection.
+        payload.catch(() => undefined);
+        const key = cacheKey(bucketId, slice);
+        if (this.inFlight.has(key)) throw new Error(`slice ${key.replaceAll('\n', ' ')} was about to be fetched twice at once`);
+        const entry = { payload, get: read, prefetched };
+        this.inFlight.set(key, entry);
+        payloads[read.members[position]!] = payload;
+        return entry;
+      });
+      const settle = (): void => {
+        if (prefetched) this.prefetchBytesInFlight -= bytes;
+        members.forEach((slice, position) => {
+          const key = cacheKey(bucketId, slice);
+          if (this.inFlight.get(key) === entries[position]) this.inFlight.delete(key);
+        });
+      };
+      get.then(
+        (parts) => {
+          settle();
+          members.forEach((slice, position) => this.keepInReadCache(cacheKey(bucketId, slice), parts[position]!, prefetched));
+        },
+        (error: unknown) => {
+          settle();
+          firstFailure ??= { error };
+        },
+      );
+    }
+    return payloads;
+  }
+
+  /**
+   * One coalesced GET, cut into the payloads of its slices. When it serves several slices each payload is a
+   * copy of its own, so the read cache never keeps a whole GET's bytes alive for one of its slices.
+   */
+  private async getPayloads(bucketId: string, read: CoalescedRead, slices: readonly DataSlice[], prefetched: boolean): Promise<Uint8Array[]> {
+    this.counts.gets++;
+    if (prefetched) this.counts.prefetchGets++;
+    let parts: Uint8Array[];
     try {
-      payload = await this.store.get(slice.object, { start: slice.position, endExclusive: slice.position + slice.length });
+      parts = await getCoalescedRead(this.store, read, slices);
     } catch (error) {
       // A committed object can disappear only when compaction replaced it and the grace period ran out under
       // a slow read; a new read finds the replacement through the view.
-      if (error instanceof NotFoundError) throw new UnavailableError(`object ${slice.object} named by the view of bucket ${bucketId} is gone; read again`);
+      if (error instanceof NotFoundError) throw new UnavailableError(`object ${read.object} named by the view of bucket ${bucketId} is gone; read again`);
       throw error;
     }
-    if (payload.byteLength !== slice.length) {
-      throw new Error(`object ${slice.object} returned ${payload.byteLength} bytes at ${slice.position} where the view records a batch of ${slice.length}`);
-    }
-    return payload;
+    const bytes = read.endExclusive - read.start;
+    this.counts.getBytes += bytes;
+    if (prefetched) this.counts.prefetchBytes += bytes;
+    return parts.length > 1 ? parts.map((part) => part.slice()) : parts;
   }
 
-  private forget(key: string): void {
-    const payload = this.cached.get(key);
+  /** A slice's payload from either cache, counted as a hit and moved to the most recently used end of its cache. */
+  private takeCached(bucketId: string, slice: DataSlice): Uint8Array | undefined {
+    const key = cacheKey(bucketId, slice);
+    const tail = this.tailCache.get(key);
+    if (tail !== undefined) {
+      // Re-inserting moves the entry to the most recently used end.
+      this.tailCache.delete(key);
+      this.tailCache.set(key, tail);
+      this.counts.tailCacheHits++;
+      return tail;
+    }
+    const entry = this.readCache.get(key);
+    if (entry === undefined) return undefined;
+    this.readCache.delete(key);
+    this.readCache.set(key, entry);
+    this.counts.readCacheHits++;
+    return entry.payload;
+  }
+
+  /** Whether a slice is cached or being fetched; not a use. */
+  private holds(bucketId: string, slice: DataSlice): boolean {
+    const key = cacheKey(bucketId, slice);
+    return this.tailCache.has(key) || this.readCache.has(key) || this.inFlight.has(key);
+  }
+
+  /** Counts a prefetch GET's bytes against the read cache's bound, evicting what no longer fits. */
+  private reservePrefetch(bytes: number): void {
+    this.prefetchBytesInFlight += bytes;
+    this.evictReadCacheBeyondBound();
+  }
+
+  /** Keeps a fetched payload unless it does not fit beside the prefetch GETs in flight. */
+  private keepInReadCache(key: string, payload: Uint8Array, prefetched: boolean): void {
+    if (this.prefetchBytesInFlight + payload.byteLength > this.readCacheBytesMax) return;
+    this.forgetRead(key);
+    this.readCache.set(key, { payload, prefetched });
+    this.readCacheBytes += payload.byteLength;
+    this.evictReadCacheBeyondBound();
+  }
+
+  private evictReadCacheBeyondBound(): void {
+    for (const [oldestKey] of this.readCache) {
+      if (this.readCacheBytes + this.prefetchBytesInFlight <= this.readCacheBytesMax) break;
+      this.forgetRead(oldestKey);
+    }
+  }
+
+  private forgetTail(key: string): void {
+    const payload = this.tailCache.get(key);
     if (payload === undefined) return;
-    this.cached.delete(key);
-    this.cachedBytes -= payload.byteLength;
+    this.tailCache.delete(key);
+    this.tailCacheBytes -= payload.byteLength;
+  }
+
+  private forgetRead(key: string): void {
+    const entry = this.readCache.get(key);
+    if (entry === undefined) return;
+    this.readCache.delete(key);
+    this.readCacheBytes -= entry.payload.byteLength;
   }
 }
 
 /** Objects are never rewritten in place, so an object and a position name one batch for good. */
 function cacheKey(bucketId: string, slice: DataSlice): string {
   return `${bucketId}\n${slice.object}\n${slice.position}`;
-}
-
-/** Index of the first slice whose end lies beyond `offset`; the slices are in offset order. */
-function firstSliceEndingAfter(slices: readonly DataSlice[], offset: number): number {
-  let low = 0;
-  let high = slices.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (slices[middle]!.endOffset <= offset) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }
