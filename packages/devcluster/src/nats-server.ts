@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { connect } from 'nats';
 import { LIMITS } from '@mink/config';
@@ -65,11 +65,14 @@ export async function startNatsServer(options: NatsServerOptions): Promise<NatsS
   const binaryPath = options.binaryPath ?? findNatsServer();
   const storeDirectory = join(options.dataDir, 'jetstream');
   mkdirSync(storeDirectory, { recursive: true });
+  // Larger messages than NATS' default 1 MiB let a scan page carry more records per round trip.
+  const configFile = join(options.dataDir, 'nats-server.conf');
+  writeFileSync(configFile, `max_payload: ${LIMITS.natsMaxPayloadBytes}\n`);
   const attemptsMax = options.port === undefined ? LIMITS.devServerStartAttemptsMax : 1;
   let lastError: Error | undefined;
   for (let attempt = 1; attempt <= attemptsMax; attempt++) {
     const port = options.port ?? (await freePort(HOST));
-    const args = ['-js', '-sd', storeDirectory, '-p', String(port), '-a', HOST];
+    const args = ['-c', configFile, '-js', '-sd', storeDirectory, '-p', String(port), '-a', HOST];
     const server = spawnManaged(binaryPath, args, { logFile: options.logFile });
     const url = `nats://${HOST}:${port}`;
     try {
