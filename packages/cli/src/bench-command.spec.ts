@@ -18,6 +18,8 @@ function emptyResult(options: BenchRunOptions, interrupted = false): BenchResult
       pkKeys: options.pkKeys,
       restoreKeys: options.restoreKeys,
       metadataBuckets: options.metadataBuckets,
+      scanRows: options.scanRows,
+      longPolls: options.longPolls,
     },
     cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: options.keep },
     baselines: [],
@@ -28,6 +30,7 @@ function emptyResult(options: BenchRunOptions, interrupted = false): BenchResult
     ratios: [],
     failover: null,
     metadata: null,
+    scan: null,
     durationMs: 1_000,
     interrupted,
   };
@@ -64,20 +67,27 @@ describe('mink bench options', () => {
         batchRows: 1_000,
         concurrency: 8,
         seconds: null,
-        figures: ['append', 'pk', 'failover'],
+        figures: ['append', 'pk', 'scan', 'failover'],
         pkKeys: 100_000,
         restoreKeys: 1_000_000,
         metadataBuckets: [1_600, 16_000],
+        scanRows: 200_000,
+        longPolls: 200,
         keep: false,
       },
     ],
     [
       'every flag',
-      ['--rows', '50000', '--batch', '500', '--concurrency', '4', '--seconds', '30', '--keep', '--no-failover', '--pk-keys', '2000', '--restore-keys', '30000'],
-      { rows: 50_000, batchRows: 500, concurrency: 4, seconds: 30, figures: ['append', 'pk'], pkKeys: 2_000, restoreKeys: 30_000, keep: true },
+      [
+        '--rows', '50000', '--batch', '500', '--concurrency', '4', '--seconds', '30', '--keep', '--no-failover', '--pk-keys', '2000', '--restore-keys', '30000',
+        '--scan-rows', '50000', '--long-polls', '50',
+      ],
+      { rows: 50_000, batchRows: 500, concurrency: 4, seconds: 30, figures: ['append', 'pk', 'scan'], pkKeys: 2_000, restoreKeys: 30_000, scanRows: 50_000, longPolls: 50, keep: true },
     ],
     ['a batch larger than the rows', ['--rows', '10', '--batch', '100'], { rows: 10, batchRows: 100 }],
     ['--only pk', ['--only', 'pk'], { figures: ['pk'] }],
+    ['--only scan, as the read-path issue runs it', ['--only', 'scan', '--scan-rows', '50000', '--long-polls', '50'], { figures: ['scan'], scanRows: 50_000, longPolls: 50 }],
+    ['--only scan among others, run before failover', ['--only', 'failover,scan,append'], { figures: ['append', 'scan', 'failover'] }],
     ['--only in any order and with blanks, run in the fixed order', ['--only', 'failover, append'], { figures: ['append', 'failover'] }],
     ['--only with --no-failover', ['--only', 'pk,failover', '--no-failover'], { figures: ['pk'] }],
     ['--only metadata, which the defaults leave out', ['--only', 'metadata'], { figures: ['metadata'], metadataBuckets: [1_600, 16_000] }],
@@ -103,6 +113,10 @@ describe('mink bench options', () => {
     ['--only failover with --no-failover', ['--only', 'failover', '--no-failover']],
     ['metadata stages that do not grow', ['--metadata-buckets', '1600,1600']],
     ['a metadata stage smaller than one table', ['--metadata-buckets', '8']],
+    ['zero scan rows', ['--scan-rows', '0']],
+    ['scan rows above the bound', ['--scan-rows', '2000001']],
+    ['zero long polls', ['--long-polls', '0']],
+    ['long polls above the bound', ['--long-polls', '10001']],
   ])('refuses %s with exit code 2 before starting anything', async (_case, args) => {
     // Proves a bad command line never starts a cluster (the test's startCluster would throw) and exits 2.
     const stderr: string[] = [];
@@ -117,7 +131,18 @@ describe('mink bench options', () => {
     const result = await parseBench(['--json', '--rows', '5']);
     expect(JSON.parse(result.stdout)).toEqual(
       expect.objectContaining({
-        options: { rows: 5, batchRows: 1_000, concurrency: 8, seconds: null, figures: ['append', 'pk', 'failover'], pkKeys: 100_000, restoreKeys: 1_000_000, metadataBuckets: [1_600, 16_000] },
+        options: {
+          rows: 5,
+          batchRows: 1_000,
+          concurrency: 8,
+          seconds: null,
+          figures: ['append', 'pk', 'scan', 'failover'],
+          pkKeys: 100_000,
+          restoreKeys: 1_000_000,
+          metadataBuckets: [1_600, 16_000],
+          scanRows: 200_000,
+          longPolls: 200,
+        },
       }),
     );
   });

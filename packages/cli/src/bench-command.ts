@@ -21,6 +21,10 @@ export interface BenchFlags {
   only?: BenchFigures[];
   /** `--metadata-buckets`: the bucket count of each metadata stage. */
   metadataBuckets: number[];
+  /** `--scan-rows`: rows appended to the scan table, then scanned in each format. */
+  scanRows: number;
+  /** `--long-polls`: long polls of the delivery series. */
+  longPolls: number;
   json?: boolean;
   keep?: boolean;
   profile?: boolean;
@@ -68,6 +72,8 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
     pkKeys: flags.pkKeys,
     restoreKeys: flags.restoreKeys,
     metadataBuckets: flags.metadataBuckets,
+    scanRows: flags.scanRows,
+    longPolls: flags.longPolls,
     // Profiles are written into the run's folder, which is then kept.
     keep: (flags.keep ?? false) || (flags.profile ?? false),
     profile: flags.profile ?? false,
@@ -77,8 +83,9 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
 /**
  * `mink bench`: starts its own local cluster in a temporary folder, measures raw S3 PUT and JetStream
  * publish baselines and mink's append paths on it; primary-key puts, lookups (against raw NATS
- * request/reply) and the restore of a bucket of many keys (against raw S3 GET); then how long one bucket
- * is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
+ * request/reply) and the restore of a bucket of many keys (against raw S3 GET); scans of a compacted table
+ * in JSON, NDJSON and Arrow, cold and hot, against raw S3 GET, and how soon a waiting scan hears of an
+ * append; then how long one bucket is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
  * cluster. `--only` selects groups of figures; `--only metadata` creates tables of 16 buckets, 10 at a time,
  * until 1 600 and then 16 000 buckets, and times how long they and a whole-cluster restart take to open.
  * Never part of the tests (DESIGN §9).
@@ -89,8 +96,8 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
   program
     .command('bench')
     .description(
-      'measure append and primary-key put throughput and latency, lookup latency and PK bucket restore time on a temporary local cluster, ' +
-        'against raw S3 PUT/GET, JetStream publish and NATS request/reply baselines of the same run, and bucket failover time',
+      'measure append and primary-key put throughput and latency, lookup latency, PK bucket restore time, scan throughput and long-poll delivery ' +
+        'on a temporary local cluster, against raw S3 PUT/GET, JetStream publish and NATS request/reply baselines of the same run, and bucket failover time',
     )
     .option('--rows <count>', 'rows appended per append scenario (gateway, client)', integerInRange(1, BENCH_LIMITS.rowsMax), BENCH_DEFAULTS.rows)
     .option('--batch <rows>', 'rows per append or put call', integerInRange(1, BENCH_LIMITS.batchRowsMax), BENCH_DEFAULTS.batchRows)
@@ -101,6 +108,18 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
       `keys loaded into a 1-bucket primary-key table whose restore on a new leader is timed (then ${BENCH_RESTORE.keysAfterSnapshot} more to replay)`,
       integerInRange(1, BENCH_LIMITS.restoreKeysMax),
       BENCH_DEFAULTS.restoreKeys,
+    )
+    .option(
+      '--scan-rows <count>',
+      'rows appended to the 8-bucket scan table, then scanned as JSON, NDJSON and Arrow',
+      integerInRange(1, BENCH_LIMITS.scanRowsMax),
+      BENCH_DEFAULTS.scanRows,
+    )
+    .option(
+      '--long-polls <count>',
+      'scans waiting at the high watermark of one bucket, each woken by an append, whose delivery after the ack is timed',
+      integerInRange(1, BENCH_LIMITS.longPollsMax),
+      BENCH_DEFAULTS.longPolls,
     )
     .option('--seconds <seconds>', 'stop each scenario after this many seconds, even if rows remain', integerInRange(1, BENCH_LIMITS.scenarioSecondsMax))
     .option('--only <figures>', `measure only these comma-separated groups of figures: ${BENCH_FIGURES.join(', ')} (default: ${DEFAULT_BENCH_FIGURES.join(', ')})`, parseFigures)

@@ -16,6 +16,10 @@ export const BENCH_DEFAULTS = {
   pkKeys: 100_000,
   /** Keys loaded into the one-bucket PK table whose restore is measured. */
   restoreKeys: 1_000_000,
+  /** Rows appended to the scan table, then scanned in each format. */
+  scanRows: 200_000,
+  /** Long polls of the delivery series, each woken by one append. */
+  longPolls: 200,
 } as const;
 
 export const BENCH_LIMITS = {
@@ -30,6 +34,13 @@ export const BENCH_LIMITS = {
   scenarioSecondsMax: 86_400,
   /** Failed calls a scenario tolerates (counted and reported) before the whole run stops with an error. */
   failedCallsMax: 10,
+  /**
+   * The scan series hold every reply body until the series has ended, so counting rows does not slow the
+   * series down: two million rows are about 600 MB of JSON held at once.
+   */
+  scanRowsMax: 2_000_000,
+  /** Each long poll appends one batch, and each takes an append's ack: ten thousand are over half an hour. */
+  longPollsMax: 10_000,
 } as const;
 
 /** Columns of the rows every write scenario sends (a payload column is added for the log table). */
@@ -97,6 +108,71 @@ export const BENCH_RESTORE = {
   logLineTimeoutMs: 10_000,
   /** Keys of the restore table looked up after each restore, to check it holds what was written. */
   checkedKeys: 1_000,
+} as const;
+
+/** The log table of the scan figures: `{id, payload string(200)}`, the issue's load, keyed by id. */
+export const BENCH_SCAN_TABLE = {
+  name: 'bench_scan',
+  columns: [
+    { name: 'id', type: 'int64' },
+    { name: 'payload', type: 'string' },
+  ],
+  bucketKey: ['id'],
+  buckets: 8,
+} as const;
+
+/**
+ * A small table with the scan table's schema, scanned right after every restart and before the cold series:
+ * the restarted processes run the scan code optimised (as a long-running node does), while the scan table's
+ * data stays out of every cache, so the cold series measures cold data, not cold code.
+ */
+export const BENCH_SCAN_WARMUP_TABLE = { ...BENCH_SCAN_TABLE, name: 'bench_scan_warmup' } as const;
+
+/** Rows appended to the warm-up table (through the gateway, in calls of 1 000) and scans of it per restart. */
+export const BENCH_SCAN_WARMUP = { rows: 24_000, callRows: 1_000, rounds: 3 } as const;
+
+/**
+ * The scan figures (issue "Read path at the speed of S3", item 5): the scan table is loaded through the
+ * client's `appendArrow`, compaction is waited for, then each format is scanned through the gateway twice,
+ * right after every data node was restarted (cold caches) and again at once (hot), against raw S3 GETs of
+ * 1 MiB with as many in flight as scans; then long polls measure how soon a waiting scan hears of an append.
+ */
+export const BENCH_SCAN = {
+  /** Scans in flight, one bucket each; also the in-flight count of the raw GET baseline they are compared with. */
+  scansInFlight: 4,
+  /** Records asked for per scan request: the most the scan API returns in one reply. */
+  pageRecords: 100_000,
+  /**
+   * Records of the one untimed request per bucket in each format before its data nodes are restarted: the
+   * gateway, which is not restarted, has then run that format's code before the cold series, so the first
+   * format measured does not pay for warming it up alone.
+   */
+  warmupPageRecords: 1_000,
+  /** Raw S3 GETs of `getBodyBytes` measured, enough for a MB/s that is not one object's luck. */
+  getOperations: 200,
+  /** A full WAL object (`LIMITS.walFlushBytes`), the size of the GETs a scan of WAL data makes at most. */
+  getBodyBytes: LIMITS.walFlushBytes,
+  /** How long compaction may take to move the loaded rows into stream objects; a round runs every `LIMITS.compactionIntervalMs`. */
+  compactionTimeoutMs: 120_000,
+  /** How often the stream objects of the scan table are listed while compaction is waited for. */
+  compactionPollIntervalMs: 1_000,
+  /** Records each long-poll append writes to the polled bucket. */
+  longPollBatchRows: 10,
+  /** `wait` of each long poll, the most the scan API holds a request. */
+  longPollWaitMs: 30_000,
+  /** A long poll not answered this long after it was sent has failed (the wait plus slack for a slow reply). */
+  longPollTimeoutMs: 35_000,
+  /**
+   * The pause between sending a long poll and the append that should wake it: the gateway and the data
+   * node must have parked the scan first, and nothing outside them can tell when they have.
+   */
+  longPollParkMs: 20,
+  /** The bucket key of the long polls' rows; the bucket it hashes to is the bucket polled. */
+  longPollRowId: -2,
+  /** The delivery goal: p99 of the time from an append's ack to the waiting scan's reply. */
+  longPollDeliveryP99GoalMs: 50,
+  /** Goals of the issue as fractions of raw S3 GET MB/s, by format and cache; a series without one has none. */
+  goals: { arrowColdMin: 0.5, jsonMin: 0.1 },
 } as const;
 
 /**
@@ -198,6 +274,9 @@ export const BENCH_METADATA = {
 
 /** Where mink's WAL objects live in the bucket (DESIGN §4), to measure their count and size per scenario. */
 export const WAL_KEY_PREFIX = 'wal/';
+
+/** Where compaction writes stream objects (`streamObjectKey` of @mink/s3stream; the spec checks they agree). */
+export const STREAM_KEY_PREFIX = 'streams/';
 
 /** How often a running scenario prints a progress line on stderr. */
 export const PROGRESS_INTERVAL_MS = 1_000;

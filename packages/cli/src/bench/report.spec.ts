@@ -1,5 +1,5 @@
-import { averageWalObjectBytes, computeRatios, renderReport, type WriteRatioInput } from './report';
-import type { AppendResult, BaselineResult, BenchResult, PutResult } from './results';
+import { averageWalObjectBytes, computeRatios, renderReport, renderScan, type WriteRatioInput } from './report';
+import type { AppendResult, BaselineResult, BenchResult, PutResult, ScanResult, ScanSeriesResult } from './results';
 import { summarizeLatencies } from './stats';
 
 const KIB = 1024;
@@ -143,7 +143,7 @@ describe('renderReport', () => {
     const put: PutResult = { ...append('client', [40, 90], 10_000, 500_000), path: 'client', table: 'bench_pk', buckets: 8 };
     const result: BenchResult = {
       machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
-      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600] },
+      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600], scanRows: 1, longPolls: 1 },
       cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: false },
       baselines: [],
       appends: [],
@@ -179,6 +179,7 @@ describe('renderReport', () => {
       ratios: [],
       failover: null,
       metadata: null,
+      scan: null,
       durationMs: 60_000,
       interrupted: false,
     };
@@ -189,5 +190,77 @@ describe('renderReport', () => {
     expect(report).toMatch(/KEYS\/CALL +IN FLIGHT +CALLS +CALLS\/S +KEYS\/S +P50 MS +P99 MS +MAX MS +REQUEST +REPLY\n +100 +8 +500 +500 +50 000 +2\.0 +7\.0 +7\.0 +1 100 B +6 000 B/);
     expect(report).toContain('1 000 000 keys put at 66 667 keys/s');
     expect(report).toMatch(/SIGTERM +2 +1 +1\.9 +847 +12\.1 +70 +0\n +kill -9 +1 +3 +3\.6 +400 +- +- +1 010 000/);
+  });
+});
+
+describe('renderScan', () => {
+  const seriesOf = (format: ScanSeriesResult['format'], cache: ScanSeriesResult['cache'], rowCheckFailure: string | null = null): ScanSeriesResult => ({
+    format,
+    cache,
+    accept: 'application/json',
+    contentType: 'application/json',
+    scansInFlight: 4,
+    pageRecords: 100_000,
+    buckets: 8,
+    requests: 8,
+    bodyBytes: 60_000_000,
+    rows: 204_000,
+    rowsExpected: 204_000,
+    elapsedMs: 2_500,
+    bytesPerSecond: 24_000_000,
+    rowsPerSecond: 81_600,
+    countMs: 410,
+    rowCheckFailure,
+    parsedWhileTimed: cache === 'hot',
+  });
+  const scan: ScanResult = {
+    table: 'bench_scan',
+    buckets: 8,
+    load: append('client arrow', [30, 60], 50_000, 1_000_000),
+    rows: 204_000,
+    compaction: {
+      complete: false,
+      waitedMs: 120_000,
+      timeoutMs: 120_000,
+      buckets: [{ bucket: 0, records: 204_000, batches: 1_632, recordsInStreamObjects: 200_000, walBatches: 32, streamObjects: 8 }],
+    },
+    restarts: [{ format: 'json', restartMs: 9_100, bucketsByLeader: { '1': 3, '2': 3, '3': 2 } }],
+    series: [seriesOf('json', 'cold'), seriesOf('json', 'hot', 'bucket 2: 9 rows received up to offset 9, but 10 were appended')],
+    skipped: [{ format: 'ndjson', accept: 'application/x-ndjson', reason: 'the gateway answered Content-Type application/json to Accept: application/x-ndjson' }],
+    longPoll: {
+      bucket: 5,
+      iterations: 200,
+      delivered: 199,
+      failures: 1,
+      firstFailureMessage: 'the long poll answered HTTP 503: …',
+      delivery: summarizeLatencies([-1.5, 3, 12]),
+      appendAck: summarizeLatencies([40, 95]),
+      deliveryP99GoalMs: 50,
+      stoppedBecause: null,
+    },
+  };
+
+  it('prints compaction, one row per series with its row check, the formats not measured and the long polls with their goal', () => {
+    // Proves every scan figure reaches the report, and that an unfinished compaction and a failed row check are spelled out, not hidden.
+    const text = renderScan(scan).join('\n');
+    expect(text).toContain('scan of log table bench_scan (8 buckets, 204 000 rows loaded through client appendArrow at 50 000 rows/s;');
+    expect(text).toContain('COMPACTION DID NOT FINISH within 120 s: 200 000 of 204 000 records in 8 stream objects, at most 32 batches left in WAL objects per bucket');
+    expect(text).toMatch(/FORMAT +CACHE +IN FLIGHT +REQUESTS +ROWS +MB +S +MB\/S +ROWS\/S +COUNT MS +ROWS CHECK\n +JSON +cold +4 +8 +204 000 +60\.0 +2\.5 +24\.0 +81 600 +410 +ok\n +JSON +hot .* FAILED/);
+    expect(text).toContain('JSON hot: ROW CHECK FAILED, no ratio: bucket 2: 9 rows received up to offset 9, but 10 were appended');
+    expect(text).toContain('JSON hot: the replies had no Mink-Next-Offset header');
+    expect(text).toContain('NDJSON (Accept: application/x-ndjson) not measured: the gateway answered Content-Type application/json');
+    expect(text).toContain('data nodes restarted before each cold series: JSON 9.1 s (buckets led 1:3 2:3 3:2)');
+    expect(text).toContain('long polls of bucket 5');
+    expect(text).toContain('199 of 200 delivered');
+    expect(text).toContain('delivery p50 3.0 ms, p99 12 ms, max 12 ms (goal p99 ≤ 50 ms: met); append ack p50 40 ms, p99 95 ms');
+    expect(text).toContain('1 long polls failed; the first: the long poll answered HTTP 503');
+  });
+
+  it('says when the delivery goal is not met and when the polls stopped early', () => {
+    // Proves a missed goal and a gateway that does not hold scans are both visible.
+    const slow = { ...scan.longPoll!, delivery: summarizeLatencies([10, 80]), stoppedBecause: 'a scan with wait answered at once with no records' };
+    const text = renderScan({ ...scan, longPoll: slow }).join('\n');
+    expect(text).toContain('p99 80 ms, max 80 ms (goal p99 ≤ 50 ms: not met)');
+    expect(text).toContain('the long polls stopped early: a scan with wait answered at once with no records');
   });
 });

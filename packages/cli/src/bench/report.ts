@@ -2,7 +2,21 @@ import { renderTable } from '../render';
 import { FAULT_LABELS } from './failover-figures';
 import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatSeconds, formatSize } from './format';
 import { findBaseline, ratioOf } from './ratio';
-import type { ApplyCostResult, BaselineResult, BenchResult, FailoverResult, LookupResult, MetadataResult, Ratio, RestoreResult, SpreadMs, WriteScenarioResult } from './results';
+import type {
+  ApplyCostResult,
+  BaselineResult,
+  BenchResult,
+  FailoverResult,
+  LongPollResult,
+  LookupResult,
+  MetadataResult,
+  Ratio,
+  RestoreResult,
+  ScanResult,
+  SpreadMs,
+  WriteScenarioResult,
+} from './results';
+import { describeCompaction, SCAN_FORMAT_LABELS } from './scan-figures';
 
 /** One write scenario as the ratios see it. */
 export interface WriteRatioInput {
@@ -138,11 +152,11 @@ export function renderReport(result: BenchResult): string {
     `machine: ${machine.cpus} cpus (${machine.cpuModel}), ${formatSize(machine.totalMemoryBytes)} memory, node ${machine.nodeVersion}, ` +
       `${machine.platform} ${machine.release}, load average ${machine.loadAverageAtStart.toFixed(2)} at start`,
   );
-  const onlyMetadata = options.figures.every((group) => group === 'metadata');
+  const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan');
   lines.push(
     `cluster: ${cluster.nodes} data nodes, ${cluster.coordinators} coordinators, lease_ttl ${formatSeconds(cluster.leaseTtlMs)} s, ` +
       `coordinator_tick ${formatSeconds(cluster.coordinatorTickMs)} s` +
-      (onlyMetadata
+      (!logTable
         ? ''
         : `, one log table of ${cluster.buckets} buckets; ${formatCount(options.rows)} rows per append scenario in calls of ${formatCount(options.batchRows)} rows, ` +
           `${options.concurrency} in flight`) +
@@ -153,6 +167,12 @@ export function renderReport(result: BenchResult): string {
     lines.push(
       `pk: ${formatCount(options.pkKeys)} keys put in calls of ${formatCount(options.batchRows)} rows, then looked up; ` +
         `${formatCount(options.restoreKeys)} keys loaded into a one-bucket table whose restore is timed`,
+    );
+  }
+  if (options.figures.includes('scan')) {
+    lines.push(
+      `scan: ${formatCount(options.scanRows)} rows appended to a log table of {id, payload} in calls of ${formatCount(options.batchRows)} rows, then scanned as JSON, NDJSON ` +
+        `and Arrow, cold and hot; ${formatCount(options.longPolls)} long polls`,
     );
   }
   if (options.figures.includes('metadata')) {
@@ -188,6 +208,7 @@ export function renderReport(result: BenchResult): string {
   }
   if (result.lookups.length > 0) lines.push('', ...renderLookups(result.lookups));
   if (result.restore !== null) lines.push('', ...renderRestore(result.restore));
+  if (result.scan !== null) lines.push('', ...renderScan(result.scan));
   if (result.ratios.length > 0) {
     lines.push('', 'ratios against the baselines of this run');
     for (const entry of result.ratios) lines.push(`  ${entry.text}`);
@@ -279,6 +300,76 @@ function renderRestore(restore: RestoreResult): string[] {
       ),
     ),
   ];
+}
+
+/**
+ * The scan section: the load and how far compaction got, one row per series (the row check of a series that
+ * failed it is spelled out below the table), the formats not measured and why, then the long polls.
+ */
+export function renderScan(scan: ScanResult): string[] {
+  const compaction = scan.compaction;
+  const lines = [
+    `scan of log table ${scan.table} (${scan.buckets} buckets, ${formatCount(scan.rows)} rows loaded through client appendArrow at ${formatCount(scan.load.rowsPerSecond)} rows/s; ` +
+      `each series scans every bucket from offset 0 to its high watermark through the gateway; MB = reply bodies; cold = right after every data node was restarted)`,
+    compaction.complete
+      ? `  compaction: ${describeCompaction(compaction.buckets)}, after ${formatSeconds(compaction.waitedMs)} s`
+      : `  COMPACTION DID NOT FINISH within ${formatSeconds(compaction.timeoutMs)} s: ${describeCompaction(compaction.buckets)}; the scans read the rest from WAL objects`,
+  ];
+  if (scan.series.length > 0) {
+    lines.push(
+      indent(
+        renderTable(
+          ['FORMAT', 'CACHE', 'IN FLIGHT', 'REQUESTS', 'ROWS', 'MB', 'S', 'MB/S', 'ROWS/S', 'COUNT MS', 'ROWS CHECK'],
+          scan.series.map((series) => [
+            SCAN_FORMAT_LABELS[series.format],
+            series.cache,
+            String(series.scansInFlight),
+            formatCount(series.requests),
+            formatCount(series.rows),
+            formatMegabytes(series.bodyBytes),
+            formatSeconds(series.elapsedMs),
+            formatMegabytesPerSecond(series.bytesPerSecond),
+            formatCount(series.rowsPerSecond),
+            formatCount(series.countMs),
+            series.rowCheckFailure === null ? 'ok' : 'FAILED',
+          ]),
+        ),
+      ),
+    );
+  }
+  for (const series of scan.series) {
+    const name = `${SCAN_FORMAT_LABELS[series.format]} ${series.cache}`;
+    if (series.rowCheckFailure !== null) lines.push(`  ${name}: ROW CHECK FAILED, no ratio: ${series.rowCheckFailure}`);
+    if (series.parsedWhileTimed) lines.push(`  ${name}: the replies had no Mink-Next-Offset header, so each JSON body was parsed while timed to find the next offset`);
+  }
+  for (const skipped of scan.skipped) lines.push(`  ${SCAN_FORMAT_LABELS[skipped.format]} (Accept: ${skipped.accept}) not measured: ${skipped.reason}`);
+  if (scan.restarts.length > 0) {
+    lines.push(
+      `  data nodes restarted before each cold series: ` +
+        scan.restarts.map((restart) => `${SCAN_FORMAT_LABELS[restart.format]} ${formatSeconds(restart.restartMs)} s (buckets led ${ledPerNode(Object.entries(restart.bucketsByLeader).map(([id, buckets]) => ({ id, buckets })))})`).join(', '),
+    );
+  }
+  if (scan.longPoll !== null) lines.push(...renderLongPoll(scan.longPoll));
+  return lines;
+}
+
+/** The long-poll lines: delivery after the ack and the append's ack, with the delivery goal. */
+function renderLongPoll(longPoll: LongPollResult): string[] {
+  const head =
+    `long polls of bucket ${longPoll.bucket} (a JSON scan with wait at its high watermark, woken by an append of one batch through the client; ` +
+    `delivery = from the append's ack to the scan's reply, negative when the reply came first): ${formatCount(longPoll.delivered)} of ${formatCount(longPoll.iterations)} delivered`;
+  const lines = [head];
+  if (longPoll.delivery !== null && longPoll.appendAck !== null) {
+    const met = longPoll.delivery.p99Ms <= longPoll.deliveryP99GoalMs;
+    lines.push(
+      `  delivery p50 ${formatMilliseconds(longPoll.delivery.p50Ms)} ms, p99 ${formatMilliseconds(longPoll.delivery.p99Ms)} ms, max ${formatMilliseconds(longPoll.delivery.maximumMs)} ms ` +
+        `(goal p99 ≤ ${formatCount(longPoll.deliveryP99GoalMs)} ms: ${met ? 'met' : 'not met'}); append ack p50 ${formatMilliseconds(longPoll.appendAck.p50Ms)} ms, ` +
+        `p99 ${formatMilliseconds(longPoll.appendAck.p99Ms)} ms`,
+    );
+  }
+  if (longPoll.failures > 0) lines.push(`  ${formatCount(longPoll.failures)} long polls failed; the first: ${longPoll.firstFailureMessage ?? '?'}`);
+  if (longPoll.stoppedBecause !== null) lines.push(`  the long polls stopped early: ${longPoll.stoppedBecause}`);
+  return lines;
 }
 
 /** The failover section: a table of the trials' spread per fault, then each median as a ratio to lease_ttl + coordinator_tick. */

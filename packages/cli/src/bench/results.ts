@@ -147,6 +147,15 @@ export interface Ratio {
   value: number;
   baseline: number;
   ratio: number;
+  /** The goal an issue set for this ratio, where it set one, and whether this run met it. */
+  goal?: RatioGoal;
+}
+
+/** A bound on a ratio: at least `minimum` (a throughput) or at most `maximum` (a latency). */
+export interface RatioGoal {
+  minimum?: number;
+  maximum?: number;
+  met: boolean;
 }
 
 /** How a failover trial stops the leader of the probed bucket. */
@@ -301,6 +310,112 @@ export interface MetadataResult {
 }
 
 export type { ApplyCostResult } from './apply-cost';
+
+/** The formats a scan reply can take, by the Accept header of its request. */
+export type ScanFormat = 'json' | 'ndjson' | 'arrow';
+
+/** Whether a scan series ran right after every data node was restarted, or right after the cold series. */
+export type ScanCache = 'cold' | 'hot';
+
+/** One bucket of the scan table once compaction was waited for, from the append acknowledgements and a listing of its stream objects. */
+export interface CompactedBucket {
+  bucket: number;
+  /** Records appended (the bucket's high watermark: its batches tile [0, records)). */
+  records: number;
+  /** Batches appended, each one slice of the stream. */
+  batches: number;
+  /** Records of the batches that lie inside a stream object. */
+  recordsInStreamObjects: number;
+  /** Batches still only in WAL objects. */
+  walBatches: number;
+  streamObjects: number;
+}
+
+/** The wait for background compaction of the scan table. */
+export interface CompactionWait {
+  /** True when every bucket had fewer WAL batches left than a compaction round takes (`LIMITS.compactionSlicesMin`). */
+  complete: boolean;
+  waitedMs: number;
+  timeoutMs: number;
+  buckets: CompactedBucket[];
+}
+
+/** One scan of every bucket of the scan table in one format, `scansInFlight` buckets at a time. */
+export interface ScanSeriesResult {
+  format: ScanFormat;
+  cache: ScanCache;
+  /** The Accept header sent and the Content-Type answered. */
+  accept: string;
+  contentType: string;
+  scansInFlight: number;
+  pageRecords: number;
+  buckets: number;
+  requests: number;
+  /** Bytes of reply bodies received. */
+  bodyBytes: number;
+  /** Rows counted in the bodies (after the series was timed), and the rows appended to the table. */
+  rows: number;
+  rowsExpected: number;
+  /** From the first request sent until the last byte of the last reply. */
+  elapsedMs: number;
+  bytesPerSecond: number;
+  rowsPerSecond: number;
+  /** Counting the rows of the bodies after the series: JSON.parse, line counting or tableFromIPC. */
+  countMs: number;
+  /** Why the rows counted do not agree with the rows appended and the offsets answered; null when they do. Such a series has no ratio. */
+  rowCheckFailure: string | null;
+  /** True when the replies carried no `Mink-Next-Offset` header, so JSON bodies were parsed while timed to find the next offset. */
+  parsedWhileTimed: boolean;
+}
+
+/** A format the gateway did not serve as asked (another Content-Type, or an error), so its series were not measured. */
+export interface ScanFormatSkipped {
+  format: ScanFormat;
+  accept: string;
+  reason: string;
+}
+
+/** How the data nodes were restarted before a format's cold series, and which node led which bucket afterwards. */
+export interface ScanRestart {
+  format: ScanFormat;
+  /** Restarting every data node one at a time, each waited live with every bucket open, then a rebalance waited open. */
+  restartMs: number;
+  /** Buckets of the scan table each data node led during the series, e.g. { "1": 3, "2": 3, "3": 2 }. */
+  bucketsByLeader: Record<string, number>;
+}
+
+/** The long polls: a scan waiting at the high watermark of one bucket, woken by an append of one batch through the client. */
+export interface LongPollResult {
+  bucket: number;
+  iterations: number;
+  /** Polls answered with the appended records. */
+  delivered: number;
+  failures: number;
+  firstFailureMessage: string | null;
+  /** From the append's ack to the arrival of the waiting scan's reply; negative when the reply came first. Null when none was delivered. */
+  delivery: LatencySummary | null;
+  /** Of each append, from sending it until its ack. */
+  appendAck: LatencySummary | null;
+  /** The goal: delivery p99 at most this many ms after the ack. */
+  deliveryP99GoalMs: number;
+  /** Why the polls stopped before `iterations` (a poll was not held, too many failures, Ctrl-C); null when all ran. */
+  stoppedBecause: string | null;
+}
+
+/** The scan figures: the load, compaction, each format cold and hot against raw S3 GETs, and long-poll delivery. */
+export interface ScanResult {
+  table: string;
+  buckets: number;
+  /** The load of the table through the client's appendArrow (its warm-up rows are in the table too). */
+  load: WriteScenarioResult;
+  /** Rows in the table before the scans: the load and its warm-up. */
+  rows: number;
+  compaction: CompactionWait;
+  restarts: ScanRestart[];
+  series: ScanSeriesResult[];
+  skipped: ScanFormatSkipped[];
+  longPoll: LongPollResult | null;
+}
 import type { ApplyCostResult } from './apply-cost';
 
 export interface MachineDescription {
@@ -315,16 +430,19 @@ export interface MachineDescription {
 }
 
 /** The groups of figures a run can measure (`--only`); each brings the baselines its ratios need. */
-export type BenchFigures = 'append' | 'pk' | 'failover' | 'metadata';
+export type BenchFigures = 'append' | 'pk' | 'scan' | 'failover' | 'metadata';
 
-/** Every group, in the order a run measures them. */
-export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'failover', 'metadata'];
+/**
+ * Every group, in the order a run measures them: the scan figures restart every data node and the failover
+ * figures kill them, so both come after the figures that need a steady cluster.
+ */
+export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'scan', 'failover', 'metadata'];
 
 /**
  * The groups a run without `--only` measures: the metadata stages take long (16 000 buckets) and restart
  * the whole cluster, so they run only when named.
  */
-export const DEFAULT_BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'failover'];
+export const DEFAULT_BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'scan', 'failover'];
 
 export interface BenchOptions {
   rows: number;
@@ -340,6 +458,10 @@ export interface BenchOptions {
   restoreKeys: number;
   /** The bucket count each metadata stage creates tables until. */
   metadataBuckets: number[];
+  /** Rows appended to the scan table, then scanned in each format. */
+  scanRows: number;
+  /** Long polls of the delivery series. */
+  longPolls: number;
 }
 
 export interface BenchResult {
@@ -357,6 +479,8 @@ export interface BenchResult {
   failover: FailoverResult | null;
   /** Null when not selected (`--only metadata`) or interrupted before it ran. */
   metadata: MetadataResult | null;
+  /** Null when not selected or interrupted before the table was loaded. */
+  scan: ScanResult | null;
   /** Wall time of the whole run, cluster start and stop included. */
   durationMs: number;
   /** True when Ctrl-C ended the run early; the figures cover what had been measured. */

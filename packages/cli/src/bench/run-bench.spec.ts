@@ -2,8 +2,10 @@ import { phaseCount } from './run-bench';
 
 describe('phaseCount', () => {
   it.each<[string, Parameters<typeof phaseCount>[0], number]>([
-    ['every group', ['append', 'pk', 'failover', 'metadata'], 15],
-    ['the default groups', ['append', 'pk', 'failover'], 13],
+    ['every group', ['append', 'pk', 'scan', 'failover', 'metadata'], 22],
+    ['the default groups', ['append', 'pk', 'scan', 'failover'], 20],
+    ['the groups before the scan figures', ['append', 'pk', 'failover'], 13],
+    ['the scan figures alone: load, compaction, GET baseline, three formats, long polls', ['scan'], 8],
     ['the metadata stages alone, with their JetStream baseline', ['metadata'], 4],
     ['the append figures and failover (the run before PK figures; three append scenarios)', ['append', 'failover'], 8],
     ['the PK figures alone', ['pk'], 9],

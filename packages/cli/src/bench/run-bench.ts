@@ -8,7 +8,21 @@ import { S3ObjectStore } from '@mink/s3stream';
 import { CliError, type CliIo } from '../io';
 import { deadlineAfter, JetStreamBaseline, measureS3Get, measureS3Put, NatsRequestBaseline } from './baselines';
 import { createBenchTable, dropBenchTable, waitForOpenBuckets } from './bench-cluster';
-import { BENCH_BASELINES, BENCH_CLUSTER, BENCH_FAILOVER, BENCH_LOOKUP, BENCH_METADATA, BENCH_PAYLOAD_CHARS, BENCH_PK_TABLE, BENCH_RESTORE, BENCH_RESTORE_TABLE, BENCH_TABLE } from './bench-limits';
+import {
+  BENCH_BASELINES,
+  BENCH_CLUSTER,
+  BENCH_FAILOVER,
+  BENCH_LOOKUP,
+  BENCH_METADATA,
+  BENCH_PAYLOAD_CHARS,
+  BENCH_PK_TABLE,
+  BENCH_RESTORE,
+  BENCH_RESTORE_TABLE,
+  BENCH_SCAN,
+  BENCH_SCAN_TABLE,
+  BENCH_SCAN_WARMUP_TABLE,
+  BENCH_TABLE,
+} from './bench-limits';
 import { runFailover } from './failover';
 import { formatCount, formatMilliseconds, formatSize } from './format';
 import { runMetadata } from './metadata';
@@ -16,9 +30,11 @@ import { metadataRatios } from './metadata-figures';
 import { measureApplyCost } from './apply-cost';
 import { runClientAppend, runClientArrowAppend, runGatewayAppend } from './mink-append';
 import { runClientLookups, runClientPut } from './mink-pk';
+import { runScan, SCAN_PHASES } from './mink-scan';
 import { lookupRatios, restoreRatios } from './pk-figures';
 import { runRestore } from './pk-restore';
 import { averageWalObjectBytes, computeRatios, type WriteRatioInput } from './report';
+import { scanRatios } from './scan-figures';
 import type {
   AppendResult,
   BaselineResult,
@@ -31,6 +47,7 @@ import type {
   MetadataResult,
   PutResult,
   RestoreResult,
+  ScanResult,
 } from './results';
 
 /** Starts a cluster; LocalCluster.start outside tests. */
@@ -49,8 +66,9 @@ const S3_ACCESS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'u
 /**
  * Phases a run of `figures` prints as "[n/count] …": starting the cluster; for any write figures the S3
  * PUT baseline and, after the writes, the S3 PUT of their average WAL objects; for write or metadata
- * figures the JetStream baseline; the two append scenarios; the put, the lookups, their NATS baseline, the
- * restore and its S3 GET baseline; the failover scenario; one phase per metadata stage.
+ * figures the JetStream baseline; the three append scenarios; the put, the lookups, their NATS baseline, the
+ * restore and its S3 GET baseline; the scan figures' load, compaction wait, S3 GET baseline, one phase per
+ * format and the long polls; the failover scenario; one phase per metadata stage.
  */
 export function phaseCount(figures: readonly BenchFigures[], metadataStages: number = BENCH_METADATA.stageBuckets.length): number {
   const has = (group: BenchFigures): boolean => figures.includes(group);
@@ -61,6 +79,7 @@ export function phaseCount(figures: readonly BenchFigures[], metadataStages: num
     (writes || has('metadata') ? 1 : 0) +
     (has('append') ? 3 : 0) +
     (has('pk') ? 5 : 0) +
+    (has('scan') ? SCAN_PHASES : 0) +
     (has('failover') ? 1 : 0) +
     (has('metadata') ? metadataStages : 0)
   );
@@ -83,11 +102,12 @@ export function describeMachine(): MachineDescription {
  * One whole benchmark run of the selected figures: a local cluster in a temporary folder, the baselines,
  * the two mink append scenarios, the put of new keys into a primary-key table, S3 baselines at the size of
  * the WAL objects those writes actually produced, lookups of the keys put with their NATS request/reply
- * baseline, the restore of a primary-key bucket with its S3 GET baseline, then the failover scenario, last
- * because it kills and restarts data nodes. Progress goes to stderr; the result is returned for the caller
- * to print. The cluster is stopped and the folder removed (unless `keep`) however the run ends. The first
- * SIGINT or SIGTERM ends the current phase early, skips the rest and returns partial figures with
- * `interrupted`; a second one exits at once, and LocalCluster's exit handler kills whatever is left.
+ * baseline, the restore of a primary-key bucket with its S3 GET baseline, the scans of a compacted log table
+ * in each format against raw S3 GETs and the long polls (which restart every data node), then the failover
+ * scenario, last because it kills and restarts data nodes. Progress goes to stderr; the result is returned
+ * for the caller to print. The cluster is stopped and the folder removed (unless `keep`) however the run
+ * ends. The first SIGINT or SIGTERM ends the current phase early, skips the rest and returns partial figures
+ * with `interrupted`; a second one exits at once, and LocalCluster's exit handler kills whatever is left.
  */
 export async function runBench(options: BenchRunOptions, io: CliIo, startCluster: StartBenchCluster): Promise<BenchResult> {
   const startedMs = performance.now();
@@ -117,6 +137,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   let restore: RestoreResult | null = null;
   let failover: FailoverResult | null = null;
   let metadata: MetadataResult | null = null;
+  let scan: ScanResult | null = null;
   let cluster: LocalCluster | null = null;
   let store: S3ObjectStore | null = null;
   try {
@@ -139,10 +160,10 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       if (interrupt.signal.aborted) return finish();
       throw new CliError(`the cluster did not start: ${error instanceof Error ? error.message : String(error)}`);
     }
-    // The log table is there for every group but the metadata stages (the failover probe appends to it);
-    // those start from an empty cluster when run alone.
-    const onlyMetadata = options.figures.every((group) => group === 'metadata');
-    const tables = onlyMetadata ? [] : [BENCH_TABLE, ...(selected('pk') ? [BENCH_PK_TABLE] : [])];
+    // The log table is there for the append, PK and failover groups (the failover probe appends to it); the
+    // metadata stages start from an empty cluster when run alone, and the scan figures create their own table.
+    const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan');
+    const tables = logTable ? [BENCH_TABLE, ...(selected('pk') ? [BENCH_PK_TABLE] : [])] : [];
     for (const table of tables) {
       await createBenchTable(io, cluster.gatewayUrl, table);
       const open = await waitForOpenBuckets(io, cluster.gatewayUrl, interrupt.signal, undefined, table);
@@ -196,6 +217,8 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       }
     }
 
+    // The cluster's mink processes, whose CPU time and memory the write scenarios report.
+    const minkProcessIds = (): number[] => (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => entry.pid);
     const scenario = (rows: number, firstId: number, payloadChars = 0) => ({
       rows,
       payloadChars,
@@ -206,7 +229,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       signal: interrupt.signal,
       store: store!,
       progress: note,
-      processIds: () => (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => entry.pid),
+      processIds: minkProcessIds,
     });
     // Each append scenario's ids (warm-up included) lie in their own range.
     const idRange = options.rows + options.batchRows * BENCH_BASELINES.warmupOperations;
@@ -294,6 +317,32 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       }
     }
 
+    if (selected('scan') && !interrupt.signal.aborted) {
+      scan = await runScan({
+        io,
+        cluster,
+        store,
+        rows: options.scanRows,
+        batchRows: options.batchRows,
+        concurrency: options.concurrency,
+        longPolls: options.longPolls,
+        deadlineMs: deadlineAfter(options.seconds),
+        signal: interrupt.signal,
+        processIds: minkProcessIds,
+        progress: note,
+        startPhase,
+        measureGetBaseline: async () => {
+          record(await measureS3Get(store!, BENCH_SCAN.getBodyBytes, seriesSettings(BENCH_SCAN.getOperations, BENCH_SCAN.scansInFlight), note));
+        },
+      });
+      if ((selected('failover') || selected('metadata')) && scan !== null && !interrupt.signal.aborted) {
+        // Its buckets would move along with the probed bucket and count among the metadata stages' buckets.
+        await dropBenchTable(io, cluster.gatewayUrl, BENCH_SCAN_TABLE);
+        await dropBenchTable(io, cluster.gatewayUrl, BENCH_SCAN_WARMUP_TABLE);
+        note(`  dropped tables ${BENCH_SCAN_TABLE.name} and ${BENCH_SCAN_WARMUP_TABLE.name}, so the figures that follow see the same tables as before the scan figures`);
+      }
+    }
+
     if (selected('failover') && !interrupt.signal.aborted) {
       startPhase(
         `failover: kill -9, then SIGTERM, of the leader of one bucket, ${BENCH_FAILOVER.trialsPerFault} times each, ` +
@@ -363,6 +412,8 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         pkKeys: options.pkKeys,
         restoreKeys: options.restoreKeys,
         metadataBuckets: options.metadataBuckets,
+        scanRows: options.scanRows,
+        longPolls: options.longPolls,
       },
       cluster: {
         nodes: BENCH_CLUSTER.nodes,
@@ -389,10 +440,12 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         }),
         ...lookupRatios(lookups, baselines),
         ...(restore === null ? [] : restoreRatios(restore, baselines)),
+        ...(scan === null ? [] : scanRatios(scan.series, baselines)),
         ...(metadata === null ? [] : metadataRatios(metadata.stages, baselines, BENCH_BASELINES.jetStreamPayloadBytes, BENCH_CLUSTER.leaseTtlMs)),
       ],
       failover,
       metadata,
+      scan,
       // The stop of the cluster and the removal of the folder that follow are not counted.
       durationMs: performance.now() - startedMs,
       interrupted: interrupt.signal.aborted,
