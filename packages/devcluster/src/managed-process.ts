@@ -27,18 +27,6 @@ export interface ManagedProcessOptions {
 }
 
 /**
- * glibc malloc settings every child starts with (the caller's environment may override them): buffers of
- * up to 32 MiB (WAL objects, scan pages, S3 bodies, NATS messages) come from the heap and are reused, instead
- * of being mapped fresh for each allocation, page-faulted in byte by byte and unmapped when freed; the heap
- * keeps up to 128 MiB free before returning memory. On this project's 2-core VM, copying 3 MB into a fresh
- * `Buffer.allocUnsafe` took 1.8 ms with glibc's defaults and 0.2 ms with these. The Docker image sets the same.
- */
-export const MALLOC_ENV: Readonly<Record<string, string>> = {
-  MALLOC_MMAP_THRESHOLD_: String(32 * 1024 * 1024),
-  MALLOC_TRIM_THRESHOLD_: String(128 * 1024 * 1024),
-};
-
-/**
  * Children still running. They are killed when this process exits, so a crashed test run or an
  * interrupted `mink up` does not leave servers holding ports and directories behind.
  */
@@ -55,7 +43,7 @@ function installExitHook(): void {
 
 export function spawnManaged(command: string, args: string[], options: ManagedProcessOptions = {}): ManagedProcess {
   installExitHook();
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...MALLOC_ENV, ...(options.env ?? process.env) } });
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
   // A failed spawn (or a failed kill) is reported as an 'error' event; without a listener it would crash
   // the launcher instead of failing the start, which is reported below or by the exit.
   child.on('error', () => undefined);
