@@ -26,7 +26,7 @@ import {
   type ScanRequest,
   type TableRoute,
 } from '@mink/protocol';
-import { bucketOfRow, encodeBatch, encodeScanPage, rowsToJson, splitByBucket, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
+import { bucketOfRow, encodeBatch, encodeScanPage, projectedColumns, rowsToJson, splitByBucket, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
 import type { StreamReader, WalWriter } from '@mink/s3stream';
 import { WithBinary, requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
@@ -232,7 +232,7 @@ export class DataPlane {
     }
     const bytesMax = Math.min(LIMITS.scanPageBytesMax, (this.member.nc.info?.max_payload ?? LIMITS.scanPageBytesMax) - LIMITS.scanPageHeaderBytesMax);
     const read = await this.reader.read(id, offset, limit, { bytesMax });
-    const layout = { columns: columns === undefined ? table.columns : columns.map((name) => table.columns.find((column) => column.name === name)!), changelog: table.kind === 'pk' };
+    const layout = { columns: projectedColumns(table.columns, columns), changelog: table.kind === 'pk' };
     const from = Math.max(offset, read.startOffset);
     const page = encodeScanPage(layout, read.batches, from, limit, bytesMax);
     const result: Omit<ScanPage, 'batch'> = { records: page.records, nextOffset: page.nextOffset, highWatermark: read.highWatermark, startOffset: read.startOffset };

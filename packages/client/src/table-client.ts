@@ -302,14 +302,17 @@ export class TableClient {
 
   /** Up to `limit` records of one bucket from `offset`, in offset order, with rows in their JSON form. */
   async scan(options: ScanOptions): Promise<ScanResult> {
-    const texts: Buffer[] = [];
+    const parts: Buffer[] = [OPEN_BRACKET];
     let last: ScanPage | undefined;
     for await (const page of this.scanPages(options)) {
-      const { text, records } = scanJsonText(page.batch, ',');
-      if (records > 0) texts.push(texts.length === 0 ? text : Buffer.concat([COMMA, text]));
       last = page;
+      const { text, records } = scanJsonText(page.batch, ',');
+      if (records === 0) continue;
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(text);
     }
-    const records = JSON.parse(`[${Buffer.concat(texts).toString('utf8')}]`) as ScanResult['records'];
+    parts.push(CLOSE_BRACKET);
+    const records = JSON.parse(Buffer.concat(parts).toString('utf8')) as ScanResult['records'];
     return { records, nextOffset: last!.nextOffset, highWatermark: last!.highWatermark };
   }
 
@@ -635,7 +638,9 @@ function arrowSlicesOf(batch: RecordBatch): Uint8Array[] {
   return boundedEncodings(batch.numRows, (start, end) => tableToIPC(new Table(batch.slice(start, end)), 'stream'), APPEND_REQUEST_BOUNDS);
 }
 
+const OPEN_BRACKET = Buffer.from('[');
 const COMMA = Buffer.from(',');
+const CLOSE_BRACKET = Buffer.from(']');
 
 /** A long-polling scan may wait `waitMs` before it answers: its timeout counts that in. */
 function timeoutOf(request: object): number {

@@ -90,7 +90,7 @@ export const LIMITS = {
   natsMaxPayloadBytes: 8 * 1024 * 1024,
   /** Bytes a page leaves to its JSON header below the NATS max payload. */
   scanPageHeaderBytesMax: 16 * 1024,
-  /** JSON bytes of one scan reply, well under NATS' default 1 MiB max payload. */
+  /** JSON bytes of one prefix lookup reply, well under NATS' default 1 MiB max payload (scans are paged by scanPageBytesMax). */
   scanReplyBytesMax: 512 * 1024,
   /** Largest HTTP request body accepted by the gateway. */
   httpBodyBytesMax: 64 * 1024 * 1024,

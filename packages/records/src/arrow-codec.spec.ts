@@ -24,16 +24,9 @@ import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, 
 import { rowToJson } from './json';
 import type { Row } from './row';
 import { validateRows } from './validate';
+import { EVERY_TYPE_COLUMNS } from './every-type.fixture';
 
-const COLUMNS: ColumnSpec[] = [
-  { name: 'id', type: 'int64' },
-  { name: 'flag', type: 'boolean' },
-  { name: 'count', type: 'int32' },
-  { name: 'score', type: 'float64' },
-  { name: 'name', type: 'string' },
-  { name: 'payload', type: 'bytes' },
-  { name: 'at', type: 'timestamp' },
-];
+const COLUMNS = EVERY_TYPE_COLUMNS;
 
 const ALL_BYTE_VALUES = Uint8Array.from({ length: 256 }, (_, index) => index);
 

@@ -421,7 +421,7 @@ function appendTimesOf(rowCount: number, timestampsMs: number[] | number): BigIn
 }
 
 /** The checked projection: the named columns in the given order, or every column. */
-function projectedColumns(columns: ColumnSpec[], projection: string[] | undefined): ColumnSpec[] {
+export function projectedColumns(columns: ColumnSpec[], projection: string[] | undefined): ColumnSpec[] {
   if (projection === undefined) return columns;
   const seen = new Set<string>();
   return projection.map((name) => {

@@ -1,18 +1,10 @@
-import type { ColumnSpec } from '@mink/meta';
 
 import { rowToJson, rowsToJson } from './json';
 import type { Row } from './row';
 import { validateRows } from './validate';
+import { EVERY_TYPE_COLUMNS } from './every-type.fixture';
 
-const COLUMNS: ColumnSpec[] = [
-  { name: 'id', type: 'int64' },
-  { name: 'flag', type: 'boolean' },
-  { name: 'count', type: 'int32' },
-  { name: 'score', type: 'float64' },
-  { name: 'name', type: 'string' },
-  { name: 'payload', type: 'bytes' },
-  { name: 'at', type: 'timestamp' },
-];
+const COLUMNS = EVERY_TYPE_COLUMNS;
 
 describe('rowToJson', () => {
   test.each<[string, Row, Record<string, unknown>]>([

@@ -1,22 +1,14 @@
 import { tableFromIPC } from 'apache-arrow';
 import fc from 'fast-check';
-import type { ColumnSpec } from '@mink/meta';
 
 import { CHANGE_TYPES, type ChangeType, decodeBatch, encodeBatch } from './arrow-codec';
 import { rowToJson } from './json';
 import type { Row } from './row';
 import { scanJsonRecords } from './scan-json';
 import { type ScanLayout, type ScanPage, type StoredBatch, encodeScanPage } from './scan-stream';
+import { EVERY_TYPE_COLUMNS } from './every-type.fixture';
 
-const COLUMNS: ColumnSpec[] = [
-  { name: 'id', type: 'int64' },
-  { name: 'flag', type: 'boolean' },
-  { name: 'count', type: 'int32' },
-  { name: 'score', type: 'float64' },
-  { name: 'name', type: 'string' },
-  { name: 'payload', type: 'bytes' },
-  { name: 'at', type: 'timestamp' },
-];
+const COLUMNS = EVERY_TYPE_COLUMNS;
 
 /** Row `index`: every third value null, int64 beyond 2^53 and negative, multi-byte text, empty bytes. */
 function rowOf(index: number): Row {

@@ -2,16 +2,9 @@ import type { ColumnSpec } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
 import { validateRows } from './validate';
+import { EVERY_TYPE_COLUMNS } from './every-type.fixture';
 
-const COLUMNS: ColumnSpec[] = [
-  { name: 'id', type: 'int64' },
-  { name: 'flag', type: 'boolean' },
-  { name: 'count', type: 'int32' },
-  { name: 'score', type: 'float64' },
-  { name: 'name', type: 'string' },
-  { name: 'payload', type: 'bytes' },
-  { name: 'at', type: 'timestamp' },
-];
+const COLUMNS = EVERY_TYPE_COLUMNS;
 
 /** Validates one row holding only `column` and returns that column's canonical value. */
 function canonicalOf(column: string, value: unknown): unknown {
