@@ -344,6 +344,15 @@ function streamOf(fields: Field[], children: Data[], length: number): Uint8Array
   return RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
 }
 
+const ID_ONLY: ColumnSpec[] = [{ name: 'id', type: 'int64' }];
+
+/** Bytes of the record batch message (framing, metadata and body) of a one-batch stream ending in the 8-byte end-of-stream marker. */
+function batchMessageBytes(stream: Uint8Array): number {
+  const view = new DataView(stream.buffer, stream.byteOffset, stream.byteLength);
+  const schemaBytes = 8 + view.getInt32(4, true);
+  return stream.byteLength - 8 - schemaBytes;
+}
+
 describe('encodeRows and stampBatch', () => {
   it.each([
     ['edge values of every type, nulls included', COLUMNS, EDGE_ROWS],
@@ -353,6 +362,26 @@ describe('encodeRows and stampBatch', () => {
     const stamped = stampBatch(columns, encodeRows(columns, rows), 1_700_000_000_123, 100_000);
     expect(stamped.rowCount).toBe(rows.length);
     expect(Buffer.from(stamped.payload).equals(Buffer.from(encodeBatch(columns, rows, 1_700_000_000_123)))).toBe(true);
+  });
+
+  it.each([1, 3, 5])('checks and stores a batch lying at byte offset %i of a larger buffer as one lying at offset 0', (shift) => {
+    // Proves a batch inside a NATS message (bodies not 8-byte aligned) is read in place and stored unchanged.
+    const rows = randomRows(17, 40);
+    const bytes = encodeRows(COLUMNS, rows);
+    const backing = new Uint8Array(bytes.byteLength + shift + 2).fill(0xee);
+    backing.set(bytes, shift);
+    const stamped = stampBatch(COLUMNS, backing.subarray(shift, shift + bytes.byteLength), 9, 100);
+    expect(Buffer.from(stamped.payload).equals(Buffer.from(encodeBatch(COLUMNS, rows, 9)))).toBe(true);
+  });
+
+  it.each([
+    ['cut inside the schema', (bytes: Uint8Array) => bytes.subarray(0, 20)],
+    ['cut inside the record batch body', (bytes: Uint8Array) => bytes.subarray(0, bytes.byteLength - 40)],
+    ['followed by a second record batch', (bytes: Uint8Array) => Buffer.concat([bytes.subarray(0, bytes.byteLength - 8), bytes.subarray(bytes.byteLength - 8 - batchMessageBytes(bytes))])],
+  ])('refuses a stream %s', (_case, damage) => {
+    // Proves the in-place message reader bounds every length it reads.
+    const bytes = encodeRows(ID_ONLY, [{ id: 1n }, { id: 2n }]);
+    expect(() => stampBatch(ID_ONLY, damage(bytes), 1, 10)).toThrow(InvalidArgumentError);
   });
 
   it('takes a stream apache-arrow wrote from vectors of the right types', () => {

@@ -22,6 +22,7 @@ import { isUtf8 } from 'node:buffer';
 import { InvalidArgumentError } from '@mink/protocol';
 
 import { type ColumnBuffers, bytesOf, encodeIpcStream } from './arrow-ipc';
+import { readIpcMessages } from './ipc-reader';
 import { type Row, fieldOf, setField } from './row';
 
 /**
@@ -204,13 +205,14 @@ export function stampBatch(columns: ColumnSpec[], bytes: Uint8Array, appendTimeM
   let header: { length: number; nodes: { length: number; nullCount: number }[]; buffers: { offset: number; length: number }[]; compression: unknown };
   let body: Uint8Array;
   try {
-    const reader = new MessageReader(bytes);
-    const schemaMessage = reader.readMessage();
-    if (schemaMessage === null || !schemaMessage.isSchema()) throw refuse('an Arrow IPC stream must start with its schema message');
-    reader.readMessageBody(schemaMessage.bodyLength);
+    // Bodies stay views of the request (no alignment copy): the checks below read them byte-wise and
+    // through DataViews, and encodeLayout copies them into the stored batch once.
+    const messages = readIpcMessages(bytes);
+    const schemaMessage = messages[0]?.message;
+    if (schemaMessage === undefined || !schemaMessage.isSchema()) throw refuse('an Arrow IPC stream must start with its schema message');
     schemaFields = schemaMessage.header().fields;
-    const batchMessage = reader.readMessage();
-    if (batchMessage === null || !batchMessage.isRecordBatch()) throw refuse('the schema must be followed by one record batch (dictionaries are not taken)');
+    const batchMessage = messages[1]?.message;
+    if (batchMessage === undefined || !batchMessage.isRecordBatch()) throw refuse('the schema must be followed by one record batch (dictionaries are not taken)');
     const recordBatch = batchMessage.header();
     header = {
       length: Number(recordBatch.length),
@@ -218,9 +220,8 @@ export function stampBatch(columns: ColumnSpec[], bytes: Uint8Array, appendTimeM
       buffers: recordBatch.buffers.map((buffer) => ({ offset: Number(buffer.offset), length: Number(buffer.length) })),
       compression: recordBatch.compression,
     };
-    body = reader.readMessageBody(batchMessage.bodyLength);
-    if (body.byteLength !== batchMessage.bodyLength) throw refuse(`the record batch body holds ${body.byteLength} of its ${batchMessage.bodyLength} bytes`);
-    if (reader.readMessage() !== null) throw refuse('the stream must hold one record batch and end there');
+    body = messages[1]!.body;
+    if (messages.length > 2) throw refuse('the stream must hold one record batch and end there');
   } catch (error) {
     if (error instanceof InvalidArgumentError) throw error;
     throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);

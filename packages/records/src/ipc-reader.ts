@@ -7,7 +7,7 @@
  * else, a dictionary, compression or a malformed stream throws a plain Error: the bytes come from mink's
  * own storage or data nodes, so a failure here is a bug or corruption, not a caller's mistake.
  */
-import { type DataType, type Field, MessageReader, Type } from 'apache-arrow';
+import { type DataType, type Field, Message, MessageReader, Type } from 'apache-arrow';
 
 export interface RawColumn {
   length: number;
@@ -82,4 +82,47 @@ export function int32sOf(bytes: Uint8Array, count: number): Int32Array {
   if (bytes.byteLength < count * 4) throw new Error(`${count} int32 values need ${count * 4} bytes, have ${bytes.byteLength}`);
   if (bytes.byteOffset % 4 === 0) return new Int32Array(bytes.buffer, bytes.byteOffset, count);
   return new Int32Array(bytes.slice(0, count * 4).buffer);
+}
+
+/** One message of an Arrow IPC stream, with its body as a view of the input. */
+export interface IpcMessage {
+  message: Message;
+  body: Uint8Array;
+}
+
+/**
+ * The messages of an Arrow IPC stream up to its end-of-stream marker (or the end of the bytes), each body a
+ * view of `bytes` at whatever alignment it has there. apache-arrow's MessageReader copies a body that is not
+ * 8-byte aligned, which a batch inside a NATS message or an HTTP body usually is not; a caller that reads
+ * the buffers byte-wise or through DataViews (as checking an incoming batch does) needs no copy. Throws a
+ * plain Error for a truncated or malformed framing.
+ */
+export function readIpcMessages(bytes: Uint8Array): IpcMessage[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const messages: IpcMessage[] = [];
+  let position = 0;
+  while (position < bytes.byteLength) {
+    if (position + 4 > bytes.byteLength) throw new Error(`a message length at byte ${position} is cut off`);
+    let metadataLength = view.getInt32(position, true);
+    position += 4;
+    // Since Arrow 0.15 a message starts with the continuation marker 0xFFFFFFFF, then its metadata length.
+    if (metadataLength === -1) {
+      if (position + 4 > bytes.byteLength) throw new Error(`a message length at byte ${position} is cut off`);
+      metadataLength = view.getInt32(position, true);
+      position += 4;
+    }
+    if (metadataLength === 0) break;
+    if (metadataLength < 0 || position + metadataLength > bytes.byteLength) {
+      throw new Error(`a message of ${metadataLength} metadata bytes at byte ${position} does not fit in ${bytes.byteLength} bytes`);
+    }
+    const message = Message.decode(bytes.subarray(position, position + metadataLength));
+    position += metadataLength;
+    const bodyLength = Number(message.bodyLength);
+    if (!Number.isSafeInteger(bodyLength) || bodyLength < 0 || position + bodyLength > bytes.byteLength) {
+      throw new Error(`a message body of ${bodyLength} bytes at byte ${position} does not fit in ${bytes.byteLength} bytes`);
+    }
+    messages.push({ message, body: bytes.subarray(position, position + bodyLength) });
+    position += bodyLength;
+  }
+  return messages;
 }

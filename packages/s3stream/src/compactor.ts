@@ -197,11 +197,9 @@ export class Compactor {
       pieces.push({ startOffset: slice.startOffset, endOffset: slice.endOffset, position, length: slice.length });
       position += slice.length;
     }
-    const body = new Uint8Array(position);
-    pieces.forEach((piece, index) => body.set(payloads[index]!, piece.position));
-
     try {
-      await this.store.put(key, body);
+      // The slices go out as the object's parts, in order, without being joined into one array first.
+      await this.store.put(key, payloads);
     } catch (error) {
       this.logger.warn({ ...context, error: describe(error) }, 'compaction could not upload a stream object');
       // The upload may have landed although it failed; nothing will commit it.

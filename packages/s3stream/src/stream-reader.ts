@@ -164,9 +164,10 @@ export class StreamReader {
   }
 
   /**
-   * Keeps a copy of a committed batch's payload in the tail cache for later reads, evicting the least recently
-   * used batches beyond the bound. A payload larger than the whole cache is not kept. Fits `WalWriter`'s
-   * `onCommitted`.
+   * Keeps a committed batch's payload in the tail cache for later reads, evicting the least recently used
+   * batches beyond the bound. A payload larger than the whole cache is not kept. The array itself is kept,
+   * not a copy: the caller hands it over and never changes it (as `WalWriter`'s appenders do, whose
+   * `onCommitted` this fits).
    */
   cache(bucketId: string, slice: DataSlice, payload: Uint8Array): void {
     if (payload.byteLength !== slice.length) {
@@ -175,7 +176,7 @@ export class StreamReader {
     if (payload.byteLength > this.cacheBytesMax) return;
     const key = cacheKey(bucketId, slice);
     this.forgetTail(key);
-    this.tailCache.set(key, payload.slice());
+    this.tailCache.set(key, payload);
     this.tailCacheBytes += payload.byteLength;
     for (const [oldestKey] of this.tailCache) {
       if (this.tailCacheBytes <= this.cacheBytesMax) break;

@@ -14,7 +14,11 @@ export interface WalAppendRequest {
   bucket: number;
   /** The stream epoch the leader opened the stream at; a commit at any other epoch is fenced. */
   streamEpoch: number;
-  /** The encoded batch, stored as one slice and returned whole by reads. Not empty. */
+  /**
+   * The encoded batch, stored as one slice and returned whole by reads. Not empty. It is handed over with the
+   * call: it is uploaded as it is (not copied into the object first) and the commit listener may keep it, so
+   * the appender never changes it afterwards.
+   */
   payload: Uint8Array;
   /** Records in the batch: the offsets it takes. A positive integer. */
   recordCount: number;
@@ -31,7 +35,7 @@ export interface WalAppendResult {
 /**
  * Called once per batch after its commit applied, in commit order, before the append is acknowledged; the
  * stream reader's `cache` fits here, so recent data is read without a GET. `payload` is the array the
- * appender passed; a listener that keeps it must copy it. It must not throw.
+ * appender handed over, which nobody changes any more, so a listener may keep it. It must not throw.
  */
 export type CommittedListener = (bucketId: string, slice: DataSlice, payload: Uint8Array) => void;
 
@@ -261,7 +265,8 @@ export class WalWriter {
     const placed = this.place(batch);
     if (placed.length === 0) return;
     const key = walObjectKey(this.nodeId, this.nodeEpoch, this.nextSequence++);
-    const body = concatenate(placed);
+    // The batches go out as the object's parts, without being joined into one array first.
+    const body = placed.map((entry) => entry.pending.request.payload);
     const uploaded = this.store.put(key, body).then(
       () => null,
       (error: unknown) => new UnavailableError(`upload of WAL object ${key} failed: ${describe(error)}`),
@@ -423,13 +428,6 @@ export class WalWriter {
       pending.reject(behindError(pending.request.bucketId));
     }
   }
-}
-
-function concatenate(placed: PlacedAppend[]): Uint8Array {
-  const last = placed[placed.length - 1]!.range;
-  const body = new Uint8Array(last.position + last.length);
-  for (const { pending, range } of placed) body.set(pending.request.payload, range.position);
-  return body;
 }
 
 

@@ -1,4 +1,4 @@
-import type { ByteRange, ListedObject, ObjectStore } from './object-store';
+import type { ByteRange, ListedObject, ObjectBody, ObjectStore } from './object-store';
 
 /**
  * An ObjectStore that passes every call to `inner`. A wrapper that intercepts one operation (to hold an
@@ -13,7 +13,7 @@ export class DelegatingObjectStore<Inner extends ObjectStore = ObjectStore> impl
     return Object.assign(new DelegatingObjectStore(inner), overrides);
   }
 
-  put(key: string, body: Uint8Array): Promise<void> {
+  put(key: string, body: ObjectBody): Promise<void> {
     return this.inner.put(key, body);
   }
 

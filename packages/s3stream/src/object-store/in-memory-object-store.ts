@@ -3,7 +3,7 @@ import { NotFoundError } from '@mink/protocol';
 import { assertValidByteRange, clipByteRange } from './byte-range';
 import { sizeOfFileToPut } from './file-bodies';
 import { assertValidKey, compareKeys } from './keys';
-import type { ByteRange, ListedObject, ObjectStore } from './object-store';
+import { lengthOfBody, partsOfBody, type ByteRange, type ListedObject, type ObjectBody, type ObjectStore } from './object-store';
 
 /**
  * The operations faults are injected into and calls are counted for, named after the request each one is on the
@@ -55,10 +55,16 @@ export class InMemoryObjectStore implements ObjectStore {
     return [...this.objects.keys()].sort(compareKeys);
   }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  async put(key: string, body: ObjectBody): Promise<void> {
     this.perform('put', () => {
       assertValidKey(key);
-      this.objects.set(key, Uint8Array.from(body));
+      const stored = new Uint8Array(lengthOfBody(body));
+      let position = 0;
+      for (const part of partsOfBody(body)) {
+        stored.set(part, position);
+        position += part.byteLength;
+      }
+      this.objects.set(key, stored);
     });
   }
 

@@ -59,6 +59,21 @@ export function describeObjectStoreContract(name: string, makeStore: () => Objec
       expect(await store.get('bytes/empty')).toEqual(new Uint8Array(0));
     });
 
+    it('stores a body given as parts as their bytes end to end, empty parts and views into larger arrays included', async () => {
+      // Proves a WAL or stream object put as its batches reads back as one object, byte for byte, and ranges
+      // across part boundaries see the joined bytes.
+      const backing = new Uint8Array(randomBytes(300_000));
+      const parts = [backing.subarray(7, 100_007), new Uint8Array(0), Uint8Array.from([1, 2, 3]), backing.subarray(150_001, 299_999)];
+      const joined = Buffer.concat(parts);
+      await store.put('parts/many', parts);
+      await store.put('parts/none', []);
+      const readBack = await store.get('parts/many');
+      expect(readBack.byteLength).toBe(joined.byteLength);
+      expect(Buffer.compare(readBack, joined)).toBe(0);
+      expect(Buffer.compare(await store.get('parts/many', { start: 99_990, endExclusive: 100_020 }), joined.subarray(99_990, 100_020))).toBe(0);
+      expect(await store.get('parts/none')).toEqual(new Uint8Array(0));
+    });
+
     describe('with local files', () => {
       let fileDirectory: string;
 

@@ -15,6 +15,26 @@ export interface ByteRange {
  */
 export const OBJECT_PUT_BYTES_MAX = 5 * 1024 * 1024 * 1024;
 
+/**
+ * The bytes of an object to put: one array, or parts laid end to end. Parts are sent as they are, never
+ * joined into one array first, so a writer that assembles an object from many batches (a WAL object, a
+ * stream object) does not copy them once more on the way out.
+ */
+export type ObjectBody = Uint8Array | readonly Uint8Array[];
+
+/** The parts of `body`, in order. */
+export function partsOfBody(body: ObjectBody): readonly Uint8Array[] {
+  return body instanceof Uint8Array ? [body] : body;
+}
+
+/** The length in bytes of the object `body` makes. */
+export function lengthOfBody(body: ObjectBody): number {
+  if (body instanceof Uint8Array) return body.byteLength;
+  let length = 0;
+  for (const part of body) length += part.byteLength;
+  return length;
+}
+
 /** One entry of a listing. */
 export interface ListedObject {
   key: string;
@@ -28,7 +48,8 @@ export interface ListedObject {
  *
  * Contract shared by every implementation (checked by `describeObjectStoreContract`):
  * - `put` replaces the whole object atomically: a `get` sees either the old or the new body, never a mix.
- *   Once `put` resolves, the body is durable and later mutation of the caller's array does not affect it.
+ *   A body given as parts stores their bytes end to end. Once `put` resolves, the body is durable and later
+ *   mutation of the caller's arrays does not affect it; until then they must not change.
  * - `putFile` stores the bytes of a local file as the object, with the same replace-as-a-whole rule as `put`.
  *   The file is read from disk as it is sent, so memory does not grow with its size; it must not change
  *   until the call resolves. A file larger than `OBJECT_PUT_BYTES_MAX` is refused with `InvalidArgumentError`
@@ -50,7 +71,7 @@ export interface ListedObject {
  * needs a `put` to be visible before a `get` awaits the `put` first.
  */
 export interface ObjectStore {
-  put(key: string, body: Uint8Array): Promise<void>;
+  put(key: string, body: ObjectBody): Promise<void>;
   /** Whole object, or the byte range [start, endExclusive). Throws NotFoundError when missing. */
   get(key: string, range?: ByteRange): Promise<Uint8Array>;
   /** Uploads the local file at `path` as the object, streamed from disk; at most `OBJECT_PUT_BYTES_MAX` bytes. */

@@ -17,7 +17,7 @@ import { backoffDelayMs, type BackoffPolicy } from './backoff';
 import { assertValidByteRange, httpRangeHeader } from './byte-range';
 import { sizeOfFileToPut } from './file-bodies';
 import { assertValidKey, compareKeys } from './keys';
-import type { ByteRange, ListedObject, ObjectStore } from './object-store';
+import { lengthOfBody, partsOfBody, type ByteRange, type ListedObject, type ObjectBody, type ObjectStore } from './object-store';
 import { classifyS3Error, describeS3Error } from './s3-errors';
 import { Semaphore } from './semaphore';
 
@@ -126,11 +126,21 @@ export class S3ObjectStore implements ObjectStore {
     });
   }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  /**
+   * The body goes out as a stream of its parts: they are written to the connection as they are, never joined
+   * (a WAL or stream object is made of many batches), and the request is signed with an unsigned payload
+   * instead of a SHA-256 of the body, which the SDK computes only for a body given as one array. The
+   * connection to S3 (TLS in production) guards the bytes in transit; mink does not ask S3 to checksum them
+   * (see `requestChecksumCalculation` above).
+   */
+  async put(key: string, body: ObjectBody): Promise<void> {
     assertValidKey(key);
+    const parts = partsOfBody(body);
+    const length = lengthOfBody(body);
     await this.send('PutObject', key, () =>
       this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentLength: body.byteLength }),
+        // A stream is used up by the attempt that sends it, so every attempt streams the parts afresh.
+        new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: Readable.from(parts), ContentLength: length }),
       ),
     );
   }
