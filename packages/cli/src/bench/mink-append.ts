@@ -1,29 +1,33 @@
 import { Float64, Int64, RecordBatch, Utf8, makeData, vectorFromArray } from 'apache-arrow';
 import { MinkClient, type TableClient } from '@mink/client';
-import type { CliIo } from '../io';
 import { BENCH_TABLE } from './bench-limits';
+import { HttpLoad } from './http-load';
 import type { AppendResult } from './results';
 import { runWriteScenario, type BatchWriter, type BenchRow, type WriteScenarioSettings } from './write-scenario';
 
 /** `POST /v1/tables/{table}/append` with `{rows}` bodies, `concurrency` requests in flight. */
-export async function runGatewayAppend(io: CliIo, gatewayUrl: string, settings: WriteScenarioSettings): Promise<AppendResult | null> {
+export async function runGatewayAppend(gatewayUrl: string, settings: WriteScenarioSettings): Promise<AppendResult | null> {
   const url = `${gatewayUrl}/v1/tables/${encodeURIComponent(BENCH_TABLE.name)}/append`;
-  const writer: BatchWriter<string> = {
+  const http = new HttpLoad(settings.concurrency);
+  const writer: BatchWriter<Buffer> = {
     encode: (rows) => {
-      const payload = JSON.stringify({ rows });
-      return { payload, rowCount: rows.length, jsonBytes: Buffer.byteLength(payload) };
+      const payload = Buffer.from(JSON.stringify({ rows }));
+      return { payload, rowCount: rows.length, jsonBytes: payload.byteLength };
     },
     send: async (batch) => {
-      const response = await io.fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: batch.payload });
-      // The body is read in full either way, so the connection goes back to the pool.
-      const text = await response.text();
-      if (!response.ok) throw new Error(`HTTP ${response.status}: ${text.slice(0, 300)}`);
+      const reply = await http.send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: batch.payload });
+      const text = reply.body.toString('utf8');
+      if (reply.status < 200 || reply.status > 299) throw new Error(`HTTP ${reply.status}: ${text.slice(0, 300)}`);
       const appended = (JSON.parse(text) as { appended?: unknown }).appended;
       if (appended !== batch.rowCount) throw new Error(`the gateway acknowledged ${String(appended)} rows of ${batch.rowCount}`);
     },
   };
-  const outcome = await runWriteScenario('gateway append', writer, settings);
-  return outcome === null ? null : { path: 'gateway', ...outcome.result };
+  try {
+    const outcome = await runWriteScenario('gateway append', writer, settings);
+    return outcome === null ? null : { path: 'gateway', ...outcome.result };
+  } finally {
+    http.close();
+  }
 }
 
 /** `MinkClient.table(name).append(rows)` over NATS, `concurrency` calls in flight on one client. */

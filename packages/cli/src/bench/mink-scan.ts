@@ -35,6 +35,7 @@ import {
   type StreamObjectRange,
 } from './scan-figures';
 import { ratePerSecond, summarizeLatencies } from './stats';
+import { HttpLoad } from './http-load';
 import { payloadOf, runWriteScenario, type BatchWriter, type BenchRow } from './write-scenario';
 
 /** What of the cluster the scan figures use: endpoints, the data nodes and their restarts. */
@@ -377,8 +378,9 @@ async function scanSeries(
   cache: ScanCache,
   recordsByBucket: ReadonlyMap<number, number>,
 ): Promise<ScanSeriesResult | ScanFormatSkipped | null> {
-  const { io, cluster, signal } = settings;
+  const { cluster, signal } = settings;
   const accept = SCAN_MEDIA_TYPES[format];
+  const http = new HttpLoad(BENCH_SCAN.scansInFlight);
   const buckets = [...recordsByBucket.keys()];
   const pagesByBucket = new Map<number, ReceivedPage[]>(buckets.map((bucket) => [bucket, []]));
   let contentType = '';
@@ -389,9 +391,9 @@ async function scanSeries(
     // An interrupted series is dropped whole, so a bucket may stop between two pages.
     while (!signal.aborted) {
       const url = `${cluster.gatewayUrl}/v1/tables/${encodeURIComponent(BENCH_SCAN_TABLE.name)}/scan?bucket=${bucket}&offset=${offset}&limit=${BENCH_SCAN.pageRecords}`;
-      const response = await io.fetch(url, { headers: { accept, 'accept-encoding': 'identity' } });
-      const body = new Uint8Array(await response.arrayBuffer());
-      if (!response.ok) throw new FormatNotServed(`GET …/scan?bucket=${bucket}&offset=${offset} answered HTTP ${response.status}: ${Buffer.from(body).toString('utf8').slice(0, 300)}`);
+      const response = await http.send(url, { headers: { accept, 'accept-encoding': 'identity' } });
+      const body = response.body;
+      if (response.status < 200 || response.status > 299) throw new FormatNotServed(`GET …/scan?bucket=${bucket}&offset=${offset} answered HTTP ${response.status}: ${Buffer.from(body).toString('utf8').slice(0, 300)}`);
       const answeredType = response.headers.get('content-type');
       if (!servesFormat(format, answeredType)) throw new FormatNotServed(`the gateway answered Content-Type ${answeredType ?? '(none)'} to Accept: ${accept}`);
       contentType = answeredType ?? '';
@@ -422,6 +424,8 @@ async function scanSeries(
     if (!(error instanceof TooManyFailuresError)) throw error;
     if (signal.aborted) return null;
     return { format, accept, reason: error.firstFailureMessage };
+  } finally {
+    http.close();
   }
 
   const countingMs = performance.now();

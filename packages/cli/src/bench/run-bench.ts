@@ -235,7 +235,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     const idRange = options.rows + options.batchRows * BENCH_BASELINES.warmupOperations;
     if (selected('append') && !interrupt.signal.aborted) {
       startPhase(`mink append through the gateway: POST ${cluster.gatewayUrl}/v1/tables/${BENCH_TABLE.name}/append`);
-      const gateway = await runGatewayAppend(io, cluster.gatewayUrl, scenario(options.rows, 0, BENCH_PAYLOAD_CHARS));
+      const gateway = await runGatewayAppend(cluster.gatewayUrl, scenario(options.rows, 0, BENCH_PAYLOAD_CHARS));
       if (gateway !== null) appends.push(gateway);
     }
     if (selected('append') && !interrupt.signal.aborted) {
