@@ -41,3 +41,14 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
     exit 1
   fi
 fi
+
+# librdkafka as the second, independent Kafka client of the tests (kcat; the Python binding for scripts and
+# examples), from Debian like nats-server.
+if ! command -v kcat >/dev/null 2>&1 || ! python3 -c 'import confluent_kafka' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq kcat python3-confluent-kafka >/dev/null
+  else
+    echo "kcat or python3-confluent-kafka not found: install them (Debian: apt-get install kcat python3-confluent-kafka)" >&2
+    exit 1
+  fi
+fi

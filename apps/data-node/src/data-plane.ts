@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, decideWriterSequence, ownRecord, type BucketRecord, type TableRecord, type View } from '@mink/meta';
+import { bucketId, decideWriterSequence, logFormatOf, ownRecord, type BucketRecord, type TableRecord, type View } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -37,6 +37,20 @@ import type { PkBucket } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
 const NO_WRITES: ReadonlyMap<number, Promise<AppendBucketResult>> = new Map();
+
+/** A Kafka record batch to store: its bytes, the offsets it takes, and how to write its base offset into it. */
+export interface RecordBatchToStore {
+  bytes: Uint8Array;
+  offsetCount: number;
+  stampBaseOffset: (payload: Uint8Array, baseOffset: number) => void;
+}
+
+/** Arrow appends and scans cannot read or write a table that stores Kafka record batches. */
+function refuseKafkaFormat(table: TableRecord, action: string): void {
+  if (logFormatOf(table) === 'kafka') {
+    throw new InvalidArgumentError(`table '${table.name}' is a Kafka topic (it stores Kafka record batches) and cannot be ${action} over this API yet: use a Kafka client`);
+  }
+}
 
 /**
  * The data path of a data node (DESIGN §4–§5, seed "Redirects"): appends and scans of the buckets it
@@ -89,6 +103,7 @@ export class DataPlane {
   async append(request: AppendBucketRequest): Promise<AppendBucketResult> {
     const { table, record } = this.leadOrRedirect(request);
     if (table.kind !== 'log') throw new InvalidArgumentError(`table '${table.name}' is a primary-key table: use put`);
+    refuseKafkaFormat(table, 'appended to');
     const batch = this.batchOf(table, request);
     const id = bucketId(record.tableId, record.partition, record.bucket);
     const writer = request.writer;
@@ -132,6 +147,7 @@ export class DataPlane {
   /** Seed: a table-addressed write is split by bucket and each part forwarded to its leader. */
   async appendTable(request: AppendTableRequest): Promise<AppendTableResult> {
     const table = this.unpartitionedTable(request.table);
+    refuseKafkaFormat(table, 'appended to');
     const rows = validateRows(table.columns, request.rows);
     const parts = splitByBucket(rows, table.bucketKey, table.buckets, this.spreadCounter++);
     const results = await this.forwardByBucket(
@@ -213,6 +229,7 @@ export class DataPlane {
   async scan(request: ScanRequest): Promise<WithBinary> {
     this.readFence.check();
     let { table, record } = this.leadOrRedirect(request);
+    refuseKafkaFormat(table, 'scanned');
     const offset = request.offset ?? 0;
     const limit = Math.min(request.limit ?? LIMITS.scanRecordsDefault, LIMITS.scanRecordsMax);
     const waitMs = request.waitMs ?? 0;
@@ -237,6 +254,60 @@ export class DataPlane {
     const page = encodeScanPage(layout, read.batches, from, limit, bytesMax);
     const result: Omit<ScanPage, 'batch'> = { records: page.records, nextOffset: page.nextOffset, highWatermark: read.highWatermark, startOffset: read.startOffset };
     return new WithBinary(result, page.stream);
+  }
+
+  /**
+   * Kafka produce to a `kafka`-format table: the record batches of one bucket, each stored as received
+   * (DESIGN §5) and taking the offsets it holds; its base offset is written into it once the WAL writer
+   * assigns it. They are queued in order, so they commit in order or fail together with what follows them.
+   * Resolves with the first batch's base offset once all are committed.
+   */
+  async appendRecordBatches(tableName: string, bucket: number, batches: readonly RecordBatchToStore[]): Promise<{ baseOffset: number; startOffset: number }> {
+    const { table, record } = this.leadBucketOf(tableName, bucket);
+    if (logFormatOf(table) !== 'kafka') throw new InvalidArgumentError(`table '${table.name}' is not a Kafka topic: it stores Arrow batches, write rows to it`);
+    if (batches.length === 0) throw new InvalidArgumentError('a produce to a partition carries at least one record batch');
+    const id = bucketId(record.tableId, record.partition, record.bucket);
+    const results = await Promise.all(
+      batches.map((batch) =>
+        this.wal.append({
+          bucketId: id,
+          tableId: record.tableId,
+          partition: record.partition,
+          bucket: record.bucket,
+          streamEpoch: record.stream.epoch,
+          payload: batch.bytes,
+          recordCount: batch.offsetCount,
+          stampBaseOffset: batch.stampBaseOffset,
+        }),
+      ),
+    );
+    return { baseOffset: results[0]!.baseOffset, startOffset: record.stream.startOffset };
+  }
+
+  /**
+   * Kafka fetch from a `kafka`-format table: the stored record batches from the one holding `offset`, whole
+   * (the first one whatever its size), up to about `bytesMax`. Reads are served under the read fence, as scans are.
+   */
+  async readRecordBatches(tableName: string, bucket: number, offset: number, bytesMax: number): Promise<{ batches: Uint8Array[]; highWatermark: number; startOffset: number }> {
+    this.readFence.check();
+    const { table, record } = this.leadBucketOf(tableName, bucket);
+    if (logFormatOf(table) !== 'kafka') throw new InvalidArgumentError(`table '${table.name}' is not a Kafka topic`);
+    const id = bucketId(record.tableId, record.partition, record.bucket);
+    const read = await this.reader.read(id, offset, Number.MAX_SAFE_INTEGER, { bytesMax });
+    return { batches: read.batches.map((batch) => batch.payload), highWatermark: read.highWatermark, startOffset: read.startOffset };
+  }
+
+  /** The committed end and first retained offset of a bucket this node leads (any format). */
+  streamBoundsOf(tableName: string, bucket: number): { endOffset: number; startOffset: number; bucketId: string } {
+    const { record } = this.leadBucketOf(tableName, bucket);
+    return { endOffset: record.stream.endOffset, startOffset: record.stream.startOffset, bucketId: bucketId(record.tableId, record.partition, record.bucket) };
+  }
+
+  /** Resolves at the next commit to one of the buckets, or at the deadline. */
+  async waitForCommit(bucketIds: readonly string[], deadlineMs: number): Promise<void> {
+    const remainingMs = deadlineMs - this.nowMs();
+    if (remainingMs <= 0 || bucketIds.length === 0) return;
+    await Promise.race(bucketIds.map((id) => this.commits.wait(id, remainingMs)));
   }
 
   private endOffsetOf(id: string): number {
@@ -391,6 +462,12 @@ export class DataPlane {
     const table = typeof name === 'string' ? ownRecord(view.tables, name) : undefined;
     if (!table) throw new NotFoundError(`table '${name}' does not exist`);
     return table;
+  }
+
+  /** `leadOrRedirect` for bucket `bucket` of an unpartitioned table named as it is now. */
+  private leadBucketOf(tableName: string, bucket: number): { table: TableRecord; record: BucketRecord } {
+    const table = this.table(this.member.view, tableName);
+    return this.leadOrRedirect({ table: table.name, tableId: table.id, partition: null, bucket });
   }
 
   /** The seed's redirect table: serve, NotLeader with the leader's address, or Unavailable while opening. */

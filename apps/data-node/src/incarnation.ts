@@ -41,6 +41,8 @@ export class Incarnation {
     private readonly compactor: Compactor,
     private readonly pk: PkBuckets,
     private readonly handler: NodeRequestHandler,
+    /** The data path of this incarnation; the Kafka listener serves through it. */
+    readonly data: DataPlane,
   ) {}
 
   static async begin(context: IncarnationContext): Promise<Incarnation> {
@@ -100,7 +102,7 @@ export class Incarnation {
       cachedPayloadOf: (bucketId, slice) => context.reader.cachedPayload(bucketId, slice),
       logger,
     });
-    const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, pk, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data));
+    const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, pk, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data), data);
     // Seed, "Failover" step 3: replay the dead node's WAL slices of a taken-over stream into stream objects.
     sync.whenOpenedAfterTakeover((bucketId) => {
       void compactor

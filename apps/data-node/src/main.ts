@@ -8,10 +8,13 @@ import { SUBJECTS } from '@mink/protocol';
 import { serveJson } from '@mink/transport';
 import { ClusterMember, ServiceState, createLogger, runHttpService } from '@mink/runtime';
 import { StreamReader } from '@mink/s3stream';
+import { MinkClient } from '@mink/client';
+import { KafkaListener, kafkaBroker } from '@mink/kafka';
 import { Gauge } from 'prom-client';
 import { DataNodeModule } from './data-node.module';
 import { BucketSyncMetrics } from './bucket-sync';
 import { Incarnation, notRegistered, type IncarnationContext } from './incarnation';
+import { DataNodeKafkaBackend } from './kafka-backend';
 
 /**
  * A data node: registers a fresh incarnation (a higher node epoch on every start, and again whenever it
@@ -46,6 +49,7 @@ async function main(): Promise<void> {
   });
   let current: Incarnation | null = null;
   let stopping = false;
+  let kafka: KafkaListener | null = null;
 
   const { port: httpPort } = await runHttpService({
     module: DataNodeModule.register(state),
@@ -55,6 +59,7 @@ async function main(): Promise<void> {
       // A clean leave: give the buckets up and stop heartbeating so the coordinator re-leads them at
       // once instead of after lease_ttl (DESIGN §6).
       stopping = true;
+      await kafka?.stop();
       await current?.retire();
       await heartbeater.stop().catch(() => undefined);
       await member.close();
@@ -78,6 +83,12 @@ async function main(): Promise<void> {
   };
   const first = await Incarnation.begin(context);
   current = first;
+
+  // The Kafka listener (DESIGN §7): topics are kafka-format tables, served through the current incarnation.
+  const kafkaBackend = new DataNodeKafkaBackend(member, MinkClient.over(member.nc), config, () => current?.data ?? null);
+  kafka = new KafkaListener({ host: config.kafkaBindHost, port: config.kafkaPort, handler: kafkaBroker(kafkaBackend), logger });
+  const kafkaPort = await kafka.start();
+  logger.info({ host: config.kafkaBindHost, port: kafkaPort, advertised: `${config.advertisedHost}:${config.kafkaPort}` }, 'Kafka listener started');
 
   const handle = (body: unknown) => (current ? current.handle(body) : notRegistered(config.nodeId));
   const onError = (error: unknown) => logger.error({ err: error }, 'node request failed');

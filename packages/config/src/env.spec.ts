@@ -34,3 +34,21 @@ describe('readServiceConfig: MINK_APPENDS_IN_FLIGHT and MINK_WAL_UPLOADS_IN_FLIG
     expect(() => readServiceConfig({ [name]: value })).toThrow(name);
   });
 });
+
+describe('readServiceConfig: the Kafka listener bind address', () => {
+  it.each([
+    [undefined, '127.0.0.1'],
+    ['127.0.0.1', '127.0.0.1'],
+    ['127.0.1.1', '127.0.0.1'],
+    ['localhost', '127.0.0.1'],
+    ['::1', '::1'],
+    ['10.1.2.3', '0.0.0.0'],
+    ['broker-1.example', '0.0.0.0'],
+  ])('binds loopback only for a loopback advertised host: %s -> %s', (advertised, bind) => {
+    expect(readServiceConfig(advertised === undefined ? {} : { MINK_ADVERTISED_HOST: advertised }).kafkaBindHost).toBe(bind);
+  });
+
+  it('takes MINK_KAFKA_BIND_HOST as it is', () => {
+    expect(readServiceConfig({ MINK_ADVERTISED_HOST: '127.0.0.1', MINK_KAFKA_BIND_HOST: '0.0.0.0' }).kafkaBindHost).toBe('0.0.0.0');
+  });
+});

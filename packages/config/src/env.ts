@@ -21,6 +21,11 @@ export interface ServiceConfig {
   /** Host name other processes and clients use to reach this one. */
   advertisedHost: string;
   kafkaPort: number;
+  /**
+   * Address the Kafka listener binds: loopback when the advertised host is a loopback one (a local cluster
+   * is reachable from this machine only), else every interface; `MINK_KAFKA_BIND_HOST` overrides it.
+   */
+  kafkaBindHost: string;
   metaStream: string;
   /** The coordinator lease holder snapshots the metadata view every this many applied commands (at least 1). */
   metaSnapshotEveryCommands: number;
@@ -52,6 +57,7 @@ export const ENV = {
   httpPort: 'MINK_HTTP_PORT',
   advertisedHost: 'MINK_ADVERTISED_HOST',
   kafkaPort: 'MINK_KAFKA_PORT',
+  kafkaBindHost: 'MINK_KAFKA_BIND_HOST',
   metaStream: 'MINK_META_STREAM',
   metaSnapshotEveryCommands: 'MINK_META_SNAPSHOT_EVERY',
   logLevel: 'MINK_LOG_LEVEL',
@@ -85,6 +91,14 @@ function duration(value: string | undefined, fallback: number, name: string): nu
   return parseDurationMs(value, name);
 }
 
+/** The loopback address of a loopback advertised host (127.0.0.0/8, localhost, ::1), else every interface. */
+export function defaultBindHostFor(advertisedHost: string): string {
+  const host = advertisedHost.toLowerCase();
+  if (host === '::1' || host === '[::1]') return '::1';
+  if (host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host)) return '127.0.0.1';
+  return '0.0.0.0';
+}
+
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults: { httpPort?: number } = {}): ServiceConfig {
   return {
     natsUrl: env[ENV.natsUrl] ?? 'nats://127.0.0.1:4222',
@@ -99,6 +113,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     httpPort: integer(env[ENV.httpPort], defaults.httpPort ?? 0, ENV.httpPort),
     advertisedHost: env[ENV.advertisedHost] ?? '127.0.0.1',
     kafkaPort: integer(env[ENV.kafkaPort], DEFAULTS.kafkaPort, ENV.kafkaPort),
+    kafkaBindHost: env[ENV.kafkaBindHost] ?? defaultBindHostFor(env[ENV.advertisedHost] ?? '127.0.0.1'),
     metaStream: env[ENV.metaStream] ?? DEFAULTS.metaStream,
     metaSnapshotEveryCommands: positiveInteger(env[ENV.metaSnapshotEveryCommands], DEFAULTS.metaSnapshotEveryCommands, ENV.metaSnapshotEveryCommands),
     logLevel: env[ENV.logLevel] ?? 'info',

@@ -88,6 +88,21 @@ export const LIMITS = {
    * 8 MiB). Services work with any max payload: scan pages are cut to what the connection allows.
    */
   natsMaxPayloadBytes: 8 * 1024 * 1024,
+  /**
+   * Bytes of one Kafka request frame a data node's Kafka listener takes (Kafka's socket.request.max.bytes is
+   * 100 MiB; a produce larger than the WAL queue could never be written anyway). A larger frame closes the
+   * connection, as in Kafka.
+   */
+  kafkaFrameBytesMax: 64 * 1024 * 1024,
+  /** Kafka requests one connection may have in flight; beyond them the listener stops reading that socket until responses go out. */
+  kafkaRequestsInFlightPerConnectionMax: 64,
+  /**
+   * Bytes of record batches one partition of a Kafka fetch response carries at most (besides the first batch,
+   * which is always served whole); one read of the stream reader, so at most `streamReadBytesMax`.
+   */
+  kafkaFetchResponseBytesMax: 8 * 1024 * 1024,
+  /** Longest `max_wait_ms` a Kafka fetch waits for `min_bytes` (clients ask for 500 ms by default). */
+  kafkaFetchWaitMsMax: 30_000,
   /** Bytes a page leaves to its JSON header below the NATS max payload. */
   scanPageHeaderBytesMax: 16 * 1024,
   /** JSON bytes of one prefix lookup reply, well under NATS' default 1 MiB max payload (scans are paged by scanPageBytesMax). */
@@ -299,4 +314,5 @@ export function assertLimits(): void {
     throw new Error('retries of one metadata append must fit in the de-duplication window');
   }
   if (LIMITS.metaSnapshotsKept < 1) throw new Error('at least one snapshot of the metadata view must be kept');
+  if (LIMITS.kafkaFetchResponseBytesMax > LIMITS.streamReadBytesMax) throw new Error('a Kafka fetch of one partition is one read of the stream reader');
 }

@@ -214,6 +214,25 @@ describe('WalWriter', () => {
     ]);
   });
 
+  it('stamps each payload with the offset it was given before the upload, so the stored bytes carry it', async () => {
+    // Proves the hook Kafka record batches need: the base offset inside the stored batch is the one the commit assigned.
+    const { meta, streams } = await cluster(2);
+    const store = new InMemoryObjectStore();
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: 5 });
+    const stamp = (payload: Uint8Array, baseOffset: number) => payload.set(encoder.encode(String(baseOffset).padStart(2, '0')));
+    const requests = [
+      { ...appendRequest(streams[0]!, '__', 3), stampBaseOffset: stamp },
+      { ...appendRequest(streams[1]!, '__', 2), stampBaseOffset: stamp },
+      { ...appendRequest(streams[0]!, '__', 4), stampBaseOffset: stamp },
+      appendRequest(streams[0]!, 'xy', 1),
+    ];
+    const results = await Promise.all(requests.map((request) => walWriter.append(request)));
+    expect(results.map((result) => result.baseOffset)).toEqual([0, 0, 3, 7]);
+    const stored = (await Promise.all(store.keys().map((key) => store.get(key)))).map((bytes) => decoder.decode(bytes)).join('');
+    // Objects in key order hold the appends in call order: stream 0 at 0, stream 1 at 0, stream 0 at 3, then an unstamped one.
+    expect(stored).toBe('000003xy');
+  });
+
   it('flushes as soon as the queued bytes reach flushBytes, without waiting for the linger', async () => {
     // Proves the size trigger: with a linger that never expires, four 4-byte appends and an 8-byte threshold make exactly two objects.
     const { meta, streams } = await cluster(1);

@@ -24,6 +24,12 @@ export interface WalAppendRequest {
   recordCount: number;
   /** Passed through to the commit for idempotent writes; the view remembers it as the writer's last batch. */
   writer?: { id: string; seq: number };
+  /**
+   * Writes the batch's first offset into the payload once the writer has assigned it, before the upload: a
+   * Kafka record batch carries its base offset, so a fetch serves the stored bytes as they are. Called at
+   * most once; it must not change the payload's length.
+   */
+  stampBaseOffset?: (payload: Uint8Array, baseOffset: number) => void;
 }
 
 /** Where an acknowledged batch landed: offsets [baseOffset, baseOffset + count). */
@@ -340,6 +346,7 @@ export class WalWriter {
       const startOffset = nextOffsetByStream.get(request.bucketId) ?? Math.max(committedEnd, this.committedEndByStream.get(request.bucketId) ?? 0);
       const endOffset = startOffset + request.recordCount;
       nextOffsetByStream.set(request.bucketId, endOffset);
+      request.stampBaseOffset?.(request.payload, startOffset);
       const length = request.payload.byteLength;
       const range: WalRange = {
         tableId: request.tableId,

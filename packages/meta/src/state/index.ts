@@ -8,3 +8,4 @@ export * from './lookup';
 export * from './ports';
 export * from './writer-sequence';
 export * from './sharded-map';
+export * from './log-format';

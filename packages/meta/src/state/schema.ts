@@ -1,4 +1,5 @@
 import { LIMITS } from '@mink/config';
+import { checkLogFormat } from './log-format';
 import { COLUMN_TYPES, type ColumnSpec, type ColumnType, type PartitionSpec, type TableSpec } from './view';
 
 /**
@@ -84,6 +85,8 @@ function readTableSpec(input: unknown): TableSpec {
   if (bucketKey) spec.bucketKey = bucketKey;
   if (partition) spec.partition = partition;
   if (properties) spec.properties = properties;
+  const formatError = checkLogFormat(spec);
+  if (formatError !== null) fail(formatError);
   return spec;
 }
 

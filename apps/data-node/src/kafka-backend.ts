@@ -1,0 +1,176 @@
+import { LIMITS, type ServiceConfig } from '@mink/config';
+import type { MinkClient } from '@mink/client';
+import { bucketId, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type View } from '@mink/meta';
+import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
+import {
+  ERROR_CODES,
+  KafkaError,
+  hostAndPortOf,
+  kafkaNodeIdOf,
+  maxTimestampOfBatch,
+  offsetOfTimestamp,
+  setBaseOffset,
+  type FetchedPartition,
+  type KafkaBackend,
+  type KafkaBrokerAddress,
+  type KafkaTopicInfo,
+  type ProduceResult,
+  type ProducedBatch,
+} from '@mink/kafka';
+import type { ClusterMember } from '@mink/runtime';
+import type { DataPlane } from './data-plane';
+
+/**
+ * The Kafka broker port of a data node (packages/kafka's `KafkaBackend`) over its view and the data plane
+ * of its current incarnation. Topics are the tables of the `kafka` log format; partition p is bucket p.
+ */
+export class DataNodeKafkaBackend implements KafkaBackend {
+  readonly clusterId: string;
+  readonly self: KafkaBrokerAddress;
+
+  constructor(
+    private readonly member: ClusterMember,
+    private readonly client: MinkClient,
+    config: ServiceConfig,
+    private readonly dataPlane: () => DataPlane | null,
+  ) {
+    // Stable for the cluster's life: the bucket and metadata stream name its storage.
+    this.clusterId = `mink-${config.s3Bucket}-${config.metaStream}`;
+    this.self = { nodeId: kafkaNodeIdOf(config.nodeId), host: config.advertisedHost, port: config.kafkaPort };
+  }
+
+  brokers(): KafkaBrokerAddress[] {
+    const view = this.member.view;
+    const live = this.member.liveNodes();
+    const brokers: KafkaBrokerAddress[] = [];
+    for (const nodeId of Object.keys(view.nodes)) {
+      const node = ownRecord(view.nodes, nodeId);
+      const address = node && live.has(node.id) ? hostAndPortOf(node.kafka) : null;
+      if (address) brokers.push({ nodeId: kafkaNodeIdOf(node!.id), ...address });
+    }
+    // A node that has just started may not show as live yet; clients must always find the one they asked.
+    if (!brokers.some((broker) => broker.nodeId === this.self.nodeId)) brokers.push(this.self);
+    return brokers.sort((a, b) => a.nodeId - b.nodeId);
+  }
+
+  controllerId(): number {
+    return this.brokers()[0]!.nodeId;
+  }
+
+  topics(): KafkaTopicInfo[] {
+    const view = this.member.view;
+    const topics: KafkaTopicInfo[] = [];
+    for (const name of Object.keys(view.tables)) {
+      const table = ownRecord(view.tables, name)!;
+      if (isTopic(table)) topics.push(this.topicOf(view, table));
+    }
+    return topics;
+  }
+
+  topic(name: string): KafkaTopicInfo | null {
+    const view = this.member.view;
+    const table = ownRecord(view.tables, name);
+    return table && isTopic(table) ? this.topicOf(view, table) : null;
+  }
+
+  private topicOf(view: View, table: TableRecord): KafkaTopicInfo {
+    const partitions = Array.from({ length: table.buckets }, (_, partition) => {
+      const record = ownRecord(view.buckets, bucketId(table.id, null, partition));
+      const node = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
+      const address = node ? hostAndPortOf(node.kafka) : null;
+      return {
+        partition,
+        leader: node && address ? { nodeId: kafkaNodeIdOf(node.id), ...address } : null,
+        leaderEpoch: record?.leaderEpoch ?? -1,
+      };
+    });
+    return { name: table.name, partitions, properties: { ...table.properties } };
+  }
+
+  async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
+    const checked = validateTableSpec(kafkaTopicSpec(name, partitions, configs));
+    if (!checked.ok) throw new InvalidArgumentError(checked.message);
+    if (validateOnly) return;
+    const created = await this.client.createTable(checked.spec);
+    // Metadata asked of this node right after the create must show the topic.
+    await this.member.store.waitForSeq(created.metaSeq, LIMITS.proposeTimeoutMs);
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    const table = ownRecord(this.member.view.tables, name);
+    if (!table || !isTopic(table)) throw new NotFoundError(`topic '${name}' does not exist`);
+    const dropped = await this.client.dropTable(name);
+    await this.member.store.waitForSeq(dropped.metaSeq, LIMITS.proposeTimeoutMs);
+  }
+
+  async produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
+    const data = this.data();
+    const stored = await data.appendRecordBatches(
+      topic,
+      partition,
+      batches.map((batch) => ({ bytes: batch.bytes, offsetCount: batch.offsetCount, stampBaseOffset: setBaseOffset })),
+    );
+    return { baseOffset: stored.baseOffset, logStartOffset: stored.startOffset };
+  }
+
+  async fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition> {
+    const data = this.data();
+    const bounds = data.streamBoundsOf(topic, partition);
+    if (offset < bounds.startOffset || offset > bounds.endOffset) {
+      throw new KafkaError(ERROR_CODES.OFFSET_OUT_OF_RANGE, `offset ${offset} is outside [${bounds.startOffset}, ${bounds.endOffset}] of ${topic}-${partition}`);
+    }
+    if (offset === bounds.endOffset) return { batches: [], highWatermark: bounds.endOffset, logStartOffset: bounds.startOffset };
+    const read = await data.readRecordBatches(topic, partition, offset, Math.max(1, Math.min(maxBytes, LIMITS.kafkaFetchResponseBytesMax)));
+    return { batches: read.batches, highWatermark: read.highWatermark, logStartOffset: read.startOffset };
+  }
+
+  async waitForData(partitions: readonly { topic: string; partition: number }[], deadlineMs: number): Promise<void> {
+    const data = this.dataPlane();
+    if (!data) return;
+    const ids: string[] = [];
+    for (const { topic, partition } of partitions) {
+      try {
+        ids.push(data.streamBoundsOf(topic, partition).bucketId);
+      } catch {
+        // A partition not led here answers with its error at once; it has nothing to wait for.
+      }
+    }
+    await data.waitForCommit(ids, deadlineMs);
+  }
+
+  async listOffset(topic: string, partition: number, timestamp: number): Promise<{ offset: number; timestamp: number }> {
+    const data = this.data();
+    const bounds = data.streamBoundsOf(topic, partition);
+    if (timestamp === -2) return { offset: bounds.startOffset, timestamp: -1 };
+    if (timestamp === -1) return { offset: bounds.endOffset, timestamp: -1 };
+    // The first batch whose newest record is at or after the timestamp holds the answer (Kafka's time index
+    // is per segment; mink reads the batches, which is fine for the topics of a first version).
+    let offset = bounds.startOffset;
+    while (offset < bounds.endOffset) {
+      const read = await data.readRecordBatches(topic, partition, offset, LIMITS.kafkaFetchResponseBytesMax);
+      for (const batch of read.batches) {
+        if (maxTimestampOfBatch(batch) >= timestamp) return offsetOfTimestamp(batch, timestamp);
+      }
+      const last = read.batches[read.batches.length - 1];
+      if (!last) break;
+      offset = nextOffsetAfter(last);
+    }
+    return { offset: -1, timestamp: -1 };
+  }
+
+  private data(): DataPlane {
+    const data = this.dataPlane();
+    if (!data) throw new UnavailableError('this data node is registering a new incarnation');
+    return data;
+  }
+}
+
+function isTopic(table: TableRecord): boolean {
+  return table.kind === 'log' && !table.partition && logFormatOf(table) === 'kafka';
+}
+
+/** The offset after a stored batch: base offset + last offset delta + 1. */
+function nextOffsetAfter(batch: Uint8Array): number {
+  const view = new DataView(batch.buffer, batch.byteOffset, batch.byteLength);
+  return Number(view.getBigInt64(0)) + view.getInt32(23) + 1;
+}

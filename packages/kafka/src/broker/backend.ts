@@ -1,0 +1,88 @@
+/**
+ * What the Kafka broker handlers need from the data node they run in: the cluster as Kafka sees it
+ * (brokers, topics, partition leaders) and the data path of the partitions this node leads. Topics are
+ * mink tables in the `kafka` log format, partitions their buckets (DESIGN §5). The handlers stay free of
+ * mink's internals; the data node implements this port over its view, WAL writer and stream reader.
+ *
+ * Errors: methods throw mink's typed errors (`@mink/protocol`: NotLeader, Unavailable, NotFound,
+ * InvalidArgument, Conflict, …) or a `KafkaError` carrying a Kafka error code; the handlers turn both into
+ * the error code of the partition or topic they concern (see error-mapping.ts).
+ */
+
+/** A data node as a Kafka broker: its node id as an int32 and its advertised Kafka listener. */
+export interface KafkaBrokerAddress {
+  nodeId: number;
+  host: string;
+  port: number;
+}
+
+export interface KafkaPartitionInfo {
+  partition: number;
+  /** The broker leading it, or null while it has no leader (answered as LEADER_NOT_AVAILABLE). */
+  leader: KafkaBrokerAddress | null;
+  /** The leader epoch of the bucket. */
+  leaderEpoch: number;
+}
+
+export interface KafkaTopicInfo {
+  name: string;
+  partitions: KafkaPartitionInfo[];
+  /** The table's properties, for DescribeConfigs. */
+  properties: Record<string, string>;
+}
+
+/** A record batch of a produce request, checked and ready to store. */
+export interface ProducedBatch {
+  /** The whole batch as received; its base offset is rewritten in place once the WAL assigns it. */
+  bytes: Uint8Array;
+  /** Offsets the batch takes: lastOffsetDelta + 1. */
+  offsetCount: number;
+}
+
+export interface ProduceResult {
+  /** Offset given to the first record of the first batch. */
+  baseOffset: number;
+  logStartOffset: number;
+}
+
+export interface FetchedPartition {
+  /** Stored record batches from the one holding the fetch offset, whole and in offset order. */
+  batches: Uint8Array[];
+  highWatermark: number;
+  logStartOffset: number;
+}
+
+export interface KafkaBackend {
+  /** Names the cluster in Metadata responses. */
+  readonly clusterId: string;
+  /** This data node as a broker. */
+  readonly self: KafkaBrokerAddress;
+  /** The live data nodes. */
+  brokers(): KafkaBrokerAddress[];
+  /** The broker named as controller: admin requests sent to it are forwarded to the coordinator lease holder. */
+  controllerId(): number;
+  /** Every topic, or null for a name that is not a topic. */
+  topics(): KafkaTopicInfo[];
+  topic(name: string): KafkaTopicInfo | null;
+  createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void>;
+  deleteTopic(name: string): Promise<void>;
+  /** Stores the batches of one partition in order; resolves once they are committed (acks=1 and -1 alike). */
+  produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult>;
+  /** Stored batches from `offset` on, up to about `maxBytes` (the first batch whole whatever its size). */
+  fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition>;
+  /** Resolves when one of the partitions gets a commit, or at the deadline (`Date.now()` milliseconds). */
+  waitForData(partitions: readonly { topic: string; partition: number }[], deadlineMs: number): Promise<void>;
+  /** The offset for a ListOffsets timestamp: -2 earliest, -1 latest, else the first record at or after it. */
+  listOffset(topic: string, partition: number, timestamp: number): Promise<{ offset: number; timestamp: number }>;
+}
+
+/** A failure that is a Kafka error code as it is (OFFSET_OUT_OF_RANGE, CORRUPT_MESSAGE, …). */
+export class KafkaError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KafkaError';
+  }
+}

@@ -1,0 +1,44 @@
+import { FencedError } from '@mink/epochs';
+import { MinkError } from '@mink/protocol';
+import { ERROR_CODES } from '../wire/codes';
+import { KafkaError } from './backend';
+
+/** The request a failure happened in, since one mink outcome means different things to Kafka clients there. */
+export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics' | 'deleteTopics';
+
+/**
+ * The Kafka error code of a failure of one partition or topic. Clients act on these codes: a partition led
+ * elsewhere (NOT_LEADER_OR_FOLLOWER) or still opening (LEADER_NOT_AVAILABLE) makes them refresh metadata
+ * and retry; an unknown topic or a refused request is reported to the application. Anything that is not
+ * an expected outcome is UNKNOWN_SERVER_ERROR.
+ */
+export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): number {
+  if (error instanceof KafkaError) return error.code;
+  // A fenced incarnation lost its buckets: the client must find the new leader.
+  if (error instanceof FencedError) return ERROR_CODES.NOT_LEADER_OR_FOLLOWER;
+  if (!(error instanceof MinkError)) return ERROR_CODES.UNKNOWN_SERVER_ERROR;
+  switch (error.code) {
+    case 'NotLeader':
+    case 'Fenced':
+      return ERROR_CODES.NOT_LEADER_OR_FOLLOWER;
+    case 'Unavailable':
+      return operation === 'createTopics' || operation === 'deleteTopics' ? ERROR_CODES.REQUEST_TIMED_OUT : ERROR_CODES.LEADER_NOT_AVAILABLE;
+    case 'Timeout':
+      return ERROR_CODES.REQUEST_TIMED_OUT;
+    case 'NotFound':
+      return ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION;
+    case 'Conflict':
+      return operation === 'createTopics' ? ERROR_CODES.TOPIC_ALREADY_EXISTS : ERROR_CODES.INVALID_REQUEST;
+    case 'InvalidArgument':
+      switch (operation) {
+        case 'produce':
+          return ERROR_CODES.CORRUPT_MESSAGE;
+        case 'createTopics':
+          return ERROR_CODES.INVALID_REQUEST;
+        default:
+          return ERROR_CODES.INVALID_REQUEST;
+      }
+    case 'Internal':
+      return ERROR_CODES.UNKNOWN_SERVER_ERROR;
+  }
+}

@@ -1,0 +1,323 @@
+import { LIMITS } from '@mink/config';
+import { API_VERSIONS_VERSIONS, apiVersionsResponseVersion, decodeApiVersionsRequest, encodeApiVersionsResponse, unsupportedApiVersionsResponse, type ApiVersionRange } from '../messages/api-versions';
+import { CREATE_TOPICS_VERSIONS, decodeCreateTopicsRequest, encodeCreateTopicsResponse, type CreatableTopicResult } from '../messages/create-topics';
+import { DELETE_TOPICS_VERSIONS, decodeDeleteTopicsRequest, encodeDeleteTopicsResponse } from '../messages/delete-topics';
+import { CONFIG_RESOURCE_TYPES, CONFIG_SOURCES, DESCRIBE_CONFIGS_VERSIONS, decodeDescribeConfigsRequest, encodeDescribeConfigsResponse, type DescribeConfigsResult } from '../messages/describe-configs';
+import { FETCH_ADVERTISED_MIN, FETCH_VERSIONS, decodeFetchRequest, encodeFetchResponse, type FetchPartitionResponse, type FetchRequest } from '../messages/fetch';
+import { decodeRequestHeader, encodeResponseHeader, responseHeaderVersion, type RequestHeader } from '../messages/header';
+import { LIST_OFFSETS_VERSIONS, decodeListOffsetsRequest, encodeListOffsetsResponse, type ListOffsetsPartitionResponse } from '../messages/list-offsets';
+import { METADATA_VERSIONS, decodeMetadataRequest, encodeMetadataResponse, type MetadataTopic } from '../messages/metadata';
+import { PRODUCE_ADVERTISED_MIN, PRODUCE_VERSIONS, decodeProduceRequest, encodeProduceResponse, type ProducePartitionResponse } from '../messages/produce';
+import { InvalidRecordBatchError, splitRecordBatches } from '../messages/record-batch';
+import { API_KEYS, ERROR_CODES } from '../wire/codes';
+import { KafkaReader } from '../wire/reader';
+import { KafkaWriter } from '../wire/writer';
+import type { KafkaConnectionInfo, KafkaFrameHandler } from '../server/kafka-listener';
+import type { KafkaBackend, KafkaTopicInfo } from './backend';
+import { kafkaErrorCodeOf } from './error-mapping';
+
+/** A request's body after its header, the version it was sent at, and the writer its response body goes to. */
+type ApiHandler = (backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter) => Promise<'respond' | 'silent'>;
+
+interface ServedApi {
+  /** Advertised in ApiVersions (librdkafka's feature checks want ranges from 0 for Produce and Fetch). */
+  advertised: { min: number; max: number };
+  /** Actually served; a request at an advertised but unserved version closes the connection, as brokers do. */
+  served: { min: number; max: number };
+  handle: ApiHandler;
+}
+
+/** Partitions a topic gets when CreateTopics asks for the broker default (-1), as Kafka's num.partitions. */
+const DEFAULT_PARTITIONS = 1;
+
+const SERVED: ReadonlyMap<number, ServedApi> = new Map<number, ServedApi>([
+  [API_KEYS.Metadata, { advertised: METADATA_VERSIONS, served: METADATA_VERSIONS, handle: metadata }],
+  [API_KEYS.Produce, { advertised: { min: PRODUCE_ADVERTISED_MIN, max: PRODUCE_VERSIONS.max }, served: PRODUCE_VERSIONS, handle: produce }],
+  [API_KEYS.Fetch, { advertised: { min: FETCH_ADVERTISED_MIN, max: FETCH_VERSIONS.max }, served: FETCH_VERSIONS, handle: fetch }],
+  [API_KEYS.ListOffsets, { advertised: LIST_OFFSETS_VERSIONS, served: LIST_OFFSETS_VERSIONS, handle: listOffsets }],
+  [API_KEYS.CreateTopics, { advertised: CREATE_TOPICS_VERSIONS, served: CREATE_TOPICS_VERSIONS, handle: createTopics }],
+  [API_KEYS.DeleteTopics, { advertised: DELETE_TOPICS_VERSIONS, served: DELETE_TOPICS_VERSIONS, handle: deleteTopics }],
+  [API_KEYS.DescribeConfigs, { advertised: DESCRIBE_CONFIGS_VERSIONS, served: DESCRIBE_CONFIGS_VERSIONS, handle: describeConfigs }],
+]);
+
+/** The version ranges ApiVersions advertises: every served API, and ApiVersions itself. */
+export function advertisedApis(): ApiVersionRange[] {
+  const ranges: ApiVersionRange[] = [{ apiKey: API_KEYS.ApiVersions, minVersion: API_VERSIONS_VERSIONS.min, maxVersion: API_VERSIONS_VERSIONS.max }];
+  for (const [apiKey, api] of SERVED) ranges.push({ apiKey, minVersion: api.advertised.min, maxVersion: api.advertised.max });
+  return ranges.sort((a, b) => a.apiKey - b.apiKey);
+}
+
+/**
+ * The Kafka broker of a data node: decodes each frame's header, answers the request through `backend`,
+ * and returns the response (header and body). A malformed frame, an API mink does not serve or a version
+ * outside its range throws, which closes the connection (KafkaListener); expected failures of a topic or
+ * partition are answered with their Kafka error codes.
+ */
+export function kafkaBroker(backend: KafkaBackend): KafkaFrameHandler {
+  return async (frame: Uint8Array, _connection: KafkaConnectionInfo): Promise<Uint8Array[] | null> => {
+    const reader = new KafkaReader(frame);
+    const header = decodeRequestHeader(reader);
+    const writer = new KafkaWriter();
+    if (header.apiKey === API_KEYS.ApiVersions) {
+      apiVersions(header, reader, writer);
+      return writer.finish();
+    }
+    const api = SERVED.get(header.apiKey);
+    if (!api) throw new Error(`API key ${header.apiKey} is not served`);
+    if (header.apiVersion < api.served.min || header.apiVersion > api.served.max) {
+      throw new Error(`API key ${header.apiKey} version ${header.apiVersion} is not served (versions ${api.served.min}–${api.served.max} are)`);
+    }
+    encodeResponseHeader(writer, header.correlationId, responseHeaderVersion(header.apiKey, header.apiVersion));
+    const outcome = await api.handle(backend, reader, header.apiVersion, writer);
+    return outcome === 'respond' ? writer.finish() : null;
+  };
+}
+
+/**
+ * ApiVersions, with KIP-511's rule for versions the broker does not know: a v0 response carrying
+ * UNSUPPORTED_VERSION and the broker's own range, so the client retries at a version both know.
+ */
+function apiVersions(header: RequestHeader, reader: KafkaReader, writer: KafkaWriter): void {
+  const version = apiVersionsResponseVersion(header.apiVersion);
+  encodeResponseHeader(writer, header.correlationId, responseHeaderVersion(API_KEYS.ApiVersions, version));
+  if (version !== header.apiVersion) {
+    encodeApiVersionsResponse(writer, version, unsupportedApiVersionsResponse());
+    return;
+  }
+  decodeApiVersionsRequest(reader, version);
+  encodeApiVersionsResponse(writer, version, { errorCode: ERROR_CODES.NONE, apiKeys: advertisedApis(), throttleTimeMs: 0 });
+}
+
+async function metadata(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+  const request = decodeMetadataRequest(reader, version);
+  const topics: MetadataTopic[] =
+    request.topics === null
+      ? backend.topics().map(metadataTopicOf)
+      : request.topics.map((name) => {
+          const topic = backend.topic(name);
+          // Topics are created explicitly (CreateTopics or the HTTP API); auto-creation is off, as the README says.
+          return topic ? metadataTopicOf(topic) : { errorCode: ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, name, isInternal: false, partitions: [] };
+        });
+  encodeMetadataResponse(writer, version, {
+    throttleTimeMs: 0,
+    brokers: backend.brokers().map((broker) => ({ nodeId: broker.nodeId, host: broker.host, port: broker.port, rack: null })),
+    clusterId: backend.clusterId,
+    controllerId: backend.controllerId(),
+    topics,
+  });
+  return 'respond';
+}
+
+/** A topic in a Metadata response: each partition's leader (its only replica, S3 holds the data), or LEADER_NOT_AVAILABLE. */
+export function metadataTopicOf(topic: KafkaTopicInfo): MetadataTopic {
+  return {
+    errorCode: ERROR_CODES.NONE,
+    name: topic.name,
+    isInternal: false,
+    partitions: topic.partitions.map((partition) => {
+      const leaderId = partition.leader?.nodeId ?? -1;
+      const replicas = leaderId >= 0 ? [leaderId] : [];
+      return {
+        errorCode: partition.leader ? ERROR_CODES.NONE : ERROR_CODES.LEADER_NOT_AVAILABLE,
+        partitionIndex: partition.partition,
+        leaderId,
+        // -1 until OffsetForLeaderEpoch is served: clients then skip epoch validation.
+        leaderEpoch: -1,
+        replicaNodes: replicas,
+        isrNodes: replicas,
+        offlineReplicas: [],
+      };
+    }),
+  };
+}
+
+async function produce(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond' | 'silent'> {
+  const request = decodeProduceRequest(reader, version);
+  const answer = async (topic: string, partition: number, records: Uint8Array | null): Promise<ProducePartitionResponse> => {
+    const failed = (errorCode: number, message: string): ProducePartitionResponse => ({ index: partition, errorCode, baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, errorMessage: message });
+    if (request.acks !== 0 && request.acks !== 1 && request.acks !== -1) return failed(ERROR_CODES.INVALID_REQUIRED_ACKS, `acks must be 0, 1 or -1, got ${request.acks}`);
+    if (request.transactionalId !== null) return failed(ERROR_CODES.INVALID_REQUEST, 'transactions are not supported');
+    let batches;
+    try {
+      batches = splitRecordBatches(records ?? new Uint8Array(0));
+    } catch (error) {
+      if (error instanceof InvalidRecordBatchError) return failed(error.code, error.message);
+      throw error;
+    }
+    // Kafka's rule since Produce v3: exactly one batch per partition.
+    if (batches.length !== 1) return failed(ERROR_CODES.INVALID_RECORD, `a produce carries exactly one record batch per partition, got ${batches.length}`);
+    const batch = batches[0]!;
+    if (batch.transactional || batch.control) return failed(ERROR_CODES.INVALID_RECORD, 'transactional and control batches are not supported');
+    if (batch.producerId >= 0) return failed(ERROR_CODES.INVALID_RECORD, 'idempotent producers are not supported yet (InitProducerId is not served)');
+    try {
+      const stored = await backend.produce(topic, partition, [{ bytes: batch.bytes, offsetCount: batch.lastOffsetDelta + 1 }]);
+      return { index: partition, errorCode: ERROR_CODES.NONE, baseOffset: stored.baseOffset, logAppendTimeMs: -1, logStartOffset: stored.logStartOffset, errorMessage: null };
+    } catch (error) {
+      return failed(kafkaErrorCodeOf(error, 'produce'), error instanceof Error ? error.message : String(error));
+    }
+  };
+  const responses = await Promise.all(
+    request.topicData.map(async (topic) => ({
+      name: topic.name,
+      partitionResponses: await Promise.all(topic.partitionData.map((partition) => answer(topic.name, partition.index, partition.records))),
+    })),
+  );
+  // acks=0: the client waits for nothing, so nothing is sent, whatever happened.
+  if (request.acks === 0) return 'silent';
+  encodeProduceResponse(writer, version, { responses, throttleTimeMs: 0 });
+  return 'respond';
+}
+
+async function fetch(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+  const request = decodeFetchRequest(reader, version);
+  const deadlineMs = Date.now() + Math.min(Math.max(0, request.maxWaitMs), LIMITS.kafkaFetchWaitMsMax);
+  let answered = await fetchOnce(backend, request);
+  // Long poll: below min_bytes with nothing failed, wait for a commit to one of the partitions, then read again.
+  while (answered.bytes < Math.max(1, request.minBytes) && !answered.failed && Date.now() < deadlineMs) {
+    const partitions = request.topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.topic, partition: partition.partition })));
+    await backend.waitForData(partitions, deadlineMs);
+    answered = await fetchOnce(backend, request);
+  }
+  encodeFetchResponse(writer, version, { throttleTimeMs: 0, errorCode: ERROR_CODES.NONE, sessionId: 0, responses: answered.responses });
+  return 'respond';
+}
+
+/** One pass over a fetch's partitions: their batches within the response's byte bound, or their errors. */
+async function fetchOnce(backend: KafkaBackend, request: FetchRequest) {
+  let bytes = 0;
+  let failed = false;
+  const responseBytesMax = request.maxBytes > 0 ? request.maxBytes : LIMITS.kafkaFetchResponseBytesMax;
+  const responses = [];
+  for (const topic of request.topics) {
+    const partitions: FetchPartitionResponse[] = [];
+    for (const partition of topic.partitions) {
+      const room = responseBytesMax - bytes;
+      try {
+        // Once the response holds data, a partition gets only what room is left; the first batch of the
+        // response is always whole, whatever its size (as Kafka does), so a consumer never stalls on it.
+        if (room <= 0 && bytes > 0) {
+          const empty = await backend.fetch(topic.topic, partition.partition, partition.fetchOffset, 0).catch(() => null);
+          partitions.push(emptyPartition(partition.partition, empty?.highWatermark ?? -1, empty?.logStartOffset ?? -1));
+          continue;
+        }
+        const fetched = await backend.fetch(topic.topic, partition.partition, partition.fetchOffset, Math.min(partition.partitionMaxBytes, Math.max(room, 1)));
+        const batches = bytes === 0 ? fetched.batches : withinBytes(fetched.batches, room);
+        for (const batch of batches) bytes += batch.byteLength;
+        partitions.push({
+          partitionIndex: partition.partition,
+          errorCode: ERROR_CODES.NONE,
+          highWatermark: fetched.highWatermark,
+          lastStableOffset: fetched.highWatermark,
+          logStartOffset: fetched.logStartOffset,
+          abortedTransactions: null,
+          preferredReadReplica: -1,
+          records: batches,
+        });
+      } catch (error) {
+        failed = true;
+        partitions.push({ ...emptyPartition(partition.partition, -1, -1), errorCode: kafkaErrorCodeOf(error, 'fetch') });
+      }
+    }
+    responses.push({ topic: topic.topic, partitions });
+  }
+  return { responses, bytes, failed };
+}
+
+function emptyPartition(partitionIndex: number, highWatermark: number, logStartOffset: number): FetchPartitionResponse {
+  return { partitionIndex, errorCode: ERROR_CODES.NONE, highWatermark, lastStableOffset: highWatermark, logStartOffset, abortedTransactions: null, preferredReadReplica: -1, records: [] };
+}
+
+/** The leading batches that fit in `room` bytes (none when even the first does not). */
+function withinBytes(batches: readonly Uint8Array[], room: number): Uint8Array[] {
+  const taken: Uint8Array[] = [];
+  let used = 0;
+  for (const batch of batches) {
+    if (used + batch.byteLength > room) break;
+    taken.push(batch);
+    used += batch.byteLength;
+  }
+  return taken;
+}
+
+async function listOffsets(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+  const request = decodeListOffsetsRequest(reader, version);
+  const topics = await Promise.all(
+    request.topics.map(async (topic) => ({
+      name: topic.name,
+      partitions: await Promise.all(
+        topic.partitions.map(async (partition): Promise<ListOffsetsPartitionResponse> => {
+          try {
+            const found = await backend.listOffset(topic.name, partition.partitionIndex, partition.timestamp);
+            return { partitionIndex: partition.partitionIndex, errorCode: ERROR_CODES.NONE, timestamp: found.timestamp, offset: found.offset, leaderEpoch: -1, oldStyleOffsets: found.offset >= 0 ? [found.offset] : [] };
+          } catch (error) {
+            return { partitionIndex: partition.partitionIndex, errorCode: kafkaErrorCodeOf(error, 'listOffsets'), timestamp: -1, offset: -1, leaderEpoch: -1, oldStyleOffsets: [] };
+          }
+        }),
+      ),
+    })),
+  );
+  encodeListOffsetsResponse(writer, version, { throttleTimeMs: 0, topics });
+  return 'respond';
+}
+
+async function createTopics(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+  const request = decodeCreateTopicsRequest(reader, version);
+  const counts = new Map<string, number>();
+  for (const topic of request.topics) counts.set(topic.name, (counts.get(topic.name) ?? 0) + 1);
+  const topics = await Promise.all(
+    request.topics.map(async (topic): Promise<CreatableTopicResult> => {
+      const refused = (errorCode: number, errorMessage: string) => ({ name: topic.name, errorCode, errorMessage });
+      if (counts.get(topic.name)! > 1) return refused(ERROR_CODES.INVALID_REQUEST, `topic '${topic.name}' is named more than once in the request`);
+      if (topic.assignments.length > 0) return refused(ERROR_CODES.INVALID_REQUEST, 'mink assigns partitions to nodes itself: replica assignments are not taken');
+      const partitions = topic.numPartitions === -1 ? DEFAULT_PARTITIONS : topic.numPartitions;
+      if (!Number.isSafeInteger(partitions) || partitions < 1) return refused(ERROR_CODES.INVALID_PARTITIONS, `a topic needs at least one partition, got ${topic.numPartitions}`);
+      // The replication factor is S3's business: any value (or -1 for the default) is taken and ignored.
+      const configs: Record<string, string> = {};
+      for (const config of topic.configs) if (config.value !== null) configs[config.name] = config.value;
+      try {
+        await backend.createTopic(topic.name, partitions, configs, request.validateOnly);
+        return { name: topic.name, errorCode: ERROR_CODES.NONE, errorMessage: null };
+      } catch (error) {
+        return refused(kafkaErrorCodeOf(error, 'createTopics'), error instanceof Error ? error.message : String(error));
+      }
+    }),
+  );
+  encodeCreateTopicsResponse(writer, version, { throttleTimeMs: 0, topics });
+  return 'respond';
+}
+
+async function deleteTopics(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+  const request = decodeDeleteTopicsRequest(reader, version);
+  const responses = await Promise.all(
+    request.topicNames.map(async (name) => {
+      try {
+        await backend.deleteTopic(name);
+        return { name, errorCode: ERROR_CODES.NONE };
+      } catch (error) {
+        return { name, errorCode: kafkaErrorCodeOf(error, 'deleteTopics') };
+      }
+    }),
+  );
+  encodeDeleteTopicsResponse(writer, version, { throttleTimeMs: 0, responses });
+  return 'respond';
+}
+
+async function describeConfigs(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+  const request = decodeDescribeConfigsRequest(reader, version);
+  const results = request.resources.map((resource): DescribeConfigsResult => {
+    const base = { resourceType: resource.resourceType, resourceName: resource.resourceName };
+    if (resource.resourceType === CONFIG_RESOURCE_TYPES.broker) return { ...base, errorCode: ERROR_CODES.NONE, errorMessage: null, configs: [] };
+    if (resource.resourceType !== CONFIG_RESOURCE_TYPES.topic) {
+      return { ...base, errorCode: ERROR_CODES.INVALID_REQUEST, errorMessage: `resource type ${resource.resourceType} is not described`, configs: [] };
+    }
+    const topic = backend.topic(resource.resourceName);
+    if (!topic) return { ...base, errorCode: ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `topic '${resource.resourceName}' does not exist`, configs: [] };
+    const wanted = resource.configurationKeys;
+    const configs = Object.entries(topic.properties)
+      .filter(([name]) => wanted === null || wanted.includes(name))
+      .map(([name, value]) => ({ name, value, readOnly: false, configSource: CONFIG_SOURCES.dynamicTopicConfig, isSensitive: false, synonyms: [] }));
+    return { ...base, errorCode: ERROR_CODES.NONE, errorMessage: null, configs };
+  });
+  encodeDescribeConfigsResponse(writer, version, { throttleTimeMs: 0, results });
+  return 'respond';
+}

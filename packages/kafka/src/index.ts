@@ -1,0 +1,10 @@
+export * from './wire/codes';
+export * from './wire/reader';
+export * from './wire/writer';
+export * from './broker/backend';
+export * from './broker/batch-time';
+export * from './broker/error-mapping';
+export * from './broker/kafka-broker';
+export * from './broker/node-ids';
+export * from './server/kafka-listener';
+export { setBaseOffset, readRecordBatch, splitRecordBatches, decodeRecords, encodeRecordBatch } from './messages/record-batch';
