@@ -297,6 +297,16 @@ export class DataPlane {
     return { batches: read.batches.map((batch) => batch.payload), highWatermark: read.highWatermark, startOffset: read.startOffset };
   }
 
+  /** True when this node leads bucket `bucket` of the table and it is open. */
+  serves(tableName: string, bucket: number): boolean {
+    try {
+      this.leadBucketOf(tableName, bucket);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** The committed end and first retained offset of a bucket this node leads (any format). */
   streamBoundsOf(tableName: string, bucket: number): { endOffset: number; startOffset: number; bucketId: string } {
     const { record } = this.leadBucketOf(tableName, bucket);

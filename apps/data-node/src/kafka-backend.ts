@@ -1,7 +1,8 @@
 import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { bucketId, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type View } from '@mink/meta';
-import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
+import { bucketId, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
+import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
+import { bucketOfRow } from '@mink/records';
 import {
   ERROR_CODES,
   KafkaError,
@@ -16,6 +17,8 @@ import {
   type KafkaTopicInfo,
   type ProduceResult,
   type ProducedBatch,
+  type CommittedOffset,
+  type GroupCoordinatorPlace,
 } from '@mink/kafka';
 import type { ClusterMember } from '@mink/runtime';
 import type { DataPlane } from './data-plane';
@@ -27,6 +30,8 @@ import type { DataPlane } from './data-plane';
 export class DataNodeKafkaBackend implements KafkaBackend {
   readonly clusterId: string;
   readonly self: KafkaBrokerAddress;
+  private readonly nodeId: string;
+  private creatingOffsetsTable: Promise<void> | null = null;
 
   constructor(
     private readonly member: ClusterMember,
@@ -37,6 +42,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     // Stable for the cluster's life: the bucket and metadata stream name its storage.
     this.clusterId = `mink-${config.s3Bucket}-${config.metaStream}`;
     this.self = { nodeId: kafkaNodeIdOf(config.nodeId), host: config.advertisedHost, port: config.kafkaPort };
+    this.nodeId = config.nodeId;
   }
 
   brokers(): KafkaBrokerAddress[] {
@@ -120,7 +126,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
       throw new KafkaError(ERROR_CODES.OFFSET_OUT_OF_RANGE, `offset ${offset} is outside [${bounds.startOffset}, ${bounds.endOffset}] of ${topic}-${partition}`);
     }
     if (offset === bounds.endOffset) return { batches: [], highWatermark: bounds.endOffset, logStartOffset: bounds.startOffset };
-    const read = await data.readRecordBatches(topic, partition, offset, Math.max(1, Math.min(maxBytes, LIMITS.kafkaFetchResponseBytesMax)));
+    const read = await data.readRecordBatches(topic, partition, offset, Math.max(1, Math.min(maxBytes, LIMITS.streamReadBytesMax)));
     return { batches: read.batches, highWatermark: read.highWatermark, logStartOffset: read.startOffset };
   }
 
@@ -147,7 +153,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     // is per segment; mink reads the batches, which is fine for the topics of a first version).
     let offset = bounds.startOffset;
     while (offset < bounds.endOffset) {
-      const read = await data.readRecordBatches(topic, partition, offset, LIMITS.kafkaFetchResponseBytesMax);
+      const read = await data.readRecordBatches(topic, partition, offset, LIMITS.streamReadBytesMax);
       for (const batch of read.batches) {
         if (maxTimestampOfBatch(batch) >= timestamp) return offsetOfTimestamp(batch, timestamp);
       }
@@ -158,12 +164,112 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     return { offset: -1, timestamp: -1 };
   }
 
+  groupCoordinator(groupId: string): GroupCoordinatorPlace {
+    const view = this.member.view;
+    const table = ownRecord(view.tables, OFFSETS_TABLE);
+    if (!table) {
+      this.createOffsetsTable();
+      return { kind: 'unavailable', reason: `the offsets table ${OFFSETS_TABLE} is being created` };
+    }
+    const bucket = bucketOfRow({ group: groupId }, OFFSETS_BUCKET_KEY, table.buckets);
+    const record = ownRecord(view.buckets, bucketId(table.id, null, bucket));
+    if (!record?.leader) return { kind: 'unavailable', reason: `bucket ${bucket} of ${OFFSETS_TABLE} has no leader yet` };
+    if (record.leader !== this.nodeId) {
+      const node = ownRecord(view.nodes, record.leader);
+      const address = node ? hostAndPortOf(node.kafka) : null;
+      return address ? { kind: 'elsewhere', broker: { nodeId: kafkaNodeIdOf(record.leader), ...address } } : { kind: 'unavailable', reason: `node ${record.leader} has no Kafka address` };
+    }
+    const data = this.dataPlane();
+    if (!data?.serves(OFFSETS_TABLE, bucket)) return { kind: 'unavailable', reason: `bucket ${bucket} of ${OFFSETS_TABLE} is opening here` };
+    return { kind: 'here' };
+  }
+
+  async commitOffsets(groupId: string, offsets: readonly CommittedOffset[]): Promise<void> {
+    if (offsets.length === 0) return;
+    const { data, address } = this.offsetsBucketOf(groupId);
+    await data.put({
+      op: 'put',
+      ...address,
+      rows: offsets.map((offset) => ({
+        group: groupId,
+        topic: offset.topic,
+        partition: offset.partition,
+        offset: String(offset.offset),
+        leader_epoch: offset.leaderEpoch,
+        metadata: offset.metadata,
+      })),
+    });
+  }
+
+  async fetchOffsets(groupId: string, partitions: readonly { topic: string; partition: number }[] | null): Promise<CommittedOffset[]> {
+    const { data, address } = this.offsetsBucketOf(groupId);
+    const rows =
+      partitions === null
+        ? data.prefixLookup({ op: 'prefixLookup', ...address, prefixes: [{ group: groupId }] }).results[0]!.rows
+        : data.lookup({ op: 'lookup', ...address, keys: partitions.map((each) => ({ group: groupId, topic: each.topic, partition: each.partition })) }).rows;
+    const found: CommittedOffset[] = [];
+    for (const row of rows) {
+      if (!row) continue;
+      found.push({
+        topic: row.topic as string,
+        partition: Number(row.partition),
+        offset: Number(row.offset),
+        leaderEpoch: Number(row.leader_epoch ?? -1),
+        metadata: (row.metadata as string | null) ?? null,
+      });
+    }
+    return found;
+  }
+
+  private offsetsBucketOf(groupId: string) {
+    const table = ownRecord(this.member.view.tables, OFFSETS_TABLE);
+    if (!table) throw new UnavailableError(`the offsets table ${OFFSETS_TABLE} does not exist yet`);
+    const bucket = bucketOfRow({ group: groupId }, OFFSETS_BUCKET_KEY, table.buckets);
+    return { data: this.data(), address: { table: OFFSETS_TABLE, tableId: table.id, partition: null, bucket } };
+  }
+
+  /** Creates the offsets table once, on the first group request of any node; a create lost to another node's is fine. */
+  private createOffsetsTable(): void {
+    if (this.creatingOffsetsTable) return;
+    this.creatingOffsetsTable = this.client
+      .createTable(OFFSETS_TABLE_SPEC)
+      .then((created) => this.member.store.waitForSeq(created.metaSeq, LIMITS.proposeTimeoutMs))
+      .catch((error: unknown) => {
+        if (!(error instanceof ConflictError) && !(error instanceof MinkError && error.code === 'Conflict')) throw error;
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.creatingOffsetsTable = null;
+      });
+  }
+
   private data(): DataPlane {
     const data = this.dataPlane();
     if (!data) throw new UnavailableError('this data node is registering a new incarnation');
     return data;
   }
 }
+
+/**
+ * The primary-key table of Kafka consumer groups' committed offsets: one row per group, topic and
+ * partition, bucketed by group, so a group's offsets and its coordinator live in one bucket.
+ */
+export const OFFSETS_TABLE = '__consumer_offsets';
+const OFFSETS_BUCKET_KEY = ['group'];
+const OFFSETS_TABLE_SPEC: TableSpec = {
+  name: OFFSETS_TABLE,
+  columns: [
+    { name: 'group', type: 'string' },
+    { name: 'topic', type: 'string' },
+    { name: 'partition', type: 'int32' },
+    { name: 'offset', type: 'int64' },
+    { name: 'leader_epoch', type: 'int32' },
+    { name: 'metadata', type: 'string' },
+  ],
+  primaryKey: ['group', 'topic', 'partition'],
+  bucketKey: OFFSETS_BUCKET_KEY,
+  buckets: LIMITS.kafkaGroupBuckets,
+};
 
 function isTopic(table: TableRecord): boolean {
   return table.kind === 'log' && !table.partition && logFormatOf(table) === 'kafka';

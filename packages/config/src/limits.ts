@@ -97,10 +97,17 @@ export const LIMITS = {
   /** Kafka requests one connection may have in flight; beyond them the listener stops reading that socket until responses go out. */
   kafkaRequestsInFlightPerConnectionMax: 64,
   /**
-   * Bytes of record batches one partition of a Kafka fetch response carries at most (besides the first batch,
-   * which is always served whole); one read of the stream reader, so at most `streamReadBytesMax`.
+   * Bytes of record batches one Kafka fetch response carries at most, whatever the client's max_bytes
+   * (Kafka's fetch.max.bytes, 55 MB by default); the first batch is always served whole. One partition's
+   * part is one read of the stream reader, so at most `streamReadBytesMax`.
    */
-  kafkaFetchResponseBytesMax: 8 * 1024 * 1024,
+  kafkaFetchResponseBytesMax: 32 * 1024 * 1024,
+  /**
+   * Buckets of `__consumer_offsets`, the primary-key table holding Kafka consumer groups' committed offsets:
+   * each group's coordinator is the leader of the bucket its id hashes to, so this many nodes at most share
+   * the groups (Kafka's offsets.topic.num.partitions is 50).
+   */
+  kafkaGroupBuckets: 8,
   /** Longest `max_wait_ms` a Kafka fetch waits for `min_bytes` (clients ask for 500 ms by default). */
   kafkaFetchWaitMsMax: 30_000,
   /** Bytes a page leaves to its JSON header below the NATS max payload. */
@@ -314,5 +321,4 @@ export function assertLimits(): void {
     throw new Error('retries of one metadata append must fit in the de-duplication window');
   }
   if (LIMITS.metaSnapshotsKept < 1) throw new Error('at least one snapshot of the metadata view must be kept');
-  if (LIMITS.kafkaFetchResponseBytesMax > LIMITS.streamReadBytesMax) throw new Error('a Kafka fetch of one partition is one read of the stream reader');
 }

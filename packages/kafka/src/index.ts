@@ -8,3 +8,4 @@ export * from './broker/kafka-broker';
 export * from './broker/node-ids';
 export * from './server/kafka-listener';
 export { setBaseOffset, readRecordBatch, splitRecordBatches, decodeRecords, encodeRecordBatch } from './messages/record-batch';
+export * from './groups/group-coordinator';

@@ -74,6 +74,30 @@ export interface KafkaBackend {
   waitForData(partitions: readonly { topic: string; partition: number }[], deadlineMs: number): Promise<void>;
   /** The offset for a ListOffsets timestamp: -2 earliest, -1 latest, else the first record at or after it. */
   listOffset(topic: string, partition: number, timestamp: number): Promise<{ offset: number; timestamp: number }>;
+  /** Where `groupId`'s coordinator is; may start creating the offsets table on first use. */
+  groupCoordinator(groupId: string): GroupCoordinatorPlace;
+  /** Stores committed offsets of a group this node coordinates (durably, before resolving). */
+  commitOffsets(groupId: string, offsets: readonly CommittedOffset[]): Promise<void>;
+  /** The committed offsets of a group this node coordinates: of the partitions named, or of all when null. */
+  fetchOffsets(groupId: string, partitions: readonly { topic: string; partition: number }[] | null): Promise<CommittedOffset[]>;
+}
+
+/** Where a consumer group's coordinator is: the leader of the offsets table's bucket the group id hashes to. */
+export type GroupCoordinatorPlace =
+  /** This node leads the group's bucket and it is open: it coordinates the group. */
+  | { kind: 'here' }
+  /** Another broker leads it. */
+  | { kind: 'elsewhere'; broker: KafkaBrokerAddress }
+  /** Nobody serves it yet (the offsets table is being created, the bucket has no leader or is opening). */
+  | { kind: 'unavailable'; reason: string };
+
+/** A committed offset of a group, as OffsetCommit stores it and OffsetFetch returns it. */
+export interface CommittedOffset {
+  topic: string;
+  partition: number;
+  offset: number;
+  leaderEpoch: number;
+  metadata: string | null;
 }
 
 /** A failure that is a Kafka error code as it is (OFFSET_OUT_OF_RANGE, CORRUPT_MESSAGE, …). */

@@ -15,11 +15,21 @@ import { KafkaWriter } from '../wire/writer';
 import type { KafkaConnectionInfo, KafkaFrameHandler } from '../server/kafka-listener';
 import type { KafkaBackend, KafkaTopicInfo } from './backend';
 import { kafkaErrorCodeOf } from './error-mapping';
+import { GroupCoordinator } from '../groups/group-coordinator';
+import { groupApis } from './group-handlers';
+
+/** What a request's handler works with besides its body: the backend, the group coordinator, who asks. */
+export interface BrokerContext {
+  backend: KafkaBackend;
+  groups: GroupCoordinator;
+  clientId: string;
+  clientHost: string;
+}
 
 /** A request's body after its header, the version it was sent at, and the writer its response body goes to. */
-type ApiHandler = (backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter) => Promise<'respond' | 'silent'>;
+export type ApiHandler = (context: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter) => Promise<'respond' | 'silent'>;
 
-interface ServedApi {
+export interface ServedApi {
   /** Advertised in ApiVersions (librdkafka's feature checks want ranges from 0 for Produce and Fetch). */
   advertised: { min: number; max: number };
   /** Actually served; a request at an advertised but unserved version closes the connection, as brokers do. */
@@ -38,6 +48,7 @@ const SERVED: ReadonlyMap<number, ServedApi> = new Map<number, ServedApi>([
   [API_KEYS.CreateTopics, { advertised: CREATE_TOPICS_VERSIONS, served: CREATE_TOPICS_VERSIONS, handle: createTopics }],
   [API_KEYS.DeleteTopics, { advertised: DELETE_TOPICS_VERSIONS, served: DELETE_TOPICS_VERSIONS, handle: deleteTopics }],
   [API_KEYS.DescribeConfigs, { advertised: DESCRIBE_CONFIGS_VERSIONS, served: DESCRIBE_CONFIGS_VERSIONS, handle: describeConfigs }],
+  ...groupApis(),
 ]);
 
 /** The version ranges ApiVersions advertises: every served API, and ApiVersions itself. */
@@ -53,10 +64,11 @@ export function advertisedApis(): ApiVersionRange[] {
  * outside its range throws, which closes the connection (KafkaListener); expected failures of a topic or
  * partition are answered with their Kafka error codes.
  */
-export function kafkaBroker(backend: KafkaBackend): KafkaFrameHandler {
-  return async (frame: Uint8Array, _connection: KafkaConnectionInfo): Promise<Uint8Array[] | null> => {
+export function kafkaBroker(backend: KafkaBackend, groups: GroupCoordinator = new GroupCoordinator()): KafkaFrameHandler {
+  return async (frame: Uint8Array, connection: KafkaConnectionInfo): Promise<Uint8Array[] | null> => {
     const reader = new KafkaReader(frame);
     const header = decodeRequestHeader(reader);
+    const context: BrokerContext = { backend, groups, clientId: header.clientId ?? '', clientHost: connection.peer.replace(/:\d+$/, '') };
     const writer = new KafkaWriter();
     if (header.apiKey === API_KEYS.ApiVersions) {
       apiVersions(header, reader, writer);
@@ -68,7 +80,7 @@ export function kafkaBroker(backend: KafkaBackend): KafkaFrameHandler {
       throw new Error(`API key ${header.apiKey} version ${header.apiVersion} is not served (versions ${api.served.min}–${api.served.max} are)`);
     }
     encodeResponseHeader(writer, header.correlationId, responseHeaderVersion(header.apiKey, header.apiVersion));
-    const outcome = await api.handle(backend, reader, header.apiVersion, writer);
+    const outcome = await api.handle(context, reader, header.apiVersion, writer);
     return outcome === 'respond' ? writer.finish() : null;
   };
 }
@@ -88,7 +100,7 @@ function apiVersions(header: RequestHeader, reader: KafkaReader, writer: KafkaWr
   encodeApiVersionsResponse(writer, version, { errorCode: ERROR_CODES.NONE, apiKeys: advertisedApis(), throttleTimeMs: 0 });
 }
 
-async function metadata(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function metadata({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeMetadataRequest(reader, version);
   const topics: MetadataTopic[] =
     request.topics === null
@@ -131,7 +143,7 @@ export function metadataTopicOf(topic: KafkaTopicInfo): MetadataTopic {
   };
 }
 
-async function produce(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond' | 'silent'> {
+async function produce({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond' | 'silent'> {
   const request = decodeProduceRequest(reader, version);
   const answer = async (topic: string, partition: number, records: Uint8Array | null): Promise<ProducePartitionResponse> => {
     const failed = (errorCode: number, message: string): ProducePartitionResponse => ({ index: partition, errorCode, baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, errorMessage: message });
@@ -162,18 +174,24 @@ async function produce(backend: KafkaBackend, reader: KafkaReader, version: numb
       partitionResponses: await Promise.all(topic.partitionData.map((partition) => answer(topic.name, partition.index, partition.records))),
     })),
   );
-  // acks=0: the client waits for nothing, so nothing is sent, whatever happened.
-  if (request.acks === 0) return 'silent';
+  if (request.acks === 0) {
+    // acks=0: the client waits for nothing, so nothing is sent. A failure closes the connection instead, as
+    // Kafka does, so the producer refreshes its metadata rather than keep sending to the wrong node.
+    const failed = responses.flatMap((topic) => topic.partitionResponses).find((partition) => partition.errorCode !== ERROR_CODES.NONE);
+    if (failed) throw new Error(`an acks=0 produce failed with error ${failed.errorCode}: ${failed.errorMessage ?? ''}`);
+    return 'silent';
+  }
   encodeProduceResponse(writer, version, { responses, throttleTimeMs: 0 });
   return 'respond';
 }
 
-async function fetch(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function fetch({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeFetchRequest(reader, version);
   const deadlineMs = Date.now() + Math.min(Math.max(0, request.maxWaitMs), LIMITS.kafkaFetchWaitMsMax);
   let answered = await fetchOnce(backend, request);
-  // Long poll: below min_bytes with nothing failed, wait for a commit to one of the partitions, then read again.
-  while (answered.bytes < Math.max(1, request.minBytes) && !answered.failed && Date.now() < deadlineMs) {
+  // Long poll: below min_bytes with nothing failed, wait for a commit to one of the partitions, then read again
+  // (min_bytes 0 answers at once).
+  while (answered.bytes < request.minBytes && !answered.failed && Date.now() < deadlineMs) {
     const partitions = request.topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.topic, partition: partition.partition })));
     await backend.waitForData(partitions, deadlineMs);
     answered = await fetchOnce(backend, request);
@@ -186,7 +204,8 @@ async function fetch(backend: KafkaBackend, reader: KafkaReader, version: number
 async function fetchOnce(backend: KafkaBackend, request: FetchRequest) {
   let bytes = 0;
   let failed = false;
-  const responseBytesMax = request.maxBytes > 0 ? request.maxBytes : LIMITS.kafkaFetchResponseBytesMax;
+  // The response's bound: the client's max_bytes, within the node's own (Kafka's fetch.max.bytes).
+  const responseBytesMax = Math.min(request.maxBytes > 0 ? request.maxBytes : LIMITS.kafkaFetchResponseBytesMax, LIMITS.kafkaFetchResponseBytesMax);
   const responses = [];
   for (const topic of request.topics) {
     const partitions: FetchPartitionResponse[] = [];
@@ -239,7 +258,7 @@ function withinBytes(batches: readonly Uint8Array[], room: number): Uint8Array[]
   return taken;
 }
 
-async function listOffsets(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function listOffsets({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeListOffsetsRequest(reader, version);
   const topics = await Promise.all(
     request.topics.map(async (topic) => ({
@@ -260,7 +279,7 @@ async function listOffsets(backend: KafkaBackend, reader: KafkaReader, version: 
   return 'respond';
 }
 
-async function createTopics(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function createTopics({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeCreateTopicsRequest(reader, version);
   const counts = new Map<string, number>();
   for (const topic of request.topics) counts.set(topic.name, (counts.get(topic.name) ?? 0) + 1);
@@ -286,7 +305,7 @@ async function createTopics(backend: KafkaBackend, reader: KafkaReader, version:
   return 'respond';
 }
 
-async function deleteTopics(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function deleteTopics({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeDeleteTopicsRequest(reader, version);
   const responses = await Promise.all(
     request.topicNames.map(async (name) => {
@@ -302,7 +321,7 @@ async function deleteTopics(backend: KafkaBackend, reader: KafkaReader, version:
   return 'respond';
 }
 
-async function describeConfigs(backend: KafkaBackend, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function describeConfigs({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeDescribeConfigsRequest(reader, version);
   const results = request.resources.map((resource): DescribeConfigsResult => {
     const base = { resourceType: resource.resourceType, resourceName: resource.resourceName };

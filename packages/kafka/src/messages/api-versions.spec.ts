@@ -12,20 +12,15 @@ import {
   decodeApiVersionsRequest,
   encodeApiVersionsResponse,
   unsupportedApiVersionsResponse,
-  type ApiVersionsResponse,
 } from './api-versions';
 import { responseHeaderVersion } from './header';
+import { bytesEncoder, kafkajsApi, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-/** kafkajs's protocol modules have no types; as the oracle they are used as they are. */
-const kafkajs = (version: number, part: 'request' | 'response'): any => require(`kafkajs/src/protocol/requests/apiVersions/v${version}/${part}`);
+const kafkajs = kafkajsApi('apiVersions');
+const decoded = wholeBodyDecoder(decodeApiVersionsRequest);
+const encoded = bytesEncoder(encodeApiVersionsResponse);
 const KAFKAJS_VERSIONS = [0, 1, 2];
 const ALL_VERSIONS = [0, 1, 2, 3];
-
-function encoded(version: number, response: ApiVersionsResponse): Uint8Array {
-  const writer = new KafkaWriter();
-  encodeApiVersionsResponse(writer, version, response);
-  return writer.toBytes();
-}
 
 /** The response as ApiVersionsResponse.json lays it out, written field by field. */
 function specResponseBytes(version: number, response: { errorCode: number; apiKeys: Array<[number, number, number]>; throttleTimeMs: number }): Uint8Array {
@@ -41,20 +36,6 @@ function specResponseBytes(version: number, response: { errorCode: number; apiKe
   return writer.toBytes();
 }
 
-/** Lengths of the proper prefixes of `bytes` that `decode` did not refuse with a KafkaDecodeError. */
-function prefixesNotRefused(bytes: Uint8Array, decode: (reader: KafkaReader) => unknown): Array<{ length: number; outcome: string }> {
-  const failures: Array<{ length: number; outcome: string }> = [];
-  for (let length = 0; length < bytes.byteLength; length++) {
-    try {
-      decode(new KafkaReader(bytes.subarray(0, length)));
-      failures.push({ length, outcome: 'decoded' });
-    } catch (error) {
-      if (!(error instanceof KafkaDecodeError)) failures.push({ length, outcome: String(error) });
-    }
-  }
-  return failures;
-}
-
 const RESPONSE = {
   errorCode: ERROR_CODES.NONE,
   apiKeys: [
@@ -68,7 +49,7 @@ const RESPONSE_AS_TUPLES = { ...RESPONSE, apiKeys: RESPONSE.apiKeys.map((each): 
 
 describe('decodeApiVersionsRequest', () => {
   it.each(KAFKAJS_VERSIONS)('reads the empty body kafkajs sends for version %i', async (version) => {
-    const body: Buffer = (await kafkajs(version, 'request')().encode()).buffer;
+    const body = await kafkajs.requestBytes(version);
     const reader = new KafkaReader(body);
     expect(body.byteLength).toBe(0);
     expect(decodeApiVersionsRequest(reader, version)).toEqual({ clientSoftwareName: null, clientSoftwareVersion: null });
@@ -83,9 +64,7 @@ describe('decodeApiVersionsRequest', () => {
       .uvarint(1)
       .int8(1)
       .toBytes();
-    const reader = new KafkaReader(bytes);
-    expect(decodeApiVersionsRequest(reader, 3)).toEqual({ clientSoftwareName: 'apache-kafka-java', clientSoftwareVersion: '3.7.0' });
-    expect(reader.remaining).toBe(0);
+    expect(decoded(bytes, 3)).toEqual({ clientSoftwareName: 'apache-kafka-java', clientSoftwareVersion: '3.7.0' });
   });
 
   it('refuses every truncation of a version 3 request with KafkaDecodeError', () => {
@@ -109,14 +88,14 @@ describe('encodeApiVersionsResponse', () => {
   });
 
   it.each(KAFKAJS_VERSIONS)('writes version %i so that kafkajs reads every field', async (version) => {
-    const response = kafkajs(version, 'response');
-    const decoded = await response.decode(Buffer.from(encoded(version, RESPONSE)));
-    await expect(response.parse(decoded)).resolves.toBe(decoded);
-    expect(decoded.errorCode).toBe(0);
-    expect(decoded.apiVersions).toEqual(RESPONSE.apiKeys);
+    const response = kafkajs.response(version);
+    const decodedByKafkajs = await response.decode(encoded(version, RESPONSE));
+    await expect(response.parse(decodedByKafkajs)).resolves.toBe(decodedByKafkajs);
+    expect(decodedByKafkajs.errorCode).toBe(0);
+    expect(decodedByKafkajs.apiVersions).toEqual(RESPONSE.apiKeys);
     // kafkajs reports the throttle of version 2 on as client-side (the broker answered before throttling).
-    if (version === 1) expect(decoded.throttleTime).toBe(250);
-    if (version === 2) expect(decoded.clientSideThrottleTime).toBe(250);
+    if (version === 1) expect(decodedByKafkajs.throttleTime).toBe(250);
+    if (version === 2) expect(decodedByKafkajs.clientSideThrottleTime).toBe(250);
   });
 
   it('writes throttle 0 when none is given', () => {
@@ -148,6 +127,6 @@ describe('an ApiVersions request of a version mink does not serve (KIP-511)', ()
     const range: [number, number, number] = [API_KEYS.ApiVersions, API_VERSIONS_VERSIONS.min, API_VERSIONS_VERSIONS.max];
 
     expect(bytes).toEqual(specResponseBytes(0, { errorCode: ERROR_CODES.UNSUPPORTED_VERSION, apiKeys: [range], throttleTimeMs: 0 }));
-    await expect(kafkajs(0, 'response').decode(Buffer.from(bytes))).rejects.toMatchObject({ type: 'UNSUPPORTED_VERSION' });
+    await expect(kafkajs.response(0).decode(bytes)).rejects.toMatchObject({ type: 'UNSUPPORTED_VERSION' });
   });
 });

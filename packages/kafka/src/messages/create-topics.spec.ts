@@ -6,25 +6,14 @@
 import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
-import { decodeCreateTopicsRequest, encodeCreateTopicsResponse, type CreateTopicsRequest, type CreateTopicsResponse } from './create-topics';
+import { decodeCreateTopicsRequest, encodeCreateTopicsResponse, type CreateTopicsRequest } from './create-topics';
+import { bytesEncoder, kafkajsApi, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-/** kafkajs's protocol modules have no types; as the oracle they are used as they are. */
-const kafkajs = (version: number, part: 'request' | 'response'): any => require(`kafkajs/src/protocol/requests/createTopics/v${version}/${part}`);
+const kafkajs = kafkajsApi('createTopics');
+const decoded = wholeBodyDecoder(decodeCreateTopicsRequest);
+const encoded = bytesEncoder(encodeCreateTopicsResponse);
 const KAFKAJS_VERSIONS = [0, 1, 2, 3];
 const ALL_VERSIONS = [0, 1, 2, 3, 4];
-
-function decoded(bytes: Uint8Array, version: number): CreateTopicsRequest {
-  const reader = new KafkaReader(bytes);
-  const request = decodeCreateTopicsRequest(reader, version);
-  expect(reader.remaining).toBe(0);
-  return request;
-}
-
-function encoded(version: number, response: CreateTopicsResponse): Uint8Array {
-  const writer = new KafkaWriter();
-  encodeCreateTopicsResponse(writer, version, response);
-  return writer.toBytes();
-}
 
 /** The request as CreateTopicsRequest.json lays it out, written field by field. */
 function specRequestBytes(version: number, request: CreateTopicsRequest): Uint8Array {
@@ -54,20 +43,6 @@ function specResponseBytes(version: number, response: { throttleTimeMs: number; 
     if (version >= 1) writer.nullableString(topic.errorMessage);
   }
   return writer.toBytes();
-}
-
-/** Lengths of the proper prefixes of `bytes` that `decode` did not refuse with a KafkaDecodeError. */
-function prefixesNotRefused(bytes: Uint8Array, decode: (reader: KafkaReader) => unknown): Array<{ length: number; outcome: string }> {
-  const failures: Array<{ length: number; outcome: string }> = [];
-  for (let length = 0; length < bytes.byteLength; length++) {
-    try {
-      decode(new KafkaReader(bytes.subarray(0, length)));
-      failures.push({ length, outcome: 'decoded' });
-    } catch (error) {
-      if (!(error instanceof KafkaDecodeError)) failures.push({ length, outcome: String(error) });
-    }
-  }
-  return failures;
 }
 
 const REQUEST: CreateTopicsRequest = {
@@ -121,7 +96,7 @@ const RESPONSE = {
 
 describe('decodeCreateTopicsRequest', () => {
   it.each(KAFKAJS_VERSIONS)('reads every field kafkajs sends in version %i', async (version) => {
-    const body: Uint8Array = (await kafkajs(version, 'request')(KAFKAJS_REQUEST).encode()).buffer;
+    const body: Uint8Array = await kafkajs.requestBytes(version, KAFKAJS_REQUEST);
     expect(decoded(body, version)).toEqual({ ...REQUEST, validateOnly: version >= 1 }); // validate_only reads false before it exists
   });
 
@@ -150,8 +125,8 @@ describe('encodeCreateTopicsResponse', () => {
   });
 
   it.each(KAFKAJS_VERSIONS)('writes version %i so that kafkajs reads every field, and its client reports the topic error', async (version) => {
-    const response = kafkajs(version, 'response');
-    const decodedByKafkajs = await response.decode(Buffer.from(encoded(version, RESPONSE)));
+    const response = kafkajs.response(version);
+    const decodedByKafkajs = await response.decode(encoded(version, RESPONSE));
     expect(decodedByKafkajs).toEqual({
       ...(version === 2 ? { throttleTime: 40 } : {}),
       ...(version === 3 ? { throttleTime: 0, clientSideThrottleTime: 40 } : {}),

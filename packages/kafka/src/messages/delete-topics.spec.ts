@@ -7,24 +7,13 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { decodeDeleteTopicsRequest, encodeDeleteTopicsResponse, type DeleteTopicsRequest, type DeleteTopicsResponse } from './delete-topics';
+import { bytesEncoder, kafkajsApi, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-/** kafkajs's protocol modules have no types; as the oracle they are used as they are. */
-const kafkajs = (version: number, part: 'request' | 'response'): any => require(`kafkajs/src/protocol/requests/deleteTopics/v${version}/${part}`);
+const kafkajs = kafkajsApi('deleteTopics');
+const decoded = wholeBodyDecoder(decodeDeleteTopicsRequest);
+const encoded = bytesEncoder(encodeDeleteTopicsResponse);
 const KAFKAJS_VERSIONS = [0, 1];
 const ALL_VERSIONS = [0, 1, 2, 3];
-
-function decoded(bytes: Uint8Array, version: number): DeleteTopicsRequest {
-  const reader = new KafkaReader(bytes);
-  const request = decodeDeleteTopicsRequest(reader, version);
-  expect(reader.remaining).toBe(0);
-  return request;
-}
-
-function encoded(version: number, response: DeleteTopicsResponse): Uint8Array {
-  const writer = new KafkaWriter();
-  encodeDeleteTopicsResponse(writer, version, response);
-  return writer.toBytes();
-}
 
 /** The request as DeleteTopicsRequest.json lays it out (the same in versions 0-3), written field by field. */
 function specRequestBytes(request: DeleteTopicsRequest): Uint8Array {
@@ -42,20 +31,6 @@ function specResponseBytes(version: number, response: Required<DeleteTopicsRespo
   return writer.toBytes();
 }
 
-/** Lengths of the proper prefixes of `bytes` that `decode` did not refuse with a KafkaDecodeError. */
-function prefixesNotRefused(bytes: Uint8Array, decode: (reader: KafkaReader) => unknown): Array<{ length: number; outcome: string }> {
-  const failures: Array<{ length: number; outcome: string }> = [];
-  for (let length = 0; length < bytes.byteLength; length++) {
-    try {
-      decode(new KafkaReader(bytes.subarray(0, length)));
-      failures.push({ length, outcome: 'decoded' });
-    } catch (error) {
-      if (!(error instanceof KafkaDecodeError)) failures.push({ length, outcome: String(error) });
-    }
-  }
-  return failures;
-}
-
 const REQUEST: DeleteTopicsRequest = { topicNames: ['orders', 'payments'], timeoutMs: 12_000 };
 
 /** Sorted by name, as kafkajs sorts what it decodes. */
@@ -69,7 +44,7 @@ const RESPONSE: Required<DeleteTopicsResponse> = {
 
 describe('decodeDeleteTopicsRequest', () => {
   it.each(KAFKAJS_VERSIONS)('reads every field kafkajs sends in version %i', async (version) => {
-    const body: Uint8Array = (await kafkajs(version, 'request')({ topics: REQUEST.topicNames, timeout: REQUEST.timeoutMs }).encode()).buffer;
+    const body: Uint8Array = await kafkajs.requestBytes(version, { topics: REQUEST.topicNames, timeout: REQUEST.timeoutMs });
     expect(decoded(body, version)).toEqual(REQUEST);
   });
 
@@ -92,8 +67,8 @@ describe('encodeDeleteTopicsResponse', () => {
   });
 
   it.each(KAFKAJS_VERSIONS)('writes version %i so that kafkajs reads every field, and its client reports the topic error', async (version) => {
-    const response = kafkajs(version, 'response');
-    const decodedByKafkajs = await response.decode(Buffer.from(encoded(version, RESPONSE)));
+    const response = kafkajs.response(version);
+    const decodedByKafkajs = await response.decode(encoded(version, RESPONSE));
     expect(decodedByKafkajs).toEqual({
       ...(version === 1 ? { throttleTime: 0, clientSideThrottleTime: 9 } : {}),
       topicErrors: RESPONSE.responses.map((result) => ({ topic: result.name, errorCode: result.errorCode })),

@@ -15,25 +15,14 @@ import {
   type DescribeConfigsRequest,
   type DescribeConfigsResponse,
 } from './describe-configs';
+import { bytesEncoder, kafkajsApi, kafkajsModule, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-/** kafkajs's protocol modules have no types; as the oracle they are used as they are. */
-const kafkajs = (version: number, part: 'request' | 'response'): any => require(`kafkajs/src/protocol/requests/describeConfigs/v${version}/${part}`);
-const kafkajsConfigSources = require('kafkajs/src/protocol/configSource');
-const kafkajsResourceTypes = require('kafkajs/src/protocol/configResourceTypes');
+const kafkajs = kafkajsApi('describeConfigs');
+const decoded = wholeBodyDecoder(decodeDescribeConfigsRequest);
+const encoded = bytesEncoder(encodeDescribeConfigsResponse);
+const kafkajsConfigSources = kafkajsModule('protocol/configSource');
+const kafkajsResourceTypes = kafkajsModule('protocol/configResourceTypes');
 const ALL_VERSIONS = [0, 1, 2];
-
-function decoded(bytes: Uint8Array, version: number): DescribeConfigsRequest {
-  const reader = new KafkaReader(bytes);
-  const request = decodeDescribeConfigsRequest(reader, version);
-  expect(reader.remaining).toBe(0);
-  return request;
-}
-
-function encoded(version: number, response: DescribeConfigsResponse): Uint8Array {
-  const writer = new KafkaWriter();
-  encodeDescribeConfigsResponse(writer, version, response);
-  return writer.toBytes();
-}
 
 /** The request as DescribeConfigsRequest.json lays it out, written field by field. */
 function specRequestBytes(version: number, request: DescribeConfigsRequest): Uint8Array {
@@ -68,20 +57,6 @@ function specResponseBytes(version: number, response: DescribeConfigsResponse): 
     }
   }
   return writer.toBytes();
-}
-
-/** Lengths of the proper prefixes of `bytes` that `decode` did not refuse with a KafkaDecodeError. */
-function prefixesNotRefused(bytes: Uint8Array, decode: (reader: KafkaReader) => unknown): Array<{ length: number; outcome: string }> {
-  const failures: Array<{ length: number; outcome: string }> = [];
-  for (let length = 0; length < bytes.byteLength; length++) {
-    try {
-      decode(new KafkaReader(bytes.subarray(0, length)));
-      failures.push({ length, outcome: 'decoded' });
-    } catch (error) {
-      if (!(error instanceof KafkaDecodeError)) failures.push({ length, outcome: String(error) });
-    }
-  }
-  return failures;
 }
 
 const REQUEST: DescribeConfigsRequest = {
@@ -173,7 +148,7 @@ describe('decodeDescribeConfigsRequest', () => {
       resources: REQUEST.resources.map((each) => ({ type: each.resourceType, name: each.resourceName, configNames: each.configurationKeys ?? [] })),
       includeSynonyms: true,
     };
-    const body: Uint8Array = (await kafkajs(version, 'request')(args).encode()).buffer;
+    const body: Uint8Array = await kafkajs.requestBytes(version, args);
     expect(decoded(body, version)).toEqual({ ...REQUEST, includeSynonyms: version >= 1 });
   });
 
@@ -197,8 +172,8 @@ describe('encodeDescribeConfigsResponse', () => {
   });
 
   it.each(ALL_VERSIONS)('writes version %i so that kafkajs reads every field, and its client reports the resource error', async (version) => {
-    const response = kafkajs(version, 'response');
-    const decodedByKafkajs = await response.decode(Buffer.from(encoded(version, RESPONSE)));
+    const response = kafkajs.response(version);
+    const decodedByKafkajs = await response.decode(encoded(version, RESPONSE));
     expect(decodedByKafkajs).toEqual({
       ...(version <= 1 ? { throttleTime: 8 } : { throttleTime: 0, clientSideThrottleTime: 8 }),
       resources: RESPONSE.results.map((result) => ({

@@ -2,29 +2,17 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { AUTHORIZED_OPERATIONS_OMITTED, decodeDescribeGroupsRequest, DESCRIBE_GROUPS_VERSIONS, encodeDescribeGroupsResponse, type DescribeGroupsResponse } from './describe-groups';
+import { bytesEncoder, kafkajsApi, KafkajsDecoder, KafkajsEncoder, KafkajsMemberAssignment, KafkajsMemberMetadata, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-// kafkajs is the oracle for v0–2: its client-side request encoders and response decoders (by path). For
+// kafkajs is the oracle for v0–2: its client-side request encoders and response decoders. For
 // v3–4, which kafkajs lacks, vectors are built field by field from the spec with kafkajs's primitive
 // Encoder/Decoder, an implementation independent of ours.
-const kafkajsRequest = (version: number) => require(`kafkajs/src/protocol/requests/describeGroups/v${version}/request`);
-const kafkajsResponse = (version: number) => require(`kafkajs/src/protocol/requests/describeGroups/v${version}/response`);
-const { MemberMetadata, MemberAssignment } = require('kafkajs/src/consumer/assignerProtocol');
-const Encoder = require('kafkajs/src/protocol/encoder');
-const Decoder = require('kafkajs/src/protocol/decoder');
+const kafkajs = kafkajsApi('describeGroups');
+const decoded = wholeBodyDecoder(decodeDescribeGroupsRequest);
+const encoded = bytesEncoder(encodeDescribeGroupsResponse);
 
-async function kafkajsRequestBytes(version: number, fields: object): Promise<Buffer> {
-  const encoder = await kafkajsRequest(version)(fields).encode();
-  return encoder.buffer;
-}
-
-function encodeResponse(version: number, response: DescribeGroupsResponse): Buffer {
-  const writer = new KafkaWriter();
-  encodeDescribeGroupsResponse(writer, version, response);
-  return Buffer.from(writer.toBytes());
-}
-
-const metadata: Buffer = MemberMetadata.encode({ version: 0, topics: ['orders'] });
-const assignment: Buffer = MemberAssignment.encode({ version: 0, assignment: { orders: [0, 1] } });
+const metadata: Buffer = KafkajsMemberMetadata.encode({ version: 0, topics: ['orders'] });
+const assignment: Buffer = KafkajsMemberAssignment.encode({ version: 0, assignment: { orders: [0, 1] } });
 
 const response: DescribeGroupsResponse = {
   throttleTimeMs: 33,
@@ -48,9 +36,7 @@ const response: DescribeGroupsResponse = {
 describe('decodeDescribeGroupsRequest', () => {
   // Each row proves that the group ids kafkajs asks for decode in order.
   it.each([0, 1, 2])('v%i against kafkajs', async (version) => {
-    const reader = new KafkaReader(await kafkajsRequestBytes(version, { groupIds: ['orders-consumers', 'unknown'] }));
-    expect(decodeDescribeGroupsRequest(reader, version)).toEqual({ groups: ['orders-consumers', 'unknown'], includeAuthorizedOperations: false });
-    expect(reader.remaining).toBe(0);
+    expect(decoded(await kafkajs.requestBytes(version, { groupIds: ['orders-consumers', 'unknown'] }), version)).toEqual({ groups: ['orders-consumers', 'unknown'], includeAuthorizedOperations: false });
   });
 
   // v3–4 append include_authorized_operations (a boolean) to the v0 layout.
@@ -59,9 +45,7 @@ describe('decodeDescribeGroupsRequest', () => {
     { version: 4, include: false },
     { version: 4, include: true },
   ])('v$version against a hand-built vector, include_authorized_operations $include', ({ version, include }) => {
-    const reader = new KafkaReader(new Encoder().writeArray(['orders-consumers', 'unknown']).writeBoolean(include).buffer);
-    expect(decodeDescribeGroupsRequest(reader, version)).toEqual({ groups: ['orders-consumers', 'unknown'], includeAuthorizedOperations: include });
-    expect(reader.remaining).toBe(0);
+    expect(decoded(new KafkajsEncoder().writeArray(['orders-consumers', 'unknown']).writeBoolean(include).buffer, version)).toEqual({ groups: ['orders-consumers', 'unknown'], includeAuthorizedOperations: include });
   });
 });
 
@@ -72,9 +56,9 @@ describe('encodeDescribeGroupsResponse', () => {
     { version: 1, throttle: { throttleTime: 33 } },
     { version: 2, throttle: { throttleTime: 0, clientSideThrottleTime: 33 } },
   ])('v$version against kafkajs', async ({ version, throttle }) => {
-    const { decode, parse } = kafkajsResponse(version);
-    const decoded = await parse(await decode(encodeResponse(version, response)));
-    expect(decoded).toEqual({
+    const { decode, parse } = kafkajs.response(version);
+    const decodedByKafkajs = await parse(await decode(encoded(version, response)));
+    expect(decodedByKafkajs).toEqual({
       ...throttle,
       groups: [
         {
@@ -91,18 +75,18 @@ describe('encodeDescribeGroupsResponse', () => {
         { errorCode: 0, groupId: 'unknown', state: 'Dead', protocolType: '', protocol: '', members: [] },
       ],
     });
-    expect(MemberAssignment.decode(decoded.groups[0].members[0].memberAssignment).assignment).toEqual({ orders: [0, 1] });
+    expect(KafkajsMemberAssignment.decode(decodedByKafkajs.groups[0].members[0].memberAssignment).assignment).toEqual({ orders: [0, 1] });
   });
 
   it('a group error reaches kafkajs as that error', async () => {
-    const { decode, parse } = kafkajsResponse(2);
+    const { decode, parse } = kafkajs.response(2);
     const failed = { throttleTimeMs: 0, groups: [{ ...response.groups[1]!, errorCode: ERROR_CODES.GROUP_AUTHORIZATION_FAILED }] };
-    await expect(parse(await decode(encodeResponse(2, failed)))).rejects.toMatchObject({ type: 'GROUP_AUTHORIZATION_FAILED' });
+    await expect(parse(await decode(encoded(2, failed)))).rejects.toMatchObject({ type: 'GROUP_AUTHORIZATION_FAILED' });
   });
 
   /** Reads a response field by field from DescribeGroupsResponse.json. */
-  function readBySpec(bytes: Buffer, version: number): DescribeGroupsResponse {
-    const decoder = new Decoder(bytes);
+  function readBySpec(bytes: Uint8Array, version: number): DescribeGroupsResponse {
+    const decoder = new KafkajsDecoder(Buffer.from(bytes));
     const throttleTimeMs = decoder.readInt32();
     const groups = decoder.readArray((group: typeof decoder) => ({
       errorCode: group.readInt16(),
@@ -127,11 +111,11 @@ describe('encodeDescribeGroupsResponse', () => {
   // v3 appends authorized_operations to each group; v4 adds group_instance_id after each member_id.
   it('v3 against the spec field list', () => {
     const v3 = { ...response, groups: response.groups.map((group) => ({ ...group, members: group.members.map((member) => ({ ...member, groupInstanceId: null })) })) };
-    expect(readBySpec(encodeResponse(3, response), 3)).toEqual(v3);
+    expect(readBySpec(encoded(3, response), 3)).toEqual(v3);
   });
 
   it('v4 against the spec field list', () => {
-    expect(readBySpec(encodeResponse(4, response), 4)).toEqual(response);
+    expect(readBySpec(encoded(4, response), 4)).toEqual(response);
   });
 
   it('refuses a version outside the range', () => {
@@ -142,18 +126,16 @@ describe('encodeDescribeGroupsResponse', () => {
 describe('decodeDescribeGroupsRequest refuses malformed bodies', () => {
   // Every field is required, so every proper prefix of a valid body is a truncation.
   it.each([0, 3])('every truncation of a v%i body throws KafkaDecodeError', (version) => {
-    const body = new Encoder().writeArray(['a', 'bc']);
+    const body = new KafkajsEncoder().writeArray(['a', 'bc']);
     const bytes: Buffer = version >= 3 ? body.writeBoolean(true).buffer : body.buffer;
-    for (let length = 0; length < bytes.length; length++) {
-      expect(() => decodeDescribeGroupsRequest(new KafkaReader(bytes.subarray(0, length)), version)).toThrow(KafkaDecodeError);
-    }
+    expect(prefixesNotRefused(bytes, (reader) => decodeDescribeGroupsRequest(reader, version))).toEqual([]);
   });
 
   it.each<{ name: string; version: number; bytes: () => Buffer }>([
-    { name: 'a version below the range', version: -1, bytes: () => new Encoder().writeArray([]).buffer },
-    { name: 'a version above the range', version: DESCRIBE_GROUPS_VERSIONS.max + 1, bytes: () => new Encoder().writeArray([]).writeBoolean(false).buffer },
-    { name: 'a null group id', version: 0, bytes: () => new Encoder().writeInt32(1).writeInt16(-1).buffer },
-    { name: 'a group count beyond the bytes left', version: 0, bytes: () => new Encoder().writeInt32(64).writeString('a').buffer },
+    { name: 'a version below the range', version: -1, bytes: () => new KafkajsEncoder().writeArray([]).buffer },
+    { name: 'a version above the range', version: DESCRIBE_GROUPS_VERSIONS.max + 1, bytes: () => new KafkajsEncoder().writeArray([]).writeBoolean(false).buffer },
+    { name: 'a null group id', version: 0, bytes: () => new KafkajsEncoder().writeInt32(1).writeInt16(-1).buffer },
+    { name: 'a group count beyond the bytes left', version: 0, bytes: () => new KafkajsEncoder().writeInt32(64).writeString('a').buffer },
   ])('$name', ({ version, bytes }) => {
     expect(() => decodeDescribeGroupsRequest(new KafkaReader(bytes()), version)).toThrow(KafkaDecodeError);
   });

@@ -2,21 +2,20 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { decodeFetchRequest, encodeFetchResponse, FETCH_VERSIONS, type FetchRequest, type FetchResponse } from './fetch';
+import { bytesEncoder, kafkajsApi, KafkajsCompression, kafkajsRecordBatch, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 import { encodeRecordBatch, setBaseOffset } from './record-batch';
 
-// kafkajs is the oracle: its client-side request encoders and response decoders (no exports map, so by path).
-const kafkajsRequest = (version: number) => require(`kafkajs/src/protocol/requests/fetch/v${version}/request`);
-const kafkajsResponse = (version: number) => require(`kafkajs/src/protocol/requests/fetch/v${version}/response`);
-const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0');
-const KafkajsRecord = require('kafkajs/src/protocol/recordBatch/record/v0');
-const { Types: Compression } = require('kafkajs/src/protocol/message/compression');
+// kafkajs is the oracle: its client-side request encoders and response decoders.
+const kafkajs = kafkajsApi('fetch');
+const decoded = wholeBodyDecoder(decodeFetchRequest);
+const encoded = bytesEncoder(encodeFetchResponse);
 
 const KAFKAJS_VERSIONS = [4, 5, 6, 7, 8, 9, 10, 11];
 
 const FETCH_OFFSET = 2 ** 40;
 
 async function kafkajsRequestBytes(version: number): Promise<Uint8Array> {
-  const request = kafkajsRequest(version)({
+  const bytes = await kafkajs.requestBytes(version, {
     replicaId: -1,
     maxWaitTime: 500,
     minBytes: 1,
@@ -37,7 +36,7 @@ async function kafkajsRequestBytes(version: number): Promise<Uint8Array> {
     ],
     forgottenTopics: [{ topic: 'old', partitions: [1, 2] }],
   });
-  return new Uint8Array((await request.encode()).buffer);
+  return new Uint8Array(bytes);
 }
 
 /** What each version carries of the request above; the rest takes the spec's defaults. */
@@ -70,16 +69,12 @@ describe('decodeFetchRequest against kafkajs', () => {
   // Each row proves that a fetch as kafkajs sends it decodes to its fields, with the defaults of the spec
   // for the fields the version lacks.
   it.each(KAFKAJS_VERSIONS)('v%i', async (version) => {
-    const reader = new KafkaReader(await kafkajsRequestBytes(version));
-    expect(decodeFetchRequest(reader, version)).toEqual(expectedRequest(version));
-    expect(reader.remaining).toBe(0);
+    expect(decoded(await kafkajsRequestBytes(version), version)).toEqual(expectedRequest(version));
   });
 
   it.each(KAFKAJS_VERSIONS)('refuses every truncation of a kafkajs v%i request with KafkaDecodeError', async (version) => {
     const frame = await kafkajsRequestBytes(version);
-    for (let length = 0; length < frame.byteLength; length++) {
-      expect(() => decodeFetchRequest(new KafkaReader(frame.subarray(0, length)), version)).toThrow(KafkaDecodeError);
-    }
+    expect(prefixesNotRefused(frame, (reader) => decodeFetchRequest(reader, version))).toEqual([]);
   });
 
   it('refuses an unknown isolation level', async () => {
@@ -111,14 +106,13 @@ async function storedBatches(): Promise<Uint8Array[]> {
     ],
   });
   const kafkajsBatch = async (compression: number, first: number): Promise<Uint8Array> => {
-    const records = [first, first + 1].map((offset, index) => KafkajsRecord({ key: Buffer.from(`k${offset}`), value: Buffer.from(`v${offset}`), offsetDelta: index, timestampDelta: index }));
-    const encoder = await RecordBatch({ compression, records, firstTimestamp: 1_700_000_000_002, maxTimestamp: 1_700_000_000_003, lastOffsetDelta: 1 });
+    const messages = [first, first + 1].map((offset, index) => ({ key: Buffer.from(`k${offset}`), value: Buffer.from(`v${offset}`), timestamp: 1_700_000_000_002 + index }));
+    const batch = await kafkajsRecordBatch({ compression, messages });
     // As mink stores a produced batch: its base offset assigned in place.
-    const batch = new Uint8Array(encoder.buffer);
     setBaseOffset(batch, first);
     return batch;
   };
-  return [ours, await kafkajsBatch(Compression.None, 102), await kafkajsBatch(Compression.GZIP, 104)];
+  return [ours, await kafkajsBatch(KafkajsCompression.None, 102), await kafkajsBatch(KafkajsCompression.GZIP, 104)];
 }
 
 function fetchResponse(batches: Uint8Array[]): FetchResponse {
@@ -140,21 +134,15 @@ function fetchResponse(batches: Uint8Array[]): FetchResponse {
   };
 }
 
-function encodeResponse(version: number, response: FetchResponse): Buffer {
-  const writer = new KafkaWriter();
-  encodeFetchResponse(writer, version, response);
-  return Buffer.from(writer.toBytes());
-}
-
 describe('encodeFetchResponse against kafkajs', () => {
   // Each row proves that kafkajs reads the partition fields and the stored batches (ours, kafkajs's own,
   // and a gzip one served as received) back as messages at their offsets, partitions after them included.
   it.each(KAFKAJS_VERSIONS)('v%i', async (version) => {
-    const { decode, parse } = kafkajsResponse(version);
-    const decoded = await parse(await decode(encodeResponse(version, fetchResponse(await storedBatches()))));
+    const { decode, parse } = kafkajs.response(version);
+    const decodedByKafkajs = await parse(await decode(encoded(version, fetchResponse(await storedBatches()))));
 
     const since = <T extends object>(first: number, fields: T): T | object => (version >= first ? fields : {});
-    expect(decoded).toMatchObject({
+    expect(decodedByKafkajs).toMatchObject({
       ...(version >= 8 ? { throttleTime: 0, clientSideThrottleTime: 25 } : { throttleTime: 25 }),
       ...since(7, { errorCode: 0, sessionId: 12 }),
     });
@@ -167,7 +155,7 @@ describe('encodeFetchResponse against kafkajs', () => {
       abortedTransactions: fields.abortedTransactions,
       ...since(11, { preferredReadReplica: fields.preferredReadReplica }),
     });
-    const [orders, audit] = decoded.responses;
+    const [orders, audit] = decodedByKafkajs.responses;
     expect(orders.topicName).toBe('orders');
     expect(orders.partitions.map(({ messages, ...fields }: { messages: unknown }) => fields)).toEqual([
       partition({ partition: 0, highWatermark: '110', lastStableOffset: '108', lastStartOffset: '3', abortedTransactions: [{ producerId: '7', firstOffset: '100' }], preferredReadReplica: 2 }),
@@ -193,12 +181,12 @@ describe('encodeFetchResponse against kafkajs', () => {
   });
 
   it('carries a partition error code to kafkajs', async () => {
-    const { decode, parse } = kafkajsResponse(11);
+    const { decode, parse } = kafkajs.response(11);
     const response: FetchResponse = {
       throttleTimeMs: 0,
       responses: [{ topic: 'orders', partitions: [{ partitionIndex: 0, errorCode: ERROR_CODES.OFFSET_OUT_OF_RANGE, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null }] }],
     };
-    await expect(parse(await decode(encodeResponse(11, response)))).rejects.toMatchObject({ name: 'KafkaJSOffsetOutOfRange', topic: 'orders', partition: 0 });
+    await expect(parse(await decode(encoded(11, response)))).rejects.toMatchObject({ name: 'KafkaJSOffsetOutOfRange', topic: 'orders', partition: 0 });
   });
 
   it('writes each stored batch as a part of its own, after one length for them all', async () => {
@@ -214,7 +202,7 @@ describe('encodeFetchResponse against kafkajs', () => {
   });
 
   it.each([3, 12])('refuses to encode version %i', (version) => {
-    expect(() => encodeResponse(version, { throttleTimeMs: 0, responses: [] })).toThrow(RangeError);
+    expect(() => encoded(version, { throttleTimeMs: 0, responses: [] })).toThrow(RangeError);
   });
 });
 

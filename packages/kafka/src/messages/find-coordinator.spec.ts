@@ -13,24 +13,13 @@ import {
   type FindCoordinatorRequest,
   type FindCoordinatorResponse,
 } from './find-coordinator';
+import { bytesEncoder, kafkajsApi, kafkajsModule, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-/** kafkajs's protocol modules have no types; as the oracle they are used as they are. */
-const kafkajs = (version: number, part: 'request' | 'response'): any => require(`kafkajs/src/protocol/requests/findCoordinator/v${version}/${part}`);
-const kafkajsCoordinatorTypes = require('kafkajs/src/protocol/coordinatorTypes');
+const kafkajs = kafkajsApi('findCoordinator');
+const decoded = wholeBodyDecoder(decodeFindCoordinatorRequest);
+const encoded = bytesEncoder(encodeFindCoordinatorResponse);
+const kafkajsCoordinatorTypes = kafkajsModule('protocol/coordinatorTypes');
 const ALL_VERSIONS = [0, 1, 2];
-
-function decoded(bytes: Uint8Array, version: number): FindCoordinatorRequest {
-  const reader = new KafkaReader(bytes);
-  const request = decodeFindCoordinatorRequest(reader, version);
-  expect(reader.remaining).toBe(0);
-  return request;
-}
-
-function encoded(version: number, response: FindCoordinatorResponse): Uint8Array {
-  const writer = new KafkaWriter();
-  encodeFindCoordinatorResponse(writer, version, response);
-  return writer.toBytes();
-}
 
 /** The request as FindCoordinatorRequest.json lays it out, written field by field. */
 function specRequestBytes(version: number, request: FindCoordinatorRequest): Uint8Array {
@@ -46,20 +35,6 @@ function specResponseBytes(version: number, response: Required<FindCoordinatorRe
   writer.int16(response.errorCode);
   if (version >= 1) writer.nullableString(response.errorMessage);
   return writer.int32(response.nodeId).string(response.host).int32(response.port).toBytes();
-}
-
-/** Lengths of the proper prefixes of `bytes` that `decode` did not refuse with a KafkaDecodeError. */
-function prefixesNotRefused(bytes: Uint8Array, decode: (reader: KafkaReader) => unknown): Array<{ length: number; outcome: string }> {
-  const failures: Array<{ length: number; outcome: string }> = [];
-  for (let length = 0; length < bytes.byteLength; length++) {
-    try {
-      decode(new KafkaReader(bytes.subarray(0, length)));
-      failures.push({ length, outcome: 'decoded' });
-    } catch (error) {
-      if (!(error instanceof KafkaDecodeError)) failures.push({ length, outcome: String(error) });
-    }
-  }
-  return failures;
 }
 
 const RESPONSE: Required<FindCoordinatorResponse> = { throttleTimeMs: 5, errorCode: ERROR_CODES.NONE, errorMessage: null, nodeId: 2, host: 'node-2.mink', port: 9093 };
@@ -78,14 +53,14 @@ describe('decodeFindCoordinatorRequest', () => {
   });
 
   it('reads the group id kafkajs sends in version 0 as a group key', async () => {
-    const body: Uint8Array = (await kafkajs(0, 'request')({ groupId: 'billing' }).encode()).buffer;
+    const body: Uint8Array = await kafkajs.requestBytes(0, { groupId: 'billing' });
     expect(decoded(body, 0)).toEqual({ key: 'billing', keyType: COORDINATOR_KEY_TYPES.group });
   });
 
   it.each([1, 2].flatMap((version) => [COORDINATOR_KEY_TYPES.group, COORDINATOR_KEY_TYPES.transaction].map((keyType) => ({ version, keyType }))))(
     'reads the key and key type $keyType kafkajs sends in version $version',
     async ({ version, keyType }) => {
-      const body: Uint8Array = (await kafkajs(version, 'request')({ coordinatorKey: 'payments-tx', coordinatorType: keyType }).encode()).buffer;
+      const body: Uint8Array = await kafkajs.requestBytes(version, { coordinatorKey: 'payments-tx', coordinatorType: keyType });
       expect(decoded(body, version)).toEqual({ key: 'payments-tx', keyType });
     },
   );
@@ -119,8 +94,8 @@ describe('encodeFindCoordinatorResponse', () => {
   );
 
   it.each(ALL_VERSIONS)('writes version %i so that kafkajs reads every field', async (version) => {
-    const response = kafkajs(version, 'response');
-    const decodedByKafkajs = await response.decode(Buffer.from(encoded(version, RESPONSE)));
+    const response = kafkajs.response(version);
+    const decodedByKafkajs = await response.decode(encoded(version, RESPONSE));
     expect(decodedByKafkajs).toEqual({
       ...(version === 1 ? { throttleTime: 5 } : {}),
       ...(version === 2 ? { throttleTime: 0, clientSideThrottleTime: 5 } : {}),
@@ -132,8 +107,8 @@ describe('encodeFindCoordinatorResponse', () => {
   });
 
   it.each(ALL_VERSIONS)('writes an error in version %i that kafkajs reports, with its message from version 1', async (version) => {
-    const response = kafkajs(version, 'response');
-    const decodedByKafkajs = await response.decode(Buffer.from(encoded(version, FAILED)));
+    const response = kafkajs.response(version);
+    const decodedByKafkajs = await response.decode(encoded(version, FAILED));
     expect(decodedByKafkajs.errorMessage).toBe(version >= 1 ? FAILED.errorMessage : undefined);
     await expect(response.parse(decodedByKafkajs)).rejects.toMatchObject({ type: 'GROUP_COORDINATOR_NOT_AVAILABLE' }); // kafkajs's name for code 15
   });

@@ -14,11 +14,11 @@ import {
   requireResponseVersion,
   responseHeaderVersion,
 } from './header';
+import { kafkajsApi, kafkajsModule, prefixesNotRefused } from './kafka-oracle.fixture';
 import { decodeMetadataRequest } from './metadata';
 
-/** kafkajs's protocol modules have no types; as the oracle they are used as they are. */
-const kafkajsFrame = require('kafkajs/src/protocol/request');
-const kafkajsMetadataV4Request = require('kafkajs/src/protocol/requests/metadata/v4/request');
+const kafkajsFrame = kafkajsModule('protocol/request');
+const kafkajsMetadataV4Request = kafkajsApi('metadata').request(4);
 
 /** The first flexible version of each API, copied from the `flexibleVersions` of Kafka's message specs. */
 const FIRST_FLEXIBLE: ReadonlyArray<[ApiName, number]> = [
@@ -41,20 +41,6 @@ const FIRST_FLEXIBLE: ReadonlyArray<[ApiName, number]> = [
   ['InitProducerId', 2],
   ['DescribeConfigs', 4],
 ];
-
-/** Lengths of the proper prefixes of `bytes` that `decode` did not refuse with a KafkaDecodeError. */
-function prefixesNotRefused(bytes: Uint8Array, decode: (reader: KafkaReader) => unknown): Array<{ length: number; outcome: string }> {
-  const failures: Array<{ length: number; outcome: string }> = [];
-  for (let length = 0; length < bytes.byteLength; length++) {
-    try {
-      decode(new KafkaReader(bytes.subarray(0, length)));
-      failures.push({ length, outcome: 'decoded' });
-    } catch (error) {
-      if (!(error instanceof KafkaDecodeError)) failures.push({ length, outcome: String(error) });
-    }
-  }
-  return failures;
-}
 
 describe('header versions', () => {
   it('covers every API key mink knows, so the header rule cannot silently treat one as not flexible', () => {

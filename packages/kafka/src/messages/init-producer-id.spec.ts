@@ -7,23 +7,12 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { decodeInitProducerIdRequest, encodeInitProducerIdResponse, type InitProducerIdRequest, type InitProducerIdResponse } from './init-producer-id';
+import { bytesEncoder, kafkajsApi, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-/** kafkajs's protocol modules have no types; as the oracle they are used as they are. */
-const kafkajs = (version: number, part: 'request' | 'response'): any => require(`kafkajs/src/protocol/requests/initProducerId/v${version}/${part}`);
+const kafkajs = kafkajsApi('initProducerId');
+const decoded = wholeBodyDecoder(decodeInitProducerIdRequest);
+const encoded = bytesEncoder(encodeInitProducerIdResponse);
 const ALL_VERSIONS = [0, 1];
-
-function decoded(bytes: Uint8Array, version: number): InitProducerIdRequest {
-  const reader = new KafkaReader(bytes);
-  const request = decodeInitProducerIdRequest(reader, version);
-  expect(reader.remaining).toBe(0);
-  return request;
-}
-
-function encoded(version: number, response: InitProducerIdResponse): Uint8Array {
-  const writer = new KafkaWriter();
-  encodeInitProducerIdResponse(writer, version, response);
-  return writer.toBytes();
-}
 
 /** The request as InitProducerIdRequest.json lays it out (the same in versions 0-1). */
 function specRequestBytes(request: InitProducerIdRequest): Uint8Array {
@@ -33,20 +22,6 @@ function specRequestBytes(request: InitProducerIdRequest): Uint8Array {
 /** The response as InitProducerIdResponse.json lays it out (the same in versions 0-1). */
 function specResponseBytes(response: Required<InitProducerIdResponse>): Uint8Array {
   return new KafkaWriter().int32(response.throttleTimeMs).int16(response.errorCode).int64(BigInt(response.producerId)).int16(response.producerEpoch).toBytes();
-}
-
-/** Lengths of the proper prefixes of `bytes` that `decode` did not refuse with a KafkaDecodeError. */
-function prefixesNotRefused(bytes: Uint8Array, decode: (reader: KafkaReader) => unknown): Array<{ length: number; outcome: string }> {
-  const failures: Array<{ length: number; outcome: string }> = [];
-  for (let length = 0; length < bytes.byteLength; length++) {
-    try {
-      decode(new KafkaReader(bytes.subarray(0, length)));
-      failures.push({ length, outcome: 'decoded' });
-    } catch (error) {
-      if (!(error instanceof KafkaDecodeError)) failures.push({ length, outcome: String(error) });
-    }
-  }
-  return failures;
 }
 
 const REQUESTS: InitProducerIdRequest[] = [
@@ -62,7 +37,7 @@ const cases = ALL_VERSIONS.flatMap((version) => REQUESTS.map((request) => ({ ver
 describe('decodeInitProducerIdRequest', () => {
   it.each(cases)('reads what kafkajs sends in version $version for transactional id $request.transactionalId', async ({ version, request }) => {
     const args = { transactionalId: request.transactionalId, transactionTimeout: request.transactionTimeoutMs };
-    const body: Uint8Array = (await kafkajs(version, 'request')(args).encode()).buffer;
+    const body: Uint8Array = await kafkajs.requestBytes(version, args);
     expect(decoded(body, version)).toEqual(request);
   });
 
@@ -85,8 +60,8 @@ describe('encodeInitProducerIdResponse', () => {
   });
 
   it.each(ALL_VERSIONS)('writes version %i so that kafkajs reads every field', async (version) => {
-    const response = kafkajs(version, 'response');
-    const decodedByKafkajs = await response.decode(Buffer.from(encoded(version, RESPONSE)));
+    const response = kafkajs.response(version);
+    const decodedByKafkajs = await response.decode(encoded(version, RESPONSE));
     expect(decodedByKafkajs).toEqual({
       ...(version === 0 ? { throttleTime: 21 } : { throttleTime: 0, clientSideThrottleTime: 21 }),
       errorCode: 0,
@@ -97,11 +72,11 @@ describe('encodeInitProducerIdResponse', () => {
   });
 
   it.each(ALL_VERSIONS)('writes an error in version %i that kafkajs reports', async (version) => {
-    const response = kafkajs(version, 'response');
+    const response = kafkajs.response(version);
     const failed = { errorCode: ERROR_CODES.COORDINATOR_NOT_AVAILABLE, producerId: -1, producerEpoch: -1 };
     const bytes = encoded(version, failed);
     expect(bytes).toEqual(specResponseBytes({ ...failed, throttleTimeMs: 0 }));
-    const decodedByKafkajs = await response.decode(Buffer.from(bytes));
+    const decodedByKafkajs = await response.decode(bytes);
     expect(decodedByKafkajs.producerId).toBe('-1');
     await expect(response.parse(decodedByKafkajs)).rejects.toMatchObject({ type: 'GROUP_COORDINATOR_NOT_AVAILABLE' }); // kafkajs's name for code 15
   });

@@ -2,22 +2,12 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { decodeJoinGroupRequest, encodeJoinGroupResponse, JOIN_GROUP_VERSIONS, type JoinGroupRequest, type JoinGroupResponse } from './join-group';
+import { bytesEncoder, kafkajsApi, KafkajsEncoder, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-// kafkajs is the oracle: its client-side request encoders and response decoders (no exports map, so by path).
-const kafkajsRequest = (version: number) => require(`kafkajs/src/protocol/requests/joinGroup/v${version}/request`);
-const kafkajsResponse = (version: number) => require(`kafkajs/src/protocol/requests/joinGroup/v${version}/response`);
-const Encoder = require('kafkajs/src/protocol/encoder');
-
-async function kafkajsRequestBytes(version: number, fields: object): Promise<Buffer> {
-  const encoder = await kafkajsRequest(version)(fields).encode();
-  return encoder.buffer;
-}
-
-function encodeResponse(version: number, response: JoinGroupResponse): Buffer {
-  const writer = new KafkaWriter();
-  encodeJoinGroupResponse(writer, version, response);
-  return Buffer.from(writer.toBytes());
-}
+// kafkajs is the oracle: its client-side request encoders and response decoders.
+const kafkajs = kafkajsApi('joinGroup');
+const decoded = wholeBodyDecoder(decodeJoinGroupRequest);
+const encoded = bytesEncoder(encodeJoinGroupResponse);
 
 const subscription = Buffer.from([0, 0, 0, 0, 0, 1, 0, 3, 0x6f, 0x6e, 0x65, 0, 0, 0, 0]);
 
@@ -25,7 +15,7 @@ describe('decodeJoinGroupRequest against kafkajs', () => {
   // Each row proves that the bytes kafkajs sends at that version decode to the fields it was given, and
   // that fields a version lacks read as the protocol's defaults.
   it.each([0, 1, 2, 3, 4, 5])('v%i', async (version) => {
-    const bytes = await kafkajsRequestBytes(version, {
+    const bytes = await kafkajs.requestBytes(version, {
       groupId: 'orders-consumers',
       sessionTimeout: 30000,
       rebalanceTimeout: 60000,
@@ -37,7 +27,6 @@ describe('decodeJoinGroupRequest against kafkajs', () => {
         { name: 'empty', metadata: Buffer.alloc(0) },
       ],
     });
-    const reader = new KafkaReader(bytes);
     const expected: JoinGroupRequest = {
       groupId: 'orders-consumers',
       sessionTimeoutMs: 30000,
@@ -50,12 +39,11 @@ describe('decodeJoinGroupRequest against kafkajs', () => {
         { name: 'empty', metadata: new Uint8Array(0) },
       ],
     };
-    expect(decodeJoinGroupRequest(reader, version)).toEqual(expected);
-    expect(reader.remaining).toBe(0);
+    expect(decoded(bytes, version)).toEqual(expected);
   });
 
   it('v5 with a null group_instance_id (a dynamic member) reads null', async () => {
-    const bytes = await kafkajsRequestBytes(5, {
+    const bytes = await kafkajs.requestBytes(5, {
       groupId: 'g',
       sessionTimeout: 10000,
       rebalanceTimeout: 20000,
@@ -92,9 +80,9 @@ describe('encodeJoinGroupResponse against kafkajs', () => {
   // Each row proves that kafkajs reads back every field the version carries, including its throttle
   // handling (v3+ report the broker's throttle as clientSideThrottleTime).
   it.each([0, 1, 2, 3, 4, 5])('v%i', async (version) => {
-    const { decode, parse } = kafkajsResponse(version);
-    const decoded = await parse(await decode(encodeResponse(version, response)));
-    expect(decoded).toMatchObject({
+    const { decode, parse } = kafkajs.response(version);
+    const decodedByKafkajs = await parse(await decode(encoded(version, response)));
+    expect(decodedByKafkajs).toMatchObject({
       errorCode: 0,
       generationId: 7,
       groupProtocol: 'RoundRobinAssigner',
@@ -105,16 +93,16 @@ describe('encodeJoinGroupResponse against kafkajs', () => {
         { memberId: 'consumer-2-7c6d', memberMetadata: Buffer.alloc(0) },
       ],
     });
-    if (version === 2) expect(decoded.throttleTime).toBe(25);
-    if (version >= 3) expect(decoded.clientSideThrottleTime).toBe(25);
-    if (version < 2) expect(decoded.throttleTime).toBeUndefined();
-    const instanceIds = decoded.members.map((member: { groupInstanceId?: string | null }) => member.groupInstanceId);
+    if (version === 2) expect(decodedByKafkajs.throttleTime).toBe(25);
+    if (version >= 3) expect(decodedByKafkajs.clientSideThrottleTime).toBe(25);
+    if (version < 2) expect(decodedByKafkajs.throttleTime).toBeUndefined();
+    const instanceIds = decodedByKafkajs.members.map((member: { groupInstanceId?: string | null }) => member.groupInstanceId);
     expect(instanceIds).toEqual(version >= 5 ? ['instance-7', null] : [undefined, undefined]);
   });
 
   it('v4 MEMBER_ID_REQUIRED carries the assigned member id to kafkajs', async () => {
-    const { decode, parse } = kafkajsResponse(4);
-    const bytes = encodeResponse(4, { ...response, errorCode: ERROR_CODES.MEMBER_ID_REQUIRED, generationId: -1, protocolName: '', leader: '', members: [] });
+    const { decode, parse } = kafkajs.response(4);
+    const bytes = encoded(4, { ...response, errorCode: ERROR_CODES.MEMBER_ID_REQUIRED, generationId: -1, protocolName: '', leader: '', members: [] });
     await expect(parse(await decode(bytes))).rejects.toMatchObject({ name: 'KafkaJSMemberIdRequired', memberId: 'consumer-1-9a8b' });
   });
 
@@ -125,7 +113,7 @@ describe('encodeJoinGroupResponse against kafkajs', () => {
 
 describe('decodeJoinGroupRequest refuses malformed bodies', () => {
   async function validV5(): Promise<Buffer> {
-    return kafkajsRequestBytes(5, {
+    return kafkajs.requestBytes(5, {
       groupId: 'g',
       sessionTimeout: 1,
       rebalanceTimeout: 2,
@@ -139,24 +127,22 @@ describe('decodeJoinGroupRequest refuses malformed bodies', () => {
   // Every field is required, so every proper prefix of a valid body is a truncation.
   it('every truncation of a v5 body throws KafkaDecodeError', async () => {
     const bytes = await validV5();
-    for (let length = 0; length < bytes.length; length++) {
-      expect(() => decodeJoinGroupRequest(new KafkaReader(bytes.subarray(0, length)), 5)).toThrow(KafkaDecodeError);
-    }
+    expect(prefixesNotRefused(bytes, (reader) => decodeJoinGroupRequest(reader, 5))).toEqual([]);
   });
 
   it.each<{ name: string; version: number; bytes: () => Buffer }>([
     { name: 'a version below the range', version: -1, bytes: () => Buffer.alloc(64) },
     { name: 'a version above the range', version: JOIN_GROUP_VERSIONS.max + 1, bytes: () => Buffer.alloc(64) },
-    { name: 'a null group_id', version: 0, bytes: () => new Encoder().writeInt16(-1).buffer },
+    { name: 'a null group_id', version: 0, bytes: () => new KafkajsEncoder().writeInt16(-1).buffer },
     {
       name: 'null protocol metadata',
       version: 0,
-      bytes: () => new Encoder().writeString('g').writeInt32(1).writeString('').writeString('consumer').writeInt32(1).writeString('range').writeInt32(-1).buffer,
+      bytes: () => new KafkajsEncoder().writeString('g').writeInt32(1).writeString('').writeString('consumer').writeInt32(1).writeString('range').writeInt32(-1).buffer,
     },
     {
       name: 'a protocol count beyond the bytes left',
       version: 0,
-      bytes: () => new Encoder().writeString('g').writeInt32(1).writeString('').writeString('consumer').writeInt32(1000).buffer,
+      bytes: () => new KafkajsEncoder().writeString('g').writeInt32(1).writeString('').writeString('consumer').writeInt32(1000).buffer,
     },
   ])('$name', ({ version, bytes }) => {
     expect(() => decodeJoinGroupRequest(new KafkaReader(bytes()), version)).toThrow(KafkaDecodeError);

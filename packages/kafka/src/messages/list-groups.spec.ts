@@ -2,16 +2,11 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { decodeListGroupsRequest, encodeListGroupsResponse, LIST_GROUPS_VERSIONS, type ListGroupsResponse } from './list-groups';
+import { bytesEncoder, kafkajsApi } from './kafka-oracle.fixture';
 
 // kafkajs is the oracle: it implements every version handled here (v0–2), request and response.
-const kafkajsRequest = (version: number) => require(`kafkajs/src/protocol/requests/listGroups/v${version}/request`);
-const kafkajsResponse = (version: number) => require(`kafkajs/src/protocol/requests/listGroups/v${version}/response`);
-
-function encodeResponse(version: number, response: ListGroupsResponse): Buffer {
-  const writer = new KafkaWriter();
-  encodeListGroupsResponse(writer, version, response);
-  return Buffer.from(writer.toBytes());
-}
+const kafkajs = kafkajsApi('listGroups');
+const encoded = bytesEncoder(encodeListGroupsResponse);
 
 const response: ListGroupsResponse = {
   throttleTimeMs: 8,
@@ -25,7 +20,7 @@ const response: ListGroupsResponse = {
 describe('decodeListGroupsRequest', () => {
   // Each row proves that kafkajs's (empty) request decodes and that nothing is consumed.
   it.each([0, 1, 2])('v%i against kafkajs', async (version) => {
-    const bytes: Buffer = (await kafkajsRequest(version)().encode()).buffer;
+    const bytes = await kafkajs.requestBytes(version);
     expect(bytes.length).toBe(0);
     const reader = new KafkaReader(bytes);
     expect(decodeListGroupsRequest(reader, version)).toEqual({});
@@ -44,13 +39,13 @@ describe('encodeListGroupsResponse against kafkajs', () => {
     { version: 1, throttle: { throttleTime: 8 } },
     { version: 2, throttle: { throttleTime: 0, clientSideThrottleTime: 8 } },
   ])('v$version', async ({ version, throttle }) => {
-    const { decode, parse } = kafkajsResponse(version);
-    expect(await parse(await decode(encodeResponse(version, response)))).toEqual({ ...throttle, errorCode: 0, groups: response.groups });
+    const { decode, parse } = kafkajs.response(version);
+    expect(await parse(await decode(encoded(version, response)))).toEqual({ ...throttle, errorCode: 0, groups: response.groups });
   });
 
   it('an error reaches kafkajs as that error', async () => {
-    const { decode, parse } = kafkajsResponse(2);
-    const bytes = encodeResponse(2, { throttleTimeMs: 0, errorCode: ERROR_CODES.COORDINATOR_NOT_AVAILABLE, groups: [] });
+    const { decode, parse } = kafkajs.response(2);
+    const bytes = encoded(2, { throttleTimeMs: 0, errorCode: ERROR_CODES.COORDINATOR_NOT_AVAILABLE, groups: [] });
     await expect(parse(await decode(bytes))).rejects.toMatchObject({ code: ERROR_CODES.COORDINATOR_NOT_AVAILABLE });
   });
 

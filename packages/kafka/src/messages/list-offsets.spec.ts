@@ -7,24 +7,13 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { decodeListOffsetsRequest, encodeListOffsetsResponse, LIST_OFFSETS_TIMESTAMPS, type ListOffsetsRequest, type ListOffsetsResponse } from './list-offsets';
+import { bytesEncoder, kafkajsApi, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-/** kafkajs's protocol modules have no types; as the oracle they are used as they are. */
-const kafkajs = (version: number, part: 'request' | 'response'): any => require(`kafkajs/src/protocol/requests/listOffsets/v${version}/${part}`);
+const kafkajs = kafkajsApi('listOffsets');
+const decoded = wholeBodyDecoder(decodeListOffsetsRequest);
+const encoded = bytesEncoder(encodeListOffsetsResponse);
 const KAFKAJS_VERSIONS = [0, 1, 2, 3];
 const ALL_VERSIONS = [0, 1, 2, 3, 4, 5];
-
-function decoded(bytes: Uint8Array, version: number): ListOffsetsRequest {
-  const reader = new KafkaReader(bytes);
-  const request = decodeListOffsetsRequest(reader, version);
-  expect(reader.remaining).toBe(0);
-  return request;
-}
-
-function encoded(version: number, response: ListOffsetsResponse): Uint8Array {
-  const writer = new KafkaWriter();
-  encodeListOffsetsResponse(writer, version, response);
-  return writer.toBytes();
-}
 
 /** The request as ListOffsetsRequest.json lays it out, written field by field. */
 function specRequestBytes(version: number, request: ListOffsetsRequest): Uint8Array {
@@ -70,20 +59,6 @@ function specResponseBytes(version: number, response: { throttleTimeMs: number; 
     }
   }
   return writer.toBytes();
-}
-
-/** Lengths of the proper prefixes of `bytes` that `decode` did not refuse with a KafkaDecodeError. */
-function prefixesNotRefused(bytes: Uint8Array, decode: (reader: KafkaReader) => unknown): Array<{ length: number; outcome: string }> {
-  const failures: Array<{ length: number; outcome: string }> = [];
-  for (let length = 0; length < bytes.byteLength; length++) {
-    try {
-      decode(new KafkaReader(bytes.subarray(0, length)));
-      failures.push({ length, outcome: 'decoded' });
-    } catch (error) {
-      if (!(error instanceof KafkaDecodeError)) failures.push({ length, outcome: String(error) });
-    }
-  }
-  return failures;
 }
 
 /** A timestamp and an offset above 2^32, so that both halves of an int64 are checked. */
@@ -155,7 +130,7 @@ describe('decodeListOffsetsRequest', () => {
         partitions: topic.partitions.map((each) => ({ partition: each.partitionIndex, timestamp: each.timestamp, maxNumOffsets: each.maxNumOffsets })),
       })),
     };
-    const body: Uint8Array = (await kafkajs(version, 'request')(args).encode()).buffer;
+    const body: Uint8Array = await kafkajs.requestBytes(version, args);
     expect(decoded(body, version)).toEqual(requestAt(version));
   });
 
@@ -183,8 +158,8 @@ describe('encodeListOffsetsResponse', () => {
   });
 
   it.each(KAFKAJS_VERSIONS)('writes version %i so that kafkajs reads every field, and its client reports the partition error', async (version) => {
-    const response = kafkajs(version, 'response');
-    const decodedByKafkajs = await response.decode(Buffer.from(encoded(version, RESPONSE)));
+    const response = kafkajs.response(version);
+    const decodedByKafkajs = await response.decode(encoded(version, RESPONSE));
     expect(decodedByKafkajs).toEqual({
       ...(version === 2 ? { throttleTime: 3 } : {}),
       ...(version === 3 ? { throttleTime: 0, clientSideThrottleTime: 3 } : {}),

@@ -7,28 +7,13 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { AUTHORIZED_OPERATIONS_OMITTED, decodeMetadataRequest, encodeMetadataResponse, type MetadataRequest, type MetadataResponse } from './metadata';
+import { bytesEncoder, kafkajsApi, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-/** kafkajs's protocol modules have no types; as the oracle they are used as they are. */
-const kafkajs = (version: number, part: 'request' | 'response'): any => require(`kafkajs/src/protocol/requests/metadata/v${version}/${part}`);
+const kafkajs = kafkajsApi('metadata');
+const decoded = wholeBodyDecoder(decodeMetadataRequest);
+const encoded = bytesEncoder(encodeMetadataResponse);
 const KAFKAJS_VERSIONS = [0, 1, 2, 3, 4, 5, 6];
 const ALL_VERSIONS = [0, 1, 2, 3, 4, 5, 6, 7, 8];
-
-async function kafkajsRequestBody(version: number, args: object): Promise<Uint8Array> {
-  return (await kafkajs(version, 'request')(args).encode()).buffer;
-}
-
-function decoded(bytes: Uint8Array, version: number): MetadataRequest {
-  const reader = new KafkaReader(bytes);
-  const request = decodeMetadataRequest(reader, version);
-  expect(reader.remaining).toBe(0);
-  return request;
-}
-
-function encoded(version: number, response: MetadataResponse): Uint8Array {
-  const writer = new KafkaWriter();
-  encodeMetadataResponse(writer, version, response);
-  return writer.toBytes();
-}
 
 /** The request as MetadataRequest.json lays it out, written field by field. */
 function specRequestBytes(version: number, request: MetadataRequest): Uint8Array {
@@ -75,20 +60,6 @@ function specResponseBytes(version: number, response: Required<MetadataResponse>
   }
   if (version >= 8) writer.int32(response.clusterAuthorizedOperations);
   return writer.toBytes();
-}
-
-/** Lengths of the proper prefixes of `bytes` that `decode` did not refuse with a KafkaDecodeError. */
-function prefixesNotRefused(bytes: Uint8Array, decode: (reader: KafkaReader) => unknown): Array<{ length: number; outcome: string }> {
-  const failures: Array<{ length: number; outcome: string }> = [];
-  for (let length = 0; length < bytes.byteLength; length++) {
-    try {
-      decode(new KafkaReader(bytes.subarray(0, length)));
-      failures.push({ length, outcome: 'decoded' });
-    } catch (error) {
-      if (!(error instanceof KafkaDecodeError)) failures.push({ length, outcome: String(error) });
-    }
-  }
-  return failures;
 }
 
 /** Every field given, with values that differ from the defaults, so a misplaced field shows. */
@@ -142,7 +113,7 @@ function kafkajsView(version: number): object {
 
 describe('decodeMetadataRequest', () => {
   it.each(KAFKAJS_VERSIONS)('reads the topics (and from v4 the auto-creation flag) kafkajs sends in version %i', async (version) => {
-    const body = await kafkajsRequestBody(version, { topics: ['orders', 'payments'], allowAutoTopicCreation: false });
+    const body = await kafkajs.requestBytes(version, { topics: ['orders', 'payments'], allowAutoTopicCreation: false });
     expect(decoded(body, version)).toEqual({
       topics: ['orders', 'payments'],
       allowAutoTopicCreation: version < 4, // a version without the field reads as the spec's default, true
@@ -152,7 +123,7 @@ describe('decodeMetadataRequest', () => {
   });
 
   it.each(KAFKAJS_VERSIONS)('reads the request kafkajs sends for all topics in version %i as null', async (version) => {
-    const body = await kafkajsRequestBody(version, { topics: [] });
+    const body = await kafkajs.requestBytes(version, { topics: [] });
     expect(decoded(body, version).topics).toBeNull();
   });
 
@@ -204,16 +175,16 @@ describe('encodeMetadataResponse', () => {
   });
 
   it.each(KAFKAJS_VERSIONS)('writes version %i so that kafkajs reads every field, and its client reports the topic error', async (version) => {
-    const response = kafkajs(version, 'response');
-    const decodedByKafkajs = await response.decode(Buffer.from(encoded(version, RESPONSE)));
+    const response = kafkajs.response(version);
+    const decodedByKafkajs = await response.decode(encoded(version, RESPONSE));
     expect(decodedByKafkajs).toEqual(kafkajsView(version));
     await expect(response.parse(decodedByKafkajs)).rejects.toMatchObject({ type: 'UNKNOWN_TOPIC_OR_PARTITION' });
   });
 
   it.each(KAFKAJS_VERSIONS)('writes a version %i answer without errors that kafkajs accepts', async (version) => {
-    const response = kafkajs(version, 'response');
+    const response = kafkajs.response(version);
     const clean = { brokers: RESPONSE.brokers, topics: [{ errorCode: 0, name: 'orders', partitions: [{ errorCode: 0, partitionIndex: 0, leaderId: 1, replicaNodes: [1], isrNodes: [1] }] }] };
-    const decodedByKafkajs = await response.decode(Buffer.from(encoded(version, clean)));
+    const decodedByKafkajs = await response.decode(encoded(version, clean));
     await expect(response.parse(decodedByKafkajs)).resolves.toBe(decodedByKafkajs);
   });
 

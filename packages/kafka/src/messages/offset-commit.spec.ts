@@ -2,25 +2,14 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { decodeOffsetCommitRequest, encodeOffsetCommitResponse, OFFSET_COMMIT_VERSIONS, type OffsetCommitRequest, type OffsetCommitResponse } from './offset-commit';
+import { bytesEncoder, kafkajsApi, KafkajsDecoder, KafkajsEncoder, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-// kafkajs is the oracle for v0–5: its client-side request encoders and response decoders (by path). For
+// kafkajs is the oracle for v0–5: its client-side request encoders and response decoders. For
 // v6–7, which kafkajs lacks, vectors are built field by field from the spec with kafkajs's primitive
 // Encoder/Decoder, an implementation independent of ours.
-const kafkajsRequest = (version: number) => require(`kafkajs/src/protocol/requests/offsetCommit/v${version}/request`);
-const kafkajsResponse = (version: number) => require(`kafkajs/src/protocol/requests/offsetCommit/v${version}/response`);
-const Encoder = require('kafkajs/src/protocol/encoder');
-const Decoder = require('kafkajs/src/protocol/decoder');
-
-async function kafkajsRequestBytes(version: number, fields: object): Promise<Buffer> {
-  const encoder = await kafkajsRequest(version)(fields).encode();
-  return encoder.buffer;
-}
-
-function encodeResponse(version: number, response: OffsetCommitResponse): Buffer {
-  const writer = new KafkaWriter();
-  encodeOffsetCommitResponse(writer, version, response);
-  return Buffer.from(writer.toBytes());
-}
+const kafkajs = kafkajsApi('offsetCommit');
+const decoded = wholeBodyDecoder(decodeOffsetCommitRequest);
+const encoded = bytesEncoder(encodeOffsetCommitResponse);
 
 /** An offset beyond 32 bits, so the int64 is read whole. */
 const BIG_OFFSET = 2 ** 40 + 5;
@@ -40,8 +29,7 @@ describe('decodeOffsetCommitRequest against kafkajs (v0–5)', () => {
   // Each row proves that the fields kafkajs sends at that version decode, and that those the version
   // lacks read as the protocol's defaults (-1, '' or null).
   it.each([0, 1, 2, 3, 4, 5])('v%i', async (version) => {
-    const bytes = await kafkajsRequestBytes(version, { groupId: 'orders-consumers', groupGenerationId: 4, memberId: 'consumer-1', retentionTime: 86_400_000, topics });
-    const reader = new KafkaReader(bytes);
+    const bytes = await kafkajs.requestBytes(version, { groupId: 'orders-consumers', groupGenerationId: 4, memberId: 'consumer-1', retentionTime: 86_400_000, topics });
     const timestamp = version === 1 ? 1_700_000_000_123 : -1;
     const expected: OffsetCommitRequest = {
       groupId: 'orders-consumers',
@@ -60,21 +48,20 @@ describe('decodeOffsetCommitRequest against kafkajs (v0–5)', () => {
         { name: 'payments', partitions: [{ partitionIndex: 1, committedOffset: 42, committedLeaderEpoch: -1, commitTimestampMs: timestamp, committedMetadata: '' }] },
       ],
     };
-    expect(decodeOffsetCommitRequest(reader, version)).toEqual(expected);
-    expect(reader.remaining).toBe(0);
+    expect(decoded(bytes, version)).toEqual(expected);
   });
 });
 
 /** A v6 or v7 request built field by field from OffsetCommitRequest.json. */
 function handBuiltRequest(version: 6 | 7, groupInstanceId: string | null): Buffer {
-  const request = new Encoder().writeString('orders-consumers').writeInt32(11).writeString('consumer-2');
+  const request = new KafkajsEncoder().writeString('orders-consumers').writeInt32(11).writeString('consumer-2');
   if (version === 7) request.writeString(groupInstanceId);
   // No retention_time_ms: it ended at v4.
   const partition = (index: number, offset: string, leaderEpoch: number, metadata: string | null) =>
-    new Encoder().writeInt32(index).writeInt64(offset).writeInt32(leaderEpoch).writeString(metadata);
+    new KafkajsEncoder().writeInt32(index).writeInt64(offset).writeInt32(leaderEpoch).writeString(metadata);
   request.writeArray([
-    new Encoder().writeString('orders').writeArray([partition(0, String(BIG_OFFSET), 17, 'meta'), partition(2, '9', -1, null)]),
-    new Encoder().writeString('empty').writeArray([]),
+    new KafkajsEncoder().writeString('orders').writeArray([partition(0, String(BIG_OFFSET), 17, 'meta'), partition(2, '9', -1, null)]),
+    new KafkajsEncoder().writeString('empty').writeArray([]),
   ]);
   return request.buffer;
 }
@@ -86,8 +73,7 @@ describe('decodeOffsetCommitRequest against hand-built vectors (v6–7)', () => 
     { version: 7, groupInstanceId: 'instance-2', expected: 'instance-2' },
     { version: 7, groupInstanceId: null, expected: null },
   ])('v$version, group_instance_id $groupInstanceId', ({ version, groupInstanceId, expected }) => {
-    const reader = new KafkaReader(handBuiltRequest(version, groupInstanceId));
-    expect(decodeOffsetCommitRequest(reader, version)).toEqual({
+    expect(decoded(handBuiltRequest(version, groupInstanceId), version)).toEqual({
       groupId: 'orders-consumers',
       generationId: 11,
       memberId: 'consumer-2',
@@ -104,7 +90,6 @@ describe('decodeOffsetCommitRequest against hand-built vectors (v6–7)', () => 
         { name: 'empty', partitions: [] },
       ],
     });
-    expect(reader.remaining).toBe(0);
   });
 });
 
@@ -142,27 +127,27 @@ describe('encodeOffsetCommitResponse', () => {
     { version: 4, throttle: { throttleTime: 0, clientSideThrottleTime: 12 } },
     { version: 5, throttle: { throttleTime: 0, clientSideThrottleTime: 12 } },
   ])('v$version against kafkajs', async ({ version, throttle }) => {
-    const { decode, parse } = kafkajsResponse(version);
-    expect(await parse(await decode(encodeResponse(version, response)))).toEqual({ ...throttle, responses: kafkajsTopics });
+    const { decode, parse } = kafkajs.response(version);
+    expect(await parse(await decode(encoded(version, response)))).toEqual({ ...throttle, responses: kafkajsTopics });
   });
 
   it('a partition error reaches kafkajs as that error', async () => {
-    const { decode, parse } = kafkajsResponse(5);
-    const bytes = encodeResponse(5, { throttleTimeMs: 0, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, errorCode: ERROR_CODES.ILLEGAL_GENERATION }] }] });
+    const { decode, parse } = kafkajs.response(5);
+    const bytes = encoded(5, { throttleTimeMs: 0, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, errorCode: ERROR_CODES.ILLEGAL_GENERATION }] }] });
     await expect(parse(await decode(bytes))).rejects.toMatchObject({ type: 'ILLEGAL_GENERATION' });
   });
 
   // v6–7 responses have the v3 layout; read field by field from OffsetCommitResponse.json.
   it.each([6, 7])('v%i against the spec field list', (version) => {
-    const decoder = new Decoder(encodeResponse(version, response));
-    const decoded = {
+    const decoder = new KafkajsDecoder(Buffer.from(encoded(version, response)));
+    const decodedBySpec = {
       throttleTimeMs: decoder.readInt32(),
       topics: decoder.readArray((topic: typeof decoder) => ({
         name: topic.readString(),
         partitions: topic.readArray((partition: typeof decoder) => ({ partitionIndex: partition.readInt32(), errorCode: partition.readInt16() })),
       })),
     };
-    expect(decoded).toEqual(response);
+    expect(decodedBySpec).toEqual(response);
     expect(decoder.offset).toBe(decoder.buffer.length);
   });
 
@@ -177,19 +162,17 @@ describe('decodeOffsetCommitRequest refuses malformed bodies', () => {
     {
       name: 'v1 (commit timestamp)',
       version: 1,
-      bytes: () => kafkajsRequestBytes(1, { groupId: 'g', groupGenerationId: 1, memberId: 'm', topics: [{ topic: 't', partitions: [{ partition: 0, offset: '5', timestamp: 1, metadata: 'x' }] }] }),
+      bytes: () => kafkajs.requestBytes(1, { groupId: 'g', groupGenerationId: 1, memberId: 'm', topics: [{ topic: 't', partitions: [{ partition: 0, offset: '5', timestamp: 1, metadata: 'x' }] }] }),
     },
     {
       name: 'v2 (retention time)',
       version: 2,
-      bytes: () => kafkajsRequestBytes(2, { groupId: 'g', groupGenerationId: 1, memberId: 'm', retentionTime: 5, topics: [{ topic: 't', partitions: [{ partition: 0, offset: '5' }] }] }),
+      bytes: () => kafkajs.requestBytes(2, { groupId: 'g', groupGenerationId: 1, memberId: 'm', retentionTime: 5, topics: [{ topic: 't', partitions: [{ partition: 0, offset: '5' }] }] }),
     },
     { name: 'v7 (leader epoch, instance id)', version: 7, bytes: () => handBuiltRequest(7, 'i') },
   ])('every truncation of a $name body throws KafkaDecodeError', async ({ version, bytes }) => {
     const whole = await bytes();
-    for (let length = 0; length < whole.length; length++) {
-      expect(() => decodeOffsetCommitRequest(new KafkaReader(whole.subarray(0, length)), version)).toThrow(KafkaDecodeError);
-    }
+    expect(prefixesNotRefused(whole, (reader) => decodeOffsetCommitRequest(reader, version))).toEqual([]);
   });
 
   it.each<{ name: string; version: number; bytes: () => Buffer }>([
@@ -198,10 +181,10 @@ describe('decodeOffsetCommitRequest refuses malformed bodies', () => {
     {
       name: 'an offset beyond the safe integers',
       version: 0,
-      bytes: () => new Encoder().writeString('g').writeInt32(1).writeString('t').writeInt32(1).writeInt32(0).writeInt64('1152921504606846976').writeInt16(-1).buffer,
+      bytes: () => new KafkajsEncoder().writeString('g').writeInt32(1).writeString('t').writeInt32(1).writeInt32(0).writeInt64('1152921504606846976').writeInt16(-1).buffer,
     },
-    { name: 'a null topic name', version: 0, bytes: () => new Encoder().writeString('g').writeInt32(1).writeInt16(-1).writeInt32(0).buffer },
-    { name: 'a partition count beyond the bytes left', version: 0, bytes: () => new Encoder().writeString('g').writeInt32(1).writeString('t').writeInt32(9999).buffer },
+    { name: 'a null topic name', version: 0, bytes: () => new KafkajsEncoder().writeString('g').writeInt32(1).writeInt16(-1).writeInt32(0).buffer },
+    { name: 'a partition count beyond the bytes left', version: 0, bytes: () => new KafkajsEncoder().writeString('g').writeInt32(1).writeString('t').writeInt32(9999).buffer },
   ])('$name', ({ version, bytes }) => {
     expect(() => decodeOffsetCommitRequest(new KafkaReader(bytes()), version)).toThrow(KafkaDecodeError);
   });

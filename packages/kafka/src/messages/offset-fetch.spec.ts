@@ -2,25 +2,14 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import { decodeOffsetFetchRequest, encodeOffsetFetchResponse, OFFSET_FETCH_VERSIONS, type OffsetFetchResponse } from './offset-fetch';
+import { bytesEncoder, kafkajsApi, KafkajsDecoder, KafkajsEncoder, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-// kafkajs is the oracle for v1–4: its client-side request encoders and response decoders (by path). For
+// kafkajs is the oracle for v1–4: its client-side request encoders and response decoders. For
 // v0 and v5, which kafkajs lacks, vectors are built field by field from the spec with kafkajs's primitive
 // Encoder/Decoder, an implementation independent of ours.
-const kafkajsRequest = (version: number) => require(`kafkajs/src/protocol/requests/offsetFetch/v${version}/request`);
-const kafkajsResponse = (version: number) => require(`kafkajs/src/protocol/requests/offsetFetch/v${version}/response`);
-const Encoder = require('kafkajs/src/protocol/encoder');
-const Decoder = require('kafkajs/src/protocol/decoder');
-
-async function kafkajsRequestBytes(version: number, fields: object): Promise<Buffer> {
-  const encoder = await kafkajsRequest(version)(fields).encode();
-  return encoder.buffer;
-}
-
-function encodeResponse(version: number, response: OffsetFetchResponse): Buffer {
-  const writer = new KafkaWriter();
-  encodeOffsetFetchResponse(writer, version, response);
-  return Buffer.from(writer.toBytes());
-}
+const kafkajs = kafkajsApi('offsetFetch');
+const decoded = wholeBodyDecoder(decodeOffsetFetchRequest);
+const encoded = bytesEncoder(encodeOffsetFetchResponse);
 
 /** An offset beyond 32 bits, so the int64 is written whole. */
 const BIG_OFFSET = 2 ** 40 + 5;
@@ -32,21 +21,19 @@ const requestedTopics = [
 
 /** A v0–5 request built field by field from OffsetFetchRequest.json; `null` topics is the -1 count. */
 function handBuiltRequest(topics: typeof requestedTopics | null): Buffer {
-  const request = new Encoder().writeString('orders-consumers');
+  const request = new KafkajsEncoder().writeString('orders-consumers');
   if (topics === null) return request.writeInt32(-1).buffer;
-  return request.writeArray(topics.map(({ name, partitionIndexes }) => new Encoder().writeString(name).writeArray(partitionIndexes, 'int32'))).buffer;
+  return request.writeArray(topics.map(({ name, partitionIndexes }) => new KafkajsEncoder().writeString(name).writeArray(partitionIndexes, 'int32'))).buffer;
 }
 
 describe('decodeOffsetFetchRequest', () => {
   // Each row proves that the partitions kafkajs asks for at that version decode as asked.
   it.each([1, 2, 3, 4])('v%i against kafkajs', async (version) => {
-    const bytes = await kafkajsRequestBytes(version, {
+    const bytes = await kafkajs.requestBytes(version, {
       groupId: 'orders-consumers',
       topics: requestedTopics.map(({ name, partitionIndexes }) => ({ topic: name, partitions: partitionIndexes.map((partition) => ({ partition })) })),
     });
-    const reader = new KafkaReader(bytes);
-    expect(decodeOffsetFetchRequest(reader, version)).toEqual({ groupId: 'orders-consumers', topics: requestedTopics });
-    expect(reader.remaining).toBe(0);
+    expect(decoded(bytes, version)).toEqual({ groupId: 'orders-consumers', topics: requestedTopics });
   });
 
   // kafkajs writes an empty topic list as null from v3 ("empty and null are the same thing" to it), which a
@@ -57,7 +44,7 @@ describe('decodeOffsetFetchRequest', () => {
     { version: 3, topics: null },
     { version: 4, topics: null },
   ])('v$version: kafkajs with no topics reads as $topics', async ({ version, topics }) => {
-    const bytes = await kafkajsRequestBytes(version, { groupId: 'g', topics: [] });
+    const bytes = await kafkajs.requestBytes(version, { groupId: 'g', topics: [] });
     expect(decodeOffsetFetchRequest(new KafkaReader(bytes), version)).toEqual({ groupId: 'g', topics });
   });
 
@@ -68,9 +55,7 @@ describe('decodeOffsetFetchRequest', () => {
     { version: 5, topics: requestedTopics, label: 'two topics' },
     { version: 5, topics: null, label: 'null topics' },
   ])('v$version against a hand-built vector with $label', ({ version, topics }) => {
-    const reader = new KafkaReader(handBuiltRequest(topics));
-    expect(decodeOffsetFetchRequest(reader, version)).toEqual({ groupId: 'orders-consumers', topics });
-    expect(reader.remaining).toBe(0);
+    expect(decoded(handBuiltRequest(topics), version)).toEqual({ groupId: 'orders-consumers', topics });
   });
 });
 
@@ -108,19 +93,19 @@ describe('encodeOffsetFetchResponse', () => {
     { version: 3, extra: { errorCode: 0, throttleTime: 21 } },
     { version: 4, extra: { errorCode: 0, throttleTime: 0, clientSideThrottleTime: 21 } },
   ])('v$version against kafkajs', async ({ version, extra }) => {
-    const { decode, parse } = kafkajsResponse(version);
-    expect(await parse(await decode(encodeResponse(version, response)))).toEqual({ ...extra, responses: kafkajsTopics });
+    const { decode, parse } = kafkajs.response(version);
+    expect(await parse(await decode(encoded(version, response)))).toEqual({ ...extra, responses: kafkajsTopics });
   });
 
   it('a group-level error reaches kafkajs (v2+) as that error', async () => {
-    const { decode, parse } = kafkajsResponse(4);
-    const bytes = encodeResponse(4, { throttleTimeMs: 0, topics: [], errorCode: ERROR_CODES.COORDINATOR_LOAD_IN_PROGRESS });
+    const { decode, parse } = kafkajs.response(4);
+    const bytes = encoded(4, { throttleTimeMs: 0, topics: [], errorCode: ERROR_CODES.COORDINATOR_LOAD_IN_PROGRESS });
     await expect(parse(await decode(bytes))).rejects.toMatchObject({ code: ERROR_CODES.COORDINATOR_LOAD_IN_PROGRESS });
   });
 
   /** Reads a response field by field from OffsetFetchResponse.json. */
-  function readBySpec(bytes: Buffer, version: number): OffsetFetchResponse {
-    const decoder = new Decoder(bytes);
+  function readBySpec(bytes: Uint8Array, version: number): OffsetFetchResponse {
+    const decoder = new KafkajsDecoder(Buffer.from(bytes));
     const throttleTimeMs = version >= 3 ? decoder.readInt32() : 0;
     const topics = decoder.readArray((topic: typeof decoder) => ({
       name: topic.readString(),
@@ -140,11 +125,11 @@ describe('encodeOffsetFetchResponse', () => {
   // v0 has no throttle and no group-level error; v5 adds the leader epoch, in its place before the metadata.
   it('v0 against the spec field list', () => {
     const v0 = { ...response, throttleTimeMs: 0, topics: response.topics.map((topic) => ({ ...topic, partitions: topic.partitions.map((partition) => ({ ...partition, committedLeaderEpoch: -1 })) })) };
-    expect(readBySpec(encodeResponse(0, response), 0)).toEqual(v0);
+    expect(readBySpec(encoded(0, response), 0)).toEqual(v0);
   });
 
   it('v5 against the spec field list', () => {
-    expect(readBySpec(encodeResponse(5, { ...response, errorCode: ERROR_CODES.GROUP_AUTHORIZATION_FAILED }), 5)).toEqual({ ...response, errorCode: ERROR_CODES.GROUP_AUTHORIZATION_FAILED });
+    expect(readBySpec(encoded(5, { ...response, errorCode: ERROR_CODES.GROUP_AUTHORIZATION_FAILED }), 5)).toEqual({ ...response, errorCode: ERROR_CODES.GROUP_AUTHORIZATION_FAILED });
   });
 
   it('refuses a version outside the range', () => {
@@ -156,9 +141,7 @@ describe('decodeOffsetFetchRequest refuses malformed bodies', () => {
   // Every field is required, so every proper prefix of a valid body is a truncation.
   it('every truncation of a body throws KafkaDecodeError', () => {
     const bytes = handBuiltRequest(requestedTopics);
-    for (let length = 0; length < bytes.length; length++) {
-      expect(() => decodeOffsetFetchRequest(new KafkaReader(bytes.subarray(0, length)), 5)).toThrow(KafkaDecodeError);
-    }
+    expect(prefixesNotRefused(bytes, (reader) => decodeOffsetFetchRequest(reader, 5))).toEqual([]);
   });
 
   it.each<{ name: string; version: number; bytes: () => Buffer }>([
@@ -166,8 +149,8 @@ describe('decodeOffsetFetchRequest refuses malformed bodies', () => {
     { name: 'a version above the range', version: OFFSET_FETCH_VERSIONS.max + 1, bytes: () => handBuiltRequest(requestedTopics) },
     { name: 'v0: a null topic list', version: 0, bytes: () => handBuiltRequest(null) },
     { name: 'v1: a null topic list', version: 1, bytes: () => handBuiltRequest(null) },
-    { name: 'a null group_id', version: 2, bytes: () => new Encoder().writeInt16(-1).writeInt32(-1).buffer },
-    { name: 'a partition count beyond the bytes left', version: 2, bytes: () => new Encoder().writeString('g').writeInt32(1).writeString('t').writeInt32(3).writeInt32(0).buffer },
+    { name: 'a null group_id', version: 2, bytes: () => new KafkajsEncoder().writeInt16(-1).writeInt32(-1).buffer },
+    { name: 'a partition count beyond the bytes left', version: 2, bytes: () => new KafkajsEncoder().writeString('g').writeInt32(1).writeString('t').writeInt32(3).writeInt32(0).buffer },
   ])('$name', ({ version, bytes }) => {
     expect(() => decodeOffsetFetchRequest(new KafkaReader(bytes()), version)).toThrow(KafkaDecodeError);
   });

@@ -11,56 +11,9 @@ import {
   splitRecordBatches,
   type RecordInput,
 } from './record-batch';
+import { KafkajsCompression, KafkajsDecoder, kafkajsModule, kafkajsRecordBatch, type KafkajsMessage } from './kafka-oracle.fixture';
 
-/* kafkajs has no types for its protocol internals: they serve as the oracle here. */
-const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0');
-const KafkajsRecord = require('kafkajs/src/protocol/recordBatch/record/v0');
-const decodeKafkajsBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder');
-const KafkajsDecoder = require('kafkajs/src/protocol/decoder');
-const Long = require('kafkajs/src/utils/long');
-const { Types: Compression } = require('kafkajs/src/protocol/message/compression');
-
-interface KafkajsMessage {
-  key: Buffer | null;
-  value: Buffer | null;
-  timestamp: number;
-  headers?: Record<string, Buffer | string | Buffer[]>;
-}
-
-interface KafkajsBatchOptions {
-  messages: KafkajsMessage[];
-  compression?: number;
-  firstOffset?: number;
-  partitionLeaderEpoch?: number;
-  transactional?: boolean;
-  producerId?: number;
-  producerEpoch?: number;
-  firstSequence?: number;
-}
-
-/** Encodes a batch with kafkajs's own RecordBatch and Record encoders, timestamps relative to the first message. */
-async function kafkajsBatch(options: KafkajsBatchOptions): Promise<Uint8Array> {
-  const { messages } = options;
-  const firstTimestamp = messages[0]!.timestamp;
-  const maxTimestamp = Math.max(...messages.map((message) => message.timestamp));
-  const records = messages.map((message, index) =>
-    KafkajsRecord({ key: message.key, value: message.value, headers: message.headers, offsetDelta: index, timestampDelta: message.timestamp - firstTimestamp }),
-  );
-  const encoder = await RecordBatch({
-    compression: options.compression ?? Compression.None,
-    firstOffset: Long.fromValue(options.firstOffset ?? 0),
-    firstTimestamp,
-    maxTimestamp,
-    partitionLeaderEpoch: options.partitionLeaderEpoch ?? 0,
-    lastOffsetDelta: records.length - 1,
-    transactional: options.transactional ?? false,
-    producerId: Long.fromValue(options.producerId ?? -1),
-    producerEpoch: options.producerEpoch ?? 0,
-    firstSequence: options.firstSequence ?? 0,
-    records,
-  });
-  return new Uint8Array(encoder.buffer);
-}
+const decodeKafkajsBatch = kafkajsModule('protocol/recordBatch/v0/decoder');
 
 interface KafkajsDecodedRecord {
   offset: string;
@@ -91,7 +44,7 @@ const MESSAGES: KafkajsMessage[] = [
 
 describe('splitRecordBatches on kafkajs batches', () => {
   it('reads every header field of an uncompressed batch, as a view of the record set', async () => {
-    const bytes = await kafkajsBatch({ messages: MESSAGES, firstOffset: 17, partitionLeaderEpoch: 4, transactional: true, producerId: 4242, producerEpoch: 3, firstSequence: 99 });
+    const bytes = await kafkajsRecordBatch({ messages: MESSAGES, firstOffset: 17, partitionLeaderEpoch: 4, transactional: true, producerId: 4242, producerEpoch: 3, firstSequence: 99 });
     const [batch, ...rest] = splitRecordBatches(bytes);
     expect(rest).toEqual([]);
     expect(batch).toMatchObject({
@@ -118,15 +71,15 @@ describe('splitRecordBatches on kafkajs batches', () => {
   });
 
   it('reads the header of a gzip batch, whose count sits outside the compressed records', async () => {
-    const bytes = await kafkajsBatch({ messages: MESSAGES, compression: Compression.GZIP });
+    const bytes = await kafkajsRecordBatch({ messages: MESSAGES, compression: KafkajsCompression.GZIP });
     const [batch] = splitRecordBatches(bytes);
     expect(batch).toMatchObject({ compression: 'gzip', attributes: 1, recordCount: 3, lastOffsetDelta: 2, producerId: -1, transactional: false });
     expect(() => decodeRecords(batch!)).toThrow(CompressedRecordBatchError);
   });
 
   it('splits back-to-back batches into views at the right positions', async () => {
-    const first = await kafkajsBatch({ messages: MESSAGES.slice(0, 1), firstOffset: 0 });
-    const second = await kafkajsBatch({ messages: MESSAGES, firstOffset: 1, compression: Compression.GZIP });
+    const first = await kafkajsRecordBatch({ messages: MESSAGES.slice(0, 1), firstOffset: 0 });
+    const second = await kafkajsRecordBatch({ messages: MESSAGES, firstOffset: 1, compression: KafkajsCompression.GZIP });
     const third = encodeRecordBatch({ baseOffset: 4, records: [{ timestamp: 5, key: null, value: text('x') }] });
     const set = concat(first, second, third);
     const batches = splitRecordBatches(set);
@@ -145,7 +98,7 @@ describe('splitRecordBatches on kafkajs batches', () => {
 
 describe('decodeRecords', () => {
   it("gives back the records kafkajs encoded, as kafkajs's own decoder reads them", async () => {
-    const bytes = await kafkajsBatch({ messages: MESSAGES, firstOffset: 1000 });
+    const bytes = await kafkajsRecordBatch({ messages: MESSAGES, firstOffset: 1000 });
     const ours = decodeRecords(readRecordBatch(bytes));
     const theirs = (await decodeWithKafkajs(bytes)).records;
     expect(ours).toHaveLength(3);
@@ -286,7 +239,7 @@ describe('encodeRecordBatch', () => {
 
 describe('setBaseOffset and setPartitionLeaderEpoch', () => {
   it('rewrite the header in place and leave the CRC valid', async () => {
-    const bytes = await kafkajsBatch({ messages: MESSAGES, firstOffset: 0 });
+    const bytes = await kafkajsRecordBatch({ messages: MESSAGES, firstOffset: 0 });
     const crcBefore = readRecordBatch(bytes).crc;
     setBaseOffset(bytes, 2 ** 40);
     setPartitionLeaderEpoch(bytes, 12);

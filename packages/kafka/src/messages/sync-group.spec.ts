@@ -1,32 +1,21 @@
 import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
-import { decodeSyncGroupRequest, encodeSyncGroupResponse, SYNC_GROUP_VERSIONS, type SyncGroupResponse } from './sync-group';
+import { decodeSyncGroupRequest, encodeSyncGroupResponse, SYNC_GROUP_VERSIONS } from './sync-group';
+import { bytesEncoder, kafkajsApi, KafkajsEncoder, KafkajsMemberAssignment, prefixesNotRefused, wholeBodyDecoder } from './kafka-oracle.fixture';
 
-// kafkajs is the oracle: its client-side request encoders and response decoders (no exports map, so by path).
-const kafkajsRequest = (version: number) => require(`kafkajs/src/protocol/requests/syncGroup/v${version}/request`);
-const kafkajsResponse = (version: number) => require(`kafkajs/src/protocol/requests/syncGroup/v${version}/response`);
-const { MemberAssignment } = require('kafkajs/src/consumer/assignerProtocol');
-const Encoder = require('kafkajs/src/protocol/encoder');
+// kafkajs is the oracle: its client-side request encoders and response decoders.
+const kafkajs = kafkajsApi('syncGroup');
+const decoded = wholeBodyDecoder(decodeSyncGroupRequest);
+const encoded = bytesEncoder(encodeSyncGroupResponse);
 
-async function kafkajsRequestBytes(version: number, fields: object): Promise<Buffer> {
-  const encoder = await kafkajsRequest(version)(fields).encode();
-  return encoder.buffer;
-}
-
-function encodeResponse(version: number, response: SyncGroupResponse): Buffer {
-  const writer = new KafkaWriter();
-  encodeSyncGroupResponse(writer, version, response);
-  return Buffer.from(writer.toBytes());
-}
-
-const assignmentOne: Buffer = MemberAssignment.encode({ version: 0, assignment: { orders: [0, 2], payments: [1] } });
-const assignmentTwo: Buffer = MemberAssignment.encode({ version: 0, assignment: { orders: [1] }, userData: Buffer.from('x') });
+const assignmentOne: Buffer = KafkajsMemberAssignment.encode({ version: 0, assignment: { orders: [0, 2], payments: [1] } });
+const assignmentTwo: Buffer = KafkajsMemberAssignment.encode({ version: 0, assignment: { orders: [1] }, userData: Buffer.from('x') });
 
 describe('decodeSyncGroupRequest against kafkajs', () => {
   // Each row proves that a leader's SyncGroup as kafkajs sends it decodes to the fields it was given.
   it.each([0, 1, 2, 3])('v%i', async (version) => {
-    const bytes = await kafkajsRequestBytes(version, {
+    const bytes = await kafkajs.requestBytes(version, {
       groupId: 'orders-consumers',
       generationId: 12,
       memberId: 'consumer-1',
@@ -36,8 +25,7 @@ describe('decodeSyncGroupRequest against kafkajs', () => {
         { memberId: 'consumer-2', memberAssignment: assignmentTwo },
       ],
     });
-    const reader = new KafkaReader(bytes);
-    expect(decodeSyncGroupRequest(reader, version)).toEqual({
+    expect(decoded(bytes, version)).toEqual({
       groupId: 'orders-consumers',
       generationId: 12,
       memberId: 'consumer-1',
@@ -47,11 +35,10 @@ describe('decodeSyncGroupRequest against kafkajs', () => {
         { memberId: 'consumer-2', assignment: assignmentTwo },
       ],
     });
-    expect(reader.remaining).toBe(0);
   });
 
   it('a follower sends no assignments and (v3) a null group_instance_id', async () => {
-    const bytes = await kafkajsRequestBytes(3, { groupId: 'g', generationId: 1, memberId: 'consumer-2', groupAssignment: [] });
+    const bytes = await kafkajs.requestBytes(3, { groupId: 'g', generationId: 1, memberId: 'consumer-2', groupAssignment: [] });
     expect(decodeSyncGroupRequest(new KafkaReader(bytes), 3)).toEqual({ groupId: 'g', generationId: 1, memberId: 'consumer-2', groupInstanceId: null, assignments: [] });
   });
 });
@@ -59,19 +46,19 @@ describe('decodeSyncGroupRequest against kafkajs', () => {
 describe('encodeSyncGroupResponse against kafkajs', () => {
   // Each row proves that kafkajs reads back the member's assignment and, from v1, the throttle time.
   it.each([0, 1, 2, 3])('v%i', async (version) => {
-    const { decode, parse } = kafkajsResponse(version);
-    const decoded = await parse(await decode(encodeResponse(version, { throttleTimeMs: 40, errorCode: ERROR_CODES.NONE, assignment: assignmentOne })));
-    expect(decoded.errorCode).toBe(0);
-    expect(decoded.memberAssignment).toEqual(assignmentOne);
-    expect(MemberAssignment.decode(decoded.memberAssignment)).toEqual({ version: 0, assignment: { orders: [0, 2], payments: [1] }, userData: Buffer.alloc(0) });
-    if (version === 0) expect(decoded.throttleTime).toBeUndefined();
-    if (version === 1) expect(decoded.throttleTime).toBe(40);
-    if (version >= 2) expect(decoded.clientSideThrottleTime).toBe(40);
+    const { decode, parse } = kafkajs.response(version);
+    const decodedByKafkajs = await parse(await decode(encoded(version, { throttleTimeMs: 40, errorCode: ERROR_CODES.NONE, assignment: assignmentOne })));
+    expect(decodedByKafkajs.errorCode).toBe(0);
+    expect(decodedByKafkajs.memberAssignment).toEqual(assignmentOne);
+    expect(KafkajsMemberAssignment.decode(decodedByKafkajs.memberAssignment)).toEqual({ version: 0, assignment: { orders: [0, 2], payments: [1] }, userData: Buffer.alloc(0) });
+    if (version === 0) expect(decodedByKafkajs.throttleTime).toBeUndefined();
+    if (version === 1) expect(decodedByKafkajs.throttleTime).toBe(40);
+    if (version >= 2) expect(decodedByKafkajs.clientSideThrottleTime).toBe(40);
   });
 
   it('an error reaches kafkajs as that error', async () => {
-    const { decode, parse } = kafkajsResponse(3);
-    const bytes = encodeResponse(3, { throttleTimeMs: 0, errorCode: ERROR_CODES.REBALANCE_IN_PROGRESS, assignment: new Uint8Array(0) });
+    const { decode, parse } = kafkajs.response(3);
+    const bytes = encoded(3, { throttleTimeMs: 0, errorCode: ERROR_CODES.REBALANCE_IN_PROGRESS, assignment: new Uint8Array(0) });
     await expect(parse(await decode(bytes))).rejects.toMatchObject({ type: 'REBALANCE_IN_PROGRESS' });
   });
 
@@ -83,23 +70,21 @@ describe('encodeSyncGroupResponse against kafkajs', () => {
 describe('decodeSyncGroupRequest refuses malformed bodies', () => {
   // Every field is required, so every proper prefix of a valid body is a truncation.
   it('every truncation of a v3 body throws KafkaDecodeError', async () => {
-    const bytes = await kafkajsRequestBytes(3, {
+    const bytes = await kafkajs.requestBytes(3, {
       groupId: 'g',
       generationId: 1,
       memberId: 'm',
       groupInstanceId: 'i',
       groupAssignment: [{ memberId: 'm', memberAssignment: Buffer.from([9, 9]) }],
     });
-    for (let length = 0; length < bytes.length; length++) {
-      expect(() => decodeSyncGroupRequest(new KafkaReader(bytes.subarray(0, length)), 3)).toThrow(KafkaDecodeError);
-    }
+    expect(prefixesNotRefused(bytes, (reader) => decodeSyncGroupRequest(reader, 3))).toEqual([]);
   });
 
   it.each<{ name: string; version: number; bytes: () => Buffer }>([
     { name: 'a version below the range', version: -1, bytes: () => Buffer.alloc(64) },
     { name: 'a version above the range', version: SYNC_GROUP_VERSIONS.max + 1, bytes: () => Buffer.alloc(64) },
-    { name: 'a null member_id', version: 0, bytes: () => new Encoder().writeString('g').writeInt32(1).writeInt16(-1).writeInt32(0).buffer },
-    { name: 'a null assignment', version: 0, bytes: () => new Encoder().writeString('g').writeInt32(1).writeString('m').writeInt32(1).writeString('m').writeInt32(-1).buffer },
+    { name: 'a null member_id', version: 0, bytes: () => new KafkajsEncoder().writeString('g').writeInt32(1).writeInt16(-1).writeInt32(0).buffer },
+    { name: 'a null assignment', version: 0, bytes: () => new KafkajsEncoder().writeString('g').writeInt32(1).writeString('m').writeInt32(1).writeString('m').writeInt32(-1).buffer },
   ])('$name', ({ version, bytes }) => {
     expect(() => decodeSyncGroupRequest(new KafkaReader(bytes()), version)).toThrow(KafkaDecodeError);
   });

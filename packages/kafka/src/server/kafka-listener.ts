@@ -108,8 +108,20 @@ class Connection {
     if (this.closed) return;
     this.chunks.push(chunk);
     this.buffered += chunk.byteLength;
-    for (;;) {
-      if (this.buffered < 4) return;
+    this.handleBufferedFrames();
+  }
+
+  /**
+   * Hands the whole frames buffered to the handler while fewer than the bound are in flight; beyond it the
+   * socket is paused and the rest waits in the buffer (one TCP chunk may hold many frames) until responses
+   * go out.
+   */
+  private handleBufferedFrames(): void {
+    while (!this.closed && this.buffered >= 4) {
+      if (this.pending.length >= this.requestsInFlightMax) {
+        this.socket.pause();
+        return;
+      }
       const size = this.peekSize();
       if (size < 0 || size > this.frameBytesMax) {
         this.close(`a frame of ${size} bytes (the bound is ${this.frameBytesMax})`);
@@ -118,9 +130,12 @@ class Connection {
       if (this.buffered < 4 + size) return;
       const frame = this.take(4 + size).subarray(4);
       this.pending.push(this.answer(frame));
-      if (this.pending.length >= this.requestsInFlightMax) this.socket.pause();
-      void this.flush();
+      this.flushAndCloseOnError();
     }
+  }
+
+  private flushAndCloseOnError(): void {
+    this.flush().catch((error: unknown) => this.close(`writing a response failed: ${error instanceof Error ? error.message : String(error)}`));
   }
 
   private peekSize(): number {
@@ -177,17 +192,24 @@ class Connection {
           return;
         }
         const parts = answer.parts;
+        if (parts !== null && !this.closed) {
+          let length = 0;
+          for (const part of parts) length += part.byteLength;
+          const size = Buffer.allocUnsafe(4);
+          size.writeInt32BE(length, 0);
+          this.socket.cork();
+          let room = this.socket.write(size);
+          for (const part of parts) room = this.socket.write(part);
+          this.socket.uncork();
+          // A client that does not read its responses stops this connection's requests, not the node's memory:
+          // the request counts as in flight until its response has left for the socket.
+          if (!room && !this.closed) await new Promise<void>((resolve) => this.socket.once('drain', resolve).once('close', resolve));
+        }
         this.pending.shift();
-        if (this.pending.length < this.requestsInFlightMax && this.socket.isPaused()) this.socket.resume();
-        if (parts === null || this.closed) continue;
-        let length = 0;
-        for (const part of parts) length += part.byteLength;
-        const size = Buffer.allocUnsafe(4);
-        size.writeInt32BE(length, 0);
-        this.socket.cork();
-        this.socket.write(size);
-        for (const part of parts) this.socket.write(part);
-        this.socket.uncork();
+        if (this.pending.length < this.requestsInFlightMax) {
+          if (this.socket.isPaused() && !this.closed) this.socket.resume();
+          this.handleBufferedFrames();
+        }
       }
     } finally {
       this.writing = false;
