@@ -44,7 +44,8 @@ fi
 
 # librdkafka as the second, independent Kafka client of the tests (kcat; the Python binding for scripts and
 # examples), from Debian like nats-server.
-if ! command -v kcat >/dev/null 2>&1 || ! python3 -c 'import confluent_kafka' >/dev/null 2>&1; then
+# Debian's binding belongs to Debian's python (/usr/bin/python3), whatever python3 comes first on PATH.
+if ! command -v kcat >/dev/null 2>&1 || ! { /usr/bin/python3 -c 'import confluent_kafka' || python3 -c 'import confluent_kafka'; } >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq kcat python3-confluent-kafka >/dev/null
   else

@@ -4,13 +4,15 @@
  * librdkafka (kcat) reads every partition back, produces with each compression codec and reads those back;
  * `kill -9` of a partition leader while kafkajs produces with acks=-1 loses no acknowledged record; kafkajs
  * consumers in a group share partitions, rebalance as members come and go and resume from committed
- * offsets, also after `kill -9` of the group's coordinator; a malformed, oversized or random frame closes
+ * offsets, also after `kill -9` of the group's coordinator; librdkafka's Python binding creates, produces
+ * (lz4) and consumes in a group that commits; a malformed, oversized or random frame closes
  * only its own connection; the topic is a table of the HTTP API that refuses row appends and scans.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel, type Admin, type Consumer, type ConsumerConfig, type Producer } from 'kafkajs';
 import { LIMITS } from '@mink/config';
@@ -322,6 +324,19 @@ describe('the Kafka listener on a real local cluster', () => {
     await Promise.all(consumers.map((consumer) => consumer.disconnect()));
   });
 
+  it('librdkafka (python3-confluent-kafka) creates a topic, produces with lz4 and reads it back in a consumer group that commits', async () => {
+    // Debian's binding lives with Debian's python (/usr/bin/python3), not with one a version manager put first on PATH.
+    const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+    const script = join(__dirname, 'kafka', 'librdkafka-group.py');
+    const { stdout } = await run(python, [script, brokers.join(','), 'librdkafka', '300'], { timeout: 120_000 });
+    const outcome = JSON.parse(stdout.trim().split('\n').pop()!) as { unsent: number; seen: string[]; deliveries: number; committed: number; errors: string[] };
+    expect(outcome.unsent).toBe(0);
+    expect(outcome.seen).toEqual(Array.from({ length: 300 }, (_, index) => `v${index}`).sort());
+    expect(outcome.deliveries).toBe(300);
+    // The group's committed offsets add up to every record read (offsets are per partition, from 0).
+    expect(outcome.committed).toBe(300);
+  });
+
   it('closes a connection that sends a malformed or oversized frame, and keeps serving the others', async () => {
     const [host, port] = brokers[0]!.split(':');
     const closedAfter = (bytes: Buffer) =>
@@ -371,7 +386,7 @@ describe('the Kafka listener on a real local cluster', () => {
     expect(cluster.processes().filter((process) => process.role === 'data-node').every((process) => process.running)).toBe(true);
     // The node is still up and answers metadata.
     const topics = await admin.listTopics();
-    expect(topics.sort()).toEqual(['codecs', 'failover', 'grouped', 'orders', 'resilient']);
+    expect(topics.sort()).toEqual(['codecs', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient']);
   });
 
   it('shows a topic as a table of the HTTP API that refuses row appends and scans, and deletes it', async () => {
@@ -389,7 +404,7 @@ describe('the Kafka listener on a real local cluster', () => {
     expect(scan.status).toBe(400);
 
     await admin.deleteTopics({ topics: ['codecs'] });
-    expect((await admin.listTopics()).sort()).toEqual(['failover', 'grouped', 'orders', 'resilient']);
+    expect((await admin.listTopics()).sort()).toEqual(['failover', 'grouped', 'librdkafka', 'orders', 'resilient']);
     expect((await http(cluster.gatewayUrl, 'GET', '/v1/tables/codecs')).status).toBe(404);
   });
 });

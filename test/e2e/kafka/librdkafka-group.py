@@ -1,0 +1,38 @@
+"""librdkafka (Debian's python3-confluent-kafka) against mink's Kafka listener: creates a topic with the
+admin client, produces `count` keyed records (lz4, acks=all), then reads them with a group consumer
+(subscribe, so JoinGroup/SyncGroup/OffsetCommit/OffsetFetch run through librdkafka's own group code),
+commits synchronously and prints what it saw and what the group committed, as JSON."""
+import json
+import sys
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+bootstrap, topic, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+partitions = 3
+
+admin = AdminClient({'bootstrap.servers': bootstrap})
+for future in admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)]).values():
+    future.result()
+
+producer = Producer({'bootstrap.servers': bootstrap, 'acks': 'all', 'compression.type': 'lz4'})
+for index in range(count):
+    producer.produce(topic, key=f'k{index}', value=f'v{index}')
+unsent = producer.flush(30)
+
+consumer = Consumer({'bootstrap.servers': bootstrap, 'group.id': f'{topic}-readers', 'auto.offset.reset': 'earliest', 'enable.auto.commit': False})
+consumer.subscribe([topic])
+seen = []
+errors = []
+while len(set(seen)) < count:
+    message = consumer.poll(15)
+    if message is None:
+        break
+    if message.error():
+        errors.append(str(message.error()))
+        continue
+    seen.append(message.value().decode())
+consumer.commit(asynchronous=False)
+committed = consumer.committed([TopicPartition(topic, partition) for partition in range(partitions)], timeout=10)
+consumer.close()
+print(json.dumps({'unsent': unsent, 'seen': sorted(set(seen)), 'deliveries': len(seen), 'committed': sum(tp.offset for tp in committed), 'errors': errors}))
