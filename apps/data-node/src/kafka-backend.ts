@@ -1,15 +1,14 @@
 import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { MinkClient } from '@mink/client';
 import { bucketId, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
-import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
+import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 import {
   ERROR_CODES,
   KafkaError,
   hostAndPortOf,
   kafkaNodeIdOf,
-  maxTimestampOfBatch,
-  offsetOfTimestamp,
+  searchTimestampInBatch,
   setBaseOffset,
   type FetchedPartition,
   type KafkaBackend,
@@ -154,12 +153,12 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     let offset = bounds.startOffset;
     while (offset < bounds.endOffset) {
       const read = await data.readRecordBatches(topic, partition, offset, LIMITS.streamReadBytesMax);
+      if (read.batches.length === 0) break;
       for (const batch of read.batches) {
-        if (maxTimestampOfBatch(batch) >= timestamp) return offsetOfTimestamp(batch, timestamp);
+        const searched = searchTimestampInBatch(batch, timestamp);
+        if ('found' in searched) return searched.found;
+        offset = searched.nextOffset;
       }
-      const last = read.batches[read.batches.length - 1];
-      if (!last) break;
-      offset = nextOffsetAfter(last);
     }
     return { offset: -1, timestamp: -1 };
   }
@@ -171,7 +170,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
       this.createOffsetsTable();
       return { kind: 'unavailable', reason: `the offsets table ${OFFSETS_TABLE} is being created` };
     }
-    const bucket = bucketOfRow({ group: groupId }, OFFSETS_BUCKET_KEY, table.buckets);
+    const bucket = groupBucketOf(table, groupId);
     const record = ownRecord(view.buckets, bucketId(table.id, null, bucket));
     if (!record?.leader) return { kind: 'unavailable', reason: `bucket ${bucket} of ${OFFSETS_TABLE} has no leader yet` };
     if (record.leader !== this.nodeId) {
@@ -224,8 +223,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   private offsetsBucketOf(groupId: string) {
     const table = ownRecord(this.member.view.tables, OFFSETS_TABLE);
     if (!table) throw new UnavailableError(`the offsets table ${OFFSETS_TABLE} does not exist yet`);
-    const bucket = bucketOfRow({ group: groupId }, OFFSETS_BUCKET_KEY, table.buckets);
-    return { data: this.data(), address: { table: OFFSETS_TABLE, tableId: table.id, partition: null, bucket } };
+    return { data: this.data(), address: { table: OFFSETS_TABLE, tableId: table.id, partition: null, bucket: groupBucketOf(table, groupId) } };
   }
 
   /** Creates the offsets table once, on the first group request of any node; a create lost to another node's is fine. */
@@ -234,9 +232,8 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     this.creatingOffsetsTable = this.client
       .createTable(OFFSETS_TABLE_SPEC)
       .then((created) => this.member.store.waitForSeq(created.metaSeq, LIMITS.proposeTimeoutMs))
-      .catch((error: unknown) => {
-        if (!(error instanceof ConflictError) && !(error instanceof MinkError && error.code === 'Conflict')) throw error;
-      })
+      // Whatever happened (another node's create won, the coordinator was busy), the next group request
+      // looks at the view again and, if the table is still missing, tries once more.
       .catch(() => undefined)
       .finally(() => {
         this.creatingOffsetsTable = null;
@@ -271,12 +268,12 @@ const OFFSETS_TABLE_SPEC: TableSpec = {
   buckets: LIMITS.kafkaGroupBuckets,
 };
 
+/** The bucket of the offsets table a group's offsets and coordinator live in. */
+function groupBucketOf(table: TableRecord, groupId: string): number {
+  return bucketOfRow({ group: groupId }, OFFSETS_BUCKET_KEY, table.buckets);
+}
+
 function isTopic(table: TableRecord): boolean {
   return table.kind === 'log' && !table.partition && logFormatOf(table) === 'kafka';
 }
 
-/** The offset after a stored batch: base offset + last offset delta + 1. */
-function nextOffsetAfter(batch: Uint8Array): number {
-  const view = new DataView(batch.buffer, batch.byteOffset, batch.byteLength);
-  return Number(view.getBigInt64(0)) + view.getInt32(23) + 1;
-}

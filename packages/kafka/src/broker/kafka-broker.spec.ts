@@ -14,7 +14,7 @@ import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import type { KafkaFrameHandler } from '../server/kafka-listener';
 import { KafkaError, type FetchedPartition, type KafkaBackend, type KafkaBrokerAddress, type KafkaTopicInfo, type ProducedBatch, type ProduceResult } from './backend';
-import { maxTimestampOfBatch, offsetOfTimestamp } from './batch-time';
+import { searchTimestampInBatch } from './batch-time';
 import { advertisedApis, kafkaBroker } from './kafka-broker';
 import { KafkajsLong, kafkajsApi, kafkajsModule } from '../messages/kafka-oracle.fixture';
 
@@ -191,8 +191,11 @@ class InMemoryKafkaBackend implements KafkaBackend {
     const log = this.partitionLog(topic, partition);
     if (timestamp === -2) return { offset: log.logStartOffset, timestamp: -1 };
     if (timestamp === -1) return { offset: log.nextOffset, timestamp: -1 };
-    const batch = log.batches.find((each) => maxTimestampOfBatch(each.bytes) >= timestamp);
-    return batch ? offsetOfTimestamp(batch.bytes, timestamp) : { offset: -1, timestamp: -1 };
+    for (const batch of log.batches) {
+      const searched = searchTimestampInBatch(batch.bytes, timestamp);
+      if ('found' in searched) return searched.found;
+    }
+    return { offset: -1, timestamp: -1 };
   }
 
   groupCoordinator(): never {
