@@ -16,7 +16,7 @@
  * value through a visitor (on 100 000 rows of three columns that took four times as long), and laid out
  * as an IPC stream by `encodeIpcStream` rather than through `RecordBatch` and a stream writer.
  */
-import { Binary, Bool, type Data, type DataType, Field, Float64, Int8, Int32, Int64, MessageReader, type RecordBatch, RecordBatchReader, TimestampMillisecond, Utf8 } from 'apache-arrow';
+import { Binary, Bool, type Data, type DataType, Field, Float64, Int8, Int32, Int64, type RecordBatch, RecordBatchReader, TimestampMillisecond, Utf8 } from 'apache-arrow';
 import type { ColumnSpec, ColumnType } from '@mink/meta';
 import { isUtf8 } from 'node:buffer';
 import { InvalidArgumentError } from '@mink/protocol';
@@ -398,12 +398,8 @@ function changeTypeOf(code: number): ChangeType {
  * column (the bodies are skipped).
  */
 export function batchRowCount(bytes: Uint8Array): number {
-  const reader = new MessageReader(bytes);
   let rowCount = 0;
-  for (let message = reader.readMessage(); message !== null; message = reader.readMessage()) {
-    if (message.isRecordBatch()) rowCount += message.header().length;
-    reader.readMessageBody(message.bodyLength);
-  }
+  for (const { message } of readIpcMessages(bytes)) if (message.isRecordBatch()) rowCount += message.header().length;
   return rowCount;
 }
 

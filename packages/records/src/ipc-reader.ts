@@ -7,7 +7,7 @@
  * else, a dictionary, compression or a malformed stream throws a plain Error: the bytes come from mink's
  * own storage or data nodes, so a failure here is a bug or corruption, not a caller's mistake.
  */
-import { type DataType, type Field, Message, MessageReader, Type } from 'apache-arrow';
+import { type DataType, type Field, Message, Type } from 'apache-arrow';
 
 export interface RawColumn {
   length: number;
@@ -44,19 +44,19 @@ export function buffersPerType(type: DataType): number {
 }
 
 export function readIpcStream(bytes: Uint8Array): RawStream {
-  const reader = new MessageReader(bytes);
-  const schemaMessage = reader.readMessage();
-  if (schemaMessage === null || !schemaMessage.isSchema()) throw new Error('an Arrow IPC stream must start with its schema message');
-  reader.readMessageBody(schemaMessage.bodyLength);
+  const messages = readIpcMessages(bytes);
+  const schemaMessage = messages[0]?.message;
+  if (schemaMessage === undefined || !schemaMessage.isSchema()) throw new Error('an Arrow IPC stream must start with its schema message');
   const fields = schemaMessage.header().fields;
   const counts = fields.map((field) => buffersPerType(field.type));
   const batches: RawBatch[] = [];
-  for (let message = reader.readMessage(); message !== null; message = reader.readMessage()) {
+  for (const { message, body: framedBody } of messages.slice(1)) {
     if (!message.isRecordBatch()) throw new Error(`an Arrow IPC stream of mink holds record batches only, found message type ${message.headerType}`);
     const header = message.header();
     if (header.compression !== null && header.compression !== undefined) throw new Error('compressed record batches are not read');
-    const body = reader.readMessageBody(message.bodyLength);
-    if (body.byteLength !== message.bodyLength) throw new Error(`a record batch body holds ${body.byteLength} of its ${message.bodyLength} bytes`);
+    // Callers view fixed-width buffers as typed arrays, which need 8-byte alignment: an unaligned body is
+    // copied (with the Uint8Array constructor: a Node Buffer's slice() is a view, not a copy).
+    const body = framedBody.byteOffset % 8 === 0 ? framedBody : new Uint8Array(framedBody);
     if (header.nodes.length !== fields.length) throw new Error(`a record batch has ${header.nodes.length} field nodes for ${fields.length} fields`);
     const length = Number(header.length);
     let next = 0;
