@@ -19,10 +19,14 @@ import { LIMITS } from '@mink/config';
 import { LocalCluster } from '@mink/devcluster';
 import { bucketOfRow } from '@mink/records';
 import { SHORT_LEASE_CLUSTER, eventually, http, temporaryDirectory } from './helpers';
+import { KafkajsLong, rawKafkaRequest } from './kafka/raw-kafka';
 
 jest.setTimeout(240_000);
 
 const run = promisify(execFile);
+
+/** The produce errors a client retries after a leader change: NOT_LEADER_OR_FOLLOWER and LEADER_NOT_AVAILABLE. */
+const ERROR_CODES_RETRIED = { notLeader: 6, leaderNotAvailable: 5 };
 
 /** A record as kcat prints it with `-f '%p|%o|%k|%s|%h\n'`. */
 interface ConsumedRecord {
@@ -90,8 +94,10 @@ describe('the Kafka listener on a real local cluster', () => {
     return created;
   }
 
-  async function producer(): Promise<Producer> {
-    const created = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1_000 } });
+  async function producer(options: { idempotent?: boolean } = {}): Promise<Producer> {
+    // An idempotent kafkajs producer keeps one request in flight per broker, as it must for ordered retries.
+    const idempotent = options.idempotent ? { idempotent: true, maxInFlightRequests: 1 } : {};
+    const created = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1_000 }, ...idempotent });
     await created.connect();
     producers.push(created);
     return created;
@@ -170,13 +176,18 @@ describe('the Kafka listener on a real local cluster', () => {
     expect(consumed.map((record) => record.offset)).toEqual(consumed.map((_, index) => index));
   });
 
-  it('kill -9 of a partition leader while kafkajs produces with acks=-1 loses no acknowledged record', async () => {
-    expect(await admin.createTopics({ topics: [{ topic: 'failover', numPartitions: 2 }], waitForLeaders: true })).toBe(true);
-    const metadata = await admin.fetchTopicMetadata({ topics: ['failover'] });
+  /**
+   * Creates a two-partition topic and produces batches of 20 records into it with `sender` (acks=-1) while
+   * the leader of partition 0 is killed with SIGKILL, until 400 more records were acknowledged after the
+   * kill; then reads both partitions back through a surviving node and restarts the victim.
+   */
+  async function produceThroughLeaderKill(topic: string, sender: Producer): Promise<{ acknowledged: string[]; failedSends: string[]; consumed: string[] }> {
+    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true })).toBe(true);
+    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
     const victim = String(metadata.topics[0]!.partitions.find((partition) => partition.partitionId === 0)!.leader);
     const survivor = brokers.find((_, index) => String(index + 1) !== victim)!;
-    const sender = await producer();
     const acknowledged: string[] = [];
+    const failedSends: string[] = [];
     let sending = true;
     let next = 0;
     let sends = 0;
@@ -187,12 +198,13 @@ describe('the Kafka listener on a real local cluster', () => {
         // partition are never sent again, yet the send resolves (src/producer/sendMessages.js); a send that
         // goes to one leader cannot be caught that way.
         const partition = sends++ % 2;
-        const batch = Array.from({ length: 20 }, () => ({ value: `m-${next++}`, partition }));
+        const batch = Array.from({ length: 20 }, () => ({ value: `${topic}-${next++}`, partition }));
         try {
-          await sender.send({ topic: 'failover', acks: -1, messages: batch });
+          await sender.send({ topic, acks: -1, messages: batch });
           acknowledged.push(...batch.map((message) => message.value));
-        } catch {
+        } catch (error) {
           // Not acknowledged: nothing is owed for these.
+          failedSends.push(String(error));
         }
       }
     })();
@@ -202,11 +214,76 @@ describe('the Kafka listener on a real local cluster', () => {
     await eventually('acknowledgements after the kill', async () => (acknowledged.length >= atKill + 400 ? true : undefined), 60_000);
     sending = false;
     await load;
+    const consumed = (await Promise.all([0, 1].map((partition) => kcatConsume(survivor, topic, partition)))).flat().map((record) => record.value);
+    await cluster.restart('data-node', victim);
+    return { acknowledged, failedSends, consumed };
+  }
 
-    const consumed = (await Promise.all([0, 1].map((partition) => kcatConsume(survivor, 'failover', partition)))).flat().map((record) => record.value);
+  it('kill -9 of a partition leader while kafkajs produces with acks=-1 loses no acknowledged record', async () => {
+    const { acknowledged, consumed } = await produceThroughLeaderKill('failover', await producer());
     const stored = new Set(consumed);
     // At least once without an idempotent producer: every acknowledged record is stored (a retried batch may be stored twice).
     expect(acknowledged.filter((value) => !stored.has(value))).toEqual([]);
+  });
+
+  it('kill -9 of a partition leader under an idempotent kafkajs producer: every acknowledged record is stored exactly once', async () => {
+    const { acknowledged, failedSends, consumed } = await produceThroughLeaderKill('exactly-once', await producer({ idempotent: true }));
+    // A fresh reader sees every acknowledged record once and no record twice: a batch retried after the
+    // kill, whose first attempt the dead leader had committed, was answered from the committed writer state.
+    const counts = new Map<string, number>();
+    for (const value of consumed) counts.set(value, (counts.get(value) ?? 0) + 1);
+    expect([...counts].filter(([, count]) => count > 1)).toEqual([]);
+    expect(acknowledged.filter((value) => !counts.has(value))).toEqual([]);
+    // The retries outlast the failover, so no send gave up (a send that gave up could leave its sequences behind).
+    expect(failedSends).toEqual([]);
+  });
+
+  it('a new leader after kill -9 answers a producer\'s retried batch with its original offset, a sequence gap and a fenced epoch with their errors', async () => {
+    expect(await admin.createTopics({ topics: [{ topic: 'sequences', numPartitions: 1 }], waitForLeaders: true })).toBe(true);
+    const leaderOf = async () => {
+      const metadata = await admin.fetchTopicMetadata({ topics: ['sequences'] });
+      return String(metadata.topics[0]!.partitions[0]!.leader);
+    };
+    const victim = await leaderOf();
+    const initialized = await rawKafkaRequest(brokers[0]!, 'initProducerId', 1, { transactionTimeout: 30_000 });
+    expect(initialized.errorCode).toBe(0);
+    const producerId = KafkajsLong.fromValue(initialized.producerId);
+    const produce = async (node: string, epoch: number, firstSequence: number, values: string[]) => {
+      const decoded = await rawKafkaRequest(brokers[Number(node) - 1]!, 'produce', 7, {
+        acks: -1,
+        timeout: 30_000,
+        producerId,
+        producerEpoch: epoch,
+        topicData: [{ topic: 'sequences', partitions: [{ partition: 0, firstSequence, messages: values.map((value) => ({ value, timestamp: Date.now() })) }] }],
+      });
+      const partition = decoded.topics[0].partitions[0];
+      return { errorCode: partition.errorCode as number, baseOffset: Number(partition.baseOffset) };
+    };
+
+    expect(await produce(victim, 0, 0, ['a0', 'a1', 'a2'])).toEqual({ errorCode: 0, baseOffset: 0 });
+    // The same batch again (a retry whose answer was lost): its original offset, nothing stored twice.
+    expect(await produce(victim, 0, 0, ['a0', 'a1', 'a2'])).toEqual({ errorCode: 0, baseOffset: 0 });
+    expect(await produce(victim, 0, 3, ['b0', 'b1'])).toEqual({ errorCode: 0, baseOffset: 3 });
+
+    cluster.kill('data-node', victim, 'SIGKILL');
+    const successor = await eventually('another leader for the partition', async () => {
+      const leader = await leaderOf().catch(() => victim);
+      return leader !== victim ? leader : undefined;
+    }, 60_000);
+    // The new leader knows the producer's batches from the committed writer state alone.
+    const retried = await eventually('the retried batch answered by the new leader', async () => {
+      const answer = await produce(successor, 0, 3, ['b0', 'b1']);
+      return answer.errorCode === ERROR_CODES_RETRIED.notLeader || answer.errorCode === ERROR_CODES_RETRIED.leaderNotAvailable ? undefined : answer;
+    }, 60_000);
+    expect(retried).toEqual({ errorCode: 0, baseOffset: 3 });
+    expect(await produce(successor, 0, 9, ['gap'])).toEqual({ errorCode: 45, baseOffset: -1 }); // OUT_OF_ORDER_SEQUENCE_NUMBER
+    expect(await produce(successor, 0, 5, ['c0'])).toEqual({ errorCode: 0, baseOffset: 5 });
+    // A newer epoch of the producer starts its sequences afresh and fences the older one.
+    expect(await produce(successor, 1, 0, ['d0'])).toEqual({ errorCode: 0, baseOffset: 6 });
+    expect(await produce(successor, 0, 6, ['stale'])).toEqual({ errorCode: 47, baseOffset: -1 }); // INVALID_PRODUCER_EPOCH
+
+    const stored = await kcatConsume(brokers[Number(successor) - 1]!, 'sequences', 0);
+    expect(stored.map((record) => `${record.offset}:${record.value}`)).toEqual(['0:a0', '1:a1', '2:a2', '3:b0', '4:b1', '5:c0', '6:d0']);
     await cluster.restart('data-node', victim);
   });
 
@@ -324,13 +401,17 @@ describe('the Kafka listener on a real local cluster', () => {
     await Promise.all(consumers.map((consumer) => consumer.disconnect()));
   });
 
-  it('librdkafka (python3-confluent-kafka) creates a topic, produces with lz4 and reads it back in a consumer group that commits', async () => {
+  it('librdkafka (python3-confluent-kafka) creates a topic, produces idempotently with lz4 and reads it back in a consumer group that commits', async () => {
     // Debian's binding lives with Debian's python (/usr/bin/python3), not with one a version manager put first on PATH.
     const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
     const script = join(__dirname, 'kafka', 'librdkafka-group.py');
     const { stdout } = await run(python, [script, brokers.join(','), 'librdkafka', '300'], { timeout: 120_000 });
-    const outcome = JSON.parse(stdout.trim().split('\n').pop()!) as { unsent: number; seen: string[]; deliveries: number; committed: number; errors: string[] };
+    const outcome = JSON.parse(stdout.trim().split('\n').pop()!) as { unsent: number; seen: string[]; deliveries: number; committed: number; errors: string[]; deliveryErrors: string[]; idempotence: { state: string; producerId: number } };
     expect(outcome.unsent).toBe(0);
+    expect(outcome.deliveryErrors).toEqual([]);
+    // The producer ran idempotently: it holds a producer id from InitProducerId.
+    expect(outcome.idempotence).toEqual({ state: 'Assigned', producerId: expect.any(Number) });
+    expect(outcome.idempotence.producerId).toBeGreaterThanOrEqual(0);
     expect(outcome.seen).toEqual(Array.from({ length: 300 }, (_, index) => `v${index}`).sort());
     expect(outcome.deliveries).toBe(300);
     // The group's committed offsets add up to every record read (offsets are per partition, from 0).
@@ -386,7 +467,7 @@ describe('the Kafka listener on a real local cluster', () => {
     expect(cluster.processes().filter((process) => process.role === 'data-node').every((process) => process.running)).toBe(true);
     // The node is still up and answers metadata.
     const topics = await admin.listTopics();
-    expect(topics.sort()).toEqual(['codecs', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient']);
+    expect(topics.sort()).toEqual(['codecs', 'exactly-once', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient', 'sequences']);
   });
 
   it('shows a topic as a table of the HTTP API that refuses row appends and scans, and deletes it', async () => {
@@ -404,7 +485,7 @@ describe('the Kafka listener on a real local cluster', () => {
     expect(scan.status).toBe(400);
 
     await admin.deleteTopics({ topics: ['codecs'] });
-    expect((await admin.listTopics()).sort()).toEqual(['failover', 'grouped', 'librdkafka', 'orders', 'resilient']);
+    expect((await admin.listTopics()).sort()).toEqual(['exactly-once', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient', 'sequences']);
     expect((await http(cluster.gatewayUrl, 'GET', '/v1/tables/codecs')).status).toBe(404);
   });
 });

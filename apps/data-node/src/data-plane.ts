@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, decideWriterSequence, logFormatOf, ownRecord, type BucketRecord, type TableRecord, type View } from '@mink/meta';
+import { bucketId, decideWriterSequence, logFormatOf, ownRecord, type BucketRecord, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -36,7 +36,33 @@ import { CommitWaiters } from './commit-waiters';
 import type { PkBucket } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
-const NO_WRITES: ReadonlyMap<number, Promise<AppendBucketResult>> = new Map();
+const NO_WRITES: ReadonlyMap<number, Promise<unknown>> = new Map();
+
+/**
+ * An idempotent writer's batch: its writer id, the (last) sequence it is known by, the first sequence it
+ * covers when it covers several (a Kafka producer's batch), and the newest sequence the writer had
+ * acknowledged, -1 for none (undefined for a writer that skips the order check).
+ */
+export interface IdempotentWriter {
+  id: string;
+  seq: number;
+  firstSeq?: number;
+  acked: number | undefined;
+}
+
+/** What is said of a sequence that is not written: older than those remembered, or not the next. */
+export type RefusedSequence = Extract<WriterSequenceDecision, { kind: 'conflict' | 'outOfOrder' }>;
+
+/** The error a writer gets for a refused sequence. */
+export type RefuseSequence = (writer: IdempotentWriter, decision: RefusedSequence) => Error;
+
+/** A refused sequence of a mink writer: a conflict is the writer's bug; out of order waits for the batch before it. */
+function refuseAppendSequence(writer: IdempotentWriter, decision: RefusedSequence): Error {
+  if (decision.kind === 'conflict') {
+    return new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than the batches remembered of it (last committed ${decision.lastCommitted})`);
+  }
+  return new UnavailableError(`writer ${writer.id} sequence ${writer.seq} arrived before sequence ${decision.expected}: send it again after that one`, 0);
+}
 
 /** A Kafka record batch to store: its bytes, the offsets it takes, and how to write its base offset into it. */
 export interface RecordBatchToStore {
@@ -63,7 +89,7 @@ export class DataPlane {
    * Idempotent appends in flight here, by bucket/writer and then sequence: a fast retry joins the first
    * attempt, and the sequences are what decideWriterSequence orders the next batch after.
    */
-  private readonly writesInFlight = new Map<string, Map<number, Promise<AppendBucketResult>>>();
+  private readonly writesInFlight = new Map<string, Map<number, Promise<unknown>>>();
   private spreadCounter = 0;
 
   constructor(
@@ -114,27 +140,43 @@ export class DataPlane {
     if (writer.acked !== undefined && (!Number.isSafeInteger(writer.acked) || writer.acked < -1 || writer.acked >= writer.seq)) {
       throw new InvalidArgumentError(`writer.acked must be an integer from -1 below the sequence ${writer.seq}, got ${String(writer.acked)}`);
     }
-    // Retries never duplicate rows: the committed writer state in the view answers a batch that was
-    // committed before (even by a previous leader); an attempt still in flight is joined; a batch that
-    // arrives ahead of its predecessor waits for the writer to send it again.
+    return this.writeIdempotently(id, record, { id: writer.id, seq: writer.seq, acked: writer.acked }, refuseAppendSequence, (stamped) => this.write(id, record, batch, stamped), (written) => ({
+      ...this.resultOf(record, written.baseOffset, written.count),
+      duplicate: true,
+    }));
+  }
+
+  /**
+   * An idempotent write of one batch: retries never duplicate records. The committed writer state in the
+   * view answers a batch committed before (even by a previous leader) through `duplicateOf`; an attempt
+   * still in flight here is joined; any other sequence than the next is refused with `refuse`'s error.
+   * `write` writes the batch, recording the writer's sequence with its range.
+   */
+  private writeIdempotently<T>(
+    id: string,
+    record: BucketRecord,
+    writer: IdempotentWriter,
+    refuse: RefuseSequence,
+    write: (stamped: { id: string; seq: number }) => Promise<T>,
+    duplicateOf: (batch: WriterBatch) => T,
+  ): Promise<T> {
     const writerKey = `${id}|${writer.id}`;
-    const inFlight = this.writesInFlight.get(writerKey) ?? NO_WRITES;
-    const decision = decideWriterSequence({ seq: writer.seq, ackedSeq: writer.acked, committed: ownRecord(record.stream.writers, writer.id), inFlight });
+    const inFlight = (this.writesInFlight.get(writerKey) ?? NO_WRITES) as Map<number, Promise<T>>;
+    const decision = decideWriterSequence({ seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked, committed: ownRecord(record.stream.writers, writer.id), inFlight });
     switch (decision.kind) {
       case 'duplicate':
-        return { ...this.resultOf(record, decision.batch.baseOffset, decision.batch.count), duplicate: true };
-      case 'conflict':
-        throw new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than the batches remembered of it (last committed ${decision.lastCommitted})`);
+        return Promise.resolve(duplicateOf(decision.batch));
       case 'join':
         return inFlight.get(writer.seq)!;
+      case 'conflict':
       case 'outOfOrder':
-        throw new UnavailableError(`writer ${writer.id} sequence ${writer.seq} arrived before sequence ${decision.expected}: send it again after that one`, 0);
+        return Promise.reject(refuse(writer, decision));
       case 'write':
         break;
     }
-    const writes = this.writesInFlight.get(writerKey) ?? new Map<number, Promise<AppendBucketResult>>();
+    const writes = (this.writesInFlight.get(writerKey) ?? new Map<number, Promise<unknown>>()) as Map<number, Promise<T>>;
     this.writesInFlight.set(writerKey, writes);
-    const attempt = this.write(id, record, batch, writer).finally(() => {
+    const attempt = write({ id: writer.id, seq: writer.seq }).finally(() => {
       // A failed batch fails the writer's later batches of this stream too (the WAL writer's rule), so
       // none of them stays in flight; a committed one is in the view now.
       writes.delete(writer.seq);
@@ -257,31 +299,42 @@ export class DataPlane {
   }
 
   /**
-   * Kafka produce to a `kafka`-format table: the record batches of one bucket, each stored as received
-   * (DESIGN §5) and taking the offsets it holds; its base offset is written into it once the WAL writer
-   * assigns it. They are queued in order, so they commit in order or fail together with what follows them.
-   * Resolves with the first batch's base offset once all are committed.
+   * Kafka produce to a `kafka`-format table: one record batch of one bucket, stored as received (DESIGN §5)
+   * and taking the offsets it holds; its base offset is written into it once the WAL writer assigns it.
+   * Batches are queued in call order, so they commit in that order or fail together with what follows them.
+   * Resolves with the batch's base offset once it is committed.
+   *
+   * A batch of an idempotent producer carries `producer`: its writer (the producer's writer id, the
+   * sequences the batch covers) is recorded with its range, so a retry is answered with the original base
+   * offset by whichever node leads the bucket then, and a sequence that is not the next is refused with
+   * `producer.refuse`'s error.
    */
-  async appendRecordBatches(tableName: string, bucket: number, batches: readonly RecordBatchToStore[]): Promise<{ baseOffset: number; startOffset: number }> {
+  appendRecordBatch(
+    tableName: string,
+    bucket: number,
+    batch: RecordBatchToStore,
+    producer?: { writer: IdempotentWriter; refuse: RefuseSequence },
+  ): Promise<{ baseOffset: number; startOffset: number }> {
     const { table, record } = this.leadBucketOf(tableName, bucket);
     if (logFormatOf(table) !== 'kafka') throw new InvalidArgumentError(`table '${table.name}' is not a Kafka topic: it stores Arrow batches, write rows to it`);
-    if (batches.length === 0) throw new InvalidArgumentError('a produce to a partition carries at least one record batch');
     const id = bucketId(record.tableId, record.partition, record.bucket);
-    const results = await Promise.all(
-      batches.map((batch) =>
-        this.wal.append({
-          bucketId: id,
-          tableId: record.tableId,
-          partition: record.partition,
-          bucket: record.bucket,
-          streamEpoch: record.stream.epoch,
-          payload: batch.bytes,
-          recordCount: batch.offsetCount,
-          stampBaseOffset: batch.stampBaseOffset,
-        }),
-      ),
-    );
-    return { baseOffset: results[0]!.baseOffset, startOffset: record.stream.startOffset };
+    const startOffset = record.stream.startOffset;
+    const write = async (writer?: { id: string; seq: number }) => {
+      const { baseOffset } = await this.wal.append({
+        bucketId: id,
+        tableId: record.tableId,
+        partition: record.partition,
+        bucket: record.bucket,
+        streamEpoch: record.stream.epoch,
+        payload: batch.bytes,
+        recordCount: batch.offsetCount,
+        stampBaseOffset: batch.stampBaseOffset,
+        ...(writer ? { writer } : {}),
+      });
+      return { baseOffset, startOffset };
+    };
+    if (!producer) return write();
+    return this.writeIdempotently(id, record, producer.writer, producer.refuse, write, (written) => ({ baseOffset: written.baseOffset, startOffset }));
   }
 
   /**

@@ -8,8 +8,12 @@ import {
   KafkaError,
   hostAndPortOf,
   kafkaNodeIdOf,
+  batchSequences,
+  newestProducerEpoch,
+  producerWriterId,
   searchTimestampInBatch,
   setBaseOffset,
+  type ProducerSequence,
   type FetchedPartition,
   type KafkaBackend,
   type KafkaBrokerAddress,
@@ -20,7 +24,7 @@ import {
   type GroupCoordinatorPlace,
 } from '@mink/kafka';
 import type { ClusterMember } from '@mink/runtime';
-import type { DataPlane } from './data-plane';
+import type { DataPlane, IdempotentWriter, RefuseSequence } from './data-plane';
 
 /**
  * The Kafka broker port of a data node (packages/kafka's `KafkaBackend`) over its view and the data plane
@@ -108,14 +112,48 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     await this.member.store.waitForSeq(dropped.metaSeq, LIMITS.proposeTimeoutMs);
   }
 
+  async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
+    const outcome = await this.member.store.propose({ type: 'AllocateProducerId' });
+    if (!outcome.ok || outcome.producerId === undefined) throw new UnavailableError(`no producer id was allocated: ${outcome.ok ? 'the outcome named none' : outcome.rejection.message}`);
+    return { producerId: outcome.producerId, producerEpoch: 0 };
+  }
+
   async produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
     const data = this.data();
-    const stored = await data.appendRecordBatches(
-      topic,
-      partition,
-      batches.map((batch) => ({ bytes: batch.bytes, offsetCount: batch.offsetCount, stampBaseOffset: setBaseOffset })),
+    // Queued in order without waiting in between, so they commit in order (the WAL writer's rule).
+    const stored = await Promise.all(
+      batches.map(async (batch) => {
+        const toStore = { bytes: batch.bytes, offsetCount: batch.offsetCount, stampBaseOffset: setBaseOffset };
+        return data.appendRecordBatch(topic, partition, toStore, batch.producer ? this.producerOf(data, topic, partition, batch.producer, batch.offsetCount) : undefined);
+      }),
     );
-    return { baseOffset: stored.baseOffset, logStartOffset: stored.startOffset };
+    return { baseOffset: stored[0]!.baseOffset, logStartOffset: stored[0]!.startOffset };
+  }
+
+  /**
+   * The idempotent writer of a producer's batch on a partition led here (DESIGN §5): refused with
+   * INVALID_PRODUCER_EPOCH when the partition has committed batches of a newer epoch of the producer; its
+   * sequences checked against what the partition committed, a gap answered with OUT_OF_ORDER_SEQUENCE_NUMBER.
+   */
+  private producerOf(data: DataPlane, topic: string, partition: number, producer: ProducerSequence, offsetCount: number): { writer: IdempotentWriter; refuse: RefuseSequence } {
+    const { bucketId: id } = data.streamBoundsOf(topic, partition);
+    const writers = ownRecord(this.member.view.buckets, id)?.stream.writers ?? {};
+    const newest = newestProducerEpoch(Object.keys(writers), producer.producerId);
+    if (newest > producer.producerEpoch) {
+      throw new KafkaError(ERROR_CODES.INVALID_PRODUCER_EPOCH, `producer ${producer.producerId} is at epoch ${newest} on ${topic}-${partition}, not ${producer.producerEpoch}`);
+    }
+    const sequences = batchSequences(producer.baseSequence, offsetCount);
+    return {
+      // A producer the partition does not know (or forgot) starts at sequence 0, as in Kafka.
+      writer: { id: producerWriterId(producer.producerId, producer.producerEpoch), ...sequences, acked: -1 },
+      refuse: (_writer, decision) =>
+        new KafkaError(
+          ERROR_CODES.OUT_OF_ORDER_SEQUENCE_NUMBER,
+          decision.kind === 'outOfOrder'
+            ? `producer ${producer.producerId} sent sequence ${sequences.firstSeq} to ${topic}-${partition} where ${decision.expected} is next`
+            : `producer ${producer.producerId} sent sequence ${sequences.firstSeq} to ${topic}-${partition}, older than the batches remembered (last ${decision.lastCommitted})`,
+        ),
+    };
   }
 
   async fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition> {

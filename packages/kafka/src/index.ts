@@ -6,6 +6,7 @@ export * from './broker/batch-time';
 export * from './broker/error-mapping';
 export * from './broker/kafka-broker';
 export * from './broker/node-ids';
+export * from './broker/producer-writers';
 export * from './server/kafka-listener';
 export { setBaseOffset, readRecordBatch, splitRecordBatches, decodeRecords, encodeRecordBatch } from './messages/record-batch';
 export * from './groups/group-coordinator';

@@ -238,5 +238,6 @@ async function decodeSnapshot(body: Uint8Array, key: string): Promise<View> {
     (bucket as { kvSnapshots?: unknown }).kvSnapshots ??= [];
   }
   const stored = parsed.view;
-  return { ...stored, objects: shardedFrom(stored.objects ?? {}), garbage: shardedFrom(stored.garbage ?? {}) };
+  // Snapshots written before Kafka producer ids existed had allocated none.
+  return { ...stored, nextProducerId: stored.nextProducerId ?? 0, objects: shardedFrom(stored.objects ?? {}), garbage: shardedFrom(stored.garbage ?? {}) };
 }

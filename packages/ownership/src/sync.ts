@@ -144,6 +144,7 @@ export function bucketsTouchedBy(command: Command, outcome: Outcome): readonly s
     case 'CommitStreamObject':
     case 'CommitKvSnapshot':
     case 'ForgetObjects':
+    case 'AllocateProducerId':
       return 'none';
   }
 }

@@ -37,6 +37,20 @@ export interface ProducedBatch {
   bytes: Uint8Array;
   /** Offsets the batch takes: lastOffsetDelta + 1. */
   offsetCount: number;
+  /** Present for a batch of an idempotent producer (a producer id from InitProducerId). */
+  producer?: ProducerSequence;
+}
+
+/**
+ * Who wrote an idempotent batch and which sequences it covers (`baseSequence` to `baseSequence +
+ * offsetCount - 1`). The backend answers a batch it has committed before with its original offset, refuses
+ * a gap in the producer's sequences with OUT_OF_ORDER_SEQUENCE_NUMBER and an epoch older than one the
+ * partition has seen with INVALID_PRODUCER_EPOCH (as KafkaErrors).
+ */
+export interface ProducerSequence {
+  producerId: number;
+  producerEpoch: number;
+  baseSequence: number;
 }
 
 export interface ProduceResult {
@@ -66,6 +80,8 @@ export interface KafkaBackend {
   topic(name: string): KafkaTopicInfo | null;
   createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void>;
   deleteTopic(name: string): Promise<void>;
+  /** A new producer id (epoch 0) for an idempotent producer, unique for the cluster's life. */
+  initProducerId(): Promise<{ producerId: number; producerEpoch: number }>;
   /** Stores the batches of one partition in order; resolves once they are committed (acks=1 and -1 alike). */
   produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult>;
   /** Stored batches from `offset` on, up to about `maxBytes` (the first batch whole whatever its size). */

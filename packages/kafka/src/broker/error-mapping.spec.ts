@@ -16,6 +16,7 @@ describe('kafkaErrorCodeOf', () => {
     ['a bucket still opening, on fetch', new UnavailableError('x'), 'fetch', ERROR_CODES.LEADER_NOT_AVAILABLE],
     ['a coordinator unreachable on create', new UnavailableError('x'), 'createTopics', ERROR_CODES.REQUEST_TIMED_OUT],
     ['a timeout', new TimeoutError('x'), 'deleteTopics', ERROR_CODES.REQUEST_TIMED_OUT],
+    ['a metadata log unreachable on InitProducerId', new UnavailableError('x'), 'initProducerId', ERROR_CODES.COORDINATOR_NOT_AVAILABLE],
     ['an unknown table', new NotFoundError('x'), 'fetch', ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION],
     ['an existing table on create', new ConflictError('x'), 'createTopics', ERROR_CODES.TOPIC_ALREADY_EXISTS],
     ['a bad batch on produce', new InvalidArgumentError('x'), 'produce', ERROR_CODES.CORRUPT_MESSAGE],

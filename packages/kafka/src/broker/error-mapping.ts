@@ -4,7 +4,7 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaError } from './backend';
 
 /** The request a failure happened in, since one mink outcome means different things to Kafka clients there. */
-export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics' | 'deleteTopics';
+export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics' | 'deleteTopics' | 'initProducerId';
 
 /**
  * The Kafka error code of a failure of one partition or topic. Clients act on these codes: a partition led
@@ -22,6 +22,7 @@ export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): num
     case 'Fenced':
       return ERROR_CODES.NOT_LEADER_OR_FOLLOWER;
     case 'Unavailable':
+      if (operation === 'initProducerId') return ERROR_CODES.COORDINATOR_NOT_AVAILABLE;
       return operation === 'createTopics' || operation === 'deleteTopics' ? ERROR_CODES.REQUEST_TIMED_OUT : ERROR_CODES.LEADER_NOT_AVAILABLE;
     case 'Timeout':
       return ERROR_CODES.REQUEST_TIMED_OUT;

@@ -47,7 +47,7 @@ interface TopicState {
   partitions: PartitionState[];
 }
 
-type Operation = 'createTopic' | 'deleteTopic' | 'produce' | 'fetch' | 'listOffset';
+type Operation = 'createTopic' | 'deleteTopic' | 'produce' | 'fetch' | 'listOffset' | 'initProducerId';
 
 interface DataWaiter {
   keys: string[];
@@ -71,7 +71,10 @@ class InMemoryKafkaBackend implements KafkaBackend {
     fetch: [] as Array<{ topic: string; partition: number; offset: number; maxBytes: number }>,
     waitForData: [] as Array<{ partitions: Array<{ topic: string; partition: number }>; deadlineMs: number }>,
     listOffset: [] as Array<{ topic: string; partition: number; timestamp: number }>,
+    initProducerId: 0,
   };
+  /** The producer id initProducerId hands out next. */
+  private nextProducerId = 100;
   private readonly failures = new Map<string, Error>();
   private closed = false;
   private readonly dataWaiters = new Set<DataWaiter>();
@@ -142,6 +145,12 @@ class InMemoryKafkaBackend implements KafkaBackend {
     this.calls.deleteTopic.push(name);
     this.throwIfScripted('deleteTopic', name, null);
     if (!this.state.delete(name)) throw new NotFoundError(`topic '${name}' does not exist`);
+  }
+
+  async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
+    this.calls.initProducerId++;
+    this.throwIfScripted('initProducerId', '*', null);
+    return { producerId: this.nextProducerId++, producerEpoch: 0 };
   }
 
   async produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
@@ -309,6 +318,7 @@ describe('ApiVersions', () => {
         { apiKey: API_KEYS.CreateTopics, minVersion: 0, maxVersion: 4 },
         { apiKey: API_KEYS.DeleteTopics, minVersion: 0, maxVersion: 3 },
         { apiKey: API_KEYS.DescribeConfigs, minVersion: 0, maxVersion: 2 },
+        { apiKey: API_KEYS.InitProducerId, minVersion: 0, maxVersion: 1 },
       ]),
     );
     const keys = advertised.map((range) => range.apiKey);
@@ -465,7 +475,7 @@ describe('Produce', () => {
   // Each row is a request mink refuses per partition before the backend sees it: the code lands on every
   // partition the refusal concerns and nothing is stored there.
   it.each([
-    { name: 'an idempotent producer (producer id 7)', args: { producerId: KafkajsLong.fromValue(7), producerEpoch: 0 }, corrupt: false, expected: { 'orders/0': 87, 'audit/0': 87 }, stored: [] },
+    { name: 'a producer id without a producer epoch', args: { producerId: KafkajsLong.fromValue(7), producerEpoch: -1 }, corrupt: false, expected: { 'orders/0': 87, 'audit/0': 87 }, stored: [] },
     { name: 'a transactional id', args: { transactionalId: 'tx-1', producerId: KafkajsLong.fromValue(7), producerEpoch: 0 }, corrupt: false, expected: { 'orders/0': 42, 'audit/0': 42 }, stored: [] },
     { name: 'acks=2', args: { acks: 2 }, corrupt: false, expected: { 'orders/0': 21, 'audit/0': 21 }, stored: [] },
     { name: 'a corrupted CRC in the audit batch', args: {}, corrupt: true, expected: { 'orders/0': 0, 'audit/0': 2 }, stored: ['orders/0'] },
@@ -477,6 +487,36 @@ describe('Produce', () => {
     expect(response.correlationId).toBe(correlationId);
     expect(Object.fromEntries(Object.entries(outcomesOf(decoded)).map(([key, outcome]) => [key, outcome.errorCode]))).toEqual(expected);
     expect(backend.calls.produce.map(({ topic, partition }) => `${topic}/${partition}`)).toEqual(stored);
+  });
+
+  it.each(PRODUCE_VERSIONS_OF_KAFKAJS)('v%i: hands an idempotent producer\'s batches over with its producer id, epoch and each partition\'s base sequence', async (version) => {
+    const args = produceArgs({
+      producerId: KafkajsLong.fromValue(7),
+      producerEpoch: 2,
+      topicData: [
+        { topic: 'orders', partitions: [{ partition: 0, firstSequence: 40, messages: ORDERS_MESSAGES }] },
+        { topic: 'audit', partitions: [{ partition: 0, messages: AUDIT_MESSAGES }] },
+      ],
+    });
+
+    const decoded = await exchange(handle, 'produce', version, args);
+
+    expect(outcomesOf(decoded)).toEqual({ 'orders/0': { errorCode: 0, baseOffset: '0' }, 'audit/0': { errorCode: 0, baseOffset: '0' } });
+    expect(backend.calls.produce.map(({ topic, batches }) => ({ topic, producers: batches.map((batch) => batch.producer), offsetCounts: batches.map((batch) => batch.offsetCount) }))).toEqual([
+      { topic: 'orders', producers: [{ producerId: 7, producerEpoch: 2, baseSequence: 40 }], offsetCounts: [2] },
+      { topic: 'audit', producers: [{ producerId: 7, producerEpoch: 2, baseSequence: 0 }], offsetCounts: [1] },
+    ]);
+  });
+
+  it.each([
+    { name: 'OUT_OF_ORDER_SEQUENCE_NUMBER', code: ERROR_CODES.OUT_OF_ORDER_SEQUENCE_NUMBER },
+    { name: 'INVALID_PRODUCER_EPOCH', code: ERROR_CODES.INVALID_PRODUCER_EPOCH },
+  ])('answers a backend\'s $name for an idempotent batch as it is', async ({ code }) => {
+    backend.fail('produce', 'orders', 0, new KafkaError(code, 'refused'));
+
+    const decoded = await exchange(handle, 'produce', 7, produceArgs({ producerId: KafkajsLong.fromValue(7), producerEpoch: 0 }));
+
+    expect(outcomesOf(decoded)).toEqual({ 'orders/0': { errorCode: code, baseOffset: '-1' }, 'audit/0': { errorCode: 0, baseOffset: '0' } });
   });
 
   it.each(PRODUCE_VERSIONS_OF_KAFKAJS)('v%i with acks=0: stores the batches and sends no response at all', async (version) => {
@@ -823,7 +863,34 @@ describe('requests that close the connection', () => {
     { name: 'a Fetch v11 body cut short', frame: async () => (await kafkajsFrame('fetch', 11, { replicaId: -1, maxWaitTime: 0, minBytes: 1, maxBytes: 1_000, topics: [{ topic: 'orders', partitions: [{ partition: 0, fetchOffset: '0', maxBytes: 1_000 }] }] })).frame.subarray(0, -3), error: KafkaDecodeError },
   ])('throws on $name', async ({ frame, error }) => {
     await expect(handle(await frame(), CONNECTION)).rejects.toThrow(error);
-    expect(backend.calls).toEqual({ createTopic: [], deleteTopic: [], produce: [], fetch: [], waitForData: [], listOffset: [] });
+    expect(backend.calls).toEqual({ createTopic: [], deleteTopic: [], produce: [], fetch: [], waitForData: [], listOffset: [], initProducerId: 0 });
+  });
+});
+
+describe('InitProducerId', () => {
+  it.each([0, 1])('v%i: hands an idempotent producer a new producer id at epoch 0 each time', async (version) => {
+    const first = await exchange(handle, 'initProducerId', version, { transactionTimeout: 30_000 });
+    const second = await exchange(handle, 'initProducerId', version, { transactionTimeout: 30_000 });
+
+    expect([first, second].map(({ errorCode, producerId, producerEpoch }) => ({ errorCode, producerId, producerEpoch }))).toEqual([
+      { errorCode: 0, producerId: '100', producerEpoch: 0 },
+      { errorCode: 0, producerId: '101', producerEpoch: 0 },
+    ]);
+  });
+
+  it('refuses a transactional id: transactions are not served', async () => {
+    // kafkajs's decoder throws on an error code; the raw response shows it.
+    const { frame } = await kafkajsFrame('initProducerId', 1, { transactionalId: 'tx-1', transactionTimeout: 30_000 });
+    const reader = new KafkaReader(responseOf(await handle(frame, CONNECTION)).body);
+    expect({ throttle: reader.int32('throttle'), errorCode: reader.int16('error'), producerId: reader.int64Number('id'), epoch: reader.int16('epoch') }).toEqual({ throttle: 0, errorCode: ERROR_CODES.INVALID_REQUEST, producerId: -1, epoch: -1 });
+    expect(backend.calls.initProducerId).toBe(0);
+  });
+
+  it('answers COORDINATOR_NOT_AVAILABLE, which producers retry, when no id can be allocated', async () => {
+    backend.fail('initProducerId', '*', null, new UnavailableError('the metadata log is unreachable'));
+    const { frame } = await kafkajsFrame('initProducerId', 0, { transactionTimeout: 30_000 });
+    const reader = new KafkaReader(responseOf(await handle(frame, CONNECTION)).body);
+    expect({ throttle: reader.int32('throttle'), errorCode: reader.int16('error'), producerId: reader.int64Number('id') }).toEqual({ throttle: 0, errorCode: ERROR_CODES.COORDINATOR_NOT_AVAILABLE, producerId: -1 });
   });
 });
 

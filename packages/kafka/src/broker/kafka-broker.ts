@@ -3,6 +3,7 @@ import { API_VERSIONS_VERSIONS, apiVersionsResponseVersion, decodeApiVersionsReq
 import { CREATE_TOPICS_VERSIONS, decodeCreateTopicsRequest, encodeCreateTopicsResponse, type CreatableTopicResult } from '../messages/create-topics';
 import { DELETE_TOPICS_VERSIONS, decodeDeleteTopicsRequest, encodeDeleteTopicsResponse } from '../messages/delete-topics';
 import { CONFIG_RESOURCE_TYPES, CONFIG_SOURCES, DESCRIBE_CONFIGS_VERSIONS, decodeDescribeConfigsRequest, encodeDescribeConfigsResponse, type DescribeConfigsResult } from '../messages/describe-configs';
+import { INIT_PRODUCER_ID_VERSIONS, decodeInitProducerIdRequest, encodeInitProducerIdResponse } from '../messages/init-producer-id';
 import { FETCH_ADVERTISED_MIN, FETCH_VERSIONS, decodeFetchRequest, encodeFetchResponse, type FetchPartitionResponse, type FetchRequest } from '../messages/fetch';
 import { decodeRequestHeader, encodeResponseHeader, responseHeaderVersion, type RequestHeader } from '../messages/header';
 import { LIST_OFFSETS_VERSIONS, decodeListOffsetsRequest, encodeListOffsetsResponse, type ListOffsetsPartitionResponse } from '../messages/list-offsets';
@@ -48,6 +49,7 @@ const SERVED: ReadonlyMap<number, ServedApi> = new Map<number, ServedApi>([
   [API_KEYS.CreateTopics, { advertised: CREATE_TOPICS_VERSIONS, served: CREATE_TOPICS_VERSIONS, handle: createTopics }],
   [API_KEYS.DeleteTopics, { advertised: DELETE_TOPICS_VERSIONS, served: DELETE_TOPICS_VERSIONS, handle: deleteTopics }],
   [API_KEYS.DescribeConfigs, { advertised: DESCRIBE_CONFIGS_VERSIONS, served: DESCRIBE_CONFIGS_VERSIONS, handle: describeConfigs }],
+  [API_KEYS.InitProducerId, { advertised: INIT_PRODUCER_ID_VERSIONS, served: INIT_PRODUCER_ID_VERSIONS, handle: initProducerId }],
   ...groupApis(),
 ]);
 
@@ -160,9 +162,13 @@ async function produce({ backend }: BrokerContext, reader: KafkaReader, version:
     if (batches.length !== 1) return failed(ERROR_CODES.INVALID_RECORD, `a produce carries exactly one record batch per partition, got ${batches.length}`);
     const batch = batches[0]!;
     if (batch.transactional || batch.control) return failed(ERROR_CODES.INVALID_RECORD, 'transactional and control batches are not supported');
-    if (batch.producerId >= 0) return failed(ERROR_CODES.INVALID_RECORD, 'idempotent producers are not supported yet (InitProducerId is not served)');
+    const idempotent = batch.producerId >= 0;
+    if (idempotent && (batch.producerEpoch < 0 || batch.baseSequence < 0)) {
+      return failed(ERROR_CODES.INVALID_RECORD, `a batch of producer ${batch.producerId} needs a producer epoch and a base sequence, got ${batch.producerEpoch} and ${batch.baseSequence}`);
+    }
+    const producer = idempotent ? { producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence } : undefined;
     try {
-      const stored = await backend.produce(topic, partition, [{ bytes: batch.bytes, offsetCount: batch.lastOffsetDelta + 1 }]);
+      const stored = await backend.produce(topic, partition, [{ bytes: batch.bytes, offsetCount: batch.lastOffsetDelta + 1, ...(producer ? { producer } : {}) }]);
       return { index: partition, errorCode: ERROR_CODES.NONE, baseOffset: stored.baseOffset, logAppendTimeMs: -1, logStartOffset: stored.logStartOffset, errorMessage: null };
     } catch (error) {
       return failed(kafkaErrorCodeOf(error, 'produce'), error instanceof Error ? error.message : String(error));
@@ -182,6 +188,27 @@ async function produce({ backend }: BrokerContext, reader: KafkaReader, version:
     return 'silent';
   }
   encodeProduceResponse(writer, version, { responses, throttleTimeMs: 0 });
+  return 'respond';
+}
+
+/**
+ * InitProducerId for an idempotent producer: a fresh producer id at epoch 0 from the metadata log, so its
+ * sequences are checked by whichever node leads a partition. Transactions are not served, so a
+ * transactional id is refused (as is any failure to allocate, which the client retries).
+ */
+async function initProducerId({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+  const request = decodeInitProducerIdRequest(reader, version);
+  const refused = (errorCode: number) => encodeInitProducerIdResponse(writer, version, { errorCode, producerId: -1, producerEpoch: -1 });
+  if (request.transactionalId !== null) {
+    refused(ERROR_CODES.INVALID_REQUEST);
+    return 'respond';
+  }
+  try {
+    const { producerId, producerEpoch } = await backend.initProducerId();
+    encodeInitProducerIdResponse(writer, version, { errorCode: ERROR_CODES.NONE, producerId, producerEpoch });
+  } catch (error) {
+    refused(kafkaErrorCodeOf(error, 'initProducerId'));
+  }
   return 'respond';
 }
 

@@ -92,6 +92,7 @@ function fixture(): View {
       '2/p1/1': bucket(ORDERS, 'p1', 1, '3', 1, CLOSED_NEVER_OPENED),
     },
     nextTableId: 3,
+    nextProducerId: 7,
     objects: emptyShardedMap(),
     garbage: emptyShardedMap(),
   });
@@ -339,6 +340,20 @@ describe('names of Object.prototype members work as ordinary table and node name
     const again = accepted(roundTripped, { type: 'RegisterNode', nodeId: '__proto__' });
     expect(again.outcome).toEqual({ ok: true, epoch: 2 });
     expect(Object.getOwnPropertyDescriptor(again.view.nodes, '__proto__')?.value).toEqual({ id: '__proto__', epoch: 2, address: 'mink.node.x', kafka: '', http: '' });
+  });
+});
+
+describe('AllocateProducerId hands out each Kafka producer id once, in log order', () => {
+  it.each([
+    ['an empty view', () => deepFreeze(emptyView()), 0],
+    ['a view that has handed out seven', () => fixture(), 7],
+  ])('on %s the next id is %#', (_, viewOf, first) => {
+    const before = viewOf();
+    const { view, outcome } = accepted(before, { type: 'AllocateProducerId' });
+    expect(outcome).toEqual({ ok: true, producerId: first });
+    expect(view).toEqual({ ...before, seq: before.seq + 1, nextProducerId: first + 1 });
+    const again = next(view, { type: 'AllocateProducerId' });
+    expect(again.outcome).toEqual({ ok: true, producerId: first + 1 });
   });
 });
 

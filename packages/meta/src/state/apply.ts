@@ -1,6 +1,7 @@
 import { LIMITS } from '@mink/config';
 import { nextEpoch } from '@mink/epochs';
 import type {
+  AllocateProducerId,
   CloseStream,
   CloseStreams,
   Command,
@@ -103,6 +104,8 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyCommitKvSnapshot(view, seq, command);
     case 'ForgetObjects':
       return applyForgetObjects(view, seq, command);
+    case 'AllocateProducerId':
+      return applyAllocateProducerId(view, seq, command);
   }
 }
 
@@ -159,6 +162,11 @@ function applyRegisterCoordinator(view: View, seq: number, command: RegisterCoor
     view: { ...view, seq, coordinator: { node: command.coordinatorId, epoch } },
     outcome: { ok: true, epoch },
   };
+}
+
+function applyAllocateProducerId(view: View, seq: number, _command: AllocateProducerId): Applied {
+  const producerId = view.nextProducerId;
+  return { view: { ...view, seq, nextProducerId: producerId + 1 }, outcome: { ok: true, producerId } };
 }
 
 /**
@@ -951,6 +959,7 @@ function describeMalformedList(what: string, items: unknown[], itemsMax: number,
 const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } = {
   RegisterNode: { nodeId: name, expectedEpoch: optionalCount, address: optionalString, kafka: optionalString, http: optionalString },
   RegisterCoordinator: { coordinatorId: name },
+  AllocateProducerId: {},
   CreateTable: { coordinatorEpoch: count, spec: object, createdAtMs: count, leaders: optionalNames },
   DropTable: { coordinatorEpoch: count, name, atMs: optionalCount },
   CreatePartition: { coordinatorEpoch: count, table: name, partition: partitionName },

@@ -21,7 +21,8 @@ export type Command =
   | CommitWal
   | CommitStreamObject
   | CommitKvSnapshot
-  | ForgetObjects;
+  | ForgetObjects
+  | AllocateProducerId;
 
 /**
  * Registers a node incarnation. Without `expectedEpoch` (a process starting) the node gets
@@ -332,6 +333,15 @@ export interface ForgetObjects {
   keys: string[];
 }
 
+/**
+ * Hands out the next Kafka producer id (InitProducerId of an idempotent producer, DESIGN §5): ids are
+ * unique for the cluster's life because the log orders the allocations. Anybody may allocate; the id only
+ * names a producer's batches in the writer state of the streams it writes. Outcome: `{ producerId }`.
+ */
+export interface AllocateProducerId {
+  type: 'AllocateProducerId';
+}
+
 /** Why a command was rejected; the code is the wire code the proposer reports. */
 export interface Rejection {
   code: 'Fenced' | 'Conflict' | 'NotFound' | 'InvalidArgument';
@@ -339,5 +349,5 @@ export interface Rejection {
 }
 
 export type Outcome =
-  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number; opened?: StreamOpenOutcome[]; led?: BucketLeadOutcome[]; closed?: StreamCloseOutcome[] }
+  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number; opened?: StreamOpenOutcome[]; led?: BucketLeadOutcome[]; closed?: StreamCloseOutcome[]; producerId?: number }
   | { ok: false; rejection: Rejection };

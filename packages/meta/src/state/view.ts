@@ -188,6 +188,8 @@ export interface View {
   /** Buckets by `bucketId(tableId, partition, bucket)`. */
   buckets: Record<string, BucketRecord>;
   nextTableId: number;
+  /** The Kafka producer id `AllocateProducerId` hands out next. */
+  nextProducerId: number;
   /**
    * Every object some committed slice points into or some KV snapshot names, by key. The keys of `objects`
    * and `garbage` never overlap, and an object never comes back from `garbage`: commits naming an object
@@ -199,7 +201,7 @@ export interface View {
 }
 
 export function emptyView(): View {
-  return { seq: 0, nodes: {}, coordinator: { node: null, epoch: 0 }, tables: {}, buckets: {}, nextTableId: 1, objects: emptyShardedMap(), garbage: emptyShardedMap() };
+  return { seq: 0, nodes: {}, coordinator: { node: null, epoch: 0 }, tables: {}, buckets: {}, nextTableId: 1, nextProducerId: 0, objects: emptyShardedMap(), garbage: emptyShardedMap() };
 }
 
 /** The key of a bucket (and of its stream) in the view: `{tableId}/{partition or ""}/{bucket}`. */

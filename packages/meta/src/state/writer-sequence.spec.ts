@@ -18,6 +18,14 @@ const cases: [string, Partial<WriterSequenceInput> & { seq: number }, WriterSequ
   ['a forgotten writer cannot skip a batch it has not had acknowledged', { seq: 43, ackedSeq: 41 }, { kind: 'outOfOrder', expected: 42 }],
   ['an unordered writer (no ackedSeq) is written as before', { seq: 12, committed: committed7 }, { kind: 'write' }],
   ['an unordered writer still gets duplicates and conflicts', { seq: 3, committed: committed7 }, { kind: 'conflict', lastCommitted: 7 }],
+  // Batches covering runs of sequences (Kafka producers number records): known by their last sequence.
+  ['a run starting after the last committed is written', { firstSeq: 8, seq: 17, committed: committed7, ackedSeq: -1 }, { kind: 'write' }],
+  ['a run leaving a gap after the last committed is out of order', { firstSeq: 9, seq: 17, committed: committed7, ackedSeq: -1 }, { kind: 'outOfOrder', expected: 8 }],
+  ['a run ending at the last committed is a duplicate', { firstSeq: 0, seq: 7, committed: committed7, ackedSeq: -1 }, { kind: 'duplicate', batch: { seq: 7, baseOffset: 700, count: 10 } }],
+  ['a run starting after the newest run in flight is written', { firstSeq: 18, seq: 20, committed: committed7, ackedSeq: -1, inFlight: new Set([17]) }, { kind: 'write' }],
+  ['a run in flight here is joined by its last sequence', { firstSeq: 8, seq: 17, committed: committed7, ackedSeq: -1, inFlight: new Set([17]) }, { kind: 'join' }],
+  ['a new producer starts its runs at 0', { firstSeq: 0, seq: 4, ackedSeq: -1 }, { kind: 'write' }],
+  ['a new producer whose first run has not arrived is out of order', { firstSeq: 5, seq: 9, ackedSeq: -1 }, { kind: 'outOfOrder', expected: 0 }],
 ];
 
 describe('decideWriterSequence', () => {

@@ -13,6 +13,9 @@ import type { WriterBatch, WriterState } from './view';
  * - any other sequence is `outOfOrder`: an earlier batch of this writer has not reached this node (or
  *   failed), and writing this one first would commit the writer's batches out of order.
  * A request without `ackedSeq` (a writer that keeps one request in flight) skips the order check.
+ *
+ * A batch may cover a run of sequences (`firstSeq` to `seq`, as a Kafka producer numbers every record): it
+ * is known by its last sequence, and it is next when its first one follows the last sequence before it.
  */
 export type WriterSequenceDecision =
   | { kind: 'write' }
@@ -22,7 +25,10 @@ export type WriterSequenceDecision =
   | { kind: 'outOfOrder'; expected: number };
 
 export interface WriterSequenceInput {
+  /** The batch's (last) sequence. */
   seq: number;
+  /** The first sequence the batch covers; `seq` when absent (one sequence per batch). */
+  firstSeq?: number;
   /** The newest sequence the writer had acknowledged when it sent this request; undefined for an unordered writer. */
   ackedSeq: number | undefined;
   /** What the view holds of this writer on this stream. */
@@ -43,5 +49,5 @@ export function decideWriterSequence(input: WriterSequenceInput): WriterSequence
   let newestInFlight = -1;
   for (const pending of inFlight.keys()) newestInFlight = Math.max(newestInFlight, pending);
   const expected = inFlight.size > 0 ? newestInFlight + 1 : committed ? committed.seq + 1 : input.ackedSeq + 1;
-  return seq === expected ? { kind: 'write' } : { kind: 'outOfOrder', expected };
+  return (input.firstSeq ?? seq) === expected ? { kind: 'write' } : { kind: 'outOfOrder', expected };
 }

@@ -1,0 +1,31 @@
+/**
+ * Idempotent Kafka producers in mink's writer state (DESIGN §5). A producer's batches on a partition are
+ * remembered in the stream's committed writer state like any idempotent writer's, under a writer id naming
+ * the producer id and epoch; a batch is known by the last sequence it covers (its base sequence plus its
+ * record count minus one), so a retried batch is answered with its original offset by whichever node leads
+ * the partition then.
+ */
+
+const WRITER_ID_PREFIX = 'kafka:';
+
+/** The writer id of a producer id at one epoch. */
+export function producerWriterId(producerId: number, producerEpoch: number): string {
+  return `${WRITER_ID_PREFIX}${producerId}:${producerEpoch}`;
+}
+
+/** The newest epoch of `producerId` among a stream's writer ids, or -1 when none of them is that producer's. */
+export function newestProducerEpoch(writerIds: Iterable<string>, producerId: number): number {
+  const prefix = `${WRITER_ID_PREFIX}${producerId}:`;
+  let newest = -1;
+  for (const id of writerIds) {
+    if (!id.startsWith(prefix)) continue;
+    const epoch = Number(id.slice(prefix.length));
+    if (Number.isSafeInteger(epoch) && epoch > newest) newest = epoch;
+  }
+  return newest;
+}
+
+/** The sequences a batch of `recordCount` records from `baseSequence` covers: first and last. */
+export function batchSequences(baseSequence: number, recordCount: number): { firstSeq: number; seq: number } {
+  return { firstSeq: baseSequence, seq: baseSequence + recordCount - 1 };
+}
