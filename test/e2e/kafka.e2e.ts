@@ -107,6 +107,9 @@ describe('the Kafka listener on a real local cluster', () => {
     expect(await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 3, replicationFactor: 3 }], waitForLeaders: true })).toBe(true);
     // A second create of the same name is refused with TOPIC_ALREADY_EXISTS, which kafkajs reports as false.
     expect(await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 3 }] })).toBe(false);
+    // A name mink cannot take is INVALID_TOPIC_EXCEPTION, as Kafka answers one it cannot take.
+    const invalid = await admin.createTopics({ topics: [{ topic: 'no spaces here', numPartitions: 1 }] }).catch((error: { errors?: Array<{ type: string }> }) => error);
+    expect((invalid as { errors?: Array<{ type: string }> }).errors?.map((error) => error.type)).toEqual(['INVALID_TOPIC_EXCEPTION']);
 
     const metadata = await admin.fetchTopicMetadata({ topics: ['orders'] });
     const leaders = metadata.topics[0]!.partitions.map((partition) => partition.leader);

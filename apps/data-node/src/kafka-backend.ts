@@ -1,6 +1,6 @@
 import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { bucketId, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
+import { bucketId, checkName, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 import {
@@ -97,6 +97,9 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   }
 
   async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
+    // A name mink cannot take is Kafka's INVALID_TOPIC_EXCEPTION, which clients report as such.
+    const badName = checkName(name, 'topic name');
+    if (badName !== null) throw new KafkaError(ERROR_CODES.INVALID_TOPIC_EXCEPTION, badName);
     const checked = validateTableSpec(kafkaTopicSpec(name, partitions, configs));
     if (!checked.ok) throw new InvalidArgumentError(checked.message);
     if (validateOnly) return;
@@ -162,7 +165,8 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     if (offset < bounds.startOffset || offset > bounds.endOffset) {
       throw new KafkaError(ERROR_CODES.OFFSET_OUT_OF_RANGE, `offset ${offset} is outside [${bounds.startOffset}, ${bounds.endOffset}] of ${topic}-${partition}`);
     }
-    if (offset === bounds.endOffset) return { batches: [], highWatermark: bounds.endOffset, logStartOffset: bounds.startOffset };
+    // At the end, or asked for no bytes (a response already full): the bounds only, without a read.
+    if (offset === bounds.endOffset || maxBytes <= 0) return { batches: [], highWatermark: bounds.endOffset, logStartOffset: bounds.startOffset };
     const read = await data.readRecordBatches(topic, partition, offset, Math.max(1, Math.min(maxBytes, LIMITS.streamReadBytesMax)));
     return { batches: read.batches, highWatermark: read.highWatermark, logStartOffset: read.startOffset };
   }

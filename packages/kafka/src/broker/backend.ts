@@ -84,7 +84,10 @@ export interface KafkaBackend {
   initProducerId(): Promise<{ producerId: number; producerEpoch: number }>;
   /** Stores the batches of one partition in order; resolves once they are committed (acks=1 and -1 alike). */
   produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult>;
-  /** Stored batches from `offset` on, up to about `maxBytes` (the first batch whole whatever its size). */
+  /**
+   * Stored batches from `offset` on, up to about `maxBytes` (the first batch whole whatever its size);
+   * with `maxBytes` 0 no batches, only the partition's bounds (checked against `offset` all the same).
+   */
   fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition>;
   /** Resolves when one of the partitions gets a commit, or at the deadline (`Date.now()` milliseconds). */
   waitForData(partitions: readonly { topic: string; partition: number }[], deadlineMs: number): Promise<void>;

@@ -4,7 +4,7 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaError } from './backend';
 
 /** The request a failure happened in, since one mink outcome means different things to Kafka clients there. */
-export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics' | 'deleteTopics' | 'initProducerId';
+export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics' | 'deleteTopics' | 'initProducerId' | 'offsetCommit' | 'offsetFetch';
 
 /**
  * The Kafka error code of a failure of one partition or topic. Clients act on these codes: a partition led
@@ -14,6 +14,7 @@ export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics
  */
 export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): number {
   if (error instanceof KafkaError) return error.code;
+  if (operation === 'offsetCommit' || operation === 'offsetFetch') return groupErrorCodeOf(error, operation);
   // A fenced incarnation lost its buckets: the client must find the new leader.
   if (error instanceof FencedError) return ERROR_CODES.NOT_LEADER_OR_FOLLOWER;
   if (!(error instanceof MinkError)) return ERROR_CODES.UNKNOWN_SERVER_ERROR;
@@ -42,4 +43,15 @@ export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): num
     case 'Internal':
       return ERROR_CODES.UNKNOWN_SERVER_ERROR;
   }
+}
+
+/**
+ * A failure of a group's offsets table: led elsewhere now (NOT_COORDINATOR, the client finds the
+ * coordinator again), else not served at the moment (COORDINATOR_NOT_AVAILABLE for a commit,
+ * COORDINATOR_LOAD_IN_PROGRESS for a fetch); clients retry all three.
+ */
+function groupErrorCodeOf(error: unknown, operation: 'offsetCommit' | 'offsetFetch'): number {
+  const moved = error instanceof FencedError || (error instanceof MinkError && (error.code === 'NotLeader' || error.code === 'Fenced'));
+  if (moved) return ERROR_CODES.NOT_COORDINATOR;
+  return operation === 'offsetCommit' ? ERROR_CODES.COORDINATOR_NOT_AVAILABLE : ERROR_CODES.COORDINATOR_LOAD_IN_PROGRESS;
 }

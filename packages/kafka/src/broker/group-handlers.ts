@@ -10,6 +10,7 @@ import { OFFSET_COMMIT_VERSIONS, decodeOffsetCommitRequest, encodeOffsetCommitRe
 import { OFFSET_FETCH_VERSIONS, decodeOffsetFetchRequest, encodeOffsetFetchResponse, type OffsetFetchResponseTopic } from '../messages/offset-fetch';
 import { DESCRIBE_GROUPS_VERSIONS, decodeDescribeGroupsRequest, encodeDescribeGroupsResponse } from '../messages/describe-groups';
 import { LIST_GROUPS_VERSIONS, decodeListGroupsRequest, encodeListGroupsResponse } from '../messages/list-groups';
+import { kafkaErrorCodeOf } from './error-mapping';
 import type { CommittedOffset } from './backend';
 import type { BrokerContext, ServedApi } from './kafka-broker';
 
@@ -121,7 +122,7 @@ async function offsetCommit(context: BrokerContext, reader: KafkaReader, version
       await context.backend.commitOffsets(request.groupId, offsets);
     } catch (error) {
       // The offsets table's bucket moved or failed mid-commit: the client finds the coordinator again and retries.
-      errorCode = isMoved(error) ? ERROR_CODES.NOT_COORDINATOR : ERROR_CODES.COORDINATOR_NOT_AVAILABLE;
+      errorCode = kafkaErrorCodeOf(error, 'offsetCommit');
     }
   }
   encodeOffsetCommitResponse(writer, version, { throttleTimeMs: 0, topics: answerAll(errorCode) });
@@ -146,7 +147,7 @@ async function offsetFetch(context: BrokerContext, reader: KafkaReader, version:
   try {
     committed = await context.backend.fetchOffsets(request.groupId, wanted);
   } catch (error) {
-    return failed(isMoved(error) ? ERROR_CODES.NOT_COORDINATOR : ERROR_CODES.COORDINATOR_LOAD_IN_PROGRESS);
+    return failed(kafkaErrorCodeOf(error, 'offsetFetch'));
   }
   const byPartition = new Map(committed.map((offset) => [`${offset.topic}\u0000${offset.partition}`, offset]));
   const topicNames = request.topics?.map((topic) => topic.name) ?? [...new Set(committed.map((offset) => offset.topic))];
@@ -184,8 +185,3 @@ async function listGroups(context: BrokerContext, reader: KafkaReader, version: 
   return 'respond';
 }
 
-/** A failure meaning the offsets table's bucket is led elsewhere now. */
-function isMoved(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'NotLeader' || code === 'Fenced';
-}

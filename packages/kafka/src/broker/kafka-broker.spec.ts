@@ -168,7 +168,8 @@ class InMemoryKafkaBackend implements KafkaBackend {
     if (offset < log.logStartOffset || offset > log.nextOffset) throw new KafkaError(ERROR_CODES.OFFSET_OUT_OF_RANGE, `offset ${offset} is outside the log`);
     const batches: Uint8Array[] = [];
     let bytes = 0;
-    for (const batch of log.batches.filter((each) => each.baseOffset + each.offsetCount > offset)) {
+    // 0 bytes asks for the bounds only.
+    for (const batch of maxBytes === 0 ? [] : log.batches.filter((each) => each.baseOffset + each.offsetCount > offset)) {
       // The first batch whole whatever its size, as the port's contract says.
       if (batches.length > 0 && bytes + batch.bytes.byteLength > maxBytes) break;
       batches.push(batch.bytes);
@@ -680,6 +681,14 @@ describe('Fetch', () => {
     // A partition left out for room still reports its high watermark.
     expect([partitions['orders/0']!.highWatermark, partitions['audit/0']!.highWatermark]).toEqual(['3', '1']);
     expect(backend.calls.fetch.map((call) => call.maxBytes)).toEqual(asked);
+  });
+
+  it('answers the error of a partition left out for room, so that its consumer finds the new leader', async () => {
+    backend.fail('fetch', 'audit', 0, new NotLeaderError('moved', { table: 'audit', bucket: 0, node: '2', to: 'node-2', leaderEpoch: 5 }));
+
+    const decoded = await exchange(handle, 'fetch', 11, fetchArgs([{ topic: 'orders', partition: 0, fetchOffset: 0 }, { topic: 'audit', partition: 0, fetchOffset: 0 }], { maxBytes: 1 }));
+
+    expect(partitionsOf(decoded)['audit/0']).toEqual({ errorCode: ERROR_CODES.NOT_LEADER_OR_FOLLOWER, highWatermark: '-1', records: [] });
   });
 
   it('asks the backend for no more than the partition max_bytes', async () => {

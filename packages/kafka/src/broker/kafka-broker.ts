@@ -242,8 +242,9 @@ async function fetchOnce(backend: KafkaBackend, request: FetchRequest) {
         // Once the response holds data, a partition gets only what room is left; the first batch of the
         // response is always whole, whatever its size (as Kafka does), so a consumer never stalls on it.
         if (room <= 0 && bytes > 0) {
-          const empty = await backend.fetch(topic.topic, partition.partition, partition.fetchOffset, 0).catch(() => null);
-          partitions.push(emptyPartition(partition.partition, empty?.highWatermark ?? -1, empty?.logStartOffset ?? -1));
+          // No room left: the partition's bounds only (the backend reads nothing for 0 bytes).
+          const bounds = await backend.fetch(topic.topic, partition.partition, partition.fetchOffset, 0);
+          partitions.push(emptyPartition(partition.partition, bounds.highWatermark, bounds.logStartOffset));
           continue;
         }
         const fetched = await backend.fetch(topic.topic, partition.partition, partition.fetchOffset, Math.min(partition.partitionMaxBytes, Math.max(room, 1)));
