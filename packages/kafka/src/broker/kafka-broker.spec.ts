@@ -153,9 +153,13 @@ class InMemoryKafkaBackend implements KafkaBackend {
     return { producerId: this.nextProducerId++, producerEpoch: 0 };
   }
 
+  /** Partitions (`topic/partition`) whose produce never settles, as a commit that does not come. */
+  readonly stalledProduce = new Set<string>();
+
   async produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
     this.calls.produce.push({ topic, partition, batches });
     this.throwIfScripted('produce', topic, partition);
+    if (this.stalledProduce.has(`${topic}/${partition}`)) return new Promise<never>(() => undefined);
     const stored = batches.map((batch) => this.append(topic, partition, batch.bytes));
     return { baseOffset: stored[0]!.baseOffset, logStartOffset: this.partitionLog(topic, partition).logStartOffset };
   }
@@ -518,6 +522,14 @@ describe('Produce', () => {
     const decoded = await exchange(handle, 'produce', 7, produceArgs({ producerId: KafkajsLong.fromValue(7), producerEpoch: 0 }));
 
     expect(outcomesOf(decoded)).toEqual({ 'orders/0': { errorCode: code, baseOffset: '-1' }, 'audit/0': { errorCode: 0, baseOffset: '0' } });
+  });
+
+  it('answers REQUEST_TIMED_OUT for a partition whose batch is not committed within timeout_ms, the others as usual', async () => {
+    backend.stalledProduce.add('orders/0');
+
+    const decoded = await exchange(handle, 'produce', 7, produceArgs({ timeout: 50 }));
+
+    expect(outcomesOf(decoded)).toEqual({ 'orders/0': { errorCode: ERROR_CODES.REQUEST_TIMED_OUT, baseOffset: '-1' }, 'audit/0': { errorCode: 0, baseOffset: '0' } });
   });
 
   it.each(PRODUCE_VERSIONS_OF_KAFKAJS)('v%i with acks=0: stores the batches and sends no response at all', async (version) => {

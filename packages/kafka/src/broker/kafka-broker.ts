@@ -14,7 +14,7 @@ import { API_KEYS, ERROR_CODES } from '../wire/codes';
 import { KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
 import type { KafkaConnectionInfo, KafkaFrameHandler } from '../server/kafka-listener';
-import type { KafkaBackend, KafkaTopicInfo } from './backend';
+import { KafkaError, type KafkaBackend, type KafkaTopicInfo } from './backend';
 import { kafkaErrorCodeOf } from './error-mapping';
 import { GroupCoordinator } from '../groups/group-coordinator';
 import { groupApis } from './group-handlers';
@@ -168,7 +168,8 @@ async function produce({ backend }: BrokerContext, reader: KafkaReader, version:
     }
     const producer = idempotent ? { producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence } : undefined;
     try {
-      const stored = await backend.produce(topic, partition, [{ bytes: batch.bytes, offsetCount: batch.lastOffsetDelta + 1, ...(producer ? { producer } : {}) }]);
+      const storing = backend.produce(topic, partition, [{ bytes: batch.bytes, offsetCount: batch.lastOffsetDelta + 1, ...(producer ? { producer } : {}) }]);
+      const stored = await withinTimeout(storing, request.timeoutMs, `the batch for ${topic}-${partition} was not committed within timeout_ms ${request.timeoutMs}; it may still be`);
       return { index: partition, errorCode: ERROR_CODES.NONE, baseOffset: stored.baseOffset, logAppendTimeMs: -1, logStartOffset: stored.logStartOffset, errorMessage: null };
     } catch (error) {
       return failed(kafkaErrorCodeOf(error, 'produce'), error instanceof Error ? error.message : String(error));
@@ -189,6 +190,26 @@ async function produce({ backend }: BrokerContext, reader: KafkaReader, version:
   }
   encodeProduceResponse(writer, version, { responses, throttleTimeMs: 0 });
   return 'respond';
+}
+
+/**
+ * `work`, or a REQUEST_TIMED_OUT KafkaError once `timeoutMs` passes (Kafka's produce timeout_ms: how long the
+ * broker waits for the write to be durable). The write goes on and may still commit, as in Kafka; a retry
+ * of an idempotent producer is then answered with its offset. A timeout of 0 or less waits as long as it takes.
+ */
+async function withinTimeout<T>(work: Promise<T>, timeoutMs: number, message: string): Promise<T> {
+  if (!(timeoutMs > 0)) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new KafkaError(ERROR_CODES.REQUEST_TIMED_OUT, message)), timeoutMs);
+  });
+  // The write may fail after the timeout answered; that failure has nobody left to tell.
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
