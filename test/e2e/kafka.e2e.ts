@@ -470,10 +470,50 @@ describe('the Kafka listener on a real local cluster', () => {
     expect(cluster.processes().filter((process) => process.role === 'data-node').every((process) => process.running)).toBe(true);
     // The node is still up and answers metadata.
     const topics = await admin.listTopics();
-    expect(topics.sort()).toEqual(['codecs', 'exactly-once', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient', 'sequences']);
+    expect(topics.sort()).toEqual(['__consumer_offsets', 'codecs', 'exactly-once', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient', 'sequences']);
   });
 
-  it('shows a topic as a table of the HTTP API that refuses row appends and scans, and deletes it', async () => {
+  it('reads mink\'s own log and primary-key tables as topics: JSON rows as values, the primary key as keys, the change type in a header', async () => {
+    const created = await http(cluster.gatewayUrl, 'POST', '/v1/tables', { name: 'events', columns: [{ name: 'id', type: 'int64' }, { name: 'note', type: 'string' }], buckets: 1 });
+    expect(created.status).toBe(201);
+    expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables/events/append', { rows: [{ id: 1, note: 'one' }, { id: 2, note: null }] })).status).toBe(200);
+    const events = await kcatConsume(brokers[0]!, 'events', 0);
+    expect(events.map((record) => ({ offset: record.offset, key: record.key, value: JSON.parse(record.value) }))).toEqual([
+      { offset: 0, key: '', value: { id: '1', note: 'one' } },
+      { offset: 1, key: '', value: { id: '2', note: null } },
+    ]);
+
+    const accounts = await http(cluster.gatewayUrl, 'POST', '/v1/tables', {
+      name: 'accounts',
+      columns: [{ name: 'id', type: 'int64' }, { name: 'balance', type: 'int64' }],
+      primaryKey: ['id'],
+      buckets: 1,
+    });
+    expect(accounts.status).toBe(201);
+    expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables/accounts/put', { rows: [{ id: 7, balance: 10 }] })).status).toBe(200);
+    expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables/accounts/put', { rows: [{ id: 7, balance: 20 }] })).status).toBe(200);
+    expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables/accounts/delete', { keys: [{ id: 7 }] })).status).toBe(200);
+    const changes = await kcatConsume(brokers[2]!, 'accounts', 0);
+    expect(changes.map((record) => ({ key: JSON.parse(record.key), value: JSON.parse(record.value), headers: record.headers }))).toEqual([
+      { key: { id: '7' }, value: { id: '7', balance: '10' }, headers: 'mink.change=+I' },
+      { key: { id: '7' }, value: { id: '7', balance: '10' }, headers: 'mink.change=-U' },
+      { key: { id: '7' }, value: { id: '7', balance: '20' }, headers: 'mink.change=+U' },
+      { key: { id: '7' }, value: { id: '7', balance: '20' }, headers: 'mink.change=-D' },
+    ]);
+
+    // They are read-only topics: a produce or a DeleteTopics is refused, and the tables stay.
+    const sender = await producer();
+    await expect(sender.send({ topic: 'events', acks: -1, messages: [{ value: 'x' }] })).rejects.toThrow(/invalid topic/i);
+    await expect(admin.deleteTopics({ topics: ['accounts'], timeout: 5_000 })).rejects.toThrow();
+    expect((await http(cluster.gatewayUrl, 'GET', '/v1/tables/accounts')).status).toBe(200);
+    const described = await admin.fetchTopicMetadata({ topics: ['events', 'accounts'] });
+    expect(described.topics.map((topic) => [topic.name, topic.partitions.length])).toEqual([
+      ['events', 1],
+      ['accounts', 1],
+    ]);
+  });
+
+  it('serves a topic as a table of the HTTP API: scans give key and value as base64 and the headers, row appends are refused, DeleteTopics drops it', async () => {
     const table = await http(cluster.gatewayUrl, 'GET', '/v1/tables/orders');
     expect(table.status).toBe(200);
     expect(table.body.columns).toEqual([
@@ -484,11 +524,25 @@ describe('the Kafka listener on a real local cluster', () => {
     const append = await http(cluster.gatewayUrl, 'POST', '/v1/tables/orders/append', { rows: [{ key: 'AA==', value: 'AA==', headers: '' }] });
     expect(append.status).toBe(400);
     expect(append.body.error.message).toMatch(/Kafka topic/);
-    const scan = await http(cluster.gatewayUrl, 'GET', '/v1/tables/orders/scan?bucket=0&offset=0');
-    expect(scan.status).toBe(400);
+    // The 300 records kafkajs produced in the first test, read back over HTTP, bucket by bucket.
+    const scanned: Array<{ key: string; value: string; headers: unknown }> = [];
+    for (const bucket of [0, 1, 2]) {
+      const scan = await http(cluster.gatewayUrl, 'GET', `/v1/tables/orders/scan?bucket=${bucket}&offset=0&limit=1000`);
+      expect(scan.status).toBe(200);
+      const records = scan.body.records as Array<{ offset: string | number; row: { key: string; value: string; headers: string } }>;
+      expect(records.map((record) => Number(record.offset))).toEqual(records.map((_, index) => index));
+      for (const { row } of records) {
+        scanned.push({ key: Buffer.from(row.key, 'base64').toString(), value: Buffer.from(row.value, 'base64').toString(), headers: JSON.parse(row.headers) });
+      }
+    }
+    expect(scanned).toHaveLength(300);
+    for (const record of scanned) {
+      const index = Number(record.value.slice('value-'.length));
+      expect(record).toEqual({ key: `key-${index % 17}`, value: `value-${index}`, headers: [{ key: 'seq', value: Buffer.from(String(index)).toString('base64') }] });
+    }
 
     await admin.deleteTopics({ topics: ['codecs'] });
-    expect((await admin.listTopics()).sort()).toEqual(['exactly-once', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient', 'sequences']);
+    expect((await admin.listTopics()).sort()).toEqual(['__consumer_offsets', 'accounts', 'events', 'exactly-once', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient', 'sequences']);
     expect((await http(cluster.gatewayUrl, 'GET', '/v1/tables/codecs')).status).toBe(404);
   });
 });

@@ -27,7 +27,8 @@ import {
   type TableRoute,
 } from '@mink/protocol';
 import { bucketOfRow, encodeBatch, encodeScanPage, projectedColumns, rowsToJson, splitByBucket, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
-import type { StreamReader, WalWriter } from '@mink/s3stream';
+import type { StreamBatch, StreamReader, WalWriter } from '@mink/s3stream';
+import { RecordBatchConversionError, recordBatchOfStoredRows, storedRowsOfRecordBatch } from '@mink/kafka';
 import { WithBinary, requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
 import type { PkOperation } from '@mink/pk';
@@ -71,10 +72,28 @@ export interface RecordBatchToStore {
   stampBaseOffset: (payload: Uint8Array, baseOffset: number) => void;
 }
 
-/** Arrow appends and scans cannot read or write a table that stores Kafka record batches. */
+/**
+ * A stored Kafka record batch of a topic as the Arrow batch an append of its records would have stored, so
+ * scans serve topics like any table. A batch that does not convert is corrupt storage, not a bad request.
+ */
+function arrowBatchOfStoredRecordBatch(table: string, batch: StreamBatch): StreamBatch {
+  let converted;
+  try {
+    converted = storedRowsOfRecordBatch(batch.payload);
+  } catch (error) {
+    if (error instanceof RecordBatchConversionError) throw new MinkError('Internal', `a stored record batch of topic '${table}' at offset ${batch.startOffset} does not read: ${error.message}`);
+    throw error;
+  }
+  if (converted.startOffset !== batch.startOffset || converted.startOffset + converted.recordCount !== batch.endOffset) {
+    throw new MinkError('Internal', `a stored record batch of topic '${table}' holds offsets from ${converted.startOffset} (${converted.recordCount}), not [${batch.startOffset}, ${batch.endOffset})`);
+  }
+  return { startOffset: batch.startOffset, endOffset: batch.endOffset, payload: converted.payload };
+}
+
+/** Arrow appends cannot write a table that stores Kafka record batches. */
 function refuseKafkaFormat(table: TableRecord, action: string): void {
   if (logFormatOf(table) === 'kafka') {
-    throw new InvalidArgumentError(`table '${table.name}' is a Kafka topic (it stores Kafka record batches) and cannot be ${action} over this API yet: use a Kafka client`);
+    throw new InvalidArgumentError(`table '${table.name}' is a Kafka topic (it stores Kafka record batches) and cannot be ${action} over this API: produce with a Kafka client`);
   }
 }
 
@@ -271,7 +290,6 @@ export class DataPlane {
   async scan(request: ScanRequest): Promise<WithBinary> {
     this.readFence.check();
     let { table, record } = this.leadOrRedirect(request);
-    refuseKafkaFormat(table, 'scanned');
     const offset = request.offset ?? 0;
     const limit = Math.min(request.limit ?? LIMITS.scanRecordsDefault, LIMITS.scanRecordsMax);
     const waitMs = request.waitMs ?? 0;
@@ -293,7 +311,9 @@ export class DataPlane {
     const read = await this.reader.read(id, offset, limit, { bytesMax });
     const layout = { columns: projectedColumns(table.columns, columns), changelog: table.kind === 'pk' };
     const from = Math.max(offset, read.startOffset);
-    const page = encodeScanPage(layout, read.batches, from, limit, bytesMax);
+    // A topic's stored Kafka record batches are read as rows of its columns (key, value, headers).
+    const batches = logFormatOf(table) === 'kafka' ? read.batches.map((batch) => arrowBatchOfStoredRecordBatch(table.name, batch)) : read.batches;
+    const page = encodeScanPage(layout, batches, from, limit, bytesMax);
     const result: Omit<ScanPage, 'batch'> = { records: page.records, nextOffset: page.nextOffset, highWatermark: read.highWatermark, startOffset: read.startOffset };
     return new WithBinary(result, page.stream);
   }
@@ -344,10 +364,22 @@ export class DataPlane {
   async readRecordBatches(tableName: string, bucket: number, offset: number, bytesMax: number): Promise<{ batches: Uint8Array[]; highWatermark: number; startOffset: number }> {
     this.readFence.check();
     const { table, record } = this.leadBucketOf(tableName, bucket);
-    if (logFormatOf(table) !== 'kafka') throw new InvalidArgumentError(`table '${table.name}' is not a Kafka topic`);
+    if (table.partition) throw new InvalidArgumentError(`partitioned table '${table.name}' is not readable as a topic`);
     const id = bucketId(record.tableId, record.partition, record.bucket);
     const read = await this.reader.read(id, offset, Number.MAX_SAFE_INTEGER, { bytesMax });
-    return { batches: read.batches.map((batch) => batch.payload), highWatermark: read.highWatermark, startOffset: read.startOffset };
+    const bounds = { highWatermark: read.highWatermark, startOffset: read.startOffset };
+    if (logFormatOf(table) === 'kafka') return { batches: read.batches.map((batch) => batch.payload), ...bounds };
+    // Any other table reads as a topic of JSON rows (keys: the primary key; PK changelogs name the change
+    // in a header), one uncompressed record batch per stored batch, within about `bytesMax` (the first whole).
+    const batches: Uint8Array[] = [];
+    let bytes = 0;
+    for (const batch of read.batches) {
+      const converted = recordBatchOfStoredRows(table, batch);
+      if (batches.length > 0 && bytes + converted.byteLength > bytesMax) break;
+      batches.push(converted);
+      bytes += converted.byteLength;
+    }
+    return { batches, ...bounds };
   }
 
   /** True when this node leads bucket `bucket` of the table and it is open. */

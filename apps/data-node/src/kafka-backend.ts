@@ -93,7 +93,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
         leaderEpoch: record?.leaderEpoch ?? -1,
       };
     });
-    return { name: table.name, partitions, properties: { ...table.properties } };
+    return { name: table.name, partitions, properties: { ...table.properties }, internal: table.name === OFFSETS_TABLE };
   }
 
   async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
@@ -111,6 +111,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   async deleteTopic(name: string): Promise<void> {
     const table = ownRecord(this.member.view.tables, name);
     if (!table || !isTopic(table)) throw new NotFoundError(`topic '${name}' does not exist`);
+    if (!isKafkaFormat(table)) throw new KafkaError(ERROR_CODES.INVALID_TOPIC_EXCEPTION, `'${name}' is a mink ${table.kind === 'pk' ? 'primary-key' : 'log'} table read as a topic: drop it over the HTTP API`);
     const dropped = await this.client.dropTable(name);
     await this.member.store.waitForSeq(dropped.metaSeq, LIMITS.proposeTimeoutMs);
   }
@@ -123,6 +124,10 @@ export class DataNodeKafkaBackend implements KafkaBackend {
 
   async produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
     const data = this.data();
+    const table = ownRecord(this.member.view.tables, topic);
+    if (table && !isKafkaFormat(table)) {
+      throw new KafkaError(ERROR_CODES.INVALID_TOPIC_EXCEPTION, `'${topic}' is a mink ${table.kind === 'pk' ? 'primary-key' : 'log'} table read as a topic: write its rows over the HTTP API`);
+    }
     // Queued in order without waiting in between, so they commit in order (the WAL writer's rule).
     const stored = await Promise.all(
       batches.map(async (batch) => {
@@ -315,7 +320,13 @@ function groupBucketOf(table: TableRecord, groupId: string): number {
   return bucketOfRow({ group: groupId }, OFFSETS_BUCKET_KEY, table.buckets);
 }
 
+/** Every unpartitioned table reads as a topic; only those in the `kafka` format take produces and deletes. */
 function isTopic(table: TableRecord): boolean {
-  return table.kind === 'log' && !table.partition && logFormatOf(table) === 'kafka';
+  return !table.partition;
+}
+
+/** A table stored in Kafka's own format, which Kafka clients may write and drop. */
+function isKafkaFormat(table: TableRecord): boolean {
+  return logFormatOf(table) === 'kafka';
 }
 

@@ -10,3 +10,6 @@ export * from './broker/producer-writers';
 export * from './server/kafka-listener';
 export { setBaseOffset, readRecordBatch, splitRecordBatches, decodeRecords, encodeRecordBatch } from './messages/record-batch';
 export * from './groups/group-coordinator';
+export { RecordBatchConversionError, type RecordBatchConversionErrorCode } from './tables/conversion-error';
+export * from './tables/record-batch-of-stored-rows';
+export * from './tables/stored-rows-of-record-batch';

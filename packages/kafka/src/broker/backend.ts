@@ -29,6 +29,8 @@ export interface KafkaTopicInfo {
   partitions: KafkaPartitionInfo[];
   /** The table's properties, for DescribeConfigs. */
   properties: Record<string, string>;
+  /** A topic of the system's own (the consumer offsets), flagged internal in Metadata. */
+  internal?: boolean;
 }
 
 /** A record batch of a produce request, checked and ready to store. */

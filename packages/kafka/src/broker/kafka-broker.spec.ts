@@ -45,6 +45,7 @@ interface PartitionState {
 interface TopicState {
   properties: Record<string, string>;
   partitions: PartitionState[];
+  internal?: boolean;
 }
 
 type Operation = 'createTopic' | 'deleteTopic' | 'produce' | 'fetch' | 'listOffset' | 'initProducerId';
@@ -80,8 +81,8 @@ class InMemoryKafkaBackend implements KafkaBackend {
   private readonly dataWaiters = new Set<DataWaiter>();
   private readonly waitObservers: Array<{ count: number; resolve: () => void }> = [];
 
-  addTopic(name: string, leaders: Array<KafkaBrokerAddress | null>, properties: Record<string, string> = {}): void {
-    this.state.set(name, { properties, partitions: leaders.map((leader) => ({ leader, logStartOffset: 0, nextOffset: 0, batches: [] })) });
+  addTopic(name: string, leaders: Array<KafkaBrokerAddress | null>, properties: Record<string, string> = {}, internal = false): void {
+    this.state.set(name, { properties, internal, partitions: leaders.map((leader) => ({ leader, logStartOffset: 0, nextOffset: 0, batches: [] })) });
   }
 
   /** Stores `batch` at the end of the partition's log (its base offset rewritten) and wakes long polls on it. */
@@ -131,7 +132,7 @@ class InMemoryKafkaBackend implements KafkaBackend {
   topic(name: string): KafkaTopicInfo | null {
     const topic = this.state.get(name);
     if (!topic) return null;
-    return { name, properties: { ...topic.properties }, partitions: topic.partitions.map((each, partition) => ({ partition, leader: each.leader, leaderEpoch: 4 })) };
+    return { name, properties: { ...topic.properties }, internal: topic.internal === true, partitions: topic.partitions.map((each, partition) => ({ partition, leader: each.leader, leaderEpoch: 4 })) };
   }
 
   async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
@@ -400,6 +401,18 @@ describe('Metadata', () => {
     expect(decoded.brokers.map(({ nodeId, host, port }: KafkaBrokerAddress) => ({ nodeId, host, port }))).toEqual([NODE_1, NODE_2]);
     if (version >= 1) expect(decoded.controllerId).toBe(NODE_2.nodeId);
     if (version >= 2) expect(decoded.clusterId).toBe('mink-spec-cluster');
+  });
+
+  it('flags the consumer offsets topic internal and the others not', async () => {
+    backend.addTopic('__consumer_offsets', [NODE_1], {}, true);
+
+    const decoded = await exchange(handle, 'metadata', 6, { topics: [] });
+
+    expect(decoded.topicMetadata.map(({ topic, isInternal }: { topic: string; isInternal: boolean }) => [topic, isInternal])).toEqual([
+      ['orders', false],
+      ['audit', false],
+      ['__consumer_offsets', true],
+    ]);
   });
 
   it.each(METADATA_VERSIONS_OF_KAFKAJS)('v%i: the topics named, in request order, an unknown one with UNKNOWN_TOPIC_OR_PARTITION', async (version) => {

@@ -127,7 +127,7 @@ export function metadataTopicOf(topic: KafkaTopicInfo): MetadataTopic {
   return {
     errorCode: ERROR_CODES.NONE,
     name: topic.name,
-    isInternal: false,
+    isInternal: topic.internal === true,
     partitions: topic.partitions.map((partition) => {
       const leaderId = partition.leader?.nodeId ?? -1;
       const replicas = leaderId >= 0 ? [leaderId] : [];
