@@ -346,6 +346,26 @@ describe('KafkaListener in-flight bound', () => {
   });
 });
 
+describe('KafkaListener waiting for drain', () => {
+  // Each 1 MiB response overfills the socket's buffer, so the listener waits for 'drain' every time; a wait
+  // that left its 'close' listener behind would grow the socket's listeners by one per response (and make
+  // Node warn of a leak past ten).
+  it('leaves no listener behind on the socket after waiting for drain, however often', async () => {
+    const { listener, connect } = await started(async () => [Buffer.alloc(1024 * 1024)]);
+    const client = await connect();
+    // The listener's side of the connection (private: the count is what this test is about).
+    const served = () => [...(listener as unknown as { connections: Set<import('node:net').Socket> }).connections][0]!;
+    await client.write(framed('fetch 0'));
+    await client.received(1);
+    const listenersAfterOne = { close: served().listenerCount('close'), drain: served().listenerCount('drain') };
+    for (let index = 1; index < 15; index++) {
+      await client.write(framed(`fetch ${index}`));
+      await client.received(index + 1);
+    }
+    expect({ close: served().listenerCount('close'), drain: served().listenerCount('drain') }).toEqual(listenersAfterOne);
+  });
+});
+
 describe('KafkaListener refusals', () => {
   // Each row sends a size prefix the listener must refuse: that connection closes with a log line, and a
   // connection opened before it keeps being answered.

@@ -203,7 +203,7 @@ class Connection {
           this.socket.uncork();
           // A client that does not read its responses stops this connection's requests, not the node's memory:
           // the request counts as in flight until its response has left for the socket.
-          if (!room && !this.closed) await new Promise<void>((resolve) => this.socket.once('drain', resolve).once('close', resolve));
+          if (!room && !this.closed) await this.drained();
         }
         this.pending.shift();
         if (this.pending.length < this.requestsInFlightMax) {
@@ -214,6 +214,17 @@ class Connection {
     } finally {
       this.writing = false;
     }
+  }
+
+  /** Resolves when the socket drains or closes, whichever comes first, leaving no listener behind. */
+  private drained(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.socket.off('drain', done).off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done).on('close', done);
+    });
   }
 
   private close(reason: string): void {
