@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { LocalCluster } from '@mink/devcluster';
-import { BENCH_DEFAULTS, BENCH_LIMITS, BENCH_METADATA, BENCH_RESTORE } from './bench/bench-limits';
+import { BENCH_DEFAULTS, BENCH_KAFKA, BENCH_LIMITS, BENCH_METADATA, BENCH_RESTORE } from './bench/bench-limits';
 import { parseStageBuckets } from './bench/metadata-figures';
 import { renderReport } from './bench/report';
 import { BENCH_FIGURES, DEFAULT_BENCH_FIGURES, type BenchFigures, type BenchResult } from './bench/results';
@@ -25,6 +25,8 @@ export interface BenchFlags {
   scanRows: number;
   /** `--long-polls`: long polls of the delivery series. */
   longPolls: number;
+  /** `--kafka-records`: records the Kafka producers send, which the consumer then reads. */
+  kafkaRecords: number;
   json?: boolean;
   keep?: boolean;
   profile?: boolean;
@@ -74,6 +76,7 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
     metadataBuckets: flags.metadataBuckets,
     scanRows: flags.scanRows,
     longPolls: flags.longPolls,
+    kafkaRecords: flags.kafkaRecords,
     // Profiles are written into the run's folder, which is then kept.
     keep: (flags.keep ?? false) || (flags.profile ?? false),
     profile: flags.profile ?? false,
@@ -85,7 +88,8 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
  * publish baselines and mink's append paths on it; primary-key puts, lookups (against raw NATS
  * request/reply) and the restore of a bucket of many keys (against raw S3 GET); scans of a compacted table
  * in JSON, NDJSON and Arrow, cold and hot, against raw S3 GET, and how soon a waiting scan hears of an
- * append; then how long one bucket is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
+ * append; kafkajs produce and consume MB/s through the data nodes' Kafka listeners against raw S3 PUT and
+ * GET; then how long one bucket is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
  * cluster. `--only` selects groups of figures; `--only metadata` creates tables of 16 buckets, 10 at a time,
  * until 1 600 and then 16 000 buckets, and times how long they and a whole-cluster restart take to open.
  * Never part of the tests (DESIGN §9).
@@ -96,8 +100,9 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
   program
     .command('bench')
     .description(
-      'measure append and primary-key put throughput and latency, lookup latency, PK bucket restore time, scan throughput and long-poll delivery ' +
-        'on a temporary local cluster, against raw S3 PUT/GET, JetStream publish and NATS request/reply baselines of the same run, and bucket failover time',
+      'measure append and primary-key put throughput and latency, lookup latency, PK bucket restore time, Kafka produce and consume throughput, ' +
+        'scan throughput and long-poll delivery on a temporary local cluster, against raw S3 PUT/GET, JetStream publish and NATS request/reply ' +
+        'baselines of the same run, and bucket failover time',
     )
     .option('--rows <count>', 'rows appended per append scenario (gateway, client)', integerInRange(1, BENCH_LIMITS.rowsMax), BENCH_DEFAULTS.rows)
     .option('--batch <rows>', 'rows per append or put call', integerInRange(1, BENCH_LIMITS.batchRowsMax), BENCH_DEFAULTS.batchRows)
@@ -120,6 +125,12 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
       'scans waiting at the high watermark of one bucket, each woken by an append, whose delivery after the ack is timed',
       integerInRange(1, BENCH_LIMITS.longPollsMax),
       BENCH_DEFAULTS.longPolls,
+    )
+    .option(
+      '--kafka-records <count>',
+      `records (${BENCH_KAFKA.keyBytes}-byte key, ${BENCH_KAFKA.valueBytes}-byte value) kafkajs produces to an ${BENCH_KAFKA.partitions}-partition topic in sends of about 1 MiB, then consumes`,
+      integerInRange(1, BENCH_LIMITS.kafkaRecordsMax),
+      BENCH_DEFAULTS.kafkaRecords,
     )
     .option('--seconds <seconds>', 'stop each scenario after this many seconds, even if rows remain', integerInRange(1, BENCH_LIMITS.scenarioSecondsMax))
     .option('--only <figures>', `measure only these comma-separated groups of figures: ${BENCH_FIGURES.join(', ')} (default: ${DEFAULT_BENCH_FIGURES.join(', ')})`, parseFigures)

@@ -1,6 +1,17 @@
 import { LIMITS } from '@mink/config';
 
 /**
+ * Decimal digits of a Kafka record's key (its record number, zero-padded) and bytes of its value: 1 KiB, the
+ * OpenMessaging Benchmark's default message size. kafkajs spends its CPU per record, so with the append
+ * figures' 200-byte rows this 2-core machine measures the client (about 0.07 CPU s/MB in the bench process
+ * against 0.03 in all data nodes, 0.10 × raw S3 PUT) rather than the broker.
+ */
+const KAFKA_KEY_BYTES = 10;
+const KAFKA_VALUE_BYTES = 1024;
+/** As many keys and values as fit into 1 MiB (`LIMITS.walFlushBytes`), the body of the S3 PUT baseline: 4 993. */
+const KAFKA_RECORDS_PER_SEND = Math.floor(LIMITS.walFlushBytes / (KAFKA_KEY_BYTES + KAFKA_VALUE_BYTES));
+
+/**
  * Every default and bound of `mink bench` in one place. The bounds keep a typo on the command line from
  * asking for a run that would fill the disk or never end; the defaults give a run of a few minutes on a
  * two-core machine.
@@ -20,6 +31,8 @@ export const BENCH_DEFAULTS = {
   scanRows: 200_000,
   /** Long polls of the delivery series, each woken by one append. */
   longPolls: 200,
+  /** Records the Kafka producers send: 128 sends of about 1 MiB of keys and values. */
+  kafkaRecords: 128 * KAFKA_RECORDS_PER_SEND,
 } as const;
 
 export const BENCH_LIMITS = {
@@ -41,6 +54,11 @@ export const BENCH_LIMITS = {
   scanRowsMax: 2_000_000,
   /** Each long poll appends one batch, and each takes an append's ack: ten thousand are over half an hour. */
   longPollsMax: 10_000,
+  /**
+   * The consumer keeps two bytes per record (times read, partition read from), and the records' keys hold
+   * their number in `BENCH_KAFKA.keyBytes` digits: fifty million are about 10 GB of keys and values.
+   */
+  kafkaRecordsMax: 50_000_000,
 } as const;
 
 /** Columns of the rows every write scenario sends (a payload column is added for the log table). */
@@ -173,6 +191,55 @@ export const BENCH_SCAN = {
   longPollDeliveryP99GoalMs: 50,
   /** Goals of the issue as fractions of raw S3 GET MB/s, by format and cache; a series without one has none. */
   goals: { arrowColdMin: 0.5, jsonMin: 0.1 },
+} as const;
+
+/**
+ * The Kafka figures (issue "`pnpm bench`: kafkajs produce and consume MB/s"): kafkajs creates a topic of
+ * `partitions` partitions through the data nodes' Kafka listeners, producers send `--kafka-records` records
+ * with acks -1 in sends of about 1 MiB (`recordsPerSend`), each to one partition, partitions in turn, with
+ * `--concurrency` sends in flight; then a consumer in a new group reads every partition from the beginning.
+ * Produce MB/s is compared with raw 1 MiB S3 PUTs at the same in-flight count, its p99 ack with the
+ * write-path bound, and consume MB/s with the scan figures' raw 1 MiB GETs, 4 in flight.
+ */
+export const BENCH_KAFKA = {
+  topic: 'bench_kafka',
+  partitions: 8,
+  /** acks of every produce request: all in-sync replicas, the only acks under which a Kafka producer's record is durable. */
+  acks: -1,
+  /**
+   * Whether the producers are idempotent, as the issue's figure asks: the data nodes must answer
+   * InitProducerId, or kafkajs fails to connect an idempotent producer. There is deliberately no fallback.
+   */
+  idempotent: true,
+  keyBytes: KAFKA_KEY_BYTES,
+  valueBytes: KAFKA_VALUE_BYTES,
+  /** Records of one send, all to one partition: about 1 MiB of keys and values. */
+  recordsPerSend: KAFKA_RECORDS_PER_SEND,
+  /**
+   * kafkajs holds one produce request in flight per broker for an idempotent producer; one producer per
+   * send in flight keeps that lock from queueing sends inside the client. More sends in flight than this
+   * share producers, and may queue there.
+   */
+  producersMax: 32,
+  /** Records of each untimed warm-up send: one per producer and partition, so every connection is open before the clock starts. */
+  warmupRecordsPerSend: 100,
+  /** The produce request's timeout (how long a leader may take to acknowledge with acks -1), and every kafkajs request's. */
+  produceTimeoutMs: 30_000,
+  requestTimeoutMs: 30_000,
+  /** kafkajs's own retries of a failed request (its default); a retried send shows in the latency, and kafkajs logs the error. */
+  clientRetries: 5,
+  /** The consumer's fetch max wait: a fetch answered after it found nothing (every record is produced before the consumer starts). */
+  consumerMaxWaitMs: 500,
+  /** Group ids start with this; each run's group is new, so it has no committed offsets. */
+  consumerGroupPrefix: 'bench_kafka_',
+  /** Creating the topic until every partition has a leader. */
+  createTopicTimeoutMs: 60_000,
+  /** A consumer that has not read every record this long after it started has stalled; the series ends with what it read. */
+  consumeTimeoutMs: 120_000,
+  /** kafkajs error lines printed as progress; the rest are only counted. */
+  clientErrorLinesShown: 5,
+  /** The goal of the issue: produce MB/s at least this fraction of raw 1 MiB S3 PUT MB/s at the same in-flight count. */
+  goals: { produceMin: 0.5 },
 } as const;
 
 /**

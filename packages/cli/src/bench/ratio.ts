@@ -30,3 +30,13 @@ export function ratioOf(text: (formattedRatio: string) => string, value: number,
   const quotient = value / baseline;
   return { text: text(formatRatio(quotient)), value, baseline, ratio: quotient };
 }
+
+/**
+ * "; goal ≥ 0.50 ×: met" or "; goal ≥ 0.50 ×: not met" for a throughput quotient with a minimum. A quotient
+ * just below the goal can print as the goal itself ("0.10 × … goal ≥ 0.10 ×: not met"): the text then says
+ * how far below it is.
+ */
+export function minimumGoalText(quotient: number, minimum: number): string {
+  const shown = formatRatio(quotient) === formatRatio(minimum) && quotient < minimum ? ` (${quotient.toPrecision(2)} ×)` : '';
+  return `; goal ≥ ${formatRatio(minimum)} ×: ${quotient >= minimum ? 'met' : `not met${shown}`}`;
+}

@@ -1,5 +1,5 @@
-import { averageWalObjectBytes, computeRatios, renderReport, renderScan, type WriteRatioInput } from './report';
-import type { AppendResult, BaselineResult, BenchResult, PutResult, ScanResult, ScanSeriesResult } from './results';
+import { averageWalObjectBytes, computeRatios, renderKafka, renderReport, renderScan, type WriteRatioInput } from './report';
+import type { AppendResult, BaselineResult, BenchResult, KafkaResult, PutResult, ScanResult, ScanSeriesResult } from './results';
 import { summarizeLatencies } from './stats';
 
 const KIB = 1024;
@@ -143,7 +143,7 @@ describe('renderReport', () => {
     const put: PutResult = { ...append('client', [40, 90], 10_000, 500_000), path: 'client', table: 'bench_pk', buckets: 8 };
     const result: BenchResult = {
       machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
-      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600], scanRows: 1, longPolls: 1 },
+      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600], scanRows: 1, longPolls: 1, kafkaRecords: 1 },
       cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: false },
       baselines: [],
       appends: [],
@@ -180,6 +180,7 @@ describe('renderReport', () => {
       failover: null,
       metadata: null,
       scan: null,
+      kafka: null,
       durationMs: 60_000,
       interrupted: false,
     };
@@ -262,5 +263,79 @@ describe('renderScan', () => {
     const text = renderScan({ ...scan, longPoll: slow }).join('\n');
     expect(text).toContain('p99 80 ms, max 80 ms (goal p99 ≤ 50 ms: not met)');
     expect(text).toContain('the long polls stopped early: a scan with wait answered at once with no records');
+  });
+});
+
+describe('renderKafka', () => {
+  const kafka: KafkaResult = {
+    topic: 'bench_kafka',
+    partitions: 8,
+    brokers: ['127.0.0.1:9092', '127.0.0.1:9093'],
+    acks: -1,
+    idempotent: false,
+    producers: 8,
+    sendsInFlight: 8,
+    recordsPerSend: 4_993,
+    keyBytes: 10,
+    valueBytes: 200,
+    produce: {
+      sends: 128,
+      failedSends: 1,
+      firstFailureMessage: 'partition 3 answered error code 6, base offset -1',
+      stoppedEarly: false,
+      records: 639_104,
+      bytes: 134_211_840,
+      warmupRecords: 6_400,
+      elapsedMs: 19_000,
+      bytesPerSecond: 7_063_781,
+      recordsPerSecond: 33_637,
+      latency: summarizeLatencies([1_111, 2_568]),
+      offsetCheckFailure: null,
+      cpuSecondsPerMegabyte: 0.05,
+      benchCpuSecondsPerMegabyte: 0.09,
+      rssMaxBytes: 182 * MIB,
+    },
+    consume: {
+      groupId: 'bench_kafka_7f634b92',
+      records: 645_500,
+      recordsExpected: 645_504,
+      bytes: 135_555_000,
+      joinMs: 339,
+      elapsedMs: 6_700,
+      bytesPerSecond: 20_232_089,
+      recordsPerSecond: 96_343,
+      fetches: 49,
+      waitedFetches: 2,
+      fetchLatency: summarizeLatencies([51, 320]),
+      checkFailure: 'partition 2: read up to offset 80 000, but 80 004 records were acknowledged',
+      stoppedBecause: 'not every record was read within 120 s',
+      cpuSecondsPerMegabyte: null,
+      benchCpuSecondsPerMegabyte: 0.02,
+      rssMaxBytes: null,
+    },
+    clientErrors: 3,
+    firstClientErrors: ['Connection: Response GroupCoordinator(key: 10, version: 2): The group coordinator is not available'],
+  };
+
+  it('prints one row per series with its records check, the join, failures and what kafkajs logged', () => {
+    // Proves every Kafka figure reaches the report, and that a failed send, a stalled consumer and a failed check are spelled out, not hidden.
+    const text = renderKafka(kafka).join('\n');
+    expect(text).toContain('topic bench_kafka of 8 partitions; 8 kafkajs producers (acks -1, NOT idempotent), 8 sends in flight, each of 4 993 records (key 10 B + value 200 B, 1 024 KiB)');
+    expect(text).toMatch(/SERIES +RECORDS +REQUESTS +MB +S +MB\/S +MSG\/S +P50 MS +P99 MS +MAX MS +CPU S\/MB +BENCH CPU S\/MB +RSS MAX +RECORDS CHECK\n/);
+    expect(text).toMatch(/ +produce +639 104 +128 \(1 failed\) +134\.2 +19 +7\.1 +33 637 +1 111 +2 568 +2 568 +0\.05 +0\.09 +182 MiB +ok\n/);
+    expect(text).toMatch(/ +consume +645 500 of 645 504 +49 fetches +135\.6 +6\.7 +20\.2 +96 343 +51 +320 +320 +- +0\.02 +- +FAILED/);
+    expect(text).toContain('produce: first failure: partition 3 answered error code 6, base offset -1');
+    expect(text).toContain('consume: group bench_kafka_7f634b92 joined in 339 ms (not part of its MB/s); 49 fetches answered with records, 2 waited out the max wait');
+    expect(text).toContain('consume: STOPPED before every record was read: not every record was read within 120 s');
+    expect(text).toContain('consume: RECORDS CHECK FAILED, no ratio: partition 2: read up to offset 80 000, but 80 004 records were acknowledged');
+    expect(text).toContain('kafkajs logged 3 errors; the first: Connection: Response GroupCoordinator(key: 10, version: 2): The group coordinator is not available');
+  });
+
+  it('prints the produce series alone when the run stopped before the consumer', () => {
+    // Proves an interrupted run still shows what it produced, without a consume row.
+    const text = renderKafka({ ...kafka, consume: null, clientErrors: 0 }).join('\n');
+    expect(text).toContain('produce');
+    expect(text).not.toMatch(/\n +consume +/);
+    expect(text).not.toContain('kafkajs logged');
   });
 });

@@ -7,6 +7,7 @@ import type {
   BaselineResult,
   BenchResult,
   FailoverResult,
+  KafkaResult,
   LongPollResult,
   LookupResult,
   MetadataResult,
@@ -152,7 +153,7 @@ export function renderReport(result: BenchResult): string {
     `machine: ${machine.cpus} cpus (${machine.cpuModel}), ${formatSize(machine.totalMemoryBytes)} memory, node ${machine.nodeVersion}, ` +
       `${machine.platform} ${machine.release}, load average ${machine.loadAverageAtStart.toFixed(2)} at start`,
   );
-  const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan');
+  const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan' && group !== 'kafka');
   lines.push(
     `cluster: ${cluster.nodes} data nodes, ${cluster.coordinators} coordinators, lease_ttl ${formatSeconds(cluster.leaseTtlMs)} s, ` +
       `coordinator_tick ${formatSeconds(cluster.coordinatorTickMs)} s` +
@@ -168,6 +169,9 @@ export function renderReport(result: BenchResult): string {
       `pk: ${formatCount(options.pkKeys)} keys put in calls of ${formatCount(options.batchRows)} rows, then looked up; ` +
         `${formatCount(options.restoreKeys)} keys loaded into a one-bucket table whose restore is timed`,
     );
+  }
+  if (options.figures.includes('kafka')) {
+    lines.push(`kafka: ${formatCount(options.kafkaRecords)} records produced through kafkajs to one topic, then consumed from the beginning`);
   }
   if (options.figures.includes('scan')) {
     lines.push(
@@ -208,6 +212,7 @@ export function renderReport(result: BenchResult): string {
   }
   if (result.lookups.length > 0) lines.push('', ...renderLookups(result.lookups));
   if (result.restore !== null) lines.push('', ...renderRestore(result.restore));
+  if (result.kafka !== null) lines.push('', ...renderKafka(result.kafka));
   if (result.scan !== null) lines.push('', ...renderScan(result.scan));
   if (result.ratios.length > 0) {
     lines.push('', 'ratios against the baselines of this run');
@@ -350,6 +355,74 @@ export function renderScan(scan: ScanResult): string[] {
     );
   }
   if (scan.longPoll !== null) lines.push(...renderLongPoll(scan.longPoll));
+  return lines;
+}
+
+/**
+ * The Kafka section: one row per series (produce, then consume) with the check of its records, the
+ * consumer's group join (not part of its MB/s), the first failure of a series that had one, and what
+ * kafkajs logged as errors.
+ */
+export function renderKafka(kafka: KafkaResult): string[] {
+  const { produce, consume } = kafka;
+  const cpu = (value: number | null): string => (value === null ? '-' : value.toFixed(2));
+  const lines = [
+    `kafka through the data nodes' Kafka listeners (${kafka.brokers.join(', ')}): topic ${kafka.topic} of ${kafka.partitions} partitions; ` +
+      `${kafka.producers} kafkajs producers (acks ${kafka.acks}, ${kafka.idempotent ? 'idempotent' : 'NOT idempotent'}), ${kafka.sendsInFlight} sends in flight, ` +
+      `each of ${formatCount(kafka.recordsPerSend)} records (key ${kafka.keyBytes} B + value ${kafka.valueBytes} B, ${formatSize(kafka.recordsPerSend * (kafka.keyBytes + kafka.valueBytes))}) ` +
+      `to one partition; then one kafkajs consumer in a new group reads every partition from the beginning (MB = keys + values; latency: produce per send until acked, ` +
+      `consume per fetch answered; CPU S/MB = all mink processes, BENCH CPU S/MB = the bench process, which runs kafkajs)`,
+  ];
+  const rows: string[][] = [
+    [
+      'produce',
+      formatCount(produce.records) + (produce.stoppedEarly ? ' (stopped early)' : ''),
+      formatCount(produce.sends) + (produce.failedSends > 0 ? ` (${produce.failedSends} failed)` : ''),
+      formatMegabytes(produce.bytes),
+      formatSeconds(produce.elapsedMs),
+      formatMegabytesPerSecond(produce.bytesPerSecond),
+      formatCount(produce.recordsPerSecond),
+      formatMilliseconds(produce.latency.p50Ms),
+      formatMilliseconds(produce.latency.p99Ms),
+      formatMilliseconds(produce.latency.maximumMs),
+      cpu(produce.cpuSecondsPerMegabyte),
+      cpu(produce.benchCpuSecondsPerMegabyte),
+      produce.rssMaxBytes === null ? '-' : formatSize(produce.rssMaxBytes),
+      produce.offsetCheckFailure === null ? 'ok' : 'FAILED',
+    ],
+  ];
+  if (consume !== null) {
+    rows.push([
+      'consume',
+      `${formatCount(consume.records)} of ${formatCount(consume.recordsExpected)}`,
+      `${formatCount(consume.fetches)} fetches`,
+      formatMegabytes(consume.bytes),
+      formatSeconds(consume.elapsedMs),
+      formatMegabytesPerSecond(consume.bytesPerSecond),
+      formatCount(consume.recordsPerSecond),
+      consume.fetchLatency === null ? '-' : formatMilliseconds(consume.fetchLatency.p50Ms),
+      consume.fetchLatency === null ? '-' : formatMilliseconds(consume.fetchLatency.p99Ms),
+      consume.fetchLatency === null ? '-' : formatMilliseconds(consume.fetchLatency.maximumMs),
+      cpu(consume.cpuSecondsPerMegabyte),
+      cpu(consume.benchCpuSecondsPerMegabyte),
+      consume.rssMaxBytes === null ? '-' : formatSize(consume.rssMaxBytes),
+      consume.checkFailure === null ? 'ok' : 'FAILED',
+    ]);
+  }
+  lines.push(
+    indent(renderTable(['SERIES', 'RECORDS', 'REQUESTS', 'MB', 'S', 'MB/S', 'MSG/S', 'P50 MS', 'P99 MS', 'MAX MS', 'CPU S/MB', 'BENCH CPU S/MB', 'RSS MAX', 'RECORDS CHECK'], rows)),
+  );
+  if (produce.firstFailureMessage !== null) lines.push(`  produce: first failure: ${produce.firstFailureMessage}`);
+  if (produce.offsetCheckFailure !== null) lines.push(`  produce: OFFSETS CHECK FAILED, no ratio: ${produce.offsetCheckFailure}`);
+  if (consume !== null) {
+    lines.push(
+      `  consume: group ${consume.groupId} joined in ${formatMilliseconds(consume.joinMs)} ms (not part of its MB/s); ` +
+        `${formatCount(consume.fetches)} fetches answered with records, ${formatCount(consume.waitedFetches)} waited out the max wait`,
+    );
+    if (consume.stoppedBecause !== null) lines.push(`  consume: STOPPED before every record was read: ${consume.stoppedBecause}`);
+    if (consume.checkFailure !== null) lines.push(`  consume: RECORDS CHECK FAILED, no ratio: ${consume.checkFailure}`);
+  }
+  if (kafka.clientErrors > 0) lines.push(`  kafkajs logged ${formatCount(kafka.clientErrors)} errors; the first: ${kafka.firstClientErrors.join(' | ')}`);
   return lines;
 }
 

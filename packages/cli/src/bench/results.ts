@@ -416,6 +416,92 @@ export interface ScanResult {
   skipped: ScanFormatSkipped[];
   longPoll: LongPollResult | null;
 }
+/**
+ * The produce series of the Kafka figures: a closed loop of kafkajs `send` calls, each of `recordsPerSend`
+ * records to one partition, acknowledged with acks -1. Bytes are those of record keys and values.
+ */
+export interface KafkaProduceResult {
+  /** Sends acknowledged, and failed (after kafkajs's own retries). */
+  sends: number;
+  failedSends: number;
+  firstFailureMessage: string | null;
+  /** True when --seconds or Ctrl-C stopped the series before every record was sent. */
+  stoppedEarly: boolean;
+  /** Records and key + value bytes acknowledged by the measured sends. */
+  records: number;
+  bytes: number;
+  /** Records the untimed warm-up sends wrote before the series (the consumer reads them too). */
+  warmupRecords: number;
+  elapsedMs: number;
+  bytesPerSecond: number;
+  recordsPerSecond: number;
+  /** Per send, from the call until kafkajs resolved it with the broker's acknowledgement. */
+  latency: LatencySummary;
+  /** Why the acknowledged offsets do not tile each partition from 0 (a gap or an overlap), or null when they do. */
+  offsetCheckFailure: string | null;
+  /** CPU seconds of every mink process per MB (10^6 bytes) of keys and values, and of the bench process (kafkajs) alone; null where unreadable. */
+  cpuSecondsPerMegabyte: number | null;
+  benchCpuSecondsPerMegabyte: number | null;
+  /** The largest peak resident set among the mink processes. */
+  rssMaxBytes: number | null;
+}
+
+/**
+ * The consume series of the Kafka figures: one kafkajs consumer in a new group reading every partition from
+ * the beginning with `eachBatch`, until it has read every record produced (the warm-up's included).
+ */
+export interface KafkaConsumeResult {
+  groupId: string;
+  /** Records read, and the records the producers had acknowledged. */
+  records: number;
+  recordsExpected: number;
+  /** Key + value bytes read. */
+  bytes: number;
+  /** From `consumer.run()` until kafkajs reported the group joined (FindCoordinator, JoinGroup, SyncGroup); not part of the MB/s. */
+  joinMs: number;
+  /** From the group joined until the last expected record was read (or the series stopped). */
+  elapsedMs: number;
+  bytesPerSecond: number;
+  recordsPerSecond: number;
+  /** Fetch requests answered before the consumer's max wait: every record is produced before the consumer starts, so only a fetch that found nothing waits it out. */
+  fetches: number;
+  /** Fetch requests that waited out max wait (a broker whose partitions were all read to their end, waiting for more). */
+  waitedFetches: number;
+  /** Per fetch request answered before max wait, from sending it until its response (kafkajs measures it in whole milliseconds). */
+  fetchLatency: LatencySummary | null;
+  /** Why the records read are not exactly those acknowledged (offsets from 0 without gap or repeat in every partition, each key once); null when they are. */
+  checkFailure: string | null;
+  /** Why the series ended before every record was read (timeout, a crash of the consumer, Ctrl-C); null when it read them all. */
+  stoppedBecause: string | null;
+  cpuSecondsPerMegabyte: number | null;
+  benchCpuSecondsPerMegabyte: number | null;
+  rssMaxBytes: number | null;
+}
+
+/** The Kafka figures: kafkajs producers and a consumer against the data nodes' Kafka listeners, on a topic of its own. */
+export interface KafkaResult {
+  topic: string;
+  partitions: number;
+  /** The bootstrap servers: every data node's Kafka listener. */
+  brokers: string[];
+  /** acks of every produce request: -1, all in-sync replicas (a mink ack means the record is in S3 and committed). */
+  acks: number;
+  /** Whether the producers are idempotent (InitProducerId, a sequence number per partition). */
+  idempotent: boolean;
+  /** kafkajs producers, each with at most one send in flight while there are as many as sends in flight. */
+  producers: number;
+  sendsInFlight: number;
+  recordsPerSend: number;
+  keyBytes: number;
+  valueBytes: number;
+  produce: KafkaProduceResult;
+  /** Null when the run was interrupted before the consumer started. */
+  consume: KafkaConsumeResult | null;
+  /** Error lines kafkajs logged during the figures (retries, broker error codes, reconnects), and the first few of them. */
+  clientErrors: number;
+  firstClientErrors: string[];
+}
+
 import type { ApplyCostResult } from './apply-cost';
 
 export interface MachineDescription {
@@ -430,19 +516,19 @@ export interface MachineDescription {
 }
 
 /** The groups of figures a run can measure (`--only`); each brings the baselines its ratios need. */
-export type BenchFigures = 'append' | 'pk' | 'scan' | 'failover' | 'metadata';
+export type BenchFigures = 'append' | 'pk' | 'kafka' | 'scan' | 'failover' | 'metadata';
 
 /**
  * Every group, in the order a run measures them: the scan figures restart every data node and the failover
  * figures kill them, so both come after the figures that need a steady cluster.
  */
-export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'scan', 'failover', 'metadata'];
+export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'kafka', 'scan', 'failover', 'metadata'];
 
 /**
  * The groups a run without `--only` measures: the metadata stages take long (16 000 buckets) and restart
  * the whole cluster, so they run only when named.
  */
-export const DEFAULT_BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'scan', 'failover'];
+export const DEFAULT_BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'kafka', 'scan', 'failover'];
 
 export interface BenchOptions {
   rows: number;
@@ -462,6 +548,8 @@ export interface BenchOptions {
   scanRows: number;
   /** Long polls of the delivery series. */
   longPolls: number;
+  /** Records the Kafka producers send (in sends of about 1 MiB), which the consumer then reads. */
+  kafkaRecords: number;
 }
 
 export interface BenchResult {
@@ -481,6 +569,8 @@ export interface BenchResult {
   metadata: MetadataResult | null;
   /** Null when not selected or interrupted before the table was loaded. */
   scan: ScanResult | null;
+  /** Null when not selected or interrupted before the first record was produced. */
+  kafka: KafkaResult | null;
   /** Wall time of the whole run, cluster start and stop included. */
   durationMs: number;
   /** True when Ctrl-C ended the run early; the figures cover what had been measured. */

@@ -2,8 +2,11 @@ import { phaseCount } from './run-bench';
 
 describe('phaseCount', () => {
   it.each<[string, Parameters<typeof phaseCount>[0], number]>([
-    ['every group', ['append', 'pk', 'scan', 'failover', 'metadata'], 22],
-    ['the default groups', ['append', 'pk', 'scan', 'failover'], 20],
+    ['every group', ['append', 'pk', 'kafka', 'scan', 'failover', 'metadata'], 26],
+    ['the default groups', ['append', 'pk', 'kafka', 'scan', 'failover'], 24],
+    ['the Kafka figures alone: their PUT and JetStream baselines, topic, produce, consume, GET baseline', ['kafka'], 7],
+    ['the Kafka figures with the metadata stages, which share the JetStream baseline', ['kafka', 'metadata'], 9],
+    ['the Kafka figures with the appends, whose PUT baselines they share', ['append', 'kafka'], 11],
     ['the groups before the scan figures', ['append', 'pk', 'failover'], 13],
     ['the scan figures alone: load, compaction, GET baseline, three formats, long polls', ['scan'], 8],
     ['the metadata stages alone, with their JetStream baseline', ['metadata'], 4],

@@ -12,6 +12,7 @@ import {
   BENCH_BASELINES,
   BENCH_CLUSTER,
   BENCH_FAILOVER,
+  BENCH_KAFKA,
   BENCH_LOOKUP,
   BENCH_METADATA,
   BENCH_PAYLOAD_CHARS,
@@ -25,13 +26,16 @@ import {
 } from './bench-limits';
 import { runFailover } from './failover';
 import { formatCount, formatMilliseconds, formatSize } from './format';
+import { kafkaRatios } from './kafka-figures';
 import { runMetadata } from './metadata';
 import { metadataRatios } from './metadata-figures';
 import { measureApplyCost } from './apply-cost';
 import { runClientAppend, runClientArrowAppend, runGatewayAppend } from './mink-append';
+import { KAFKA_PHASES, runKafka } from './mink-kafka';
 import { runClientLookups, runClientPut } from './mink-pk';
 import { runScan, SCAN_PHASES } from './mink-scan';
 import { lookupRatios, restoreRatios } from './pk-figures';
+import { findBaseline } from './ratio';
 import { runRestore } from './pk-restore';
 import { averageWalObjectBytes, computeRatios, type WriteRatioInput } from './report';
 import { scanRatios } from './scan-figures';
@@ -42,6 +46,7 @@ import type {
   BenchOptions,
   BenchResult,
   FailoverResult,
+  KafkaResult,
   LookupResult,
   MachineDescription,
   MetadataResult,
@@ -64,21 +69,23 @@ export interface BenchRunOptions extends BenchOptions {
 const S3_ACCESS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'us-east-1' } as const;
 
 /**
- * Phases a run of `figures` prints as "[n/count] …": starting the cluster; for any write figures the S3
- * PUT baseline and, after the writes, the S3 PUT of their average WAL objects; for write or metadata
- * figures the JetStream baseline; the three append scenarios; the put, the lookups, their NATS baseline, the
- * restore and its S3 GET baseline; the scan figures' load, compaction wait, S3 GET baseline, one phase per
- * format and the long polls; the failover scenario; one phase per metadata stage.
+ * Phases a run of `figures` prints as "[n/count] …": starting the cluster; for any write or Kafka figures
+ * the S3 PUT baseline and, after the writes, the S3 PUT of their average WAL objects; for write, Kafka or
+ * metadata figures the JetStream baseline; the three append scenarios; the put, the lookups, their NATS
+ * baseline, the restore and its S3 GET baseline; the Kafka topic, produce, consume and S3 GET baseline; the
+ * scan figures' load, compaction wait, S3 GET baseline, one phase per format and the long polls; the
+ * failover scenario; one phase per metadata stage.
  */
 export function phaseCount(figures: readonly BenchFigures[], metadataStages: number = BENCH_METADATA.stageBuckets.length): number {
   const has = (group: BenchFigures): boolean => figures.includes(group);
   const writes = has('append') || has('pk');
   return (
     1 +
-    (writes ? 2 : 0) +
-    (writes || has('metadata') ? 1 : 0) +
+    (writes ? 2 : has('kafka') ? 1 : 0) +
+    (writes || has('kafka') || has('metadata') ? 1 : 0) +
     (has('append') ? 3 : 0) +
     (has('pk') ? 5 : 0) +
+    (has('kafka') ? KAFKA_PHASES : 0) +
     (has('scan') ? SCAN_PHASES : 0) +
     (has('failover') ? 1 : 0) +
     (has('metadata') ? metadataStages : 0)
@@ -138,6 +145,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   let failover: FailoverResult | null = null;
   let metadata: MetadataResult | null = null;
   let scan: ScanResult | null = null;
+  let kafka: KafkaResult | null = null;
   let cluster: LocalCluster | null = null;
   let store: S3ObjectStore | null = null;
   try {
@@ -161,8 +169,8 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       throw new CliError(`the cluster did not start: ${error instanceof Error ? error.message : String(error)}`);
     }
     // The log table is there for the append, PK and failover groups (the failover probe appends to it); the
-    // metadata stages start from an empty cluster when run alone, and the scan figures create their own table.
-    const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan');
+    // metadata stages start from an empty cluster when run alone, and the scan and Kafka figures create their own.
+    const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan' && group !== 'kafka');
     const tables = logTable ? [BENCH_TABLE, ...(selected('pk') ? [BENCH_PK_TABLE] : [])] : [];
     for (const table of tables) {
       await createBenchTable(io, cluster.gatewayUrl, table);
@@ -186,9 +194,9 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     const seriesModes = [1, options.concurrency].filter((concurrency, index, all) => all.indexOf(concurrency) === index);
     const seriesSettings = (operations: number, concurrency: number) => ({ operations, concurrency, deadlineMs: deadlineAfter(options.seconds), signal: interrupt.signal });
 
-    const measureS3PutSizes = async (sizesBytes: number[]): Promise<void> => {
+    const measureS3PutSizes = async (sizesBytes: number[], modes: readonly number[] = seriesModes): Promise<void> => {
       for (const sizeBytes of sizesBytes) {
-        for (const concurrency of seriesModes) {
+        for (const concurrency of modes) {
           if (interrupt.signal.aborted) return;
           const alreadyMeasured = baselines.some((baseline) => baseline.kind === 's3-put' && baseline.payloadBytes === sizeBytes && baseline.concurrency === concurrency);
           if (!alreadyMeasured) record(await measureS3Put(store!, sizeBytes, seriesSettings(BENCH_BASELINES.s3PutOperations, concurrency), note));
@@ -200,12 +208,23 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     if (writes && !interrupt.signal.aborted) {
       startPhase(`baseline: raw S3 PUT of ${BENCH_BASELINES.s3PutBodySizesBytes.map(formatSize).join(' and ')}, ${BENCH_BASELINES.s3PutOperations} per series`);
       await measureS3PutSizes([...BENCH_BASELINES.s3PutBodySizesBytes]);
+    } else if (selected('kafka') && !interrupt.signal.aborted) {
+      // The Kafka figures compare with full WAL objects put with as many in flight as sends.
+      startPhase(`baseline: raw S3 PUT of ${formatSize(LIMITS.walFlushBytes)}, ${options.concurrency} in flight, ${BENCH_BASELINES.s3PutOperations} PUTs`);
+      await measureS3PutSizes([LIMITS.walFlushBytes], [options.concurrency]);
     }
 
-    if ((writes || selected('metadata')) && !interrupt.signal.aborted) {
+    if ((writes || selected('kafka') || selected('metadata')) && !interrupt.signal.aborted) {
       startPhase(`baseline: raw JetStream publish of ${formatSize(BENCH_BASELINES.jetStreamPayloadBytes)}, ${BENCH_BASELINES.jetStreamPublishOperations} per series`);
-      // The metadata stages compare with as many publishes in flight as they have creates in flight.
-      const publishModes = [...new Set([...(writes ? seriesModes : [1]), ...(selected('metadata') ? [BENCH_METADATA.createsInFlight] : [])])];
+      // The metadata stages compare with as many publishes in flight as they have creates in flight; the
+      // Kafka figures' ack bound with as many as sends in flight.
+      const publishModes = [
+        ...new Set([
+          ...(writes ? seriesModes : []),
+          ...(selected('kafka') ? [options.concurrency] : []),
+          ...(selected('metadata') ? [1, BENCH_METADATA.createsInFlight] : []),
+        ]),
+      ];
       const jetStream = await JetStreamBaseline.open(cluster.natsUrl);
       try {
         for (const concurrency of publishModes) {
@@ -317,6 +336,32 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       }
     }
 
+    // The raw S3 GET baseline of the Kafka consume series and the scans, measured once per run.
+    const measureScanGetBaseline = async (): Promise<void> => {
+      const key = { kind: 's3-get', payloadBytes: BENCH_SCAN.getBodyBytes, concurrency: BENCH_SCAN.scansInFlight } as const;
+      if (findBaseline(baselines, key) !== undefined) {
+        note(`  raw S3 GET of ${formatSize(key.payloadBytes)}, ${key.concurrency} in flight: measured earlier in this run`);
+        return;
+      }
+      record(await measureS3Get(store!, key.payloadBytes, seriesSettings(BENCH_SCAN.getOperations, key.concurrency), note));
+    };
+
+    if (selected('kafka') && !interrupt.signal.aborted) {
+      kafka = await runKafka({
+        cluster,
+        records: options.kafkaRecords,
+        sendsInFlight: options.concurrency,
+        idempotent: BENCH_KAFKA.idempotent,
+        seconds: options.seconds,
+        signal: interrupt.signal,
+        processIds: minkProcessIds,
+        progress: note,
+        startPhase,
+        measureGetBaseline: measureScanGetBaseline,
+        deleteTopic: selected('scan') || selected('failover') || selected('metadata'),
+      });
+    }
+
     if (selected('scan') && !interrupt.signal.aborted) {
       scan = await runScan({
         io,
@@ -331,9 +376,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         processIds: minkProcessIds,
         progress: note,
         startPhase,
-        measureGetBaseline: async () => {
-          record(await measureS3Get(store!, BENCH_SCAN.getBodyBytes, seriesSettings(BENCH_SCAN.getOperations, BENCH_SCAN.scansInFlight), note));
-        },
+        measureGetBaseline: measureScanGetBaseline,
       });
       if ((selected('failover') || selected('metadata')) && scan !== null && !interrupt.signal.aborted) {
         // Its buckets would move along with the probed bucket and count among the metadata stages' buckets.
@@ -414,6 +457,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         metadataBuckets: options.metadataBuckets,
         scanRows: options.scanRows,
         longPolls: options.longPolls,
+        kafkaRecords: options.kafkaRecords,
       },
       cluster: {
         nodes: BENCH_CLUSTER.nodes,
@@ -440,12 +484,14 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         }),
         ...lookupRatios(lookups, baselines),
         ...(restore === null ? [] : restoreRatios(restore, baselines)),
+        ...(kafka === null ? [] : kafkaRatios(kafka, baselines)),
         ...(scan === null ? [] : scanRatios(scan.series, baselines)),
         ...(metadata === null ? [] : metadataRatios(metadata.stages, baselines, BENCH_BASELINES.jetStreamPayloadBytes, BENCH_CLUSTER.leaseTtlMs)),
       ],
       failover,
       metadata,
       scan,
+      kafka,
       // The stop of the cluster and the removal of the folder that follow are not counted.
       durationMs: performance.now() - startedMs,
       interrupted: interrupt.signal.aborted,

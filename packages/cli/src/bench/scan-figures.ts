@@ -1,8 +1,8 @@
 import { tableFromIPC } from 'apache-arrow';
 import { LIMITS } from '@mink/config';
 import { BENCH_SCAN, STREAM_KEY_PREFIX } from './bench-limits';
-import { formatCount, formatMegabytesPerSecond, formatRatio, formatSize } from './format';
-import { findBaseline, ratioOf } from './ratio';
+import { formatCount, formatMegabytesPerSecond, formatSize } from './format';
+import { findBaseline, minimumGoalText, ratioOf } from './ratio';
 import type { BaselineResult, CompactedBucket, Ratio, RatioGoal, ScanCache, ScanFormat, ScanSeriesResult } from './results';
 
 /**
@@ -245,12 +245,7 @@ export function scanRatios(series: readonly ScanSeriesResult[], baselines: reado
     const baseline = findBaseline(baselines, { kind: 's3-get', payloadBytes: getBodyBytes, concurrency: entry.scansInFlight });
     if (!baseline) continue;
     const minimum = scanGoalMinimum(entry.format, entry.cache);
-    const goalText = (quotient: number): string => {
-      if (minimum === null) return '';
-      // A quotient just below the goal can print as the goal itself ("0.10 × … goal ≥ 0.10 ×: not met"): say how far below.
-      const shown = formatRatio(quotient) === formatRatio(minimum) && quotient < minimum ? ` (${quotient.toPrecision(2)} ×)` : '';
-      return `; goal ≥ ${formatRatio(minimum)} ×: ${quotient >= minimum ? 'met' : `not met${shown}`}`;
-    };
+    const goalText = (quotient: number): string => (minimum === null ? '' : minimumGoalText(quotient, minimum));
     const ratio = ratioOf(
       (quotient) =>
         `scan ${SCAN_FORMAT_LABELS[entry.format]} ${entry.cache}: ${formatMegabytesPerSecond(entry.bytesPerSecond)} MB/s, ${formatCount(entry.rowsPerSecond)} rows/s = ` +

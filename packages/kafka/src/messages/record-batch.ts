@@ -25,7 +25,7 @@
  * length, -1 for null), value (likewise), header count varint, then per header a key (varint length, UTF-8)
  * and a value (varint length, -1 for null).
  */
-import { crc32c } from '@aws-crypto/crc32c';
+import { crc32c } from '@node-rs/crc32';
 import { ERROR_CODES } from '../wire/codes';
 import { KafkaDecodeError, KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';

@@ -1,0 +1,294 @@
+import { LIMITS } from '@mink/config';
+import { BENCH_BASELINES, BENCH_KAFKA, BENCH_SCAN } from './bench-limits';
+import { formatCount, formatMegabytesPerSecond, formatMilliseconds, formatSize } from './format';
+import { findBaseline, minimumGoalText, ratioOf } from './ratio';
+import type { BaselineResult, KafkaConsumeResult, KafkaProduceResult, KafkaResult, Ratio } from './results';
+
+/**
+ * The pure side of the Kafka figures: which records each send carries, the keys that name them, the checks
+ * that the acknowledged offsets and the records read are exactly the records produced, and the ratios
+ * against the baselines of the same run. The kafkajs side is mink-kafka.ts.
+ */
+
+/** One send of the produce series: records `[firstRecord, firstRecord + records)`, all to `partition`. */
+export interface KafkaSend {
+  partition: number;
+  firstRecord: number;
+  records: number;
+}
+
+/** Sends that carry `records` records, `recordsPerSend` each (the last carries the remainder). */
+export function kafkaSendCount(records: number, recordsPerSend: number): number {
+  if (!Number.isSafeInteger(records) || records < 0) throw new Error(`records must be a whole number, got ${records}`);
+  if (!Number.isSafeInteger(recordsPerSend) || recordsPerSend < 1) throw new Error(`records per send must be a positive integer, got ${recordsPerSend}`);
+  return Math.ceil(records / recordsPerSend);
+}
+
+/**
+ * Send `index` of a series of `records` records: consecutive record numbers from `firstRecord` (the series'
+ * first), to partition `index mod partitions`, so consecutive sends go to every partition in turn.
+ */
+export function kafkaSendOf(index: number, records: number, recordsPerSend: number, partitions: number, firstRecord = 0): KafkaSend {
+  const sends = kafkaSendCount(records, recordsPerSend);
+  if (!Number.isSafeInteger(index) || index < 0 || index >= sends) throw new Error(`send ${index} is outside the series of ${sends} sends`);
+  if (!Number.isSafeInteger(partitions) || partitions < 1) throw new Error(`partitions must be a positive integer, got ${partitions}`);
+  const start = index * recordsPerSend;
+  return { partition: index % partitions, firstRecord: firstRecord + start, records: Math.min(recordsPerSend, records - start) };
+}
+
+/** The key of record `recordNumber`: its number in `keyBytes` decimal digits, so the consumer can tell which record it read. */
+export function kafkaRecordKey(recordNumber: number, keyBytes: number = BENCH_KAFKA.keyBytes): string {
+  const digits = String(recordNumber);
+  if (!Number.isSafeInteger(recordNumber) || recordNumber < 0 || digits.length > keyBytes) throw new Error(`record number ${recordNumber} does not fit a key of ${keyBytes} digits`);
+  return digits.padStart(keyBytes, '0');
+}
+
+/** The record number a key names, or null for a key `kafkaRecordKey` did not write (absent, another length, not digits). */
+export function recordNumberOfKey(key: Uint8Array | null, keyBytes: number = BENCH_KAFKA.keyBytes): number | null {
+  if (key === null || key.byteLength !== keyBytes) return null;
+  let value = 0;
+  for (const byte of key) {
+    if (byte < 0x30 || byte > 0x39) return null;
+    value = value * 10 + (byte - 0x30);
+  }
+  return value;
+}
+
+/** One acknowledged send: the partition it went to, the base offset the leader gave its batch, and its records. */
+export interface AcknowledgedSend {
+  partition: number;
+  baseOffset: number;
+  records: number;
+}
+
+/** Records acknowledged per partition, and why the acknowledged batches do not tile each partition from offset 0 (null when they do). */
+export interface OffsetCheck {
+  recordsByPartition: Map<number, number>;
+  failure: string | null;
+}
+
+/**
+ * The acknowledged sends of a new topic must tile every partition's offsets from 0 without gap or overlap: a
+ * gap is a record the log holds that no acknowledgement accounts for (a failed send that was written
+ * anyway, or a leader that skipped offsets), an overlap two batches given the same offsets.
+ */
+export function checkAcknowledgedOffsets(sends: readonly AcknowledgedSend[]): OffsetCheck {
+  const byPartition = new Map<number, AcknowledgedSend[]>();
+  for (const send of sends) {
+    const list = byPartition.get(send.partition) ?? [];
+    list.push(send);
+    byPartition.set(send.partition, list);
+  }
+  const recordsByPartition = new Map<number, number>();
+  let failure: string | null = null;
+  for (const partition of [...byPartition.keys()].sort((a, b) => a - b)) {
+    const sorted = byPartition.get(partition)!.sort((a, b) => a.baseOffset - b.baseOffset);
+    let end = 0;
+    for (const send of sorted) {
+      if (failure === null && !(send.records > 0)) failure = `partition ${partition}: a send of ${send.records} records acknowledged at offset ${send.baseOffset}`;
+      if (failure === null && send.baseOffset !== end) {
+        failure = `partition ${partition}: the acknowledged batches ${send.baseOffset > end ? 'leave a gap' : 'overlap'} at offset ${formatCount(end)}`;
+      }
+      end = Math.max(end, send.baseOffset + send.records);
+    }
+    recordsByPartition.set(partition, sorted.reduce((sum, send) => sum + send.records, 0));
+  }
+  return { recordsByPartition, failure };
+}
+
+/** A range of record numbers whose send to `partition` was acknowledged. */
+export interface RecordRange {
+  partition: number;
+  firstRecord: number;
+  records: number;
+}
+
+/** Partitions a `ConsumeTally` tells apart: it keeps the partition each record was read from in one byte. */
+export const TALLY_PARTITIONS_MAX = 254;
+
+/**
+ * The records a consumer has read, as it reads them: every partition's offsets must come in order from 0
+ * without gap or repeat, and every key must name a record (`recordNumberOfKey`) read once. Only the first
+ * problem is kept in words; `verdict` then compares what was read with what was acknowledged.
+ */
+export class ConsumeTally {
+  records = 0;
+  bytes = 0;
+  private readonly nextOffsets = new Map<number, number>();
+  /** Times each record number was read, saturating at 255. */
+  private readonly timesRead: Uint8Array;
+  /** The partition each record number was last read from, plus one (0: never read). */
+  private readonly partitionRead: Uint8Array;
+  private problem: string | null = null;
+
+  /** `recordNumbers`: keys name records `[0, recordNumbers)`; any other is a problem. */
+  constructor(
+    recordNumbers: number,
+    private readonly keyBytes: number = BENCH_KAFKA.keyBytes,
+  ) {
+    this.timesRead = new Uint8Array(recordNumbers);
+    this.partitionRead = new Uint8Array(recordNumbers);
+  }
+
+  /** One record read from `partition` at `offset`, with its key and its key + value bytes. */
+  add(partition: number, offset: number, key: Uint8Array | null, bytes: number): void {
+    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= TALLY_PARTITIONS_MAX) throw new Error(`partition ${partition} is outside [0, ${TALLY_PARTITIONS_MAX})`);
+    this.records += 1;
+    this.bytes += bytes;
+    const expected = this.nextOffsets.get(partition) ?? 0;
+    if (offset !== expected) this.note(`partition ${partition}: read offset ${formatCount(offset)} where ${formatCount(expected)} was next (${offset > expected ? 'a gap' : 'a repeat'})`);
+    this.nextOffsets.set(partition, Math.max(expected, offset + 1));
+    const recordNumber = recordNumberOfKey(key, this.keyBytes);
+    if (recordNumber === null || recordNumber >= this.timesRead.length) {
+      this.note(`partition ${partition}: the record at offset ${formatCount(offset)} has a key no send wrote`);
+      return;
+    }
+    if (this.timesRead[recordNumber]! > 0) this.note(`partition ${partition}: record ${formatCount(recordNumber)} read again at offset ${formatCount(offset)}`);
+    if (this.timesRead[recordNumber]! < 255) this.timesRead[recordNumber]! += 1;
+    this.partitionRead[recordNumber] = partition + 1;
+  }
+
+  /** The offset after the last one read from `partition` (0 when none was). */
+  nextOffset(partition: number): number {
+    return this.nextOffsets.get(partition) ?? 0;
+  }
+
+  /**
+   * Why the records read are not exactly the acknowledged ones, or null when they are: the first problem
+   * seen while reading; a partition read to another offset than its acknowledged record count; acknowledged
+   * records not read, or read from another partition than they were sent to; records read that no
+   * acknowledged send wrote.
+   */
+  verdict(recordsByPartition: ReadonlyMap<number, number>, acknowledged: readonly RecordRange[]): string | null {
+    if (this.problem !== null) return this.problem;
+    for (const partition of [...new Set([...recordsByPartition.keys(), ...this.nextOffsets.keys()])].sort((a, b) => a - b)) {
+      const expected = recordsByPartition.get(partition) ?? 0;
+      if (this.nextOffset(partition) !== expected) {
+        return `partition ${partition}: read up to offset ${formatCount(this.nextOffset(partition))}, but ${formatCount(expected)} records were acknowledged`;
+      }
+    }
+    const isAcknowledged = new Uint8Array(this.timesRead.length);
+    let missing = 0;
+    let firstMissing: number | null = null;
+    let misplaced: string | null = null;
+    for (const range of acknowledged) {
+      for (let recordNumber = range.firstRecord; recordNumber < range.firstRecord + range.records; recordNumber++) {
+        isAcknowledged[recordNumber] = 1;
+        if (this.timesRead[recordNumber] === 0) {
+          missing += 1;
+          firstMissing ??= recordNumber;
+        } else if (this.partitionRead[recordNumber] !== range.partition + 1) {
+          misplaced ??= `record ${formatCount(recordNumber)} was sent to partition ${range.partition} but read from partition ${this.partitionRead[recordNumber]! - 1}`;
+        }
+      }
+    }
+    if (missing > 0) return `${formatCount(missing)} acknowledged records were not read (the first: record ${formatCount(firstMissing!)})`;
+    if (misplaced !== null) return misplaced;
+    let unexpected = 0;
+    for (let recordNumber = 0; recordNumber < this.timesRead.length; recordNumber++) {
+      if (this.timesRead[recordNumber]! > 0 && isAcknowledged[recordNumber] === 0) unexpected += 1;
+    }
+    if (unexpected > 0) return `${formatCount(unexpected)} records were read that no acknowledged send wrote`;
+    return null;
+  }
+
+  private note(problem: string): void {
+    this.problem ??= problem;
+  }
+}
+
+/** What the Kafka ratios are taken against: the baselines' sizes and in-flight counts, and the WAL linger of the ack bound. */
+export interface KafkaRatioSettings {
+  /** The S3 PUT baseline's body: a full WAL object. */
+  putBodyBytes: number;
+  jetStreamPayloadBytes: number;
+  /** The S3 GET baseline the consume series is compared with (the scan figures' own). */
+  getBodyBytes: number;
+  getsInFlight: number;
+  lingerMs: number;
+  /** The goal: produce MB/s at least this fraction of raw PUT MB/s. */
+  produceGoalMin: number;
+}
+
+export const KAFKA_RATIO_SETTINGS: KafkaRatioSettings = {
+  putBodyBytes: LIMITS.walFlushBytes,
+  jetStreamPayloadBytes: BENCH_BASELINES.jetStreamPayloadBytes,
+  getBodyBytes: BENCH_SCAN.getBodyBytes,
+  getsInFlight: BENCH_SCAN.scansInFlight,
+  lingerMs: LIMITS.walLingerMs,
+  produceGoalMin: BENCH_KAFKA.goals.produceMin,
+};
+
+/**
+ * The Kafka figures against the baselines of the same run:
+ * - produce MB/s of keys and values against raw S3 PUTs of a full WAL object with as many in flight as
+ *   sends, with the issue's goal (a Kafka record batch ends up in WAL objects, so S3 bounds it);
+ * - produce p99 ack against 2 × (raw PUT p99 + JetStream publish p99, both at that in-flight count) +
+ *   the WAL linger, the write path's ack bound;
+ * - consume MB/s against raw S3 GETs of 1 MiB, 4 in flight (the scan figures' baseline).
+ * A series whose records did not check out, or whose baseline is missing, has no ratio.
+ */
+export function kafkaRatios(kafka: KafkaResult, baselines: readonly BaselineResult[], settings: KafkaRatioSettings = KAFKA_RATIO_SETTINGS): Ratio[] {
+  const ratios: (Ratio | null)[] = [];
+  const inFlight = kafka.sendsInFlight;
+  const { produce, consume } = kafka;
+  const putConcurrent = findBaseline(baselines, { kind: 's3-put', payloadBytes: settings.putBodyBytes, concurrency: inFlight });
+  const jetStreamConcurrent = findBaseline(baselines, { kind: 'jetstream-publish', payloadBytes: settings.jetStreamPayloadBytes, concurrency: inFlight });
+  const getConcurrent = findBaseline(baselines, { kind: 's3-get', payloadBytes: settings.getBodyBytes, concurrency: settings.getsInFlight });
+  if (produce.offsetCheckFailure === null && putConcurrent) {
+    const minimum = settings.produceGoalMin;
+    const ratio = ratioOf(
+      (quotient) =>
+        `kafka produce: ${formatMegabytesPerSecond(produce.bytesPerSecond)} MB/s, ${formatCount(produce.recordsPerSecond)} records/s = ${quotient} × raw S3 PUT MB/s ` +
+        `(${formatSize(settings.putBodyBytes)}, ${inFlight} in flight)${minimumGoalText(produce.bytesPerSecond / putConcurrent.bytesPerSecond, minimum)}`,
+      produce.bytesPerSecond,
+      putConcurrent.bytesPerSecond,
+    );
+    ratios.push(ratio === null ? null : { ...ratio, goal: { minimum, met: ratio.ratio >= minimum } });
+  }
+  if (produce.offsetCheckFailure === null && putConcurrent && jetStreamConcurrent) {
+    const boundMs = 2 * (putConcurrent.latency.p99Ms + jetStreamConcurrent.latency.p99Ms) + settings.lingerMs;
+    ratios.push(
+      ratioOf(
+        (quotient) =>
+          `kafka produce: p99 ack ${formatMilliseconds(produce.latency.p99Ms)} ms = ${quotient} × (2 × (S3 PUT p99 + JetStream publish p99, ${inFlight} in flight) + ` +
+          `linger ${settings.lingerMs} ms = ${formatMilliseconds(boundMs)} ms)`,
+        produce.latency.p99Ms,
+        boundMs,
+      ),
+    );
+  }
+  if (consume !== null && consume.checkFailure === null && getConcurrent) {
+    ratios.push(
+      ratioOf(
+        (quotient) =>
+          `kafka consume: ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ${formatCount(consume.recordsPerSecond)} records/s = ${quotient} × raw S3 GET MB/s ` +
+          `(${formatSize(settings.getBodyBytes)}, ${settings.getsInFlight} in flight)`,
+        consume.bytesPerSecond,
+        getConcurrent.bytesPerSecond,
+      ),
+    );
+  }
+  return ratios.filter((entry): entry is Ratio => entry !== null);
+}
+
+/** "produce: 639 104 records, 134.2 MB in 9.8 s, 13.7 MB/s, p99 ack 210 ms" for a progress line. */
+export function describeKafkaProduce(produce: KafkaProduceResult): string {
+  return (
+    `produce: ${formatCount(produce.records)} records in ${formatCount(produce.sends)} sends` +
+    (produce.failedSends > 0 ? ` (${produce.failedSends} failed)` : '') +
+    `, ${formatMegabytesPerSecond(produce.bytesPerSecond)} MB/s, ${formatCount(produce.recordsPerSecond)} records/s, ` +
+    `ack p50 ${formatMilliseconds(produce.latency.p50Ms)} ms, p99 ${formatMilliseconds(produce.latency.p99Ms)} ms` +
+    (produce.offsetCheckFailure === null ? ', offsets check ok' : `; OFFSETS CHECK FAILED: ${produce.offsetCheckFailure}`)
+  );
+}
+
+/** "consume: 640 000 of 640 000 records, 45.1 MB/s after joining the group in 3.1 s, records check ok" for a progress line. */
+export function describeKafkaConsume(consume: KafkaConsumeResult): string {
+  return (
+    `consume: ${formatCount(consume.records)} of ${formatCount(consume.recordsExpected)} records, ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ` +
+    `${formatCount(consume.recordsPerSecond)} records/s after joining the group in ${formatMilliseconds(consume.joinMs)} ms` +
+    (consume.stoppedBecause === null ? '' : `; STOPPED: ${consume.stoppedBecause}`) +
+    (consume.checkFailure === null ? ', records check ok' : `; RECORDS CHECK FAILED: ${consume.checkFailure}`)
+  );
+}
