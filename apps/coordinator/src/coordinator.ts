@@ -2,7 +2,7 @@ import type { Subscription } from 'nats';
 import { performance } from 'node:perf_hooks';
 import { bucketId, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
-import { assignBuckets, decideAdmission, planOrphanReleads, planRebalance, releadsNow, type Move } from '@mink/ownership';
+import { assignBuckets, decideAdmission, planOrphanReleads, planRebalance, planTieringRound, releadsNow, type Move } from '@mink/ownership';
 import {
   InvalidArgumentError,
   MinkError,
@@ -14,6 +14,7 @@ import {
   type CreateTableResult,
   type RebalanceResult,
   type ReleadBucketsResult,
+  type TieringRoundAssignment,
 } from '@mink/protocol';
 import { requestJson, serveJson } from '@mink/transport';
 import { LIMITS } from '@mink/config';
@@ -46,6 +47,10 @@ export class Coordinator {
   /** Data nodes this replica has seen live since it took the lease. */
   private readonly seenLiveSinceAcquired = new Set<string>();
   private ticking = false;
+  /** When this holder last heard from the worker of each table's tiering round, by table name; emptied on taking the lease. */
+  private readonly tieringHeartbeats = new Map<string, number>();
+  /** The round being given out: rounds are given one at a time. */
+  private takingRound: Promise<unknown> = Promise.resolve();
   /** Creates and drops admitted and not finished (see decideAdmission). */
   private actionsInFlight = 0;
   /** Every LeadBucket of the holder goes through here, so re-leads asked for at once share log entries. */
@@ -102,6 +107,8 @@ export class Coordinator {
       this.epoch = outcome.epoch!;
       this.acquiredAtMs = Date.now();
       this.seenLiveSinceAcquired.clear();
+      // Rounds of the previous holder count as silent until their workers heartbeat to this one.
+      this.tieringHeartbeats.clear();
       this.holderGauge.set(1);
       this.logger.info({ coordinatorEpoch: this.epoch }, 'acquired the coordinator lease');
       this.startSnapshots();
@@ -218,9 +225,51 @@ export class Coordinator {
         return this.releadBuckets(request);
       case 'rebalance':
         return this.rebalance(epoch, request.dryRun);
+      case 'takeTieringRound':
+        return this.takeTieringRound(epoch, request.worker);
+      case 'tieringHeartbeat':
+        return this.tieringHeartbeat(epoch, request);
       default:
         throw new InvalidArgumentError(`unknown coordinator action '${(request as { op?: unknown }).op}'`);
     }
+  }
+
+  /**
+   * DESIGN §5: gives a due tiering round to the worker asking (planTieringRound), started in the log under
+   * this holder's epoch and the table's next tiering epoch. Rounds are given one at a time, so two workers
+   * asking together never start the same table twice (the second would fence the first).
+   */
+  private takeTieringRound(epoch: number, worker: string): Promise<TieringRoundAssignment> {
+    if (typeof worker !== 'string' || worker.length === 0) return Promise.reject(new InvalidArgumentError('worker must be a non-empty string'));
+    const take = async (): Promise<TieringRoundAssignment> => {
+      const nowMs = Date.now();
+      const planned = planTieringRound(this.member.view, { nowMs, roundTimeoutMs: this.tieringRoundTimeoutMs(), heartbeatAtMs: this.tieringHeartbeats });
+      if (planned === null) return { round: null };
+      const { table, ranges } = planned;
+      const outcome = await this.member.store.proposeOrThrow({ type: 'StartTieringRound', coordinatorEpoch: epoch, table: table.name, tableId: table.id, worker, ranges, atMs: nowMs });
+      this.tieringHeartbeats.set(table.name, nowMs);
+      this.logger.info({ table: table.name, tieringEpoch: outcome.tieringEpoch, worker, buckets: ranges.length }, 'tiering round started');
+      return { round: { table: table.name, tableId: table.id, tieringEpoch: outcome.tieringEpoch!, coordinatorEpoch: epoch, ranges, metadataKey: table.lake?.metadataKey ?? null } };
+    };
+    const taken = this.takingRound.then(take, take);
+    this.takingRound = taken.catch(() => undefined);
+    return taken;
+  }
+
+  /** A round's worker is alive: noted while the round is the table's current one under this holder's epoch, else Fenced. */
+  private tieringHeartbeat(epoch: number, request: { table: string; tieringEpoch: number; coordinatorEpoch: number }): Record<string, never> {
+    if (request.coordinatorEpoch !== epoch) throw new MinkError('Fenced', `coordinator epoch ${request.coordinatorEpoch} is not the holder's ${epoch}: the round must be taken again`);
+    const round = ownRecord(this.member.view.tables, request.table)?.lake?.round;
+    if (!round || round.epoch !== request.tieringEpoch) {
+      throw new MinkError('Fenced', `tiering epoch ${request.tieringEpoch} of '${request.table}' is not the round in progress (${round ? `epoch ${round.epoch} is` : 'none is'})`);
+    }
+    this.tieringHeartbeats.set(request.table, Date.now());
+    return {};
+  }
+
+  /** How long a round's worker may stay silent before its round goes to another: a lease, like a node's. */
+  private tieringRoundTimeoutMs(): number {
+    return this.member.config.leaseTtlMs;
   }
 
   /**

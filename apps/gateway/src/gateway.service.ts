@@ -165,10 +165,27 @@ export class GatewayService {
         ...(bucket.partition !== null ? { partition: bucket.partition } : {}),
         leader: bucket.leader,
         leaderEpoch: bucket.leaderEpoch,
-        stream: { state: bucket.stream.state, epoch: bucket.stream.epoch, node: bucket.stream.node },
+        stream: { state: bucket.stream.state, epoch: bucket.stream.epoch, node: bucket.stream.node, endOffset: bucket.stream.endOffset },
       })),
+      ...(table.lake ? { lake: lakeOf(table) } : {}),
     };
   }
+}
+
+/**
+ * A table's lake as the metadata log records it: the Iceberg metadata and snapshot of the newest committed
+ * round, the offset per bucket below which the lake holds every record, and the round in progress.
+ */
+function lakeOf(table: TableRecord) {
+  const lake = table.lake!;
+  return {
+    metadataKey: lake.metadataKey,
+    snapshotId: lake.snapshotId,
+    offsets: Array.from({ length: table.buckets }, (_, bucket) => ({ bucket, offset: lake.offsets[String(bucket)] ?? 0 })),
+    tieredAt: lake.tieredAtMs > 0 ? new Date(lake.tieredAtMs).toISOString() : null,
+    tieringEpoch: lake.tieringEpoch,
+    round: lake.round ? { tieringEpoch: lake.round.epoch, worker: lake.round.worker, startedAt: new Date(lake.round.startedAtMs).toISOString(), ranges: lake.round.ranges } : null,
+  };
 }
 
 function integerParameter(query: Record<string, string | undefined>, name: string, fallback: number | undefined): number {

@@ -2,6 +2,31 @@ import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { assertLimits, readServiceConfig } from '@mink/config';
 import { ClusterMember, HealthController, SERVICE_STATE, ServiceState, createLogger, runHttpService } from '@mink/runtime';
+import { Gauge } from 'prom-client';
+import { TieringLoop } from './tiering-loop';
+
+/** The loop's counts as Prometheus gauges, read at scrape time. */
+function registerTieringMetrics(state: ServiceState, loop: TieringLoop): void {
+  new Gauge({
+    name: 'mink_tiering_rounds',
+    help: 'Tiering rounds of this worker since it started, by outcome',
+    labelNames: ['outcome'],
+    registers: [state.registry],
+    collect() {
+      this.set({ outcome: 'committed' }, loop.counts.roundsCommitted);
+      this.set({ outcome: 'fenced' }, loop.counts.roundsFenced);
+      this.set({ outcome: 'failed' }, loop.counts.roundsFailed);
+    },
+  });
+  new Gauge({
+    name: 'mink_tiering_rows',
+    help: 'Rows this worker tiered into the lake since it started',
+    registers: [state.registry],
+    collect() {
+      this.set(loop.counts.rowsTiered);
+    },
+  });
+}
 
 @Module({})
 class TieringWorkerModule {
@@ -11,8 +36,8 @@ class TieringWorkerModule {
 }
 
 /**
- * The tiering worker. It joins the cluster (view and liveness) and waits for rounds from the
- * coordinator; executing rounds (Parquet for lake engines) is not built yet.
+ * The tiering worker (DESIGN §5): joins the cluster (view and liveness) and runs the TieringLoop, which
+ * takes due rounds from the coordinator lease holder and tiers them into the tables' Iceberg lakes.
  */
 async function main(): Promise<void> {
   assertLimits();
@@ -21,9 +46,20 @@ async function main(): Promise<void> {
   const state = new ServiceState('tiering-worker', config.nodeId);
   const member = await ClusterMember.join(config, logger, `tiering-worker-${config.nodeId}`);
   member.registerMetrics(state.registry);
-  await runHttpService({ module: TieringWorkerModule.register(state), port: config.httpPort, logger, shutdown: () => member.close() });
+  const loop = new TieringLoop(member, logger, config.nodeId);
+  registerTieringMetrics(state, loop);
+  await runHttpService({
+    module: TieringWorkerModule.register(state),
+    port: config.httpPort,
+    logger,
+    shutdown: async () => {
+      await loop.stop();
+      await member.close();
+    },
+  });
+  loop.start();
   state.setReady(true);
-  logger.info('tiering worker started (no tiering rounds yet)');
+  logger.info('tiering worker started');
 }
 
 main().catch((error) => {

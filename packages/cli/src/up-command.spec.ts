@@ -4,6 +4,7 @@ import { clusterOptionsFromFlags, type UpFlags } from './up-command';
 const FLAGS: UpFlags = {
   nodes: 3,
   coordinators: 2,
+  tieringWorkers: 1,
   dataDir: '.mink',
   gatewayPort: 8080,
   kafkaPort: 9092,
@@ -21,5 +22,9 @@ describe('mink up options', () => {
   it('passes --cpu-prof to every process as an absolute folder', () => {
     // Proves the flag reaches LocalCluster, resolved against the working directory like --data-dir.
     expect(clusterOptionsFromFlags({ ...FLAGS, cpuProf: 'profiles' })).toMatchObject({ cpuProfileDir: resolve('profiles'), dataDir: resolve('.mink') });
+  });
+
+  it('passes --tiering-workers to the cluster', () => {
+    expect(clusterOptionsFromFlags({ ...FLAGS, tieringWorkers: 2 })).toMatchObject({ tieringWorkers: 2 });
   });
 });

@@ -11,6 +11,7 @@ export const DEFAULT_DATA_DIR = './.mink';
 export interface UpFlags {
   nodes: number;
   coordinators: number;
+  tieringWorkers: number;
   dataDir: string;
   gatewayPort: number;
   kafkaPort: number;
@@ -31,6 +32,7 @@ export function clusterOptionsFromFlags(flags: UpFlags): LocalClusterOptions {
     dataDir: resolve(flags.dataDir),
     nodes: flags.nodes,
     coordinators: flags.coordinators,
+    tieringWorkers: flags.tieringWorkers,
     gatewayPort: flags.gatewayPort,
     kafkaPort: flags.kafkaPort,
     leaseTtlMs: flags.leaseTtl,
@@ -49,6 +51,7 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     .description('start a local cluster (nats-server, S3 server, coordinators, data nodes, gateway, tiering worker) until Ctrl-C')
     .option('--nodes <count>', 'data nodes', integerInRange(1, LIMITS.localDataNodesMax), DEFAULTS.nodes)
     .option('--coordinators <count>', 'coordinator replicas', integerInRange(1, LIMITS.localCoordinatorsMax), DEFAULTS.coordinators)
+    .option('--tiering-workers <count>', 'tiering workers (lake tiering rounds)', integerInRange(1, LIMITS.localTieringWorkersMax), 1)
     .option('--data-dir <path>', 'folder for NATS and S3 data, logs and cluster.json; reuse it to keep every table', DEFAULT_DATA_DIR)
     .option('--gateway-port <port>', 'HTTP port of the gateway (0: a free port)', parsePort, DEFAULTS.gatewayPort)
     .option('--kafka-port <port>', 'Kafka port of data node 1; node n listens on this + n - 1 (0: free ports)', parsePort, DEFAULTS.kafkaPort)
@@ -129,7 +132,7 @@ function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags): void 
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   printLine(io, '');
-  printLine(io, `mink is up: ${flags.coordinators} coordinator(s), ${flags.nodes} data node(s), a gateway and a tiering worker`);
+  printLine(io, `mink is up: ${flags.coordinators} coordinator(s), ${flags.nodes} data node(s), a gateway and ${flags.tieringWorkers} tiering worker(s)`);
   for (const [label, value] of rows) printLine(io, `  ${label.padEnd(width)}  ${value}`);
   printLine(io, 'Ctrl-C to stop');
 }

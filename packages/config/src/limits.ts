@@ -179,6 +179,9 @@ export const LIMITS = {
   /** Largest local cluster `mink up` starts, so a typo cannot fork hundreds of processes. */
   localDataNodesMax: 32,
   localCoordinatorsMax: 8,
+  localTieringWorkersMax: 8,
+  /** How long a tiering worker waits before asking again when no round was due. */
+  tieringPollMs: 1_000,
   /** One request of the `mink` CLI to the gateway gives up after this long. */
   cliRequestTimeoutMs: 60_000,
   /** Requests one object store client has in flight at once; more wait in its queue. */

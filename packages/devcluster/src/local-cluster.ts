@@ -61,6 +61,8 @@ export interface LocalClusterOptions {
   nodes?: number;
   /** Coordinator replicas, with ids "coordinator-1", … (default `DEFAULTS.coordinators`). */
   coordinators?: number;
+  /** Tiering workers, with ids "tiering-1", … (default 1). */
+  tieringWorkers?: number;
   /** HTTP port of the gateway (default `DEFAULTS.gatewayPort`); 0 picks a free port. */
   gatewayPort?: number;
   /** Kafka port of data node 1; node n gets this plus n - 1 (default `DEFAULTS.kafkaPort`); 0 picks free ports. */
@@ -112,6 +114,7 @@ interface ResolvedOptions {
   dataDir: string;
   nodes: number;
   coordinators: number;
+  tieringWorkers: number;
   gatewayPort: number;
   kafkaPort: number;
   leaseTtlMs: number;
@@ -297,7 +300,7 @@ export class LocalCluster {
     await this.startGroup('coordinator', coordinatorIds);
     await this.startGroup('data-node', range(options.nodes).map((index) => String(index + 1)));
     await this.startGroup('gateway', ['gateway-1']);
-    await this.startGroup('tiering-worker', ['tiering-1']);
+    await this.startGroup('tiering-worker', range(options.tieringWorkers).map((index) => `tiering-${index + 1}`));
   }
 
   /** Starts nats or s3 through its launcher; the entry is tracked (and so stopped) once it runs. */
@@ -579,6 +582,7 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
     dataDir,
     nodes: options.nodes ?? DEFAULTS.nodes,
     coordinators: options.coordinators ?? DEFAULTS.coordinators,
+    tieringWorkers: options.tieringWorkers ?? 1,
     gatewayPort: options.gatewayPort ?? DEFAULTS.gatewayPort,
     kafkaPort: options.kafkaPort ?? DEFAULTS.kafkaPort,
     leaseTtlMs: options.leaseTtlMs ?? DEFAULTS.leaseTtlMs,
@@ -596,6 +600,7 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
   };
   checkCount(resolved.nodes, 1, LIMITS.localDataNodesMax, 'nodes');
   checkCount(resolved.coordinators, 1, LIMITS.localCoordinatorsMax, 'coordinators');
+  checkCount(resolved.tieringWorkers, 1, LIMITS.localTieringWorkersMax, 'tieringWorkers');
   for (const [name, port] of [
     ['gatewayPort', resolved.gatewayPort],
     ['kafkaPort', resolved.kafkaPort],

@@ -1,18 +1,19 @@
 import { ConflictError } from '@mink/protocol';
 
 /**
- * A commit found the metadata version it was about to write already written: another writer, or an
- * earlier attempt of this one whose outcome was lost, committed on the same base. Nothing was written
- * over it. The caller loads the table again and adopts what the lake holds (its tiered offsets) instead
- * of writing the round twice. Code `Conflict`, so every wire maps it like any conflict.
+ * A commit found the metadata object it was about to write already written: the same round (the same
+ * tag on the same base version) committed before, in an earlier attempt whose outcome was lost. Nothing
+ * was written over it. Rounds racing from one base use different tags and never meet here; a round that is
+ * retried must get a new tag (a new tiering epoch), or adopt the earlier attempt's metadata if the log
+ * recorded it. Code `Conflict`, so every wire maps it like any conflict.
  */
 export class LakeCommitConflictError extends ConflictError {
   constructor(
     readonly tableName: string,
-    /** The version that exists (the one the commit would have written). */
-    readonly metadataVersion: number,
+    /** The metadata object that exists (the one the commit would have written). */
+    readonly metadataKey: string,
   ) {
-    super(`lake table '${tableName}': metadata version ${metadataVersion} is already written; load the table again`);
+    super(`lake table '${tableName}': ${metadataKey} is already written; commit the round under a new tag`);
     this.name = 'LakeCommitConflictError';
   }
 }

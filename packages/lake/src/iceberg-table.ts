@@ -1,23 +1,30 @@
 /**
  * One Apache Iceberg v2 table of mink's lake (DESIGN §5) at `lake/{table}/` in the cluster's bucket:
  *
- *     lake/{table}/metadata/v{N}.metadata.json     table metadata, version N (1, 2, ...)
- *     lake/{table}/metadata/version-hint.text      the latest N, written after v{N}
- *     lake/{table}/metadata/snap-{id}-1-{uuid}.avro  the manifest list of a snapshot
- *     lake/{table}/metadata/{uuid}-m{i}.avro       manifests
- *     lake/{table}/data/__bucket={b}/{first}-{last}-{uuid}.parquet   data files (offsets of their records)
+ *     lake/{table}/metadata/v{N}-{tag}.metadata.json   table metadata, version N (1, 2, ...) written by the round `tag`
+ *     lake/{table}/metadata/version-hint.text         `{N}-{tag}` of the latest committed round, written after its commit
+ *     lake/{table}/metadata/snap-{id}-{tag}-{uuid}.avro the manifest list of a snapshot
+ *     lake/{table}/metadata/{tag}-{uuid}-m{i}.avro    manifests
+ *     lake/{table}/data/__bucket={b}/{tag}-{first}-{last}-{uuid}.parquet   data files (the round, the offsets of their records)
  *
  * This is the layout of Iceberg's file-system ("Hadoop") catalog, which DuckDB, Spark and PyIceberg read
- * given the table's location. A commit writes manifests, the manifest list, `v{N+1}.metadata.json`, and
- * then the hint. It first checks that `v{N+1}` does not exist: if it does, another writer (or a lost
- * earlier attempt) committed on the same base, and the commit fails with LakeCommitConflictError without
- * writing any metadata file, so the caller loads again and adopts. `load` reads the hint and then every
- * version after it that exists, so a commit that wrote its metadata but not the hint is found too.
+ * given the table's location: a reader takes the hint's text `{N}-{tag}` and opens `v{N}-{tag}.metadata.json`
+ * (DuckDB's iceberg extension resolves `v%s.metadata.json` from the hint).
  *
- * The check is a read before the write, not a conditional put (see LakeObjectStore): two writers racing
- * between the read and the write could both write `v{N+1}`, the later one winning. Writers are meant to
- * be fenced by the tiering worker's own rules (one worker per table round); this check catches what a
- * fenced writer leaves behind, not a live race.
+ * The lake is not its own commit point: mink's metadata log is. A tiering round writes its data files, its
+ * manifests and `v{N+1}-{tag}.metadata.json` under names no other round uses (`tag` names the round, e.g.
+ * `r42` for tiering epoch 42), and the round counts only once the metadata log recorded that metadata key.
+ * So two rounds racing from the same base (a fenced worker and its successor) both write their files and
+ * neither clobbers the other; the log picks one, and the loser's files stay unreferenced. The hint is
+ * written by `publishHint` only after the log commit, so it never names a round the log refused; a lost
+ * hint is harmless, because mink finds the metadata through its view, not through the hint.
+ *
+ * Every object a round writes has its tag in its name, so even two rounds that drew the same uuids and
+ * snapshot id could not overwrite each other's (readers never parse these names; Iceberg only suggests them).
+ *
+ * A commit still refuses to write a metadata key that exists (a read before the write, not a conditional
+ * put, see LakeObjectStore): with unique tags that only happens when one round is committed twice, which
+ * must not overwrite what the first attempt wrote.
  *
  * An instance remembers the state of its last `load` (or its own last commit): `commit`, `tieredOffsets`
  * and `dataFiles` work on that state and never re-read behind the caller's back.
@@ -31,6 +38,16 @@ import { LakeCommitConflictError } from './errors';
 import { type IcebergSchema, LAKE_OFFSET_COLUMN, fieldNamed } from './iceberg-schema';
 import { LAKE_LIMITS } from './lake-limits';
 import { type LakeObjectStore, getOrNull } from './lake-store';
+import {
+  type LakeMetadataKeyParts,
+  checkCommitTag,
+  checkLakeTableName,
+  lakeHintKey,
+  lakeMetadataKey,
+  parseLakeMetadataKey,
+  publishLakeHint,
+  readLakeHint,
+} from './metadata-keys';
 import type { ParquetDataFile } from './parquet-of-arrow';
 import {
   type Snapshot,
@@ -75,7 +92,9 @@ export interface IcebergTableOptions {
 
 /** The table as a `load` found it. */
 export interface LoadedTable {
-  /** The metadata version (N of `v{N}.metadata.json`); 0 when the lake table does not exist yet. */
+  /** The metadata object loaded (`lake/{table}/metadata/v{N}-{tag}.metadata.json`); null before the table's first commit. */
+  metadataKey: string | null;
+  /** The metadata version (N of the key); 0 before the first commit. */
   version: number;
   metadata: TableMetadata | null;
   currentSnapshot: Snapshot | null;
@@ -90,6 +109,14 @@ export interface CommitRequest {
   offsets: ReadonlyMap<number, number>;
   /** Further summary keys (e.g. the round's id); the spec's keys and `mink.offsets` take precedence. */
   summary?: Readonly<Record<string, string>>;
+  /** The round's name in the keys it writes (`v{N+1}-{tag}.metadata.json`), unique per round: e.g. `r42`. See `checkCommitTag`. */
+  tag: string;
+}
+
+export interface CommitResult {
+  snapshot: Snapshot;
+  /** The metadata object written, for the metadata log to record and `publishHint` to name once it did. */
+  metadataKey: string;
 }
 
 export class IcebergTable {
@@ -105,7 +132,7 @@ export class IcebergTable {
   private state: LoadedTable | null = null;
 
   constructor(options: IcebergTableOptions) {
-    if (!/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(options.tableName)) throw new InvalidArgumentError(`'${options.tableName}' is not a table name`);
+    checkLakeTableName(options.tableName);
     this.store = options.store;
     this.ids = options.ids ?? SYSTEM_ID_SOURCE;
     this.tableName = options.tableName;
@@ -116,41 +143,28 @@ export class IcebergTable {
   }
 
   /**
-   * Reads the current metadata: the version `version-hint.text` names (1 without a hint) and every
-   * consecutive version after it that exists. Resolves with version 0 and no metadata when the lake table
-   * does not exist yet.
+   * Reads the metadata object `metadataKey` (as the metadata view records it and `commit` returns it), or
+   * takes the table as having no commit yet when it is null: no snapshot, nothing tiered, the creation
+   * schema. Nothing else is read: the view, not the store's listing or the hint, says which metadata is
+   * current. Throws InvalidArgumentError for a key that is not a metadata key of this table, NotFoundError
+   * (from the store) when the object is missing, and a plain Error for metadata that is not this table's.
    */
-  async load(): Promise<LoadedTable> {
-    const hintBytes = await getOrNull(this.store, this.hintKey());
-    let version = 0;
-    if (hintBytes !== null) {
-      const text = Buffer.from(hintBytes).toString('utf8').trim();
-      version = Number(text);
-      if (!Number.isSafeInteger(version) || version < 1) throw new Error(`${this.hintKey()} holds '${text}', not a metadata version`);
-    }
-    let metadataBytes = version === 0 ? null : await getOrNull(this.store, this.metadataKey(version));
-    if (version > 0 && metadataBytes === null) throw new Error(`${this.hintKey()} names version ${version}, but ${this.metadataKey(version)} is missing`);
-    for (let probed = 0; ; probed++) {
-      const next = await getOrNull(this.store, this.metadataKey(version + 1));
-      if (next === null) break;
-      if (probed >= LAKE_LIMITS.metadataVersionsProbedMax) throw new Error(`more than ${probed} metadata versions after the hint of ${this.tableName}`);
-      version++;
-      metadataBytes = next;
-    }
-    if (metadataBytes === null) {
-      this.state = { version: 0, metadata: null, currentSnapshot: null };
+  async load(metadataKey: string | null): Promise<LoadedTable> {
+    if (metadataKey === null) {
+      this.state = { metadataKey: null, version: 0, metadata: null, currentSnapshot: null };
       return this.state;
     }
-    const metadata = JSON.parse(Buffer.from(metadataBytes).toString('utf8')) as TableMetadata;
-    if (metadata['format-version'] !== 2) throw new Error(`${this.metadataKey(version)} has format version ${metadata['format-version']}, expected 2`);
+    const { version } = this.partsOfMetadataKey(metadataKey);
+    const metadata = JSON.parse(Buffer.from(await this.store.get(metadataKey)).toString('utf8')) as TableMetadata;
+    if (metadata['format-version'] !== 2) throw new Error(`${metadataKey} has format version ${metadata['format-version']}, expected 2`);
     // The checks the spec asks of a reader: a table is not replaced by another under the same name, and
     // its locations are where this instance will look for them.
-    if (metadata.location !== this.location) throw new Error(`${this.metadataKey(version)} is of the table at ${metadata.location}, not ${this.location}`);
+    if (metadata.location !== this.location) throw new Error(`${metadataKey} is of the table at ${metadata.location}, not ${this.location}`);
     const knownUuid = this.state?.metadata?.['table-uuid'];
     if (knownUuid !== undefined && knownUuid !== metadata['table-uuid']) {
       throw new Error(`lake table '${this.tableName}' changed its uuid from ${knownUuid} to ${metadata['table-uuid']}`);
     }
-    this.state = { version, metadata, currentSnapshot: currentSnapshotOf(metadata) };
+    this.state = { metadataKey, version, metadata, currentSnapshot: currentSnapshotOf(metadata) };
     return this.state;
   }
 
@@ -166,9 +180,13 @@ export class IcebergTable {
     return snapshot === null ? new Map() : tieredOffsetsOf(snapshot.summary);
   }
 
-  /** Stores a written data file under `data/` and returns it as a commit adds it. */
-  async writeDataFile(file: ParquetDataFile): Promise<DataFile> {
-    const key = `${this.root}data/__bucket=${file.bucket}/${file.offsets.first}-${file.offsets.last}-${this.ids.uuid()}.parquet`;
+  /**
+   * Stores a written data file of the round `tag` under `data/__bucket={b}/` and returns it as a commit
+   * adds it. The key names the round and a fresh uuid, so no other round's file is ever overwritten.
+   */
+  async writeDataFile(file: ParquetDataFile, tag: string): Promise<DataFile> {
+    checkCommitTag(tag);
+    const key = `${this.root}data/__bucket=${file.bucket}/${tag}-${file.offsets.first}-${file.offsets.last}-${this.ids.uuid()}.parquet`;
     await this.store.put(key, file.bytes);
     return { ...file.metrics, path: this.uriOf(key), bucket: file.bucket };
   }
@@ -197,13 +215,16 @@ export class IcebergTable {
   /**
    * Commits a snapshot on the loaded state: `added` files become live, `removed` ones are marked deleted
    * in rewritten manifests, the summary records the merged tiered offsets. Writes
-   * `v{N+1}.metadata.json` (creating the table with version 1 when it has none) and then the hint.
-   * Throws LakeCommitConflictError when `v{N+1}` already exists, InvalidArgumentError when a removed path
-   * is not live, a file is added twice, or an added one is already live (checked against the manifests
-   * the commit reads: those it rewrites or merges). On success the instance's state is the new version;
-   * on a failure it stays the loaded one, and files written before the failure are left unreferenced.
+   * `v{N+1}-{tag}.metadata.json` (creating the table at version 1 when it has none) and not the hint:
+   * the caller records the returned key in the metadata log and then calls `publishHint`.
+   * Throws LakeCommitConflictError when that key already exists (this round committed before),
+   * InvalidArgumentError for a bad tag, when a removed path is not live, a file is added twice, or an
+   * added one is already live (checked against the manifests the commit reads: those it rewrites or
+   * merges). On success the instance's state is the new version; on a failure it stays the loaded one,
+   * and files written before the failure are left unreferenced.
    */
-  async commit(request: CommitRequest): Promise<Snapshot> {
+  async commit(request: CommitRequest): Promise<CommitResult> {
+    checkCommitTag(request.tag);
     const base = this.loaded();
     const removed = new Set(request.removed ?? []);
     const addedPaths = new Set(request.added.map((file) => file.path));
@@ -212,8 +233,9 @@ export class IcebergTable {
     for (const path of addedPaths) if (removed.has(path)) throw new InvalidArgumentError(`data file ${path} is both added and removed`);
 
     const version = base.version + 1;
+    const metadataKey = this.metadataKeyOf(version, request.tag);
     // Checked before any work, and again right before the metadata is written.
-    if ((await getOrNull(this.store, this.metadataKey(version))) !== null) throw new LakeCommitConflictError(this.tableName, version);
+    if ((await getOrNull(this.store, metadataKey)) !== null) throw new LakeCommitConflictError(this.tableName, metadataKey);
     const nowMs = this.ids.nowMs();
     const metadata = base.metadata ?? newTableMetadata(this.ids.uuid(), this.location, this.creationSchema, nowMs);
     const schema = currentSchemaOf(metadata);
@@ -283,7 +305,7 @@ export class IcebergTable {
     let manifestIndex = 0;
     const manifestUuid = this.ids.uuid();
     const writeManifest = async (entries: ManifestEntry[]): Promise<ManifestFile> => {
-      const key = `${this.root}metadata/${manifestUuid}-m${manifestIndex++}.avro`;
+      const key = `${this.root}metadata/${request.tag}-${manifestUuid}-m${manifestIndex++}.avro`;
       const bytes = await encodeManifest({ schema, partitionSpec }, entries);
       await this.store.put(key, bytes);
       return manifestFileOf(this.uriOf(key), bytes.byteLength, snapshotId, sequenceNumber, entries);
@@ -298,7 +320,7 @@ export class IcebergTable {
     for (const entries of rewritten) manifests.push(await writeManifest(entries));
     manifests.push(...carried);
 
-    const manifestListKey = `${this.root}metadata/snap-${snapshotId}-1-${this.ids.uuid()}.avro`;
+    const manifestListKey = `${this.root}metadata/snap-${snapshotId}-${request.tag}-${this.ids.uuid()}.avro`;
     await this.store.put(
       manifestListKey,
       await encodeManifestList({ snapshotId, parentSnapshotId: parent?.['snapshot-id'] ?? null, sequenceNumber }, manifests),
@@ -328,24 +350,41 @@ export class IcebergTable {
       summary,
       'schema-id': schema['schema-id'],
     };
-    const previousMetadataFile = base.version === 0 ? null : this.uriOf(this.metadataKey(base.version));
+    const previousMetadataFile = base.metadataKey === null ? null : this.uriOf(base.metadataKey);
     const next = withSnapshot(metadata, snapshot, previousMetadataFile, nowMs);
 
-    // The check closest to the write: a version written since this instance loaded is another writer's.
-    if ((await getOrNull(this.store, this.metadataKey(version))) !== null) throw new LakeCommitConflictError(this.tableName, version);
-    await this.store.put(this.metadataKey(version), Buffer.from(JSON.stringify(next, null, 2), 'utf8'));
-    await this.store.put(this.hintKey(), Buffer.from(String(version), 'utf8'));
-    this.state = { version, metadata: next, currentSnapshot: snapshot };
-    return snapshot;
+    // The check closest to the write: the same key written since the first check is an attempt of the same round.
+    if ((await getOrNull(this.store, metadataKey)) !== null) throw new LakeCommitConflictError(this.tableName, metadataKey);
+    await this.store.put(metadataKey, Buffer.from(JSON.stringify(next, null, 2), 'utf8'));
+    this.state = { metadataKey, version, metadata: next, currentSnapshot: snapshot };
+    return { snapshot, metadataKey };
   }
 
-  /** The key of `v{version}.metadata.json`. */
-  metadataKey(version: number): string {
-    return `${this.root}metadata/v${version}.metadata.json`;
+  /** `publishLakeHint` for a metadata key of this table (InvalidArgumentError for another table's). */
+  async publishHint(metadataKey: string): Promise<boolean> {
+    this.partsOfMetadataKey(metadataKey);
+    return publishLakeHint(this.store, metadataKey);
+  }
+
+  /** `readLakeHint` of this table. */
+  readHint(): Promise<string | null> {
+    return readLakeHint(this.store, this.tableName);
+  }
+
+  /** The key of `v{version}-{tag}.metadata.json` of this table. */
+  metadataKeyOf(version: number, tag: string): string {
+    return lakeMetadataKey(this.tableName, version, tag);
+  }
+
+  /** The parts of a metadata key of this table; InvalidArgumentError for any other key. */
+  partsOfMetadataKey(metadataKey: string): LakeMetadataKeyParts {
+    const parts = parseLakeMetadataKey(metadataKey);
+    if (parts.tableName !== this.tableName) throw new InvalidArgumentError(`'${metadataKey}' is not a metadata key of lake table '${this.tableName}'`);
+    return parts;
   }
 
   hintKey(): string {
-    return `${this.root}metadata/version-hint.text`;
+    return lakeHintKey(this.tableName);
   }
 
   /** The store key of a location under the store's URI. */

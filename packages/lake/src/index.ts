@@ -7,4 +7,5 @@ export * from './table-metadata';
 export * from './lake-store';
 export * from './errors';
 export * from './iceberg-table';
+export * from './metadata-keys';
 export * from './lake-limits';

@@ -1,6 +1,6 @@
 /**
  * Every bound of the lake writer in one place (STYLE 6), each with its unit and the reason for its value.
- * They bound what one process holds in memory for one data file and how far a reader looks for metadata.
+ * They bound what one process holds in memory for one data file and what a table's metadata keeps.
  */
 export const LAKE_LIMITS = {
   /**
@@ -21,12 +21,8 @@ export const LAKE_LIMITS = {
    * grow with its number of rounds.
    */
   manifestsPerSnapshotMax: 64,
-  /**
-   * Metadata versions `load` reads past the one `version-hint.text` names. A writer writes
-   * `v{N}.metadata.json` first and the hint after it, so a writer that stopped in between leaves the hint
-   * one behind; more than a few versions past the hint means something else is wrong.
-   */
-  metadataVersionsProbedMax: 64,
+  /** Characters of a commit tag (`r{tieringEpoch}` takes at most 17), which names metadata and data files. */
+  commitTagCharactersMax: 32,
   /** Snapshots a metadata file keeps (the newest); older ones are dropped from the list, not their files. */
   snapshotsRetainedMax: 100,
   /** Entries of `metadata-log` a metadata file keeps (Iceberg's `write.metadata.previous-versions-max` default). */

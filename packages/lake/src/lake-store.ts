@@ -1,4 +1,4 @@
-import { NotFoundError } from '@mink/protocol';
+import { InvalidArgumentError, NotFoundError } from '@mink/protocol';
 
 /**
  * The object storage a lake table lives in: a subset of s3stream's `ObjectStore`, so `S3ObjectStore` and
@@ -24,4 +24,17 @@ export async function getOrNull(store: LakeObjectStore, key: string): Promise<Ui
     if (error instanceof NotFoundError) return null;
     throw error;
   }
+}
+
+/**
+ * The URI of a store's key space as Iceberg metadata records locations under it (`IcebergTableOptions.storeUri`):
+ * `s3://{bucket}` plus the store's key prefix, as `S3ObjectStore` takes both. The prefix is prepended to
+ * keys verbatim, so it must be empty or end with `/` for `lake/{table}/` to be a folder of that URI.
+ */
+export function lakeStoreUri(bucket: string, prefix = ''): string {
+  if (!/^[A-Za-z0-9._-]+$/.test(bucket)) throw new InvalidArgumentError(`'${bucket}' is not an S3 bucket name`);
+  if (prefix !== '' && (!prefix.endsWith('/') || prefix.startsWith('/') || prefix.includes('//'))) {
+    throw new InvalidArgumentError(`key prefix '${prefix}' must be empty or a folder ('name/'), for lake locations to be folders`);
+  }
+  return `s3://${bucket}${prefix === '' ? '' : `/${prefix.slice(0, -1)}`}`;
 }

@@ -170,6 +170,43 @@ describe('parquetOfArrow', () => {
     expect(await duck.json(`select label from read_parquet(${path}) order by __offset`)).toEqual([{ label: null }, { label: null }, { label: null }, { label: 'row-3' }]);
   });
 
+  it('keeps only the offsets a range asks for when it starts and ends inside batches', async () => {
+    // Proves a tiering range off batch boundaries: rows are sliced as Arrow data (nulls, strings, bytes,
+    // timestamps and booleans at bit offsets included), offsets stay those of the stream, and each batch
+    // gives exactly the records its range names (the head, the tail, one in the middle).
+    const batches = [
+      { payload: encodeBatch(COLUMNS, rows(0, 40), BASE_TIME_MS + 1), startOffset: 1_000, keep: { fromOffset: 1_013, endOffset: 1_040 } },
+      { payload: encodeBatch(COLUMNS, rows(40, 25), BASE_TIME_MS + 2), startOffset: 1_040, keep: { fromOffset: 1_040, endOffset: 1_058 } },
+      { payload: encodeBatch(COLUMNS, rows(65, 5), BASE_TIME_MS + 3), startOffset: 1_065, keep: { fromOffset: 1_067, endOffset: 1_068 } },
+    ];
+    const file = parquetOfArrow({ schema: SCHEMA, bucket: 3, batches });
+    const path = duck.file('kept.parquet', file.bytes);
+    const read = await duck.js(
+      `select id, flag, count, ratio, label, blob, epoch_us("at") as at_us, __offset, epoch_us(__timestamp) as ts_us from read_parquet(${path}) order by __offset`,
+    );
+    const expectedIndexes = [...Array.from({ length: 45 }, (_, index) => 13 + index), 67];
+    expect(read.map((row) => Number(row.__offset) - 1_000)).toEqual(expectedIndexes);
+    read.forEach((row, position) => {
+      const index = expectedIndexes[position]!;
+      const expected = rowOf(index);
+      expect(row).toEqual({
+        id: BigInt(index),
+        flag: expected.flag,
+        count: expected.count,
+        ratio: expected.ratio,
+        label: expected.label,
+        blob: expected.blob === null ? null : Buffer.from(expected.blob as Uint8Array),
+        at_us: expected.at === null ? null : BigInt(expected.at as number) * 1000n,
+        __offset: BigInt(1_000 + index),
+        ts_us: BigInt(BASE_TIME_MS + (index < 40 ? 1 : index < 65 ? 2 : 3)) * 1000n,
+      });
+    });
+    expect(file.offsets).toEqual({ first: 1_013, last: 1_067 });
+    expect(file.metrics.recordCount).toBe(46);
+    const atField = SCHEMA.fields.find((field) => field.name === 'at')!.id;
+    expect(file.metrics.nullValueCounts.get(atField)).toBe(read.filter((row) => row.at_us === null).length);
+  });
+
   it('takes one offset per record for merged rows of a primary-key table', async () => {
     // Proves the merged-state input: each row keeps the offset of the change that last wrote it.
     const batches = [{ payload: encodeBatch(COLUMNS, rows(0, 3), BASE_TIME_MS), rowOffsets: [40, 7, 19] }];
@@ -188,6 +225,18 @@ describe('parquetOfArrow', () => {
     ['a negative bucket', () => parquetOfArrow({ schema: SCHEMA, bucket: -1, batches: [{ payload: encodeBatch(COLUMNS, rows(0, 1), 0), startOffset: 0 }] }), /bucket -1/],
     ['a fractional start offset', () => parquetOfArrow({ schema: SCHEMA, bucket: 0, batches: [{ payload: encodeBatch(COLUMNS, rows(0, 1), 0), startOffset: 0.5 }] }), /start offset/],
     ['too few row offsets', () => parquetOfArrow({ schema: SCHEMA, bucket: 0, batches: [{ payload: encodeBatch(COLUMNS, rows(0, 2), 0), rowOffsets: [1] }] }), /row offsets/],
+    ...(
+      [
+        ['an empty range to keep', { fromOffset: 12, endOffset: 12 }, /not a range of offsets/],
+        ['a range to keep starting before its batch', { fromOffset: 9, endOffset: 12 }, /before its batch/],
+        ['a range to keep ending after its batch', { fromOffset: 11, endOffset: 13 }, /does not hold the offsets up to 13/],
+        ['a fractional range to keep', { fromOffset: 10.5, endOffset: 12 }, /not a range of offsets/],
+      ] as const
+    ).map(([name, keep, message]): [string, () => unknown, RegExp] => [
+      name,
+      () => parquetOfArrow({ schema: SCHEMA, bucket: 0, batches: [{ payload: encodeBatch(COLUMNS, rows(0, 2), 0), startOffset: 10, keep }] }),
+      message,
+    ]),
     [
       'more bytes than one file is written from',
       // Only the length is looked at before anything is parsed, so a stand-in saves allocating 256 MiB.

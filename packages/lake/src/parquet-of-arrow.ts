@@ -52,8 +52,19 @@ export const PARQUET_FIELD_ID_KEY = 'PARQUET:field_id';
  * One stored batch of the bucket. Its records' offsets are either consecutive from `startOffset` (a
  * stream's batches) or given one per record in `rowOffsets` (rows of a primary-key table's merged state,
  * each at the offset of the change that last wrote it).
+ *
+ * A stream batch may name `keep`, the offsets [fromOffset, endOffset) of its records to write, when a
+ * tiering range starts or ends inside it; the batch must hold all of them. The records are sliced as Arrow
+ * data (no row is copied into JavaScript values), so a round that begins mid-batch costs no more than one
+ * that begins at a batch boundary.
  */
-export type LakeBatch = { payload: Uint8Array; startOffset: number } | { payload: Uint8Array; rowOffsets: readonly number[] };
+export type LakeBatch = { payload: Uint8Array; startOffset: number; keep?: OffsetRange } | { payload: Uint8Array; rowOffsets: readonly number[] };
+
+/** The offsets [fromOffset, endOffset) of a stream; `fromOffset < endOffset`. */
+export interface OffsetRange {
+  fromOffset: number;
+  endOffset: number;
+}
 
 export interface ParquetOfArrowInput {
   /** The lake table's schema (from its metadata): which columns, their field ids and nullability. */
@@ -76,9 +87,10 @@ export interface ParquetDataFile {
 
 /**
  * Writes the records of `batches` as one Parquet file of the lake schema. Throws InvalidArgumentError for
- * input a caller can get wrong (no records, more than LAKE_LIMITS.parquetSourceBytesMax, a bucket or offset that is not a whole number, a batch of a
- * primary-key table's changelog, whose `-U`/`-D` records must be merged away first) and a plain Error
- * for stored data that is not what mink writes (a column of another Arrow type, no `$ts`).
+ * input a caller can get wrong (no records, more than LAKE_LIMITS.parquetSourceBytesMax, a bucket or
+ * offset that is not a whole number, a `keep` range its batch does not hold, a batch of a primary-key
+ * table's changelog, whose `-U`/`-D` records must be merged away first) and a plain Error for stored
+ * data that is not what mink writes (a column of another Arrow type, no `$ts`).
  */
 export function parquetOfArrow(input: ParquetOfArrowInput): ParquetDataFile {
   const { schema, bucket } = input;
@@ -91,14 +103,26 @@ export function parquetOfArrow(input: ParquetOfArrowInput): ParquetDataFile {
   const arrowSchema = new Schema(fields);
   const recordBatches: RecordBatch[] = [];
   for (const batch of input.batches) {
+    // The offsets to write of a batch that names `keep`, with where the batch starts; null writes all.
+    const keep = 'startOffset' in batch && batch.keep !== undefined ? { ...batch.keep, batchStart: batch.startOffset } : null;
+    if (keep !== null) checkKeep(keep.batchStart, keep);
     let rowInPayload = 0;
     for (const stored of RecordBatchReader.from(batch.payload)) {
       if (stored.numRows === 0) continue;
-      recordBatches.push(lakeBatchOf(schema, arrowSchema, bucket, stored, offsetsOf(batch, rowInPayload, stored.numRows)));
+      // Rows [first, end) of this record batch are written: all of them, or those at the kept offsets.
+      const first = keep === null ? 0 : Math.max(0, keep.fromOffset - (keep.batchStart + rowInPayload));
+      const end = keep === null ? stored.numRows : Math.min(stored.numRows, keep.endOffset - (keep.batchStart + rowInPayload));
+      if (first < end) {
+        const rows = first === 0 && end === stored.numRows ? stored : stored.slice(first, end);
+        recordBatches.push(lakeBatchOf(schema, arrowSchema, bucket, rows, offsetsOf(batch, rowInPayload + first, end - first)));
+      }
       rowInPayload += stored.numRows;
     }
     if ('rowOffsets' in batch && batch.rowOffsets.length !== rowInPayload) {
       throw new InvalidArgumentError(`a batch of ${rowInPayload} records comes with ${batch.rowOffsets.length} row offsets`);
+    }
+    if (keep !== null && keep.batchStart + rowInPayload < keep.endOffset) {
+      throw new InvalidArgumentError(`a batch of offsets [${keep.batchStart}, ${keep.batchStart + rowInPayload}) does not hold the offsets up to ${keep.endOffset} it is to keep`);
     }
   }
   if (recordBatches.length === 0) throw new InvalidArgumentError('a data file needs at least one record');
@@ -117,6 +141,15 @@ export function parquetOfArrow(input: ParquetOfArrowInput): ParquetDataFile {
   const last = metrics.upperBounds.get(offsetField);
   if (first === undefined || last === undefined) throw new Error('the Parquet writer recorded no bounds for __offset');
   return { bytes, bucket, metrics, offsets: { first: longOfBound(first), last: longOfBound(last) } };
+}
+
+/** Refuses a `keep` range that is empty, not of offsets, or starting before its batch. */
+function checkKeep(startOffset: number, keep: OffsetRange): void {
+  const { fromOffset, endOffset } = keep;
+  if (!Number.isSafeInteger(fromOffset) || !Number.isSafeInteger(endOffset) || fromOffset < 0 || fromOffset >= endOffset) {
+    throw new InvalidArgumentError(`[${fromOffset}, ${endOffset}) is not a range of offsets to keep`);
+  }
+  if (fromOffset < startOffset) throw new InvalidArgumentError(`offset ${fromOffset} to keep is before its batch, which starts at ${startOffset}`);
 }
 
 /** The Arrow field a lake field is written as, with its field id. */
@@ -207,15 +240,20 @@ function nullData(type: DataType, length: number): Data {
   throw new Error(`no null column of ${type}`);
 }
 
-/** A millisecond timestamp column as microseconds, with the same validity. */
+/**
+ * A millisecond timestamp column as microseconds, with the same validity. A slice (of a batch a range
+ * starts or ends in) keeps its offset: Arrow's values of a slice start at its first row, while its
+ * validity bitmap is the whole batch's, read from `offset` on.
+ */
 function microsecondData(data: Data): Data {
-  if (data.offset !== 0) throw new Error('a stored column is a slice; stored batches are read whole');
   const millis = (data.values as BigInt64Array).subarray(0, data.length);
+  const nullCount = data.nullCount;
   return makeData({
     type: new TimestampMicrosecond('UTC'),
+    offset: nullCount > 0 ? data.offset : 0,
     length: data.length,
-    nullCount: data.nullCount,
-    nullBitmap: data.nullCount > 0 ? data.nullBitmap : undefined,
+    nullCount,
+    nullBitmap: nullCount > 0 ? data.nullBitmap : undefined,
     data: millisToMicros(millis),
   });
 }

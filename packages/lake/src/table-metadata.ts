@@ -4,8 +4,9 @@
  *
  * Every snapshot's summary carries `mink.offsets`: per bucket, the offset after the last record the lake
  * holds (the bucket's tiered end offset), for every bucket ever tiered, not only those of the snapshot's
- * own round. So the current snapshot alone says how far each bucket is tiered, and a round whose commit
- * reached the lake but whose record in the metadata log was lost is recognised from it.
+ * own round. So a snapshot alone says how far each bucket is tiered: mink's metadata view records the
+ * same offsets with the metadata key (the log is the commit point), and readers of the lake without the
+ * view can still tell where the stream takes over.
  */
 import type { IcebergSchema } from './iceberg-schema';
 import { LAKE_BUCKET_COLUMN, fieldNamed, lastColumnIdOf } from './iceberg-schema';

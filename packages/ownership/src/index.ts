@@ -8,3 +8,4 @@ export { compareBuckets, planOrphanReleads, releadsNow, type Move, type ReleadTi
 export { planRebalance } from './rebalance';
 export { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision, type SyncSelf } from './sync';
 export * from './admission';
+export { planTieringRound, tieringStateOf, type PlannedRound, type TieringState, type TieringTiming } from './tiering';

@@ -145,6 +145,8 @@ export function bucketsTouchedBy(command: Command, outcome: Outcome): readonly s
     case 'CommitKvSnapshot':
     case 'ForgetObjects':
     case 'AllocateProducerId':
+    case 'StartTieringRound':
+    case 'CommitTieringRound':
       return 'none';
   }
 }

@@ -21,7 +21,28 @@ export type CoordinatorRequest =
       buckets: { tableId: number; partition: string | null; bucket: number; expectedLeaderEpoch: number }[];
     }
   | { op: 'rebalance'; dryRun: boolean }
-  | { op: 'whoHolds' };
+  | { op: 'whoHolds' }
+  /** A tiering worker asks for a due round (DESIGN §5); the answer is a `TieringRoundAssignment`. */
+  | { op: 'takeTieringRound'; worker: string }
+  /**
+   * The worker of a round says it is alive; refused (`Fenced`) when the epochs are no longer current, and
+   * the worker then abandons the round.
+   */
+  | { op: 'tieringHeartbeat'; table: string; tieringEpoch: number; coordinatorEpoch: number };
+
+/** A tiering round given to a worker, or null when none is due. */
+export interface TieringRoundAssignment {
+  round: {
+    table: string;
+    tableId: number;
+    tieringEpoch: number;
+    /** The epoch of the coordinator that started it: the worker's heartbeats and commit carry it. */
+    coordinatorEpoch: number;
+    ranges: { bucket: number; startOffset: number; endOffset: number }[];
+    /** The lake's current Iceberg metadata object, which the round's snapshot follows; null before the first round. */
+    metadataKey: string | null;
+  } | null;
+}
 
 /** Per bucket of a `releadBuckets` request, in order: its new leader epoch, or why it was not re-led. */
 export interface ReleadBucketsResult {

@@ -2,6 +2,8 @@ import { LIMITS } from '@mink/config';
 import { nextEpoch } from '@mink/epochs';
 import type {
   AllocateProducerId,
+  CommitTieringRound,
+  StartTieringRound,
   CloseStream,
   CloseStreams,
   Command,
@@ -33,12 +35,16 @@ import type {
 import { ownRecord } from './lookup';
 import { ShardedMapEditor, getIn } from './sharded-map';
 import { validateTableSpec } from './schema';
+import { LAKE_ENABLED_PROPERTY, lakeSettingsOf } from './lake-properties';
 import {
   bucketId,
   type BucketRecord,
   type DataSlice,
   type GarbageRecord,
   type KvSnapshotRecord,
+  type LakeRecord,
+  type TieringRange,
+  type TieringRoundRecord,
   type NodeRecord,
   type ObjectRecord,
   type StreamRecord,
@@ -106,6 +112,10 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyForgetObjects(view, seq, command);
     case 'AllocateProducerId':
       return applyAllocateProducerId(view, seq, command);
+    case 'StartTieringRound':
+      return applyStartTieringRound(view, seq, command);
+    case 'CommitTieringRound':
+      return applyCommitTieringRound(view, seq, command);
   }
 }
 
@@ -167,6 +177,74 @@ function applyRegisterCoordinator(view: View, seq: number, command: RegisterCoor
 function applyAllocateProducerId(view: View, seq: number, _command: AllocateProducerId): Applied {
   const producerId = view.nextProducerId;
   return { view: { ...view, seq, nextProducerId: producerId + 1 }, outcome: { ok: true, producerId } };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Lake tiering
+
+/** A table's lake before its first round. */
+const NO_LAKE: Readonly<LakeRecord> = Object.freeze({ metadataKey: null, snapshotId: null, offsets: Object.freeze({}) as Record<string, number>, tieringEpoch: 0, round: null, tieredAtMs: 0 });
+
+/** The table a tiering command names by name and id, or why not. */
+function tieredTable(view: View, name: string, tableId: number): TableRecord | string {
+  const table = ownRecord(view.tables, name);
+  if (!table || table.id !== tableId) return `table '${name}' with id ${tableId} does not exist`;
+  return table;
+}
+
+function applyStartTieringRound(view: View, seq: number, command: StartTieringRound): Applied {
+  const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
+  if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
+  const table = tieredTable(view, command.table, command.tableId);
+  if (typeof table === 'string') return reject(view, seq, 'NotFound', table);
+  if (!lakeSettingsOf(table.properties).enabled) return reject(view, seq, 'InvalidArgument', `table '${table.name}' does not have '${LAKE_ENABLED_PROPERTY}' set to true`);
+  if (table.partition) return reject(view, seq, 'InvalidArgument', `partitioned table '${table.name}' is not tiered yet`);
+  const lake = table.lake ?? NO_LAKE;
+  const seen = new Set<number>();
+  const ranges: TieringRange[] = [];
+  for (const range of command.ranges as unknown[]) {
+    const malformed = describeMalformedTieringRange(range, table.buckets);
+    if (malformed !== null) return reject(view, seq, 'InvalidArgument', `StartTieringRound: ${malformed}`);
+    const { bucket, startOffset, endOffset } = range as TieringRange;
+    if (seen.has(bucket)) return reject(view, seq, 'InvalidArgument', `StartTieringRound names bucket ${bucket} twice`);
+    seen.add(bucket);
+    const tiered = ownRecord(lake.offsets, String(bucket)) ?? 0;
+    if (startOffset !== tiered) return reject(view, seq, 'Conflict', `bucket ${bucket} of '${table.name}' is tiered up to ${tiered}, not ${startOffset}`);
+    const committedEnd = ownRecord(view.buckets, bucketId(table.id, null, bucket))?.stream.endOffset ?? 0;
+    if (endOffset > committedEnd) return reject(view, seq, 'InvalidArgument', `bucket ${bucket} of '${table.name}' ends at ${committedEnd}, before ${endOffset}`);
+    ranges.push({ bucket, startOffset, endOffset });
+  }
+  const tieringEpoch = lake.tieringEpoch + 1;
+  const round: TieringRoundRecord = { epoch: tieringEpoch, worker: command.worker, coordinatorEpoch: command.coordinatorEpoch, ranges, startedAtMs: command.atMs };
+  const tables = { ...view.tables, [table.name]: { ...table, lake: { ...lake, tieringEpoch, round } } };
+  return { view: { ...view, seq, tables }, outcome: { ok: true, tieringEpoch } };
+}
+
+function applyCommitTieringRound(view: View, seq: number, command: CommitTieringRound): Applied {
+  const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
+  if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
+  const table = tieredTable(view, command.table, command.tableId);
+  if (typeof table === 'string') return reject(view, seq, 'NotFound', table);
+  const lake = table.lake ?? NO_LAKE;
+  const round = lake.round;
+  if (round === null || round.epoch !== command.tieringEpoch) {
+    return reject(view, seq, 'Fenced', `tiering epoch ${command.tieringEpoch} of '${table.name}' is not the round in progress (${round === null ? 'none is' : `epoch ${round.epoch} is`})`);
+  }
+  const offsets = { ...lake.offsets };
+  for (const range of round.ranges) offsets[String(range.bucket)] = range.endOffset;
+  const committed: LakeRecord = { metadataKey: command.metadataKey, snapshotId: command.snapshotId, offsets, tieringEpoch: lake.tieringEpoch, round: null, tieredAtMs: command.atMs };
+  const tables = { ...view.tables, [table.name]: { ...table, lake: committed } };
+  return { view: { ...view, seq, tables }, outcome: { ok: true } };
+}
+
+/** Why `range` is not a tiering range of a table of `buckets` buckets, or null. */
+function describeMalformedTieringRange(range: unknown, buckets: number): string | null {
+  if (!object.test(range)) return 'a range must be an object';
+  const { bucket, startOffset, endOffset } = range as Record<string, unknown>;
+  if (!count.test(bucket) || (bucket as number) >= buckets) return `bucket must be a bucket number below ${buckets}, got ${show(bucket)}`;
+  if (!count.test(startOffset) || !count.test(endOffset)) return `offsets must be non-negative integers, got ${show(startOffset)} and ${show(endOffset)}`;
+  if ((endOffset as number) < (startOffset as number)) return `range of bucket ${String(bucket)} ends at ${String(endOffset)}, before its start ${String(startOffset)}`;
+  return null;
 }
 
 /**
@@ -960,6 +1038,8 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
   RegisterNode: { nodeId: name, expectedEpoch: optionalCount, address: optionalString, kafka: optionalString, http: optionalString },
   RegisterCoordinator: { coordinatorId: name },
   AllocateProducerId: {},
+  StartTieringRound: { coordinatorEpoch: count, table: name, tableId: count, worker: name, ranges: array, atMs: count },
+  CommitTieringRound: { coordinatorEpoch: count, table: name, tableId: count, tieringEpoch: count, metadataKey: objectKey, snapshotId: objectKey, atMs: count },
   CreateTable: { coordinatorEpoch: count, spec: object, createdAtMs: count, leaders: optionalNames },
   DropTable: { coordinatorEpoch: count, name, atMs: optionalCount },
   CreatePartition: { coordinatorEpoch: count, table: name, partition: partitionName },

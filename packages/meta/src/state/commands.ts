@@ -1,4 +1,4 @@
-import type { TableSpec } from './view';
+import type { TableSpec, TieringRange } from './view';
 
 /**
  * Commands of the metadata log. A command is a proposal: it is validated when it is applied, and a
@@ -22,7 +22,9 @@ export type Command =
   | CommitStreamObject
   | CommitKvSnapshot
   | ForgetObjects
-  | AllocateProducerId;
+  | AllocateProducerId
+  | StartTieringRound
+  | CommitTieringRound;
 
 /**
  * Registers a node incarnation. Without `expectedEpoch` (a process starting) the node gets
@@ -342,6 +344,42 @@ export interface AllocateProducerId {
   type: 'AllocateProducerId';
 }
 
+/**
+ * Starts a tiering round of a table with the lake enabled (DESIGN §5), proposed by the coordinator lease
+ * holder when a worker takes a due round. Each range must start at its bucket's lake offset (`Conflict`
+ * otherwise: no gap, no overlap) and end at or below the stream's committed end; a bucket appears at most
+ * once. The round gets tiering epoch `lake.tieringEpoch + 1` and replaces any round in progress, whose
+ * commit is then refused: a worker that stalled or a coordinator that was deposed cannot commit. Rejected on
+ * a stale coordinator epoch (`Fenced`), an unknown table or id (`NotFound`), a table without the lake or a
+ * partitioned one (`InvalidArgument`). Outcome: `{ tieringEpoch }`.
+ */
+export interface StartTieringRound {
+  type: 'StartTieringRound';
+  coordinatorEpoch: number;
+  table: string;
+  tableId: number;
+  worker: string;
+  ranges: TieringRange[];
+  atMs: number;
+}
+
+/**
+ * Commits a tiering round: the Iceberg metadata object `metadataKey` (written by the worker, holding every
+ * record of the round's ranges) becomes the table's lake, and each range's end its bucket's lake offset.
+ * Accepted only at the current coordinator epoch and for the round in progress at `tieringEpoch`
+ * (`Fenced` otherwise); `NotFound` for a table that is gone. Outcome: `{}`.
+ */
+export interface CommitTieringRound {
+  type: 'CommitTieringRound';
+  coordinatorEpoch: number;
+  table: string;
+  tableId: number;
+  tieringEpoch: number;
+  metadataKey: string;
+  snapshotId: string;
+  atMs: number;
+}
+
 /** Why a command was rejected; the code is the wire code the proposer reports. */
 export interface Rejection {
   code: 'Fenced' | 'Conflict' | 'NotFound' | 'InvalidArgument';
@@ -349,5 +387,5 @@ export interface Rejection {
 }
 
 export type Outcome =
-  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number; opened?: StreamOpenOutcome[]; led?: BucketLeadOutcome[]; closed?: StreamCloseOutcome[]; producerId?: number }
+  | { ok: true; epoch?: number; tableId?: number; leaderEpoch?: number; streamEpoch?: number; opened?: StreamOpenOutcome[]; led?: BucketLeadOutcome[]; closed?: StreamCloseOutcome[]; producerId?: number; tieringEpoch?: number }
   | { ok: false; rejection: Rejection };

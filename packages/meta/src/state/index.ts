@@ -9,3 +9,4 @@ export * from './ports';
 export * from './writer-sequence';
 export * from './sharded-map';
 export * from './log-format';
+export * from './lake-properties';

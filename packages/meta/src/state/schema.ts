@@ -1,3 +1,4 @@
+import { checkLakeSpec } from './lake-properties';
 import { LIMITS } from '@mink/config';
 import { checkLogFormat } from './log-format';
 import { COLUMN_TYPES, type ColumnSpec, type ColumnType, type PartitionSpec, type TableSpec } from './view';
@@ -87,6 +88,8 @@ function readTableSpec(input: unknown): TableSpec {
   if (properties) spec.properties = properties;
   const formatError = checkLogFormat(spec);
   if (formatError !== null) fail(formatError);
+  const lakeError = checkLakeSpec(spec);
+  if (lakeError !== null) fail(lakeError);
   return spec;
 }
 

@@ -52,6 +52,46 @@ export interface TableRecord {
   createdAtMs: number;
   /** Names of the table's live partitions, in creation order. Empty for an unpartitioned table. */
   partitions: string[];
+  /** The table's lake once a tiering round has started (absent before). */
+  lake?: LakeRecord;
+}
+
+/** One bucket's share of a tiering round: the stream offsets [startOffset, endOffset) it tiers. */
+export interface TieringRange {
+  bucket: number;
+  startOffset: number;
+  endOffset: number;
+}
+
+/** A tiering round in progress: which worker tiers which ranges, under which epochs (DESIGN §5). */
+export interface TieringRoundRecord {
+  /** The round's tiering epoch: only a commit carrying it is taken. */
+  epoch: number;
+  worker: string;
+  /** The coordinator epoch that started it. */
+  coordinatorEpoch: number;
+  ranges: TieringRange[];
+  startedAtMs: number;
+}
+
+/**
+ * What the metadata log says a table's Iceberg lake table holds (DESIGN §5). The log is the lake's commit
+ * point: a round's Iceberg metadata counts only once its `CommitTieringRound` applied, so a round that a
+ * newer one fenced can never make its files current.
+ */
+export interface LakeRecord {
+  /** The Iceberg metadata object of the newest committed round; null before the first. */
+  metadataKey: string | null;
+  /** That round's Iceberg snapshot id (a long, as decimal text); null before the first. */
+  snapshotId: string | null;
+  /** Per bucket (by its number as a key), the stream offset below which the lake holds every record. */
+  offsets: Record<string, number>;
+  /** The epoch of the newest round started (0 before the first). */
+  tieringEpoch: number;
+  /** The round in progress, or null. */
+  round: TieringRoundRecord | null;
+  /** When the newest round committed (epoch ms), 0 before the first. */
+  tieredAtMs: number;
 }
 
 export interface NodeRecord {

@@ -1,0 +1,237 @@
+/**
+ * Executes one tiering round of a log table (DESIGN §5): reads each bucket's range of committed batches,
+ * writes them as Parquet data files into the table's Iceberg lake table, and commits one Iceberg snapshot
+ * under metadata named by the round (`v{N+1}-r{tieringEpoch}.metadata.json`).
+ *
+ * The metadata log, not the lake, is the commit point. The executor stops after the Iceberg commit and
+ * returns the metadata key; the caller proposes `CommitTieringRound` with it, and only once that applied
+ * publishes the version hint (`publishLakeHint`). A round fenced at any point before the log commit leaves
+ * only objects no committed metadata names: its data files, manifests and perhaps its own metadata file,
+ * all under names carrying its tag, so it can never overwrite a successor's files.
+ *
+ * Order of work, with a `heartbeat` (which throws once the round is fenced) before every read, before
+ * every data file is stored and before the Iceberg commit:
+ *   1. load the lake table at the plan's metadata key and check the plan against it;
+ *   2. per bucket with a non-empty range, in bucket order: read batches from the range's start, cut at
+ *      `fileSourceBytesMax` bytes of stored batches into data files (so one process holds at most one
+ *      file's batches and its Parquet), and store each file;
+ *   3. commit one append snapshot with every file and the merged tiered offsets.
+ * An empty round (every range empty) writes nothing and returns the plan's metadata key and snapshot
+ * unchanged (`committed: false`); with no metadata key yet it is refused, as there is nothing to name (the
+ * planner starts no round without records, so neither should happen in practice).
+ */
+import { type TableRecord, type TieringRange, logFormatOf } from '@mink/meta';
+import { InvalidArgumentError } from '@mink/protocol';
+import {
+  type DataFile,
+  IcebergTable,
+  LAKE_LIMITS,
+  type LakeBatch,
+  type LakeIdSource,
+  type LakeObjectStore,
+  icebergSchemaOf,
+  lakeStoreUri,
+  parquetOfArrow,
+  roundTag,
+} from '@mink/lake';
+import type { ObjectStore } from '@mink/s3stream';
+
+export type { TieringRange } from '@mink/meta';
+
+/** A round as the coordinator hands it out: which ranges of which table, on top of which lake metadata. */
+export interface TieringRoundPlan {
+  tableId: number;
+  tableName: string;
+  /** The round's tiering epoch; its objects are tagged `t{tableId}r{tieringEpoch}` (roundTag). A retried round needs a new epoch. */
+  tieringEpoch: number;
+  /** At most one per bucket; the start of each is where the lake at `metadataKey` has the bucket tiered to. */
+  ranges: TieringRange[];
+  /** The lake's current metadata object as the view records it; null before the first committed round. */
+  metadataKey: string | null;
+}
+
+/** What a round did; nothing of it is visible until the caller's `CommitTieringRound` applies. */
+export interface RoundResult {
+  /** False for an empty round, which wrote nothing: `metadataKey` and `snapshotId` are the plan's base then. */
+  committed: boolean;
+  /** The metadata object to record in the log (`lake/{table}/metadata/v{N}-r{tieringEpoch}.metadata.json`). */
+  metadataKey: string;
+  /** The current snapshot's id at `metadataKey`: an Iceberg long, as decimal text (as the view keeps it). */
+  snapshotId: string;
+  /** Per bucket, the offset below which the lake at `metadataKey` holds every record: earlier rounds' merged with this round's range ends. */
+  offsets: Record<number, number>;
+  /** Records written. */
+  rows: number;
+  /** Bytes of Parquet written. */
+  bytes: number;
+  /** Bytes of stored batches read into those files. */
+  sourceBytes: number;
+  /** Data files written. */
+  files: number;
+}
+
+/** One committed batch as the read port returns it: the records [startOffset, endOffset) of its payload. */
+export interface TieringReadBatch {
+  startOffset: number;
+  endOffset: number;
+  payload: Uint8Array;
+}
+
+export interface TieringRoundDeps {
+  /** The cluster's object store; the lake table is at `lake/{table name}/` in it. */
+  store: LakeObjectStore & ObjectStore;
+  /**
+   * The URI Iceberg records locations under: `s3://{bucket}` plus the store's key prefix. When absent it
+   * is taken from the store's `bucket` and `prefix` (as `S3ObjectStore` has them).
+   */
+  storeUri?: string;
+  /** The table from the worker's view: its id, name, kind, columns, primary key, buckets, properties, partition. */
+  table: TableRecord;
+  /**
+   * Committed batches of `bucket` from `fromOffset`, in offset order, without gaps: the first may start
+   * before `fromOffset`; at least one batch when `fromOffset` is below the bucket's committed end.
+   */
+  read: (bucket: number, fromOffset: number) => Promise<{ batches: TieringReadBatch[] }>;
+  /** Throws once the round is fenced; the executor then stops at once, without committing. */
+  heartbeat: () => Promise<void>;
+  /** Progress: a line when the round starts, per data file stored (with running totals) and at the commit. */
+  log?: (message: string, fields: object) => void;
+  /** Where uuids, snapshot ids and time come from; tests pass fixed ones. */
+  ids?: LakeIdSource;
+  /** Bytes of stored batches one data file is written from; LAKE_LIMITS.parquetSourceBytesMax (its largest value) when absent. */
+  fileSourceBytesMax?: number;
+}
+
+/**
+ * Runs `plan` to its Iceberg commit and returns the metadata key for the caller to commit in the metadata
+ * log. Does not write the version hint. Throws what `heartbeat` throws when fenced; InvalidArgumentError
+ * for a plan or table it cannot tier (a primary-key table, a Kafka topic, a partitioned table, a plan of
+ * another table, malformed ranges, an empty round of a table with no lake metadata yet); LakeCommitConflictError when this epoch already committed on this base
+ * (a retry must come with a new epoch); and a plain Error for broken invariants (the plan's start is not
+ * where the lake has a bucket tiered to, a read leaves a gap, stored batches hold other records than their
+ * offsets say).
+ */
+export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringRoundPlan): Promise<RoundResult> {
+  const { table } = deps;
+  checkTieringRound(table, plan);
+  const fileSourceBytesMax = deps.fileSourceBytesMax ?? LAKE_LIMITS.parquetSourceBytesMax;
+  if (!Number.isSafeInteger(fileSourceBytesMax) || fileSourceBytesMax < 1 || fileSourceBytesMax > LAKE_LIMITS.parquetSourceBytesMax) {
+    throw new InvalidArgumentError(`fileSourceBytesMax must be a whole number of bytes from 1 to ${LAKE_LIMITS.parquetSourceBytesMax}, not ${fileSourceBytesMax}`);
+  }
+  const log = deps.log ?? (() => undefined);
+  const tag = roundTag(plan.tableId, plan.tieringEpoch);
+  const ranges = [...plan.ranges].sort((left, right) => left.bucket - right.bucket);
+
+  const lake = new IcebergTable({ store: deps.store, tableName: table.name, storeUri: storeUriOf(deps), schema: icebergSchemaOf(table.columns, table.primaryKey), ids: deps.ids });
+  const base = await lake.load(plan.metadataKey);
+  const tieredBefore = lake.tieredOffsets();
+  for (const range of ranges) {
+    const tiered = tieredBefore.get(range.bucket);
+    if (tiered !== undefined && tiered !== range.startOffset) {
+      throw new Error(`bucket ${range.bucket} of '${table.name}' is tiered up to ${tiered} in ${plan.metadataKey}, but round ${plan.tieringEpoch} starts it at ${range.startOffset}`);
+    }
+  }
+  const offsetsAfter = new Map(tieredBefore);
+  for (const range of ranges) offsetsAfter.set(range.bucket, range.endOffset);
+  const progress = { rows: 0, bytes: 0, sourceBytes: 0, files: 0 };
+  const busy = ranges.filter((range) => range.startOffset < range.endOffset);
+  if (busy.length === 0) {
+    // Nothing to write: the round's result is its base, so the caller can still close it in the log.
+    if (plan.metadataKey === null || base.currentSnapshot === null) {
+      throw new InvalidArgumentError(`round ${plan.tieringEpoch} of '${table.name}' tiers no record and the lake has no snapshot yet: there is nothing to commit`);
+    }
+    log('tiering round is empty: nothing written', { metadataKey: plan.metadataKey });
+    return { committed: false, metadataKey: plan.metadataKey, snapshotId: String(base.currentSnapshot['snapshot-id']), offsets: Object.fromEntries(offsetsAfter), ...progress };
+  }
+  log('tiering round started', { metadataKey: plan.metadataKey, buckets: busy.length, records: busy.reduce((total, range) => total + range.endOffset - range.startOffset, 0) });
+
+  const added: DataFile[] = [];
+  for (const range of busy) {
+    // The batches of the file being gathered, the records they hold for it [fileStart, next), and their bytes.
+    let pending: LakeBatch[] = [];
+    let pendingBytes = 0;
+    let fileStart = range.startOffset;
+    let next = range.startOffset;
+    const writeFile = async (): Promise<void> => {
+      const file = parquetOfArrow({ schema: lake.schema(), bucket: range.bucket, batches: pending });
+      // The offsets a file covers come from the batches' own claims; the records they hold must agree.
+      if (file.metrics.recordCount !== next - fileStart || file.offsets.first !== fileStart || file.offsets.last !== next - 1) {
+        throw new Error(
+          `the stored batches of bucket ${range.bucket} of '${table.name}' for offsets [${fileStart}, ${next}) hold ${file.metrics.recordCount} records at offsets ${file.offsets.first}..${file.offsets.last}`,
+        );
+      }
+      await deps.heartbeat();
+      added.push(await lake.writeDataFile(file, tag));
+      progress.rows += file.metrics.recordCount;
+      progress.bytes += file.metrics.fileSizeBytes;
+      progress.sourceBytes += pendingBytes;
+      progress.files++;
+      log('tiering round stored a data file', { bucket: range.bucket, fromOffset: fileStart, endOffset: next, fileRows: file.metrics.recordCount, fileBytes: file.metrics.fileSizeBytes, ...progress });
+      pending = [];
+      pendingBytes = 0;
+      fileStart = next;
+    };
+    while (next < range.endOffset) {
+      await deps.heartbeat();
+      const { batches } = await deps.read(range.bucket, next);
+      const before = next;
+      for (const batch of batches) {
+        if (next >= range.endOffset) break;
+        if (batch.endOffset <= next) continue;
+        if (!(batch.startOffset <= next && batch.startOffset < batch.endOffset)) {
+          throw new Error(`reading bucket ${range.bucket} of '${table.name}' from offset ${next} gave the batch [${batch.startOffset}, ${batch.endOffset}): a gap`);
+        }
+        if (pending.length > 0 && pendingBytes + batch.payload.byteLength > fileSourceBytesMax) await writeFile();
+        const keepEnd = Math.min(batch.endOffset, range.endOffset);
+        const whole = batch.startOffset === next && batch.endOffset === keepEnd;
+        pending.push(whole ? { payload: batch.payload, startOffset: batch.startOffset } : { payload: batch.payload, startOffset: batch.startOffset, keep: { fromOffset: next, endOffset: keepEnd } });
+        pendingBytes += batch.payload.byteLength;
+        next = keepEnd;
+      }
+      if (next === before) {
+        throw new Error(`reading bucket ${range.bucket} of '${table.name}' from offset ${next} gave no batch holding it, though round ${plan.tieringEpoch} tiers it up to ${range.endOffset}`);
+      }
+    }
+    await writeFile();
+  }
+
+  await deps.heartbeat();
+  const { snapshot, metadataKey } = await lake.commit({
+    added,
+    offsets: new Map(ranges.map((range) => [range.bucket, range.endOffset])),
+    summary: { 'mink.table-id': String(plan.tableId), 'mink.tiering-epoch': String(plan.tieringEpoch) },
+    tag,
+  });
+  log('tiering round committed to the lake, not yet to the metadata log', { metadataKey, snapshotId: String(snapshot['snapshot-id']), ...progress });
+  return { committed: true, metadataKey, snapshotId: String(snapshot['snapshot-id']), offsets: Object.fromEntries(lake.tieredOffsets()), ...progress };
+}
+
+/** Refuses a table this executor cannot tier and a plan that is not one of `table`'s rounds. */
+export function checkTieringRound(table: TableRecord, plan: TieringRoundPlan): void {
+  if (plan.tableId !== table.id || plan.tableName !== table.name) {
+    throw new InvalidArgumentError(`the round is of table '${plan.tableName}' with id ${plan.tableId}, not of '${table.name}' with id ${table.id}`);
+  }
+  if (table.kind !== 'log' || table.primaryKey.length > 0) {
+    throw new InvalidArgumentError(`table '${table.name}' has a primary key: tiering primary-key tables (merged state, copy-on-write per bucket) is not built yet`);
+  }
+  if (logFormatOf(table) !== 'arrow') throw new InvalidArgumentError(`table '${table.name}' stores Kafka record batches: only tables in the Arrow format are tiered`);
+  if (table.partition !== undefined) throw new InvalidArgumentError(`table '${table.name}' is partitioned: partitioned tables are not tiered yet`);
+  if (!Number.isSafeInteger(plan.tieringEpoch) || plan.tieringEpoch < 1) throw new InvalidArgumentError(`tiering epoch ${plan.tieringEpoch} is not a positive whole number`);
+  const seen = new Set<number>();
+  for (const { bucket, startOffset, endOffset } of plan.ranges) {
+    if (!Number.isSafeInteger(bucket) || bucket < 0 || bucket >= table.buckets) throw new InvalidArgumentError(`bucket ${bucket} is not a bucket of '${table.name}' (${table.buckets} buckets)`);
+    if (seen.has(bucket)) throw new InvalidArgumentError(`the round names bucket ${bucket} twice`);
+    seen.add(bucket);
+    if (!Number.isSafeInteger(startOffset) || !Number.isSafeInteger(endOffset) || startOffset < 0 || endOffset < startOffset) {
+      throw new InvalidArgumentError(`[${startOffset}, ${endOffset}) of bucket ${bucket} is not a range of offsets`);
+    }
+  }
+}
+
+/** The store's URI: given, or from the `bucket` and `prefix` of an `S3ObjectStore`. */
+function storeUriOf(deps: TieringRoundDeps): string {
+  if (deps.storeUri !== undefined) return deps.storeUri;
+  const { bucket, prefix } = deps.store as unknown as { bucket?: unknown; prefix?: unknown };
+  if (typeof bucket === 'string' && typeof prefix === 'string') return lakeStoreUri(bucket, prefix);
+  throw new InvalidArgumentError('the object store names no bucket and prefix (an S3ObjectStore does): pass storeUri');
+}

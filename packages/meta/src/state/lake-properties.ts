@@ -1,0 +1,68 @@
+import { parseDurationMs } from '@mink/config';
+import type { TableSpec } from './view';
+
+/** Table properties of the lake and of retention (Fluss's names, DESIGN §5). */
+export const LAKE_ENABLED_PROPERTY = 'table.datalake.enabled';
+export const LAKE_FRESHNESS_PROPERTY = 'table.datalake.freshness';
+export const LOG_TTL_PROPERTY = 'table.log.ttl';
+
+/** What a table gets when it does not set them: the lake off, tiered every 3 minutes when on, streams kept 7 days. */
+export const LAKE_DEFAULTS = {
+  freshnessMs: 3 * 60_000,
+  logTtlMs: 7 * 24 * 3_600_000,
+} as const;
+
+/** A table's lake and retention settings, read from its properties (which `checkLakeProperties` accepted). */
+export interface LakeSettings {
+  enabled: boolean;
+  /** How often a round is due: the lake lags the stream by at most about this much. */
+  freshnessMs: number;
+  /** Stream data older than this may be trimmed; null keeps it forever (`0`). */
+  logTtlMs: number | null;
+}
+
+/** Durations as properties take them: `3m`, `1h`, `500ms`, plain milliseconds, and days (`7d`). */
+function durationMs(text: string, what: string): number {
+  const days = /^\s*(\d+(?:\.\d+)?)\s*d\s*$/.exec(text);
+  if (days) {
+    const milliseconds = Math.round(Number(days[1]) * 86_400_000);
+    if (milliseconds <= 0) throw new Error(`${what}: '${text}' must be greater than zero`);
+    return milliseconds;
+  }
+  return parseDurationMs(text, what);
+}
+
+/** Why a table's lake or retention properties are wrong, or null. */
+export function checkLakeProperties(properties: Record<string, string> | undefined): string | null {
+  try {
+    lakeSettingsOf(properties ?? {});
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** The lake and retention settings of a table's properties; throws naming a bad value. */
+export function lakeSettingsOf(properties: Record<string, string>): LakeSettings {
+  const enabled = properties[LAKE_ENABLED_PROPERTY];
+  if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') {
+    throw new Error(`property '${LAKE_ENABLED_PROPERTY}' must be 'true' or 'false', got '${enabled}'`);
+  }
+  const freshness = properties[LAKE_FRESHNESS_PROPERTY];
+  const ttl = properties[LOG_TTL_PROPERTY];
+  return {
+    enabled: enabled === 'true',
+    freshnessMs: freshness === undefined ? LAKE_DEFAULTS.freshnessMs : durationMs(freshness, `property '${LAKE_FRESHNESS_PROPERTY}'`),
+    logTtlMs: ttl === undefined ? LAKE_DEFAULTS.logTtlMs : /^\s*0\s*$/.test(ttl) ? null : durationMs(ttl, `property '${LOG_TTL_PROPERTY}'`),
+  };
+}
+
+/** Why `spec` cannot have the lake it asks for, or null: the lake tiers unpartitioned tables in the Arrow format. */
+export function checkLakeSpec(spec: TableSpec): string | null {
+  const bad = checkLakeProperties(spec.properties);
+  if (bad !== null) return bad;
+  if (spec.properties?.[LAKE_ENABLED_PROPERTY] !== 'true') return null;
+  if (spec.partition !== undefined) return `a partitioned table cannot have '${LAKE_ENABLED_PROPERTY}' yet`;
+  if (spec.properties?.['table.log.format'] === 'kafka') return `a Kafka topic cannot have '${LAKE_ENABLED_PROPERTY}' yet`;
+  return null;
+}

@@ -1,0 +1,69 @@
+import { bucketId, lakeSettingsOf, ownRecord, type TableRecord, type TieringRange, type View } from '@mink/meta';
+
+/**
+ * A table's place in the lease holder's tiering schedule (DESIGN §5, Fluss's table states):
+ * - `scheduled`: its lake is fresh enough; the next round is due at `dueAtMs`;
+ * - `pending`: a round is due and waits for a worker;
+ * - `tiering`: a round is in progress and its worker heartbeats;
+ * - `failed`: a round is in progress but its worker has not been heard from for `roundTimeoutMs` (or
+ *   never, by this holder): the round is given to the next worker that asks, under a new tiering epoch.
+ * The state follows from the view and the heartbeats this holder has seen; a new holder starts with none,
+ * so the rounds of its predecessor fail over after one timeout.
+ */
+export type TieringState = { state: 'scheduled'; dueAtMs: number } | { state: 'pending' } | { state: 'tiering' } | { state: 'failed' };
+
+export interface TieringTiming {
+  nowMs: number;
+  /** A round's worker must heartbeat within this, or its round is given to another worker. */
+  roundTimeoutMs: number;
+  /** When this holder last heard from the worker of each table's round in progress, by table name. */
+  heartbeatAtMs: ReadonlyMap<string, number>;
+}
+
+/** The tiering state of a table with the lake enabled; null for a table without it. */
+export function tieringStateOf(table: TableRecord, timing: TieringTiming): TieringState | null {
+  const settings = lakeSettingsOf(table.properties);
+  if (!settings.enabled || table.partition) return null;
+  const lake = table.lake;
+  if (lake?.round) {
+    const heardAtMs = timing.heartbeatAtMs.get(table.name);
+    return heardAtMs !== undefined && timing.nowMs - heardAtMs <= timing.roundTimeoutMs ? { state: 'tiering' } : { state: 'failed' };
+  }
+  // The first round is due one freshness after the table was created, the next one after the last commit.
+  const dueAtMs = (lake && lake.tieredAtMs > 0 ? lake.tieredAtMs : table.createdAtMs) + settings.freshnessMs;
+  return timing.nowMs >= dueAtMs ? { state: 'pending' } : { state: 'scheduled', dueAtMs };
+}
+
+/** A round to start: the table, and per bucket with records not yet tiered, [its lake offset, its committed end). */
+export interface PlannedRound {
+  table: TableRecord;
+  ranges: TieringRange[];
+}
+
+/**
+ * The round a worker asking now should take: among tables whose state is `pending` or `failed`, the one
+ * whose lake is oldest, with a range for every bucket that has committed records beyond its lake offset.
+ * A due table without new records gets no round (nothing to tier); null when no round is due.
+ */
+export function planTieringRound(view: View, timing: TieringTiming): PlannedRound | null {
+  let best: PlannedRound | null = null;
+  let bestTieredAtMs = Infinity;
+  for (const name of Object.keys(view.tables)) {
+    const table = ownRecord(view.tables, name)!;
+    const state = tieringStateOf(table, timing);
+    if (state === null || (state.state !== 'pending' && state.state !== 'failed')) continue;
+    const ranges: TieringRange[] = [];
+    for (let bucket = 0; bucket < table.buckets; bucket++) {
+      const startOffset = ownRecord(table.lake?.offsets ?? {}, String(bucket)) ?? 0;
+      const endOffset = ownRecord(view.buckets, bucketId(table.id, null, bucket))?.stream.endOffset ?? 0;
+      if (endOffset > startOffset) ranges.push({ bucket, startOffset, endOffset });
+    }
+    if (ranges.length === 0) continue;
+    const tieredAtMs = table.lake?.tieredAtMs ?? 0;
+    if (tieredAtMs < bestTieredAtMs) {
+      best = { table, ranges };
+      bestTieredAtMs = tieredAtMs;
+    }
+  }
+  return best;
+}

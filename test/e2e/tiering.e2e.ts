@@ -1,0 +1,145 @@
+/**
+ * Lake tiering on a real local cluster with two tiering workers (DESIGN §5, seed "Coordinator failover"):
+ * a log table with the lake enabled is appended to through the gateway while rounds tier it into its
+ * Iceberg table; the worker of a round gets `kill -9` mid-round, and later the coordinator lease holder.
+ * Afterwards the lake is read the way an outside engine does, without mink: the metadata object the log
+ * names, its manifest list and manifests (Avro), and the Parquet files they list, read by DuckDB. Every
+ * appended row is there exactly once, and each bucket's `__offset` runs from 0 to its committed end.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { LocalCluster } from '@mink/devcluster';
+import { IcebergTable, icebergSchemaOf } from '@mink/lake';
+import { S3ObjectStore } from '@mink/s3stream';
+import { SHORT_LEASE_CLUSTER, eventually, http, temporaryDirectory } from './helpers';
+
+jest.setTimeout(600_000);
+
+const BUCKETS = 3;
+const ROWS_PER_APPEND = 50;
+
+interface LakeDescription {
+  metadataKey: string | null;
+  snapshotId: string | null;
+  offsets: { bucket: number; offset: number }[];
+  tieringEpoch: number;
+  round: { tieringEpoch: number; worker: string } | null;
+}
+
+describe('tiering into the Iceberg lake on a real local cluster', () => {
+  const directory = temporaryDirectory('tiering');
+  let cluster: LocalCluster;
+
+  beforeAll(async () => {
+    cluster = await LocalCluster.start({ dataDir: directory.path, ...SHORT_LEASE_CLUSTER, tieringWorkers: 2 });
+  });
+
+  afterAll(async () => {
+    await cluster?.stop();
+    if (process.env.MINK_E2E_KEEP) console.log('kept', directory.path);
+    else directory.remove();
+  });
+
+  async function lakeOf(table: string): Promise<{ lake: LakeDescription | undefined; ends: number[] }> {
+    const described = await http(cluster.gatewayUrl, 'GET', `/v1/tables/${table}`);
+    expect(described.status).toBe(200);
+    return { lake: described.body.lake, ends: described.body.bucketLeaders.map((bucket: { stream: { endOffset: number } }) => bucket.stream.endOffset) };
+  }
+
+  it('tiers every appended row exactly once through kill -9 of a worker mid-round and of the coordinator lease holder', async () => {
+    const created = await http(cluster.gatewayUrl, 'POST', '/v1/tables', {
+      name: 'clicks',
+      columns: [
+        { name: 'id', type: 'int64' },
+        { name: 'page', type: 'string' },
+      ],
+      buckets: BUCKETS,
+      properties: { 'table.datalake.enabled': 'true', 'table.datalake.freshness': '1s' },
+    });
+    expect(created.status).toBe(201);
+
+    // Appends go on in the background for the whole test.
+    let appending = true;
+    let appended = 0;
+    const load = (async () => {
+      while (appending) {
+        const rows = Array.from({ length: ROWS_PER_APPEND }, (_, index) => ({ id: appended + index, page: `/page/${(appended + index) % 97}` }));
+        const result = await http(cluster.gatewayUrl, 'POST', '/v1/tables/clicks/append', { rows });
+        if (result.status === 200) appended += ROWS_PER_APPEND;
+      }
+    })();
+
+    // A round in progress: kill its worker.
+    const round = await eventually('a tiering round in progress', async () => {
+      const { lake } = await lakeOf('clicks');
+      return lake?.round ?? undefined;
+    }, 60_000, 50);
+    const workerId = round.worker;
+    expect(['tiering-1', 'tiering-2']).toContain(workerId);
+    cluster.kill('tiering-worker', workerId, 'SIGKILL');
+    // The round goes to the other worker under a newer tiering epoch and commits.
+    await eventually('a round committed after the kill', async () => {
+      const { lake } = await lakeOf('clicks');
+      return lake && lake.snapshotId !== null && lake.tieringEpoch > round.tieringEpoch && lake.round === null ? true : undefined;
+    }, 120_000, 200);
+
+    // Now the coordinator lease holder.
+    const status = await http(cluster.gatewayUrl, 'GET', '/v1/cluster');
+    const holder = status.body.coordinator.node as string;
+    const tieredBefore = (await lakeOf('clicks')).lake!.tieringEpoch;
+    cluster.kill('coordinator', holder, 'SIGKILL');
+    await eventually('rounds committed under the new coordinator', async () => {
+      const { lake } = await lakeOf('clicks');
+      return lake && lake.tieringEpoch >= tieredBefore + 2 && lake.round === null ? true : undefined;
+    }, 120_000, 200);
+
+    appending = false;
+    await load;
+    // Everything committed ends up in the lake.
+    const settled = await eventually('the lake caught up with every bucket', async () => {
+      const { lake, ends } = await lakeOf('clicks');
+      return lake && lake.offsets.every(({ bucket, offset }) => offset === ends[bucket]) ? { lake, ends } : undefined;
+    }, 120_000, 500);
+    expect(settled.ends.reduce((sum, end) => sum + end, 0)).toBe(appended);
+
+    // Read the lake as an outside engine would: metadata → manifest list → manifests → Parquet.
+    const store = new S3ObjectStore({ endpoint: cluster.s3Endpoint, bucket: 'mink', region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+    const columns = [
+      { name: 'id', type: 'int64' as const },
+      { name: 'page', type: 'string' as const },
+    ];
+    const table = new IcebergTable({ store, tableName: 'clicks', storeUri: 's3://mink', schema: icebergSchemaOf(columns) });
+    await table.load(settled.lake.metadataKey);
+    const files = await table.dataFiles();
+    expect(files.length).toBeGreaterThan(0);
+    const local = mkdtempSync(join(tmpdir(), 'mink-lake-'));
+    try {
+      const paths: string[] = [];
+      for (const [index, file] of files.entries()) {
+        const key = file.path.replace(/^s3:\/\/mink\//, '');
+        const path = join(local, `${index}.parquet`);
+        writeFileSync(path, await store.get(key));
+        paths.push(path);
+      }
+      const duck = await DuckDBInstance.create(':memory:');
+      const connection = await duck.connect();
+      const list = paths.map((path) => `'${path}'`).join(', ');
+      const reader = await connection.runAndReadAll(`SELECT id, page, __bucket, __offset FROM read_parquet([${list}], hive_partitioning = false) ORDER BY __bucket, __offset`);
+      const rows = reader.getRowObjects() as Array<{ id: bigint; page: string; __bucket: number; __offset: bigint }>;
+      // Exactly once: every appended id, none twice.
+      const ids = rows.map((row) => Number(row.id)).sort((a, b) => a - b);
+      expect(ids).toEqual(Array.from({ length: appended }, (_, index) => index));
+      for (const row of rows) expect(row.page).toBe(`/page/${Number(row.id) % 97}`);
+      // No gap, no overlap: each bucket's offsets run from 0 to its committed end.
+      for (let bucket = 0; bucket < BUCKETS; bucket++) {
+        const offsets = rows.filter((row) => row.__bucket === bucket).map((row) => Number(row.__offset));
+        expect(offsets).toEqual(Array.from({ length: settled.ends[bucket]! }, (_, index) => index));
+      }
+      connection.closeSync();
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  });
+});
