@@ -1,8 +1,8 @@
 import type { Subscription } from 'nats';
 import { performance } from 'node:perf_hooks';
-import { bucketId, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
+import { bucketId, bucketsOfTable, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
-import { assignBuckets, decideAdmission, planOrphanReleads, planRebalance, planTieringRound, releadsNow, type Move } from '@mink/ownership';
+import { assignBuckets, decideAdmission, planOrphanReleads, planRebalance, planStreamTrims, planTieringRound, releadsNow, withEndSample, type EndSample, type Move } from '@mink/ownership';
 import {
   InvalidArgumentError,
   MinkError,
@@ -47,6 +47,10 @@ export class Coordinator {
   /** Data nodes this replica has seen live since it took the lease. */
   private readonly seenLiveSinceAcquired = new Set<string>();
   private ticking = false;
+  /** The retention loop's observations of each stream's committed end, by bucket id; emptied on taking the lease. */
+  private readonly endSamples = new Map<string, EndSample[]>();
+  private retentionTimer: NodeJS.Timeout | null = null;
+  private retaining = false;
   /** When this holder last heard from the worker of each table's tiering round, by table name; emptied on taking the lease. */
   private readonly tieringHeartbeats = new Map<string, number>();
   /** The round being given out: rounds are given one at a time. */
@@ -88,10 +92,12 @@ export class Coordinator {
     });
     this.stopLease = runner.stop;
     this.tickTimer = setInterval(() => void this.tick(), config.coordinatorTickMs);
+    this.retentionTimer = setInterval(() => void this.retain(), LIMITS.retentionIntervalMs);
   }
 
   async stop(): Promise<void> {
     if (this.tickTimer) clearInterval(this.tickTimer);
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     // A snapshot round in flight finishes before the connection it uses goes away.
     await this.stopSnapshots();
@@ -109,6 +115,8 @@ export class Coordinator {
       this.seenLiveSinceAcquired.clear();
       // Rounds of the previous holder count as silent until their workers heartbeat to this one.
       this.tieringHeartbeats.clear();
+      // Records count as new from now on: a new holder trims a stream one TTL after it first sees it at the earliest.
+      this.endSamples.clear();
       this.holderGauge.set(1);
       this.logger.info({ coordinatorEpoch: this.epoch }, 'acquired the coordinator lease');
       this.startSnapshots();
@@ -179,6 +187,45 @@ export class Coordinator {
   private actingEpoch(): number | null {
     if (this.epoch === null || !this.lease.isHeld()) return null;
     return this.epoch;
+  }
+
+  /**
+   * DESIGN §5, retention (lease holder only, fenced by its coordinator epoch): samples each stream's
+   * committed end, and trims streams below what has been committed for longer than the table's TTL
+   * (planStreamTrims; the log keeps the lake offset and a PK bucket's newest KV snapshot). The released
+   * objects go to the garbage collector.
+   */
+  private async retain(): Promise<void> {
+    const epoch = this.actingEpoch();
+    if (epoch === null || this.retaining) return;
+    this.retaining = true;
+    try {
+      const view = this.member.view;
+      const nowMs = Date.now();
+      const seen = new Set<string>();
+      for (const name of Object.keys(view.tables)) {
+        const table = ownRecord(view.tables, name)!;
+        const ttlMs = lakeSettingsOf(table.properties).logTtlMs;
+        if (ttlMs === null) continue;
+        const spacingMs = Math.max(LIMITS.retentionIntervalMs, Math.floor(ttlMs / LIMITS.retentionSamplesPerTtl));
+        for (const record of bucketsOfTable(view, name)) {
+          const id = bucketId(record.tableId, record.partition, record.bucket);
+          seen.add(id);
+          this.endSamples.set(id, withEndSample(this.endSamples.get(id) ?? [], record.stream.endOffset, nowMs, spacingMs, ttlMs));
+        }
+      }
+      for (const id of [...this.endSamples.keys()]) if (!seen.has(id)) this.endSamples.delete(id);
+      const trims = planStreamTrims(view, (id) => this.endSamples.get(id), nowMs);
+      for (let start = 0; start < trims.length; start += LIMITS.trimStreamsPerCommandMax) {
+        const streams = trims.slice(start, start + LIMITS.trimStreamsPerCommandMax);
+        await this.member.store.proposeOrThrow({ type: 'TrimStreams', coordinatorEpoch: epoch, streams, atMs: Date.now() });
+      }
+      if (trims.length > 0) this.logger.info({ streams: trims.length }, 'streams trimmed to their retention');
+    } catch (error) {
+      this.logger.warn({ err: error }, 'retention round failed');
+    } finally {
+      this.retaining = false;
+    }
   }
 
   /** Seed, "Node stops heartbeating": on each tick re-lead buckets whose leader is not live. */

@@ -165,7 +165,7 @@ export class GatewayService {
         ...(bucket.partition !== null ? { partition: bucket.partition } : {}),
         leader: bucket.leader,
         leaderEpoch: bucket.leaderEpoch,
-        stream: { state: bucket.stream.state, epoch: bucket.stream.epoch, node: bucket.stream.node, endOffset: bucket.stream.endOffset },
+        stream: { state: bucket.stream.state, epoch: bucket.stream.epoch, node: bucket.stream.node, startOffset: bucket.stream.startOffset, endOffset: bucket.stream.endOffset },
       })),
       ...(table.lake ? { lake: lakeOf(table) } : {}),
     };

@@ -180,6 +180,12 @@ export const LIMITS = {
   localDataNodesMax: 32,
   localCoordinatorsMax: 8,
   localTieringWorkersMax: 8,
+  /** Streams one TrimStreams names at most (the retention loop splits larger lists). */
+  trimStreamsPerCommandMax: 1_000,
+  /** Pause between two rounds of the lease holder's retention loop. */
+  retentionIntervalMs: 5_000,
+  /** Samples of a stream's committed end the retention loop keeps per TTL: a trim comes at most TTL / this late. */
+  retentionSamplesPerTtl: 16,
   /** How long a tiering worker waits before asking again when no round was due. */
   tieringPollMs: 1_000,
   /** One request of the `mink` CLI to the gateway gives up after this long. */

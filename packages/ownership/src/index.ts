@@ -9,3 +9,4 @@ export { planRebalance } from './rebalance';
 export { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision, type SyncSelf } from './sync';
 export * from './admission';
 export { planTieringRound, tieringStateOf, type PlannedRound, type TieringState, type TieringTiming } from './tiering';
+export { planStreamTrims, withEndSample, type EndSample } from './retention';

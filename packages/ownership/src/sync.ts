@@ -147,6 +147,7 @@ export function bucketsTouchedBy(command: Command, outcome: Outcome): readonly s
     case 'AllocateProducerId':
     case 'StartTieringRound':
     case 'CommitTieringRound':
+    case 'TrimStreams':
       return 'none';
   }
 }

@@ -2,6 +2,7 @@ import { LIMITS } from '@mink/config';
 import { nextEpoch } from '@mink/epochs';
 import type {
   AllocateProducerId,
+  TrimStreams,
   CommitTieringRound,
   StartTieringRound,
   CloseStream,
@@ -116,6 +117,8 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyStartTieringRound(view, seq, command);
     case 'CommitTieringRound':
       return applyCommitTieringRound(view, seq, command);
+    case 'TrimStreams':
+      return applyTrimStreams(view, seq, command);
   }
 }
 
@@ -235,6 +238,57 @@ function applyCommitTieringRound(view: View, seq: number, command: CommitTiering
   const committed: LakeRecord = { metadataKey: command.metadataKey, snapshotId: command.snapshotId, offsets, tieringEpoch: lake.tieringEpoch, round: null, tieredAtMs: command.atMs };
   const tables = { ...view.tables, [table.name]: { ...table, lake: committed } };
   return { view: { ...view, seq, tables }, outcome: { ok: true } };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Retention
+
+function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applied {
+  const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
+  if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
+  if (command.streams.length > LIMITS.trimStreamsPerCommandMax) {
+    return reject(view, seq, 'InvalidArgument', `TrimStreams names ${command.streams.length} streams: at most ${LIMITS.trimStreamsPerCommandMax}`);
+  }
+  for (const [index, trim] of (command.streams as unknown[]).entries()) {
+    const malformed = describeMalformedTrim(trim);
+    if (malformed !== null) return reject(view, seq, 'InvalidArgument', `TrimStreams.streams[${index}]: ${malformed}`);
+  }
+  const changes: Record<string, BucketRecord> = {};
+  const released: DataSlice[] = [];
+  for (const trim of command.streams) {
+    const id = bucketId(trim.tableId, trim.partition, trim.bucket);
+    const record = changes[id] ?? ownRecord(view.buckets, id);
+    if (!record) continue;
+    const table = ownRecord(view.tables, record.table);
+    if (!table || table.id !== record.tableId) continue;
+    const stream = record.stream;
+    let target = Math.min(trim.startOffset, stream.endOffset);
+    // The lake must hold what the stream no longer does, and a PK bucket's restore replays from its newest snapshot.
+    if (lakeSettingsOf(table.properties).enabled) target = Math.min(target, ownRecord(table.lake?.offsets ?? {}, String(record.bucket)) ?? 0);
+    if (table.kind === 'pk') target = Math.min(target, record.kvSnapshots.at(-1)?.appliedOffset ?? 0);
+    const kept = stream.slices.findIndex((slice) => slice.endOffset > target);
+    const dropped = kept === -1 ? stream.slices.length : kept;
+    if (dropped === 0) continue;
+    const startOffset = kept === -1 ? stream.endOffset : stream.slices[kept]!.startOffset;
+    released.push(...stream.slices.slice(0, dropped));
+    changes[id] = { ...record, stream: { ...stream, startOffset: Math.max(stream.startOffset, startOffset), slices: stream.slices.slice(dropped) } };
+  }
+  if (Object.keys(changes).length === 0) return { view: { ...view, seq }, outcome: { ok: true } };
+  return {
+    view: { ...view, seq, buckets: withRecords(view.buckets, changes), ...withReferences(view, [], released, command.atMs) },
+    outcome: { ok: true },
+  };
+}
+
+/** Why `trim` is not a stream trim, or null. */
+function describeMalformedTrim(trim: unknown): string | null {
+  if (!object.test(trim)) return 'must be an object';
+  const value = trim as Record<string, unknown>;
+  for (const field of ['tableId', 'bucket', 'startOffset'] as const) {
+    if (!count.test(value[field])) return `${field} must be ${count.description}`;
+  }
+  if (!partitionOrNull.test(value.partition)) return `partition must be ${partitionOrNull.description}`;
+  return null;
 }
 
 /** Why `range` is not a tiering range of a table of `buckets` buckets, or null. */
@@ -1039,6 +1093,7 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
   RegisterCoordinator: { coordinatorId: name },
   AllocateProducerId: {},
   StartTieringRound: { coordinatorEpoch: count, table: name, tableId: count, worker: name, ranges: array, atMs: count },
+  TrimStreams: { coordinatorEpoch: count, streams: array, atMs: count },
   CommitTieringRound: { coordinatorEpoch: count, table: name, tableId: count, tieringEpoch: count, metadataKey: objectKey, snapshotId: objectKey, atMs: count },
   CreateTable: { coordinatorEpoch: count, spec: object, createdAtMs: count, leaders: optionalNames },
   DropTable: { coordinatorEpoch: count, name, atMs: optionalCount },

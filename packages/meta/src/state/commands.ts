@@ -24,7 +24,8 @@ export type Command =
   | ForgetObjects
   | AllocateProducerId
   | StartTieringRound
-  | CommitTieringRound;
+  | CommitTieringRound
+  | TrimStreams;
 
 /**
  * Registers a node incarnation. Without `expectedEpoch` (a process starting) the node gets
@@ -378,6 +379,31 @@ export interface CommitTieringRound {
   metadataKey: string;
   snapshotId: string;
   atMs: number;
+}
+
+/**
+ * Retention (DESIGN §5): moves the start of streams up, releasing the slices wholly below the new start
+ * (objects nothing else points into go to the garbage). Proposed by the coordinator lease holder's
+ * lifecycle loop; each stream's `startOffset` is what the loop asks for, and the log itself keeps the
+ * rules: the start never moves above the lake offset of a table with the lake enabled, nor above the
+ * offset the newest KV snapshot of a primary-key bucket includes (its restore replays from there), and it
+ * lands on a slice boundary (the start of the first slice kept, or the committed end when none is). A
+ * stream that is gone, or whose start is already there, is left as it is. Rejected only on a stale
+ * coordinator epoch (`Fenced`) or a malformed list (`InvalidArgument`). Outcome: `{}`.
+ */
+export interface TrimStreams {
+  type: 'TrimStreams';
+  coordinatorEpoch: number;
+  streams: StreamTrim[];
+  atMs: number;
+}
+
+export interface StreamTrim {
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  /** The offset the stream should start at (the records below it are older than the table's TTL). */
+  startOffset: number;
 }
 
 /** Why a command was rejected; the code is the wire code the proposer reports. */

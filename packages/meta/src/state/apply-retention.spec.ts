@@ -1,0 +1,106 @@
+/**
+ * Retention's fence in the log (DESIGN §5): TrimStreams releases whole slices below the new start, never
+ * moves a start above the lake offset of a lake table or above the newest KV snapshot of a PK bucket,
+ * and hands objects nothing points into any more to the garbage collector.
+ */
+import { apply } from './apply';
+import type { Command } from './commands';
+import { deepFreeze } from './deep-freeze';
+import { getIn, shardedFrom } from './sharded-map';
+import { bucketId, emptyView, type BucketRecord, type DataSlice, type TableRecord, type View } from './view';
+
+const SLICES: DataSlice[] = [
+  { object: 'wal/1/1/a', startOffset: 0, endOffset: 10, position: 0, length: 100 },
+  { object: 'wal/1/1/b', startOffset: 10, endOffset: 20, position: 0, length: 100 },
+  { object: 'wal/1/1/a', startOffset: 20, endOffset: 30, position: 100, length: 100 },
+];
+
+function tableOf(kind: 'log' | 'pk', properties: Record<string, string>, lakeOffset?: number): TableRecord {
+  return {
+    id: 3,
+    name: 'events',
+    kind,
+    columns: [{ name: 'id', type: 'int64' }],
+    primaryKey: kind === 'pk' ? ['id'] : [],
+    bucketKey: kind === 'pk' ? ['id'] : [],
+    buckets: 1,
+    properties,
+    createdAtMs: 0,
+    partitions: [],
+    ...(lakeOffset === undefined ? {} : { lake: { metadataKey: 'lake/events/metadata/v1-t3r1.metadata.json', snapshotId: '1', offsets: { '0': lakeOffset }, tieringEpoch: 1, round: null, tieredAtMs: 1 } }),
+  };
+}
+
+function viewOf(table: TableRecord, kvSnapshotOffset?: number): View {
+  const record: BucketRecord = {
+    tableId: 3,
+    table: 'events',
+    partition: null,
+    bucket: 0,
+    leader: '1',
+    leaderEpoch: 1,
+    stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: 30, slices: SLICES, writers: {} },
+    kvSnapshots: kvSnapshotOffset === undefined ? [] : [{ object: 'kv/3//0/s', appliedOffset: kvSnapshotOffset, bytes: 10, streamEpoch: 1 }],
+  };
+  const objects: Record<string, { references: number }> = { 'wal/1/1/a': { references: 2 }, 'wal/1/1/b': { references: 1 } };
+  if (kvSnapshotOffset !== undefined) objects['kv/3//0/s'] = { references: 1 };
+  return deepFreeze({ ...emptyView(), seq: 7, coordinator: { node: 'c1', epoch: 2 }, tables: { events: table }, buckets: { [bucketId(3, null, 0)]: record }, nextTableId: 4, objects: shardedFrom(objects) });
+}
+
+function trim(view: View, startOffset: number, extra: Partial<Record<string, unknown>> = {}) {
+  return apply(view, view.seq + 1, { type: 'TrimStreams', coordinatorEpoch: 2, streams: [{ tableId: 3, partition: null, bucket: 0, startOffset }], atMs: 9_000, ...extra } as Command);
+}
+
+const LOG = tableOf('log', {});
+
+describe('TrimStreams', () => {
+  it.each<[string, TableRecord, number | undefined, number, number, string[]]>([
+    // name, table, newest KV snapshot offset, asked start, resulting start, objects left referenced
+    ['drops the slices wholly below the start asked for', LOG, undefined, 20, 20, ['wal/1/1/a']],
+    ['keeps a slice the start falls inside, starting the stream at it', LOG, undefined, 15, 10, ['wal/1/1/a', 'wal/1/1/b']],
+    ['drops every slice at the committed end', LOG, undefined, 30, 30, []],
+    ['never goes beyond the committed end', LOG, undefined, 99, 30, []],
+    ['stops at the lake offset of a lake table', tableOf('log', { 'table.datalake.enabled': 'true' }, 10), undefined, 30, 10, ['wal/1/1/a', 'wal/1/1/b']],
+    ['trims nothing of a lake table before its first round', tableOf('log', { 'table.datalake.enabled': 'true' }), undefined, 30, 0, ['wal/1/1/a', 'wal/1/1/b']],
+    ['stops at the newest KV snapshot of a PK bucket', tableOf('pk', {}), 20, 30, 20, ['wal/1/1/a', 'kv/3//0/s']],
+    ['trims nothing of a PK bucket without a snapshot', tableOf('pk', {}), undefined, 30, 0, ['wal/1/1/a', 'wal/1/1/b']],
+  ])('%s', (_case, table, kvOffset, asked, start, referenced) => {
+    const before = viewOf(table, kvOffset);
+    const { view, outcome } = trim(before, asked);
+    expect(outcome).toEqual({ ok: true });
+    const stream = view.buckets[bucketId(3, null, 0)]!.stream;
+    expect(stream.startOffset).toBe(start);
+    expect(stream.slices).toEqual(SLICES.filter((slice) => slice.endOffset > start));
+    expect(stream.endOffset).toBe(30);
+    for (const key of ['wal/1/1/a', 'wal/1/1/b', 'kv/3//0/s']) {
+      const expectedReferenced = referenced.includes(key);
+      expect({ key, referenced: getIn(view.objects, key) !== undefined }).toEqual({ key, referenced: expectedReferenced });
+    }
+    // A WAL object released by its last slice waits in the garbage, stamped with the command's time.
+    if (!referenced.includes('wal/1/1/b') && start > 10) expect(getIn(view.garbage, 'wal/1/1/b')).toEqual({ unreferencedAtMs: 9_000 });
+  });
+
+  it('leaves a view without change but for the sequence when nothing is below the start asked', () => {
+    const before = viewOf(LOG);
+    const { view } = trim(before, 5);
+    expect(view).toEqual({ ...before, seq: 8 });
+  });
+
+  it.each<[string, Record<string, unknown>, string, string]>([
+    ['a deposed coordinator', { coordinatorEpoch: 1 }, 'Fenced', 'coordinator epoch 1 is fenced: current is 2'],
+    ['a malformed stream', { streams: [{ tableId: 3, bucket: -1, partition: null, startOffset: 1 }] }, 'InvalidArgument', 'TrimStreams.streams[0]: bucket must be a non-negative integer'],
+  ])('refuses %s', (_case, extra, code, message) => {
+    const before = viewOf(LOG);
+    const { view, outcome } = trim(before, 20, extra);
+    expect(outcome).toMatchObject({ ok: false, rejection: { code } });
+    expect((outcome as { rejection: { message: string } }).rejection.message).toContain(message);
+    expect(view).toEqual({ ...before, seq: 8 });
+  });
+
+  it('skips a stream that no longer exists', () => {
+    const before = viewOf(LOG);
+    const { view, outcome } = apply(before, 8, { type: 'TrimStreams', coordinatorEpoch: 2, streams: [{ tableId: 9, partition: null, bucket: 0, startOffset: 20 }], atMs: 1 } as Command);
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({ ...before, seq: 8 });
+  });
+});

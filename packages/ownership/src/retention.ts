@@ -1,0 +1,52 @@
+import { bucketsOfTable, bucketId, lakeSettingsOf, ownRecord, type StreamTrim, type View } from '@mink/meta';
+
+/**
+ * One observation of a stream by the lease holder's retention loop: at `atMs` its committed end was
+ * `offset`, so every record below `offset` had been committed by then. Records carry no commit time in the
+ * view; these samples bound their age from above, which errs on the side of keeping data longer.
+ */
+export interface EndSample {
+  offset: number;
+  atMs: number;
+}
+
+/**
+ * A stream's samples after seeing its committed end `endOffset` at `nowMs`: a new sample when the end moved
+ * and the newest sample is at least `spacingMs` old (so a table keeps about ttl / spacing samples per
+ * bucket), and of the samples older than `ttlMs` only the newest, the one a trim needs.
+ */
+export function withEndSample(samples: readonly EndSample[], endOffset: number, nowMs: number, spacingMs: number, ttlMs: number): EndSample[] {
+  const newest = samples.at(-1);
+  const next = newest === undefined || (newest.offset !== endOffset && nowMs - newest.atMs >= spacingMs) ? [...samples, { offset: endOffset, atMs: nowMs }] : [...samples];
+  let oldEnough = -1;
+  for (let index = 0; index < next.length; index++) if (next[index]!.atMs <= nowMs - ttlMs) oldEnough = index;
+  return oldEnough > 0 ? next.slice(oldEnough) : next;
+}
+
+/**
+ * The trims retention asks for now (DESIGN §5): for every stream of a table with a TTL (`table.log.ttl`,
+ * not `0`), the end of its newest sample at least one TTL old, when that is above the stream's start and
+ * at or past the end of its first slice (so something would go). The log clamps each trim to the lake
+ * offset and to a PK bucket's newest KV snapshot; the planner applies the same clamps so it does not ask
+ * for trims that would change nothing.
+ */
+export function planStreamTrims(view: View, samplesOf: (bucketId: string) => readonly EndSample[] | undefined, nowMs: number): StreamTrim[] {
+  const trims: StreamTrim[] = [];
+  for (const name of Object.keys(view.tables)) {
+    const table = ownRecord(view.tables, name)!;
+    const settings = lakeSettingsOf(table.properties);
+    if (settings.logTtlMs === null) continue;
+    for (const record of bucketsOfTable(view, name)) {
+      const samples = samplesOf(bucketId(record.tableId, record.partition, record.bucket)) ?? [];
+      let target = -1;
+      for (const sample of samples) if (sample.atMs <= nowMs - settings.logTtlMs) target = sample.offset;
+      if (target <= 0) continue;
+      if (settings.enabled) target = Math.min(target, ownRecord(table.lake?.offsets ?? {}, String(record.bucket)) ?? 0);
+      if (table.kind === 'pk') target = Math.min(target, record.kvSnapshots.at(-1)?.appliedOffset ?? 0);
+      const first = record.stream.slices[0];
+      if (first === undefined || target <= record.stream.startOffset || first.endOffset > target) continue;
+      trims.push({ tableId: record.tableId, partition: record.partition, bucket: record.bucket, startOffset: target });
+    }
+  }
+  return trims;
+}
