@@ -2,6 +2,7 @@ import { LIMITS } from '@mink/config';
 import { nextEpoch } from '@mink/epochs';
 import type {
   AllocateProducerId,
+  AlterTable,
   TrimStreams,
   CommitTieringRound,
   StartTieringRound,
@@ -36,7 +37,7 @@ import type {
 import { ownRecord } from './lookup';
 import { ShardedMapEditor, getIn } from './sharded-map';
 import { validateTableSpec } from './schema';
-import { LAKE_ENABLED_PROPERTY, lakeSettingsOf } from './lake-properties';
+import { ALTERABLE_PROPERTIES, LAKE_ENABLED_PROPERTY, checkLakeSpec, lakeSettingsOf } from './lake-properties';
 import {
   bucketId,
   type BucketRecord,
@@ -119,6 +120,8 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyCommitTieringRound(view, seq, command);
     case 'TrimStreams':
       return applyTrimStreams(view, seq, command);
+    case 'AlterTable':
+      return applyAlterTable(view, seq, command);
   }
 }
 
@@ -237,6 +240,28 @@ function applyCommitTieringRound(view: View, seq: number, command: CommitTiering
   for (const range of round.ranges) offsets[String(range.bucket)] = range.endOffset;
   const committed: LakeRecord = { metadataKey: command.metadataKey, snapshotId: command.snapshotId, offsets, tieringEpoch: lake.tieringEpoch, round: null, tieredAtMs: command.atMs };
   const tables = { ...view.tables, [table.name]: { ...table, lake: committed } };
+  return { view: { ...view, seq, tables }, outcome: { ok: true } };
+}
+
+function applyAlterTable(view: View, seq: number, command: AlterTable): Applied {
+  const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
+  if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
+  const table = ownRecord(view.tables, command.name);
+  if (!table) return reject(view, seq, 'NotFound', `table '${command.name}' does not exist`);
+  const properties: Record<string, string> = { ...table.properties };
+  const changes = Object.entries(command.properties);
+  if (changes.length === 0) return reject(view, seq, 'InvalidArgument', 'AlterTable names no property');
+  for (const [key, value] of changes) {
+    if (!ALTERABLE_PROPERTIES.includes(key)) {
+      return reject(view, seq, 'InvalidArgument', `property '${key}' cannot be changed after the table is created (these can: ${ALTERABLE_PROPERTIES.join(', ')})`);
+    }
+    if (value !== null && typeof value !== 'string') return reject(view, seq, 'InvalidArgument', `property '${key}' must be a string, or null to remove it`);
+    if (value === null) delete properties[key];
+    else properties[key] = value;
+  }
+  const invalid = checkLakeSpec({ name: table.name, columns: table.columns, buckets: table.buckets, ...(table.partition ? { partition: table.partition } : {}), properties });
+  if (invalid !== null) return reject(view, seq, 'InvalidArgument', invalid);
+  const tables = { ...view.tables, [table.name]: { ...table, properties } };
   return { view: { ...view, seq, tables }, outcome: { ok: true } };
 }
 
@@ -1094,6 +1119,7 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
   AllocateProducerId: {},
   StartTieringRound: { coordinatorEpoch: count, table: name, tableId: count, worker: name, ranges: array, atMs: count },
   TrimStreams: { coordinatorEpoch: count, streams: array, atMs: count },
+  AlterTable: { coordinatorEpoch: count, name, properties: object },
   CommitTieringRound: { coordinatorEpoch: count, table: name, tableId: count, tieringEpoch: count, metadataKey: objectKey, snapshotId: objectKey, atMs: count },
   CreateTable: { coordinatorEpoch: count, spec: object, createdAtMs: count, leaders: optionalNames },
   DropTable: { coordinatorEpoch: count, name, atMs: optionalCount },

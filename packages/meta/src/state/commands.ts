@@ -25,7 +25,8 @@ export type Command =
   | AllocateProducerId
   | StartTieringRound
   | CommitTieringRound
-  | TrimStreams;
+  | TrimStreams
+  | AlterTable;
 
 /**
  * Registers a node incarnation. Without `expectedEpoch` (a process starting) the node gets
@@ -404,6 +405,19 @@ export interface StreamTrim {
   bucket: number;
   /** The offset the stream should start at (the records below it are older than the table's TTL). */
   startOffset: number;
+}
+
+/**
+ * Changes the properties of a table that may change after its creation (`ALTERABLE_PROPERTIES`: the
+ * lake switch, its freshness and the retention TTL): a string sets one, null removes it (back to its
+ * default). Rejected on a stale coordinator epoch (`Fenced`), an unknown table (`NotFound`), any other
+ * property or a value the table could not have been created with (`InvalidArgument`). Outcome: `{}`.
+ */
+export interface AlterTable {
+  type: 'AlterTable';
+  coordinatorEpoch: number;
+  name: string;
+  properties: Record<string, string | null>;
 }
 
 /** Why a command was rejected; the code is the wire code the proposer reports. */

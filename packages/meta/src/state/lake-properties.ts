@@ -6,6 +6,9 @@ export const LAKE_ENABLED_PROPERTY = 'table.datalake.enabled';
 export const LAKE_FRESHNESS_PROPERTY = 'table.datalake.freshness';
 export const LOG_TTL_PROPERTY = 'table.log.ttl';
 
+/** The properties `AlterTable` may change after a table was created. */
+export const ALTERABLE_PROPERTIES: readonly string[] = [LAKE_ENABLED_PROPERTY, LAKE_FRESHNESS_PROPERTY, LOG_TTL_PROPERTY];
+
 /** What a table gets when it does not set them: the lake off, tiered every 3 minutes when on, streams kept 7 days. */
 export const LAKE_DEFAULTS = {
   freshnessMs: 3 * 60_000,
