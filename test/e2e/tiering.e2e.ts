@@ -5,13 +5,19 @@
  * Afterwards the lake is read the way an outside engine does, without mink: the metadata object the log
  * names, its manifest list and manifests (Avro), and the Parquet files they list, read by DuckDB. Every
  * appended row is there exactly once, and each bucket's `__offset` runs from 0 to its committed end.
+ *
+ * A primary-key table is tiered as merged state: puts (whole and partial), updates and deletes go on
+ * through the gateway while rounds rewrite each changed bucket's file; afterwards DuckDB reads exactly the
+ * table that lookups of every key return, one row per live key at most one file per bucket, each row with
+ * the offset of its key's last change in the changelog scanned from offset 0.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { LocalCluster } from '@mink/devcluster';
-import { IcebergTable, icebergSchemaOf } from '@mink/lake';
+import { type DataFile, IcebergTable, icebergSchemaOf } from '@mink/lake';
+import type { ColumnSpec } from '@mink/meta';
 import { S3ObjectStore } from '@mink/s3stream';
 import { SHORT_LEASE_CLUSTER, eventually, http, temporaryDirectory } from './helpers';
 
@@ -41,6 +47,32 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     if (process.env.MINK_E2E_KEEP) console.log('kept', directory.path);
     else directory.remove();
   });
+
+  /** DuckDB's rows of `select` over the live data files of `table`'s lake at `metadataKey` (metadata → manifest list → manifests → Parquet). */
+  async function lakeSelect(table: string, columns: ColumnSpec[], primaryKey: string[], metadataKey: string | null, select: string): Promise<{ rows: Record<string, unknown>[]; files: DataFile[] }> {
+    const store = new S3ObjectStore({ endpoint: cluster.s3Endpoint, bucket: 'mink', region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+    const lake = new IcebergTable({ store, tableName: table, storeUri: 's3://mink', schema: icebergSchemaOf(columns, primaryKey) });
+    await lake.load(metadataKey);
+    const files = await lake.dataFiles();
+    if (files.length === 0) return { rows: [], files };
+    const local = mkdtempSync(join(tmpdir(), 'mink-lake-'));
+    try {
+      const paths: string[] = [];
+      for (const [index, file] of files.entries()) {
+        const path = join(local, `${index}.parquet`);
+        writeFileSync(path, await store.get(lake.keyOf(file.path)));
+        paths.push(`'${path}'`);
+      }
+      const duck = await DuckDBInstance.create(':memory:');
+      const connection = await duck.connect();
+      const reader = await connection.runAndReadAll(`SELECT ${select} FROM read_parquet([${paths.join(', ')}], hive_partitioning = false) ORDER BY __bucket, __offset`);
+      const rows = reader.getRowObjectsJson() as Record<string, unknown>[];
+      connection.closeSync();
+      return { rows, files };
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  }
 
   async function lakeOf(table: string): Promise<{ lake: LakeDescription | undefined; ends: number[] }> {
     const described = await http(cluster.gatewayUrl, 'GET', `/v1/tables/${table}`);
@@ -140,6 +172,111 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
       connection.closeSync();
     } finally {
       rmSync(local, { recursive: true, force: true });
+    }
+  });
+
+  it('tiers a primary-key table as merged state: puts, partial puts, updates and deletes while rounds run; the lake equals the lookups of every key', async () => {
+    const table = 'balances';
+    const keys = 400;
+    const columns: ColumnSpec[] = [
+      { name: 'id', type: 'int64' },
+      { name: 'owner', type: 'string' },
+      { name: 'amount', type: 'int64' },
+      { name: 'note', type: 'string' },
+    ];
+    const created = await http(cluster.gatewayUrl, 'POST', '/v1/tables', {
+      name: table,
+      columns,
+      primaryKey: ['id'],
+      buckets: BUCKETS,
+      properties: { 'table.datalake.enabled': 'true', 'table.datalake.freshness': '1s' },
+    });
+    expect(created.status).toBe(201);
+
+    // A seeded history over a small key space, so keys are updated, deleted and put again many times.
+    let seed = 20_261_201;
+    const next = (): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    const randomKey = (): number => Math.floor(next() * keys);
+    let writing = true;
+    let writes = 0;
+    const post = async (path: string, body: unknown): Promise<void> => {
+      for (let attempt = 0; ; attempt++) {
+        const response = await http(cluster.gatewayUrl, 'POST', path, body);
+        if (response.status === 200) return;
+        if ((response.status !== 503 && response.status !== 504) || attempt > 100) throw new Error(`${path}: ${response.status} ${JSON.stringify(response.body)}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    const load = (async () => {
+      while (writing) {
+        const choice = next();
+        if (choice < 0.5) {
+          const rows = Array.from({ length: 25 }, () => {
+            const id = randomKey();
+            return { id, owner: `owner-${id % 7}`, amount: String(BigInt(writes) * 1_000_000_007n + BigInt(id)), note: next() < 0.3 ? null : `w${writes}` };
+          });
+          await post(`/v1/tables/${table}/put`, { rows });
+        } else if (choice < 0.75) {
+          const rows = Array.from({ length: 10 }, () => ({ id: randomKey(), amount: String(-writes) }));
+          await post(`/v1/tables/${table}/put`, { rows, columns: ['id', 'amount'] });
+        } else {
+          await post(`/v1/tables/${table}/delete`, { keys: Array.from({ length: 15 }, () => ({ id: randomKey() })) });
+        }
+        writes++;
+      }
+    })();
+
+    // Rounds commit while the writes go on: the lake is rewritten bucket by bucket several times.
+    const before = (await lakeOf(table)).lake?.tieringEpoch ?? 0;
+    await eventually('three rounds of the primary-key table committed while it is written', async () => {
+      const { lake } = await lakeOf(table);
+      return lake && lake.tieringEpoch >= before + 3 && lake.snapshotId !== null ? true : undefined;
+    }, 180_000, 200);
+    writing = false;
+    await load;
+    expect(writes).toBeGreaterThan(20);
+    const settled = await eventually('the lake caught up with every bucket of the primary-key table', async () => {
+      const { lake, ends } = await lakeOf(table);
+      return lake && lake.round === null && lake.offsets.every(({ bucket, offset }) => offset === ends[bucket]) ? { lake, ends } : undefined;
+    }, 120_000, 500);
+
+    // The final state as lookups serve it.
+    const lookup = await http(cluster.gatewayUrl, 'POST', `/v1/tables/${table}/lookup`, { keys: Array.from({ length: keys }, (_, id) => ({ id })) });
+    expect(lookup.status).toBe(200);
+    const live = new Map<string, Record<string, unknown>>();
+    for (const row of lookup.body.rows as (Record<string, unknown> | null)[]) if (row !== null) live.set(String(row.id), row);
+    expect(live.size).toBeGreaterThan(0);
+    expect(live.size).toBeLessThan(keys);
+
+    // The offset of each live key's last change, from the changelog scanned from offset 0.
+    const lastChange = new Map<string, { bucket: number; offset: number }>();
+    for (let bucket = 0; bucket < BUCKETS; bucket++) {
+      for (let offset = 0; offset < settled.ends[bucket]!; ) {
+        const page = await http(cluster.gatewayUrl, 'GET', `/v1/tables/${table}/scan?bucket=${bucket}&offset=${offset}&limit=100000`);
+        expect(page.status).toBe(200);
+        for (const record of page.body.records as { offset: number; changeType: string; row: { id: string } }[]) {
+          if (record.changeType === '+I' || record.changeType === '+U') {
+            lastChange.set(record.row.id, { bucket, offset: record.offset });
+          } else if (record.changeType === '-D') lastChange.delete(record.row.id);
+        }
+        expect(page.body.nextOffset).toBeGreaterThan(offset);
+        offset = page.body.nextOffset;
+      }
+    }
+    expect([...lastChange.keys()].sort()).toEqual([...live.keys()].sort());
+
+    // The lake as an outside engine reads it: exactly the lookups' rows, one per live key, each at its last change.
+    const { rows, files } = await lakeSelect(table, columns, ['id'], settled.lake.metadataKey, 'id, owner, amount, note, __bucket, __offset');
+    expect(new Set(files.map((file) => file.bucket)).size).toBe(files.length);
+    expect(rows).toHaveLength(live.size);
+    expect(new Set(rows.map((row) => String(row.id))).size).toBe(rows.length);
+    for (const row of rows) {
+      const id = String(row.id);
+      expect({ id, owner: row.owner, amount: String(row.amount), note: row.note }).toEqual(live.get(id));
+      expect({ bucket: row.__bucket, offset: Number(row.__offset) }).toEqual(lastChange.get(id));
     }
   });
 });

@@ -1,7 +1,13 @@
 /**
- * Executes one tiering round of a log table (DESIGN §5): reads each bucket's range of committed batches,
- * writes them as Parquet data files into the table's Iceberg lake table, and commits one Iceberg snapshot
- * under metadata named by the round (`v{N+1}-r{tieringEpoch}.metadata.json`).
+ * Executes one tiering round of a table (DESIGN §5): reads each bucket's range of committed batches, writes
+ * Parquet data files into the table's Iceberg lake table, and commits one Iceberg snapshot under metadata
+ * named by the round (`v{N+1}-t{tableId}r{tieringEpoch}.metadata.json`).
+ *
+ * A log table's records are appended: each bucket's range becomes new data files next to the old ones. A
+ * primary-key table's stream is its changelog, and its lake holds the merged state, copy-on-write per
+ * bucket: each bucket with changes gets ONE new data file, the rows of its old file(s) with the range's
+ * changes folded in by primary key (pk-bucket-merge.ts), which replaces the old file(s) in the same commit.
+ * Readers therefore need no delete files (DuckDB and PyIceberg do not read equality deletes reliably).
  *
  * The metadata log, not the lake, is the commit point. The executor stops after the Iceberg commit and
  * returns the metadata key; the caller proposes `CommitTieringRound` with it, and only once that applied
@@ -12,10 +18,15 @@
  * Order of work, with a `heartbeat` (which throws once the round is fenced) before every read, before
  * every data file is stored and before the Iceberg commit:
  *   1. load the lake table at the plan's metadata key and check the plan against it;
- *   2. per bucket with a non-empty range, in bucket order: read batches from the range's start, cut at
- *      `fileSourceBytesMax` bytes of stored batches into data files (so one process holds at most one
- *      file's batches and its Parquet), and store each file;
- *   3. commit one append snapshot with every file and the merged tiered offsets.
+ *   2. per bucket with a non-empty range, in bucket order:
+ *      - log table: read batches from the range's start, cut at `fileSourceBytesMax` bytes of stored
+ *        batches into data files (so one process holds at most one file's batches and its Parquet), and
+ *        store each file;
+ *      - primary-key table: read the bucket's live files of the base snapshot (listed from its manifests
+ *        once per round), fold the range's changelog into them within LAKE_LIMITS' pk bounds, and store
+ *        the merged state as one file (none when no key is live);
+ *   3. commit one snapshot with every file added, the replaced ones removed, and the merged tiered offsets
+ *      (a primary-key round whose changes all cancel out commits a snapshot that only moves the offsets).
  * An empty round (every range empty) writes nothing and returns the plan's metadata key and snapshot
  * unchanged (`committed: false`); with no metadata key yet it is refused, as there is nothing to name (the
  * planner starts no round without records, so neither should happen in practice).
@@ -35,6 +46,8 @@ import {
   roundTag,
 } from '@mink/lake';
 import type { ObjectStore } from '@mink/s3stream';
+import { type PkMergeBounds, mergePrimaryKeyBucket } from './pk-bucket-merge';
+import { forEachBatchOfRange } from './range-reader';
 
 export type { TieringRange } from '@mink/meta';
 
@@ -60,14 +73,16 @@ export interface RoundResult {
   snapshotId: string;
   /** Per bucket, the offset below which the lake at `metadataKey` holds every record: earlier rounds' merged with this round's range ends. */
   offsets: Record<number, number>;
-  /** Records written. */
+  /** Records written (for a primary-key table: the live rows of the buckets it rewrote). */
   rows: number;
   /** Bytes of Parquet written. */
   bytes: number;
-  /** Bytes of stored batches read into those files. */
+  /** Bytes of stored batches read into those files (for a primary-key table also of the old files read back). */
   sourceBytes: number;
   /** Data files written. */
   files: number;
+  /** Data files the commit removed: a primary-key table's replaced files (0 for a log table). */
+  removedFiles: number;
 }
 
 /** One committed batch as the read port returns it: the records [startOffset, endOffset) of its payload. */
@@ -98,18 +113,21 @@ export interface TieringRoundDeps {
   log?: (message: string, fields: object) => void;
   /** Where uuids, snapshot ids and time come from; tests pass fixed ones. */
   ids?: LakeIdSource;
-  /** Bytes of stored batches one data file is written from; LAKE_LIMITS.parquetSourceBytesMax (its largest value) when absent. */
+  /** Bytes of stored batches one data file is written from; LAKE_LIMITS.parquetSourceBytesMax (its largest value) when absent. Log tables only. */
   fileSourceBytesMax?: number;
+  /** Bounds of merging one bucket of a primary-key table; LAKE_LIMITS' pk bounds when absent (tests pass smaller ones, never larger). */
+  pkMergeBounds?: PkMergeBounds;
 }
 
 /**
  * Runs `plan` to its Iceberg commit and returns the metadata key for the caller to commit in the metadata
  * log. Does not write the version hint. Throws what `heartbeat` throws when fenced; InvalidArgumentError
- * for a plan or table it cannot tier (a primary-key table, a Kafka topic, a partitioned table, a plan of
- * another table, malformed ranges, an empty round of a table with no lake metadata yet); LakeCommitConflictError when this epoch already committed on this base
- * (a retry must come with a new epoch); and a plain Error for broken invariants (the plan's start is not
- * where the lake has a bucket tiered to, a read leaves a gap, stored batches hold other records than their
- * offsets say).
+ * for a plan or table it cannot tier (a Kafka topic, a partitioned table, a plan of another table,
+ * malformed ranges, an empty round of a table with no lake metadata yet), LakeBucketTooLargeError (an
+ * InvalidArgumentError) for a primary-key bucket beyond the merge bounds; LakeCommitConflictError when this
+ * epoch already committed on this base (a retry must come with a new epoch); and a plain Error for broken
+ * invariants (the plan's start is not where the lake has a bucket tiered to, a read leaves a gap, stored
+ * batches hold other records than their offsets say, a key live twice in a primary-key table's lake).
  */
 export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringRoundPlan): Promise<RoundResult> {
   const { table } = deps;
@@ -118,6 +136,7 @@ export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringR
   if (!Number.isSafeInteger(fileSourceBytesMax) || fileSourceBytesMax < 1 || fileSourceBytesMax > LAKE_LIMITS.parquetSourceBytesMax) {
     throw new InvalidArgumentError(`fileSourceBytesMax must be a whole number of bytes from 1 to ${LAKE_LIMITS.parquetSourceBytesMax}, not ${fileSourceBytesMax}`);
   }
+  for (const [name, value] of Object.entries(deps.pkMergeBounds ?? {})) checkPkBound(name, value);
   const log = deps.log ?? (() => undefined);
   const tag = roundTag(plan.tableId, plan.tieringEpoch);
   const ranges = [...plan.ranges].sort((left, right) => left.bucket - right.bucket);
@@ -133,7 +152,7 @@ export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringR
   }
   const offsetsAfter = new Map(tieredBefore);
   for (const range of ranges) offsetsAfter.set(range.bucket, range.endOffset);
-  const progress = { rows: 0, bytes: 0, sourceBytes: 0, files: 0 };
+  const progress = { rows: 0, bytes: 0, sourceBytes: 0, files: 0, removedFiles: 0 };
   const busy = ranges.filter((range) => range.startOffset < range.endOffset);
   if (busy.length === 0) {
     // Nothing to write: the round's result is its base, so the caller can still close it in the log.
@@ -146,58 +165,39 @@ export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringR
   log('tiering round started', { metadataKey: plan.metadataKey, buckets: busy.length, records: busy.reduce((total, range) => total + range.endOffset - range.startOffset, 0) });
 
   const added: DataFile[] = [];
-  for (const range of busy) {
-    // The batches of the file being gathered, the records they hold for it [fileStart, next), and their bytes.
-    let pending: LakeBatch[] = [];
-    let pendingBytes = 0;
-    let fileStart = range.startOffset;
-    let next = range.startOffset;
-    const writeFile = async (): Promise<void> => {
-      const file = parquetOfArrow({ schema: lake.schema(), bucket: range.bucket, batches: pending });
-      // The offsets a file covers come from the batches' own claims; the records they hold must agree.
-      if (file.metrics.recordCount !== next - fileStart || file.offsets.first !== fileStart || file.offsets.last !== next - 1) {
-        throw new Error(
-          `the stored batches of bucket ${range.bucket} of '${table.name}' for offsets [${fileStart}, ${next}) hold ${file.metrics.recordCount} records at offsets ${file.offsets.first}..${file.offsets.last}`,
-        );
+  const removed: DataFile[] = [];
+  if (table.primaryKey.length > 0) {
+    await deps.heartbeat();
+    const liveFiles = await lake.dataFiles();
+    for (const range of busy) {
+      const outcome = await mergePrimaryKeyBucket({ deps, lake, tag, tieringEpoch: plan.tieringEpoch, bounds: deps.pkMergeBounds }, range, liveFiles);
+      removed.push(...outcome.removed);
+      progress.sourceBytes += outcome.sourceBytes;
+      progress.removedFiles += outcome.removed.length;
+      if (outcome.added !== null) {
+        added.push(outcome.added);
+        progress.rows += outcome.added.recordCount;
+        progress.bytes += outcome.added.fileSizeBytes;
+        progress.files++;
       }
-      await deps.heartbeat();
-      added.push(await lake.writeDataFile(file, tag));
-      progress.rows += file.metrics.recordCount;
-      progress.bytes += file.metrics.fileSizeBytes;
-      progress.sourceBytes += pendingBytes;
-      progress.files++;
-      log('tiering round stored a data file', { bucket: range.bucket, fromOffset: fileStart, endOffset: next, fileRows: file.metrics.recordCount, fileBytes: file.metrics.fileSizeBytes, ...progress });
-      pending = [];
-      pendingBytes = 0;
-      fileStart = next;
-    };
-    while (next < range.endOffset) {
-      await deps.heartbeat();
-      const { batches } = await deps.read(range.bucket, next);
-      const before = next;
-      for (const batch of batches) {
-        if (next >= range.endOffset) break;
-        if (batch.endOffset <= next) continue;
-        if (!(batch.startOffset <= next && batch.startOffset < batch.endOffset)) {
-          throw new Error(`reading bucket ${range.bucket} of '${table.name}' from offset ${next} gave the batch [${batch.startOffset}, ${batch.endOffset}): a gap`);
-        }
-        if (pending.length > 0 && pendingBytes + batch.payload.byteLength > fileSourceBytesMax) await writeFile();
-        const keepEnd = Math.min(batch.endOffset, range.endOffset);
-        const whole = batch.startOffset === next && batch.endOffset === keepEnd;
-        pending.push(whole ? { payload: batch.payload, startOffset: batch.startOffset } : { payload: batch.payload, startOffset: batch.startOffset, keep: { fromOffset: next, endOffset: keepEnd } });
-        pendingBytes += batch.payload.byteLength;
-        next = keepEnd;
-      }
-      if (next === before) {
-        throw new Error(`reading bucket ${range.bucket} of '${table.name}' from offset ${next} gave no batch holding it, though round ${plan.tieringEpoch} tiers it up to ${range.endOffset}`);
-      }
+      log('tiering round merged a bucket', {
+        bucket: range.bucket,
+        fromOffset: range.startOffset,
+        endOffset: range.endOffset,
+        keys: outcome.keys,
+        fileBytes: outcome.added?.fileSizeBytes ?? 0,
+        replacedFiles: outcome.removed.length,
+        ...progress,
+      });
     }
-    await writeFile();
+  } else {
+    for (const range of busy) await tierLogRange(deps, { lake, tag, tieringEpoch: plan.tieringEpoch, fileSourceBytesMax, log, progress, added }, range);
   }
 
   await deps.heartbeat();
   const { snapshot, metadataKey } = await lake.commit({
     added,
+    removed: removed.map((file) => file.path),
     offsets: new Map(ranges.map((range) => [range.bucket, range.endOffset])),
     summary: { 'mink.table-id': String(plan.tableId), 'mink.tiering-epoch': String(plan.tieringEpoch) },
     tag,
@@ -206,13 +206,67 @@ export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringR
   return { committed: true, metadataKey, snapshotId: String(snapshot['snapshot-id']), offsets: Object.fromEntries(lake.tieredOffsets()), ...progress };
 }
 
+/**
+ * Appends one bucket's range of a log table as data files of at most `fileSourceBytesMax` bytes of stored
+ * batches each, slicing the batches a range starts or ends in (no per-row work).
+ */
+async function tierLogRange(
+  deps: TieringRoundDeps,
+  context: { lake: IcebergTable; tag: string; tieringEpoch: number; fileSourceBytesMax: number; log: NonNullable<TieringRoundDeps['log']>; progress: Omit<RoundResult, 'committed' | 'metadataKey' | 'snapshotId' | 'offsets'>; added: DataFile[] },
+  range: TieringRange,
+): Promise<void> {
+  const { lake, progress } = context;
+  const tableName = deps.table.name;
+  // The batches of the file being gathered, the records they hold for it [fileStart, next), and their bytes.
+  let pending: LakeBatch[] = [];
+  let pendingBytes = 0;
+  let fileStart = range.startOffset;
+  let next = range.startOffset;
+  const writeFile = async (): Promise<void> => {
+    const file = parquetOfArrow({ schema: lake.schema(), bucket: range.bucket, batches: pending });
+    // The offsets a file covers come from the batches' own claims; the records they hold must agree.
+    if (file.metrics.recordCount !== next - fileStart || file.offsets.first !== fileStart || file.offsets.last !== next - 1) {
+      throw new Error(
+        `the stored batches of bucket ${range.bucket} of '${tableName}' for offsets [${fileStart}, ${next}) hold ${file.metrics.recordCount} records at offsets ${file.offsets.first}..${file.offsets.last}`,
+      );
+    }
+    await deps.heartbeat();
+    context.added.push(await lake.writeDataFile(file, context.tag));
+    progress.rows += file.metrics.recordCount;
+    progress.bytes += file.metrics.fileSizeBytes;
+    progress.sourceBytes += pendingBytes;
+    progress.files++;
+    context.log('tiering round stored a data file', { bucket: range.bucket, fromOffset: fileStart, endOffset: next, fileRows: file.metrics.recordCount, fileBytes: file.metrics.fileSizeBytes, ...progress });
+    pending = [];
+    pendingBytes = 0;
+    fileStart = next;
+  };
+  await forEachBatchOfRange(deps, { tableName, tieringEpoch: context.tieringEpoch }, range, async (batch, share) => {
+    if (pending.length > 0 && pendingBytes + batch.payload.byteLength > context.fileSourceBytesMax) await writeFile();
+    const whole = batch.startOffset === share.fromOffset && batch.endOffset === share.endOffset;
+    pending.push(whole ? { payload: batch.payload, startOffset: batch.startOffset } : { payload: batch.payload, startOffset: batch.startOffset, keep: share });
+    pendingBytes += batch.payload.byteLength;
+    next = share.endOffset;
+  });
+  await writeFile();
+}
+
+/** Refuses a merge bound that is not a positive whole number or is above LAKE_LIMITS' own. */
+function checkPkBound(name: string, value: number | undefined): void {
+  const limit = { stateBytesMax: LAKE_LIMITS.pkBucketStateBytesMax, keysMax: LAKE_LIMITS.pkBucketKeysMax, foldBytes: LAKE_LIMITS.pkChangelogFoldBytes }[name];
+  if (limit === undefined) throw new InvalidArgumentError(`'${name}' is not a bound of merging a primary-key bucket`);
+  if (value !== undefined && (!Number.isSafeInteger(value) || value < 1 || value > limit)) {
+    throw new InvalidArgumentError(`the merge bound ${name} must be a whole number from 1 to ${limit}, not ${value}`);
+  }
+}
+
 /** Refuses a table this executor cannot tier and a plan that is not one of `table`'s rounds. */
 export function checkTieringRound(table: TableRecord, plan: TieringRoundPlan): void {
   if (plan.tableId !== table.id || plan.tableName !== table.name) {
     throw new InvalidArgumentError(`the round is of table '${plan.tableName}' with id ${plan.tableId}, not of '${table.name}' with id ${table.id}`);
   }
-  if (table.kind !== 'log' || table.primaryKey.length > 0) {
-    throw new InvalidArgumentError(`table '${table.name}' has a primary key: tiering primary-key tables (merged state, copy-on-write per bucket) is not built yet`);
+  if ((table.kind === 'pk') !== table.primaryKey.length > 0) {
+    throw new InvalidArgumentError(`table '${table.name}' is of kind '${table.kind}' with ${table.primaryKey.length} primary key columns: only log tables without one and primary-key tables are tiered`);
   }
   if (logFormatOf(table) !== 'arrow') throw new InvalidArgumentError(`table '${table.name}' stores Kafka record batches: only tables in the Arrow format are tiered`);
   if (table.partition !== undefined) throw new InvalidArgumentError(`table '${table.name}' is partitioned: partitioned tables are not tiered yet`);

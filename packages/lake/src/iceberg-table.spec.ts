@@ -166,6 +166,26 @@ describe('IcebergTable on an in-memory store', () => {
     expect((await lakeRows(table, store, duck, 'name')).map((row) => row.name)).toEqual([...rows(0, 13, 'newer'), ...rows(0, 4, 'old')].map((row) => row.name));
   });
 
+  it('commits a removal without a new file as a delete snapshot, and a snapshot of no change that only moves the tiered offsets', async () => {
+    // Proves the two commits a primary-key round makes when its changes empty a bucket or cancel out: the
+    // bucket's file is gone from the next snapshot (operation delete), and a later snapshot with the same
+    // files records more tiered, so the next round starts after it.
+    const store = new InMemoryObjectStore();
+    const table = openTable(store, 'users', ['id']);
+    await table.load(null);
+    const bucketZero = await tier(table, 0, 0, 5);
+    const bucketOne = await tier(table, 1, 0, 3);
+    await table.commit({ added: [bucketZero, bucketOne], offsets: new Map([[0, 5], [1, 3]]), tag: 'r1' });
+    const { snapshot: removal } = await table.commit({ added: [], removed: [bucketZero.path], offsets: new Map([[0, 9]]), tag: 'r2' });
+    expect(removal.summary).toMatchObject({ operation: 'delete', 'deleted-data-files': '1', 'total-records': '3', 'total-data-files': '1', 'mink.offsets': '{"0":9,"1":3}' });
+    expect((await table.dataFiles()).map((file) => file.path)).toEqual([bucketOne.path]);
+    const { snapshot: offsetsOnly, metadataKey } = await table.commit({ added: [], offsets: new Map([[1, 7]]), tag: 'r3' });
+    expect(offsetsOnly.summary).toMatchObject({ operation: 'append', 'added-data-files': '0', 'total-records': '3', 'mink.offsets': '{"0":9,"1":7}' });
+    await table.load(metadataKey);
+    expect((await table.dataFiles()).map((file) => file.path)).toEqual([bucketOne.path]);
+    expect(await lakeRows(table, store, duck, '__bucket, __offset')).toEqual([0, 1, 2].map((offset) => ({ __bucket: 1, __offset: String(offset) })));
+  });
+
   it('lets two rounds racing from the same base write their files side by side; each metadata key reads as its own round', async () => {
     // Proves a fenced round cannot clobber its successor (or the other way round): both commit on v1 with
     // different tags, nothing of one overwrites the other's, and a reader given either key (as the metadata
@@ -271,6 +291,7 @@ describe('IcebergTable on an in-memory store', () => {
 
   it.each<[string, (table: IcebergTable, live: DataFile[]) => Promise<unknown>, RegExp]>([
     ['a commit with nothing in it', (table) => table.commit({ added: [], offsets: new Map(), tag: 'r2' }), /add or remove/],
+    ['a commit of no file at the offsets already tiered', (table) => table.commit({ added: [], offsets: new Map([[0, 10], [1, 10]]), tag: 'r2' }), /or move a tiered offset forward/],
     ['removing a file that is not live', (table) => table.commit({ added: [], removed: [`${STORE_URI}/lake/events/data/nope.parquet`], offsets: new Map(), tag: 'r2' }), /not live/],
     ['adding a file that is already live', (table, live) => table.commit({ added: [live[0]!], removed: [live[1]!.path], offsets: new Map(), tag: 'r2' }), /already live/],
     ['adding and removing one file', (table, live) => table.commit({ added: [live[0]!], removed: [live[0]!.path], offsets: new Map(), tag: 'r2' }), /both added and removed/],

@@ -214,13 +214,14 @@ export class IcebergTable {
 
   /**
    * Commits a snapshot on the loaded state: `added` files become live, `removed` ones are marked deleted
-   * in rewritten manifests, the summary records the merged tiered offsets. Writes
+   * in rewritten manifests, the summary records the merged tiered offsets. A commit may change no file if
+   * it moves a bucket's tiered offset forward (a snapshot of the same files that records more tiered). Writes
    * `v{N+1}-{tag}.metadata.json` (creating the table at version 1 when it has none) and not the hint:
    * the caller records the returned key in the metadata log and then calls `publishHint`.
    * Throws LakeCommitConflictError when that key already exists (this round committed before),
-   * InvalidArgumentError for a bad tag, when a removed path is not live, a file is added twice, or an
-   * added one is already live (checked against the manifests the commit reads: those it rewrites or
-   * merges). On success the instance's state is the new version; on a failure it stays the loaded one,
+   * InvalidArgumentError for a bad tag, for a commit that changes nothing, when a removed path is not
+   * live, a file is added twice, or an added one is already live (checked against the manifests the
+   * commit reads: those it rewrites or merges). On success the instance's state is the new version; on a failure it stays the loaded one,
    * and files written before the failure are left unreferenced.
    */
   async commit(request: CommitRequest): Promise<CommitResult> {
@@ -229,7 +230,11 @@ export class IcebergTable {
     const removed = new Set(request.removed ?? []);
     const addedPaths = new Set(request.added.map((file) => file.path));
     if (addedPaths.size !== request.added.length) throw new InvalidArgumentError('a data file is added twice');
-    if (request.added.length === 0 && removed.size === 0) throw new InvalidArgumentError('a commit must add or remove a data file');
+    // A commit that changes no file still counts when it moves a tiered offset: a primary-key table's round
+    // whose changes cancel out (a key put and deleted) has tiered its range, and the lake must say so.
+    const baseOffsets = base.currentSnapshot === null ? new Map<number, number>() : tieredOffsetsOf(base.currentSnapshot.summary);
+    const movesAnOffset = [...request.offsets].some(([bucket, offset]) => offset > (baseOffsets.get(bucket) ?? 0));
+    if (request.added.length === 0 && removed.size === 0 && !movesAnOffset) throw new InvalidArgumentError('a commit must add or remove a data file, or move a tiered offset forward');
     for (const path of addedPaths) if (removed.has(path)) throw new InvalidArgumentError(`data file ${path} is both added and removed`);
 
     const version = base.version + 1;

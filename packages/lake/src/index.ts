@@ -9,3 +9,6 @@ export * from './errors';
 export * from './iceberg-table';
 export * from './metadata-keys';
 export * from './lake-limits';
+export * from './parquet-to-arrow';
+export * from './arrow-gather';
+export * from './merged-state';

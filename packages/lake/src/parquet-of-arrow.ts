@@ -16,6 +16,10 @@
  *
  * The manifest metrics (value and null counts, column sizes, bounds) are read back from the footer the
  * writer produced, not computed here.
+ *
+ * For primary-key tables, `changelogOfStoredBatch` lays a stored changelog batch out as the lake schema
+ * (keeping its change types beside it) and `parquetOfLakeBatches` writes batches already in that layout:
+ * the merged state of a bucket (merged-state.ts), whose rows carry their own offsets.
  */
 import {
   Binary,
@@ -24,6 +28,7 @@ import {
   type DataType,
   Field,
   Float64,
+  Int8,
   Int32,
   Int64,
   RecordBatch,
@@ -99,8 +104,7 @@ export function parquetOfArrow(input: ParquetOfArrowInput): ParquetDataFile {
   if (sourceBytes > LAKE_LIMITS.parquetSourceBytesMax) {
     throw new InvalidArgumentError(`${sourceBytes} bytes of batches for one data file, more than ${LAKE_LIMITS.parquetSourceBytesMax}: write several files`);
   }
-  const fields = schema.fields.map(arrowFieldOf);
-  const arrowSchema = new Schema(fields);
+  const arrowSchema = lakeArrowSchemaOf(schema);
   const recordBatches: RecordBatch[] = [];
   for (const batch of input.batches) {
     // The offsets to write of a batch that names `keep`, with where the batch starts; null writes all.
@@ -126,11 +130,100 @@ export function parquetOfArrow(input: ParquetOfArrowInput): ParquetDataFile {
     }
   }
   if (recordBatches.length === 0) throw new InvalidArgumentError('a data file needs at least one record');
+  return writeLakeParquet(schema, arrowSchema, bucket, recordBatches, input.rowGroupRowsMax);
+}
 
+/** The Arrow schema of a lake table's data files: every field of `schema` in order, with its field id. */
+export function lakeArrowSchemaOf(schema: IcebergSchema): Schema {
+  return new Schema(schema.fields.map(arrowFieldOf));
+}
+
+/** Input of `parquetOfLakeBatches`: record batches already laid out as the lake schema. */
+export interface LakeRecordBatchesInput {
+  schema: IcebergSchema;
+  bucket: number;
+  /** Each with the fields of `lakeArrowSchemaOf(schema)` (names and types, in order); together at least one record. */
+  batches: readonly RecordBatch[];
+  /** Rows per row group; LAKE_LIMITS.parquetRowGroupRowsMax when absent. */
+  rowGroupRowsMax?: number;
+}
+
+/**
+ * Writes record batches already in the lake's layout (the table's columns with timestamps in
+ * microseconds, then `__bucket`, `__offset`, `__timestamp`) as one Parquet data file, as they are: a
+ * primary-key table's merged state, whose rows carry the offsets of the changes that last wrote them.
+ * The caller bounds their size (LAKE_LIMITS.pkBucketStateBytesMax). Throws InvalidArgumentError for no
+ * records or a bad bucket, and a plain Error for batches of another layout or of rows of another bucket
+ * than their `__bucket` column says (the first row is checked).
+ */
+export function parquetOfLakeBatches(input: LakeRecordBatchesInput): ParquetDataFile {
+  const { schema, bucket } = input;
+  if (!Number.isSafeInteger(bucket) || bucket < 0 || bucket > 0x7fffffff) throw new InvalidArgumentError(`bucket ${bucket} is not a bucket number`);
+  const arrowSchema = lakeArrowSchemaOf(schema);
+  const bucketIndex = schema.fields.findIndex((field) => field.name === LAKE_BUCKET_COLUMN);
+  const batches = input.batches.filter((batch) => batch.numRows > 0);
+  for (const batch of batches) {
+    checkLakeLayout(arrowSchema, batch.schema.fields);
+    const firstBucket = (batch.data.children[bucketIndex]!.values as Int32Array)[0];
+    if (firstBucket !== bucket) throw new Error(`a batch of rows of bucket ${firstBucket} given for a data file of bucket ${bucket}`);
+  }
+  if (batches.length === 0) throw new InvalidArgumentError('a data file needs at least one record');
+  return writeLakeParquet(schema, arrowSchema, bucket, batches.map((batch) => new RecordBatch(arrowSchema, makeData({ type: new Struct(arrowSchema.fields), length: batch.numRows, nullCount: 0, children: batch.data.children }))), input.rowGroupRowsMax);
+}
+
+/** Throws a plain Error naming the first difference when `fields` are not the lake layout's (names, types, order). */
+export function checkLakeLayout(arrowSchema: Schema, fields: readonly Field[]): void {
+  if (fields.length !== arrowSchema.fields.length) throw new Error(`a lake batch has ${fields.length} fields, the lake table ${arrowSchema.fields.length}`);
+  arrowSchema.fields.forEach((expected, index) => {
+    const field = fields[index]!;
+    if (field.name !== expected.name || String(field.type) !== String(expected.type)) {
+      throw new Error(`field ${index} of a lake batch is '${field.name}' (${field.type}), the lake table's is '${expected.name}' (${expected.type})`);
+    }
+  });
+}
+
+/**
+ * One record batch of a primary-key table's stored changelog, laid out as the lake schema (the table's
+ * columns, timestamps in microseconds, `__bucket`, `__offset`, `__timestamp`), with its change types.
+ * Row `i` is the change at offset `startOffset + i`.
+ */
+export interface LakeChangelogBatch {
+  rows: RecordBatch;
+  /** The change type of each row as stored: an index into CHANGE_TYPES of @mink/records (`+I`, `-U`, `+U`, `-D`). */
+  changeCodes: Int8Array;
+  startOffset: number;
+}
+
+/**
+ * The record batches of a stored changelog batch of a primary-key table (what its bucket's stream holds:
+ * the table's columns, `$ts` and `$change`), the first record at `startOffset`, each laid out as the lake
+ * schema without copying the columns (timestamps are multiplied to microseconds). Throws a plain Error for
+ * a batch that is not a changelog (no `$change`) or holds columns of other types than the table's.
+ */
+export function changelogOfStoredBatch(schema: IcebergSchema, bucket: number, payload: Uint8Array, startOffset: number): LakeChangelogBatch[] {
+  if (!Number.isSafeInteger(startOffset) || startOffset < 0) throw new InvalidArgumentError(`start offset ${startOffset} is not a stream offset`);
+  const arrowSchema = lakeArrowSchemaOf(schema);
+  const batches: LakeChangelogBatch[] = [];
+  let next = startOffset;
+  for (const stored of RecordBatchReader.from(payload)) {
+    if (stored.numRows === 0) continue;
+    const changeIndex = stored.schema.fields.findIndex((field) => field.name === CHANGE_TYPE_COLUMN);
+    if (changeIndex < 0) throw new Error(`the stored batch at offset ${next} has no '${CHANGE_TYPE_COLUMN}' column: it is not a primary-key table's changelog`);
+    const changes = stored.data.children[changeIndex]!;
+    if (String(changes.type) !== String(new Int8())) throw new Error(`'${CHANGE_TYPE_COLUMN}' is stored as ${changes.type}`);
+    const changeCodes = (changes.values as Int8Array).subarray(0, stored.numRows);
+    batches.push({ rows: lakeBatchOf(schema, arrowSchema, bucket, stored, consecutiveLongs(next, stored.numRows), true), changeCodes, startOffset: next });
+    next += stored.numRows;
+  }
+  return batches;
+}
+
+/** One Parquet file (ZSTD, field ids, metrics from its footer) of `recordBatches`, laid out as `arrowSchema`. */
+function writeLakeParquet(schema: IcebergSchema, arrowSchema: Schema, bucket: number, recordBatches: RecordBatch[], rowGroupRowsMax: number | undefined): ParquetDataFile {
   const ipc = tableToIPC(new Table(arrowSchema, recordBatches), 'stream');
   const properties = new WriterPropertiesBuilder()
     .setCompression(Compression.ZSTD)
-    .setMaxRowGroupSize(input.rowGroupRowsMax ?? LAKE_LIMITS.parquetRowGroupRowsMax)
+    .setMaxRowGroupSize(rowGroupRowsMax ?? LAKE_LIMITS.parquetRowGroupRowsMax)
     .setCreatedBy('mink lake (parquet-wasm)')
     .build();
   // Both the table and the properties are moved into WebAssembly memory and freed by the call.
@@ -191,11 +284,11 @@ function offsetsOf(batch: LakeBatch, first: number, length: number): BigInt64Arr
   return longsOf(offsets);
 }
 
-/** One stored record batch laid out as the lake schema. */
-function lakeBatchOf(schema: IcebergSchema, arrowSchema: Schema, bucket: number, stored: RecordBatch, offsets: BigInt64Array): RecordBatch {
+/** One stored record batch laid out as the lake schema; a changelog's (`$change`) only when `changelog` says it may be one. */
+function lakeBatchOf(schema: IcebergSchema, arrowSchema: Schema, bucket: number, stored: RecordBatch, offsets: BigInt64Array, changelog = false): RecordBatch {
   const length = stored.numRows;
   const byName = new Map(stored.schema.fields.map((field, index) => [field.name, index]));
-  if (byName.has(CHANGE_TYPE_COLUMN)) {
+  if (!changelog && byName.has(CHANGE_TYPE_COLUMN)) {
     throw new InvalidArgumentError(`a batch of a primary-key table's changelog ('${CHANGE_TYPE_COLUMN}' column): tier the merged rows instead`);
   }
   const storedColumn = (name: string): Data | undefined => {

@@ -96,6 +96,18 @@ describe('snapshotSummaryOf', () => {
         'changed-partition-count': '1',
       },
     ],
+    [
+      'a removal of a bucket\'s only file',
+      parent,
+      { addedFiles: 0, addedRecords: 0, addedBytes: 0, removedFiles: 1, removedRecords: 10, removedBytes: 300, changedPartitions: 1 },
+      { operation: 'delete', 'deleted-data-files': '1', 'total-records': '20', 'total-data-files': '1' },
+    ],
+    [
+      'a snapshot that only records more tiered',
+      parent,
+      { addedFiles: 0, addedRecords: 0, addedBytes: 0, removedFiles: 0, removedRecords: 0, removedBytes: 0, changedPartitions: 0 },
+      { operation: 'append', 'added-data-files': '0', 'total-records': '30', 'total-data-files': '2' },
+    ],
   ])('summarises %s', (_case, parentSummary, change, expected) => {
     // Proves the operation and the spec's counts and totals (Appendix F), carried from the parent's totals.
     const summary = snapshotSummaryOf(parentSummary, change, new Map([[0, 10]]));

@@ -183,7 +183,7 @@ const TOTALS = ['total-records', 'total-files-size', 'total-data-files'] as cons
 
 /**
  * The summary of a snapshot: the caller's keys, then the spec's (`operation`: `append` when no file was
- * removed, `overwrite` otherwise; added/deleted counts; totals from the parent's) and `mink.offsets`,
+ * removed, `delete` when files were only removed, `overwrite` when files were replaced; added/deleted counts; totals from the parent's) and `mink.offsets`,
  * which the caller's keys cannot override.
  */
 export function snapshotSummaryOf(
@@ -200,7 +200,7 @@ export function snapshotSummaryOf(
   };
   const summary: Record<string, string> = {
     ...extra,
-    operation: change.removedFiles > 0 ? 'overwrite' : 'append',
+    operation: change.removedFiles === 0 ? 'append' : change.addedFiles === 0 ? 'delete' : 'overwrite',
     'added-data-files': String(change.addedFiles),
     'added-records': String(change.addedRecords),
     'added-files-size': String(change.addedBytes),
