@@ -99,4 +99,24 @@ describe('retention on a real local cluster', () => {
     const scan = await http(cluster.gatewayUrl, 'GET', '/v1/tables/laked/scan?bucket=0&offset=0');
     expect(scan.body.records.map((record: { row: { id: string } }) => record.row.id)).toEqual(['1', '2']);
   });
+
+  it('changes a table\'s retention with PATCH /v1/tables/{name}, and refuses properties that cannot change', async () => {
+    const created = await http(cluster.gatewayUrl, 'POST', '/v1/tables', { name: 'kept', columns: [{ name: 'id', type: 'int64' }], buckets: 1, properties: { 'table.log.ttl': '0' } });
+    expect(created.status).toBe(201);
+    expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables/kept/append', { rows: [{ id: 1 }, { id: 2 }, { id: 3 }] })).status).toBe(200);
+
+    const badValue = await http(cluster.gatewayUrl, 'PATCH', '/v1/tables/kept', { properties: { 'table.log.ttl': 'soon' } });
+    expect(badValue.status).toBe(400);
+    expect(badValue.body.error.message).toContain("property 'table.log.ttl': 'soon' is not a duration");
+    const fixed = await http(cluster.gatewayUrl, 'PATCH', '/v1/tables/kept', { properties: { 'table.log.format': 'kafka' } });
+    expect(fixed.status).toBe(400);
+    expect(fixed.body.error.message).toContain("property 'table.log.format' cannot be changed");
+    expect((await http(cluster.gatewayUrl, 'PATCH', '/v1/tables/missing', { properties: { 'table.log.ttl': '1s' } })).status).toBe(404);
+
+    const altered = await http(cluster.gatewayUrl, 'PATCH', '/v1/tables/kept', { properties: { 'table.log.ttl': '1s' } });
+    expect(altered.status).toBe(200);
+    expect(altered.body.properties).toEqual({ 'table.log.ttl': '1s' });
+    // Kept forever until now, trimmed once the new TTL has passed.
+    await eventually('the stream trimmed under its new TTL', async () => ((await streamsOf('kept'))[0]!.stream.startOffset === 3 ? true : undefined), 60_000, 500);
+  });
 });

@@ -266,6 +266,8 @@ export class Coordinator {
         return this.admitted(() => this.createTable(epoch, request.spec));
       case 'dropTable':
         return this.admitted(() => this.dropTable(epoch, request.name));
+      case 'alterTable':
+        return this.admitted(() => this.alterTable(epoch, request.name, request.properties));
       case 'releadBucket':
         return this.releadBucket(epoch, request);
       case 'releadBuckets':
@@ -384,6 +386,15 @@ export class Coordinator {
     const outcome = await this.propose({ type: 'DropTable', coordinatorEpoch: epoch, name, atMs: Date.now() });
     this.logger.info({ table: name }, 'table dropped');
     return { tableId: outcome.tableId!, metaSeq: this.member.view.seq };
+  }
+
+  /** The alterable properties of a table (AlterTable checks which and their values). */
+  private async alterTable(epoch: number, name: string, properties: Record<string, string | null>): Promise<{ metaSeq: number }> {
+    if (typeof name !== 'string' || !ownRecord(this.member.view.tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
+    if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) throw new InvalidArgumentError('properties must be an object of strings (or null to remove one)');
+    await this.propose({ type: 'AlterTable', coordinatorEpoch: epoch, name, properties });
+    this.logger.info({ table: name, properties }, 'table altered');
+    return { metaSeq: this.member.view.seq };
   }
 
   private async releadBucket(epoch: number, request: Extract<CoordinatorRequest, { op: 'releadBucket' }>): Promise<{ leaderEpoch: number; metaSeq: number }> {

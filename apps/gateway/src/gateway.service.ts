@@ -79,10 +79,27 @@ export class GatewayService {
     const waitMs = waitParameter(query);
     if (query.partition) throw new InvalidArgumentError('partitioned tables are not served yet');
     const columns = query.columns ? query.columns.split(',').map((column) => column.trim()).filter(Boolean) : undefined;
+    const tmpT0 = Date.now();
     const pages = this.client.table(name).scanPages({ bucket, offset, limit, columns, waitMs });
     const first = await pages.next();
+    console.log(JSON.stringify({ TMPGW: 1, at: Date.now(), bucket, offset, firstPageMs: Date.now() - tmpT0 }));
     if (first.done) throw new Error('a scan yielded no page');
     return scanReplyOf(scanFormatOf(accept), { offset, limit }, first.value, pages);
+  }
+
+  /** PATCH /v1/tables/{name} `{properties: {key: value or null}}`: the table's description once altered. */
+  async alterTable(name: string, body: unknown) {
+    const properties = (body as { properties?: unknown } | null)?.properties;
+    if (typeof properties !== 'object' || properties === null || Array.isArray(properties) || Object.keys(body as object).some((key) => key !== 'properties')) {
+      throw new InvalidArgumentError('body must be {properties: {name: value, or null to remove it}}');
+    }
+    for (const [key, value] of Object.entries(properties)) {
+      if (value !== null && typeof value !== 'string') throw new InvalidArgumentError(`property '${key}' must be a string, or null to remove it`);
+    }
+    this.describeTable(name);
+    const result = await this.client.alterTable(name, properties as Record<string, string | null>);
+    await this.member.store.waitForSeq(result.metaSeq, LIMITS.proposeTimeoutMs);
+    return this.describeTable(name);
   }
 
   async dropTable(name: string) {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { GatewayService } from './gateway.service';
 
@@ -22,6 +22,11 @@ export class TablesController {
   @Get(':name')
   describe(@Param('name') name: string) {
     return this.gateway.describeTable(name);
+  }
+
+  @Patch(':name')
+  alter(@Param('name') name: string, @Body() body: unknown) {
+    return this.gateway.alterTable(name, body);
   }
 
   @Delete(':name')

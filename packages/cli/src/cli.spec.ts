@@ -167,6 +167,24 @@ describe('mink table and mink cluster', () => {
     expect([result.exitCode, result.stdout, result.requests[0]!.method]).toEqual([0, 'dropped table events\n', 'DELETE']);
   });
 
+  it('alters a table\'s properties with PATCH, setting and removing them', async () => {
+    const result = await runCli(['table', 'alter', 'events', '--property', 'table.log.ttl=3d', '--property', 'table.datalake.enabled=true', '--unset', 'table.datalake.freshness', '--json'], {
+      status: 200,
+      body: { name: 'events', properties: { 'table.log.ttl': '3d' } },
+    });
+    expect(result.exitCode).toBe(0);
+    expect(result.requests.map(({ method, url, body }) => ({ method, path: new URL(url).pathname, body }))).toEqual([
+      { method: 'PATCH', path: '/v1/tables/events', body: { properties: { 'table.log.ttl': '3d', 'table.datalake.enabled': 'true', 'table.datalake.freshness': null } } },
+    ]);
+  });
+
+  it('refuses an alter without a property', async () => {
+    const result = await runCli(['table', 'alter', 'events'], { status: 200, body: {} });
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('give at least one --property or --unset');
+    expect(result.requests).toEqual([]);
+  });
+
   it('shows the cluster status: coordinator, nodes and bucket states', async () => {
     // Proves the status rendering of GET /v1/cluster.
     const status = {

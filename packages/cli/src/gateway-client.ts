@@ -34,6 +34,10 @@ export class GatewayClient {
     return this.request<T>('POST', path, body);
   }
 
+  patch<T>(path: string, body?: unknown): Promise<T> {
+    return this.request<T>('PATCH', path, body);
+  }
+
   delete<T>(path: string): Promise<T> {
     return this.request<T>('DELETE', path);
   }

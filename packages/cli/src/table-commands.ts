@@ -212,6 +212,21 @@ export function registerTableCommands(program: Command, io: CliIo): void {
     printResult(io, flags, result, renderTableDescription);
   });
 
+  addGatewayOptions(
+    table
+      .command('alter')
+      .description('change a table\'s lake switch, lake freshness or retention TTL')
+      .argument('<name>', 'table name')
+      .option('--property <key=value>', 'set a property (repeatable), e.g. table.log.ttl=3d', collect)
+      .option('--unset <key>', 'remove a property, back to its default (repeatable)', collect),
+  ).action(async (name: string, flags: GatewayFlags & { property?: string[]; unset?: string[] }) => {
+    const properties: Record<string, string | null> = { ...parseProperties(flags.property ?? []) };
+    for (const key of flags.unset ?? []) properties[key] = null;
+    if (Object.keys(properties).length === 0) throw new UsageError('table alter: give at least one --property or --unset');
+    const result = await gatewayClient(flags, io).patch<unknown>(tablePath(name), { properties });
+    printResult(io, flags, result, renderTableDescription);
+  });
+
   addGatewayOptions(table.command('drop').description('drop a table and its data').argument('<name>', 'table name')).action(
     async (name: string, flags: GatewayFlags) => {
       const result = await gatewayClient(flags, io).delete<unknown>(tablePath(name));

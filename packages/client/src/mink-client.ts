@@ -50,6 +50,11 @@ export class MinkClient {
     return this.coordinator<WithSeq<{ tableId: number }>>({ op: 'dropTable', name });
   }
 
+  /** Changes a table's alterable properties (lake switch, freshness, retention TTL); null removes one. */
+  async alterTable(name: string, properties: Record<string, string | null>): Promise<WithSeq<Record<string, never>>> {
+    return this.coordinator<WithSeq<Record<string, never>>>({ op: 'alterTable', name, properties });
+  }
+
   async rebalance(dryRun: boolean): Promise<WithSeq<RebalanceResult>> {
     return this.coordinator<WithSeq<RebalanceResult>>({ op: 'rebalance', dryRun });
   }

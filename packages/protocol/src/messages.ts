@@ -22,6 +22,8 @@ export type CoordinatorRequest =
     }
   | { op: 'rebalance'; dryRun: boolean }
   | { op: 'whoHolds' }
+  /** Changes the alterable properties of a table (a string sets one, null removes it). */
+  | { op: 'alterTable'; name: string; properties: Record<string, string | null> }
   /** A tiering worker asks for a due round (DESIGN §5); the answer is a `TieringRoundAssignment`. */
   | { op: 'takeTieringRound'; worker: string }
   /**
