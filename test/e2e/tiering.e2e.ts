@@ -279,4 +279,44 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
       expect({ bucket: row.__bucket, offset: Number(row.__offset) }).toEqual(lastChange.get(id));
     }
   });
+
+  it('serves a scan below a trimmed stream\'s start from the lake, then from the stream, with the same records', async () => {
+    const created = await http(cluster.gatewayUrl, 'POST', '/v1/tables', {
+      name: 'history',
+      columns: [
+        { name: 'id', type: 'int64' },
+        { name: 'at', type: 'timestamp' },
+        { name: 'note', type: 'string' },
+      ],
+      buckets: 1,
+      properties: { 'table.datalake.enabled': 'true', 'table.datalake.freshness': '1s', 'table.log.ttl': '2s' },
+    });
+    expect(created.status).toBe(201);
+    const rowOf = (id: number) => ({ id, at: 1_700_000_000_000 + id, note: id % 7 === 0 ? null : `note ${id}` });
+    for (let batch = 0; batch < 10; batch++) {
+      expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables/history/append', { rows: Array.from({ length: 30 }, (_, index) => rowOf(batch * 30 + index)) })).status).toBe(200);
+    }
+    const scanFrom = async (offset: number) => {
+      const reply = await http(cluster.gatewayUrl, 'GET', `/v1/tables/history/scan?bucket=0&offset=${offset}&limit=1000`);
+      expect(reply.status).toBe(200);
+      return reply.body.records as Array<{ offset: string | number; timestamp: string | number; row: { id: string; at: string | number; note: string | null } }>;
+    };
+    const before = await scanFrom(0);
+    expect(before).toHaveLength(300);
+    // Tiered, then trimmed: the stream starts above 0 while the lake holds everything below.
+    await eventually('the stream trimmed above 0 with the lake holding it', async () => {
+      const described = await http(cluster.gatewayUrl, 'GET', '/v1/tables/history');
+      const stream = described.body.bucketLeaders[0].stream;
+      return stream.startOffset > 0 && described.body.lake?.offsets[0].offset >= stream.startOffset ? true : undefined;
+    }, 60_000, 500);
+    // One more append lands in the stream only; a scan from 0 reads the lake, then the stream.
+    expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables/history/append', { rows: [rowOf(300)] })).status).toBe(200);
+    const after = await scanFrom(0);
+    expect(after.map((record) => Number(record.offset))).toEqual(Array.from({ length: 301 }, (_, index) => index));
+    expect(after.map((record) => record.row)).toEqual(Array.from({ length: 301 }, (_, index) => ({ id: String(index), at: rowOf(index).at, note: rowOf(index).note })));
+    // The lake keeps each record's append time.
+    expect(after.slice(0, 300).map((record) => record.timestamp)).toEqual(before.map((record) => record.timestamp));
+    // A scan starting inside the lake's range starts there.
+    expect((await scanFrom(123)).map((record) => Number(record.offset))[0]).toBe(123);
+  });
 });

@@ -34,6 +34,7 @@ import type { ClusterMember } from '@mink/runtime';
 import type { PkOperation } from '@mink/pk';
 import type { BucketSync } from './bucket-sync';
 import { CommitWaiters } from './commit-waiters';
+import type { LakeReads } from './lake-reads';
 import type { PkBucket } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
@@ -123,6 +124,8 @@ export class DataPlane {
     /** Where scans at the high watermark wait for the next commit; the WAL writer's commit listener notifies it. */
     private readonly commits: CommitWaiters = new CommitWaiters(),
     private readonly nowMs: () => number = Date.now,
+    /** The lake side of the union read; absent: scans below a stream's start begin at its start. */
+    private readonly lakeReads: LakeReads | null = null,
   ) {}
 
   describeTable(name: string): TableRoute {
@@ -310,9 +313,16 @@ export class DataPlane {
     const bytesMax = Math.min(LIMITS.scanPageBytesMax, (this.member.nc.info?.max_payload ?? LIMITS.scanPageBytesMax) - LIMITS.scanPageHeaderBytesMax);
     const read = await this.reader.read(id, offset, limit, { bytesMax });
     const layout = { columns: projectedColumns(table.columns, columns), changelog: table.kind === 'pk' };
-    const from = Math.max(offset, read.startOffset);
+    let from = Math.max(offset, read.startOffset);
     // A topic's stored Kafka record batches are read as rows of its columns (key, value, headers).
-    const batches = logFormatOf(table) === 'kafka' ? read.batches.map((batch) => arrowBatchOfStoredRecordBatch(table.name, batch)) : read.batches;
+    let batches = logFormatOf(table) === 'kafka' ? read.batches.map((batch) => arrowBatchOfStoredRecordBatch(table.name, batch)) : read.batches;
+    // The union read: records below a trimmed stream's start come from the lake, which holds them (retention
+    // never trims above the lake offset); this page ends where the stream starts, and the next reads it.
+    // (A lake that does not reach the stream's start, e.g. enabled after a trim, cannot bridge: the scan begins at the start.)
+    if (offset < read.startOffset && this.lakeReads && table.kind === 'log' && (table.lake?.offsets[String(record.bucket)] ?? 0) >= read.startOffset) {
+      batches = await this.lakeReads.read(table, record.bucket, offset, read.startOffset, limit);
+      from = offset;
+    }
     const page = encodeScanPage(layout, batches, from, limit, bytesMax);
     const result: Omit<ScanPage, 'batch'> = { records: page.records, nextOffset: page.nextOffset, highWatermark: read.highWatermark, startOffset: read.startOffset };
     return new WithBinary(result, page.stream);

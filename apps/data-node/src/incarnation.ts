@@ -1,3 +1,4 @@
+import type { LakeReads } from './lake-reads';
 import type { ServiceConfig } from '@mink/config';
 import { ownRecord } from '@mink/meta';
 import type { Heartbeater } from '@mink/metalog';
@@ -19,6 +20,8 @@ export interface IncarnationContext {
   logger: Logger;
   heartbeater: Heartbeater;
   objectStore: ObjectStore;
+  /** The union read's lake side, shared by the incarnations of the process (its caches outlive them). */
+  lakeReads?: LakeReads;
   reader: StreamReader;
   metrics: BucketSyncMetrics;
   httpPort: number;
@@ -90,7 +93,7 @@ export class Incarnation {
       (error) => logger.warn({ err: error }, 'could not catch up with the metadata log for reads; retrying on the next read'),
     );
     void readFence.startCatchUp();
-    const data = new DataPlane(member, self, sync, wal, context.reader, pk, readFence, commits);
+    const data = new DataPlane(member, self, sync, wal, context.reader, pk, readFence, commits, Date.now, context.lakeReads ?? null);
     // Background compaction of this incarnation's streams: WAL slices become per-stream objects.
     const compactor = new Compactor({
       nodeId: config.nodeId,

@@ -15,6 +15,8 @@ import { DataNodeModule } from './data-node.module';
 import { BucketSyncMetrics } from './bucket-sync';
 import { Incarnation, notRegistered, type IncarnationContext } from './incarnation';
 import { DataNodeKafkaBackend } from './kafka-backend';
+import { lakeStoreUri } from '@mink/lake';
+import { LakeReads } from './lake-reads';
 
 /**
  * A data node: registers a fresh incarnation (a higher node epoch on every start, and again whenever it
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
     heartbeater,
     objectStore,
     reader: new StreamReader({ store: objectStore, meta: member.store }),
+    lakeReads: new LakeReads(objectStore, lakeStoreUri(objectStore.bucket, objectStore.prefix)),
     metrics: new BucketSyncMetrics(state),
     httpPort,
     tabletsDir,

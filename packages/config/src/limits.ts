@@ -186,6 +186,10 @@ export const LIMITS = {
   retentionIntervalMs: 5_000,
   /** Samples of a stream's committed end the retention loop keeps per TTL: a trim comes at most TTL / this late. */
   retentionSamplesPerTtl: 16,
+  /** Bytes of lake data files a data node keeps for the union read (scans below a stream's start). */
+  lakeReadCacheBytesMax: 64 * 1024 * 1024,
+  /** Lake metadata objects whose data file lists a data node keeps for the union read. */
+  lakeReadMetadataCachedMax: 16,
   /** How long a tiering worker waits before asking again when no round was due. */
   tieringPollMs: 1_000,
   /** One request of the `mink` CLI to the gateway gives up after this long. */
