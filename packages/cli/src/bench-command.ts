@@ -27,6 +27,8 @@ export interface BenchFlags {
   longPolls: number;
   /** `--kafka-records`: records the Kafka producers send, which the consumer then reads. */
   kafkaRecords: number;
+  /** `--tiering-rows`: rows loaded into the tiering table before its lake is enabled. */
+  tieringRows: number;
   json?: boolean;
   keep?: boolean;
   profile?: boolean;
@@ -77,6 +79,7 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
     scanRows: flags.scanRows,
     longPolls: flags.longPolls,
     kafkaRecords: flags.kafkaRecords,
+    tieringRows: flags.tieringRows,
     // Profiles are written into the run's folder, which is then kept.
     keep: (flags.keep ?? false) || (flags.profile ?? false),
     profile: flags.profile ?? false,
@@ -89,7 +92,8 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
  * request/reply) and the restore of a bucket of many keys (against raw S3 GET); scans of a compacted table
  * in JSON, NDJSON and Arrow, cold and hot, against raw S3 GET, and how soon a waiting scan hears of an
  * append; kafkajs produce and consume MB/s through the data nodes' Kafka listeners against raw S3 PUT and
- * GET; then how long one bucket is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
+ * GET; tiering of a loaded table into the Iceberg lake against raw S3 GET and PUT, and the lake's freshness lag while appends run at half
+ * the append ceiling; then how long one bucket is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
  * cluster. `--only` selects groups of figures; `--only metadata` creates tables of 16 buckets, 10 at a time,
  * until 1 600 and then 16 000 buckets, and times how long they and a whole-cluster restart take to open.
  * Never part of the tests (DESIGN §9).
@@ -101,7 +105,7 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
     .command('bench')
     .description(
       'measure append and primary-key put throughput and latency, lookup latency, PK bucket restore time, Kafka produce and consume throughput, ' +
-        'scan throughput and long-poll delivery on a temporary local cluster, against raw S3 PUT/GET, JetStream publish and NATS request/reply ' +
+        'scan throughput and long-poll delivery, tiering throughput and lake freshness lag on a temporary local cluster, against raw S3 PUT/GET, JetStream publish and NATS request/reply ' +
         'baselines of the same run, and bucket failover time',
     )
     .option('--rows <count>', 'rows appended per append scenario (gateway, client)', integerInRange(1, BENCH_LIMITS.rowsMax), BENCH_DEFAULTS.rows)
@@ -131,6 +135,12 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
       `records (${BENCH_KAFKA.keyBytes}-byte key, ${BENCH_KAFKA.valueBytes}-byte value) kafkajs produces to an ${BENCH_KAFKA.partitions}-partition topic in sends of about 1 MiB, then consumes`,
       integerInRange(1, BENCH_LIMITS.kafkaRecordsMax),
       BENCH_DEFAULTS.kafkaRecords,
+    )
+    .option(
+      '--tiering-rows <count>',
+      'rows loaded into the 8-bucket tiering table with the lake off; the lake is then enabled and its catch-up timed',
+      integerInRange(1, BENCH_LIMITS.tieringRowsMax),
+      BENCH_DEFAULTS.tieringRows,
     )
     .option('--seconds <seconds>', 'stop each scenario after this many seconds, even if rows remain', integerInRange(1, BENCH_LIMITS.scenarioSecondsMax))
     .option('--only <figures>', `measure only these comma-separated groups of figures: ${BENCH_FIGURES.join(', ')} (default: ${DEFAULT_BENCH_FIGURES.join(', ')})`, parseFigures)

@@ -33,6 +33,8 @@ export const BENCH_DEFAULTS = {
   longPolls: 200,
   /** Records the Kafka producers send: 128 sends of about 1 MiB of keys and values. */
   kafkaRecords: 128 * KAFKA_RECORDS_PER_SEND,
+  /** Rows loaded into the tiering table before its lake is enabled: about 45 MB of stored Arrow batches. */
+  tieringRows: 200_000,
 } as const;
 
 export const BENCH_LIMITS = {
@@ -59,6 +61,11 @@ export const BENCH_LIMITS = {
    * their number in `BENCH_KAFKA.keyBytes` digits: fifty million are about 10 GB of keys and values.
    */
   kafkaRecordsMax: 50_000_000,
+  /**
+   * The first round tiers the whole load, one file of at most `LAKE_LIMITS.parquetSourceBytesMax` (256 MiB)
+   * of stored batches at a time per bucket: twenty million rows are about 4.5 GB, many minutes of one worker.
+   */
+  tieringRowsMax: 20_000_000,
 } as const;
 
 /** Columns of the rows every write scenario sends (a payload column is added for the log table). */
@@ -193,6 +200,38 @@ export const BENCH_SCAN = {
   goals: { arrowColdMin: 0.5, jsonMin: 0.1 },
 } as const;
 
+/** The log table of the tiering figures: the scan table's `{id int64, payload string(200)}`, 8 buckets, created with the lake off. */
+export const BENCH_TIERING_TABLE = { ...BENCH_SCAN_TABLE, name: 'bench_tiering' } as const;
+
+/**
+ * The tiering figures (issue "`pnpm bench`: tiering MB/s … lake freshness lag"): the tiering table is loaded
+ * with the lake off, the lake is enabled (`PATCH /v1/tables/{t}`) and the bench waits until the lake
+ * offsets reach the committed ends (throughput against raw S3 GET and PUT); then appends run at a fraction
+ * of the load's rows/s while the lake's progress is sampled (freshness lag against the configured freshness).
+ */
+export const BENCH_TIERING = {
+  /** `table.datalake.freshness` set when the lake is enabled: a round is due this long after the last one committed. */
+  freshnessMs: 2_000,
+  /** Tiering workers of the bench cluster: a round is one table's, so more workers would not tier one table faster. */
+  workers: 1,
+  /** How often GET /v1/tables/{t} is read while the lake catches up: the catch-up time is known to this much. */
+  catchUpPollIntervalMs: 100,
+  /** The lake not holding the loaded rows this long after it was enabled ends the tiering figures: tiering is stuck. */
+  catchUpTimeoutMs: 300_000,
+  /** How long the worker's log may take to show the outcome of a round the lake already shows committed. */
+  logLineTimeoutMs: 10_000,
+  /** Appends of the freshness series run at this fraction of the load's rows/s (the issue: half the append ceiling). */
+  ceilingFraction: 0.5,
+  /** The freshness series' duration; `--seconds` caps it further. */
+  lagSeconds: 30,
+  /** At least this many append calls per second (fewer rows per call than `--batch` at a low rate), so appends are spread evenly. */
+  lagCallsPerSecondMin: 10,
+  /** How often the lake's progress is sampled during the freshness series. */
+  lagSampleIntervalMs: 250,
+  /** After the last append, how long the lake may take to hold every acknowledged append. */
+  drainTimeoutMs: 60_000,
+} as const;
+
 /**
  * The Kafka figures (issue "`pnpm bench`: kafkajs produce and consume MB/s"): kafkajs creates a topic of
  * `partitions` partitions through the data nodes' Kafka listeners, producers send `--kafka-records` records
@@ -251,6 +290,8 @@ export const BENCH_CLUSTER = {
   coordinators: 2,
   leaseTtlMs: 3_000,
   coordinatorTickMs: 500,
+  /** Tiering workers ("tiering-1", …): the tiering figures' own count, set explicitly rather than left to LocalCluster's default. */
+  tieringWorkers: BENCH_TIERING.workers,
   /** How long the table's buckets may take to be opened by their leaders. */
   bucketsOpenTimeoutMs: 60_000,
   bucketsOpenPollIntervalMs: 250,

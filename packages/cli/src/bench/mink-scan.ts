@@ -227,12 +227,12 @@ async function loadTable(settings: ScanSettings): Promise<LoadedTable | null> {
 }
 
 /** A row of the scan table as JSON sends it: the bench row's id and payload. */
-function scanRowOf(row: BenchRow): { id: number; payload: string } {
+export function scanRowOf(row: BenchRow): { id: number; payload: string } {
   return { id: row.id, payload: row.payload ?? '' };
 }
 
-/** The rows as one Arrow record batch of the scan table's columns (id int64, payload utf8), in table order. */
-function scanRecordBatchOf(rows: BenchRow[]): RecordBatch {
+/** The rows as one Arrow record batch of the scan table's columns (id int64, payload utf8), in table order; the tiering table has the same columns. */
+export function scanRecordBatchOf(rows: BenchRow[]): RecordBatch {
   return new RecordBatch({
     id: makeData({ type: new Int64(), length: rows.length, data: BigInt64Array.from(rows, (row) => BigInt(row.id)) }),
     payload: vectorFromArray(rows.map((row) => row.payload ?? ''), new Utf8()).data[0]!,

@@ -216,7 +216,7 @@ async function restoredLine(file: string, fromBytes: number, signal: AbortSignal
 }
 
 /** The text of a file from byte `fromBytes` to its current end. */
-async function readFrom(file: string, fromBytes: number): Promise<string> {
+export async function readFrom(file: string, fromBytes: number): Promise<string> {
   const handle = await open(file, 'r');
   try {
     const { size } = await handle.stat();

@@ -1,5 +1,5 @@
-import { averageWalObjectBytes, computeRatios, renderKafka, renderReport, renderScan, type WriteRatioInput } from './report';
-import type { AppendResult, BaselineResult, BenchResult, KafkaResult, PutResult, ScanResult, ScanSeriesResult } from './results';
+import { averageWalObjectBytes, computeRatios, renderKafka, renderReport, renderScan, renderTiering, type WriteRatioInput } from './report';
+import type { AppendResult, BaselineResult, BenchResult, KafkaResult, PutResult, ScanResult, ScanSeriesResult, TieringResult } from './results';
 import { summarizeLatencies } from './stats';
 
 const KIB = 1024;
@@ -143,7 +143,7 @@ describe('renderReport', () => {
     const put: PutResult = { ...append('client', [40, 90], 10_000, 500_000), path: 'client', table: 'bench_pk', buckets: 8 };
     const result: BenchResult = {
       machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
-      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600], scanRows: 1, longPolls: 1, kafkaRecords: 1 },
+      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600], scanRows: 1, longPolls: 1, kafkaRecords: 1, tieringRows: 1 },
       cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: false },
       baselines: [],
       appends: [],
@@ -181,6 +181,7 @@ describe('renderReport', () => {
       metadata: null,
       scan: null,
       kafka: null,
+      tiering: null,
       durationMs: 60_000,
       interrupted: false,
     };
@@ -337,5 +338,76 @@ describe('renderKafka', () => {
     expect(text).toContain('produce');
     expect(text).not.toMatch(/\n +consume +/);
     expect(text).not.toContain('kafkajs logged');
+  });
+});
+
+describe('renderTiering', () => {
+  const rounds = { committed: 1, notCommitted: 0, firstProblem: null, rows: 204_000, sourceBytes: 45_800_000, parquetBytes: 2_000_000, files: 8, spanMs: 2_000, busyMs: 2_000, roundMs: summarizeLatencies([2_000]) };
+  const tiering: TieringResult = {
+    table: 'bench_tiering',
+    buckets: 8,
+    tieringWorkers: 1,
+    load: append('client arrow', [40], 26_865, 1),
+    rows: 204_000,
+    catchUp: {
+      records: 204_000,
+      rounds,
+      catchUpMs: 2_100,
+      bytesPerSecond: 22_900_000,
+      rowsPerSecond: 102_000,
+      catchUpBytesPerSecond: 21_800_000,
+      workerCpuSecondsPerMegabyte: 0.05,
+      workerRssMaxBytes: 246 * MIB,
+      stoppedBecause: null,
+      checkFailure: null,
+    },
+    lag: {
+      freshnessMs: 2_000,
+      ceilingRowsPerSecond: 26_865,
+      targetRowsPerSecond: 13_433,
+      rowsPerCall: 1_000,
+      calls: 403,
+      acknowledgedCalls: 402,
+      failedCalls: 1,
+      firstFailureMessage: 'timed out',
+      callsInFlightMax: 8,
+      lateCalls: 7,
+      latestStartMs: 221,
+      rows: 402_000,
+      elapsedMs: 30_000,
+      rowsPerSecond: 13_400,
+      appendAck: summarizeLatencies([48, 416]),
+      sampleIntervalMs: 250,
+      samples: 122,
+      warmupSamples: 14,
+      failedSamples: 0,
+      lag: summarizeLatencies([4_700, 8_000, 8_200]),
+      lagHalvesP50Ms: [4_700, 8_000],
+      rounds: { ...rounds, committed: 8, notCommitted: 1, firstProblem: 'round 4 failed: S3 said no', rows: 403_000, sourceBytes: 90_400_000, spanMs: 32_000, busyMs: 16_000 },
+      drainMs: 3_300,
+      workerCpuShare: 0.22,
+      stoppedBecause: null,
+    },
+  };
+
+  it('prints the catch-up, the rounds of the freshness series over their busy time and the lag with how it was taken', () => {
+    // Proves the tiering figures reach the report with their units, the series' MB/s is not diluted by the freshness waits, and problems are spelled out.
+    const text = renderTiering(tiering).join('\n');
+    expect(text).toMatch(/catch-up: rounds +1 +204 000 +45\.8 +2\.0 +8 +2\.0 +22\.9 +102 000 +2\.0 \/ 2\.0 +0\.05/);
+    expect(text).toMatch(/catch-up: from enabling +1 +204 000 +45\.8 +2\.0 +8 +2\.1 +21\.8 +97 143/);
+    expect(text).toMatch(/freshness series: rounds, busy +8 \(\+1 not committed\) +403 000 +90\.4 +2\.0 +8 +16 +5\.7 +25 188/);
+    expect(text).toContain('appendArrow at 13 433 rows/s = 0.50 × the load\'s 26 865 rows/s, 1 000 rows per call, at most 8 in flight');
+    expect(text).toContain('402 000 rows in 402 of 403 calls in 30 s = 13 400 rows/s, ack p50 48 ms, p99 416 ms, 7 calls sent late (up to 221 ms)');
+    expect(text).toContain('lag p50 8.0 s, p99 8.2 s, max 8.2 s over 3 samples, p50 4.7 s in their first half and 8.0 s in the second (14 warm-up samples before the series\' first round committed left out); the lake held the last append 3.3 s after its ack; the tiering worker used 0.22 of a core');
+    expect(text).toContain('freshness series: 1 appends failed; the first: timed out');
+    expect(text).toContain('freshness series: 1 rounds not committed; the first: round 4 failed: S3 said no');
+  });
+
+  it('says when the lake did not catch up, and leaves the freshness lines out when the series did not run', () => {
+    // Proves a stuck catch-up is reported as such, with its reason, rather than as a slow figure.
+    const stuck = renderTiering({ ...tiering, catchUp: { ...tiering.catchUp!, catchUpMs: null, catchUpBytesPerSecond: null, stoppedBecause: 'the lake still lacked 4 000 of 204 000 records 300 s after it was enabled' }, lag: null }).join('\n');
+    expect(stuck).toMatch(/catch-up: from enabling +1 +204 000 +45\.8 +2\.0 +8 +- +- +-/);
+    expect(stuck).toContain('catch-up: STOPPED: the lake still lacked 4 000 of 204 000 records 300 s after it was enabled');
+    expect(stuck).not.toContain('freshness lag');
   });
 });

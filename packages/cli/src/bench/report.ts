@@ -1,6 +1,6 @@
 import { renderTable } from '../render';
 import { FAULT_LABELS } from './failover-figures';
-import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatSeconds, formatSize } from './format';
+import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatRatio, formatSeconds, formatSize } from './format';
 import { findBaseline, ratioOf } from './ratio';
 import type {
   ApplyCostResult,
@@ -15,6 +15,8 @@ import type {
   RestoreResult,
   ScanResult,
   SpreadMs,
+  TieringResult,
+  TieringRoundsSummary,
   WriteScenarioResult,
 } from './results';
 import { describeCompaction, SCAN_FORMAT_LABELS } from './scan-figures';
@@ -153,7 +155,7 @@ export function renderReport(result: BenchResult): string {
     `machine: ${machine.cpus} cpus (${machine.cpuModel}), ${formatSize(machine.totalMemoryBytes)} memory, node ${machine.nodeVersion}, ` +
       `${machine.platform} ${machine.release}, load average ${machine.loadAverageAtStart.toFixed(2)} at start`,
   );
-  const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan' && group !== 'kafka');
+  const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan' && group !== 'kafka' && group !== 'tiering');
   lines.push(
     `cluster: ${cluster.nodes} data nodes, ${cluster.coordinators} coordinators, lease_ttl ${formatSeconds(cluster.leaseTtlMs)} s, ` +
       `coordinator_tick ${formatSeconds(cluster.coordinatorTickMs)} s` +
@@ -177,6 +179,12 @@ export function renderReport(result: BenchResult): string {
     lines.push(
       `scan: ${formatCount(options.scanRows)} rows appended to a log table of {id, payload} in calls of ${formatCount(options.batchRows)} rows, then scanned as JSON, NDJSON ` +
         `and Arrow, cold and hot; ${formatCount(options.longPolls)} long polls`,
+    );
+  }
+  if (options.figures.includes('tiering')) {
+    lines.push(
+      `tiering: ${formatCount(options.tieringRows)} rows appended to a log table of {id, payload} with the lake off, then the lake enabled and its catch-up timed; ` +
+        `then appends at half the load's rows/s while the lake's freshness lag is sampled`,
     );
   }
   if (options.figures.includes('metadata')) {
@@ -214,6 +222,7 @@ export function renderReport(result: BenchResult): string {
   if (result.restore !== null) lines.push('', ...renderRestore(result.restore));
   if (result.kafka !== null) lines.push('', ...renderKafka(result.kafka));
   if (result.scan !== null) lines.push('', ...renderScan(result.scan));
+  if (result.tiering !== null) lines.push('', ...renderTiering(result.tiering));
   if (result.ratios.length > 0) {
     lines.push('', 'ratios against the baselines of this run');
     for (const entry of result.ratios) lines.push(`  ${entry.text}`);
@@ -423,6 +432,79 @@ export function renderKafka(kafka: KafkaResult): string[] {
     if (consume.checkFailure !== null) lines.push(`  consume: RECORDS CHECK FAILED, no ratio: ${consume.checkFailure}`);
   }
   if (kafka.clientErrors > 0) lines.push(`  kafkajs logged ${formatCount(kafka.clientErrors)} errors; the first: ${kafka.firstClientErrors.join(' | ')}`);
+  return lines;
+}
+
+/**
+ * The tiering section: the load, then one row per measured stretch (the worker's rounds of the catch-up, the
+ * catch-up from enabling the lake, the rounds of the freshness series) and the freshness lag with how it
+ * was measured; problems (rounds not committed, failed checks, stops) spelled out below.
+ */
+export function renderTiering(tiering: TieringResult): string[] {
+  const lines = [
+    `tiering of log table ${tiering.table} (${tiering.buckets} buckets, ${formatCount(tiering.rows)} rows loaded through client appendArrow at ${formatCount(tiering.load.rowsPerSecond)} rows/s ` +
+      `with the lake off; ${tiering.tieringWorkers} tiering worker${tiering.tieringWorkers === 1 ? '' : 's'}; STORED MB = bytes of the stored Arrow batches the rounds read, ` +
+      `as the worker logs them; rounds = from the first round taken to the last committed, by the worker's log; catch-up = from the PATCH enabling the lake until ` +
+      `GET /v1/tables/{t} showed every lake offset at its committed end; busy = the rounds' own times added up, without the freshness waits between them)`,
+  ];
+  const cpu = (value: number | null): string => (value === null ? '-' : value.toFixed(2));
+  const rows: string[][] = [];
+  const roundsRow = (label: string, rounds: TieringRoundsSummary, elapsedMs: number | null, cpuText: string): string[] => [
+    label,
+    formatCount(rounds.committed) + (rounds.notCommitted > 0 ? ` (+${rounds.notCommitted} not committed)` : ''),
+    formatCount(rounds.rows),
+    formatMegabytes(rounds.sourceBytes),
+    formatMegabytes(rounds.parquetBytes),
+    formatCount(rounds.files),
+    elapsedMs === null ? '-' : formatSeconds(elapsedMs),
+    elapsedMs === null || elapsedMs <= 0 ? '-' : formatMegabytesPerSecond((rounds.sourceBytes * 1_000) / elapsedMs),
+    elapsedMs === null || elapsedMs <= 0 ? '-' : formatCount((rounds.rows * 1_000) / elapsedMs),
+    rounds.roundMs === null ? '-' : `${formatSeconds(rounds.roundMs.p50Ms)} / ${formatSeconds(rounds.roundMs.maximumMs)}`,
+    cpuText,
+  ];
+  const { catchUp, lag } = tiering;
+  if (catchUp !== null) {
+    rows.push(roundsRow('catch-up: rounds', catchUp.rounds, catchUp.rounds.spanMs, cpu(catchUp.workerCpuSecondsPerMegabyte)));
+    rows.push(roundsRow('catch-up: from enabling', catchUp.rounds, catchUp.catchUpMs, '-'));
+  }
+  // Rounds of the freshness series wait a freshness between them: their MB/s is over the time they ran.
+  if (lag !== null) rows.push(roundsRow('freshness series: rounds, busy', lag.rounds, lag.rounds.busyMs > 0 ? lag.rounds.busyMs : null, '-'));
+  if (rows.length > 0) {
+    lines.push(indent(renderTable(['SERIES', 'ROUNDS', 'ROWS', 'STORED MB', 'PARQUET MB', 'FILES', 'S', 'MB/S', 'ROWS/S', 'ROUND S P50 / MAX', 'WORKER CPU S/MB'], rows)));
+  }
+  if (catchUp !== null) {
+    if (catchUp.workerRssMaxBytes !== null) lines.push(`  tiering worker peak RSS ${formatSize(catchUp.workerRssMaxBytes)}`);
+    if (catchUp.rounds.firstProblem !== null) lines.push(`  catch-up: ${catchUp.rounds.notCommitted} rounds not committed; the first: ${catchUp.rounds.firstProblem}`);
+    if (catchUp.stoppedBecause !== null) lines.push(`  catch-up: STOPPED: ${catchUp.stoppedBecause}`);
+    if (catchUp.checkFailure !== null) lines.push(`  catch-up: CHECK FAILED, no ratio: ${catchUp.checkFailure}`);
+  }
+  if (lag !== null) {
+    lines.push(
+      `  freshness lag (table.datalake.freshness ${formatSeconds(lag.freshnessMs)} s; appendArrow at ${formatCount(lag.targetRowsPerSecond)} rows/s = ${formatRatio(lag.targetRowsPerSecond / lag.ceilingRowsPerSecond)} × the load's ` +
+        `${formatCount(lag.ceilingRowsPerSecond)} rows/s, ${formatCount(lag.rowsPerCall)} rows per call, at most ${lag.callsInFlightMax} in flight; the lake offsets read every ` +
+        `${formatMilliseconds(lag.sampleIntervalMs)} ms; lag = now − the ack of the newest append the lake holds together with every append acknowledged before it):`,
+    );
+    lines.push(
+      `    ${formatCount(lag.rows)} rows in ${formatCount(lag.acknowledgedCalls)} of ${formatCount(lag.calls)} calls in ${formatSeconds(lag.elapsedMs)} s = ${formatCount(lag.rowsPerSecond)} rows/s` +
+        (lag.appendAck === null ? '' : `, ack p50 ${formatMilliseconds(lag.appendAck.p50Ms)} ms, p99 ${formatMilliseconds(lag.appendAck.p99Ms)} ms`) +
+        (lag.lateCalls > 0 ? `, ${formatCount(lag.lateCalls)} calls sent late (up to ${formatMilliseconds(lag.latestStartMs)} ms)` : ''),
+    );
+    lines.push(
+      `    lag ` +
+        (lag.lag === null
+          ? 'not measured: no sample after the first round of the series committed'
+          : `p50 ${formatSeconds(lag.lag.p50Ms)} s, p99 ${formatSeconds(lag.lag.p99Ms)} s, max ${formatSeconds(lag.lag.maximumMs)} s over ${formatCount(lag.lag.count)} samples`) +
+        (lag.lagHalvesP50Ms === null ? '' : `, p50 ${formatSeconds(lag.lagHalvesP50Ms[0])} s in their first half and ${formatSeconds(lag.lagHalvesP50Ms[1])} s in the second`) +
+        ` (${formatCount(lag.warmupSamples)} warm-up samples before the series' first round committed left out` +
+        (lag.failedSamples > 0 ? `, ${formatCount(lag.failedSamples)} failed` : '') +
+        `); ` +
+        (lag.drainMs === null ? 'the lake did NOT hold every append in time after the last one' : `the lake held the last append ${formatSeconds(lag.drainMs)} s after its ack`) +
+        (lag.workerCpuShare === null ? '' : `; the tiering worker used ${formatRatio(lag.workerCpuShare)} of a core`),
+    );
+    if (lag.firstFailureMessage !== null) lines.push(`  freshness series: ${lag.failedCalls} appends failed; the first: ${lag.firstFailureMessage}`);
+    if (lag.rounds.firstProblem !== null) lines.push(`  freshness series: ${lag.rounds.notCommitted} rounds not committed; the first: ${lag.rounds.firstProblem}`);
+    if (lag.stoppedBecause !== null) lines.push(`  freshness series: STOPPED: ${lag.stoppedBecause}`);
+  }
   return lines;
 }
 

@@ -502,6 +502,129 @@ export interface KafkaResult {
   firstClientErrors: string[];
 }
 
+/**
+ * One tiering round of the tiering table as the tiering worker's log tells it (its pino lines 'tiering round
+ * taken', '… committed to the lake, not yet to the metadata log', and the outcome). Times are the worker's
+ * clock (epoch ms), the same machine's as the bench's.
+ */
+export interface TieringRoundLog {
+  tieringEpoch: number;
+  /** 'tiering round taken'; null when the log holds no such line for this epoch. */
+  takenAtMs: number | null;
+  /** The line of its outcome; null while the round is in progress. */
+  endedAtMs: number | null;
+  outcome: 'committed' | 'failed' | 'fenced' | 'not-committed' | 'in-progress';
+  /** Records written and bytes of stored batches read (the stream's own bytes), of Parquet written, and data files; 0 until the Iceberg commit. */
+  rows: number;
+  sourceBytes: number;
+  parquetBytes: number;
+  files: number;
+  /** The error or rejection of a round that failed, was fenced or was not committed. */
+  message: string | null;
+}
+
+/** Rounds of one phase of the tiering figures, summed over those that committed. */
+export interface TieringRoundsSummary {
+  committed: number;
+  /** Rounds that failed, were fenced, or whose log commit was refused, and the first one's message. */
+  notCommitted: number;
+  firstProblem: string | null;
+  rows: number;
+  sourceBytes: number;
+  parquetBytes: number;
+  files: number;
+  /** From the first round taken to the last one committed (the worker's clock); null without a committed round. */
+  spanMs: number | null;
+  /** The committed rounds' times added up (from taken to committed): the time the worker spent tiering, without the waits between rounds. */
+  busyMs: number;
+  /** Of each committed round, from taken to committed. */
+  roundMs: LatencySummary | null;
+}
+
+/**
+ * The catch-up of the tiering figures: the table was loaded with the lake off, then the lake was enabled and
+ * the bench waited until the lake offsets equalled the committed ends. MB/s counts the stored bytes of the
+ * batches the rounds read (as the worker logs them), over the worker's rounds and over the whole catch-up.
+ */
+export interface TieringCatchUpResult {
+  /** Records the lake was behind when the lake was enabled: the committed ends summed. */
+  records: number;
+  rounds: TieringRoundsSummary;
+  /** From the PATCH that enabled the lake until GET /v1/tables/{t} showed every lake offset at its committed end; null when that did not happen. */
+  catchUpMs: number | null;
+  /** sourceBytes / spanMs and rows / spanMs: the worker's own throughput; null without a committed round. */
+  bytesPerSecond: number | null;
+  rowsPerSecond: number | null;
+  /** sourceBytes / catchUpMs: scheduling (the freshness, the worker's poll) included. */
+  catchUpBytesPerSecond: number | null;
+  /** CPU seconds of the tiering worker per MB (10^6 bytes) of stored batches tiered, and its peak RSS; null where /proc is unreadable. */
+  workerCpuSecondsPerMegabyte: number | null;
+  workerRssMaxBytes: number | null;
+  /** Why the lake did not reach the committed ends (a timeout, Ctrl-C); null when it did. */
+  stoppedBecause: string | null;
+  /** Why the rows the rounds tiered are not the rows committed, or the committed ends not the acknowledged ones; null when they are. */
+  checkFailure: string | null;
+}
+
+/**
+ * The freshness series of the tiering figures: appends through appendArrow at a fixed rate (a fraction of
+ * the load's rows/s) while the lake is enabled, the lake's progress sampled meanwhile. A sample's lag is the
+ * time since the acknowledgement of the newest append that the lake holds together with every append
+ * acknowledged before it (or since the series started, when the lake held everything then).
+ */
+export interface FreshnessLagResult {
+  freshnessMs: number;
+  /** The append ceiling the rate is a fraction of: the load's rows/s (appendArrow, `--concurrency` in flight, the same rows). */
+  ceilingRowsPerSecond: number;
+  targetRowsPerSecond: number;
+  rowsPerCall: number;
+  /** Calls sent, acknowledged and failed; at most `callsInFlightMax` in flight. */
+  calls: number;
+  acknowledgedCalls: number;
+  failedCalls: number;
+  firstFailureMessage: string | null;
+  callsInFlightMax: number;
+  /** Calls sent later than one call interval after their time (the in-flight bound was reached), and the latest. */
+  lateCalls: number;
+  latestStartMs: number;
+  rows: number;
+  /** From the first call due until the last acknowledgement. */
+  elapsedMs: number;
+  rowsPerSecond: number;
+  appendAck: LatencySummary | null;
+  sampleIntervalMs: number;
+  /** Samples taken while appends ran; those before the series' first committed round are warm-up and not counted. */
+  samples: number;
+  warmupSamples: number;
+  failedSamples: number;
+  lag: LatencySummary | null;
+  /**
+   * The median lag of the first and of the second half of the steady samples: a second half well above the
+   * first is a lake that does not keep up (each round has more to tier than the last), so its percentiles
+   * grow with the series' length. Null without steady samples.
+   */
+  lagHalvesP50Ms: [number, number] | null;
+  rounds: TieringRoundsSummary;
+  /** From the last acknowledgement until the lake held every acknowledged append; null when that did not happen in time. */
+  drainMs: number | null;
+  /** CPU seconds the tiering worker used per second of the series: the share of a core it took. */
+  workerCpuShare: number | null;
+  /** Why the series ended early (failures, Ctrl-C); null when it ran. */
+  stoppedBecause: string | null;
+}
+
+/** The tiering figures: a log table loaded with the lake off, its catch-up once enabled, then the lake's freshness under appends. */
+export interface TieringResult {
+  table: string;
+  buckets: number;
+  tieringWorkers: number;
+  /** The load through appendArrow with the lake off (its warm-up rows are in the table too); its rows/s is the freshness series' ceiling. */
+  load: WriteScenarioResult;
+  rows: number;
+  catchUp: TieringCatchUpResult | null;
+  lag: FreshnessLagResult | null;
+}
+
 import type { ApplyCostResult } from './apply-cost';
 
 export interface MachineDescription {
@@ -516,19 +639,19 @@ export interface MachineDescription {
 }
 
 /** The groups of figures a run can measure (`--only`); each brings the baselines its ratios need. */
-export type BenchFigures = 'append' | 'pk' | 'kafka' | 'scan' | 'failover' | 'metadata';
+export type BenchFigures = 'append' | 'pk' | 'kafka' | 'scan' | 'tiering' | 'failover' | 'metadata';
 
 /**
  * Every group, in the order a run measures them: the scan figures restart every data node and the failover
  * figures kill them, so both come after the figures that need a steady cluster.
  */
-export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'kafka', 'scan', 'failover', 'metadata'];
+export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'kafka', 'scan', 'tiering', 'failover', 'metadata'];
 
 /**
  * The groups a run without `--only` measures: the metadata stages take long (16 000 buckets) and restart
  * the whole cluster, so they run only when named.
  */
-export const DEFAULT_BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'kafka', 'scan', 'failover'];
+export const DEFAULT_BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'kafka', 'scan', 'tiering', 'failover'];
 
 export interface BenchOptions {
   rows: number;
@@ -550,6 +673,8 @@ export interface BenchOptions {
   longPolls: number;
   /** Records the Kafka producers send (in sends of about 1 MiB), which the consumer then reads. */
   kafkaRecords: number;
+  /** Rows loaded into the tiering table before its lake is enabled. */
+  tieringRows: number;
 }
 
 export interface BenchResult {
@@ -571,6 +696,8 @@ export interface BenchResult {
   scan: ScanResult | null;
   /** Null when not selected or interrupted before the first record was produced. */
   kafka: KafkaResult | null;
+  /** Null when not selected or interrupted before the table was loaded. */
+  tiering: TieringResult | null;
   /** Wall time of the whole run, cluster start and stop included. */
   durationMs: number;
   /** True when Ctrl-C ended the run early; the figures cover what had been measured. */

@@ -2,8 +2,9 @@ import { phaseCount } from './run-bench';
 
 describe('phaseCount', () => {
   it.each<[string, Parameters<typeof phaseCount>[0], number]>([
-    ['every group', ['append', 'pk', 'kafka', 'scan', 'failover', 'metadata'], 26],
-    ['the default groups', ['append', 'pk', 'kafka', 'scan', 'failover'], 24],
+    ['every group', ['append', 'pk', 'kafka', 'scan', 'tiering', 'failover', 'metadata'], 30],
+    ['the default groups', ['append', 'pk', 'kafka', 'scan', 'tiering', 'failover'], 28],
+    ['the tiering figures alone: load, their S3 baselines, catch-up, freshness series', ['tiering'], 5],
     ['the Kafka figures alone: their PUT and JetStream baselines, topic, produce, consume, GET baseline', ['kafka'], 7],
     ['the Kafka figures with the metadata stages, which share the JetStream baseline', ['kafka', 'metadata'], 9],
     ['the Kafka figures with the appends, whose PUT baselines they share', ['append', 'kafka'], 11],

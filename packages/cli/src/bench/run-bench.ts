@@ -23,6 +23,7 @@ import {
   BENCH_SCAN_TABLE,
   BENCH_SCAN_WARMUP_TABLE,
   BENCH_TABLE,
+  BENCH_TIERING_TABLE,
 } from './bench-limits';
 import { runFailover } from './failover';
 import { formatCount, formatMilliseconds, formatSize } from './format';
@@ -34,11 +35,13 @@ import { runClientAppend, runClientArrowAppend, runGatewayAppend } from './mink-
 import { KAFKA_PHASES, runKafka } from './mink-kafka';
 import { runClientLookups, runClientPut } from './mink-pk';
 import { runScan, SCAN_PHASES } from './mink-scan';
+import { runTiering, TIERING_PHASES } from './mink-tiering';
 import { lookupRatios, restoreRatios } from './pk-figures';
 import { findBaseline } from './ratio';
 import { runRestore } from './pk-restore';
 import { averageWalObjectBytes, computeRatios, type WriteRatioInput } from './report';
 import { scanRatios } from './scan-figures';
+import { tieringRatios } from './tiering-figures';
 import type {
   AppendResult,
   BaselineResult,
@@ -53,6 +56,7 @@ import type {
   PutResult,
   RestoreResult,
   ScanResult,
+  TieringResult,
 } from './results';
 
 /** Starts a cluster; LocalCluster.start outside tests. */
@@ -74,7 +78,8 @@ const S3_ACCESS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'u
  * metadata figures the JetStream baseline; the three append scenarios; the put, the lookups, their NATS
  * baseline, the restore and its S3 GET baseline; the Kafka topic, produce, consume and S3 GET baseline; the
  * scan figures' load, compaction wait, S3 GET baseline, one phase per format and the long polls; the
- * failover scenario; one phase per metadata stage.
+ * tiering figures' load, S3 baselines, catch-up and freshness series; the failover scenario; one phase per
+ * metadata stage.
  */
 export function phaseCount(figures: readonly BenchFigures[], metadataStages: number = BENCH_METADATA.stageBuckets.length): number {
   const has = (group: BenchFigures): boolean => figures.includes(group);
@@ -87,6 +92,7 @@ export function phaseCount(figures: readonly BenchFigures[], metadataStages: num
     (has('pk') ? 5 : 0) +
     (has('kafka') ? KAFKA_PHASES : 0) +
     (has('scan') ? SCAN_PHASES : 0) +
+    (has('tiering') ? TIERING_PHASES : 0) +
     (has('failover') ? 1 : 0) +
     (has('metadata') ? metadataStages : 0)
   );
@@ -110,7 +116,8 @@ export function describeMachine(): MachineDescription {
  * the two mink append scenarios, the put of new keys into a primary-key table, S3 baselines at the size of
  * the WAL objects those writes actually produced, lookups of the keys put with their NATS request/reply
  * baseline, the restore of a primary-key bucket with its S3 GET baseline, the scans of a compacted log table
- * in each format against raw S3 GETs and the long polls (which restart every data node), then the failover
+ * in each format against raw S3 GETs and the long polls (which restart every data node), the tiering of a
+ * loaded table into the lake against raw S3 GET and PUT and the lake's freshness under appends, then the failover
  * scenario, last because it kills and restarts data nodes. Progress goes to stderr; the result is returned
  * for the caller to print. The cluster is stopped and the folder removed (unless `keep`) however the run
  * ends. The first SIGINT or SIGTERM ends the current phase early, skips the rest and returns partial figures
@@ -146,6 +153,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   let metadata: MetadataResult | null = null;
   let scan: ScanResult | null = null;
   let kafka: KafkaResult | null = null;
+  let tiering: TieringResult | null = null;
   let cluster: LocalCluster | null = null;
   let store: S3ObjectStore | null = null;
   try {
@@ -154,6 +162,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       dataDir,
       nodes: BENCH_CLUSTER.nodes,
       coordinators: BENCH_CLUSTER.coordinators,
+      tieringWorkers: BENCH_CLUSTER.tieringWorkers,
       leaseTtlMs: BENCH_CLUSTER.leaseTtlMs,
       coordinatorTickMs: BENCH_CLUSTER.coordinatorTickMs,
       gatewayPort: 0,
@@ -169,8 +178,8 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       throw new CliError(`the cluster did not start: ${error instanceof Error ? error.message : String(error)}`);
     }
     // The log table is there for the append, PK and failover groups (the failover probe appends to it); the
-    // metadata stages start from an empty cluster when run alone, and the scan and Kafka figures create their own.
-    const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan' && group !== 'kafka');
+    // metadata stages start from an empty cluster when run alone, and the scan, Kafka and tiering figures create their own.
+    const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan' && group !== 'kafka' && group !== 'tiering');
     const tables = logTable ? [BENCH_TABLE, ...(selected('pk') ? [BENCH_PK_TABLE] : [])] : [];
     for (const table of tables) {
       await createBenchTable(io, cluster.gatewayUrl, table);
@@ -386,6 +395,32 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       }
     }
 
+    if (selected('tiering') && !interrupt.signal.aborted) {
+      tiering = await runTiering({
+        io,
+        cluster,
+        store,
+        rows: options.tieringRows,
+        batchRows: options.batchRows,
+        concurrency: options.concurrency,
+        seconds: options.seconds,
+        signal: interrupt.signal,
+        processIds: minkProcessIds,
+        progress: note,
+        startPhase,
+        measureBaselines: async () => {
+          await measureScanGetBaseline();
+          // A round stores its data files one after the other.
+          await measureS3PutSizes([LIMITS.walFlushBytes], [1]);
+        },
+      });
+      if ((selected('failover') || selected('metadata')) && tiering !== null && !interrupt.signal.aborted) {
+        // Its buckets would move along with the probed bucket, and its rounds would go on during the failover trials.
+        await dropBenchTable(io, cluster.gatewayUrl, BENCH_TIERING_TABLE);
+        note(`  dropped table ${BENCH_TIERING_TABLE.name}, so the figures that follow see the same tables as before the tiering figures`);
+      }
+    }
+
     if (selected('failover') && !interrupt.signal.aborted) {
       startPhase(
         `failover: kill -9, then SIGTERM, of the leader of one bucket, ${BENCH_FAILOVER.trialsPerFault} times each, ` +
@@ -458,6 +493,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         scanRows: options.scanRows,
         longPolls: options.longPolls,
         kafkaRecords: options.kafkaRecords,
+        tieringRows: options.tieringRows,
       },
       cluster: {
         nodes: BENCH_CLUSTER.nodes,
@@ -486,12 +522,14 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         ...(restore === null ? [] : restoreRatios(restore, baselines)),
         ...(kafka === null ? [] : kafkaRatios(kafka, baselines)),
         ...(scan === null ? [] : scanRatios(scan.series, baselines)),
+        ...(tiering === null ? [] : tieringRatios(tiering, baselines)),
         ...(metadata === null ? [] : metadataRatios(metadata.stages, baselines, BENCH_BASELINES.jetStreamPayloadBytes, BENCH_CLUSTER.leaseTtlMs)),
       ],
       failover,
       metadata,
       scan,
       kafka,
+      tiering,
       // The stop of the cluster and the removal of the folder that follow are not counted.
       durationMs: performance.now() - startedMs,
       interrupted: interrupt.signal.aborted,
