@@ -10,13 +10,18 @@
  * through the gateway while rounds rewrite each changed bucket's file; afterwards DuckDB reads exactly the
  * table that lookups of every key return, one row per live key at most one file per bucket, each row with
  * the offset of its key's last change in the changelog scanned from offset 0.
+ *
+ * Lake maintenance: a log table tiered by many small rounds has its small files compacted (each bucket
+ * keeps at most LAKE_LIMITS.logCompactionSmallFilesMax), DuckDB still reads every row once, and the
+ * objects of the replaced files are deleted from S3 once their snapshots expired and the grace period
+ * (shortened for this cluster with MINK_LAKE_ORPHAN_GRACE_MS) passed.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { LocalCluster } from '@mink/devcluster';
-import { type DataFile, IcebergTable, icebergSchemaOf } from '@mink/lake';
+import { type DataFile, IcebergTable, LAKE_LIMITS, icebergSchemaOf } from '@mink/lake';
 import type { ColumnSpec } from '@mink/meta';
 import { S3ObjectStore } from '@mink/s3stream';
 import { SHORT_LEASE_CLUSTER, eventually, http, temporaryDirectory } from './helpers';
@@ -25,6 +30,8 @@ jest.setTimeout(600_000);
 
 const BUCKETS = 3;
 const ROWS_PER_APPEND = 50;
+/** The tiering workers' orphan grace period in this cluster: short, so a test sees replaced files go. */
+const ORPHAN_GRACE_MS = 4_000;
 
 interface LakeDescription {
   metadataKey: string | null;
@@ -39,7 +46,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
   let cluster: LocalCluster;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.start({ dataDir: directory.path, ...SHORT_LEASE_CLUSTER, tieringWorkers: 2 });
+    cluster = await LocalCluster.start({ dataDir: directory.path, ...SHORT_LEASE_CLUSTER, tieringWorkers: 2, env: { MINK_LAKE_ORPHAN_GRACE_MS: String(ORPHAN_GRACE_MS) } });
   });
 
   afterAll(async () => {
@@ -278,6 +285,76 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
       expect({ id, owner: row.owner, amount: String(row.amount), note: row.note }).toEqual(live.get(id));
       expect({ bucket: row.__bucket, offset: Number(row.__offset) }).toEqual(lastChange.get(id));
     }
+  });
+
+  it('compacts a log table\'s small files as rounds go on, DuckDB reading every row once, and deletes the replaced objects after the grace', async () => {
+    const table = 'compacted';
+    const columns: ColumnSpec[] = [
+      { name: 'id', type: 'int64' },
+      { name: 'page', type: 'string' },
+    ];
+    const created = await http(cluster.gatewayUrl, 'POST', '/v1/tables', {
+      name: table,
+      columns,
+      bucketKey: ['id'],
+      buckets: 2,
+      properties: { 'table.datalake.enabled': 'true', 'table.datalake.freshness': '1s' },
+    });
+    expect(created.status).toBe(201);
+    const store = new S3ObjectStore({ endpoint: cluster.s3Endpoint, bucket: 'mink', region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+    const liveFiles = async (metadataKey: string | null): Promise<DataFile[]> => (await lakeSelect(table, columns, [], metadataKey, '__bucket')).files;
+    let appended = 0;
+    /** Appends a few rows to both buckets and waits for a round to tier them: one small file per bucket and round. */
+    const oneRound = async (): Promise<LakeDescription> => {
+      const before = (await lakeOf(table)).lake?.tieringEpoch ?? 0;
+      const rows = Array.from({ length: 20 }, (_, index) => ({ id: appended + index, page: `/p/${appended + index}` }));
+      expect((await http(cluster.gatewayUrl, 'POST', `/v1/tables/${table}/append`, { rows })).status).toBe(200);
+      appended += rows.length;
+      return eventually('a round tiered the append', async () => {
+        const { lake, ends } = await lakeOf(table);
+        return lake && lake.tieringEpoch > before && lake.round === null && lake.offsets.every(({ bucket, offset }) => offset === ends[bucket]) ? lake : undefined;
+      }, 60_000, 100);
+    };
+
+    // Two rounds' files, which compaction replaces once a bucket has more small files than it keeps.
+    await oneRound();
+    const early = await liveFiles((await oneRound()).metadataKey);
+    expect(early.length).toBeGreaterThanOrEqual(2);
+    const earlyKeys = early.map((file) => file.path.replace(/^s3:\/\/mink\//, ''));
+    const keyExists = async (key: string) => (await store.list(key)).some((object) => object.key === key);
+
+    // Rounds go on until the early files are no longer live (compacted) and then no longer stored: their
+    // snapshots expire after snapshotsRetainedMax more rounds, and a sweep deletes them once they are old.
+    let rounds = 2;
+    let compactedAfter: number | null = null;
+    for (;;) {
+      const lake = await oneRound();
+      rounds++;
+      const live = new Set((await liveFiles(lake.metadataKey)).map((file) => file.path));
+      for (let bucket = 0; bucket < 2; bucket++) {
+        expect([...live].filter((path) => path.includes(`/__bucket=${bucket}/`)).length).toBeLessThanOrEqual(LAKE_LIMITS.logCompactionSmallFilesMax);
+      }
+      if (compactedAfter === null && early.every((file) => !live.has(file.path))) compactedAfter = rounds;
+      if (compactedAfter !== null && !(await Promise.all(earlyKeys.map(keyExists))).some(Boolean)) break;
+      expect(rounds).toBeLessThan(LAKE_LIMITS.logCompactionSmallFilesMax + LAKE_LIMITS.snapshotsRetainedMax + 12);
+    }
+    // Compaction came when a bucket's small files first outnumbered what it keeps.
+    expect(compactedAfter).toBeLessThanOrEqual(LAKE_LIMITS.logCompactionSmallFilesMax + 2);
+
+    // The lake still holds every appended row exactly once, and each bucket's offsets run from 0 without a gap.
+    const { lake: settled, ends } = await lakeOf(table);
+    const { rows, files } = await lakeSelect(table, columns, [], settled!.metadataKey, 'id, page, __bucket, __offset');
+    expect(rows.map((row) => Number(row.id)).sort((left, right) => left - right)).toEqual(Array.from({ length: appended }, (_, index) => index));
+    for (const row of rows) expect(row.page).toBe(`/p/${row.id}`);
+    for (let bucket = 0; bucket < 2; bucket++) {
+      expect(rows.filter((row) => row.__bucket === bucket).map((row) => Number(row.__offset))).toEqual(Array.from({ length: ends[bucket]! }, (_, index) => index));
+    }
+    // Far fewer files than rounds, and every file a kept metadata names is still there.
+    expect(files.length).toBeLessThan(2 * rounds);
+    for (const file of files) expect(await keyExists(file.path.replace(/^s3:\/\/mink\//, ''))).toBe(true);
+    // Metadata files: the kept versions and the young ones only.
+    const metadataObjects = (await store.list(`lake/${table}/metadata/`)).filter((object) => object.key.endsWith('.metadata.json'));
+    expect(metadataObjects.length).toBeLessThanOrEqual(LAKE_LIMITS.snapshotsRetainedMax + 4);
   });
 
   it('serves a scan below a trimmed stream\'s start from the lake, then from the stream, with the same records', async () => {

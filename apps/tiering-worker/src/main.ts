@@ -3,6 +3,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { assertLimits, readServiceConfig } from '@mink/config';
 import { ClusterMember, HealthController, SERVICE_STATE, ServiceState, createLogger, runHttpService } from '@mink/runtime';
 import { Gauge } from 'prom-client';
+import { readTieringWorkerConfig } from './tiering-config';
 import { TieringLoop } from './tiering-loop';
 
 /** The loop's counts as Prometheus gauges, read at scrape time. */
@@ -16,6 +17,14 @@ function registerTieringMetrics(state: ServiceState, loop: TieringLoop): void {
       this.set({ outcome: 'committed' }, loop.counts.roundsCommitted);
       this.set({ outcome: 'fenced' }, loop.counts.roundsFenced);
       this.set({ outcome: 'failed' }, loop.counts.roundsFailed);
+    },
+  });
+  new Gauge({
+    name: 'mink_lake_orphans_deleted',
+    help: 'Unreferenced lake objects the orphan sweeps after this worker\'s rounds deleted since it started',
+    registers: [state.registry],
+    collect() {
+      this.set(loop.counts.orphansDeleted);
     },
   });
   new Gauge({
@@ -42,11 +51,12 @@ class TieringWorkerModule {
 async function main(): Promise<void> {
   assertLimits();
   const config = readServiceConfig(process.env);
+  const tieringConfig = readTieringWorkerConfig(process.env);
   const logger = createLogger('tiering-worker', config.nodeId, config.logLevel);
   const state = new ServiceState('tiering-worker', config.nodeId);
   const member = await ClusterMember.join(config, logger, `tiering-worker-${config.nodeId}`);
   member.registerMetrics(state.registry);
-  const loop = new TieringLoop(member, logger, config.nodeId);
+  const loop = new TieringLoop(member, logger, config.nodeId, { orphanGraceMs: tieringConfig.orphanGraceMs });
   registerTieringMetrics(state, loop);
   await runHttpService({
     module: TieringWorkerModule.register(state),
@@ -59,7 +69,7 @@ async function main(): Promise<void> {
   });
   loop.start();
   state.setReady(true);
-  logger.info('tiering worker started');
+  logger.info({ orphanGraceMs: tieringConfig.orphanGraceMs }, 'tiering worker started');
 }
 
 main().catch((error) => {

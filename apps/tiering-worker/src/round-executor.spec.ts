@@ -2,7 +2,20 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { IcebergTable, LAKE_LIMITS, LakeBucketTooLargeError, LakeCommitConflictError, type LakeIdSource, icebergSchemaOf } from '@mink/lake';
+import {
+  type DataFile,
+  IcebergTable,
+  LAKE_LIMITS,
+  LAKE_OFFSET_COLUMN,
+  LakeBucketTooLargeError,
+  LakeCommitConflictError,
+  type LakeIdSource,
+  fieldNamed,
+  icebergSchemaOf,
+  lakeBatchesOfParquet,
+  longOfBound,
+  recordBatchBytes,
+} from '@mink/lake';
 import type { ColumnSpec, TableRecord } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 import { type ChangeType, type Row, encodeBatch } from '@mink/records';
@@ -193,6 +206,10 @@ describe('executeTieringRound', () => {
       sourceBytes: expect.any(Number),
       files: 2,
       removedFiles: 0,
+      compactedFiles: 0,
+      compactedBytes: 0,
+      compactionSourceBytes: 0,
+      compactedRows: 0,
     });
     expect(store.keys().filter((key) => key.includes('/data/'))).toEqual([
       'lake/events/data/__bucket=0/t7r1-0-29-00000000-0000-4000-8000-000000000001.parquet',
@@ -279,7 +296,7 @@ describe('executeTieringRound', () => {
     streams.reads.length = 0;
 
     const result = await executeTieringRound({ ...deps, ids: countingIds() }, plan(2, base.metadataKey, [[0, 10, 10], [1, 0, 0]]));
-    expect(result).toEqual<RoundResult>({ committed: false, metadataKey: base.metadataKey, snapshotId: base.snapshotId, offsets: { 0: 10, 1: 0 }, rows: 0, bytes: 0, sourceBytes: 0, files: 0, removedFiles: 0 });
+    expect(result).toEqual<RoundResult>({ committed: false, metadataKey: base.metadataKey, snapshotId: base.snapshotId, offsets: { 0: 10, 1: 0 }, rows: 0, bytes: 0, sourceBytes: 0, files: 0, removedFiles: 0, compactedFiles: 0, compactedBytes: 0, compactionSourceBytes: 0, compactedRows: 0 });
     expect(store.calls.put).toBe(calls.put);
     expect(streams.reads).toEqual([]);
   });
@@ -381,6 +398,153 @@ describe('executeTieringRound', () => {
     // Proves the memory bound cannot be raised past LAKE_LIMITS.parquetSourceBytesMax by a caller.
     const { deps } = harness(new FakeStreams().append(0, 1), { fileSourceBytesMax: LAKE_LIMITS.parquetSourceBytesMax + 1 });
     await expect(executeTieringRound(deps, plan(1, null, [[0, 0, 1]]))).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+// Log tables: small-file compaction, run by the round that tiers a bucket with too many small files.
+
+/** The live data files of the lake at `metadataKey`, per bucket, in offset order. */
+async function liveFilesOf(store: ObjectStore, metadataKey: string): Promise<Map<number, DataFile[]>> {
+  const schema = icebergSchemaOf(COLUMNS);
+  const table = new IcebergTable({ store, tableName: TABLE.name, storeUri: STORE_URI, schema });
+  await table.load(metadataKey);
+  const offsetField = fieldNamed(schema, LAKE_OFFSET_COLUMN).id;
+  const firstOffset = (file: DataFile) => longOfBound(file.lowerBounds.get(offsetField)!);
+  const byBucket = new Map<number, DataFile[]>();
+  for (const file of (await table.dataFiles()).sort((left, right) => firstOffset(left) - firstOffset(right))) byBucket.set(file.bucket, [...(byBucket.get(file.bucket) ?? []), file]);
+  return byBucket;
+}
+
+/** Bytes of Arrow data a stored data file decodes to, as compaction measures it against arrowBytesMax. */
+async function arrowBytesOf(store: ObjectStore, file: DataFile): Promise<number> {
+  const bytes = await store.get(file.path.slice(`${STORE_URI}/`.length));
+  return lakeBatchesOfParquet(icebergSchemaOf(COLUMNS), bytes).reduce((total, batch) => total + recordBatchBytes(batch), 0);
+}
+
+describe('executeTieringRound: compaction of a log table', () => {
+  let duck: LakeReader;
+  beforeAll(async () => {
+    duck = await LakeReader.open();
+  });
+  afterAll(() => duck.close());
+
+  it('rewrites a bucket whose small files outnumber smallFilesMax into one file, the new records included unstored; every record stays once', async () => {
+    // Proves the compaction rule over nine rounds of two buckets: a bucket never keeps more small files
+    // than the bound, the round that compacts replaces the bucket's files in its own snapshot (overwrite),
+    // its new records go straight into the rewritten file (no separate object), and DuckDB reads every
+    // record exactly once after every round.
+    const streams = new FakeStreams(100);
+    const { store, deps, lines } = harness(streams, { logCompactionBounds: { smallFilesMax: 3 } });
+    let metadataKey: string | null = null;
+    const ends = [0, 0];
+    for (let round = 1; round <= 9; round++) {
+      const ranges: [number, number, number][] = [];
+      streams.append(0, 10);
+      ranges.push([0, ends[0]!, (ends[0] = ends[0]! + 10)]);
+      if (round % 2 === 0) {
+        streams.append(1, 5);
+        ranges.push([1, ends[1]!, (ends[1] = ends[1]! + 5)]);
+      }
+      const result = await executeTieringRound(deps, plan(round, metadataKey, ranges));
+      metadataKey = result.metadataKey;
+      const live = await liveFilesOf(store, metadataKey);
+      for (const files of live.values()) expect(files.length).toBeLessThanOrEqual(3);
+      expectRecords(await duck.rows(store, metadataKey), ends[1] === 0 ? { 0: [0, ends[0]!] } : { 0: [0, ends[0]!], 1: [0, ends[1]!] });
+      // Bucket 0 gets a file every round: the fourth small file makes it compact, the first time 3 old files (30 rows), then 3 again (the last rewritten one and two more).
+      const replaced = (round === 4 ? 3 : round === 7 ? 3 : 0) + (round === 8 ? 3 : 0);
+      expect(result).toMatchObject({ committed: true, removedFiles: replaced, compactedFiles: replaced > 0 ? 1 : 0, compactedRows: round === 4 ? 30 : round === 7 ? 60 : round === 8 ? 15 : 0 });
+      // The round's own records are counted as written once, whether stored alone or taken into the rewritten file.
+      expect(result).toMatchObject({ rows: round % 2 === 0 ? 15 : 10, files: round % 2 === 0 ? 2 : 1 });
+      if (replaced > 0) expect(result.compactionSourceBytes).toBeGreaterThan(0);
+      if (replaced > 0) {
+        const table = new IcebergTable({ store, tableName: TABLE.name, storeUri: STORE_URI, schema: icebergSchemaOf(COLUMNS) });
+        expect((await table.load(metadataKey)).currentSnapshot?.summary).toMatchObject({ operation: 'overwrite', 'deleted-data-files': String(replaced) });
+      }
+    }
+    // Round 4 stored exactly one object for bucket 0: the rewritten file; its own records never had one of their own.
+    expect(store.keys().filter((key) => key.startsWith('lake/events/data/__bucket=0/t7r4-'))).toEqual([expect.stringMatching(/^lake\/events\/data\/__bucket=0\/t7r4-0-39-/)]);
+    expect(lines.filter((line) => line.message === 'tiering round compacted log files of a bucket').map((line) => [line.fields.bucket, line.fields.replacedFiles, line.fields.fromOffset, line.fields.endOffset])).toEqual([
+      [0, 4, 0, 40],
+      [0, 4, 0, 70],
+      [1, 4, 0, 20],
+    ]);
+  });
+
+  it('cuts a run at arrowBytesMax into several files and leaves a file that alone is beyond it as it is', async () => {
+    // Proves memory stays within the bound: two small files join while their Arrow data fits, a file
+    // whose decoded rows exceed the bound is logged and kept, and the records stay exactly once.
+    const streams = new FakeStreams(100);
+    const { store, deps, lines } = harness(streams, { logCompactionBounds: { smallFilesMax: 4 } });
+    let metadataKey: string | null = null;
+    let end = 0;
+    for (const [round, count] of [[1, 10], [2, 10], [3, 100], [4, 10]] as const) {
+      streams.append(0, count);
+      metadataKey = (await executeTieringRound(deps, plan(round, metadataKey, [[0, end, (end += count)]]))).metadataKey;
+    }
+    const files = (await liveFilesOf(store, metadataKey!)).get(0)!;
+    expect(files).toHaveLength(4);
+    const sizes = await Promise.all(files.map((file) => arrowBytesOf(store, file)));
+    const arrowBytesMax = Math.floor(1.5 * (sizes[0]! + sizes[1]!));
+    expect(sizes[2]!).toBeGreaterThan(arrowBytesMax);
+
+    streams.append(0, 10);
+    const fifth = await executeTieringRound({ ...deps, logCompactionBounds: { smallFilesMax: 4, arrowBytesMax } }, plan(5, metadataKey, [[0, end, (end += 10)]]));
+    expect(fifth).toMatchObject({ removedFiles: 3, compactedFiles: 2, compactedRows: 30 });
+    const after = (await liveFilesOf(store, fifth.metadataKey)).get(0)!;
+    expect(after.map((file) => file.recordCount).sort((a, b) => a - b)).toEqual([20, 20, 100]);
+    expect(lines.filter((line) => line.message.startsWith('tiering round left a log file uncompacted')).map((line) => line.fields)).toEqual([
+      expect.objectContaining({ bucket: 0, arrowBytes: sizes[2], arrowBytesMax }),
+    ]);
+    expectRecords(await duck.rows(store, fifth.metadataKey), { 0: [0, end] });
+  });
+
+  it('does not commit the small files a round stored before its last one when it rewrites them', async () => {
+    // Proves a round cut into several files by fileSourceBytesMax commits only the rewritten file: the
+    // earlier ones, already stored, are left unreferenced (for the orphan sweep), and nothing is counted twice.
+    const streams = new FakeStreams(100).append(0, 10, 10, 10);
+    const batchBytes = (await streams.read(0, 0)).batches[0]!.payload.byteLength;
+    const { store, deps } = harness(streams, { fileSourceBytesMax: Math.floor(batchBytes * 1.5), logCompactionBounds: { smallFilesMax: 2 } });
+    const result = await executeTieringRound(deps, plan(1, null, [[0, 0, 30]]));
+    expect(result).toMatchObject({ committed: true, rows: 30, files: 3, removedFiles: 0, compactedFiles: 1, compactedRows: 0, compactionSourceBytes: expect.any(Number) });
+    expect((await liveFilesOf(store, result.metadataKey)).get(0)!.map((file) => file.recordCount)).toEqual([30]);
+    expect(store.keys().filter((key) => key.includes('/data/'))).toHaveLength(3);
+    expectRecords(await duck.rows(store, result.metadataKey), { 0: [0, 30] });
+  });
+
+  it('stops without committing when a heartbeat fails while it reads old files back', async () => {
+    // Proves compaction is part of the fenced round: nothing of it becomes current.
+    const streams = new FakeStreams(100);
+    let failAt = Number.POSITIVE_INFINITY;
+    let beats = 0;
+    const { store, deps } = harness(streams, {
+      logCompactionBounds: { smallFilesMax: 2 },
+      heartbeat: async () => {
+        if (++beats === failAt) throw new Error('fenced while compacting');
+      },
+    });
+    let metadataKey: string | null = null;
+    for (let round = 1; round <= 2; round++) {
+      streams.append(0, 10);
+      metadataKey = (await executeTieringRound(deps, plan(round, metadataKey, [[0, (round - 1) * 10, round * 10]]))).metadataKey;
+    }
+    streams.append(0, 10);
+    // Round 3: the live files, the read, then the first old file read back.
+    failAt = beats + 3;
+    await expect(executeTieringRound(deps, plan(3, metadataKey, [[0, 20, 30]]))).rejects.toThrow('fenced while compacting');
+    expect(metadataKeys(store)).toEqual(['lake/events/metadata/v1-t7r1.metadata.json', 'lake/events/metadata/v2-t7r2.metadata.json']);
+  });
+
+  it.each<[string, Record<string, number>]>([
+    ['more small files kept than LAKE_LIMITS allows', { smallFilesMax: LAKE_LIMITS.logCompactionSmallFilesMax + 1 }],
+    ['a larger small-file size', { smallFileBytes: LAKE_LIMITS.logCompactionSmallFileBytes + 1 }],
+    ['more memory', { arrowBytesMax: LAKE_LIMITS.logCompactionArrowBytesMax + 1 }],
+    ['no memory', { arrowBytesMax: 0 }],
+    ['a bound that does not exist', { filesMax: 3 }],
+  ])('refuses compaction bounds with %s before touching the store', async (_case, bounds) => {
+    // Proves a caller can only tighten the bounds of LAKE_LIMITS, never loosen them.
+    const { store, deps } = harness(new FakeStreams().append(0, 1), { logCompactionBounds: bounds });
+    await expect(executeTieringRound(deps, plan(1, null, [[0, 0, 1]]))).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(store.calls).toEqual({ put: 0, get: 0, delete: 0, list: 0 });
   });
 });
 
@@ -561,6 +725,10 @@ describe('executeTieringRound of a primary-key table (merged state, copy-on-writ
       sourceBytes: expect.any(Number),
       files: 2,
       removedFiles: 0,
+      compactedFiles: 0,
+      compactedBytes: 0,
+      compactionSourceBytes: 0,
+      compactedRows: 0,
     });
     await expectAccounts(store, first.metadataKey, changelog, { 0: 5, 1: 2 });
     const firstFiles = await liveFileKeys(store, PK_TABLE, first.metadataKey);

@@ -3,10 +3,13 @@
  * Parquet data files into the table's Iceberg lake table, and commits one Iceberg snapshot under metadata
  * named by the round (`v{N+1}-t{tableId}r{tieringEpoch}.metadata.json`).
  *
- * A log table's records are appended: each bucket's range becomes new data files next to the old ones. A
- * primary-key table's stream is its changelog, and its lake holds the merged state, copy-on-write per
- * bucket: each bucket with changes gets ONE new data file, the rows of its old file(s) with the range's
- * changes folded in by primary key (pk-bucket-merge.ts), which replaces the old file(s) in the same commit.
+ * A log table's records are appended: each bucket's range becomes new data files next to the old ones, and
+ * once a bucket holds more than LAKE_LIMITS.logCompactionSmallFilesMax small files the round rewrites its
+ * adjacent small files (the new one included) into one, which replaces them in the same commit
+ * (log-bucket-compaction.ts). A primary-key table's stream is its changelog, and its lake holds the merged
+ * state, copy-on-write per bucket: each bucket with changes gets ONE new data file, the rows of its old
+ * file(s) with the range's changes folded in by primary key (pk-bucket-merge.ts), which replaces the old
+ * file(s) in the same commit.
  * Readers therefore need no delete files (DuckDB and PyIceberg do not read equality deletes reliably).
  *
  * The metadata log, not the lake, is the commit point. The executor stops after the Iceberg commit and
@@ -21,7 +24,9 @@
  *   2. per bucket with a non-empty range, in bucket order:
  *      - log table: read batches from the range's start, cut at `fileSourceBytesMax` bytes of stored
  *        batches into data files (so one process holds at most one file's batches and its Parquet), and
- *        store each file;
+ *        store each file, except a small last one, held until the bucket's compaction is decided (the
+ *        base's live files are listed from its manifests once per round); then compact the bucket if it
+ *        has too many small files, and store the last file unless the compaction took it in;
  *      - primary-key table: read the bucket's live files of the base snapshot (listed from its manifests
  *        once per round), fold the range's changelog into them within LAKE_LIMITS' pk bounds, and store
  *        the merged state as one file (none when no key is live);
@@ -40,12 +45,14 @@ import {
   type LakeBatch,
   type LakeIdSource,
   type LakeObjectStore,
+  type ParquetDataFile,
   icebergSchemaOf,
   lakeStoreUri,
   parquetOfArrow,
   roundTag,
 } from '@mink/lake';
 import type { ObjectStore } from '@mink/s3stream';
+import { type LogCompactionBounds, compactLogBucket, logCompactionBoundsOf } from './log-bucket-compaction';
 import { type PkMergeBounds, mergePrimaryKeyBucket } from './pk-bucket-merge';
 import { forEachBatchOfRange } from './range-reader';
 
@@ -79,10 +86,18 @@ export interface RoundResult {
   bytes: number;
   /** Bytes of stored batches read into those files (for a primary-key table also of the old files read back). */
   sourceBytes: number;
-  /** Data files written. */
+  /** Data files written from the round's records (a log table's new file that compaction took in before it was stored included; rewritten files are `compactedFiles`). */
   files: number;
-  /** Data files the commit removed: a primary-key table's replaced files (0 for a log table). */
+  /** Data files the commit removed: a primary-key table's replaced files, a log table's compacted ones. */
   removedFiles: number;
+  /** Log tables: files written by compaction, each replacing a run of small files (0 for a primary-key table). */
+  compactedFiles: number;
+  /** Log tables: Parquet bytes of the files compaction wrote. */
+  compactedBytes: number;
+  /** Log tables: Parquet bytes compaction read back from the store (a new file it took in from memory not included). */
+  compactionSourceBytes: number;
+  /** Log tables: rows of files of earlier rounds that compaction rewrote. */
+  compactedRows: number;
 }
 
 /** One committed batch as the read port returns it: the records [startOffset, endOffset) of its payload. */
@@ -117,6 +132,8 @@ export interface TieringRoundDeps {
   fileSourceBytesMax?: number;
   /** Bounds of merging one bucket of a primary-key table; LAKE_LIMITS' pk bounds when absent (tests pass smaller ones, never larger). */
   pkMergeBounds?: PkMergeBounds;
+  /** Bounds of compacting one bucket of a log table; LAKE_LIMITS' when absent (tests pass smaller ones, never larger). */
+  logCompactionBounds?: LogCompactionBounds;
 }
 
 /**
@@ -137,6 +154,7 @@ export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringR
     throw new InvalidArgumentError(`fileSourceBytesMax must be a whole number of bytes from 1 to ${LAKE_LIMITS.parquetSourceBytesMax}, not ${fileSourceBytesMax}`);
   }
   for (const [name, value] of Object.entries(deps.pkMergeBounds ?? {})) checkPkBound(name, value);
+  const compactionBounds = logCompactionBoundsOf(deps.logCompactionBounds);
   const log = deps.log ?? (() => undefined);
   const tag = roundTag(plan.tableId, plan.tieringEpoch);
   const ranges = [...plan.ranges].sort((left, right) => left.bucket - right.bucket);
@@ -152,7 +170,7 @@ export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringR
   }
   const offsetsAfter = new Map(tieredBefore);
   for (const range of ranges) offsetsAfter.set(range.bucket, range.endOffset);
-  const progress = { rows: 0, bytes: 0, sourceBytes: 0, files: 0, removedFiles: 0 };
+  const progress = { rows: 0, bytes: 0, sourceBytes: 0, files: 0, removedFiles: 0, compactedFiles: 0, compactedBytes: 0, compactionSourceBytes: 0, compactedRows: 0 };
   const busy = ranges.filter((range) => range.startOffset < range.endOffset);
   if (busy.length === 0) {
     // Nothing to write: the round's result is its base, so the caller can still close it in the log.
@@ -191,7 +209,30 @@ export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringR
       });
     }
   } else {
-    for (const range of busy) await tierLogRange(deps, { lake, tag, tieringEpoch: plan.tieringEpoch, fileSourceBytesMax, log, progress, added }, range);
+    // The base's live files, for compaction; a table's first round has none.
+    let liveFiles: DataFile[] = [];
+    if (base.currentSnapshot !== null) {
+      await deps.heartbeat();
+      liveFiles = await lake.dataFiles();
+    }
+    const context = { lake, tag, tieringEpoch: plan.tieringEpoch, fileSourceBytesMax, smallFileBytes: compactionBounds.smallFileBytes, log, progress };
+    for (const range of busy) {
+      const tiered = await tierLogRange(deps, context, range);
+      const compaction = await compactLogBucket({ deps, lake, tag, bounds: compactionBounds, log }, range.bucket, {
+        base: liveFiles.filter((file) => file.bucket === range.bucket),
+        stored: tiered.stored,
+        pending: tiered.pending,
+      });
+      const dropped = new Set(compaction.dropped.map((file) => file.path));
+      added.push(...tiered.stored.filter((file) => !dropped.has(file.path)), ...compaction.written);
+      removed.push(...compaction.removed);
+      progress.compactedFiles += compaction.written.length;
+      progress.compactedBytes += compaction.written.reduce((total, file) => total + file.fileSizeBytes, 0);
+      progress.compactionSourceBytes += compaction.sourceBytes;
+      progress.removedFiles += compaction.removed.length;
+      progress.compactedRows += compaction.removed.reduce((total, file) => total + file.recordCount, 0);
+      if (tiered.pending !== null && !compaction.pendingRewritten) added.push(await storeLogFile(deps, context, range.bucket, tiered.pending));
+    }
   }
 
   await deps.heartbeat();
@@ -206,23 +247,34 @@ export async function executeTieringRound(deps: TieringRoundDeps, plan: TieringR
   return { committed: true, metadataKey, snapshotId: String(snapshot['snapshot-id']), offsets: Object.fromEntries(lake.tieredOffsets()), ...progress };
 }
 
+/** What a log round's per-bucket work shares: where it writes, its bounds, its log and running totals. */
+interface LogRangeContext {
+  lake: IcebergTable;
+  tag: string;
+  tieringEpoch: number;
+  fileSourceBytesMax: number;
+  /** A last file smaller than this is held back (pending) for the bucket's compaction. */
+  smallFileBytes: number;
+  log: NonNullable<TieringRoundDeps['log']>;
+  progress: Omit<RoundResult, 'committed' | 'metadataKey' | 'snapshotId' | 'offsets'>;
+}
+
 /**
  * Appends one bucket's range of a log table as data files of at most `fileSourceBytesMax` bytes of stored
- * batches each, slicing the batches a range starts or ends in (no per-row work).
+ * batches each, slicing the batches a range starts or ends in (no per-row work). Every file is stored as it
+ * is written except the last one when it is small: that one is returned pending, so a compaction can take
+ * it in without storing it first (its Parquet bytes are below `smallFileBytes`, so holding them is cheap).
  */
-async function tierLogRange(
-  deps: TieringRoundDeps,
-  context: { lake: IcebergTable; tag: string; tieringEpoch: number; fileSourceBytesMax: number; log: NonNullable<TieringRoundDeps['log']>; progress: Omit<RoundResult, 'committed' | 'metadataKey' | 'snapshotId' | 'offsets'>; added: DataFile[] },
-  range: TieringRange,
-): Promise<void> {
+async function tierLogRange(deps: TieringRoundDeps, context: LogRangeContext, range: TieringRange): Promise<{ stored: DataFile[]; pending: ParquetDataFile | null }> {
   const { lake, progress } = context;
   const tableName = deps.table.name;
+  const stored: DataFile[] = [];
   // The batches of the file being gathered, the records they hold for it [fileStart, next), and their bytes.
   let pending: LakeBatch[] = [];
   let pendingBytes = 0;
   let fileStart = range.startOffset;
   let next = range.startOffset;
-  const writeFile = async (): Promise<void> => {
+  const writeFile = (): ParquetDataFile => {
     const file = parquetOfArrow({ schema: lake.schema(), bucket: range.bucket, batches: pending });
     // The offsets a file covers come from the batches' own claims; the records they hold must agree.
     if (file.metrics.recordCount !== next - fileStart || file.offsets.first !== fileStart || file.offsets.last !== next - 1) {
@@ -230,25 +282,42 @@ async function tierLogRange(
         `the stored batches of bucket ${range.bucket} of '${tableName}' for offsets [${fileStart}, ${next}) hold ${file.metrics.recordCount} records at offsets ${file.offsets.first}..${file.offsets.last}`,
       );
     }
-    await deps.heartbeat();
-    context.added.push(await lake.writeDataFile(file, context.tag));
     progress.rows += file.metrics.recordCount;
     progress.bytes += file.metrics.fileSizeBytes;
-    progress.sourceBytes += pendingBytes;
     progress.files++;
-    context.log('tiering round stored a data file', { bucket: range.bucket, fromOffset: fileStart, endOffset: next, fileRows: file.metrics.recordCount, fileBytes: file.metrics.fileSizeBytes, ...progress });
+    progress.sourceBytes += pendingBytes;
     pending = [];
     pendingBytes = 0;
     fileStart = next;
+    return file;
   };
   await forEachBatchOfRange(deps, { tableName, tieringEpoch: context.tieringEpoch }, range, async (batch, share) => {
-    if (pending.length > 0 && pendingBytes + batch.payload.byteLength > context.fileSourceBytesMax) await writeFile();
+    if (pending.length > 0 && pendingBytes + batch.payload.byteLength > context.fileSourceBytesMax) stored.push(await storeLogFile(deps, context, range.bucket, writeFile()));
     const whole = batch.startOffset === share.fromOffset && batch.endOffset === share.endOffset;
     pending.push(whole ? { payload: batch.payload, startOffset: batch.startOffset } : { payload: batch.payload, startOffset: batch.startOffset, keep: share });
     pendingBytes += batch.payload.byteLength;
     next = share.endOffset;
   });
-  await writeFile();
+  const last = writeFile();
+  if (last.metrics.fileSizeBytes < context.smallFileBytes) return { stored, pending: last };
+  stored.push(await storeLogFile(deps, context, range.bucket, last));
+  return { stored, pending: null };
+}
+
+/** Stores one new data file of a log round's bucket (after a heartbeat); it was counted when it was written. */
+async function storeLogFile(deps: TieringRoundDeps, context: LogRangeContext, bucket: number, file: ParquetDataFile): Promise<DataFile> {
+  await deps.heartbeat();
+  const dataFile = await context.lake.writeDataFile(file, context.tag);
+  const { progress } = context;
+  context.log('tiering round stored a data file', {
+    bucket,
+    fromOffset: file.offsets.first,
+    endOffset: file.offsets.last + 1,
+    fileRows: file.metrics.recordCount,
+    fileBytes: file.metrics.fileSizeBytes,
+    ...progress,
+  });
+  return dataFile;
 }
 
 /** Refuses a merge bound that is not a positive whole number or is above LAKE_LIMITS' own. */

@@ -4,7 +4,8 @@ import { MinkError, SUBJECTS, type TieringRoundAssignment } from '@mink/protocol
 import type { ClusterMember, Logger } from '@mink/runtime';
 import { StreamReader } from '@mink/s3stream';
 import { requestJson } from '@mink/transport';
-import { publishLakeHint } from '@mink/lake';
+import { LAKE_LIMITS, lakeStoreUri, publishLakeHint } from '@mink/lake';
+import { sweepAfterCommit } from './lake-sweep';
 import { executeTieringRound, type RoundResult } from './round-executor';
 
 type Round = NonNullable<TieringRoundAssignment['round']>;
@@ -15,6 +16,13 @@ export interface TieringCounts {
   roundsFenced: number;
   roundsFailed: number;
   rowsTiered: number;
+  /** Lake objects the orphan sweeps after this worker's commits deleted. */
+  orphansDeleted: number;
+}
+
+export interface TieringLoopOptions {
+  /** How old an unreferenced lake object must be before a sweep deletes it; LAKE_LIMITS.orphanGraceMs when absent. */
+  orphanGraceMs?: number;
 }
 
 /**
@@ -25,12 +33,20 @@ export interface TieringCounts {
  * commit; a commit refused by the log changes nothing, and the round is tiered again by whoever takes it
  * next. The Iceberg metadata a round writes is named by its tiering epoch and becomes current only through
  * its log commit, so a fenced round's files are never read.
+ *
+ * After a round's log commit (and its version hint) the worker sweeps the table's lake for orphans
+ * (lake-sweep.ts): objects no kept snapshot or kept metadata file names, older than the grace period, such
+ * as a fenced round's files and the files copy-on-write rounds replaced once their snapshots expired. The
+ * sweep is planned on the metadata the round committed, bounded per round, and never fails the round.
  */
 export class TieringLoop {
   private running = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
-  readonly counts: TieringCounts = { roundsCommitted: 0, roundsFenced: 0, roundsFailed: 0, rowsTiered: 0 };
+  readonly counts: TieringCounts = { roundsCommitted: 0, roundsFenced: 0, roundsFailed: 0, rowsTiered: 0, orphansDeleted: 0 };
+  private readonly orphanGraceMs: number;
+  /** The URI the lake records locations under (`s3://{bucket}/{prefix}`); a bad prefix fails the worker at start. */
+  private readonly storeUri: string;
   /** Reads committed batches straight from the object store through this worker's view: the leaders are not involved. */
   private readonly reader: StreamReader;
 
@@ -38,7 +54,10 @@ export class TieringLoop {
     private readonly member: ClusterMember,
     private readonly logger: Logger,
     private readonly workerId: string,
+    options: TieringLoopOptions = {},
   ) {
+    this.orphanGraceMs = options.orphanGraceMs ?? LAKE_LIMITS.orphanGraceMs;
+    this.storeUri = lakeStoreUri(member.objectStore.bucket, member.objectStore.prefix);
     this.reader = new StreamReader({ store: member.objectStore, meta: member.store, cacheBytesMax: 0, prefetchWindowsMax: 0 });
   }
 
@@ -89,11 +108,13 @@ export class TieringLoop {
     const heartbeat = new RoundHeartbeat(() => requestJson(this.member.nc, SUBJECTS.coordinatorRpc, { op: 'tieringHeartbeat', ...fields }, LIMITS.viewQueryTimeoutMs), this.member.config.leaseTtlMs);
     heartbeat.start();
     let result: RoundResult;
+    let table: TableRecord;
     try {
-      const table = await this.tableOfRound(round);
+      table = await this.tableOfRound(round);
       result = await executeTieringRound(
         {
           store: this.member.objectStore,
+          storeUri: this.storeUri,
           table,
           read: async (bucket, fromOffset) => this.reader.read(bucketId(table.id, null, bucket), fromOffset, Number.MAX_SAFE_INTEGER),
           heartbeat: () => heartbeat.check(),
@@ -129,7 +150,15 @@ export class TieringLoop {
     this.counts.rowsTiered += result.rows;
     // Only now may readers outside mink find the new metadata; a lost hint is written by the next round.
     await publishLakeHint(this.member.objectStore, result.metadataKey).catch((error: unknown) => this.logger.warn({ ...fields, err: error }, 'version hint not written'));
-    this.logger.info({ ...fields, rows: result.rows, bytes: result.bytes, files: result.files, metadataKey: result.metadataKey }, 'tiering round committed');
+    this.logger.info(
+      { ...fields, rows: result.rows, bytes: result.bytes, files: result.files, removedFiles: result.removedFiles, compactedFiles: result.compactedFiles, compactedRows: result.compactedRows, metadataKey: result.metadataKey },
+      'tiering round committed',
+    );
+    const sweep = await sweepAfterCommit(
+      { store: this.member.objectStore, storeUri: this.storeUri, logger: this.logger, fields },
+      { table, metadataKey: result.metadataKey, nowMs: Date.now(), graceMs: this.orphanGraceMs },
+    );
+    this.counts.orphansDeleted += sweep?.deleted ?? 0;
   }
 
   /** The round's table once this worker's view has applied the round's start (and so every commit it tiers). */

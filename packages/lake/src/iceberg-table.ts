@@ -259,15 +259,16 @@ export class IcebergTable {
       }
     }
 
-    // The parent's manifests with live files are carried over as they are, except that a manifest holding a
-    // removed file is rewritten (its other files as existing), and that once a snapshot would carry
-    // LAKE_LIMITS.manifestsPerSnapshotMax manifests they are all merged into one. Manifests are read only
-    // then; a plain append reads none.
+    // The parent's manifests with live files are carried over as they are, except that the manifests holding
+    // a removed file are rewritten together into one (their other files as existing: a compaction touches one
+    // manifest per round it replaces, and should not write as many back), and that once a snapshot would
+    // carry LAKE_LIMITS.manifestsPerSnapshotMax manifests they are all merged into one. Manifests are read
+    // only then; a plain append reads none.
     const parentManifests =
       parent === null ? [] : (await this.readManifestList(parent['manifest-list'])).filter((manifest) => manifest.addedFilesCount + manifest.existingFilesCount > 0);
     const merging = parentManifests.length >= LAKE_LIMITS.manifestsPerSnapshotMax;
     const carried: ManifestFile[] = [];
-    const rewritten: ManifestEntry[][] = [];
+    // The entries of the manifests rewritten (or all merged), written back as one manifest.
     const merged: ManifestEntry[] = [];
     const removedFiles: DataFile[] = [];
     for (const manifest of parentManifests) {
@@ -299,10 +300,8 @@ export class IcebergTable {
           dataFile: entry.dataFile,
         };
       });
-      if (merging) merged.push(...next);
-      else rewritten.push(next);
+      merged.push(...next);
     }
-    if (merged.length > 0) rewritten.push(merged);
     const missing = [...removed].filter((path) => !removedFiles.some((file) => file.path === path));
     if (missing.length > 0) throw new InvalidArgumentError(`data files to remove are not live: ${missing.join(', ')}`);
 
@@ -322,7 +321,7 @@ export class IcebergTable {
         ),
       );
     }
-    for (const entries of rewritten) manifests.push(await writeManifest(entries));
+    if (merged.length > 0) manifests.push(await writeManifest(merged));
     manifests.push(...carried);
 
     const manifestListKey = `${this.root}metadata/snap-${snapshotId}-${request.tag}-${this.ids.uuid()}.avro`;

@@ -12,3 +12,5 @@ export * from './lake-limits';
 export * from './parquet-to-arrow';
 export * from './arrow-gather';
 export * from './merged-state';
+export * from './log-compaction';
+export * from './lake-orphans';

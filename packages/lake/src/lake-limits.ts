@@ -23,10 +23,19 @@ export const LAKE_LIMITS = {
   manifestsPerSnapshotMax: 64,
   /** Characters of a commit tag (`r{tieringEpoch}` takes at most 17), which names metadata and data files. */
   commitTagCharactersMax: 32,
-  /** Snapshots a metadata file keeps (the newest); older ones are dropped from the list, not their files. */
-  snapshotsRetainedMax: 100,
-  /** Entries of `metadata-log` a metadata file keeps (Iceberg's `write.metadata.previous-versions-max` default). */
-  metadataLogEntriesMax: 100,
+  /**
+   * Snapshots a metadata file keeps, the newest (snapshot expiry): a reader may time-travel to these, and
+   * their objects are never orphans. Every commit adds one snapshot, so a file a round replaces stays
+   * readable for this many more rounds (and then until it is `orphanGraceMs` old). Small, because every
+   * orphan sweep reads each kept snapshot's manifest list.
+   */
+  snapshotsRetainedMax: 8,
+  /**
+   * Entries of `metadata-log` a metadata file keeps: one per kept snapshot besides the current one, since
+   * each metadata version adds exactly one snapshot. The metadata files named there are kept with their
+   * snapshots; older ones are orphans.
+   */
+  metadataLogEntriesMax: 7,
   /** Bytes an Avro block of a manifest or manifest list holds before the encoder starts the next block. */
   avroBlockBytes: 64 * 1024,
   /**
@@ -50,8 +59,46 @@ export const LAKE_LIMITS = {
    * is merged in bounded memory. Each fold copies the state once: larger means fewer copies, more memory.
    */
   pkChangelogFoldBytes: 32 * 1024 * 1024,
+  /**
+   * Bytes of Parquet below which a log table's data file is small. Log rounds add one file per bucket, so
+   * at low throughput a bucket gathers many small files, which every reader opens one by one; compaction
+   * rewrites runs of small files into one. A file at or above this is left as it is.
+   */
+  logCompactionSmallFileBytes: 8 * 1024 * 1024,
+  /**
+   * Small data files one bucket of a log table may keep: a round after which a bucket holds more rewrites
+   * its adjacent small files into one (copy-on-write, in the round's own snapshot). So a bucket keeps at
+   * most this many small files while they fit `logCompactionArrowBytesMax`, and a compaction rewrites about
+   * this many files' worth of rows (it runs once every this many rounds of a quiet bucket).
+   */
+  logCompactionSmallFilesMax: 8,
+  /**
+   * Bytes of Arrow data (the lake layout, as `lakeBatchesOfParquet` decodes it) one compacted file is
+   * written from. The decoded files, their IPC copy for WebAssembly and the Parquet output are in memory at
+   * once, as for a primary-key bucket's state, so the same bound: a run of files beyond it is cut into
+   * several outputs, and a file that alone is beyond it stays as it is.
+   */
+  logCompactionArrowBytesMax: 128 * 1024 * 1024,
+  /**
+   * Age (by the store's LastModified) a lake object must reach before an orphan sweep deletes it, when no
+   * kept snapshot or kept metadata file names it. Rounds in flight write objects no metadata names yet, and
+   * readers that loaded an older metadata file may still fetch its files: both are younger than this. It
+   * must exceed a round's duration by far; the tiering worker takes MINK_LAKE_ORPHAN_GRACE_MS instead.
+   */
+  orphanGraceMs: 10 * 60 * 1000,
+  /** Orphaned lake objects one sweep (after one round of one table) deletes at most; the rest wait for the next round. */
+  orphanDeleteKeysPerSweepMax: 1_000,
+  /** Keys per delete request of an orphan sweep; a failed batch stops the sweep, leaving the rest for the next one. */
+  orphanDeleteBatchKeys: 250,
 } as const;
 
 // The bounds are related: a merged state is written as one data file, and is folded more than once per state's worth.
 if (LAKE_LIMITS.pkBucketStateBytesMax > LAKE_LIMITS.parquetSourceBytesMax) throw new Error('LAKE_LIMITS.pkBucketStateBytesMax exceeds parquetSourceBytesMax');
 if (LAKE_LIMITS.pkChangelogFoldBytes > LAKE_LIMITS.pkBucketStateBytesMax) throw new Error('LAKE_LIMITS.pkChangelogFoldBytes exceeds pkBucketStateBytesMax');
+// One metadata file per kept snapshot: the log names the older ones, the current one is the metadata itself.
+if (LAKE_LIMITS.metadataLogEntriesMax !== LAKE_LIMITS.snapshotsRetainedMax - 1) throw new Error('LAKE_LIMITS.metadataLogEntriesMax must be snapshotsRetainedMax - 1');
+// A compacted file is one data file, decoded like a primary-key bucket's state; a compaction joins at least two files.
+if (LAKE_LIMITS.logCompactionArrowBytesMax > LAKE_LIMITS.parquetSourceBytesMax) throw new Error('LAKE_LIMITS.logCompactionArrowBytesMax exceeds parquetSourceBytesMax');
+if (LAKE_LIMITS.logCompactionSmallFileBytes > LAKE_LIMITS.logCompactionArrowBytesMax) throw new Error('LAKE_LIMITS.logCompactionSmallFileBytes exceeds logCompactionArrowBytesMax');
+if (LAKE_LIMITS.logCompactionSmallFilesMax < 1) throw new Error('LAKE_LIMITS.logCompactionSmallFilesMax must be at least 1');
+if (LAKE_LIMITS.orphanDeleteBatchKeys > LAKE_LIMITS.orphanDeleteKeysPerSweepMax) throw new Error('LAKE_LIMITS.orphanDeleteBatchKeys exceeds orphanDeleteKeysPerSweepMax');

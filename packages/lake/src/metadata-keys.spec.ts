@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@mink/protocol';
 import { InMemoryObjectStore } from '@mink/s3stream';
-import { lakeMetadataKey, parseLakeMetadataKey, publishLakeHint, readLakeHint, roundTag, tableIdOfTag } from './metadata-keys';
+import { type LakeObjectName, lakeMetadataKey, lakeObjectOf, parseLakeMetadataKey, publishLakeHint, readLakeHint, roundTag, tableIdOfTag } from './metadata-keys';
 
 describe('lake metadata keys', () => {
   it.each([
@@ -66,5 +66,27 @@ describe('lake metadata keys', () => {
     expect(await publishLakeHint(store, 'lake/events/metadata/v1-t7r1.metadata.json')).toBe(true);
     expect(await readLakeHint(store, 'events')).toBe('lake/events/metadata/v1-t7r1.metadata.json');
     expect(await publishLakeHint(store, 'lake/events/metadata/v1-t7r2.metadata.json')).toBe(false);
+  });
+
+  const uuid = '0b6f1c1e-7d1f-4c55-9a55-2f0e1f7f0a01';
+  it.each<[string, LakeObjectName]>([
+    ['lake/events/metadata/v12-t4r9.metadata.json', { kind: 'metadata', tag: 't4r9' }],
+    ['lake/events/metadata/version-hint.text', { kind: 'hint', tag: null }],
+    [`lake/events/metadata/snap-281474976710655-t4r9-${uuid}.avro`, { kind: 'manifest-list', tag: 't4r9' }],
+    [`lake/events/metadata/t4r9-${uuid}-m0.avro`, { kind: 'manifest', tag: 't4r9' }],
+    [`lake/events/metadata/t4r9-${uuid}-m17.avro`, { kind: 'manifest', tag: 't4r9' }],
+    [`lake/events/data/__bucket=3/t4r9-100-199-${uuid}.parquet`, { kind: 'data', tag: 't4r9' }],
+    [`lake/events/data/__bucket=0/r2-0-9-${uuid}.parquet`, { kind: 'data', tag: 'r2' }],
+    ['lake/events/metadata/v1.metadata.json', { kind: 'other', tag: null }],
+    [`lake/events/data/t4r9-0-9-${uuid}.parquet`, { kind: 'other', tag: null }],
+    [`lake/events/data/__bucket=0/t4r9-0-9-${uuid}.parquet.tmp`, { kind: 'other', tag: null }],
+    [`lake/events/metadata/${'t'.repeat(33)}-${uuid}-m0.avro`, { kind: 'other', tag: null }],
+    [`lake/events2/metadata/t4r9-${uuid}-m0.avro`, { kind: 'other', tag: null }],
+    [`lake/other/metadata/t4r9-${uuid}-m0.avro`, { kind: 'other', tag: null }],
+    ['lake/events/notes.txt', { kind: 'other', tag: null }],
+    ['wal/events/metadata/v1-t4r9.metadata.json', { kind: 'other', tag: null }],
+  ])('names %s of table events by its kind and round', (key, expected) => {
+    // Proves orphan removal recognises exactly the names IcebergTable gives, and nothing of another folder.
+    expect(lakeObjectOf('events', key)).toEqual(expected);
   });
 });

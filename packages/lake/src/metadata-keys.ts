@@ -58,6 +58,41 @@ export function parseLakeMetadataKey(metadataKey: string): LakeMetadataKeyParts 
   return { tableName: match[1]!, version, tag: match[3]! };
 }
 
+/** What an object under a lake table's folder is, by its key (see IcebergTable for the layout). */
+export type LakeObjectKind = 'metadata' | 'hint' | 'manifest-list' | 'manifest' | 'data' | 'other';
+
+/** A lake object's kind and the round tag its name carries (null for the hint and for keys of no known kind). */
+export interface LakeObjectName {
+  kind: LakeObjectKind;
+  tag: string | null;
+}
+
+const TAG = '([A-Za-z0-9][A-Za-z0-9_]*)';
+const UUID = '[0-9a-fA-F-]+';
+const LAKE_OBJECT_PATTERNS: [Exclude<LakeObjectKind, 'hint' | 'other'>, RegExp][] = [
+  ['metadata', new RegExp(`^metadata/v[1-9][0-9]*-${TAG}\\.metadata\\.json$`)],
+  ['manifest-list', new RegExp(`^metadata/snap-[0-9]+-${TAG}-${UUID}\\.avro$`)],
+  ['manifest', new RegExp(`^metadata/${TAG}-${UUID}-m[0-9]+\\.avro$`)],
+  ['data', new RegExp(`^data/__bucket=[0-9]+/${TAG}-[0-9]+-[0-9]+-${UUID}\\.parquet$`)],
+];
+
+/**
+ * The kind of the object `key` of lake table `tableName` and the tag of the round that wrote it, from its
+ * name alone: `other` for a key this writer never names (a foreign file, or one under another table's
+ * folder), which maintenance leaves alone. Tags longer than LAKE_LIMITS.commitTagCharactersMax are `other`.
+ */
+export function lakeObjectOf(tableName: string, key: string): LakeObjectName {
+  const root = `lake/${tableName}/`;
+  if (!key.startsWith(root)) return { kind: 'other', tag: null };
+  if (key === lakeHintKey(tableName)) return { kind: 'hint', tag: null };
+  const rest = key.slice(root.length);
+  for (const [kind, pattern] of LAKE_OBJECT_PATTERNS) {
+    const match = pattern.exec(rest);
+    if (match !== null && match[1]!.length <= LAKE_LIMITS.commitTagCharactersMax) return { kind, tag: match[1]! };
+  }
+  return { kind: 'other', tag: null };
+}
+
 /** The key of `tableName`'s version hint. */
 export function lakeHintKey(tableName: string): string {
   checkLakeTableName(tableName);

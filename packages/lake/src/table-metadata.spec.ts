@@ -8,6 +8,7 @@ import {
   mergeTieredOffsets,
   newTableMetadata,
   partitionSpecOf,
+  retainedMetadataFilesOf,
   snapshotSummaryOf,
   tieredOffsetsOf,
   tieredOffsetsText,
@@ -175,14 +176,36 @@ describe('table metadata', () => {
     expect(() => withSnapshot(newTableMetadata('u', LOCATION, SCHEMA, 500), snapshot(11, 2), null, 600)).toThrow('does not follow');
   });
 
-  it('keeps at most snapshotsRetainedMax snapshots and the newest ones', () => {
-    // Proves the metadata file stays bounded however many rounds a table sees.
+  it('expires all but the newest snapshotsRetainedMax snapshots, and keeps one metadata file per kept snapshot in its logs', () => {
+    // Proves the metadata file stays bounded however many rounds a table sees, and that its logs name only
+    // what is kept: the snapshot log the kept snapshots, the metadata log the files whose current snapshots they are.
+    const retained = LAKE_LIMITS.snapshotsRetainedMax;
     let metadata = newTableMetadata('u', LOCATION, SCHEMA, 0);
-    const rounds = LAKE_LIMITS.snapshotsRetainedMax + 5;
-    for (let round = 1; round <= rounds; round++) metadata = withSnapshot(metadata, snapshot(round, round), `${LOCATION}/metadata/v${round}.metadata.json`, round);
-    expect(metadata.snapshots).toHaveLength(LAKE_LIMITS.snapshotsRetainedMax);
-    expect(metadata.snapshots.at(-1)?.['snapshot-id']).toBe(rounds);
-    expect(metadata['metadata-log'].length).toBeLessThanOrEqual(LAKE_LIMITS.metadataLogEntriesMax);
+    const rounds = retained + 5;
+    for (let round = 1; round <= rounds; round++) {
+      metadata = withSnapshot(metadata, snapshot(round, round), round === 1 ? null : `${LOCATION}/metadata/v${round - 1}.metadata.json`, round);
+      const kept = Array.from({ length: Math.min(round, retained) }, (_, index) => round - Math.min(round, retained) + 1 + index);
+      expect(metadata.snapshots.map((entry) => entry['snapshot-id'])).toEqual(kept);
+      expect(metadata['snapshot-log'].map((entry) => entry['snapshot-id'])).toEqual(kept);
+      // Version v holds snapshot v as its current one: the log names the versions of the kept older snapshots.
+      expect(retainedMetadataFilesOf(metadata)).toEqual(kept.slice(0, -1).map((version) => `${LOCATION}/metadata/v${version}.metadata.json`));
+    }
+    expect(metadata.snapshots).toHaveLength(retained);
+    expect(metadata['metadata-log']).toHaveLength(LAKE_LIMITS.metadataLogEntriesMax);
     expect(currentSnapshotOf(metadata)?.['snapshot-id']).toBe(rounds);
+  });
+
+  it('trims the long logs of metadata written with the earlier bounds on its next commit', () => {
+    // Proves a table whose metadata kept 100 snapshots before expiry became short is brought within the bounds at once.
+    const legacy = newTableMetadata('u', LOCATION, SCHEMA, 0);
+    legacy.snapshots = Array.from({ length: 100 }, (_, index) => snapshot(index + 1, index + 1));
+    legacy['snapshot-log'] = legacy.snapshots.map((entry) => ({ 'timestamp-ms': entry['timestamp-ms'], 'snapshot-id': entry['snapshot-id'] }));
+    legacy['metadata-log'] = Array.from({ length: 99 }, (_, index) => ({ 'timestamp-ms': index, 'metadata-file': `${LOCATION}/metadata/v${index + 1}.metadata.json` }));
+    legacy['last-sequence-number'] = 100;
+    legacy['current-snapshot-id'] = 100;
+    const next = withSnapshot(legacy, snapshot(101, 101), `${LOCATION}/metadata/v100.metadata.json`, 200);
+    expect(next.snapshots.map((entry) => entry['snapshot-id'])).toEqual([94, 95, 96, 97, 98, 99, 100, 101].slice(-LAKE_LIMITS.snapshotsRetainedMax));
+    expect(next['snapshot-log']).toHaveLength(LAKE_LIMITS.snapshotsRetainedMax);
+    expect(retainedMetadataFilesOf(next)).toEqual([94, 95, 96, 97, 98, 99, 100].slice(-LAKE_LIMITS.metadataLogEntriesMax).map((version) => `${LOCATION}/metadata/v${version}.metadata.json`));
   });
 });

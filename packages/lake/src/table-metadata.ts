@@ -83,10 +83,14 @@ export function newTableMetadata(tableUuid: string, location: string, schema: Ic
 }
 
 /**
- * `metadata` with `snapshot` made current: appended to the snapshots (the oldest dropped beyond
- * LAKE_LIMITS.snapshotsRetainedMax), the snapshot log and `main` branch moved to it, and
- * `previousMetadataFile` (the location of the metadata file this one replaces, null for the first)
- * added to the metadata log. The snapshot's sequence number must be the next one (an assertion).
+ * `metadata` with `snapshot` made current, expiring what falls out of the retention: the snapshots keep the
+ * newest LAKE_LIMITS.snapshotsRetainedMax (the new one included), the snapshot log keeps the entries of kept
+ * snapshots only, `main` moves to the new snapshot, and `previousMetadataFile` (the location of the metadata
+ * file this one replaces, null for the first) joins the metadata log, which keeps the newest
+ * LAKE_LIMITS.metadataLogEntriesMax entries. As every version adds one snapshot, the metadata log then names
+ * exactly the metadata files whose current snapshots are the kept older ones (`retainedMetadataFilesOf`).
+ * Expiry only drops entries: the objects stay until an orphan sweep finds no kept entry naming them. The
+ * snapshot's sequence number must be the next one (an assertion).
  */
 export function withSnapshot(metadata: TableMetadata, snapshot: Snapshot, previousMetadataFile: string | null, nowMs: number): TableMetadata {
   if (snapshot['sequence-number'] !== metadata['last-sequence-number'] + 1) {
@@ -96,18 +100,29 @@ export function withSnapshot(metadata: TableMetadata, snapshot: Snapshot, previo
     previousMetadataFile === null
       ? metadata['metadata-log']
       : [...metadata['metadata-log'], { 'timestamp-ms': metadata['last-updated-ms'], 'metadata-file': previousMetadataFile }];
+  const snapshots = [...metadata.snapshots, snapshot].slice(-LAKE_LIMITS.snapshotsRetainedMax);
+  const kept = new Set(snapshots.map((candidate) => candidate['snapshot-id']));
+  const snapshotLog = [...metadata['snapshot-log'], { 'timestamp-ms': snapshot['timestamp-ms'], 'snapshot-id': snapshot['snapshot-id'] }].filter((entry) =>
+    kept.has(entry['snapshot-id']),
+  );
   return {
     ...metadata,
     'last-sequence-number': snapshot['sequence-number'],
     'last-updated-ms': nowMs,
     'current-snapshot-id': snapshot['snapshot-id'],
-    snapshots: [...metadata.snapshots, snapshot].slice(-LAKE_LIMITS.snapshotsRetainedMax),
-    'snapshot-log': [...metadata['snapshot-log'], { 'timestamp-ms': snapshot['timestamp-ms'], 'snapshot-id': snapshot['snapshot-id'] }].slice(
-      -LAKE_LIMITS.snapshotsRetainedMax,
-    ),
+    snapshots,
+    'snapshot-log': snapshotLog.slice(-LAKE_LIMITS.snapshotsRetainedMax),
     'metadata-log': metadataLog.slice(-LAKE_LIMITS.metadataLogEntriesMax),
     refs: { ...metadata.refs, main: { 'snapshot-id': snapshot['snapshot-id'], type: 'branch' } },
   };
+}
+
+/**
+ * The locations of the metadata files an orphan sweep keeps beside the current one: those the metadata log
+ * names (the previous versions, whose current snapshots are the kept older snapshots).
+ */
+export function retainedMetadataFilesOf(metadata: TableMetadata): string[] {
+  return metadata['metadata-log'].map((entry) => entry['metadata-file']);
 }
 
 /** The current snapshot of `metadata`, or null before the first. */

@@ -35,10 +35,22 @@ interface InjectedFailure {
  * added. `calls` counts every call per operation, failed ones included, so tests can assert how often a
  * component touched the store (for example, that a cached read did not).
  */
+export interface InMemoryObjectStoreOptions {
+  /** The store's clock, which `list` reports each object's last write by (`lastModifiedMs`); `Date.now` when absent. */
+  nowMs?: () => number;
+}
+
 export class InMemoryObjectStore implements ObjectStore {
   private readonly objects = new Map<string, Uint8Array>();
+  /** When each object was last written, by `nowMs`. */
+  private readonly modifiedMs = new Map<string, number>();
+  private readonly nowMs: () => number;
   private readonly injectedFailures: Record<ObjectStoreOperation, InjectedFailure[]> = { put: [], get: [], delete: [], list: [] };
   private readonly callCounts: Record<ObjectStoreOperation, number> = { put: 0, get: 0, delete: 0, list: 0 };
+
+  constructor(options: InMemoryObjectStoreOptions = {}) {
+    this.nowMs = options.nowMs ?? Date.now;
+  }
 
   /** Calls so far per operation, failed ones included; a copy. */
   get calls(): Record<ObjectStoreOperation, number> {
@@ -65,6 +77,7 @@ export class InMemoryObjectStore implements ObjectStore {
         position += part.byteLength;
       }
       this.objects.set(key, stored);
+      this.modifiedMs.set(key, this.nowMs());
     });
   }
 
@@ -74,6 +87,7 @@ export class InMemoryObjectStore implements ObjectStore {
       await sizeOfFileToPut(path);
       const content = await readFile(path);
       this.objects.set(key, new Uint8Array(content.buffer, content.byteOffset, content.byteLength));
+      this.modifiedMs.set(key, this.nowMs());
     });
   }
 
@@ -103,7 +117,10 @@ export class InMemoryObjectStore implements ObjectStore {
   async delete(keys: string[]): Promise<void> {
     this.perform('delete', () => {
       keys.forEach(assertValidKey);
-      for (const key of keys) this.objects.delete(key);
+      for (const key of keys) {
+        this.objects.delete(key);
+        this.modifiedMs.delete(key);
+      }
     });
   }
 
@@ -111,7 +128,7 @@ export class InMemoryObjectStore implements ObjectStore {
     return this.perform('list', () =>
       this.keys()
         .filter((key) => key.startsWith(prefix))
-        .map((key) => ({ key, size: this.objects.get(key)!.byteLength })),
+        .map((key) => ({ key, size: this.objects.get(key)!.byteLength, lastModifiedMs: this.modifiedMs.get(key)! })),
     );
   }
 

@@ -13,6 +13,8 @@ const PAGED_TEST_TIMEOUT_MS = 30_000;
 const MEBIBYTE_BYTES = 1024 * 1024;
 /** The file round trip uses several MiB, so a body goes through many stream chunks on both sides. */
 const LARGE_FILE_BYTES = 5 * MEBIBYTE_BYTES + 17;
+/** Slack for comparing a listed write time with this host's clock: the servers under test run on this host. */
+const LISTED_TIME_MARGIN_MS = 2_000;
 
 /** Every byte value once, so an encoding that mangles any byte (UTF-8, framing) shows. */
 function allByteValues(): Uint8Array {
@@ -228,7 +230,7 @@ export function describeObjectStoreContract(name: string, makeStore: () => Objec
       await store.delete(['delete/a', 'delete/never-existed', 'delete/c']);
       await store.delete(['delete/a']);
       await store.delete([]);
-      expect(await store.list('delete/')).toEqual([{ key: 'delete/b', size: 2 }]);
+      expect(await store.list('delete/')).toEqual([{ key: 'delete/b', size: 2, lastModifiedMs: expect.any(Number) }]);
     });
 
     it(
@@ -248,6 +250,21 @@ export function describeObjectStoreContract(name: string, makeStore: () => Objec
       },
       PAGED_TEST_TIMEOUT_MS,
     );
+
+    it('lists when each object was last written, by whole seconds at least, and a rewrite moves it on', async () => {
+      // Proves lastModifiedMs is the write time (servers round it down to the second): within a second of the
+      // calls around the put on this host's clock, and not earlier after a later put of the same key.
+      const before = Date.now();
+      await store.put('modified/a', countingBytes(1));
+      const after = Date.now();
+      const [first] = await store.list('modified/');
+      expect(first!.lastModifiedMs).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - LISTED_TIME_MARGIN_MS);
+      expect(first!.lastModifiedMs).toBeLessThanOrEqual(after + LISTED_TIME_MARGIN_MS);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await store.put('modified/a', countingBytes(2));
+      const [second] = await store.list('modified/');
+      expect(second!.lastModifiedMs).toBeGreaterThan(first!.lastModifiedMs);
+    });
 
     it('lists only keys that start with the prefix, and everything for the empty prefix', async () => {
       // Proves prefix isolation is a plain string prefix: 'p/' excludes 'p2/x' and 'p', '' includes all.

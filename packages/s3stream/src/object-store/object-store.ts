@@ -40,6 +40,12 @@ export interface ListedObject {
   key: string;
   /** Length of the object in bytes. */
   size: number;
+  /**
+   * When the object was last written (its `put`), in milliseconds since the epoch by the store's own clock:
+   * S3's `LastModified`, which servers round down to whole seconds. For maintenance that must leave young
+   * objects alone (orphan removal after a grace period); compare it with a local clock only with a margin.
+   */
+  lastModifiedMs: number;
 }
 
 /**
@@ -64,7 +70,7 @@ export interface ListedObject {
  * - `delete` removes every listed key; keys that do not exist are ignored, so a repeated delete succeeds.
  * - `list` is for maintenance and tests only: readers find data through the metadata view and never list
  *   (DESIGN §4). It returns every key under the prefix, across all pages, in ascending order of the keys'
- *   UTF-8 bytes.
+ *   UTF-8 bytes, each with its size and the time it was last written (`lastModifiedMs`, whole seconds on S3).
  * - Requests that cannot reach the store fail with `UnavailableError` after the adapter's own retries.
  *
  * Calls are independent: an implementation may run them concurrently and in any order, so a caller that

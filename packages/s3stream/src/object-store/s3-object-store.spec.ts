@@ -150,10 +150,10 @@ describe('S3ObjectStore', () => {
 
       expect(await left.get('wal/1')).toEqual(Uint8Array.from([1]));
       expect(await right.get('wal/1')).toEqual(Uint8Array.from([2, 2]));
-      expect(await left.list('')).toEqual([{ key: 'wal/1', size: 1 }]);
+      expect(await left.list('')).toEqual([{ key: 'wal/1', size: 1, lastModifiedMs: expect.any(Number) }]);
       expect(await whole.list('tenants/')).toEqual([
-        { key: 'tenants/left/wal/1', size: 1 },
-        { key: 'tenants/right/wal/1', size: 2 },
+        { key: 'tenants/left/wal/1', size: 1, lastModifiedMs: expect.any(Number) },
+        { key: 'tenants/right/wal/1', size: 2, lastModifiedMs: expect.any(Number) },
       ]);
 
       await left.delete(['wal/1']);

@@ -236,7 +236,9 @@ export class S3ObjectStore implements ObjectStore {
       );
       for (const object of page.Contents ?? []) {
         if (object.Key === undefined) continue;
-        listed.push({ key: object.Key.slice(this.prefix.length), size: object.Size ?? 0 });
+        // Every S3 server sends LastModified; without it an object could not be told young from old.
+        if (object.LastModified === undefined) throw new Error(`listing '${prefix}' gave no LastModified for '${object.Key}'`);
+        listed.push({ key: object.Key.slice(this.prefix.length), size: object.Size ?? 0, lastModifiedMs: object.LastModified.getTime() });
       }
       if (listed.length > LIMITS.objectStoreListedKeysMax) {
         throw new Error(`listing '${prefix}' passed ${LIMITS.objectStoreListedKeysMax} keys; list a narrower prefix`);
