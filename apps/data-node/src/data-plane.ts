@@ -134,7 +134,7 @@ export class DataPlane {
     const leaders = Array.from({ length: table.partition ? 0 : table.buckets }, (_, bucket) => {
       const record = ownRecord(view.buckets, bucketId(table.id, null, bucket));
       const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
-      return record && leader ? { node: leader.id, address: leader.address, leaderEpoch: record.leaderEpoch } : null;
+      return record && leader ? { node: leader.id, address: leader.address, leaderEpoch: record.leaderEpoch, ...(leader.http ? { http: leader.http } : {}) } : null;
     });
     return {
       table: table.name,
@@ -289,8 +289,10 @@ export class DataPlane {
    * One page of a bucket's records from `offset` as an Arrow IPC stream (see `ScanPage`), cut from the
    * stored batches without decoding rows. At the high watermark with `waitMs`, waits for the next commit
    * to the bucket (or the deadline) before answering; leadership and the read fence are checked again after.
+   * A page is at most `LIMITS.scanPageBytesMax`; one sent over NATS (`transport`) also at most what one
+   * message of this connection holds, while one sent over the internal HTTP route is not cut to a message.
    */
-  async scan(request: ScanRequest): Promise<WithBinary> {
+  async scan(request: ScanRequest, transport: 'nats' | 'http' = 'nats'): Promise<WithBinary> {
     this.readFence.check();
     let { table, record } = this.leadOrRedirect(request);
     const offset = request.offset ?? 0;
@@ -310,7 +312,8 @@ export class DataPlane {
       this.readFence.check();
       ({ table, record } = this.leadOrRedirect(request));
     }
-    const bytesMax = Math.min(LIMITS.scanPageBytesMax, (this.member.nc.info?.max_payload ?? LIMITS.scanPageBytesMax) - LIMITS.scanPageHeaderBytesMax);
+    const bytesMax =
+      transport === 'http' ? LIMITS.scanPageBytesMax : Math.min(LIMITS.scanPageBytesMax, (this.member.nc.info?.max_payload ?? LIMITS.scanPageBytesMax) - LIMITS.scanPageHeaderBytesMax);
     const read = await this.reader.read(id, offset, limit, { bytesMax });
     const layout = { columns: projectedColumns(table.columns, columns), changelog: table.kind === 'pk' };
     let from = Math.max(offset, read.startOffset);
@@ -597,6 +600,7 @@ export class DataPlane {
         node: record.leader,
         to: leader?.address ?? SUBJECTS.nodeAddress(record.leader),
         leaderEpoch: record.leaderEpoch,
+        ...(leader?.http ? { http: leader.http } : {}),
       });
     }
     if (!this.sync.isOpen(bucketId(table.id, record.partition, record.bucket))) {

@@ -15,6 +15,7 @@ import { DataNodeModule } from './data-node.module';
 import { BucketSyncMetrics } from './bucket-sync';
 import { Incarnation, notRegistered, type IncarnationContext } from './incarnation';
 import { DataNodeKafkaBackend } from './kafka-backend';
+import { InternalScans } from './internal-scans';
 import { lakeStoreUri } from '@mink/lake';
 import { LakeReads } from './lake-reads';
 
@@ -54,7 +55,8 @@ async function main(): Promise<void> {
   let kafka: KafkaListener | null = null;
 
   const { port: httpPort } = await runHttpService({
-    module: DataNodeModule.register(state),
+    // Health, metrics and the internal scan route (scan pages for gateways and clients, see InternalScans).
+    module: DataNodeModule.register(state, new InternalScans(config.nodeId, () => current?.data ?? null, state.registry)),
     port: config.httpPort,
     logger,
     shutdown: async () => {

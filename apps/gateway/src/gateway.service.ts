@@ -79,10 +79,8 @@ export class GatewayService {
     const waitMs = waitParameter(query);
     if (query.partition) throw new InvalidArgumentError('partitioned tables are not served yet');
     const columns = query.columns ? query.columns.split(',').map((column) => column.trim()).filter(Boolean) : undefined;
-    const tmpT0 = Date.now();
     const pages = this.client.table(name).scanPages({ bucket, offset, limit, columns, waitMs });
     const first = await pages.next();
-    console.log(JSON.stringify({ TMPGW: 1, at: Date.now(), bucket, offset, firstPageMs: Date.now() - tmpT0 }));
     if (first.done) throw new Error('a scan yielded no page');
     return scanReplyOf(scanFormatOf(accept), { offset, limit }, first.value, pages);
   }

@@ -1,3 +1,4 @@
 export * from './backoff';
+export * from './http-scan-pages';
 export * from './mink-client';
 export * from './table-client';

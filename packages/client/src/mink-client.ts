@@ -3,6 +3,7 @@ import { LIMITS } from '@mink/config';
 import { MinkError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult, type HolderResult } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
+import { HttpScanPages } from './http-scan-pages';
 import { TableClient, type TableClientOptions } from './table-client';
 
 export interface MinkClientOptions {
@@ -12,13 +13,20 @@ export interface MinkClientOptions {
   name?: string;
   /** Append requests in flight per bucket of a table (default LIMITS.writerRequestsInFlightMax). */
   appendsInFlightPerBucket?: number;
+  /**
+   * Scan pages come from the leader's internal HTTP route when it has an HTTP address (default true);
+   * false sends them over NATS like every other request.
+   */
+  scanOverHttp?: boolean;
 }
 
 /** Coordinator answers carry the metadata sequence at which their effect is visible. */
 export type WithSeq<T> = T & { metaSeq: number };
 
 /**
- * The TypeScript client of mink. It talks to the cluster over NATS only. Coordinator actions go to
+ * The TypeScript client of mink. It talks to the cluster over NATS, except that scan pages come straight
+ * from the bucket leader's HTTP port (see HttpScanPages), which this process must be able to reach, as it
+ * reaches the NATS servers (a node without an HTTP address is scanned over NATS). Coordinator actions go to
  * whichever coordinator replica answers (a non-holder forwards to the lease holder); `Unavailable`
  * answers (no coordinator yet, a lease changing hands) are retried with bounded backoff.
  */
@@ -31,15 +39,23 @@ export class MinkClient {
     private readonly tableOptions: TableClientOptions,
   ) {}
 
+  private static tableOptionsOf(options: Pick<MinkClientOptions, 'appendsInFlightPerBucket' | 'scanOverHttp'>): TableClientOptions {
+    return {
+      appendsInFlightPerBucket: options.appendsInFlightPerBucket,
+      // One pool of connections per client, shared by its tables.
+      ...(options.scanOverHttp === false ? {} : { httpScans: new HttpScanPages() }),
+    };
+  }
+
   static async connect(options: MinkClientOptions): Promise<MinkClient> {
     // No Error (stack capture) per request: a request error names its subject and timeout itself.
     const nc = await connect({ servers: options.servers, name: options.name ?? 'mink-client', maxReconnectAttempts: -1, noAsyncTraces: true });
-    return new MinkClient(nc, true, { appendsInFlightPerBucket: options.appendsInFlightPerBucket });
+    return new MinkClient(nc, true, MinkClient.tableOptionsOf(options));
   }
 
   /** Wraps an existing connection (services that already have one); `close()` leaves it open. */
-  static over(nc: NatsConnection, options: Pick<MinkClientOptions, 'appendsInFlightPerBucket'> = {}): MinkClient {
-    return new MinkClient(nc, false, { appendsInFlightPerBucket: options.appendsInFlightPerBucket });
+  static over(nc: NatsConnection, options: Pick<MinkClientOptions, 'appendsInFlightPerBucket' | 'scanOverHttp'> = {}): MinkClient {
+    return new MinkClient(nc, false, MinkClient.tableOptionsOf(options));
   }
 
   async createTable(spec: unknown): Promise<WithSeq<CreateTableResult>> {
@@ -93,7 +109,9 @@ export class MinkClient {
     throw lastError;
   }
 
+  /** Closes the scan connections, and the NATS connection if this client opened it. */
   async close(): Promise<void> {
+    this.tableOptions.httpScans?.close();
     if (this.ownsConnection) await this.nc.drain();
   }
 }

@@ -27,6 +27,7 @@ import { type RecordBatch, Table, tableFromIPC, tableToIPC } from 'apache-arrow'
 import { bucketOfRow, encodeRowsOfBatch, rowsToJson, scanJsonText, splitByBucket, validateRows, type Row } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
+import type { HttpScanPages } from './http-scan-pages';
 import {
   APPEND_REQUEST_BOUNDS,
   arrowChunksOf,
@@ -130,6 +131,11 @@ export interface TableClientOptions {
   /** Append requests in flight per bucket (default LIMITS.writerRequestsInFlightMax; 1 sends one at a time). */
   appendsInFlightPerBucket?: number;
   random?: () => number;
+  /**
+   * Where scan pages come from when the bucket's leader has an HTTP address: its internal scan route
+   * (shared by the tables of one MinkClient). Without it, or for a leader without one, scans go over NATS.
+   */
+  httpScans?: HttpScanPages;
 }
 
 export class TableClient {
@@ -139,6 +145,7 @@ export class TableClient {
   private readonly appendsByBucket = new Map<number, BucketAppends>();
   private readonly appendsInFlightMax: number;
   private readonly random: () => number;
+  private readonly httpScans: HttpScanPages | undefined;
   /** The last write queued for each bucket; the next one starts when it has settled. */
   private readonly bucketQueues = new Map<number, Promise<unknown>>();
   /**
@@ -154,6 +161,7 @@ export class TableClient {
     options: TableClientOptions = {},
   ) {
     this.random = options.random ?? Math.random;
+    this.httpScans = options.httpScans;
     this.appendsInFlightMax = options.appendsInFlightPerBucket ?? LIMITS.writerRequestsInFlightMax;
     if (!Number.isSafeInteger(this.appendsInFlightMax) || this.appendsInFlightMax < 1 || this.appendsInFlightMax > LIMITS.writerBatchesRemembered) {
       throw new MinkError('InvalidArgument', `appendsInFlightPerBucket must be an integer from 1 to ${LIMITS.writerBatchesRemembered}, got ${this.appendsInFlightMax}`);
@@ -582,22 +590,19 @@ export class TableClient {
         await this.describe(true);
         continue;
       }
+      // Ends an HTTP request that lost the race against a leader change, so it does not hold its connection.
+      const abandon = new AbortController();
       try {
         const body = typeof request === 'function' ? request() : request;
-        // An append's Arrow batch travels as binary next to the JSON of the request.
-        const { batch, ...json } = body as R & { batch?: Uint8Array };
-        return await this.answerOrLeaderChange(
-          bucket,
-          leader,
-          requestJson<BucketAnswers[R['op']]>(this.nc, SUBJECTS.nodeRpc(leader.address), { ...json, tableId: route.tableId }, timeoutOf(json), batch),
-        );
+        return await this.answerOrLeaderChange(bucket, leader, this.requestOf<BucketAnswers[R['op']]>(leader, { ...body, tableId: route.tableId }, abandon.signal));
       } catch (error) {
+        abandon.abort();
         if (!(error instanceof MinkError)) throw error;
         lastError = error;
         const redirect = error.details?.redirect;
         if (error.code === 'NotLeader' && redirect) {
           // Seed, "Redirects": update the route from the answer and retry at the leader it names.
-          route.leaders[bucket] = { node: redirect.node, address: redirect.to, leaderEpoch: redirect.leaderEpoch };
+          route.leaders[bucket] = { node: redirect.node, address: redirect.to, leaderEpoch: redirect.leaderEpoch, ...(redirect.http ? { http: redirect.http } : {}) };
           continue;
         }
         if (error.code === 'Unavailable' || error.code === 'Timeout') {
@@ -614,6 +619,21 @@ export class TableClient {
       }
     }
     throw lastError;
+  }
+
+  /**
+   * One attempt of a bucket request at `leader`: a scan from the leader's internal HTTP route when it has
+   * one and a connection to it is free, anything else over NATS. Both answer the same (see scan-http.ts in
+   * @mink/protocol). An aborted `abandoned` ends an HTTP request still in flight.
+   */
+  private requestOf<T>(leader: { address: string; http?: string }, body: BucketRequest, abandoned: AbortSignal): Promise<T> {
+    if (body.op === 'scan' && leader.http && this.httpScans) {
+      const page = this.httpScans.fetch(leader.http, body, timeoutOf(body), abandoned);
+      if (page) return page as Promise<T>;
+    }
+    // An append's Arrow batch travels as binary next to the JSON of the request.
+    const { batch, ...json } = body as BucketRequest & { batch?: Uint8Array };
+    return requestJson<T>(this.nc, SUBJECTS.nodeRpc(leader.address), json, timeoutOf(json), batch);
   }
 
   private async retryUnavailable<T>(call: () => Promise<T>): Promise<T> {

@@ -110,6 +110,14 @@ export const LIMITS = {
   kafkaGroupBuckets: 8,
   /** Longest `max_wait_ms` a Kafka fetch waits for `min_bytes` (clients ask for 500 ms by default). */
   kafkaFetchWaitMsMax: 30_000,
+  /**
+   * HTTP connections (keep-alive, one request at a time each) one client keeps to one data node for scan
+   * pages, served by the node's internal scan route. A page request that finds all of them busy (a long poll
+   * holds its connection up to `scanWaitMsMax`) goes over NATS instead of queueing behind them.
+   */
+  clientScanConnectionsPerNodeMax: 16,
+  /** Bytes of an error reply to a scan page request over HTTP that a client reads (an error body is a short JSON object). */
+  scanErrorReplyBytesMax: 64 * 1024,
   /** Bytes a page leaves to its JSON header below the NATS max payload. */
   scanPageHeaderBytesMax: 16 * 1024,
   /** JSON bytes of one prefix lookup reply, well under NATS' default 1 MiB max payload (scans are paged by scanPageBytesMax). */

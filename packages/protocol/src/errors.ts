@@ -21,6 +21,8 @@ export interface Redirect {
   /** The leader's advertised address (its NATS subject prefix). */
   to: string;
   leaderEpoch: number;
+  /** The leader's HTTP `host:port` (its `NodeRecord.http`), where it serves scan pages; absent when it has none. */
+  http?: string;
 }
 
 /** Base of every expected outcome. `code` is stable and crosses every wire unchanged. */

@@ -193,8 +193,11 @@ export interface TableRoute {
   primaryKey: string[];
   bucketKey: string[];
   buckets: number;
-  /** Leader of each bucket of an unpartitioned table, by bucket number; null while it has none. */
-  leaders: ({ node: string; address: string; leaderEpoch: number } | null)[];
+  /**
+   * Leader of each bucket of an unpartitioned table, by bucket number; null while it has none. `http` is the
+   * leader's HTTP `host:port`, where it serves scan pages (see scan-http.ts); absent when it has none.
+   */
+  leaders: ({ node: string; address: string; leaderEpoch: number; http?: string } | null)[];
 }
 
 export interface NodeStatus {

@@ -1,0 +1,159 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { tableFromIPC } from 'apache-arrow';
+import { HttpScanPages } from '@mink/client';
+import {
+  INTERNAL_SCAN_PATH,
+  InvalidArgumentError,
+  MinkError,
+  NotLeaderError,
+  SCAN_PAGE_HEADERS,
+  UnavailableError,
+  type Redirect,
+  type ScanPage,
+  type ScanRequest,
+} from '@mink/protocol';
+import { encodeBatch, encodeScanPage } from '@mink/records';
+import { createHttpAdapter, HttpErrorFilter, ServiceState } from '@mink/runtime';
+import { WithBinary } from '@mink/transport';
+
+import type { DataPlane } from './data-plane';
+import { DataNodeModule } from './data-node.module';
+import { InternalScans } from './internal-scans';
+
+/**
+ * The internal scan route of a data node on its real HTTP stack (Nest, Fastify, the service's error filter),
+ * with the data plane replaced by one that answers by bucket, read by the client's HttpScanPages: a page
+ * arrives byte for byte with its metadata, and every error arrives as the same typed error a NATS reply
+ * carries (code, message, redirect, retry delay), with the HTTP status of DESIGN §7.
+ */
+
+const COLUMNS = [
+  { name: 'id', type: 'int64' as const },
+  { name: 'name', type: 'string' as const },
+];
+const REDIRECT: Redirect = { table: 'events', bucket: 1, node: '2', to: 'mink.node.2', leaderEpoch: 4, http: '10.0.0.2:8081' };
+
+/** What the fake data plane answers for each bucket, as DataPlane.scan would. */
+function scanOf(request: ScanRequest): WithBinary {
+  switch (request.bucket) {
+    case 0: {
+      const stored = [{ startOffset: 0, payload: encodeBatch(COLUMNS, Array.from({ length: 50 }, (_, index) => ({ id: BigInt(index), name: `n${index}` })), 1_000) }];
+      const page = encodeScanPage({ columns: COLUMNS, changelog: false }, stored, request.offset, request.limit, 1 << 20);
+      return new WithBinary({ records: page.records, nextOffset: page.nextOffset, highWatermark: 50, startOffset: 0 }, page.stream);
+    }
+    case 1:
+      throw new NotLeaderError('node 1 does not lead bucket 1 of table \'events\'', REDIRECT);
+    case 2:
+      throw new UnavailableError('bucket 2 of table \'events\' is still opening on node 1', 700);
+    case 3:
+      throw new InvalidArgumentError('limit must be a positive integer, got 0');
+    default:
+      throw new Error('a stored batch is corrupt');
+  }
+}
+
+describe('the internal scan route of a data node', () => {
+  let app: NestFastifyApplication;
+  let address: string;
+  let registered = true;
+  const received: { request: ScanRequest; transport: string }[] = [];
+  const state = new ServiceState('data-node', '1');
+  const dataPlane = {
+    scan: async (request: ScanRequest, transport: string) => {
+      received.push({ request, transport });
+      return scanOf(request);
+    },
+  } as unknown as DataPlane;
+  const pages = new HttpScanPages();
+
+  beforeAll(async () => {
+    const scans = new InternalScans('1', () => (registered ? dataPlane : null), state.registry);
+    app = await NestFactory.create<NestFastifyApplication>(DataNodeModule.register(state, scans), createHttpAdapter(), { logger: false, bodyParser: false });
+    app.useGlobalFilters(new HttpErrorFilter());
+    await app.listen(0, '127.0.0.1');
+    const bound = app.getHttpServer().address() as { port: number };
+    address = `127.0.0.1:${bound.port}`;
+  });
+
+  afterAll(async () => {
+    pages.close();
+    await app.close();
+  });
+
+  beforeEach(() => {
+    received.length = 0;
+    registered = true;
+  });
+
+  const request = (bucket: number, fields: Partial<ScanRequest> = {}): ScanRequest => ({ op: 'scan', table: 'events', tableId: 3, partition: null, bucket, offset: 0, limit: 100, ...fields });
+
+  it('answers a page with its Arrow IPC stream as the body and its metadata in headers', async () => {
+    // Proves the route hands the data plane the request as sent over NATS (marked as HTTP) and the page arrives whole.
+    const sent = request(0, { offset: 10, limit: 15, columns: ['name'], waitMs: 2_000 });
+    const page = await pages.fetch(address, sent, 5_000)!;
+    expect(received).toEqual([{ request: sent, transport: 'http' }]);
+    expect(page).toMatchObject({ records: 15, nextOffset: 25, highWatermark: 50, startOffset: 0 });
+    const table = tableFromIPC(page.batch);
+    expect(Array.from(table.getChild('_offset')!.toArray() as BigInt64Array, Number)).toEqual(Array.from({ length: 15 }, (_, index) => 10 + index));
+    expect(table.getChild('name')!.toArray()).toEqual(Array.from({ length: 15 }, (_, index) => `n${10 + index}`));
+    expect(await state.registry.getSingleMetricAsString('mink_internal_scan_pages_total')).toMatch(/ 1$/m);
+  });
+
+  it('sets Content-Length and the page headers on the raw reply', async () => {
+    // Proves the wire format other clients than HttpScanPages would read: one body of a known length.
+    const reply = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: INTERNAL_SCAN_PATH, payload: request(0) });
+    expect(reply.statusCode).toBe(200);
+    expect(reply.headers['content-type']).toBe('application/vnd.apache.arrow.stream');
+    expect(Number(reply.headers['content-length'])).toBe(reply.rawPayload.byteLength);
+    expect(reply.headers[SCAN_PAGE_HEADERS.records]).toBe('50');
+    expect(reply.headers[SCAN_PAGE_HEADERS.nextOffset]).toBe('50');
+    expect(tableFromIPC(reply.rawPayload).numRows).toBe(50);
+  });
+
+  test.each<[string, number, number, Partial<MinkError> & { details?: unknown }, string | undefined]>([
+    ['NotLeader, with the redirect and the leader\'s HTTP address', 1, 503, { code: 'NotLeader', details: { redirect: REDIRECT } }, undefined],
+    ['Unavailable, with its retry delay', 2, 503, { code: 'Unavailable', details: { retryAfterMs: 700 } }, '1'],
+    ['InvalidArgument', 3, 400, { code: 'InvalidArgument', message: 'limit must be a positive integer, got 0' }, undefined],
+    ['an unexpected error, as Internal', 4, 500, { code: 'Internal', message: 'a stored batch is corrupt' }, undefined],
+  ])('maps %s as over NATS', async (_case, bucket, status, expected, retryAfter) => {
+    // Proves the one HTTP mapping of typed errors carries everything the client needs to redirect or retry.
+    const raw = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: INTERNAL_SCAN_PATH, payload: request(bucket) });
+    expect(raw.statusCode).toBe(status);
+    expect(raw.headers['retry-after']).toBe(retryAfter);
+    const error = await pages.fetch(address, request(bucket), 5_000)!.catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MinkError);
+    expect(error).toMatchObject(expected);
+  });
+
+  it('answers Unavailable while the node registers an incarnation, and InvalidArgument for a body that is not a request', async () => {
+    // Proves the route never reaches a data plane that is not there, and refuses bodies it cannot read.
+    registered = false;
+    await expect(pages.fetch(address, request(0), 5_000)).rejects.toMatchObject({ code: 'Unavailable', message: 'data node 1 is registering a new incarnation' });
+    registered = true;
+    for (const payload of ['[1, 2]', '"scan"', '{"bucket": ']) {
+      const reply = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: INTERNAL_SCAN_PATH, payload, headers: { 'content-type': 'application/json' } });
+      expect([payload, reply.statusCode, reply.json().error.code]).toEqual([payload, 400, 'InvalidArgument']);
+    }
+    expect(received).toEqual([]);
+  });
+
+  it('serves pages over one kept-alive connection, one after another', async () => {
+    // Proves the route leaves the connection reusable (the client's keep-alive pool is what makes small pages cheap).
+    const ports = new Set<number>();
+    const server = app.getHttpServer();
+    const onConnection = (socket: { remotePort?: number }) => ports.add(socket.remotePort ?? -1);
+    server.on('connection', onConnection);
+    const fresh = new HttpScanPages({ connectionsPerNodeMax: 1 });
+    try {
+      const answers: ScanPage[] = [];
+      for (let offset = 0; offset < 50; offset += 10) answers.push(await fresh.fetch(address, request(0, { offset, limit: 10 }), 5_000)!);
+      expect(answers.map((answer) => answer.nextOffset)).toEqual([10, 20, 30, 40, 50]);
+      expect(ports.size).toBe(1);
+    } finally {
+      server.off('connection', onConnection);
+      fresh.close();
+    }
+  });
+});
