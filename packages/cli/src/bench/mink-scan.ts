@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Int64, RecordBatch, Utf8, makeData, vectorFromArray } from 'apache-arrow';
-import { MinkClient } from '@mink/client';
+import { MinkClient, type TableClient } from '@mink/client';
 import { LIMITS } from '@mink/config';
 import type { LocalCluster } from '@mink/devcluster';
 import type { AppendBucketResult } from '@mink/protocol';
@@ -187,14 +187,7 @@ async function loadTable(settings: ScanSettings): Promise<LoadedTable | null> {
   try {
     const table = client.table(BENCH_SCAN_TABLE.name);
     const acknowledged: AppendBucketResult[] = [];
-    const writer: BatchWriter<RecordBatch> = {
-      encode: (rows) => ({ payload: scanRecordBatchOf(rows), rowCount: rows.length, jsonBytes: Buffer.byteLength(JSON.stringify({ rows: rows.map(scanRowOf) })) }),
-      send: async (batch) => {
-        const result = await table.appendArrow(batch.payload);
-        if (result.appended !== batch.rowCount) throw new Error(`the client acknowledged ${result.appended} rows of ${batch.rowCount}`);
-        acknowledged.push(...result.buckets);
-      },
-    };
+    const writer = arrowAppendWriter(table, acknowledged);
     const outcome = await runWriteScenario('scan table load', writer, {
       rows: settings.rows,
       batchRows: settings.batchRows,
@@ -224,6 +217,22 @@ async function loadTable(settings: ScanSettings): Promise<LoadedTable | null> {
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The write scenario's writer of a `{id, payload}` table loaded through the client's `appendArrow`: each call
+ * one Arrow record batch, its JSON size counted as the append figures count it, every acknowledged bucket
+ * part pushed to `acknowledged`.
+ */
+export function arrowAppendWriter(table: Pick<TableClient, 'appendArrow'>, acknowledged: AppendBucketResult[]): BatchWriter<RecordBatch> {
+  return {
+    encode: (rows) => ({ payload: scanRecordBatchOf(rows), rowCount: rows.length, jsonBytes: Buffer.byteLength(JSON.stringify({ rows: rows.map(scanRowOf) })) }),
+    send: async (batch) => {
+      const result = await table.appendArrow(batch.payload);
+      if (result.appended !== batch.rowCount) throw new Error(`the client acknowledged ${result.appended} rows of ${batch.rowCount}`);
+      acknowledged.push(...result.buckets);
+    },
+  };
 }
 
 /** A row of the scan table as JSON sends it: the bench row's id and payload. */

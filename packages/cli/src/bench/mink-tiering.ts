@@ -1,7 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RecordBatch } from 'apache-arrow';
 import { MinkClient, type TableClient } from '@mink/client';
 import type { LocalCluster } from '@mink/devcluster';
 import type { AppendBucketResult } from '@mink/protocol';
@@ -10,7 +9,7 @@ import { CliError, type CliIo } from '../io';
 import { createBenchTable, waitForOpenBuckets } from './bench-cluster';
 import { BENCH_BASELINES, BENCH_LIMITS, BENCH_PAYLOAD_CHARS, BENCH_TIERING, BENCH_TIERING_TABLE } from './bench-limits';
 import { formatCount, formatSeconds } from './format';
-import { scanRecordBatchOf, scanRowOf } from './mink-scan';
+import { arrowAppendWriter, scanRecordBatchOf } from './mink-scan';
 import { readFrom } from './pk-restore';
 import { readProcessUsage } from './process-usage';
 import type { FreshnessLagResult, TieringCatchUpResult, TieringResult, TieringRoundLog } from './results';
@@ -33,7 +32,7 @@ import {
   type LagSample,
   type LakeProgress,
 } from './tiering-figures';
-import { benchRows, runWriteScenario, type BatchWriter } from './write-scenario';
+import { benchRows, runWriteScenario } from './write-scenario';
 
 /** What of the cluster the tiering figures use: endpoints, and the tiering workers' pids and log files. */
 export type TieringCluster = Pick<LocalCluster, 'gatewayUrl' | 'natsUrl' | 'processes'>;
@@ -134,14 +133,7 @@ interface LoadedTable {
 /** Appends `rows` rows (ids from 0) through `appendArrow` with the write scenario of the append figures. Null when the signal stopped it before any call was acknowledged. */
 async function loadTable(settings: TieringSettings, table: TableClient): Promise<LoadedTable | null> {
   const acknowledged: AppendBucketResult[] = [];
-  const writer: BatchWriter<RecordBatch> = {
-    encode: (rows) => ({ payload: scanRecordBatchOf(rows), rowCount: rows.length, jsonBytes: Buffer.byteLength(JSON.stringify({ rows: rows.map(scanRowOf) })) }),
-    send: async (batch) => {
-      const result = await table.appendArrow(batch.payload);
-      if (result.appended !== batch.rowCount) throw new Error(`the client acknowledged ${result.appended} rows of ${batch.rowCount}`);
-      acknowledged.push(...result.buckets);
-    },
-  };
+  const writer = arrowAppendWriter(table, acknowledged);
   const outcome = await runWriteScenario('tiering table load', writer, {
     rows: settings.rows,
     batchRows: settings.batchRows,
