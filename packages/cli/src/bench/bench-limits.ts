@@ -345,6 +345,15 @@ export const BENCH_FAILOVER = {
   recoveryTimeoutMs: 60_000,
   /** The bucket key of the probe's rows; the bucket it hashes to is the bucket measured. */
   probeRowId: -1,
+  /**
+   * The fault is sent this long after a probe call started, so the call is in flight at the leader when it
+   * dies (a request sent just before the kill must not wait out the request timeout).
+   */
+  faultAfterCallStartMs: 2,
+  /** Append loops that keep the whole table under load through each trial (another client than the probe's). */
+  loadCallers: 4,
+  /** Rows per append of the load, spread over every bucket; each row carries the bench payload. */
+  loadRowsPerCall: 100,
 } as const;
 
 /**

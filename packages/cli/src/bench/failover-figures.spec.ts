@@ -24,7 +24,7 @@ describe('spreadOf', () => {
 });
 
 describe('summarizeFailover', () => {
-  const trial = (unavailableMs: number | null): FailoverTrial => ({ fault: 'kill-9', victimNodeId: '1', unavailableMs, longestGapMs: unavailableMs, failedCalls: 0 });
+  const trial = (unavailableMs: number | null): FailoverTrial => ({ fault: 'kill-9', victimNodeId: '1', unavailableMs, longestGapMs: unavailableMs, failedCalls: 0, loadRows: 0, loadFailedCalls: 0 });
 
   it('states the median as a ratio to lease_ttl + coordinator_tick, leaving out trials that never recovered', () => {
     // Proves the printed sentence and that an unrecovered trial is kept but not counted.

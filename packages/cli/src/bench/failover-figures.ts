@@ -16,9 +16,9 @@ export const FAULT_LABELS: Readonly<Record<FailoverFault, string>> = { 'kill-9':
 /**
  * The unavailability and longest gap of one trial, from the times (any order, `performance.now()`
  * milliseconds) at which the probe's appends were acknowledged and the time the signal was sent. An
- * acknowledgement at exactly the signal's time counts as before it: the probe sends the signal right after
- * an acknowledgement, never while a call is in flight. With no acknowledgement before the signal, the gap is
- * counted from the signal.
+ * acknowledgement at exactly the signal's time counts as before it (the signal goes while a call is in
+ * flight, so the acknowledgement of that call comes after it). With no acknowledgement before the signal,
+ * the gap is counted from the signal.
  */
 export function measureTrial(acknowledgedAtMs: readonly number[], signalMs: number): TrialFigures {
   const sorted = [...acknowledgedAtMs].sort((a, b) => a - b);

@@ -4,7 +4,7 @@ import { MinkClient, type TableClient } from '@mink/client';
 import type { LocalCluster } from '@mink/devcluster';
 import { CliError, type CliIo } from '../io';
 import { readClusterStatus, waitForOpenBuckets, type ClusterStatus } from './bench-cluster';
-import { BENCH_CLUSTER, BENCH_FAILOVER, BENCH_TABLE } from './bench-limits';
+import { BENCH_CLUSTER, BENCH_FAILOVER, BENCH_PAYLOAD_CHARS, BENCH_TABLE } from './bench-limits';
 import { FAULT_LABELS, measureTrial, summarizeFailover } from './failover-figures';
 import { formatSeconds } from './format';
 import type { FailoverFault, FailoverResult, FailoverTrial } from './results';
@@ -53,9 +53,15 @@ class BucketProbe {
     await this.running;
   }
 
-  /** Runs `action` right after the next acknowledgement, before the next call starts: with no call of the probe in flight. */
-  atNextAcknowledgement(action: () => void): void {
-    this.afterNextAcknowledgement = action;
+  /**
+   * Runs `action` `BENCH_FAILOVER.faultAfterCallStartMs` after the call that follows the next
+   * acknowledgement has started: with a call of the probe in flight at the leader.
+   */
+  whileNextCallInFlight(action: () => void): void {
+    this.afterNextAcknowledgement = () => {
+      // The loop sleeps the probe interval, then starts the call.
+      setTimeout(action, BENCH_FAILOVER.probeIntervalMs + BENCH_FAILOVER.faultAfterCallStartMs);
+    };
   }
 
   private async loop(): Promise<void> {
@@ -80,9 +86,43 @@ class BucketProbe {
 }
 
 /**
+ * Appends rows with random ids (so every bucket) from `BENCH_FAILOVER.loadCallers` loops until stopped,
+ * counting acknowledged rows and calls that failed outright: the load a leader dies under.
+ */
+class AppendLoad {
+  rows = 0;
+  failedCalls = 0;
+  private stopped = false;
+  private running: Promise<void>[] = [];
+
+  constructor(private readonly table: TableClient) {}
+
+  start(): void {
+    const payload = 'x'.repeat(BENCH_PAYLOAD_CHARS);
+    this.running = Array.from({ length: BENCH_FAILOVER.loadCallers }, async () => {
+      while (!this.stopped) {
+        const rows = Array.from({ length: BENCH_FAILOVER.loadRowsPerCall }, (_, index) => ({ id: Math.floor(Math.random() * 1e12), name: 'load', value: index, payload }));
+        try {
+          const result = await this.table.append(rows);
+          this.rows += result.appended;
+        } catch {
+          this.failedCalls += 1;
+        }
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.running);
+  }
+}
+
+/**
  * The failover scenario: for each fault (`kill -9`, then SIGTERM) and each trial, a probe appends to one
- * bucket of the bench table, the bucket's current leader gets the signal between two probe calls, and the
- * trial measures the time until the next acknowledged append and the longest gap between acknowledgements.
+ * bucket of the bench table while a load appends to all of them, the bucket's current leader gets the
+ * signal while a probe call is in flight there, and the trial measures the time until the next
+ * acknowledged append of the probe and the longest gap between its acknowledgements.
  * The node is then restarted and every bucket waited open, so each trial starts from a whole cluster.
  * Returns null when the signal aborted the scenario before any trial ended.
  */
@@ -141,8 +181,11 @@ async function runTrial(settings: FailoverSettings, fault: FailoverFault, bucket
   // A client per trial: a fresh writer id, so a call that failed outright in an earlier trial leaves no
   // hole in the writer's sequence.
   const client = await MinkClient.connect({ servers: cluster.natsUrl, name: 'mink-bench-failover' });
+  const loadClient = await MinkClient.connect({ servers: cluster.natsUrl, name: 'mink-bench-failover-load' });
+  const load = new AppendLoad(loadClient.table(BENCH_TABLE.name));
   let trial: FailoverTrial;
   try {
+    load.start();
     const probe = new BucketProbe(client.table(BENCH_TABLE.name), bucket);
     probe.start();
     try {
@@ -150,7 +193,7 @@ async function runTrial(settings: FailoverSettings, fault: FailoverFault, bucket
       if (signal.aborted) return null;
       if (!ready) throw new CliError(`the failover probe got fewer than ${BENCH_FAILOVER.probeAcknowledgementsBeforeFault} appends to bucket ${bucket} acknowledged before the fault`);
       const signalMs = await new Promise<number>((resolve) => {
-        probe.atNextAcknowledgement(() => {
+        probe.whileNextCallInFlight(() => {
           const sentMs = performance.now();
           cluster.kill('data-node', victimNodeId, FAULT_SIGNALS[fault]);
           resolve(sentMs);
@@ -160,12 +203,14 @@ async function runTrial(settings: FailoverSettings, fault: FailoverFault, bucket
       if (!recovered && signal.aborted) return null;
       if (recovered) await sleep(BENCH_FAILOVER.probeAfterRecoveryMs);
       await probe.stop();
-      trial = { fault, victimNodeId, ...measureTrial(probe.acknowledgedAtMs, signalMs), failedCalls: probe.failedCalls };
+      await load.stop();
+      trial = { fault, victimNodeId, ...measureTrial(probe.acknowledgedAtMs, signalMs), failedCalls: probe.failedCalls, loadRows: load.rows, loadFailedCalls: load.failedCalls };
     } finally {
       await probe.stop();
     }
   } finally {
-    await client.close();
+    await load.stop();
+    await Promise.all([client.close(), loadClient.close()]);
   }
   if (trial.unavailableMs === null) return trial;
   await cluster.restart('data-node', victimNodeId);
@@ -200,6 +245,8 @@ function describeTrial(trial: FailoverTrial): string {
   if (trial.unavailableMs === null) return `${head}: no append acknowledged within ${BENCH_FAILOVER.recoveryTimeoutMs} ms`;
   return (
     `${head}: next append acknowledged after ${formatSeconds(trial.unavailableMs)} s, longest gap ${formatSeconds(trial.longestGapMs ?? 0)} s` +
-    (trial.failedCalls > 0 ? `, ${trial.failedCalls} calls failed` : '')
+    (trial.failedCalls > 0 ? `, ${trial.failedCalls} calls failed` : '') +
+    `; load: ${trial.loadRows} rows acknowledged` +
+    (trial.loadFailedCalls > 0 ? `, ${trial.loadFailedCalls} calls failed` : '')
   );
 }

@@ -1,5 +1,6 @@
 import { renderTable } from '../render';
 import { FAULT_LABELS } from './failover-figures';
+import { BENCH_FAILOVER } from './bench-limits';
 import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatRatio, formatSeconds, formatSize } from './format';
 import { findBaseline, ratioOf } from './ratio';
 import type {
@@ -533,17 +534,20 @@ function renderFailover(failover: FailoverResult): string[] {
     value === null ? ['-', '-', '-'] : [formatSeconds(value.minimumMs), formatSeconds(value.medianMs), formatSeconds(value.maximumMs)];
   const lines = [
     `failover of bucket ${failover.bucket} (unavailable = from the signal to its leader until the next acknowledged append; ` +
-      `probe: one row, ${failover.probeIntervalMs} ms between appends; lease_ttl ${formatSeconds(failover.leaseTtlMs)} s + ` +
+      `probe: one row, ${failover.probeIntervalMs} ms between appends, the signal sent while a probe call is in flight; ` +
+      `load: appends of ${BENCH_FAILOVER.loadRowsPerCall} rows to every bucket from ${BENCH_FAILOVER.loadCallers} callers; lease_ttl ${formatSeconds(failover.leaseTtlMs)} s + ` +
       `coordinator_tick ${formatSeconds(failover.coordinatorTickMs)} s = ${formatSeconds(failover.detectionBoundMs)} s)`,
     indent(
       renderTable(
-        ['FAULT', 'TRIALS', 'UNAVAILABLE MIN S', 'MEDIAN S', 'MAX S', 'LONGEST GAP MIN S', 'MEDIAN S', 'MAX S', 'FAILED CALLS'],
+        ['FAULT', 'TRIALS', 'UNAVAILABLE MIN S', 'MEDIAN S', 'MAX S', 'LONGEST GAP MIN S', 'MEDIAN S', 'MAX S', 'FAILED CALLS', 'LOAD ROWS', 'LOAD FAILED CALLS'],
         failover.faults.map((summary) => [
           summary.label,
           String(summary.trials.length),
           ...spread(summary.unavailable),
           ...spread(summary.longestGap),
           formatCount(summary.trials.reduce((sum, trial) => sum + trial.failedCalls, 0)),
+          formatCount(summary.trials.reduce((sum, trial) => sum + trial.loadRows, 0)),
+          formatCount(summary.trials.reduce((sum, trial) => sum + trial.loadFailedCalls, 0)),
         ]),
       ),
     ),

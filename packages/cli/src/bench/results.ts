@@ -175,6 +175,10 @@ export interface FailoverTrial {
   longestGapMs: number | null;
   /** Probe calls that failed outright (the client's own retries ran out) during the trial. */
   failedCalls: number;
+  /** Rows of the background load acknowledged during the trial (every bucket, the victim's included). */
+  loadRows: number;
+  /** Calls of the background load that failed outright during the trial. */
+  loadFailedCalls: number;
 }
 
 /** Minimum, median and maximum of the trials of one fault that recovered. */
