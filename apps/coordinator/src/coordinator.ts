@@ -1,6 +1,6 @@
 import type { Subscription } from 'nats';
 import { performance } from 'node:perf_hooks';
-import { bucketId, bucketsOfTable, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
+import { bucketId, bucketsOfTable, getIn, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
 import { assignBuckets, decideAdmission, planOrphanReleads, planRebalance, planStreamTrims, planTieringRound, releadsNow, withEndSample, type EndSample, type Move } from '@mink/ownership';
 import {
@@ -374,7 +374,7 @@ export class Coordinator {
     const tableId = created.tableId!;
     const table = ownRecord(this.member.view.tables, spec.name);
     const results = (leaders ?? []).map((leader, bucket) => {
-      const record = table ? ownRecord(this.member.view.buckets, bucketId(table.id, null, bucket)) : undefined;
+      const record = table ? getIn(this.member.view.buckets, bucketId(table.id, null, bucket)) : undefined;
       return { bucket, partition: null, leader, leaderEpoch: record?.leaderEpoch ?? 1 };
     });
     this.logger.info({ table: spec.name, tableId, buckets: spec.buckets }, 'table created');

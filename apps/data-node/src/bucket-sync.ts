@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { LIMITS } from '@mink/config';
-import { ownRecord, type BucketRecord, type StreamCloseOutcome, type StreamOpenOutcome, type StreamToClose, type StreamToOpen } from '@mink/meta';
+import { getIn, type BucketRecord, type StreamCloseOutcome, type StreamOpenOutcome, type StreamToClose, type StreamToOpen } from '@mink/meta';
 import { Batcher, rejectionError } from '@mink/metalog';
 import { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision } from '@mink/ownership';
 import { MinkError, SUBJECTS, UnavailableError, type BucketServingState, type ReleadBucketsResult } from '@mink/protocol';
@@ -171,7 +171,7 @@ export class BucketSync {
         this.logger.fatal({ err: error, bucketId }, 'sync decision hit a broken invariant');
         throw error;
       }
-      const record = ownRecord(view.buckets, bucketId);
+      const record = getIn(view.buckets, bucketId);
       if (decision.action === 'serve' && record && !this.isOpen(bucketId) && !this.lifecycle.isReady(bucketId, record.stream.epoch)) {
         // Open in the view but not ready here (its restore failed, say): prepare it again before serving.
         this.inFlight.add(bucketId);
@@ -355,7 +355,7 @@ export class BucketSync {
     const view = this.member.view;
     await Promise.all(
       [...this.local.keys()].map(async (bucketId) => {
-        const record = ownRecord(view.buckets, bucketId);
+        const record = getIn(view.buckets, bucketId);
         if (!record || record.stream.state !== 'open' || record.stream.node !== this.self.nodeId || record.stream.nodeEpoch !== this.self.nodeEpoch) return;
         await this.closeStream(bucketId, record, record.stream.epoch).catch((error) => this.logger.warn({ err: error, bucketId }, 'could not close bucket'));
       }),

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, decideWriterSequence, logFormatOf, ownRecord, type BucketRecord, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision } from '@mink/meta';
+import { bucketId, decideWriterSequence, getIn, logFormatOf, ownRecord, type BucketRecord, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -132,7 +132,7 @@ export class DataPlane {
     const view = this.member.view;
     const table = this.table(view, name);
     const leaders = Array.from({ length: table.partition ? 0 : table.buckets }, (_, bucket) => {
-      const record = ownRecord(view.buckets, bucketId(table.id, null, bucket));
+      const record = getIn(view.buckets, bucketId(table.id, null, bucket));
       const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
       return record && leader ? { node: leader.id, address: leader.address, leaderEpoch: record.leaderEpoch, ...(leader.http ? { http: leader.http } : {}) } : null;
     });
@@ -269,7 +269,7 @@ export class DataPlane {
     const results = await Promise.all(
       [...parts.entries()].map(async ([bucket, part]) => {
         const body = bodyOf({ table: table.name, tableId: table.id, partition: null, bucket }, part);
-        const record = ownRecord(view.buckets, bucketId(table.id, null, bucket));
+        const record = getIn(view.buckets, bucketId(table.id, null, bucket));
         if (record?.leader === this.self.nodeId) return serveHere(body);
         const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
         if (!leader) throw new UnavailableError(`bucket ${bucket} of table '${table.name}' has no leader yet`);
@@ -419,7 +419,7 @@ export class DataPlane {
   }
 
   private endOffsetOf(id: string): number {
-    return ownRecord(this.member.view.buckets, id)?.stream.endOffset ?? 0;
+    return getIn(this.member.view.buckets, id)?.stream.endOffset ?? 0;
   }
 
   /** Upserts into a PK bucket; a partial put names its columns, which must include the primary key. */
@@ -588,7 +588,7 @@ export class DataPlane {
     if (!Number.isSafeInteger(address.bucket) || address.bucket < 0 || address.bucket >= table.buckets) {
       throw new InvalidArgumentError(`bucket must be an integer in [0, ${table.buckets}), got ${address.bucket}`);
     }
-    const record = ownRecord(view.buckets, bucketId(table.id, address.partition ?? null, address.bucket));
+    const record = getIn(view.buckets, bucketId(table.id, address.partition ?? null, address.bucket));
     if (!record) throw new NotFoundError(`bucket ${address.bucket} of table '${table.name}' does not exist`);
     if (record.leader === null) throw new UnavailableError(`bucket ${record.bucket} of table '${table.name}' has no leader yet`);
     if (record.leader !== this.self.nodeId) {

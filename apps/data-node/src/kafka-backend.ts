@@ -1,6 +1,6 @@
 import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { bucketId, checkName, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
+import { bucketId, checkName, getIn, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 import {
@@ -84,7 +84,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
 
   private topicOf(view: View, table: TableRecord): KafkaTopicInfo {
     const partitions = Array.from({ length: table.buckets }, (_, partition) => {
-      const record = ownRecord(view.buckets, bucketId(table.id, null, partition));
+      const record = getIn(view.buckets, bucketId(table.id, null, partition));
       const node = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
       const address = node ? hostAndPortOf(node.kafka) : null;
       return {
@@ -145,7 +145,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
    */
   private producerOf(data: DataPlane, topic: string, partition: number, producer: ProducerSequence, offsetCount: number): { writer: IdempotentWriter; refuse: RefuseSequence } {
     const { bucketId: id } = data.streamBoundsOf(topic, partition);
-    const writers = ownRecord(this.member.view.buckets, id)?.stream.writers ?? {};
+    const writers = getIn(this.member.view.buckets, id)?.stream.writers ?? {};
     const newest = newestProducerEpoch(Object.keys(writers), producer.producerId);
     if (newest > producer.producerEpoch) {
       throw new KafkaError(ERROR_CODES.INVALID_PRODUCER_EPOCH, `producer ${producer.producerId} is at epoch ${newest} on ${topic}-${partition}, not ${producer.producerEpoch}`);
@@ -218,7 +218,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
       return { kind: 'unavailable', reason: `the offsets table ${OFFSETS_TABLE} is being created` };
     }
     const bucket = groupBucketOf(table, groupId);
-    const record = ownRecord(view.buckets, bucketId(table.id, null, bucket));
+    const record = getIn(view.buckets, bucketId(table.id, null, bucket));
     if (!record?.leader) return { kind: 'unavailable', reason: `bucket ${bucket} of ${OFFSETS_TABLE} has no leader yet` };
     if (record.leader !== this.nodeId) {
       const node = ownRecord(view.nodes, record.leader);

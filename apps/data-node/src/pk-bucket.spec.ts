@@ -2,7 +2,7 @@ import { getIn as getShardEntry } from '@mink/meta';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ownRecord, type ColumnSpec, type TableSpec } from '@mink/meta';
+import type { ColumnSpec, TableSpec } from '@mink/meta';
 import type { MetaStore } from '@mink/metalog';
 import { InvalidArgumentError, MinkError, TimeoutError } from '@mink/protocol';
 import { decodeBatch, validateRows } from '@mink/records';
@@ -79,7 +79,7 @@ async function changelog(f: Fixture): Promise<[string, string, unknown][]> {
 async function relead(meta: MetaStore, led: LedTable, stream: LedStream, nodeId: string, nodeEpoch: number): Promise<number> {
   const address = { tableId: stream.tableId, partition: null, bucket: stream.bucket };
   const { leaderEpoch } = await meta.proposeOrThrow({ type: 'LeadBucket', coordinatorEpoch: led.coordinatorEpoch, ...address, leader: nodeId });
-  const current = ownRecord(meta.view.buckets, stream.id)!.stream;
+  const current = getShardEntry(meta.view.buckets, stream.id)!.stream;
   if (current.state === 'open') {
     await meta.proposeOrThrow({ type: 'CloseStream', nodeId: current.node!, nodeEpoch: current.nodeEpoch, ...address, streamEpoch: current.epoch });
   }
@@ -181,7 +181,7 @@ describe('PkBucket', () => {
     await bucket.write(batch(0, 500, 'v1'));
     const snapshot = await bucket.snapshot();
     expect(snapshot).toMatchObject({ appliedOffset: 500, streamEpoch: f.stream.streamEpoch });
-    expect(ownRecord(f.led.meta.view.buckets, f.stream.id)!.kvSnapshots.map((each) => each.object)).toEqual([snapshot!.object]);
+    expect(getShardEntry(f.led.meta.view.buckets, f.stream.id)!.kvSnapshots.map((each) => each.object)).toEqual([snapshot!.object]);
     expect(await bucket.snapshot()).toBeNull(); // nothing changed since
     await bucket.write(batch(250, 500, 'v2'));
     await bucket.write(keys([{ tenant: 't0', id: 0 }]).map((key) => ({ kind: 'delete', key })));
@@ -210,7 +210,7 @@ describe('PkBucket', () => {
       objects.push((await bucket.snapshot())!.object);
     }
     const view = f.led.meta.view;
-    expect(ownRecord(view.buckets, f.stream.id)!.kvSnapshots.map((each) => each.object)).toEqual(objects.slice(1));
+    expect(getShardEntry(view.buckets, f.stream.id)!.kvSnapshots.map((each) => each.object)).toEqual(objects.slice(1));
     expect(getShardEntry(view.garbage, objects[0]!)).toBeDefined();
 
     await bucket.write(rows([{ tenant: 'a', id: 9, name: 'late' }]).map((row) => ({ kind: 'put', row })));
@@ -261,7 +261,7 @@ describe('PkBucket', () => {
     const bucket = await open();
     await bucket.write(rows([{ tenant: 'a', id: 1, name: 'x' }]).map((row) => ({ kind: 'put', row })));
     await bucket.close({ finalSnapshot: true });
-    expect(ownRecord(f.led.meta.view.buckets, f.stream.id)!.kvSnapshots).toHaveLength(1);
+    expect(getShardEntry(f.led.meta.view.buckets, f.stream.id)!.kvSnapshots).toHaveLength(1);
     expect(await readdir(f.folder)).toEqual([]);
     await expect(bucket.write([])).rejects.toMatchObject({ code: 'Unavailable' });
   });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { LmdbKvTablet, packSnapshotFile, restoreTabletFromFile, type KvTablet, type KvWrite } from '@mink/kv';
-import { bucketId as bucketIdOf, ownRecord, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
+import { bucketId as bucketIdOf, getIn, ownRecord, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
 import {
   decodeStoredRow,
   encodeStoredRow,
@@ -113,7 +113,7 @@ export class PkBucket {
    */
   static async open(deps: PkBucketDeps, address: PkBucketAddress, streamEpoch: number): Promise<PkBucket> {
     const id = bucketIdOf(address.tableId, address.partition, address.bucket);
-    const record = ownRecord(deps.meta.view.buckets, id);
+    const record = getIn(deps.meta.view.buckets, id);
     const table = record ? ownRecord(deps.meta.view.tables, record.table) : undefined;
     if (!record || !table || table.id !== address.tableId) throw new NotFoundError(`bucket ${id} no longer exists`);
     const options = parsePkOptions(table);
@@ -356,7 +356,7 @@ export class PkBucket {
   }
 
   private committedEnd(): number {
-    const record = ownRecord(this.deps.meta.view.buckets, this.id);
+    const record = getIn(this.deps.meta.view.buckets, this.id);
     if (!record) throw new NotFoundError(`bucket ${this.id} no longer exists`);
     return record.stream.endOffset;
   }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ownRecord, type ColumnSpec } from '@mink/meta';
+import { getIn, type ColumnSpec } from '@mink/meta';
 import { validateRows } from '@mink/records';
 import { InMemoryObjectStore, StreamReader, WalWriter } from '@mink/s3stream';
 import { startLedTable } from '@mink/testing';
@@ -42,7 +42,7 @@ describe('PkBuckets', () => {
       tabletsDir: folder,
       snapshotIntervalMs: 20,
     });
-    const record = () => ownRecord(led.meta.view.buckets, stream.id)!;
+    const record = () => getIn(led.meta.view.buckets, stream.id)!;
     try {
       expect(buckets.isReady(stream.id, stream.streamEpoch)).toBe(false);
       await buckets.opened(stream.id, record(), stream.streamEpoch);

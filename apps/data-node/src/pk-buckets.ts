@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ownRecord, type BucketRecord } from '@mink/meta';
+import { getIn, ownRecord, type BucketRecord } from '@mink/meta';
 import type { BucketLifecycle } from './bucket-sync';
 import { PkBucket, type PkBucketDeps } from './pk-bucket';
 
@@ -39,7 +39,7 @@ export class PkBuckets implements BucketLifecycle {
   }
 
   isReady(bucketId: string, streamEpoch: number): boolean {
-    const record = ownRecord(this.options.meta.view.buckets, bucketId);
+    const record = getIn(this.options.meta.view.buckets, bucketId);
     const table = record ? ownRecord(this.options.meta.view.tables, record.table) : undefined;
     if (!table || table.kind !== 'pk') return true;
     return this.buckets.get(bucketId)?.streamEpoch === streamEpoch;

@@ -1,6 +1,6 @@
 import { LIMITS, parseDurationMs } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { bucketsOfTable, compareNodeIds, ownRecord, type TableRecord, type View } from '@mink/meta';
+import { bucketsOfTable, compareNodeIds, ownRecord, valuesIn, type TableRecord, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
@@ -119,7 +119,7 @@ export class GatewayService {
     const live = this.member.liveNodes();
     const statuses = await this.nodeStatuses(view, live);
     const load = new Map<string, number>();
-    for (const bucket of Object.values(view.buckets)) if (bucket.leader) load.set(bucket.leader, (load.get(bucket.leader) ?? 0) + 1);
+    for (const bucket of valuesIn(view.buckets)) if (bucket.leader) load.set(bucket.leader, (load.get(bucket.leader) ?? 0) + 1);
     const nodes = Object.values(view.nodes)
       .sort((a, b) => compareNodeIds(a.id, b.id))
       .map((node) => ({ id: node.id, epoch: node.epoch, live: live.has(node.id), address: node.address, kafka: node.kafka, http: node.http, buckets: load.get(node.id) ?? 0 }));

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { MinkClient, TableClient } from '@mink/client';
-import type { TableRecord } from '@mink/meta';
+import { emptyShardedMap, type TableRecord } from '@mink/meta';
 import { InvalidArgumentError, type WriteTableResult } from '@mink/protocol';
 import { LIMITS } from '@mink/config';
 import { createHttpAdapter, HttpErrorFilter, InFlightBytes, ServiceState, type ClusterMember } from '@mink/runtime';
@@ -49,7 +49,7 @@ describe('gateway primary-key endpoints', () => {
   } as unknown as TableClient;
 
   beforeAll(async () => {
-    const member = { view: { tables: { orders: ORDERS }, buckets: {}, nodes: {} } } as unknown as ClusterMember;
+    const member = { view: { tables: { orders: ORDERS }, buckets: emptyShardedMap(), nodes: {} } } as unknown as ClusterMember;
     const client = { table: (name: string) => (name === 'orders' ? table : undefined) } as unknown as MinkClient;
     app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(new ServiceState('gateway', 'test'), new GatewayService(member, client)), createHttpAdapter(inFlight), {
       logger: false,

@@ -292,9 +292,9 @@ export class MetaStore {
   /**
    * Entries are applied in batches: those the tail delivers within one turn of the event loop, or within
    * `LIMITS.metaApplyIntervalMinMs` of the previous batch (at most `LIMITS.metaApplyBatchEntriesMax`), go
-   * through one `applyBatch`, which copies the view's big maps once for all of them instead of once per
-   * entry. A backlog (a burst of creates, a start) costs a few copies instead of thousands; an entry that
-   * arrives alone waits only until the end of the turn.
+   * through one `applyBatch` and one notification of the view's listeners. The big maps of the view are
+   * sharded, so each entry copies only the shards it touches; an entry that arrives alone waits only until
+   * the end of the turn.
    */
   private applyEntry(seq: number, command: Command): void {
     if (this.failure || this.stopped) return;
@@ -310,7 +310,7 @@ export class MetaStore {
       this.applyPending();
     };
     // Batches start at most every `metaApplyIntervalMinMs`: entries that arrive closer together than that
-    // (a burst) wait a moment and share one copy of the view, which bounds the CPU a burst costs every process.
+    // (a burst) wait a moment and are applied and announced together, which bounds the CPU a burst costs every process.
     const waitMs = this.lastBatchStartedAtMs + LIMITS.metaApplyIntervalMinMs - performance.now();
     if (waitMs > 0) setTimeout(run, waitMs);
     else setImmediate(run);

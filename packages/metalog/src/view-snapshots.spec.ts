@@ -1,4 +1,4 @@
-import { recordOf } from '@mink/meta';
+import { getIn, recordOf } from '@mink/meta';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { NatsConnection } from 'nats';
 import { LIMITS } from '@mink/config';
@@ -8,6 +8,11 @@ import { DelegatingObjectStore, type ObjectStore } from '@mink/s3stream';
 import { historyView } from './metadata-history.fixture';
 import { startSnapshotTestServers, type SnapshotTestServers } from './snapshot-servers.fixture';
 import { SNAPSHOT_KEY_PREFIX, ViewSnapshots, openSnapshotBucket, snapshotLocation } from './view-snapshots';
+
+/** `view` as a snapshot stores it: the buckets, the object registry and the garbage as flat records. */
+function storedForm(view: View) {
+  return { ...view, buckets: recordOf(view.buckets), objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
+}
 
 /** A view at `seq` whose content says which seq it is, for tests that only care about ordering. */
 function viewAt(seq: number): View {
@@ -51,7 +56,7 @@ describe('ViewSnapshots on a real nats-server and S3 server', () => {
     const snapshots = await ViewSnapshots.open(connection, store);
     expect(await snapshots.loadNewest()).toBeNull();
     const view = historyView(777);
-    expect(Object.keys(view.buckets)).toHaveLength(4);
+    expect(Object.keys(recordOf(view.buckets))).toHaveLength(4);
 
     const written = await snapshots.write(view);
     expect(written).toEqual({ seq: 777, key: 'meta/snapshots/0000000000000777', kept: [{ seq: 777, key: 'meta/snapshots/0000000000000777' }] });
@@ -63,8 +68,22 @@ describe('ViewSnapshots on a real nats-server and S3 server', () => {
     expect([body[0], body[1]]).toEqual([0x1f, 0x8b]);
     const json = gunzipSync(body).toString('utf8');
     expect(body.byteLength).toBeLessThan(json.length / 4);
-    // The stored format keeps the object registry and the garbage flat, whatever their sharding in memory.
-    expect(JSON.parse(json)).toEqual({ format: 1, view: { ...view, objects: recordOf(view.objects), garbage: recordOf(view.garbage) } });
+    // The stored format keeps the buckets, the object registry and the garbage flat, whatever their sharding in memory.
+    expect(JSON.parse(json)).toEqual({ format: 1, view: storedForm(view) });
+  });
+
+  it('loads a snapshot written before the maps were sharded, buckets without KV snapshots and no producer ids included', async () => {
+    // Proves the stored format did not change: an older body (every map a flat record) loads into the sharded view.
+    const snapshots = await newSnapshots();
+    const view = historyView(120);
+    await snapshots.write(view);
+    const buckets = Object.fromEntries(Object.entries(recordOf(view.buckets)).map(([id, { kvSnapshots: _dropped, ...record }]) => [id, record]));
+    const { nextProducerId: _absent, ...older } = { ...storedForm(view), buckets };
+    await store.put(snapshots.keyOf(120), gzipSync(JSON.stringify({ format: 1, view: older })));
+    const loaded = await snapshots.loadNewest();
+    expect(loaded).toEqual(view);
+    expect(getIn(loaded!.buckets, '1//0')).toEqual(getIn(view.buckets, '1//0'));
+    expect(loaded!.buckets.size).toBe(4);
   });
 
   it('keeps the newest K snapshots in the pointer and deletes the objects of older ones', async () => {
@@ -141,7 +160,7 @@ describe('ViewSnapshots on a real nats-server and S3 server', () => {
     // Proves a misplaced or corrupt object is an error rather than a view at the wrong sequence.
     const snapshots = await newSnapshots();
     await snapshots.write(viewAt(8));
-    await store.put(snapshots.keyOf(8), gzipSync(JSON.stringify({ format: 1, view: viewAt(9) })));
+    await store.put(snapshots.keyOf(8), gzipSync(JSON.stringify({ format: 1, view: storedForm(viewAt(9)) })));
     await expect(snapshots.loadNewest()).rejects.toThrow('holds the view at entry 9, not 8');
   });
 

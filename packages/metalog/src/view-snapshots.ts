@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
-import { recordOf, shardedFrom, type GarbageRecord, type ObjectRecord, type View } from '@mink/meta';
+import { recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type View } from '@mink/meta';
 import { NotFoundError, UnavailableError } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
 import { isWrongRevision, openLatestValueBucket, translateNatsError } from './nats-errors';
@@ -37,8 +37,12 @@ interface SnapshotPointer {
   snapshots: SnapshotReference[];
 }
 
-/** A view as a snapshot stores it: the object registry and the garbage as flat records. */
-type StoredView = Omit<View, 'objects' | 'garbage'> & { objects: Record<string, ObjectRecord>; garbage: Record<string, GarbageRecord> };
+/** A view as a snapshot stores it: the buckets, the object registry and the garbage as flat records. */
+type StoredView = Omit<View, 'buckets' | 'objects' | 'garbage'> & {
+  buckets: Record<string, BucketRecord>;
+  objects: Record<string, ObjectRecord>;
+  garbage: Record<string, GarbageRecord>;
+};
 
 /** The body of a snapshot object, before gzip. */
 interface SnapshotBody {
@@ -216,8 +220,8 @@ function decodePointer(entry: KvEntry): SnapshotReference[] {
 }
 
 async function encodeSnapshot(view: View): Promise<Uint8Array> {
-  // The object registry and the garbage are stored flat, whatever the sharding in memory.
-  const stored: StoredView = { ...view, objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
+  // The buckets, the object registry and the garbage are stored flat, whatever the sharding in memory.
+  const stored: StoredView = { ...view, buckets: recordOf(view.buckets), objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
   const json = JSON.stringify({ format: SNAPSHOT_FORMAT, view: stored } satisfies SnapshotBody);
   const jsonBytes = Buffer.byteLength(json);
   if (jsonBytes > LIMITS.metaSnapshotJsonBytesMax) {
@@ -239,5 +243,11 @@ async function decodeSnapshot(body: Uint8Array, key: string): Promise<View> {
   }
   const stored = parsed.view;
   // Snapshots written before Kafka producer ids existed had allocated none.
-  return { ...stored, nextProducerId: stored.nextProducerId ?? 0, objects: shardedFrom(stored.objects ?? {}), garbage: shardedFrom(stored.garbage ?? {}) };
+  return {
+    ...stored,
+    nextProducerId: stored.nextProducerId ?? 0,
+    buckets: shardedFrom(stored.buckets ?? {}),
+    objects: shardedFrom(stored.objects ?? {}),
+    garbage: shardedFrom(stored.garbage ?? {}),
+  };
 }

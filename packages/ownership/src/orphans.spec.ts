@@ -1,4 +1,4 @@
-import { bucketId, emptyView, type BucketRecord, type View } from '@mink/meta';
+import { bucketId, emptyView, shardedFrom, type BucketRecord, type View } from '@mink/meta';
 import { compareBuckets, planOrphanReleads } from './orphans';
 import { releadsNow, type ReleadTiming } from './orphans';
 
@@ -22,9 +22,7 @@ function viewOf(leaders: readonly (string | null)[]): View {
 }
 
 function viewWith(records: readonly BucketRecord[]): View {
-  const view = emptyView();
-  for (const record of records) view.buckets[bucketId(record.tableId, record.partition, record.bucket)] = record;
-  return view;
+  return { ...emptyView(), buckets: shardedFrom(Object.fromEntries(records.map((record) => [bucketId(record.tableId, record.partition, record.bucket), record]))) };
 }
 
 describe('planOrphanReleads', () => {

@@ -4,7 +4,7 @@
  *   "Node stops heartbeating — On the next tick the coordinator finds buckets whose leader is not live
  *   and proposes LeadBucket to the least-loaded live node, lowest id on ties."
  */
-import { bucketId, compareNodeIds, type BucketRecord, type View } from '@mink/meta';
+import { bucketId, compareNodeIds, valuesIn, type BucketRecord, type View } from '@mink/meta';
 
 /**
  * One planned change of leader, to be proposed as one LeadBucket. `from` is the leader the plan was made
@@ -39,7 +39,7 @@ export function compareBuckets(a: BucketRecord, b: BucketRecord): number {
 
 /** All buckets of the view in `compareBuckets` order. */
 export function sortedBuckets(view: View): BucketRecord[] {
-  return Object.values(view.buckets).sort(compareBuckets);
+  return [...valuesIn(view.buckets)].sort(compareBuckets);
 }
 
 /** The move of `record` from `from` to `to`, against the record's current leader epoch. */
@@ -62,7 +62,7 @@ export function moveOf(record: BucketRecord, from: string | null, to: string): M
  */
 export function loadsOfLiveNodes(view: View, live: ReadonlySet<string>): Map<string, number> {
   const loads = new Map<string, number>([...live].sort(compareNodeIds).map((nodeId) => [nodeId, 0]));
-  for (const record of Object.values(view.buckets)) {
+  for (const record of valuesIn(view.buckets)) {
     if (record.leader !== null && loads.has(record.leader)) addLoad(loads, record.leader, 1);
   }
   return loads;

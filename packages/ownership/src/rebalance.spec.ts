@@ -1,12 +1,12 @@
-import { bucketId, emptyView, type View } from '@mink/meta';
+import { ShardedMapEditor, bucketId, emptyView, getIn, shardedFrom, valuesIn, type BucketRecord, type View } from '@mink/meta';
 import { planRebalance } from './rebalance';
 import type { Move } from './orphans';
 
 /** A view whose only table (id 1) has one bucket per entry of `leaders`, bucket i led by leaders[i]. */
 function viewOf(leaders: readonly string[]): View {
-  const view = emptyView();
+  const records: Record<string, BucketRecord> = {};
   leaders.forEach((leader, number) => {
-    view.buckets[bucketId(1, null, number)] = {
+    records[bucketId(1, null, number)] = {
       tableId: 1,
       table: 't',
       partition: null,
@@ -17,7 +17,7 @@ function viewOf(leaders: readonly string[]): View {
       kvSnapshots: [],
     };
   });
-  return view;
+  return { ...emptyView(), buckets: shardedFrom(records) };
 }
 
 /** `count` copies of `leader`, to write loads such as 10/0/0 compactly. */
@@ -120,12 +120,14 @@ describe('planRebalance', () => {
 
     expect(new Set(moves.map((move) => move.bucketId)).size).toBe(moves.length);
     expect(moves.length).toBeLessThanOrEqual(bucketCount);
-    for (const move of moves) view.buckets[move.bucketId] = { ...view.buckets[move.bucketId], leader: move.to, leaderEpoch: 2 };
+    const buckets = new ShardedMapEditor(view.buckets);
+    for (const move of moves) buckets.set(move.bucketId, { ...getIn(view.buckets, move.bucketId)!, leader: move.to, leaderEpoch: 2 });
+    view.buckets = buckets.result();
     if (live.size === 0) {
       expect(moves).toEqual([]);
       return;
     }
-    expect(Object.values(view.buckets).filter((record) => !live.has(record.leader as string))).toEqual([]);
+    expect([...valuesIn(view.buckets)].filter((record) => !live.has(record.leader as string))).toEqual([]);
     expect(planRebalance(view, live)).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { bucketId, emptyView, type BucketRecord, type DataSlice, type TableRecord, type View } from '@mink/meta';
+import { bucketId, emptyView, shardedFrom, type BucketRecord, type DataSlice, type TableRecord, type View } from '@mink/meta';
 import { planStreamTrims, withEndSample, type EndSample } from './retention';
 
 describe('withEndSample', () => {
@@ -53,7 +53,7 @@ function viewOf(table: TableRecord, options: { startOffset?: number; kvOffset?: 
     stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset, endOffset: 20, slices: SLICES.filter((slice) => slice.endOffset > startOffset), writers: {} },
     kvSnapshots: options.kvOffset === undefined ? [] : [{ object: 'kv', appliedOffset: options.kvOffset, bytes: 1, streamEpoch: 1 }],
   };
-  return { ...emptyView(), tables: { t: table }, buckets: { [bucketId(1, null, 0)]: record } };
+  return { ...emptyView(), tables: { t: table }, buckets: shardedFrom({ [bucketId(1, null, 0)]: record }) };
 }
 
 describe('planStreamTrims', () => {

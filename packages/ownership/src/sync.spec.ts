@@ -1,4 +1,4 @@
-import { bucketId, emptyView, type BucketRecord, type StreamRecord, type View } from '@mink/meta';
+import { bucketId, emptyView, shardedFrom, type BucketRecord, type StreamRecord, type View } from '@mink/meta';
 import { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision } from './sync';
 import type { Command, Outcome } from '@mink/meta';
 
@@ -21,7 +21,7 @@ function record(leader: string | null, leaderEpoch: number, stream: StreamRecord
 function viewWith(records: readonly BucketRecord[]): View {
   const view = emptyView();
   view.nodes = { '1': node('1', 5), '2': node('2', 3), '3': node('3', 7) };
-  for (const each of records) view.buckets[bucketId(each.tableId, each.partition, each.bucket)] = each;
+  view.buckets = shardedFrom(Object.fromEntries(records.map((each) => [bucketId(each.tableId, each.partition, each.bucket), each])));
   return view;
 }
 

@@ -14,7 +14,7 @@
  * node's sync task opens or closes it." Seed, "Failover": "If the dead node comes back ... the buckets now
  * belong to someone else and it does not open them."
  */
-import { bucketId, ownRecord, type BucketRecord, type Command, type Outcome, type View } from '@mink/meta';
+import { bucketId, entriesIn, getIn, ownRecord, type BucketRecord, type Command, type Outcome, type View } from '@mink/meta';
 import { compareBuckets } from './orphans';
 
 /**
@@ -55,7 +55,7 @@ export interface SyncSelf {
  * (a stream is only opened at its bucket's leader epoch, which only grows), so it throws.
  */
 export function decideSync(view: View, self: SyncSelf, live: ReadonlySet<string>, bucketId: string): SyncDecision {
-  const record = ownRecord(view.buckets, bucketId);
+  const record = getIn(view.buckets, bucketId);
   if (record === undefined) return { action: 'drop' };
   const { stream, leaderEpoch } = record;
   if (stream.epoch > leaderEpoch) {
@@ -103,7 +103,7 @@ export function decideSync(view: View, self: SyncSelf, live: ReadonlySet<string>
 export function bucketsToSync(view: View, self: SyncSelf): string[] {
   const isOurs = (record: BucketRecord): boolean =>
     record.leader === self.nodeId || (record.stream.state === 'open' && record.stream.node === self.nodeId);
-  return Object.entries(view.buckets)
+  return [...entriesIn(view.buckets)]
     .filter(([, record]) => isOurs(record))
     .sort(([, a], [, b]) => compareBuckets(a, b))
     .map(([id]) => id);

@@ -1,4 +1,4 @@
-import { bucketId, emptyView, type BucketRecord, type LakeRecord, type TableRecord, type View } from '@mink/meta';
+import { bucketId, emptyView, shardedFrom, type BucketRecord, type LakeRecord, type TableRecord, type View } from '@mink/meta';
 import { planTieringRound, tieringStateOf, type TieringTiming } from './tiering';
 
 function table(name: string, id: number, properties: Record<string, string>, lake?: LakeRecord): TableRecord {
@@ -49,7 +49,7 @@ function viewOf(tables: TableRecord[], ends: Record<string, number>): View {
       };
     }
   }
-  return { ...emptyView(), tables: Object.fromEntries(tables.map((each) => [each.name, each])), buckets };
+  return { ...emptyView(), tables: Object.fromEntries(tables.map((each) => [each.name, each])), buckets: shardedFrom(buckets) };
 }
 
 describe('planTieringRound', () => {

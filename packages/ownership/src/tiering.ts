@@ -1,4 +1,4 @@
-import { bucketId, lakeSettingsOf, ownRecord, type TableRecord, type TieringRange, type View } from '@mink/meta';
+import { bucketId, getIn, lakeSettingsOf, ownRecord, type TableRecord, type TieringRange, type View } from '@mink/meta';
 
 /**
  * A table's place in the lease holder's tiering schedule (DESIGN §5, Fluss's table states):
@@ -55,7 +55,7 @@ export function planTieringRound(view: View, timing: TieringTiming): PlannedRoun
     const ranges: TieringRange[] = [];
     for (let bucket = 0; bucket < table.buckets; bucket++) {
       const startOffset = ownRecord(table.lake?.offsets ?? {}, String(bucket)) ?? 0;
-      const endOffset = ownRecord(view.buckets, bucketId(table.id, null, bucket))?.stream.endOffset ?? 0;
+      const endOffset = getIn(view.buckets, bucketId(table.id, null, bucket))?.stream.endOffset ?? 0;
       if (endOffset > startOffset) ranges.push({ bucket, startOffset, endOffset });
     }
     if (ranges.length === 0) continue;

@@ -63,7 +63,7 @@ function expectedBatches(stream: StreamAddress, count: number): [number, number,
 }
 
 function streamOf(view: View, stream: StreamAddress) {
-  return view.buckets[stream.id]!.stream;
+  return getShardEntry(view.buckets, stream.id)!.stream;
 }
 
 function commandsOf<Type extends Command['type']>(log: InMemoryMetaLog, type: Type): Extract<Command, { type: Type }>[] {

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { getIn, ownRecord } from '@mink/meta';
+import { bucketId as bucketIdOf, bucketsInTableOrder, getIn, ownRecord } from '@mink/meta';
 import type { BucketRecord, CommitStreamObject, DataSlice, Outcome, StreamObjectSlice } from '@mink/meta';
 import { MinkError } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
@@ -134,9 +134,9 @@ export class Compactor {
 
   private async runRound(): Promise<number> {
     let compacted = 0;
-    for (const bucketId of Object.keys(this.meta.view.buckets)) {
+    for (const record of bucketsInTableOrder(this.meta.view)) {
       // Each stream is planned on the newest view, since earlier streams of the round took time.
-      const plan = this.plan(bucketId);
+      const plan = this.plan(bucketIdOf(record.tableId, record.partition, record.bucket));
       if (plan !== null && (await this.compact(plan))) compacted++;
     }
     return compacted;
@@ -148,7 +148,7 @@ export class Compactor {
     if (ownRecord(view.nodes, this.nodeId)?.epoch !== this.nodeEpoch) return null;
     const leading = this.isLeading(bucketId);
     if (leading === null) return null;
-    const record = ownRecord(view.buckets, bucketId);
+    const record = getIn(view.buckets, bucketId);
     if (!record) return null;
     const stream = record.stream;
     if (stream.state !== 'open' || stream.node !== this.nodeId || stream.nodeEpoch !== this.nodeEpoch || stream.epoch !== leading.streamEpoch) return null;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startS3Server, type S3ServerHandle } from '@mink/devcluster';
-import { bucketId, emptyView, type BucketRecord, type DataSlice, type View } from '@mink/meta';
+import { bucketId, emptyView, shardedFrom, type BucketRecord, type DataSlice, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { LIMITS } from '@mink/config';
 import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
@@ -213,7 +213,7 @@ describe('StreamReader', () => {
       stream: { state: 'open', epoch: 1, node: NODE, nodeEpoch: 1, startOffset: 15, endOffset: 1_000, slices, writers: {} },
       kvSnapshots: [],
     } satisfies BucketRecord;
-    const view: View = { ...emptyView(), buckets: { [id]: record } };
+    const view: View = { ...emptyView(), buckets: shardedFrom({ [id]: record }) };
     const reader = new StreamReader({ store, meta: { view } });
 
     const fromStart = await reader.read(id, 0, 6);
@@ -283,7 +283,7 @@ async function storeStream(store: ObjectStore, objects: Uint8Array[][], recordsO
     await store.put(object, body);
   }
   const id = bucketId(1, null, 0);
-  const view: View = { ...emptyView(), buckets: { [id]: bucketRecordOf(0, slices) } };
+  const view: View = { ...emptyView(), buckets: shardedFrom({ [id]: bucketRecordOf(0, slices) }) };
   return { id, meta: { view }, slices, batches };
 }
 
@@ -655,7 +655,7 @@ describe('StreamReader over stream objects', () => {
     const store = new ProbedObjectStore();
     await store.put(OBJECT, encoder.encode('0123456789'));
     const id = bucketId(1, null, 0);
-    const view: View = { ...emptyView(), buckets: { [id]: bucketRecordOf(0, [{ object: OBJECT, startOffset: 0, endOffset: 1, position: 5, length: 10 }]) } };
+    const view: View = { ...emptyView(), buckets: shardedFrom({ [id]: bucketRecordOf(0, [{ object: OBJECT, startOffset: 0, endOffset: 1, position: 5, length: 10 }]) }) };
     const failure = await new StreamReader({ store, meta: { view } }).read(id, 0, 1).then(
       () => undefined,
       (error: unknown) => error,
@@ -672,7 +672,7 @@ describe('StreamReader over stream objects', () => {
     await store.put(OBJECT, encoder.encode('abc'));
     const slices: DataSlice[] = [0, 1, 2].map((index) => ({ object: OBJECT, startOffset: index, endOffset: index + 1, position: index, length: 1 }));
     const ids = Array.from({ length: LIMITS.streamPrefetchBucketsMax + 1 }, (_, bucket) => bucketId(1, null, bucket));
-    const view: View = { ...emptyView(), buckets: Object.fromEntries(ids.map((id, bucket) => [id, bucketRecordOf(bucket, slices)])) };
+    const view: View = { ...emptyView(), buckets: shardedFrom(Object.fromEntries(ids.map((id, bucket) => [id, bucketRecordOf(bucket, slices)]))) };
     const reader = new StreamReader({ store, meta: { view } });
     for (const id of ids) await reader.read(id, 0, 1);
     await reader.whenIdle();

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { ownRecord } from '@mink/meta';
+import { getIn } from '@mink/meta';
 import type { DataSlice } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { Semaphore, type ObjectStore } from './object-store';
@@ -220,7 +220,7 @@ export class StreamReader {
     if (!Number.isSafeInteger(bytesMax) || bytesMax < 1 || bytesMax > this.readBytesMax) {
       throw new InvalidArgumentError(`bytesMax must be a positive integer of at most ${this.readBytesMax}, not ${options.bytesMax}`);
     }
-    const record = ownRecord(this.meta.view.buckets, bucketId);
+    const record = getIn(this.meta.view.buckets, bucketId);
     if (!record) throw new NotFoundError(`bucket ${bucketId} does not exist`);
     const stream = record.stream;
     if (fromOffset > stream.endOffset) throw new InvalidArgumentError(`offset ${fromOffset} is beyond the high watermark ${stream.endOffset}`);

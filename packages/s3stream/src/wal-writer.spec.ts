@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { bucketId, type Command, type CommitWal, type Outcome, type View } from '@mink/meta';
+import { bucketId, getIn, type Command, type CommitWal, type Outcome, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { ConflictError, InvalidArgumentError, MinkError, UnavailableError } from '@mink/protocol';
 import { InMemoryMetaLog, startLedTable, type LedStream as StreamAddress, type LedTable as Cluster } from '@mink/testing';
@@ -31,7 +31,7 @@ function appendRequest(stream: StreamAddress, text: string, recordCount = 1, wri
 }
 
 function streamOf(view: View, stream: StreamAddress) {
-  return view.buckets[stream.id]!.stream;
+  return getIn(view.buckets, stream.id)!.stream;
 }
 
 /** The CommitWal entries of the log, in order. */

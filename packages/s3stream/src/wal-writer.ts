@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId as bucketIdOf, ownRecord } from '@mink/meta';
+import { bucketId as bucketIdOf, getIn } from '@mink/meta';
 import type { CommitWal, DataSlice, Rejection, View, WalRange } from '@mink/meta';
 import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
@@ -342,7 +342,7 @@ export class WalWriter {
         pending.reject(refusal);
         continue;
       }
-      const committedEnd = ownRecord(view.buckets, request.bucketId)!.stream.endOffset;
+      const committedEnd = getIn(view.buckets, request.bucketId)!.stream.endOffset;
       const startOffset = nextOffsetByStream.get(request.bucketId) ?? Math.max(committedEnd, this.committedEndByStream.get(request.bucketId) ?? 0);
       const endOffset = startOffset + request.recordCount;
       nextOffsetByStream.set(request.bucketId, endOffset);
@@ -366,7 +366,7 @@ export class WalWriter {
   }
 
   private describeRefusal(view: View, request: WalAppendRequest): MinkError | null {
-    const record = ownRecord(view.buckets, request.bucketId);
+    const record = getIn(view.buckets, request.bucketId);
     if (!record) return new NotFoundError(`bucket ${request.bucketId} does not exist`);
     const stream = record.stream;
     if (stream.state !== 'open' || stream.node !== this.nodeId || stream.nodeEpoch !== this.nodeEpoch || stream.epoch !== request.streamEpoch) {
@@ -400,7 +400,7 @@ export class WalWriter {
     // Forget ends the view has caught up with, so the map holds only streams whose commits it has not shown yet.
     for (const { pending } of placed) {
       const id = pending.request.bucketId;
-      const record = ownRecord(view.buckets, id);
+      const record = getIn(view.buckets, id);
       if (record && record.stream.endOffset >= (this.committedEndByStream.get(id) ?? 0)) this.committedEndByStream.delete(id);
     }
   }

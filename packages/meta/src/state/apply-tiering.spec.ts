@@ -7,6 +7,7 @@
 import { apply } from './apply';
 import type { Command, StartTieringRound } from './commands';
 import { deepFreeze } from './deep-freeze';
+import { shardedFrom } from './sharded-map';
 import { bucketId, emptyView, type BucketRecord, type TableRecord, type View } from './view';
 
 const EVENTS: TableRecord = {
@@ -42,7 +43,7 @@ function lakeView(table: TableRecord = EVENTS): View {
     seq: 20,
     coordinator: { node: 'c1', epoch: 3 },
     tables: { [table.name]: table },
-    buckets: { [bucketId(table.id, null, 0)]: bucketOf(0, 100), [bucketId(table.id, null, 1)]: bucketOf(1, 50) },
+    buckets: shardedFrom({ [bucketId(table.id, null, 0)]: bucketOf(0, 100), [bucketId(table.id, null, 1)]: bucketOf(1, 50) }),
     nextTableId: 5,
   });
 }

@@ -1,10 +1,11 @@
-import { emptyShardedMap, getIn, recordOf, shardedFrom } from './sharded-map';
+import { emptyShardedMap, entriesIn, getIn, recordOf, shardedFrom } from './sharded-map';
 import { LIMITS } from '@mink/config';
 import { apply, describeMalformedCommand } from './apply';
 import type { Command, Rejection, WalRange } from './commands';
 import { deepFreeze } from './deep-freeze';
 import {
   bucketId,
+  bucketsInTableOrder,
   emptyView,
   type BucketRecord,
   type DataSlice,
@@ -84,18 +85,23 @@ function fixture(): View {
     nodes: { '1': node('1', 2), '2': node('2', 1), '3': node('3', 4) },
     coordinator: { node: 'c1', epoch: 3 },
     tables: { events: EVENTS, orders: ORDERS },
-    buckets: {
+    buckets: shardedFrom({
       '1//0': bucket(EVENTS, null, 0, '1', 2, { state: 'open', epoch: 2, node: '1', nodeEpoch: 2, ...STORAGE_EMPTY }),
       '1//1': bucket(EVENTS, null, 1, '2', 1, { state: 'closed', epoch: 1, node: '2', nodeEpoch: 1, ...STORAGE_EMPTY }),
       '1//2': bucket(EVENTS, null, 2, '2', 5, { state: 'open', epoch: 4, node: '3', nodeEpoch: 3, ...STORAGE_EMPTY }),
       '2/p1/0': bucket(ORDERS, 'p1', 0, null, 0, CLOSED_NEVER_OPENED),
       '2/p1/1': bucket(ORDERS, 'p1', 1, '3', 1, CLOSED_NEVER_OPENED),
-    },
+    }),
     nextTableId: 3,
     nextProducerId: 7,
     objects: emptyShardedMap(),
     garbage: emptyShardedMap(),
   });
+}
+
+/** `buckets` with `changes` set, built afresh from flat records (so it equals the map apply edits shard by shard). */
+function bucketsWith(buckets: View['buckets'], changes: Record<string, BucketRecord>): View['buckets'] {
+  return shardedFrom({ ...recordOf(buckets), ...changes });
 }
 
 /** The fixture without a registered coordinator. */
@@ -126,9 +132,29 @@ const validSpec = {
 
 describe('the fixture is consistent, so rejections below are caused by the commands alone', () => {
   it('keys every bucket by its own address', () => {
-    for (const [id, record] of Object.entries(fixture().buckets)) {
+    for (const [id, record] of entriesIn(fixture().buckets)) {
       expect(bucketId(record.tableId, record.partition, record.bucket)).toBe(id);
     }
+  });
+});
+
+describe('bucketsInTableOrder visits every bucket in a stable order, whatever the sharding of the map', () => {
+  it('lists tables by id, partitions in creation order, then bucket numbers', () => {
+    // Proves the order the compactor and the simulation rely on: a later partition comes after p1 though it sorts before it.
+    const partitioned = accepted(fixture(), { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: '2024-01-02' }).view;
+    const { view } = accepted(partitioned, { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 1 });
+    expect(bucketsInTableOrder(view).map((record) => bucketId(record.tableId, record.partition, record.bucket))).toEqual([
+      '1//0',
+      '1//1',
+      '1//2',
+      '2/p1/0',
+      '2/p1/1',
+      '2/2024-01-02/0',
+      '2/2024-01-02/1',
+      '3//0',
+      '3//1',
+    ]);
+    expect(bucketsInTableOrder(view)).toHaveLength(view.buckets.size);
   });
 });
 
@@ -328,7 +354,7 @@ describe('names of Object.prototype members work as ordinary table and node name
     const dropped = accepted(created.view, { type: 'DropTable', coordinatorEpoch: 3, name: 'constructor' });
     expect(dropped.outcome).toEqual({ ok: true, tableId: 3 });
     expect(Object.keys(dropped.view.tables)).toEqual(['events', 'orders']);
-    expect(Object.keys(dropped.view.buckets).some((id) => id.startsWith('3/'))).toBe(false);
+    expect(Object.keys(recordOf(dropped.view.buckets)).some((id) => id.startsWith('3/'))).toBe(false);
   });
 
   it('registers a node named __proto__ as an own entry that survives a JSON round trip', () => {
@@ -398,16 +424,15 @@ describe('CreateTable adds a table with a fresh id and, unless partitioned, its 
       ...before,
       seq: 11,
       tables: { ...before.tables, clicks },
-      buckets: {
-        ...before.buckets,
+      buckets: bucketsWith(before.buckets, {
         '3//0': bucket(clicks, null, 0, null, 0, CLOSED_NEVER_OPENED),
         '3//1': bucket(clicks, null, 1, null, 0, CLOSED_NEVER_OPENED),
-      },
+      }),
       nextTableId: 4,
     });
     expect('partition' in view.tables.clicks).toBe(false);
     // Records that did not change are shared with the input rather than copied.
-    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
+    expect(getIn(view.buckets, '1//0')).toBe(getIn(before.buckets, '1//0'));
     expect(view.tables.events).toBe(before.tables.events);
   });
 
@@ -415,7 +440,7 @@ describe('CreateTable adds a table with a fresh id and, unless partitioned, its 
     const spec = { name: 'users', columns: [{ name: 'id', type: 'int64' }, { name: 'name', type: 'string' }], primaryKey: ['id'], buckets: 1, properties: { 'merge.engine': 'first_row' } };
     const { view } = accepted(fixture(), { type: 'CreateTable', coordinatorEpoch: 3, spec, createdAtMs: 1 });
     expect(view.tables.users).toMatchObject({ kind: 'pk', primaryKey: ['id'], bucketKey: ['id'], properties: { 'merge.engine': 'first_row' } });
-    expect(Object.keys(view.buckets).filter((id) => id.startsWith('3/'))).toEqual(['3//0']);
+    expect(Object.keys(recordOf(view.buckets)).filter((id) => id.startsWith('3/'))).toEqual(['3//0']);
   });
 
   it('keeps an explicit bucket key', () => {
@@ -455,7 +480,7 @@ describe('CreateTable adds a table with a fresh id and, unless partitioned, its 
     const dropped = accepted(fixture(), { type: 'DropTable', coordinatorEpoch: 3, name: 'events' });
     const created = accepted(dropped.view, { type: 'CreateTable', coordinatorEpoch: 3, spec: { ...validSpec, name: 'events' }, createdAtMs: 9 });
     expect(created.outcome).toEqual({ ok: true, tableId: 3 });
-    expect(Object.keys(created.view.buckets).sort()).toEqual(['2/p1/0', '2/p1/1', '3//0', '3//1']);
+    expect(Object.keys(recordOf(created.view.buckets)).sort()).toEqual(['2/p1/0', '2/p1/1', '3//0', '3//1']);
   });
 });
 
@@ -468,7 +493,7 @@ describe('DropTable removes a table and every bucket it had', () => {
       ...before,
       seq: 11,
       tables: { orders: ORDERS },
-      buckets: { '2/p1/0': before.buckets['2/p1/0'], '2/p1/1': before.buckets['2/p1/1'] },
+      buckets: shardedFrom({ '2/p1/0': getIn(before.buckets, '2/p1/0')!, '2/p1/1': getIn(before.buckets, '2/p1/1')! }),
     });
   });
 
@@ -477,7 +502,7 @@ describe('DropTable removes a table and every bucket it had', () => {
     const { view, outcome } = accepted(withSecondPartition, { type: 'DropTable', coordinatorEpoch: 3, name: 'orders' });
     expect(outcome).toEqual({ ok: true, tableId: 2 });
     expect(Object.keys(view.tables)).toEqual(['events']);
-    expect(Object.keys(view.buckets).sort()).toEqual(['1//0', '1//1', '1//2']);
+    expect(Object.keys(recordOf(view.buckets)).sort()).toEqual(['1//0', '1//1', '1//2']);
     expect(view.nextTableId).toBe(3);
   });
 });
@@ -491,11 +516,10 @@ describe('CreatePartition and DropPartition add and remove one partition with it
       ...before,
       seq: 11,
       tables: { ...before.tables, orders: { ...ORDERS, partitions: ['p1', '2024-01-02'] } },
-      buckets: {
-        ...before.buckets,
+      buckets: bucketsWith(before.buckets, {
         '2/2024-01-02/0': bucket(ORDERS, '2024-01-02', 0, null, 0, CLOSED_NEVER_OPENED),
         '2/2024-01-02/1': bucket(ORDERS, '2024-01-02', 1, null, 0, CLOSED_NEVER_OPENED),
-      },
+      }),
     });
   });
 
@@ -507,7 +531,7 @@ describe('CreatePartition and DropPartition add and remove one partition with it
       ...before,
       seq: 11,
       tables: { ...before.tables, orders: { ...ORDERS, partitions: [] } },
-      buckets: { '1//0': before.buckets['1//0'], '1//1': before.buckets['1//1'], '1//2': before.buckets['1//2'] },
+      buckets: shardedFrom({ '1//0': getIn(before.buckets, '1//0')!, '1//1': getIn(before.buckets, '1//1')!, '1//2': getIn(before.buckets, '1//2')! }),
     });
   });
 });
@@ -520,9 +544,9 @@ describe('LeadBucket moves a bucket to a leader at the next leader epoch and lea
     expect(view).toEqual({
       ...before,
       seq: 11,
-      buckets: { ...before.buckets, '1//0': { ...before.buckets['1//0'], leader: '2', leaderEpoch: 3 } },
+      buckets: bucketsWith(before.buckets, { '1//0': { ...getIn(before.buckets, '1//0')!, leader: '2', leaderEpoch: 3 } }),
     });
-    expect(view.buckets['1//0'].stream).toBe(before.buckets['1//0'].stream);
+    expect(getIn(view.buckets, '1//0')!.stream).toBe(getIn(before.buckets, '1//0')!.stream);
   });
 
   it('gives a first leader to a partition bucket when the expected leader epoch still holds', () => {
@@ -536,7 +560,7 @@ describe('LeadBucket moves a bucket to a leader at the next leader epoch and lea
       expectedLeaderEpoch: 0,
     });
     expect(outcome).toEqual({ ok: true, leaderEpoch: 1 });
-    expect(view.buckets['2/p1/0']).toMatchObject({ leader: '1', leaderEpoch: 1, stream: CLOSED_NEVER_OPENED });
+    expect(getIn(view.buckets, '2/p1/0')).toMatchObject({ leader: '1', leaderEpoch: 1, stream: CLOSED_NEVER_OPENED });
   });
 
   it('bumps the epoch when a restarted leader is led again, so it can open at a fresh epoch', () => {
@@ -555,17 +579,17 @@ describe('OpenStream opens a closed stream at the leader epoch, from the current
     expect(view).toEqual({
       ...before,
       seq: 11,
-      buckets: { ...before.buckets, '2/p1/1': { ...before.buckets['2/p1/1'], stream: { state: 'open', epoch: 1, node: '3', nodeEpoch: 4, ...STORAGE_EMPTY } } },
+      buckets: bucketsWith(before.buckets, { '2/p1/1': { ...getIn(before.buckets, '2/p1/1')!, stream: { state: 'open', epoch: 1, node: '3', nodeEpoch: 4, ...STORAGE_EMPTY } } }),
     });
   });
 
   it('opens after a takeover: the new leader closes the fenced opener stream, then opens at its leader epoch', () => {
     const closed = accepted(fixture(), { type: 'CloseStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 2, streamEpoch: 4 });
     expect(closed.outcome).toEqual({ ok: true });
-    expect(closed.view.buckets['1//2'].stream).toEqual({ state: 'closed', epoch: 4, node: '3', nodeEpoch: 3, ...STORAGE_EMPTY });
+    expect(getIn(closed.view.buckets, '1//2')!.stream).toEqual({ state: 'closed', epoch: 4, node: '3', nodeEpoch: 3, ...STORAGE_EMPTY });
     const opened = accepted(closed.view, { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 1, partition: null, bucket: 2, leaderEpoch: 5 });
     expect(opened.outcome).toEqual({ ok: true, streamEpoch: 5 });
-    expect(opened.view.buckets['1//2'].stream).toEqual({ state: 'open', epoch: 5, node: '2', nodeEpoch: 1, ...STORAGE_EMPTY });
+    expect(getIn(opened.view.buckets, '1//2')!.stream).toEqual({ state: 'open', epoch: 5, node: '2', nodeEpoch: 1, ...STORAGE_EMPTY });
   });
 });
 
@@ -574,8 +598,8 @@ describe('CreateTable with leaders assigns every bucket in the same entry, as a 
     const before = fixture();
     const { view, outcome } = accepted(before, { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 42, leaders: ['2', '1'] });
     expect(outcome).toEqual({ ok: true, tableId: 3 });
-    expect(view.buckets['3//0']).toMatchObject({ leader: '2', leaderEpoch: 1, stream: CLOSED_NEVER_OPENED });
-    expect(view.buckets['3//1']).toMatchObject({ leader: '1', leaderEpoch: 1, stream: CLOSED_NEVER_OPENED });
+    expect(getIn(view.buckets, '3//0')).toMatchObject({ leader: '2', leaderEpoch: 1, stream: CLOSED_NEVER_OPENED });
+    expect(getIn(view.buckets, '3//1')).toMatchObject({ leader: '1', leaderEpoch: 1, stream: CLOSED_NEVER_OPENED });
     let separate = accepted(before, { type: 'CreateTable', coordinatorEpoch: 3, spec: validSpec, createdAtMs: 42 }).view;
     separate = accepted(separate, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 3, partition: null, bucket: 0, leader: '2' }).view;
     separate = accepted(separate, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 3, partition: null, bucket: 1, leader: '1' }).view;
@@ -605,7 +629,7 @@ describe('LeadBuckets leads several buckets in one entry, each as its own LeadBu
     let separate = before;
     for (const bucket of [buckets[0], buckets[3]]) separate = accepted(separate, { type: 'LeadBucket', coordinatorEpoch: 3, ...bucket }).view;
     expect(view).toEqual({ ...separate, seq: before.seq + 1 });
-    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
+    expect(getIn(view.buckets, '1//0')).toBe(getIn(before.buckets, '1//0'));
   });
 });
 
@@ -628,7 +652,7 @@ describe('OpenStreams opens several streams of one node in one entry, each as it
     let separate = before;
     for (const stream of streams) separate = accepted(separate, { type: 'OpenStream', nodeId: '3', nodeEpoch: 4, ...stream }).view;
     expect(view).toEqual({ ...separate, seq: before.seq + 1 });
-    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
+    expect(getIn(view.buckets, '1//0')).toBe(getIn(before.buckets, '1//0'));
   });
 
   it('refuses each stream the fence refuses, with the OpenStream message, and still opens the others', () => {
@@ -653,9 +677,9 @@ describe('OpenStreams opens several streams of one node in one entry, each as it
         { ok: true, streamEpoch: 1 },
       ],
     });
-    expect(view.buckets['3//0']).toBe(before.buckets['3//0']);
-    expect(view.buckets['3//2']).toBe(before.buckets['3//2']);
-    expect(view.buckets['3//1'].stream).toEqual({ state: 'open', epoch: 1, node: '3', nodeEpoch: 4, ...STORAGE_EMPTY });
+    expect(getIn(view.buckets, '3//0')).toBe(getIn(before.buckets, '3//0'));
+    expect(getIn(view.buckets, '3//2')).toBe(getIn(before.buckets, '3//2'));
+    expect(getIn(view.buckets, '3//1')!.stream).toEqual({ state: 'open', epoch: 1, node: '3', nodeEpoch: 4, ...STORAGE_EMPTY });
   });
 
   it('refuses every stream of a fenced incarnation and changes nothing but the sequence', () => {
@@ -685,7 +709,7 @@ describe('CloseStreams closes several streams in one entry, each as its own Clos
     });
     const separate = accepted(before, { type: 'CloseStream', nodeId: '2', nodeEpoch: 1, ...streams[0] }).view;
     expect(view).toEqual({ ...separate, seq: before.seq + 1 });
-    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
+    expect(getIn(view.buckets, '1//0')).toBe(getIn(before.buckets, '1//0'));
   });
 });
 
@@ -697,14 +721,14 @@ describe('CloseStream closes an open stream for its opener, or for anyone once t
     expect(view).toEqual({
       ...before,
       seq: 11,
-      buckets: { ...before.buckets, '1//0': { ...before.buckets['1//0'], stream: { state: 'closed', epoch: 2, node: '1', nodeEpoch: 2, ...STORAGE_EMPTY } } },
+      buckets: bucketsWith(before.buckets, { '1//0': { ...getIn(before.buckets, '1//0')!, stream: { state: 'closed', epoch: 2, node: '1', nodeEpoch: 2, ...STORAGE_EMPTY } } }),
     });
   });
 
   it('closes for the restarted opener itself, whose old incarnation is fenced', () => {
     const { view, outcome } = accepted(fixture(), { type: 'CloseStream', nodeId: '3', nodeEpoch: 4, tableId: 1, partition: null, bucket: 2, streamEpoch: 4 });
     expect(outcome).toEqual({ ok: true });
-    expect(view.buckets['1//2'].stream.state).toBe('closed');
+    expect(getIn(view.buckets, '1//2')!.stream.state).toBe('closed');
   });
 
   it('closes for another node once a takeover has registered the opener at a higher epoch', () => {
@@ -767,12 +791,11 @@ const ORDERS_P1_0_COMMITTED = slice('wal/1/2/1', 0, 5, 400, 200);
  */
 function storageFixture(): View {
   const base = fixture();
-  const events0 = base.buckets['1//0'];
-  const orders0 = base.buckets['2/p1/0'];
+  const events0 = getIn(base.buckets, '1//0')!;
+  const orders0 = getIn(base.buckets, '2/p1/0');
   return deepFreeze({
     ...base,
-    buckets: {
-      ...base.buckets,
+    buckets: bucketsWith(base.buckets, {
       '1//0': {
         ...events0,
         stream: { ...events0.stream, endOffset: 10, slices: [EVENTS_0_COMMITTED], writers: { w1: { seq: 0, baseOffset: 0, count: 10 } } },
@@ -787,7 +810,7 @@ function storageFixture(): View {
         slices: [ORDERS_P1_0_COMMITTED],
         writers: {},
       }),
-    },
+    }),
     objects: shardedFrom({ 'wal/1/2/1': { references: 2 } }),
   });
 }
@@ -804,8 +827,8 @@ function withGarbage(view: View, garbage: Record<string, GarbageRecord>): View {
 
 /** The storage fixture with the given changes to the stream of events/0. */
 function withEvents0Stream(view: View, changes: Partial<StreamRecord>): View {
-  const record = view.buckets['1//0'];
-  return { ...view, buckets: { ...view.buckets, '1//0': { ...record, stream: { ...record.stream, ...changes } } } };
+  const record = getIn(view.buckets, '1//0')!;
+  return { ...view, buckets: bucketsWith(view.buckets, { '1//0': { ...record, stream: { ...record.stream, ...changes } } }) };
 }
 
 describe('CommitWal: the storage fixture is what CommitWal builds, so the tests below start from real states', () => {
@@ -946,12 +969,12 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
     expect(outcome).toEqual({ ok: true });
     const changedBuckets: Record<string, BucketRecord> = {};
     for (const [id, changes] of Object.entries(expectedStreams)) {
-      changedBuckets[id] = { ...before.buckets[id], stream: { ...before.buckets[id].stream, ...changes } };
+      changedBuckets[id] = { ...getIn(before.buckets, id)!, stream: { ...getIn(before.buckets, id)!.stream, ...changes } };
     }
-    expect(view).toEqual({ ...before, seq: before.seq + 1, buckets: { ...before.buckets, ...changedBuckets }, objects: shardedFrom(expectedObjects) });
+    expect(view).toEqual({ ...before, seq: before.seq + 1, buckets: bucketsWith(before.buckets, changedBuckets), objects: shardedFrom(expectedObjects) });
     // Buckets the command did not name are shared with the input, not copied.
-    for (const id of Object.keys(before.buckets)) {
-      if (!(id in expectedStreams)) expect(view.buckets[id]).toBe(before.buckets[id]);
+    for (const id of Object.keys(recordOf(before.buckets))) {
+      if (!(id in expectedStreams)) expect(getIn(view.buckets, id)).toBe(getIn(before.buckets, id));
     }
   });
 
@@ -959,7 +982,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
     const ranges = Array.from({ length: LIMITS.walRangesPerObjectMax }, (_, index) => range(EVENTS_0, 10 + index, 11 + index, { position: index * 10 }));
     const { view, outcome } = accepted(storageFixture(), commitWal(ranges));
     expect(outcome).toEqual({ ok: true });
-    const stream = view.buckets['1//0'].stream;
+    const stream = getIn(view.buckets, '1//0')!.stream;
     expect(stream.endOffset).toBe(10 + LIMITS.walRangesPerObjectMax);
     expect(stream.slices).toHaveLength(1 + LIMITS.walRangesPerObjectMax);
     expect(stream.slices[LIMITS.walRangesPerObjectMax]).toEqual(
@@ -1077,7 +1100,7 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
 
   /** Commits one batch of writer `id` at the end of events/0 and returns the writers remembered after it. */
   function commitBatchOf(view: View, id: string, seq = 1): Record<string, WriterState> {
-    return accepted(view, commitWal([range(EVENTS_0, STREAM_END, STREAM_END + 2, { writer: { id, seq } })])).view.buckets['1//0'].stream.writers;
+    return getIn(accepted(view, commitWal([range(EVENTS_0, STREAM_END, STREAM_END + 2, { writer: { id, seq } })])).view.buckets, '1//0')!.stream.writers;
   }
 
   type Case = [description: string, given: [id: string, baseOffset: number][], evicted: string];
@@ -1092,10 +1115,10 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
   it.each(cases)('evicts %s when a new writer pushes the count past the bound', (_description, given, evicted) => {
     const before = withRememberedWriters(given, WRITERS_MAX);
     const writers = commitBatchOf(before, 'newcomer');
-    const expectedIds = [...Object.keys(before.buckets['1//0'].stream.writers).filter((id) => id !== evicted), 'newcomer'].sort();
+    const expectedIds = [...Object.keys(getIn(before.buckets, '1//0')!.stream.writers).filter((id) => id !== evicted), 'newcomer'].sort();
     expect(Object.keys(writers).sort()).toEqual(expectedIds);
     expect(writers.newcomer).toEqual({ seq: 1, baseOffset: STREAM_END, count: 2 });
-    for (const id of expectedIds) if (id !== 'newcomer') expect(writers[id]).toEqual(before.buckets['1//0'].stream.writers[id]);
+    for (const id of expectedIds) if (id !== 'newcomer') expect(writers[id]).toEqual(getIn(before.buckets, '1//0')!.stream.writers[id]);
   });
 
   it('evicts the same writer whatever the order the map lists the writers in', () => {
@@ -1114,7 +1137,7 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
   ])('evicts nobody when %s', (_description, count, writer) => {
     const before = withRememberedWriters([['a', 1], ['b', 2]], count);
     const writers = commitBatchOf(before, writer, 5);
-    expect(Object.keys(writers).sort()).toEqual([...new Set([...Object.keys(before.buckets['1//0'].stream.writers), writer])].sort());
+    expect(Object.keys(writers).sort()).toEqual([...new Set([...Object.keys(getIn(before.buckets, '1//0')!.stream.writers), writer])].sort());
     // A remembered writer keeps its previous batch as earlier; a new one has none.
     const earlier = writer === 'a' ? { earlier: [{ seq: 0, baseOffset: 1, count: 1 }] } : {};
     expect(writers[writer]).toEqual({ seq: 5, baseOffset: STREAM_END, count: 2, ...earlier });
@@ -1126,18 +1149,18 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
     for (let index = 0; index <= WRITERS_MAX; index++) {
       view = accepted(view, commitWal([range(EVENTS_0, index, index + 1, { writer: { id: `writer-${index}`, seq: index } })])).view;
     }
-    const writers = view.buckets['1//0'].stream.writers;
+    const writers = getIn(view.buckets, '1//0')!.stream.writers;
     expect(Object.keys(writers)).toHaveLength(WRITERS_MAX);
     expect(writers['writer-0']).toBeUndefined();
     expect(writers['writer-1']).toEqual({ seq: 1, baseOffset: 1, count: 1 });
     expect(writers[`writer-${WRITERS_MAX}`]).toEqual({ seq: WRITERS_MAX, baseOffset: WRITERS_MAX, count: 1 });
-    expect(view.buckets['1//0'].stream.endOffset).toBe(WRITERS_MAX + 1);
+    expect(getIn(view.buckets, '1//0')!.stream.endOffset).toBe(WRITERS_MAX + 1);
   });
 
   it('keeps writer ids named like prototype members as own entries', () => {
     const { view } = accepted(storageFixture(), commitWal([range(EVENTS_0, 10, 11, { writer: { id: '__proto__', seq: 4 } }), range(EVENTS_0, 11, 12, { writer: { id: 'constructor', seq: 5 } })]));
-    const writers = JSON.parse(JSON.stringify(view.buckets['1//0'].stream.writers)) as Record<string, WriterState>;
-    expect(Object.getPrototypeOf(view.buckets['1//0'].stream.writers)).toBe(Object.prototype);
+    const writers = JSON.parse(JSON.stringify(getIn(view.buckets, '1//0')!.stream.writers)) as Record<string, WriterState>;
+    expect(Object.getPrototypeOf(getIn(view.buckets, '1//0')!.stream.writers)).toBe(Object.prototype);
     expect(Object.keys(writers)).toEqual(['w1', '__proto__', 'constructor']);
     expect(Object.getOwnPropertyDescriptor(writers, '__proto__')?.value).toEqual({ seq: 4, baseOffset: 10, count: 1 });
   });
@@ -1174,14 +1197,14 @@ describe('CommitWal: a stream closed and opened again continues at its committed
 
   it.each(cases)('keeps end, slices and writers when %s, and fences every commit but the next one of the new opener', (_description, handover, newOpener) => {
     const before = storageFixture();
-    const committed = before.buckets['1//0'].stream;
+    const committed = getIn(before.buckets, '1//0')!.stream;
     let view = before;
     for (const command of handover) view = accepted(view, command).view;
-    expect(view.buckets['1//0'].stream).toEqual({ ...committed, state: 'closed' });
+    expect(getIn(view.buckets, '1//0')!.stream).toEqual({ ...committed, state: 'closed' });
     view = deepFreeze(
       accepted(view, { type: 'OpenStream', ...newOpener, tableId: 1, partition: null, bucket: 0, leaderEpoch: 3 }).view,
     );
-    expect(view.buckets['1//0'].stream).toEqual({ ...committed, state: 'open', epoch: 3, node: newOpener.nodeId, nodeEpoch: newOpener.nodeEpoch });
+    expect(getIn(view.buckets, '1//0')!.stream).toEqual({ ...committed, state: 'open', epoch: 3, node: newOpener.nodeId, nodeEpoch: newOpener.nodeEpoch });
 
     const reopened = { ...EVENTS_0, streamEpoch: 3 };
     const attempts = [
@@ -1192,7 +1215,7 @@ describe('CommitWal: a stream closed and opened again continues at its committed
     expect(attempts.map(([who, command]) => [who, next(view, command).outcome.ok])).toEqual(attempts.map(([who]) => [who, false]));
 
     const { view: after } = accepted(view, commitWal([range(reopened, 10, 12, { position: 3, length: 4 })], { ...newOpener, object: 'wal/x/1' }));
-    expect(after.buckets['1//0'].stream).toEqual({
+    expect(getIn(after.buckets, '1//0')!.stream).toEqual({
       ...committed,
       state: 'open',
       epoch: 3,
@@ -1206,7 +1229,7 @@ describe('CommitWal: a stream closed and opened again continues at its committed
   it('keeps the committed data of a stream when LeadBucket moves the bucket (the stream is not the leader)', () => {
     const before = storageFixture();
     const { view } = accepted(before, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 0, leader: '2' });
-    expect(view.buckets['1//0'].stream).toBe(before.buckets['1//0'].stream);
+    expect(getIn(view.buckets, '1//0')!.stream).toBe(getIn(before.buckets, '1//0')!.stream);
   });
 });
 
@@ -1257,7 +1280,7 @@ describe('the compaction fixture is what CommitWal builds, with one reference pe
   it('holds the slices and counts documented above', () => {
     const view = compactionFixture();
     expect(view.seq).toBe(12);
-    expect(view.buckets['1//0'].stream).toMatchObject({ endOffset: 16, slices: EVENTS_0_WAL_SLICES });
+    expect(getIn(view.buckets, '1//0')!.stream).toMatchObject({ endOffset: 16, slices: EVENTS_0_WAL_SLICES });
     expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 } });
     expect(recordOf(view.garbage)).toEqual({});
   });
@@ -1323,13 +1346,13 @@ describe('CommitStreamObject replaces the slices of a range by slices of one str
     expect(view).toEqual({
       ...before,
       seq: 13,
-      buckets: { ...before.buckets, '1//0': { ...before.buckets['1//0'], stream: { ...before.buckets['1//0'].stream, slices: expectedSlices } } },
+      buckets: bucketsWith(before.buckets, { '1//0': { ...getIn(before.buckets, '1//0')!, stream: { ...getIn(before.buckets, '1//0')!.stream, slices: expectedSlices } } }),
       objects: shardedFrom(expectedObjects),
       garbage: shardedFrom(expectedGarbage),
     });
     // Offsets, the committed end and the writers stay; the other buckets are shared with the input.
-    expect(view.buckets['1//0'].stream.writers).toBe(before.buckets['1//0'].stream.writers);
-    expect(view.buckets['2/p1/0']).toBe(before.buckets['2/p1/0']);
+    expect(getIn(view.buckets, '1//0')!.stream.writers).toBe(getIn(before.buckets, '1//0')!.stream.writers);
+    expect(getIn(view.buckets, '2/p1/0')).toBe(getIn(before.buckets, '2/p1/0'));
   });
 
   it('accepts the same compaction again without a reference passing through zero, so the object never reaches the garbage', () => {
@@ -1337,7 +1360,7 @@ describe('CommitStreamObject replaces the slices of a range by slices of one str
     const { view, outcome } = accepted(deepFreeze(once), commitStreamObject({ atMs: 9_000 }));
     expect(outcome).toEqual({ ok: true });
     expect(view).toEqual({ ...once, seq: once.seq + 1, buckets: view.buckets, objects: once.objects, garbage: once.garbage });
-    expect(view.buckets['1//0'].stream).toEqual(once.buckets['1//0'].stream);
+    expect(getIn(view.buckets, '1//0')!.stream).toEqual(getIn(once.buckets, '1//0')!.stream);
   });
 
   it('moves a WAL object shared by two streams to the garbage only when the second stream is compacted, at that time', () => {
@@ -1348,7 +1371,7 @@ describe('CommitStreamObject replaces the slices of a range by slices of one str
     const second = accepted(deepFreeze(first), ordersCompaction).view;
     expect(getIn(second.objects, 'wal/1/2/1')).toBeUndefined();
     expect(recordOf(second.garbage)).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 200 } });
-    expect(second.buckets['2/p1/0'].stream.slices).toEqual([slice('streams/o', 0, 5, 0, 200)]);
+    expect(getIn(second.buckets, '2/p1/0')!.stream.slices).toEqual([slice('streams/o', 0, 5, 0, 200)]);
   });
 
   it('keeps object keys named like prototype members as own entries, through the garbage and a JSON round trip', () => {
@@ -1543,7 +1566,7 @@ describe('the KV snapshot fixture is what two CommitKvSnapshot build, with one r
     const view = kvSnapshotFixture();
     expect(LIMITS.kvSnapshotsKept).toBe(2);
     expect(view.seq).toBe(12);
-    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_2, SNAPSHOT_AT_4]);
+    expect(getIn(view.buckets, ORDERS_P1_0_ID)!.kvSnapshots).toEqual([SNAPSHOT_AT_2, SNAPSHOT_AT_4]);
     expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_2.object]: { references: 1 }, [SNAPSHOT_AT_4.object]: { references: 1 } });
     expect(recordOf(view.garbage)).toEqual({});
   });
@@ -1569,12 +1592,12 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     expect(view).toEqual({
       ...before,
       seq: before.seq + 1,
-      buckets: { ...before.buckets, [ORDERS_P1_0_ID]: { ...before.buckets[ORDERS_P1_0_ID], kvSnapshots: expectedSnapshots } },
+      buckets: bucketsWith(before.buckets, { [ORDERS_P1_0_ID]: { ...getIn(before.buckets, ORDERS_P1_0_ID)!, kvSnapshots: expectedSnapshots } }),
       objects: shardedFrom({ ...recordOf(before.objects), [command.object as string]: { references: 1 } }),
     });
     // A snapshot changes nothing about the stream; the other buckets and the garbage are shared with the input.
-    expect(view.buckets[ORDERS_P1_0_ID].stream).toBe(before.buckets[ORDERS_P1_0_ID].stream);
-    expect(view.buckets['1//0']).toBe(before.buckets['1//0']);
+    expect(getIn(view.buckets, ORDERS_P1_0_ID)!.stream).toBe(getIn(before.buckets, ORDERS_P1_0_ID)!.stream);
+    expect(getIn(view.buckets, '1//0')).toBe(getIn(before.buckets, '1//0'));
     expect(view.garbage).toBe(before.garbage);
   });
 
@@ -1586,7 +1609,7 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     const before = kvSnapshotFixture();
     const { view, outcome } = accepted(before, commitKvSnapshot({ atMs: 7_000 }));
     expect(outcome).toEqual({ ok: true });
-    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_4, kvSnapshot('kv/2/p1/0/1-5', 5, 4_096)]);
+    expect(getIn(view.buckets, ORDERS_P1_0_ID)!.kvSnapshots).toEqual([SNAPSHOT_AT_4, kvSnapshot('kv/2/p1/0/1-5', 5, 4_096)]);
     expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_4.object]: { references: 1 }, 'kv/2/p1/0/1-5': { references: 1 } });
     expect(recordOf(view.garbage)).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000 } });
   });
@@ -1596,7 +1619,7 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     view = accepted(view, commitKvSnapshot({ object: 'kv/a', appliedOffset: 4, atMs: 1_000 })).view;
     view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'kv/b', appliedOffset: 5, atMs: 2_000 })).view;
     view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'kv/c', appliedOffset: 5, atMs: 3_000 })).view;
-    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots.map((snapshot) => snapshot.object)).toEqual(['kv/b', 'kv/c']);
+    expect(getIn(view.buckets, ORDERS_P1_0_ID)!.kvSnapshots.map((snapshot) => snapshot.object)).toEqual(['kv/b', 'kv/c']);
     expect(recordOf(view.garbage)).toEqual({
       [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 1_000 },
       [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 2_000 },
@@ -1611,9 +1634,9 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     view = accepted(view, { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, tableId: 2, partition: 'p1', bucket: 0, streamEpoch: 1 }).view;
     view = accepted(view, { type: 'OpenStream', nodeId: '2', nodeEpoch: 1, tableId: 2, partition: 'p1', bucket: 0, leaderEpoch: 2 }).view;
     // The snapshots survive the handover: the new leader restores from them.
-    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_2, SNAPSHOT_AT_4]);
+    expect(getIn(view.buckets, ORDERS_P1_0_ID)!.kvSnapshots).toEqual([SNAPSHOT_AT_2, SNAPSHOT_AT_4]);
     view = accepted(deepFreeze(view), commitKvSnapshot({ nodeId: '2', nodeEpoch: 1, streamEpoch: 2, object: 'kv/2/p1/0/2-5' })).view;
-    expect(view.buckets[ORDERS_P1_0_ID].kvSnapshots).toEqual([SNAPSHOT_AT_4, kvSnapshot('kv/2/p1/0/2-5', 5, 4_096, 2)]);
+    expect(getIn(view.buckets, ORDERS_P1_0_ID)!.kvSnapshots).toEqual([SNAPSHOT_AT_4, kvSnapshot('kv/2/p1/0/2-5', 5, 4_096, 2)]);
   });
 
   it('keeps object keys named like prototype members as own entries, through the garbage and a JSON round trip', () => {
@@ -1715,7 +1738,7 @@ describe('DropTable and DropPartition release the KV snapshots of the buckets th
   it('drops orders after a rotation: the kept snapshots join the rotated one in the garbage, which keeps its own time', () => {
     const rotated = accepted(kvSnapshotFixture(), commitKvSnapshot({ atMs: 7_000 })).view;
     const { view } = accepted(deepFreeze(rotated), { type: 'DropTable', coordinatorEpoch: 3, name: 'orders', atMs: 9_000 });
-    expect(view.buckets[ORDERS_P1_0_ID]).toBeUndefined();
+    expect(getIn(view.buckets, ORDERS_P1_0_ID)).toBeUndefined();
     expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1 } });
     expect(recordOf(view.garbage)).toEqual({
       [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000 },

@@ -35,7 +35,7 @@ import type {
   WalRange,
 } from './commands';
 import { ownRecord } from './lookup';
-import { ShardedMapEditor, getIn } from './sharded-map';
+import { ShardedMapEditor, getIn, type ShardedMap } from './sharded-map';
 import { validateTableSpec } from './schema';
 import { ALTERABLE_PROPERTIES, LAKE_ENABLED_PROPERTY, checkLakeSpec, lakeSettingsOf } from './lake-properties';
 import {
@@ -67,7 +67,8 @@ export interface Applied {
  *
  * The returned view always has `seq` set to `seq`; a rejected command changes nothing else. The input
  * view is never mutated: the result shares every record that did not change with it, so applying a
- * command costs a copy of the changed records and of the maps that hold them, not of the whole view.
+ * command costs a copy of the changed records and of the maps (or, for the big sharded maps, the shards)
+ * that hold them, not of the whole view.
  *
  * Entries must be applied in order without gaps: a `seq` other than `view.seq + 1` is a broken
  * invariant and throws. A malformed command (unknown type, missing or mistyped field) cannot be a broken
@@ -216,7 +217,7 @@ function applyStartTieringRound(view: View, seq: number, command: StartTieringRo
     seen.add(bucket);
     const tiered = ownRecord(lake.offsets, String(bucket)) ?? 0;
     if (startOffset !== tiered) return reject(view, seq, 'Conflict', `bucket ${bucket} of '${table.name}' is tiered up to ${tiered}, not ${startOffset}`);
-    const committedEnd = ownRecord(view.buckets, bucketId(table.id, null, bucket))?.stream.endOffset ?? 0;
+    const committedEnd = getIn(view.buckets, bucketId(table.id, null, bucket))?.stream.endOffset ?? 0;
     if (endOffset > committedEnd) return reject(view, seq, 'InvalidArgument', `bucket ${bucket} of '${table.name}' ends at ${committedEnd}, before ${endOffset}`);
     ranges.push({ bucket, startOffset, endOffset });
   }
@@ -278,11 +279,12 @@ function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applie
     const malformed = describeMalformedTrim(trim);
     if (malformed !== null) return reject(view, seq, 'InvalidArgument', `TrimStreams.streams[${index}]: ${malformed}`);
   }
-  const changes: Record<string, BucketRecord> = {};
+  // Streams named twice are trimmed from the record the earlier trim left.
+  const buckets = new ShardedMapEditor(view.buckets);
   const released: DataSlice[] = [];
   for (const trim of command.streams) {
     const id = bucketId(trim.tableId, trim.partition, trim.bucket);
-    const record = changes[id] ?? ownRecord(view.buckets, id);
+    const record = buckets.get(id);
     if (!record) continue;
     const table = ownRecord(view.tables, record.table);
     if (!table || table.id !== record.tableId) continue;
@@ -296,11 +298,12 @@ function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applie
     if (dropped === 0) continue;
     const startOffset = kept === -1 ? stream.endOffset : stream.slices[kept]!.startOffset;
     released.push(...stream.slices.slice(0, dropped));
-    changes[id] = { ...record, stream: { ...stream, startOffset: Math.max(stream.startOffset, startOffset), slices: stream.slices.slice(dropped) } };
+    buckets.set(id, { ...record, stream: { ...stream, startOffset: Math.max(stream.startOffset, startOffset), slices: stream.slices.slice(dropped) } });
   }
-  if (Object.keys(changes).length === 0) return { view: { ...view, seq }, outcome: { ok: true } };
+  const trimmed = buckets.result();
+  if (trimmed === view.buckets) return { view: { ...view, seq }, outcome: { ok: true } };
   return {
-    view: { ...view, seq, buckets: withRecords(view.buckets, changes), ...withReferences(view, [], released, command.atMs) },
+    view: { ...view, seq, buckets: trimmed, ...withReferences(view, [], released, command.atMs) },
     outcome: { ok: true },
   };
 }
@@ -467,36 +470,13 @@ function newBuckets(table: TableRecord, partition: string | null, leaders?: read
 }
 
 /**
- * A copy of the bucket map with `changes` set. A view can hold ten thousand buckets and this copy is most
- * of what applying a command costs, so it copies key by key, which V8 runs about twice as fast as object
- * spread on maps this large. Bucket ids start with a digit, so assignment cannot hit `__proto__`.
+ * The bucket map with `changes` set. Only the shards they fall in are copied (with the list of shards), so
+ * the cost follows the number of changed buckets, not the ten thousand a view can hold.
  */
-function withRecords(buckets: Record<string, BucketRecord>, changes: Record<string, BucketRecord>): Record<string, BucketRecord> {
-  const copy = writable(buckets, copyBucketMap);
-  for (const id of Object.keys(changes)) copy[id] = changes[id];
-  return copy;
-}
-
-function copyBucketMap(buckets: Record<string, BucketRecord>): Record<string, BucketRecord> {
-  const copy: Record<string, BucketRecord> = {};
-  for (const id of Object.keys(buckets)) copy[id] = buckets[id];
-  return copy;
-}
-
-
-/**
- * Maps (buckets, object references, garbage) created while `applyBatch` applies its entries. Nobody
- * outside the batch has seen them yet, so later entries of the same batch change them in place instead
- * of copying them again; outside a batch this is null and every change copies.
- */
-let batchDrafts: WeakSet<object> | null = null;
-
-/** `map` itself when the current batch created it, else a copy (registered with the batch, if any). */
-function writable<T extends object>(map: T, copy: (map: T) => T): T {
-  if (batchDrafts?.has(map)) return map;
-  const copied = copy(map);
-  batchDrafts?.add(copied);
-  return copied;
+function withRecords(buckets: ShardedMap<BucketRecord>, changes: Record<string, BucketRecord>): ShardedMap<BucketRecord> {
+  const editor = new ShardedMapEditor(buckets);
+  for (const id of Object.keys(changes)) editor.set(id, changes[id]!);
+  return editor.result();
 }
 
 /** One entry of the metadata log. */
@@ -507,26 +487,19 @@ export interface LogEntry {
 
 /**
  * Applies consecutive log entries, giving exactly the view and the outcomes that applying them one by
- * one with `apply` gives, and never mutating `view`; but it copies each map it changes once for the whole
- * batch rather than once per entry (the copy is most of what applying costs on a big view). The views
- * between the entries are not returned: a process applying a backlog (a burst, a start) needs only the
- * last one and the outcomes.
+ * one with `apply` gives, and never mutating `view`. The views between the entries are not returned: a
+ * process applying a backlog (a burst, a start) needs only the last one and the outcomes. The view's big
+ * maps are sharded, so each entry copies only the shards it changes and a batch needs no copy of its own.
  */
 export function applyBatch(view: View, entries: readonly LogEntry[]): { view: View; outcomes: Outcome[] } {
-  if (batchDrafts !== null) throw new Error('invariant broken: applyBatch called while a batch is being applied');
-  batchDrafts = new WeakSet();
-  try {
-    let current = view;
-    const outcomes: Outcome[] = [];
-    for (const entry of entries) {
-      const applied = apply(current, entry.seq, entry.command);
-      current = applied.view;
-      outcomes.push(applied.outcome);
-    }
-    return { view: current, outcomes };
-  } finally {
-    batchDrafts = null;
+  let current = view;
+  const outcomes: Outcome[] = [];
+  for (const entry of entries) {
+    const applied = apply(current, entry.seq, entry.command);
+    current = applied.view;
+    outcomes.push(applied.outcome);
   }
+  return { view: current, outcomes };
 }
 
 /**
@@ -540,21 +513,21 @@ function withoutBuckets(
   partitions: (string | null)[],
   atMs: number,
 ): Pick<View, 'buckets' | 'objects' | 'garbage'> {
-  const remaining = withRecords(view.buckets, {});
+  const remaining = new ShardedMapEditor(view.buckets);
   const released: ObjectReference[] = [];
   for (const partition of partitions) {
     for (let bucket = 0; bucket < table.buckets; bucket++) {
       const id = bucketId(table.id, partition, bucket);
-      const record = ownRecord(remaining, id);
+      const record = remaining.get(id);
       if (record) {
         // One push per reference: spreading a stream of many slices into one call could exceed the argument limit.
         for (const slice of record.stream.slices) released.push(slice);
         for (const snapshot of record.kvSnapshots) released.push(snapshot);
       }
-      delete remaining[id];
+      remaining.delete(id);
     }
   }
-  return { buckets: remaining, ...withReferences(view, [], released, atMs) };
+  return { buckets: remaining.result(), ...withReferences(view, [], released, atMs) };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -563,10 +536,12 @@ function withoutBuckets(
 function applyLeadBucket(view: View, seq: number, command: LeadBucket): Applied {
   const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
-  const led = leadOneBucket(view, {}, command);
+  const buckets = new ShardedMapEditor(view.buckets);
+  const led = leadOneBucket(view, buckets, command);
   if ('rejection' in led) return reject(view, seq, led.rejection.code, led.rejection.message);
+  buckets.set(led.id, led.record);
   return {
-    view: { ...view, seq, buckets: withRecords(view.buckets, { [led.id]: led.record }) },
+    view: { ...view, seq, buckets: buckets.result() },
     outcome: { ok: true, leaderEpoch: led.record.leaderEpoch },
   };
 }
@@ -576,20 +551,26 @@ function applyLeadBuckets(view: View, seq: number, command: LeadBuckets): Applie
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
   const malformed = describeMalformedList('LeadBuckets.buckets', command.buckets, LIMITS.leadBucketsPerCommandMax, BUCKET_TO_LEAD_FIELDS);
   if (malformed !== null) return reject(view, seq, 'InvalidArgument', malformed);
-  const { buckets, outcomes } = applyEach(view, command.buckets, (changed, target) => leadOneBucket(view, changed, target));
+  const { buckets, outcomes } = applyEach(view, command.buckets, (current, target) => leadOneBucket(view, current, target));
   const led = outcomes.map((result): BucketLeadOutcome => (result.ok ? { ok: true, leaderEpoch: result.record.leaderEpoch } : result));
   return { view: { ...view, seq, buckets }, outcome: { ok: true, led } };
 }
 
+/**
+ * The bucket records a command decides against: the view's, with the records an earlier part of the same
+ * command updated winning over them (the command's editor of the bucket map).
+ */
+type BucketLookup = Pick<ShardedMapEditor<BucketRecord>, 'get'>;
+
 /** One LeadBucket, the coordinator fence aside: the bucket's new record, or why it is refused. */
 function leadOneBucket(
   view: View,
-  changed: Record<string, BucketRecord>,
+  buckets: BucketLookup,
   target: BucketToLead,
 ): { id: string; record: BucketRecord } | { rejection: Rejection } {
   const refuse = (code: Rejection['code'], message: string) => ({ rejection: { code, message } });
   const id = bucketId(target.tableId, target.partition, target.bucket);
-  const record = ownRecord(changed, id) ?? ownRecord(view.buckets, id);
+  const record = buckets.get(id);
   if (!record) return refuse('NotFound', missingBucket(target));
   if (!ownRecord(view.nodes, target.leader)) return refuse('NotFound', `node ${target.leader} is not registered`);
   if (target.expectedLeaderEpoch !== undefined && target.expectedLeaderEpoch !== record.leaderEpoch) {
@@ -600,10 +581,12 @@ function leadOneBucket(
 }
 
 function applyOpenStream(view: View, seq: number, command: OpenStream): Applied {
-  const opened = openOneStream(view, {}, command.nodeId, command.nodeEpoch, command);
+  const buckets = new ShardedMapEditor(view.buckets);
+  const opened = openOneStream(view, buckets, command.nodeId, command.nodeEpoch, command);
   if ('rejection' in opened) return reject(view, seq, opened.rejection.code, opened.rejection.message);
+  buckets.set(opened.id, opened.record);
   return {
-    view: { ...view, seq, buckets: withRecords(view.buckets, { [opened.id]: opened.record }) },
+    view: { ...view, seq, buckets: buckets.result() },
     outcome: { ok: true, streamEpoch: opened.record.stream.epoch },
   };
 }
@@ -611,26 +594,26 @@ function applyOpenStream(view: View, seq: number, command: OpenStream): Applied 
 function applyOpenStreams(view: View, seq: number, command: OpenStreams): Applied {
   const malformed = describeMalformedList('OpenStreams.streams', command.streams, LIMITS.openStreamsPerCommandMax, STREAM_TO_OPEN_FIELDS);
   if (malformed !== null) return reject(view, seq, 'InvalidArgument', malformed);
-  const { buckets, outcomes } = applyEach(view, command.streams, (changed, target) => openOneStream(view, changed, command.nodeId, command.nodeEpoch, target));
+  const { buckets, outcomes } = applyEach(view, command.streams, (current, target) => openOneStream(view, current, command.nodeId, command.nodeEpoch, target));
   const opened = outcomes.map((result): StreamOpenOutcome => (result.ok ? { ok: true, streamEpoch: result.record.stream.epoch } : result));
   return { view: { ...view, seq, buckets }, outcome: { ok: true, opened } };
 }
 
 /**
  * The fence of DESIGN §3 for one stream: the bucket's record after its stream opened at `target.leaderEpoch`
- * for `nodeId` at `nodeEpoch`, or why it may not. `changed` holds records an earlier part of the same
+ * for `nodeId` at `nodeEpoch`, or why it may not. `buckets` holds records an earlier part of the same
  * command updated, which win over the view's.
  */
 function openOneStream(
   view: View,
-  changed: Record<string, BucketRecord>,
+  buckets: BucketLookup,
   nodeId: string,
   nodeEpoch: number,
   target: StreamToOpen,
 ): { id: string; record: BucketRecord } | { rejection: Rejection } {
   const refuse = (code: Rejection['code'], message: string) => ({ rejection: { code, message } });
   const id = bucketId(target.tableId, target.partition, target.bucket);
-  const record = ownRecord(changed, id) ?? ownRecord(view.buckets, id);
+  const record = buckets.get(id);
   if (!record) return refuse('NotFound', missingBucket(target));
   const node = ownRecord(view.nodes, nodeId);
   if (!node) return refuse('NotFound', `node ${nodeId} is not registered`);
@@ -657,10 +640,12 @@ function openOneStream(
 }
 
 function applyCloseStream(view: View, seq: number, command: CloseStream): Applied {
-  const closed = closeOneStream(view, {}, command.nodeId, command.nodeEpoch, command);
+  const buckets = new ShardedMapEditor(view.buckets);
+  const closed = closeOneStream(view, buckets, command.nodeId, command.nodeEpoch, command);
   if ('rejection' in closed) return reject(view, seq, closed.rejection.code, closed.rejection.message);
+  buckets.set(closed.id, closed.record);
   return {
-    view: { ...view, seq, buckets: withRecords(view.buckets, { [closed.id]: closed.record }) },
+    view: { ...view, seq, buckets: buckets.result() },
     outcome: { ok: true },
   };
 }
@@ -668,46 +653,46 @@ function applyCloseStream(view: View, seq: number, command: CloseStream): Applie
 function applyCloseStreams(view: View, seq: number, command: CloseStreams): Applied {
   const malformed = describeMalformedList('CloseStreams.streams', command.streams, LIMITS.closeStreamsPerCommandMax, STREAM_TO_CLOSE_FIELDS);
   if (malformed !== null) return reject(view, seq, 'InvalidArgument', malformed);
-  const { buckets, outcomes } = applyEach(view, command.streams, (changed, target) => closeOneStream(view, changed, command.nodeId, command.nodeEpoch, target));
+  const { buckets, outcomes } = applyEach(view, command.streams, (current, target) => closeOneStream(view, current, command.nodeId, command.nodeEpoch, target));
   const closed = outcomes.map((result): StreamCloseOutcome => (result.ok ? { ok: true } : result));
   return { view: { ...view, seq, buckets }, outcome: { ok: true, closed } };
 }
 
 /**
- * The items of a batch command, each decided against the view the earlier ones left (`changed` holds the
- * records they updated) and succeeding or failing on its own; the bucket map is copied once for them all.
+ * The items of a batch command, each decided against the buckets as the earlier ones left them (`current`
+ * gives the records they updated) and succeeding or failing on its own; one editor holds the changes of them
+ * all, so only the shards of the changed buckets are copied, each once.
  */
 function applyEach<Item>(
   view: View,
   items: readonly Item[],
-  decide: (changed: Record<string, BucketRecord>, item: Item) => { id: string; record: BucketRecord } | { rejection: Rejection },
-): { buckets: Record<string, BucketRecord>; outcomes: ({ ok: true; record: BucketRecord } | { ok: false; rejection: Rejection })[] } {
-  const changed: Record<string, BucketRecord> = {};
+  decide: (current: BucketLookup, item: Item) => { id: string; record: BucketRecord } | { rejection: Rejection },
+): { buckets: ShardedMap<BucketRecord>; outcomes: ({ ok: true; record: BucketRecord } | { ok: false; rejection: Rejection })[] } {
+  const buckets = new ShardedMapEditor(view.buckets);
   const outcomes = items.map((item) => {
-    const result = decide(changed, item);
+    const result = decide(buckets, item);
     if ('rejection' in result) return { ok: false as const, rejection: result.rejection };
-    changed[result.id] = result.record;
+    buckets.set(result.id, result.record);
     return { ok: true as const, record: result.record };
   });
-  const buckets = Object.keys(changed).length === 0 ? view.buckets : withRecords(view.buckets, changed);
-  return { buckets, outcomes };
+  return { buckets: buckets.result(), outcomes };
 }
 
 /**
  * One CloseStream: accepted from the node that opened the stream, at the node epoch it opened it with, or
  * from any registered node at its current epoch once the opener's incarnation is fenced (a takeover).
- * `changed` holds records an earlier part of the same command updated, which win over the view's.
+ * `buckets` holds records an earlier part of the same command updated, which win over the view's.
  */
 function closeOneStream(
   view: View,
-  changed: Record<string, BucketRecord>,
+  buckets: BucketLookup,
   nodeId: string,
   nodeEpoch: number,
   target: StreamToClose,
 ): { id: string; record: BucketRecord } | { rejection: Rejection } {
   const refuse = (code: Rejection['code'], message: string) => ({ rejection: { code, message } });
   const id = bucketId(target.tableId, target.partition, target.bucket);
-  const record = ownRecord(changed, id) ?? ownRecord(view.buckets, id);
+  const record = buckets.get(id);
   if (!record) return refuse('NotFound', missingBucket(target));
   const stream = record.stream;
   if (stream.state !== 'open') return refuse('Conflict', `the stream of ${describeBucket(record)} is not open`);
@@ -738,13 +723,13 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
   }
   if (getIn(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
   // Ranges of one stream are checked against the stream as the earlier ranges of this command left it.
-  const changed: Record<string, BucketRecord> = {};
+  const buckets = new ShardedMapEditor(view.buckets);
   const added: DataSlice[] = [];
   for (const [index, range] of command.ranges.entries()) {
     const malformed = describeMalformedRange(range);
     if (malformed !== null) return reject(view, seq, 'InvalidArgument', `CommitWal.ranges[${index}]: ${malformed}`);
     const id = bucketId(range.tableId, range.partition, range.bucket);
-    const record = changed[id] ?? ownRecord(view.buckets, id);
+    const record = buckets.get(id);
     if (!record) return reject(view, seq, 'NotFound', missingBucket(range));
     const stream = record.stream;
     const fenced = describeWriterFence(record, command.nodeId, command.nodeEpoch, range.streamEpoch);
@@ -765,12 +750,12 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
       length: range.length,
     };
     const writers = range.writer ? withWriter(stream.writers, range.writer, range) : stream.writers;
-    changed[id] = { ...record, stream: { ...stream, endOffset: range.endOffset, slices: [...stream.slices, slice], writers } };
+    buckets.set(id, { ...record, stream: { ...stream, endOffset: range.endOffset, slices: [...stream.slices, slice], writers } });
     added.push(slice);
   }
   // Nothing is released, so nothing moves to the garbage and the time does not matter.
   const references = withReferences(view, added, [], 0);
-  return { view: { ...view, seq, buckets: withRecords(view.buckets, changed), ...references }, outcome: { ok: true } };
+  return { view: { ...view, seq, buckets: buckets.result(), ...references }, outcome: { ok: true } };
 }
 
 /**
@@ -800,7 +785,7 @@ function applyCommitStreamObject(view: View, seq: number, command: CommitStreamO
   const staleProposer = describeStaleProposer(view, command.nodeId, command.nodeEpoch);
   if (staleProposer !== null) return reject(view, seq, 'Fenced', staleProposer);
   const id = bucketId(command.tableId, command.partition, command.bucket);
-  const record = ownRecord(view.buckets, id);
+  const record = getIn(view.buckets, id);
   if (!record) return reject(view, seq, 'NotFound', missingBucket(command));
   const stream = record.stream;
   const fenced = describeWriterFence(record, command.nodeId, command.nodeEpoch, command.streamEpoch);
@@ -869,7 +854,7 @@ function applyCommitKvSnapshot(view: View, seq: number, command: CommitKvSnapsho
   const staleProposer = describeStaleProposer(view, command.nodeId, command.nodeEpoch);
   if (staleProposer !== null) return reject(view, seq, 'Fenced', staleProposer);
   const id = bucketId(command.tableId, command.partition, command.bucket);
-  const record = ownRecord(view.buckets, id);
+  const record = getIn(view.buckets, id);
   if (!record) return reject(view, seq, 'NotFound', missingBucket(command));
   // The stream epoch is the leader epoch the leader opened the stream at, so this also fences older leaders.
   const fenced = describeWriterFence(record, command.nodeId, command.nodeEpoch, command.streamEpoch);

@@ -1,5 +1,5 @@
 import { deepFreeze } from './deep-freeze';
-import { SHARDS, ShardedMapEditor, emptyShardedMap, entriesIn, getIn, recordOf, shardOf, shardedFrom } from './sharded-map';
+import { SHARDS, ShardedMapEditor, emptyShardedMap, entriesIn, getIn, recordOf, shardOf, shardedFrom, valuesIn } from './sharded-map';
 
 describe('ShardedMap', () => {
   it('holds what a flat record holds, prototype-like keys included, and gives it back flat', () => {
@@ -29,6 +29,21 @@ describe('ShardedMap', () => {
     expect([getIn(after, 'key/7'), getIn(after, 'new'), getIn(after, 'key/8'), getIn(before, 'key/7'), getIn(before, 'key/8')]).toEqual([70, 1, undefined, 7, 8]);
     const touched = new Set([shardOf('key/7'), shardOf('new'), shardOf('key/8')]);
     after.shards.forEach((shard, index) => (touched.has(index) ? expect(shard).not.toBe(before.shards[index]) : expect(shard).toBe(before.shards[index])));
+  });
+
+  it.each<[string, [string, number][]]>([
+    ['an empty map', []],
+    ['one key', [['1//0', 7]]],
+    ['prototype-like keys', [['__proto__', 1], ['constructor', 2], ['toString', 3]]],
+    ['keys spread over every shard', Array.from({ length: 2_000 }, (_, index): [string, number] => [`key/${index}`, index])],
+  ])('gives every value of %s exactly once, as entriesIn gives the entries', (_case, entries) => {
+    // Proves valuesIn visits what the map holds, no more and no less (callers sort when the order matters).
+    const record: Record<string, number> = {};
+    for (const [key, value] of entries) Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+    const map = shardedFrom(record);
+    const values = [...valuesIn(map)];
+    expect(values).toEqual([...entriesIn(map)].map(([, value]) => value));
+    expect([...values].sort((a, b) => a - b)).toEqual(entries.map(([, value]) => value).sort((a, b) => a - b));
   });
 
   it('returns the same map when nothing changed', () => {

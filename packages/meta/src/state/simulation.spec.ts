@@ -1,4 +1,4 @@
-import { ShardedMapEditor, getIn, recordOf } from './sharded-map';
+import { ShardedMapEditor, entriesIn, getIn, recordOf, type ShardedMap } from './sharded-map';
 import { isDeepStrictEqual } from 'node:util';
 import { LIMITS } from '@mink/config';
 import { apply, applyBatch, type Applied } from './apply';
@@ -6,7 +6,7 @@ import type { Command, CommitKvSnapshot, CommitStreamObject, Outcome, StreamObje
 import { deepFreeze } from './deep-freeze';
 import { ownRecord } from './lookup';
 import { mulberry32, randomChance, randomChoice, randomInteger, type Random } from './prng';
-import { bucketId, emptyView, type BucketRecord, type DataSlice, type KvSnapshotRecord, type StreamRecord, type View, type WriterState } from './view';
+import { bucketId, bucketsInTableOrder, emptyView, type BucketRecord, type DataSlice, type KvSnapshotRecord, type StreamRecord, type View, type WriterState } from './view';
 
 /**
  * Seeded simulation of long metadata-log histories. Each seed generates a history that mixes plausible
@@ -71,7 +71,7 @@ function nearby(random: Random, value: number): number {
 }
 
 function randomBucketAddress(random: Random, view: View): { tableId: number; partition: string | null; bucket: number } {
-  const buckets = Object.values(view.buckets);
+  const buckets = bucketsInTableOrder(view);
   if (buckets.length > 0 && randomChance(random, 0.9)) {
     const record = randomChoice(random, buckets);
     return { tableId: record.tableId, partition: record.partition, bucket: record.bucket };
@@ -137,7 +137,7 @@ function sometimesOff(random: Random, value: number, probability: number): numbe
  * the realistic deviations: a stream closed or taken over since, an end that has moved on.
  */
 function generateCommitWal(random: Random, view: View, step: number): unknown {
-  const opened = Object.values(view.buckets).filter((record) => record.stream.node !== null);
+  const opened = bucketsInTableOrder(view).filter((record) => record.stream.node !== null);
   const open = opened.filter((record) => record.stream.state === 'open');
   // Live openers write most; an opener fenced since it opened is a zombie that still tries now and then.
   const openByLive = open.filter((record) => ownRecord(view.nodes, record.stream.node as string)?.epoch === record.stream.nodeEpoch);
@@ -169,7 +169,7 @@ function generateCommitWal(random: Random, view: View, step: number): unknown {
     if (index > 0 && randomChance(random, 0.15)) {
       // A later range of any bucket: missing, closed or another node's, so a rejection must undo the earlier ranges.
       targetAddress = randomBucketAddress(random, view);
-      target = view.buckets[bucketId(targetAddress.tableId, targetAddress.partition, targetAddress.bucket)];
+      target = getIn(view.buckets, bucketId(targetAddress.tableId, targetAddress.partition, targetAddress.bucket));
     }
     const id = bucketId(targetAddress.tableId, targetAddress.partition, targetAddress.bucket);
     const committedEnd = nextOffsetById.get(id) ?? target?.stream.endOffset ?? 0;
@@ -209,7 +209,7 @@ function generateCommitWal(random: Random, view: View, step: number): unknown {
  * registered (which is allowed). A proposer deciding on an old view adds streams that moved or grew since.
  */
 function generateCommitStreamObject(random: Random, view: View, step: number): unknown {
-  const withData = Object.values(view.buckets).filter((record) => record.stream.slices.length > 0);
+  const withData = bucketsInTableOrder(view).filter((record) => record.stream.slices.length > 0);
   const openWithData = withData.filter((record) => record.stream.state === 'open');
   // Live openers compact most; a fenced opener is a zombie that still tries now and then.
   const openByLive = openWithData.filter((record) => ownRecord(view.nodes, record.stream.node as string)?.epoch === record.stream.nodeEpoch);
@@ -289,7 +289,7 @@ function generateCommitStreamObject(random: Random, view: View, step: number): u
  */
 function generateCommitKvSnapshot(random: Random, view: View, step: number): unknown {
   const pkTableIds = new Set(Object.values(view.tables).filter((table) => table.kind === 'pk').map((table) => table.id));
-  const opened = Object.values(view.buckets).filter((record) => record.stream.node !== null);
+  const opened = bucketsInTableOrder(view).filter((record) => record.stream.node !== null);
   const pkOpen = opened.filter((record) => record.stream.state === 'open' && pkTableIds.has(record.tableId));
   // Live leaders snapshot most; a fenced opener is a zombie that still tries now and then.
   const pkOpenByLive = pkOpen.filter((record) => ownRecord(view.nodes, record.stream.node as string)?.epoch === record.stream.nodeEpoch);
@@ -396,7 +396,7 @@ function generateCommand(random: Random, view: View, step: number): unknown {
   if (roll < 0.44) {
     const lead = () => {
       const address = randomBucketAddress(random, view);
-      const record = view.buckets[bucketId(address.tableId, address.partition, address.bucket)];
+      const record = getIn(view.buckets, bucketId(address.tableId, address.partition, address.bucket));
       const item: Record<string, unknown> = { ...address, leader: randomChoice(random, NODE_IDS) };
       if (randomChance(random, 0.4)) item.expectedLeaderEpoch = nearby(random, record?.leaderEpoch ?? 0);
       return item;
@@ -407,7 +407,7 @@ function generateCommand(random: Random, view: View, step: number): unknown {
   if (roll < 0.63) {
     const pick = () => {
       const address = randomBucketAddress(random, view);
-      return { address, record: view.buckets[bucketId(address.tableId, address.partition, address.bucket)] };
+      return { address, record: getIn(view.buckets, bucketId(address.tableId, address.partition, address.bucket)) };
     };
     const first = pick();
     const nodeId = first.record?.leader && randomChance(random, 0.8) ? first.record.leader : randomChoice(random, NODE_IDS);
@@ -415,7 +415,7 @@ function generateCommand(random: Random, view: View, step: number): unknown {
     const toOpen = ({ address, record }: ReturnType<typeof pick>) => ({ ...address, leaderEpoch: nearby(random, record?.leaderEpoch ?? 1) });
     if (batchSize > 0) {
       // A node opens the buckets it leads: the other items are mostly closed buckets the same node leads.
-      const ledByIt = Object.values(view.buckets).filter((record) => record.leader === nodeId && record.stream.state === 'closed');
+      const ledByIt = bucketsInTableOrder(view).filter((record) => record.leader === nodeId && record.stream.state === 'closed');
       const another = () => {
         if (ledByIt.length === 0 || !randomChance(random, 0.8)) return pick();
         const record = randomChoice(random, ledByIt);
@@ -426,7 +426,7 @@ function generateCommand(random: Random, view: View, step: number): unknown {
     return { type: 'OpenStream', nodeId, nodeEpoch, ...toOpen(first) };
   }
   if (roll < 0.76) {
-    const open = Object.values(view.buckets).filter((record) => record.stream.state === 'open');
+    const open = bucketsInTableOrder(view).filter((record) => record.stream.state === 'open');
     const pick = () => {
       const record: BucketRecord | undefined = open.length > 0 && randomChance(random, 0.8) ? randomChoice(random, open) : undefined;
       const address = record
@@ -450,13 +450,13 @@ function generateCommand(random: Random, view: View, step: number): unknown {
   if (roll < 0.86) return generateCommitWal(random, view, step);
   if (roll < 0.905) {
     // A compaction needs committed data; before there is any, a compactor would mostly be writing instead.
-    const hasData = Object.values(view.buckets).some((record) => record.stream.slices.length > 0);
+    const hasData = bucketsInTableOrder(view).some((record) => record.stream.slices.length > 0);
     return hasData || randomChance(random, 0.3) ? generateCommitStreamObject(random, view, step) : generateCommitWal(random, view, step);
   }
   if (roll < 0.965) {
     // A snapshot needs a PK stream its leader holds open; before there is one, the leader would mostly be writing instead.
     const pkTableIds = new Set(Object.values(view.tables).filter((table) => table.kind === 'pk').map((table) => table.id));
-    const hasLeader = Object.values(view.buckets).some((record) => record.stream.state === 'open' && pkTableIds.has(record.tableId));
+    const hasLeader = bucketsInTableOrder(view).some((record) => record.stream.state === 'open' && pkTableIds.has(record.tableId));
     return hasLeader || randomChance(random, 0.3) ? generateCommitKvSnapshot(random, view, step) : generateCommitWal(random, view, step);
   }
   if (roll < 0.98) return generateForgetObjects(random, view);
@@ -542,7 +542,7 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
   const streamTargets = new Set(items.filter((item) => item.type === 'OpenStream' || item.type === 'CloseStream').map(addressId));
   for (const item of items) {
     if (item.type !== 'LeadBucket' || item.expectedLeaderEpoch === undefined) continue;
-    const record = before.buckets[addressId(item)];
+    const record = getIn(before.buckets, addressId(item));
     check(record?.leaderEpoch === item.expectedLeaderEpoch, `LeadBucket accepted at expected leader epoch ${String(item.expectedLeaderEpoch)}`);
   }
   // A batch is accepted as a whole even when every item is refused; the fence holds for the items that took effect.
@@ -576,8 +576,8 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
   );
   check(after.nextTableId >= before.nextTableId, `nextTableId went from ${before.nextTableId} to ${after.nextTableId}`);
 
-  for (const [id, previous] of Object.entries(before.buckets)) {
-    const now = after.buckets[id];
+  for (const [id, previous] of entriesIn(before.buckets)) {
+    const now = getIn(after.buckets, id);
     if (now === undefined) {
       check(acceptedType === 'DropTable' || acceptedType === 'DropPartition', `bucket ${id} disappeared`);
       continue;
@@ -623,8 +623,8 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
       check(byOpener || openerFenced, `bucket ${id} stream closed by ${String(fields.nodeId)} while its opener ${previous.stream.node} is live`);
     }
   }
-  for (const [id, record] of Object.entries(after.buckets)) {
-    if (before.buckets[id] === undefined) {
+  for (const [id, record] of entriesIn(after.buckets)) {
+    if (getIn(before.buckets, id) === undefined) {
       check(acceptedType === 'CreateTable' || acceptedType === 'CreatePartition', `bucket ${id} appeared`);
       // A new bucket has no leader, or the leader its CreateTable named, registered, at the first leader epoch.
       const named = acceptedType === 'CreateTable' && Array.isArray(fields.leaders) ? (fields.leaders as string[])[record.bucket] : undefined;
@@ -633,7 +633,7 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
       check(named === undefined || ownRecord(before.nodes, named) !== undefined, `bucket ${id} appeared led by unregistered node ${named}`);
     }
     // Records are shared between views while unchanged, so checking the changed ones checks them all.
-    if (record !== before.buckets[id]) {
+    if (record !== getIn(before.buckets, id)) {
       checkStorage(id, record.stream);
       checkKvSnapshots(after, id, record);
     }
@@ -654,7 +654,7 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
 function checkAcceptedCommitStreamObject(before: View, after: View, fields: Record<string, unknown>): string {
   const command = fields as unknown as CommitStreamObject;
   const id = bucketId(command.tableId, command.partition, command.bucket);
-  const previous = before.buckets[id]?.stream;
+  const previous = getIn(before.buckets, id)?.stream;
   check(previous !== undefined, `CommitStreamObject accepted for missing bucket ${id}`);
   check(
     previous.state === 'open' && previous.node === command.nodeId && previous.nodeEpoch === command.nodeEpoch && previous.epoch === command.streamEpoch,
@@ -667,7 +667,7 @@ function checkAcceptedCommitStreamObject(before: View, after: View, fields: Reco
   check(first !== -1 && last >= first, `CommitStreamObject accepted range [${command.startOffset}, ${command.endOffset}) off the slice boundaries of bucket ${id}`);
   const added = command.slices.map((slice) => ({ object: command.object, ...slice }));
   const expected = [...previous.slices.slice(0, first), ...added, ...previous.slices.slice(last + 1)];
-  const now = after.buckets[id]!.stream;
+  const now = getIn(after.buckets, id)!.stream;
   check(isDeepStrictEqual(now.slices, expected), `CommitStreamObject left bucket ${id} with slices other than the old ones with its range replaced`);
   check(isDeepStrictEqual({ ...now, slices: [] }, { ...previous, slices: [] }), `CommitStreamObject changed more than the slices of bucket ${id}`);
   return id;
@@ -682,7 +682,7 @@ function checkAcceptedCommitStreamObject(before: View, after: View, fields: Reco
 function checkAcceptedCommitKvSnapshot(before: View, after: View, fields: Record<string, unknown>): string {
   const command = fields as unknown as CommitKvSnapshot;
   const id = bucketId(command.tableId, command.partition, command.bucket);
-  const previous = before.buckets[id];
+  const previous = getIn(before.buckets, id);
   check(previous !== undefined, `CommitKvSnapshot accepted for missing bucket ${id}`);
   const stream = previous.stream;
   check(
@@ -702,7 +702,7 @@ function checkAcceptedCommitKvSnapshot(before: View, after: View, fields: Record
   );
   const snapshot: KvSnapshotRecord = { object: command.object, appliedOffset: command.appliedOffset, bytes: command.bytes, streamEpoch: command.streamEpoch };
   const expected = [...previous.kvSnapshots, snapshot].slice(-LIMITS.kvSnapshotsKept);
-  const now = after.buckets[id]!;
+  const now = getIn(after.buckets, id)!;
   check(isDeepStrictEqual(now.kvSnapshots, expected), `CommitKvSnapshot left bucket ${id} with snapshots other than the newest ${LIMITS.kvSnapshotsKept} of the old ones and its own`);
   check(isDeepStrictEqual({ ...now, kvSnapshots: [] }, { ...previous, kvSnapshots: [] }), `CommitKvSnapshot changed more than the KV snapshots of bucket ${id}`);
   return id;
@@ -733,13 +733,13 @@ class ReferenceTally {
         touched.add(reference.object);
       }
     };
-    for (const [id, record] of Object.entries(before.buckets)) {
-      if (after.buckets[id] === record) continue;
+    for (const [id, record] of entriesIn(before.buckets)) {
+      if (getIn(after.buckets, id) === record) continue;
       add(record.stream.slices, -1);
       add(record.kvSnapshots, -1);
     }
-    for (const [id, record] of Object.entries(after.buckets)) {
-      if (before.buckets[id] === record) continue;
+    for (const [id, record] of entriesIn(after.buckets)) {
+      if (getIn(before.buckets, id) === record) continue;
       add(record.stream.slices, 1);
       add(record.kvSnapshots, 1);
     }
@@ -826,7 +826,7 @@ function checkAcceptedCommitWal(before: View, after: View, fields: Record<string
   const expected = new Map<string, { endOffset: number; slices: DataSlice[]; writers: Map<string, WriterState> }>();
   for (const range of ranges) {
     const id = bucketId(range.tableId, range.partition, range.bucket);
-    const record = before.buckets[id];
+    const record = getIn(before.buckets, id);
     check(record !== undefined, `CommitWal accepted for missing bucket ${id}`);
     const stream = record.stream;
     check(
@@ -849,7 +849,7 @@ function checkAcceptedCommitWal(before: View, after: View, fields: Record<string
     expected.set(id, state);
   }
   for (const [id, state] of expected) {
-    const stream = after.buckets[id].stream;
+    const stream = getIn(after.buckets, id)!.stream;
     check(stream.endOffset === state.endOffset, `CommitWal left bucket ${id} at end ${stream.endOffset}, its last range ends at ${state.endOffset}`);
     check(isDeepStrictEqual(stream.slices, state.slices), `CommitWal left bucket ${id} with slices other than the old ones plus its ranges`);
     for (const [writer, last] of state.writers) {
@@ -915,14 +915,15 @@ function checkWellFormed(view: View): void {
     const partitions: (string | null)[] = table.partition ? table.partitions : [null];
     for (const partition of partitions) {
       for (let bucket = 0; bucket < table.buckets; bucket++) {
-        const record = view.buckets[bucketId(table.id, partition, bucket)];
+        const record = getIn(view.buckets, bucketId(table.id, partition, bucket));
         check(record !== undefined && record.table === name, `table ${name} lacks bucket ${bucketId(table.id, partition, bucket)}`);
         expectedBucketCount++;
       }
     }
   }
-  check(Object.keys(view.buckets).length === expectedBucketCount, 'the view holds buckets of no table');
-  for (const [id, record] of Object.entries(view.buckets)) {
+  let heldBucketCount = 0;
+  for (const [id, record] of entriesIn(view.buckets)) {
+    heldBucketCount++;
     check(record.stream.epoch <= record.leaderEpoch, `bucket ${id} stream epoch ${record.stream.epoch} is ahead of leader epoch ${record.leaderEpoch}`);
     check(record.leader === null || ownRecord(view.nodes, record.leader) !== undefined, `bucket ${id} is led by unregistered node ${record.leader}`);
     if (record.stream.state === 'open') {
@@ -930,6 +931,8 @@ function checkWellFormed(view: View): void {
       check(opener !== undefined && record.stream.nodeEpoch <= opener.epoch, `bucket ${id} is open by an unknown or future incarnation`);
     }
   }
+  check(heldBucketCount === expectedBucketCount, 'the view holds buckets of no table');
+  check(view.buckets.size === heldBucketCount, `the bucket map counts ${view.buckets.size} buckets and holds ${heldBucketCount}`);
 }
 
 /**
@@ -938,10 +941,10 @@ function checkWellFormed(view: View): void {
  * at leader epoch 0 (see the report of this package for why that is a hazard).
  */
 function checkLeaderHistory(before: View, after: View, leaders: LeaderHistory): void {
-  for (const id of Object.keys(before.buckets)) {
-    if (after.buckets[id] === undefined) leaders.delete(id);
+  for (const [id] of entriesIn(before.buckets)) {
+    if (getIn(after.buckets, id) === undefined) leaders.delete(id);
   }
-  for (const [id, record] of Object.entries(after.buckets)) {
+  for (const [id, record] of entriesIn(after.buckets)) {
     if (record.leader === null) continue;
     let byEpoch = leaders.get(id);
     if (!byEpoch) {
@@ -968,32 +971,32 @@ function checkOutcome(after: View, fields: Record<string, unknown>, outcome: Out
       check(outcome.tableId === ownRecord(after.tables, (fields.spec as { name: string }).name)?.id, 'CreateTable outcome disagrees with the view');
       break;
     case 'LeadBucket': {
-      const record = after.buckets[bucketId(fields.tableId as number, fields.partition as string | null, fields.bucket as number)];
+      const record = getIn(after.buckets, bucketId(fields.tableId as number, fields.partition as string | null, fields.bucket as number))!;
       check(outcome.leaderEpoch === record.leaderEpoch && record.leader === fields.leader, 'LeadBucket outcome disagrees with the view');
       break;
     }
     case 'OpenStream': {
-      const record = after.buckets[bucketId(fields.tableId as number, fields.partition as string | null, fields.bucket as number)];
+      const record = getIn(after.buckets, bucketId(fields.tableId as number, fields.partition as string | null, fields.bucket as number))!;
       check(outcome.streamEpoch === record.stream.epoch && record.stream.state === 'open', 'OpenStream outcome disagrees with the view');
       break;
     }
     case 'LeadBuckets':
       (fields.buckets as Record<string, unknown>[]).forEach((item, index) => {
         const itemOutcome = outcome.led![index]!;
-        const record = after.buckets[addressId(item)];
+        const record = getIn(after.buckets, addressId(item));
         check(!itemOutcome.ok || (itemOutcome.leaderEpoch === record?.leaderEpoch && record.leader === item.leader), 'LeadBuckets outcome disagrees with the view');
       });
       break;
     case 'OpenStreams':
       (fields.streams as Record<string, unknown>[]).forEach((item, index) => {
         const itemOutcome = outcome.opened![index]!;
-        const record = after.buckets[addressId(item)];
+        const record = getIn(after.buckets, addressId(item));
         check(!itemOutcome.ok || (itemOutcome.streamEpoch === record?.stream.epoch && record.stream.state === 'open'), 'OpenStreams outcome disagrees with the view');
       });
       break;
     case 'CloseStreams':
       (fields.streams as Record<string, unknown>[]).forEach((item, index) => {
-        check(!outcome.closed![index]!.ok || after.buckets[addressId(item)]?.stream.state === 'closed', 'CloseStreams outcome disagrees with the view');
+        check(!outcome.closed![index]!.ok || getIn(after.buckets, addressId(item))?.stream.state === 'closed', 'CloseStreams outcome disagrees with the view');
       });
       break;
     case 'CommitWal':
@@ -1084,14 +1087,14 @@ function kindsOfAccepted(before: View, after: View, command: Command, outcome: O
     case 'DropPartition': {
       const kinds: string[] = [command.type];
       if (freed) kinds.push('a drop freeing an object');
-      const releasedSnapshot = Object.entries(before.buckets).some(([id, record]) => after.buckets[id] === undefined && record.kvSnapshots.length > 0);
+      const releasedSnapshot = [...entriesIn(before.buckets)].some(([id, record]) => getIn(after.buckets, id) === undefined && record.kvSnapshots.length > 0);
       if (releasedSnapshot) kinds.push('a drop releasing a KV snapshot');
       return kinds;
     }
     case 'ForgetObjects':
       return [freed ? 'ForgetObjects' : 'ForgetObjects of nothing'];
     case 'CloseStream': {
-      const stream = before.buckets[bucketId(command.tableId, command.partition, command.bucket)].stream;
+      const stream = getIn(before.buckets, bucketId(command.tableId, command.partition, command.bucket))!.stream;
       return [command.nodeId === stream.node && command.nodeEpoch === stream.nodeEpoch ? 'CloseStream' : 'CloseStream by takeover'];
     }
     case 'LeadBuckets':
@@ -1194,6 +1197,13 @@ describe('the metadata state machine keeps its invariants over seeded random his
   });
 });
 
+/** `buckets` with `id` set to `record`, as a sabotaged state machine writes it (only its shard is copied). */
+function withBucket(buckets: ShardedMap<BucketRecord>, id: string, record: BucketRecord): ShardedMap<BucketRecord> {
+  const editor = new ShardedMapEditor(buckets);
+  editor.set(id, record);
+  return editor.result();
+}
+
 describe('the simulation catches a broken state machine and names the seed and the command', () => {
   /** Runs a few seeds with a sabotaged apply and returns the failure message. */
   function failureOf(applyFunction: ApplyFunction, seedCount = 20): string {
@@ -1210,8 +1220,8 @@ describe('the simulation catches a broken state machine and names the seed and t
       const result = apply(view, seq, command);
       if (!result.outcome.ok || command?.type !== 'LeadBucket') return result;
       const id = bucketId(command.tableId, command.partition, command.bucket);
-      const record = result.view.buckets[id];
-      const buckets = { ...result.view.buckets, [id]: { ...record, leaderEpoch: record.leaderEpoch - 1 } };
+      const record = getIn(result.view.buckets, id)!;
+      const buckets = withBucket(result.view.buckets, id, { ...record, leaderEpoch: record.leaderEpoch - 1 });
       return { view: { ...result.view, buckets }, outcome: { ok: true, leaderEpoch: record.leaderEpoch - 1 } };
     });
     expect(message).toMatch(/^simulation seed \d+ failed at step \d+: bucket .* leader epoch went from/);
@@ -1240,10 +1250,10 @@ describe('the simulation catches a broken state machine and names the seed and t
       const result = apply(view, seq, command);
       if (result.outcome.ok || command?.type !== 'OpenStream') return result;
       const id = bucketId(command.tableId, command.partition, command.bucket);
-      const record = view.buckets[id];
+      const record = getIn(view.buckets, id);
       if (!record || record.stream.state === 'open' || record.leader === command.nodeId) return result;
       const stream = { ...record.stream, state: 'open' as const, epoch: record.leaderEpoch, node: command.nodeId, nodeEpoch: command.nodeEpoch };
-      return { view: { ...result.view, buckets: { ...view.buckets, [id]: { ...record, stream } } }, outcome: { ok: true, streamEpoch: record.leaderEpoch } };
+      return { view: { ...result.view, buckets: withBucket(view.buckets, id, { ...record, stream }) }, outcome: { ok: true, streamEpoch: record.leaderEpoch } };
     });
     expect(message).toContain('"type":"OpenStream"');
     expect(message).toMatch(/opened by|stream epoch|outcome|stale node epoch/);
@@ -1256,11 +1266,11 @@ describe('the simulation catches a broken state machine and names the seed and t
       const refused = command.streams.findIndex((_item, index) => !result.outcome.ok || !result.outcome.opened![index]!.ok);
       const item = command.streams[refused];
       const id = item && bucketId(item.tableId, item.partition, item.bucket);
-      const record = id === undefined ? undefined : ownRecord(result.view.buckets, id);
+      const record = id === undefined ? undefined : getIn(result.view.buckets, id);
       if (!item || !record || record.stream.state === 'open') return result;
       const stream = { ...record.stream, state: 'open' as const, epoch: item.leaderEpoch, node: command.nodeId, nodeEpoch: command.nodeEpoch };
       const opened = result.outcome.opened!.map((each, index) => (index === refused ? { ok: true as const, streamEpoch: item.leaderEpoch } : each));
-      return { view: { ...result.view, buckets: { ...result.view.buckets, [id!]: { ...record, stream } } }, outcome: { ok: true, opened } };
+      return { view: { ...result.view, buckets: withBucket(result.view.buckets, id!, { ...record, stream }) }, outcome: { ok: true, opened } };
     });
     expect(message).toContain('"type":"OpenStreams"');
     expect(message).toMatch(/opened|stream epoch|leader|stale node epoch|two leaders/);
@@ -1270,14 +1280,14 @@ describe('the simulation catches a broken state machine and names the seed and t
     const message = failureOf((view, seq, command) => {
       const result = apply(view, seq, command);
       if (!result.outcome.ok || command?.type !== 'LeadBuckets') return result;
-      const buckets = { ...result.view.buckets };
+      const buckets = new ShardedMapEditor(result.view.buckets);
       for (const item of command.buckets) {
         const id = bucketId(item.tableId, item.partition, item.bucket);
-        const before = ownRecord(view.buckets, id);
-        const after = ownRecord(buckets, id);
-        if (before && after && after.leaderEpoch !== before.leaderEpoch) buckets[id] = { ...after, leaderEpoch: before.leaderEpoch };
+        const before = getIn(view.buckets, id);
+        const after = buckets.get(id);
+        if (before && after && after.leaderEpoch !== before.leaderEpoch) buckets.set(id, { ...after, leaderEpoch: before.leaderEpoch });
       }
-      return { view: { ...result.view, buckets }, outcome: result.outcome };
+      return { view: { ...result.view, buckets: buckets.result() }, outcome: result.outcome };
     });
     expect(message).toContain('"type":"LeadBuckets"');
     expect(message).toMatch(/leader epoch went from|two leaders|outcome/);
@@ -1285,13 +1295,13 @@ describe('the simulation catches a broken state machine and names the seed and t
 
   /** The buckets of `view` with the stream of every range's bucket changed by `change`. */
   function withRangeStreams(view: View, ranges: WalRange[], change: (stream: StreamRecord, range: WalRange) => StreamRecord): View {
-    const buckets = { ...view.buckets };
+    const buckets = new ShardedMapEditor(view.buckets);
     for (const range of ranges) {
       const id = bucketId(range.tableId, range.partition, range.bucket);
-      const record = ownRecord(buckets, id);
-      if (record) buckets[id] = { ...record, stream: change(record.stream, range) };
+      const record = buckets.get(id);
+      if (record) buckets.set(id, { ...record, stream: change(record.stream, range) });
     }
-    return { ...view, buckets };
+    return { ...view, buckets: buckets.result() };
   }
 
   it('catches a CommitWal accepted from a fenced incarnation of the opener (a zombie acknowledging)', () => {
@@ -1308,7 +1318,7 @@ describe('the simulation catches a broken state machine and names the seed and t
       if (!sabotaged.outcome.ok) return result;
       const restored = withRangeStreams(sabotaged.view, command.ranges, (stream, range) => ({
         ...stream,
-        nodeEpoch: view.buckets[bucketId(range.tableId, range.partition, range.bucket)].stream.nodeEpoch,
+        nodeEpoch: getIn(view.buckets, bucketId(range.tableId, range.partition, range.bucket))!.stream.nodeEpoch,
       }));
       return { view: { ...restored, nodes: view.nodes }, outcome: sabotaged.outcome };
     });
@@ -1376,16 +1386,16 @@ describe('the simulation catches a broken state machine and names the seed and t
       const result = apply(view, seq, command);
       if (result.outcome.ok || result.outcome.rejection.code !== 'Fenced' || command?.type !== 'CommitKvSnapshot') return result;
       const id = bucketId(command.tableId, command.partition, command.bucket);
-      const record = ownRecord(view.buckets, id);
+      const record = getIn(view.buckets, id);
       const proposer = ownRecord(view.nodes, command.nodeId);
       if (!record || !proposer) return result;
       // A state machine that skips the fences: it commits as if the proposer held the stream at the epochs it names.
       const stream: StreamRecord = { ...record.stream, state: 'open', node: command.nodeId, nodeEpoch: command.nodeEpoch, epoch: command.streamEpoch };
-      const lenient = { ...view, nodes: { ...view.nodes, [proposer.id]: { ...proposer, epoch: command.nodeEpoch } }, buckets: { ...view.buckets, [id]: { ...record, stream } } };
+      const lenient = { ...view, nodes: { ...view.nodes, [proposer.id]: { ...proposer, epoch: command.nodeEpoch } }, buckets: withBucket(view.buckets, id, { ...record, stream }) };
       const sabotaged = apply(lenient, seq, command);
       if (!sabotaged.outcome.ok) return result;
-      const restored = { ...sabotaged.view.buckets[id]!, stream: record.stream };
-      return { view: { ...sabotaged.view, nodes: view.nodes, buckets: { ...sabotaged.view.buckets, [id]: restored } }, outcome: sabotaged.outcome };
+      const restored = { ...getIn(sabotaged.view.buckets, id)!, stream: record.stream };
+      return { view: { ...sabotaged.view, nodes: view.nodes, buckets: withBucket(sabotaged.view.buckets, id, restored) }, outcome: sabotaged.outcome };
     });
     expect(message).toContain('"type":"CommitKvSnapshot"');
     expect(message).toMatch(/CommitKvSnapshot accepted from node .* at a stale node epoch|CommitKvSnapshot accepted from node .* at node epoch \d+ and stream epoch/);

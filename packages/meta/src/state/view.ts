@@ -1,4 +1,4 @@
-import { emptyShardedMap, type ShardedMap } from './sharded-map';
+import { emptyShardedMap, getIn, type ShardedMap } from './sharded-map';
 /**
  * The metadata view: everything mink knows about ownership and storage, rebuilt by applying the metadata
  * log in order with `apply` (see apply.ts). Every process holds its own copy; all copies agree at each
@@ -225,8 +225,12 @@ export interface View {
   coordinator: CoordinatorRecord;
   /** Tables by name. */
   tables: Record<string, TableRecord>;
-  /** Buckets by `bucketId(tableId, partition, bucket)`. */
-  buckets: Record<string, BucketRecord>;
+  /**
+   * Buckets by `bucketId(tableId, partition, bucket)`. Sharded, so that an entry changing a few buckets
+   * copies a few shards rather than the whole map. It iterates in no useful order: `bucketsOfTable` and
+   * `bucketsInTableOrder` give a stable one.
+   */
+  buckets: ShardedMap<BucketRecord>;
   nextTableId: number;
   /** The Kafka producer id `AllocateProducerId` hands out next. */
   nextProducerId: number;
@@ -241,7 +245,7 @@ export interface View {
 }
 
 export function emptyView(): View {
-  return { seq: 0, nodes: {}, coordinator: { node: null, epoch: 0 }, tables: {}, buckets: {}, nextTableId: 1, nextProducerId: 0, objects: emptyShardedMap(), garbage: emptyShardedMap() };
+  return { seq: 0, nodes: {}, coordinator: { node: null, epoch: 0 }, tables: {}, buckets: emptyShardedMap(), nextTableId: 1, nextProducerId: 0, objects: emptyShardedMap(), garbage: emptyShardedMap() };
 }
 
 /** The key of a bucket (and of its stream) in the view: `{tableId}/{partition or ""}/{bucket}`. */
@@ -257,11 +261,22 @@ export function bucketsOfTable(view: View, tableName: string): BucketRecord[] {
   const result: BucketRecord[] = [];
   for (const partition of partitions) {
     for (let bucket = 0; bucket < table.buckets; bucket++) {
-      const record = ownRecord(view.buckets, bucketId(table.id, partition, bucket));
+      const record = getIn(view.buckets, bucketId(table.id, partition, bucket));
       if (record) result.push(record);
     }
   }
   return result;
+}
+
+/**
+ * Every bucket of the view: tables in id (creation) order, each table's buckets as `bucketsOfTable` orders
+ * them. The bucket map iterates in no useful order, so code that visits every bucket in a stable order
+ * goes through this.
+ */
+export function bucketsInTableOrder(view: View): BucketRecord[] {
+  return Object.values(view.tables)
+    .sort((a, b) => a.id - b.id)
+    .flatMap((table) => bucketsOfTable(view, table.name));
 }
 
 /** Node ids in a stable order: numeric ids numerically, then others lexically. */
