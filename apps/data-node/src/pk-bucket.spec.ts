@@ -242,6 +242,71 @@ describe('PkBucket', () => {
     expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }, { tenant: 'a', id: 2 }])).map((row) => row?.name)).toEqual(['committed', 'next']);
   });
 
+  it('pipelines groups: a write is planned on one still in the WAL, and both are in flight at once', async () => {
+    const held: (() => void)[] = [];
+    const gated = {
+      append: async (request: WalAppendRequest): Promise<WalAppendResult> => {
+        await new Promise<void>((release) => held.push(release));
+        return f.wal.append(request);
+      },
+    };
+    const bucket = await open({ wal: gated });
+    const first = bucket.write(rows([{ tenant: 'a', id: 1, name: 'one', score: 1 }]).map((row) => ({ kind: 'put', row })));
+    const partialColumns = ['tenant', 'id', 'score'];
+    const second = bucket.write([{ kind: 'put', row: validateRows(COLUMNS, [{ tenant: 'a', id: 1, score: 5 }], { allowedColumns: partialColumns })[0]!, partialColumns }]);
+    const third = bucket.write(keys([{ tenant: 'a', id: 1 }]).map((key) => ({ kind: 'delete', key })));
+    await new Promise((resolve) => setImmediate(resolve));
+    // All three groups went to the WAL before the first was committed; nothing is visible yet.
+    expect(held).toHaveLength(3);
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))).toEqual([null]);
+    for (const release of held) release();
+    expect(await Promise.all([first, second, third])).toEqual([
+      { operations: 1, baseOffset: 0, count: 1 },
+      { operations: 1, baseOffset: 1, count: 2 },
+      { operations: 1, baseOffset: 3, count: 1 },
+    ]);
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))).toEqual([null]);
+    // The partial put merged with the put before it, and the delete removed the merged row.
+    expect(await changelog(f)).toEqual([
+      ['+I', '1', 'one'],
+      ['-U', '1', 'one'],
+      ['+U', '1', 'one'],
+      ['-D', '1', 'one'],
+    ]);
+  });
+
+  it('refuses a group planned on one that failed, unwritten, and plans the next from the committed state', async () => {
+    let failNext = true;
+    const held: (() => void)[] = [];
+    const failing = {
+      append: async (request: WalAppendRequest): Promise<WalAppendResult> => {
+        await new Promise<void>((release) => held.push(release));
+        if (failNext) {
+          failNext = false;
+          throw new MinkError('Unavailable', 'the upload failed');
+        }
+        return f.wal.append(request);
+      },
+    };
+    const bucket = await open({ wal: failing });
+    const lost = bucket.write(rows([{ tenant: 'a', id: 1, name: 'lost', score: 1 }]).map((row) => ({ kind: 'put', row })));
+    const partialColumns = ['tenant', 'id', 'score'];
+    const onLost = bucket.write([{ kind: 'put', row: validateRows(COLUMNS, [{ tenant: 'a', id: 1, score: 5 }], { allowedColumns: partialColumns })[0]!, partialColumns }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(held).toHaveLength(2);
+    for (const release of held.splice(0)) release();
+    // The second was planned as an update of a row that never landed: the WAL writer refuses it at its offset.
+    const results = await Promise.allSettled([lost, onLost]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'Unavailable' });
+    const next = bucket.write([{ kind: 'put', row: validateRows(COLUMNS, [{ tenant: 'a', id: 1, score: 9 }], { allowedColumns: partialColumns })[0]!, partialColumns }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const release of held.splice(0)) release();
+    expect(await next).toEqual({ operations: 1, baseOffset: 0, count: 1 });
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))).toEqual([{ tenant: 'a', id: '1', name: null, score: 9 }]);
+    expect(await changelog(f)).toEqual([['+I', '1', null]]);
+  });
+
   it('applies the merge engine of the table: a versioned put with a lower version changes nothing', async () => {
     await f.wal.close();
     await rm(f.folder, { recursive: true, force: true });

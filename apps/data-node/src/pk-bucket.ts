@@ -56,6 +56,20 @@ interface QueuedWrite {
 
 /** Operations one group commit plans together at most; requests beyond wait for the next group. */
 const GROUP_OPERATIONS_MAX = 50_000;
+/** Groups of one bucket in the WAL at once (their batches commit in order). */
+export const PK_GROUPS_IN_FLIGHT_MAX = 4;
+
+/** A planned group in flight: its requests with their change records, and its batch's append. */
+interface GroupInFlight {
+  planned: { queued: QueuedWrite; changes: ChangeRecord[] }[];
+  changes: ChangeRecord[];
+  /** The changelog offset the plan assumes the batch starts at. */
+  baseOffset: number;
+  /** Key texts of the writes it planned (their entries in `pendingWrites` may belong to a later group since). */
+  keys: string[];
+  /** Settles with the append's outcome; never rejects. */
+  appended: Promise<{ ok: true } | { ok: false; error: unknown }>;
+}
 /** Records one read of the changelog asks for during replay. */
 const REPLAY_READ_RECORDS = 10_000;
 
@@ -68,17 +82,35 @@ const REPLAY_READ_RECORDS = 10_000;
  * view names and replays the changelog from the snapshot's offset to the committed end; live writes apply
  * their own change records with the same fold, so a replay after failover yields the same table.
  *
- * Writes are serialized per bucket and group-committed: requests that queue while one group is in the WAL
- * are planned together next (each against the state the earlier ones leave), their change records go to
- * the changelog as one batch, and only after that batch is committed are they applied to the tablet and
- * acknowledged. A lookup therefore sees every acknowledged write and nothing unacknowledged.
+ * Writes are ordered per bucket and group-committed: the requests queued when a group starts are planned
+ * together (each against the state the earlier ones leave), and their change records go to the changelog as
+ * one batch; only after that batch is committed are they applied to the tablet and acknowledged. A lookup
+ * therefore sees every acknowledged write and nothing unacknowledged.
+ *
+ * Groups are pipelined: up to `PK_GROUPS_IN_FLIGHT_MAX` are in the WAL at once, each planned against the
+ * tablet plus the writes of the groups before it that are not applied yet (`pendingWrites`), and each
+ * naming the offset its plan assumes (`expectedStartOffset`), so a group planned on a predecessor that then
+ * failed is refused by the WAL writer unwritten rather than stored on a state that never was. Groups settle
+ * strictly in order. After a failure no group starts until those in flight have settled; the tablet then
+ * catches up with the committed changelog and planning starts afresh from it.
  */
 export class PkBucket {
   private readonly queue: QueuedWrite[] = [];
-  private draining: Promise<void> | null = null;
   private closed = false;
   /** Set when a group's commit failed: the changelog may hold records the tablet lacks. */
   private mustCatchUp = false;
+  private catchingUp = false;
+  /** Groups started and not settled, oldest first. */
+  private readonly inFlight: GroupInFlight[] = [];
+  /** Settles the groups in flight one after another; resolves when the last one started has settled. */
+  private settling: Promise<void> = Promise.resolve();
+  /**
+   * The writes of the groups in flight, not applied to the tablet yet, by key text: the row (null when
+   * deleted) and the group that wrote it last. Planning reads it before the tablet.
+   */
+  private readonly pendingWrites = new Map<string, { row: Row | null; group: GroupInFlight }>();
+  /** The offset the next group's batch starts at, if every group in flight commits. */
+  private plannedEnd: number;
   private snapshotInFlight: Promise<KvSnapshotRecord | null> | null = null;
   private lastSnapshotOffset: number;
   /** The primary key columns in tablet key order (keyColumnOrder), fixed for the table's life. */
@@ -94,6 +126,7 @@ export class PkBucket {
     restoredFrom: number,
   ) {
     this.lastSnapshotOffset = restoredFrom;
+    this.plannedEnd = restoredFrom;
     this.keyColumns = keyColumnOrder(table.primaryKey, table.bucketKey);
   }
 
@@ -143,6 +176,7 @@ export class PkBucket {
     try {
       const fromOffset = tablet.appliedOffset();
       await bucket.replayTo(bucket.committedEnd());
+      bucket.plannedEnd = tablet.appliedOffset();
       deps.logger.info(
         {
           table: table.name,
@@ -170,7 +204,7 @@ export class PkBucket {
     if (this.closed) return Promise.reject(this.closedError());
     return new Promise<PkWriteOutcome>((resolve, reject) => {
       this.queue.push({ operations, resolve, reject });
-      this.draining ??= this.drain();
+      this.pump();
     });
   }
 
@@ -221,7 +255,7 @@ export class PkBucket {
     if (this.closed) return;
     this.closed = true;
     for (const queued of this.queue.splice(0)) queued.reject(this.closedError());
-    await this.draining?.catch(() => undefined);
+    await this.settling;
     await this.snapshotInFlight?.catch(() => undefined);
     if (options.finalSnapshot && !this.mustCatchUp) {
       await this.takeSnapshot().catch((error) => this.deps.logger.warn({ err: error, bucketId: this.id }, 'final KV snapshot failed'));
@@ -230,96 +264,131 @@ export class PkBucket {
   }
 
   /**
-   * Commits queued groups until the queue is empty. The last check of the queue and the reset of `draining`
-   * run in one synchronous step, so a write queued at any moment either is seen here or starts a new drain.
-   * Called only right after a write was queued, so the loop runs at least once and cannot reset `draining`
-   * before the caller stored the promise.
+   * Starts groups while requests are queued and fewer than `PK_GROUPS_IN_FLIGHT_MAX` are in flight. After a
+   * failure it first waits for the groups in flight to settle, then catches the tablet up with the
+   * committed changelog (one catch-up at a time), and goes on from there.
    */
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0 && !this.closed) {
-        const group: QueuedWrite[] = [];
-        let operations = 0;
-        while (this.queue.length > 0 && (group.length === 0 || operations + this.queue[0]!.operations.length <= GROUP_OPERATIONS_MAX)) {
-          const next = this.queue.shift()!;
-          operations += next.operations.length;
-          group.push(next);
-        }
-        await this.commitGroup(group);
+  private pump(): void {
+    if (this.closed || this.catchingUp || this.queue.length === 0) return;
+    if (this.mustCatchUp) {
+      if (this.inFlight.length > 0) return;
+      this.catchingUp = true;
+      void this.catchUp().then(
+        () => {
+          this.mustCatchUp = false;
+          this.plannedEnd = this.tablet.appliedOffset();
+        },
+        (error: unknown) => {
+          // The requests waiting now fail with the reason; the next write tries to catch up again.
+          for (const queued of this.queue.splice(0)) queued.reject(error);
+        },
+      ).finally(() => {
+        this.catchingUp = false;
+        this.pump();
+      });
+      return;
+    }
+    while (this.queue.length > 0 && this.inFlight.length < PK_GROUPS_IN_FLIGHT_MAX && !this.mustCatchUp) {
+      const group: QueuedWrite[] = [];
+      let operations = 0;
+      while (this.queue.length > 0 && (group.length === 0 || operations + this.queue[0]!.operations.length <= GROUP_OPERATIONS_MAX)) {
+        const next = this.queue.shift()!;
+        operations += next.operations.length;
+        group.push(next);
       }
-    } finally {
-      this.draining = null;
+      this.startGroup(group);
     }
   }
 
-  private async commitGroup(group: QueuedWrite[]): Promise<void> {
-    try {
-      if (this.mustCatchUp) {
-        await this.replayTo(this.committedEnd());
-        this.mustCatchUp = false;
-      }
-    } catch (error) {
-      for (const queued of group) queued.reject(error);
-      return;
-    }
-
-    // Plan every request against the tablet plus the effect of the requests planned before it.
-    const overlay = new Map<string, Row | null>();
+  /** Plans one group against the tablet and the writes in flight, hands its batch to the WAL and queues its settling. */
+  private startGroup(group: QueuedWrite[]): void {
     const lookup = (key: Uint8Array): Row | undefined => {
-      const text = keyText(key);
-      if (overlay.has(text)) return overlay.get(text) ?? undefined;
+      const pending = this.pendingWrites.get(keyText(key));
+      if (pending !== undefined) return pending.row ?? undefined;
       const stored = this.tablet.get(key);
       return stored === undefined ? undefined : decodeStoredRow(this.table.columns, stored);
     };
-    const planned: { queued: QueuedWrite; changes: ChangeRecord[] }[] = [];
+    const inFlight: GroupInFlight = { planned: [], changes: [], baseOffset: this.plannedEnd, keys: [], appended: Promise.resolve({ ok: true }) };
     for (const queued of group) {
       try {
         const plan = planBatch(this.options, this.table, lookup, queued.operations);
-        for (const write of plan.writes) overlay.set(keyText(write.key), write.row);
-        planned.push({ queued, changes: plan.changes });
+        for (const write of plan.writes) {
+          const text = keyText(write.key);
+          this.pendingWrites.set(text, { row: write.row, group: inFlight });
+          inFlight.keys.push(text);
+        }
+        inFlight.planned.push({ queued, changes: plan.changes });
       } catch (error) {
         // A bad request is refused on its own; the others of the group go on.
         queued.reject(error);
       }
     }
-    const changes = planned.flatMap((each) => each.changes);
-    if (changes.length === 0) {
-      const end = this.tablet.appliedOffset();
-      for (const { queued } of planned) queued.resolve({ operations: queued.operations.length, baseOffset: end, count: 0 });
-      return;
-    }
-
-    let baseOffset: number;
-    try {
-      const payload = encodeBatch(
-        this.table.columns,
-        changes.map((change) => change.row),
-        this.deps.nowMs(),
-        changes.map((change) => change.changeType),
-      );
-      ({ baseOffset } = await this.deps.wal.append({
-        bucketId: this.id,
-        ...this.address,
-        streamEpoch: this.streamEpoch,
-        payload,
-        recordCount: changes.length,
-      }));
-      // A commit whose outcome was unknown may have landed below this batch: fold it in first.
-      if (baseOffset > this.tablet.appliedOffset()) await this.replayTo(baseOffset);
-      if (baseOffset !== this.tablet.appliedOffset()) {
-        throw new Error(`changelog batch at ${baseOffset} does not follow the tablet's applied offset ${this.tablet.appliedOffset()}`);
+    inFlight.changes = inFlight.planned.flatMap((each) => each.changes);
+    if (inFlight.changes.length > 0) {
+      try {
+        const payload = encodeBatch(
+          this.table.columns,
+          inFlight.changes.map((change) => change.row),
+          this.deps.nowMs(),
+          inFlight.changes.map((change) => change.changeType),
+        );
+        inFlight.appended = this.deps.wal
+          .append({
+            bucketId: this.id,
+            ...this.address,
+            streamEpoch: this.streamEpoch,
+            payload,
+            recordCount: inFlight.changes.length,
+            expectedStartOffset: inFlight.baseOffset,
+          })
+          .then(
+            () => ({ ok: true as const }),
+            (error: unknown) => ({ ok: false as const, error }),
+          );
+      } catch (error) {
+        inFlight.appended = Promise.resolve({ ok: false, error });
       }
-      await this.tablet.apply(this.foldOf(changes), baseOffset + changes.length);
+      this.plannedEnd += inFlight.changes.length;
+    }
+    this.inFlight.push(inFlight);
+    this.settling = this.settling.then(() => this.settle(inFlight));
+  }
+
+  /**
+   * Settles the oldest group in flight once its append is done: applies its changes to the tablet and
+   * acknowledges its requests, or fails them (and, through `mustCatchUp`, the plans made on it). Never rejects.
+   */
+  private async settle(group: GroupInFlight): Promise<void> {
+    const outcome = await group.appended;
+    try {
+      if (!outcome.ok) throw outcome.error;
+      if (this.mustCatchUp) {
+        throw new UnavailableError(`an earlier write to bucket ${this.address.bucket} of table '${this.table.name}' failed; this one was not written`);
+      }
+      if (group.changes.length > 0) {
+        if (group.baseOffset !== this.tablet.appliedOffset()) {
+          throw new Error(`changelog batch at ${group.baseOffset} does not follow the tablet's applied offset ${this.tablet.appliedOffset()}`);
+        }
+        await this.tablet.apply(this.foldOf(group.changes), group.baseOffset + group.changes.length);
+      }
+      let offset = group.changes.length > 0 ? group.baseOffset : this.tablet.appliedOffset();
+      for (const { queued, changes: own } of group.planned) {
+        queued.resolve({ operations: queued.operations.length, baseOffset: offset, count: own.length });
+        offset += own.length;
+      }
     } catch (error) {
       this.mustCatchUp = true;
-      for (const { queued } of planned) queued.reject(error);
-      return;
+      for (const { queued } of group.planned) queued.reject(error);
+    } finally {
+      this.inFlight.shift();
+      for (const key of group.keys) if (this.pendingWrites.get(key)?.group === group) this.pendingWrites.delete(key);
+      if (this.mustCatchUp && this.inFlight.length === 0) this.pendingWrites.clear();
+      this.pump();
     }
-    let offset = baseOffset;
-    for (const { queued, changes: own } of planned) {
-      queued.resolve({ operations: queued.operations.length, baseOffset: offset, count: own.length });
-      offset += own.length;
-    }
+  }
+
+  private async catchUp(): Promise<void> {
+    await this.replayTo(this.committedEnd());
   }
 
   /** The tablet writes of change records: the last row stored under each key, or null when it was deleted. */

@@ -233,6 +233,26 @@ describe('WalWriter', () => {
     expect(stored).toBe('000003xy');
   });
 
+  it('writes a batch that names its expected start offset only there, refusing it unwritten elsewhere', async () => {
+    // Proves the guard of writers whose batches depend on the ones before (PK groups in flight).
+    const { meta, streams } = await cluster(2);
+    const store = new InMemoryObjectStore();
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: 5 });
+    const expecting = (stream: StreamAddress, text: string, count: number, expectedStartOffset: number) => ({ ...appendRequest(stream, text, count), expectedStartOffset });
+    const results = await Promise.allSettled([
+      walWriter.append(expecting(streams[0]!, 'a0', 2, 0)),
+      walWriter.append(expecting(streams[0]!, 'a1', 1, 3)),
+      walWriter.append(expecting(streams[1]!, 'b0', 1, 0)),
+      walWriter.append(expecting(streams[0]!, 'a2', 1, 2)),
+    ]);
+    expect(results.map((result) => (result.status === 'fulfilled' ? result.value.baseOffset : (result.reason as MinkError).code))).toEqual([0, 'Unavailable', 0, 2]);
+    expect((results[1] as PromiseRejectedResult).reason.message).toMatch(/planned for offset 3 would start at 2: not written/);
+    const stored = (await Promise.all(store.keys().map((key) => store.get(key)))).map((bytes) => decoder.decode(bytes)).join('');
+    expect(stored).toBe('a0b0a2');
+    expect(streams.map((stream) => streamOf(meta.view, stream).endOffset)).toEqual([3, 1]);
+    await expect(walWriter.append({ ...appendRequest(streams[0]!, 'x', 1), expectedStartOffset: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
   it('flushes as soon as the queued bytes reach flushBytes, without waiting for the linger', async () => {
     // Proves the size trigger: with a linger that never expires, four 4-byte appends and an 8-byte threshold make exactly two objects.
     const { meta, streams } = await cluster(1);

@@ -30,6 +30,13 @@ export interface WalAppendRequest {
    * most once; it must not change the payload's length.
    */
   stampBaseOffset?: (payload: Uint8Array, baseOffset: number) => void;
+  /**
+   * The offset the batch must start at. A writer whose batch depends on the ones before it (a PK bucket
+   * plans its changes against the state its earlier batches leave) names it, so that after an earlier batch
+   * of the stream failed, or a commit of unknown outcome landed, the batch is refused unwritten
+   * (`Unavailable`) instead of being stored at another offset than the one it was planned for.
+   */
+  expectedStartOffset?: number;
 }
 
 /** Where an acknowledged batch landed: offsets [baseOffset, baseOffset + count). */
@@ -344,6 +351,10 @@ export class WalWriter {
       }
       const committedEnd = getIn(view.buckets, request.bucketId)!.stream.endOffset;
       const startOffset = nextOffsetByStream.get(request.bucketId) ?? Math.max(committedEnd, this.committedEndByStream.get(request.bucketId) ?? 0);
+      if (request.expectedStartOffset !== undefined && request.expectedStartOffset !== startOffset) {
+        pending.reject(new UnavailableError(`a batch of bucket ${request.bucketId} planned for offset ${request.expectedStartOffset} would start at ${startOffset}: not written`));
+        continue;
+      }
       const endOffset = startOffset + request.recordCount;
       nextOffsetByStream.set(request.bucketId, endOffset);
       request.stampBaseOffset?.(request.payload, startOffset);
@@ -452,6 +463,7 @@ function describeMalformedRequest(request: WalAppendRequest): string | null {
   if (request.bucketId !== bucketIdOf(request.tableId, request.partition, request.bucket)) {
     return `bucketId '${request.bucketId}' does not name table id ${request.tableId} partition ${request.partition ?? 'none'} bucket ${request.bucket}`;
   }
+  if (request.expectedStartOffset !== undefined && !isCount(request.expectedStartOffset)) return 'expectedStartOffset must be a non-negative integer';
   if (request.writer !== undefined && (typeof request.writer.id !== 'string' || request.writer.id === '' || !isCount(request.writer.seq))) {
     return 'writer must be {id: a non-empty string, seq: a non-negative integer}';
   }
