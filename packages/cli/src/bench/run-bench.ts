@@ -279,7 +279,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     let writtenIds: number[] = [];
     if (selected('pk') && !interrupt.signal.aborted) {
       startPhase(`mink put of ${formatCount(options.pkKeys)} new keys into PK table ${BENCH_PK_TABLE.name} (${BENCH_PK_TABLE.buckets} buckets) through the TypeScript client`);
-      const outcome = await runClientPut(cluster.natsUrl, scenario(options.pkKeys, 0));
+      const outcome = await runClientPut(cluster.natsUrl, scenario(options.pkKeys, 0, BENCH_PAYLOAD_CHARS));
       if (outcome !== null) ({ put, writtenIds } = outcome);
     }
 
