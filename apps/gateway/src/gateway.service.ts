@@ -3,8 +3,9 @@ import type { MinkClient } from '@mink/client';
 import { bucketsOfTable, compareNodeIds, ownRecord, valuesIn, type TableRecord, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
-import type { ClusterMember } from '@mink/runtime';
+import { RawJsonBody, type ClusterMember } from '@mink/runtime';
 import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
+import { readAppendBody } from '@mink/records';
 import { type ScanReply, scanFormatOf, scanReplyOf } from './scan-reply';
 
 /**
@@ -35,7 +36,19 @@ export class GatewayService {
     return this.describe(this.member.view, table);
   }
 
+  /**
+   * An append. A body that came as bytes (the append route's `RawJsonBody`) is read in one pass straight
+   * into each bucket's Arrow batch (`readAppendBody`); one outside that reader's shape is parsed the
+   * general way, which also gives every error its message.
+   */
   async append(name: string, body: unknown) {
+    if (body instanceof RawJsonBody) {
+      this.describeTable(name);
+      const bytes = body.bytes;
+      const appended = await this.client.table(name).appendEncoded((bucketing) => readAppendBody(bytes, bucketing));
+      if (appended !== null) return appended;
+      body = body.parse();
+    }
     const rows = (body as { rows?: unknown } | null)?.rows;
     if (!Array.isArray(rows)) throw new InvalidArgumentError('body must be {rows: [...]}');
     this.describeTable(name);

@@ -4,6 +4,7 @@ import { MinkClient } from '@mink/client';
 import { ClusterMember, ServiceState, createLogger, runHttpService } from '@mink/runtime';
 import { GatewayModule } from './gateway.module';
 import { GatewayService } from './gateway.service';
+import { APPEND_ROUTE } from './tables.controller';
 
 /** The HTTP gateway: the public API of DESIGN §7 over the TypeScript client and its own view. */
 async function main(): Promise<void> {
@@ -22,6 +23,8 @@ async function main(): Promise<void> {
     shutdown: async () => {
       await member.close();
     },
+    // Appends read their JSON bytes straight into Arrow (GatewayService.append).
+    rawJsonRoutes: new Set([APPEND_ROUTE]),
   });
   state.setReady(true);
   logger.info({ port: config.httpPort }, 'gateway listening');

@@ -5,10 +5,12 @@ import type { MinkClient, TableClient } from '@mink/client';
 import { emptyShardedMap, type TableRecord } from '@mink/meta';
 import { InvalidArgumentError, type WriteTableResult } from '@mink/protocol';
 import { LIMITS } from '@mink/config';
+import { decodeBatch, stampBatch, type BucketingOfRows, type RowsByBucket } from '@mink/records';
 import { createHttpAdapter, HttpErrorFilter, InFlightBytes, ServiceState, type ClusterMember } from '@mink/runtime';
 
 import { GatewayModule } from './gateway.module';
 import { GatewayService } from './gateway.service';
+import { APPEND_ROUTE } from './tables.controller';
 
 /**
  * The primary-key endpoints of DESIGN §7 over HTTP, with the table client replaced by a recorder: routes,
@@ -31,6 +33,22 @@ const ORDERS: TableRecord = {
   partitions: [],
 };
 
+const EVENTS: TableRecord = {
+  id: 8,
+  name: 'events',
+  kind: 'log',
+  columns: [
+    { name: 'id', type: 'int64' },
+    { name: 'name', type: 'string' },
+  ],
+  primaryKey: [],
+  bucketKey: ['id'],
+  buckets: 2,
+  properties: {},
+  createdAtMs: 0,
+  partitions: [],
+};
+
 const WRITTEN: WriteTableResult = { written: 1, buckets: [{ bucket: 1, operations: 1, baseOffset: 4, count: 1 }] };
 
 describe('gateway primary-key endpoints', () => {
@@ -47,11 +65,22 @@ describe('gateway primary-key endpoints', () => {
       return { results: [{ rows: [], truncated: false }] };
     },
   } as unknown as TableClient;
+  const events = {
+    appendEncoded: async (encode: (bucketing: BucketingOfRows) => RowsByBucket | null) => {
+      const read = encode({ columns: EVENTS.columns, bucketKey: EVENTS.bucketKey, buckets: EVENTS.buckets, spreadStart: 0 });
+      // The rows each bucket's batch holds, as the leader would store them (stampBatch adds the append time).
+      const rowsByBucket =
+        read && [...read.buckets].map(([bucket, rows]) => [bucket, rows.count, Array.from({ length: rows.count }, (_, index) => String(tableRowsOf(rows.encodeRange(index, index + 1))))]);
+      calls.push({ operation: 'appendEncoded', args: [rowsByBucket] });
+      return read && { appended: read.rowCount, buckets: [] };
+    },
+    append: async (...args: unknown[]) => (calls.push({ operation: 'append', args }), { appended: 1, buckets: [] }),
+  } as unknown as TableClient;
 
   beforeAll(async () => {
-    const member = { view: { tables: { orders: ORDERS }, buckets: emptyShardedMap(), nodes: {} } } as unknown as ClusterMember;
-    const client = { table: (name: string) => (name === 'orders' ? table : undefined) } as unknown as MinkClient;
-    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(new ServiceState('gateway', 'test'), new GatewayService(member, client)), createHttpAdapter(inFlight), {
+    const member = { view: { tables: { orders: ORDERS, events: EVENTS }, buckets: emptyShardedMap(), nodes: {} } } as unknown as ClusterMember;
+    const client = { table: (name: string) => (name === 'orders' ? table : name === 'events' ? events : undefined) } as unknown as MinkClient;
+    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(new ServiceState('gateway', 'test'), new GatewayService(member, client)), createHttpAdapter(inFlight, { rawJsonRoutes: new Set([APPEND_ROUTE]) }), {
       logger: false,
       bodyParser: false,
     });
@@ -142,4 +171,56 @@ describe('gateway primary-key endpoints', () => {
     expect(response.statusCode).toBe(200);
     expect(calls).toEqual([{ operation: 'put', args: [[{ shop: 'café 日本 😀', id: 1 }], {}] }]);
   });
+
+  test('an append body of the common shape is read straight into each bucket\'s Arrow batch', async () => {
+    // Proves the append route gets its bytes (rawJsonRoutes) and GatewayService reads them in one pass.
+    const response = await app.getHttpAdapter().getInstance().inject({
+      method: 'POST',
+      url: '/v1/tables/events/append',
+      payload: Buffer.from('{"rows":[{"id":1,"name":"café"},{"id":"2","name":"b"},{"id":3}]}'),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 200, body: { appended: 3, buckets: [] } });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.operation).toBe('appendEncoded');
+    const [rowsByBucket] = calls[0]!.args as [[number, number, string[]][]];
+    expect(rowsByBucket.flatMap(([, , rows]) => rows).sort()).toEqual(['1|café', '2|b', '3|null']);
+    expect(rowsByBucket.reduce((sum, [, count]) => sum + count, 0)).toBe(3);
+  });
+
+  test('an append body outside that shape is parsed the general way and handed to the client as rows', async () => {
+    const response = await app.getHttpAdapter().getInstance().inject({
+      method: 'POST',
+      url: '/v1/tables/events/append',
+      payload: Buffer.from('{"rows":[{"id":1.0,"name":"x"}]}'),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(calls).toEqual([
+      { operation: 'appendEncoded', args: [null] },
+      { operation: 'append', args: [[{ id: 1, name: 'x' }]] },
+    ]);
+  });
+
+  test.each<[string, Buffer, number, RegExp]>([
+    ['bytes that are not UTF-8', Buffer.concat([Buffer.from('{"rows":[{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')]), 400, /^request body is not valid UTF-8$/],
+    ['text that is not JSON', Buffer.from('{"rows": [}'), 400, /^request body is not valid JSON/],
+    ['rows that are not a list', Buffer.from('{"rows": 5}'), 400, /^body must be \{rows: \[\.\.\.\]\}$/],
+  ])('an append whose body holds %s answers 400 with the general path\'s message', async (_case, payload, status, message) => {
+    const response = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: '/v1/tables/events/append', payload, headers: { 'content-type': 'application/json' } });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({ status, body: { error: { code: 'InvalidArgument', message: expect.stringMatching(message) } } });
+    expect(calls.filter((call) => call.operation === 'append')).toEqual([]);
+  });
+
+  test('an append to a missing table answers 404 before reading its body', async () => {
+    const response = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: '/v1/tables/missing/append', payload: { rows: [{ id: 1 }] } });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 404, body: { error: { code: 'NotFound', message: "table 'missing' does not exist" } } });
+    expect(calls).toEqual([]);
+  });
 });
+
+/** The rows of a batch as the client sends it, as "id|name" text: checked and stored as the leader does (stampBatch), then decoded. */
+function tableRowsOf(batch: Uint8Array): string[] {
+  const stored = stampBatch(EVENTS.columns, batch, 0, 1_000).payload;
+  return decodeBatch(EVENTS.columns, stored).rows.map((row) => `${String(row.id)}|${String(row.name)}`);
+}

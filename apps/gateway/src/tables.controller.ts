@@ -4,6 +4,9 @@ import type { FastifyReply } from 'fastify';
 import { GatewayService } from './gateway.service';
 
 /** Table administration and data (DESIGN §7). Each method is one service call. */
+/** The route pattern of appends, whose bodies reach the handler as bytes (`rawJsonRoutes` of the HTTP adapter). */
+export const APPEND_ROUTE = '/v1/tables/:name/append';
+
 @Controller('v1/tables')
 export class TablesController {
   constructor(private readonly gateway: GatewayService) {}

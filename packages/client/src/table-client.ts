@@ -24,7 +24,7 @@ import {
   type WriteTableResult,
 } from '@mink/protocol';
 import { type RecordBatch, Table, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { bucketOfRow, encodeRowsOfBatch, rowsToJson, scanJsonText, splitByBucket, validateRows, type Row } from '@mink/records';
+import { bucketOfRow, encodeRowsOfBatch, rowsToJson, scanJsonText, splitByBucket, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
 import type { HttpScanPages } from './http-scan-pages';
@@ -202,6 +202,27 @@ export class TableClient {
       }
       if (appended === 0) throw new MinkError('InvalidArgument', 'rows must not be empty');
       return { done: Promise.all(queued).then((results) => ({ appended, buckets: byBucketThenOffset(results.flat()) })) };
+    });
+  }
+
+  /**
+   * Appends rows a caller has already laid out by bucket from the table's route (its columns, bucket key
+   * and bucket count, and the spread start for a table without bucket key), as `readAppendBody` does for
+   * the gateway's JSON bodies; each bucket's rows are cut into requests within APPEND_REQUEST_BOUNDS.
+   * `encode` runs in call order with the other writes of this client; when it returns null nothing is
+   * appended and the call resolves null (the caller then takes the general path).
+   */
+  appendEncoded(encode: (bucketing: BucketingOfRows) => RowsByBucket | null): Promise<AppendTableResult | null> {
+    return this.planWrite(async () => {
+      const route = await this.describe();
+      requireKind(route, 'log');
+      const encoded = encode({ columns: route.columns as ColumnSpec[], bucketKey: route.bucketKey, buckets: route.buckets, spreadStart: this.spreadCounter });
+      if (encoded === null) return { done: Promise.resolve(null) };
+      this.spreadCounter++;
+      const queued = [...encoded.buckets].map(([bucket, rows]) =>
+        this.queueAppends(route, bucket, boundedEncodings(rows.count, (start, end) => rows.encodeRange(start, end), APPEND_REQUEST_BOUNDS)),
+      );
+      return { done: Promise.all(queued).then((results) => ({ appended: encoded.rowCount, buckets: byBucketThenOffset(results.flat()) })) };
     });
   }
 

@@ -89,6 +89,14 @@ export function encodeRows(columns: ColumnSpec[], rows: Row[]): Uint8Array {
 }
 
 /**
+ * The Arrow IPC stream `encodeRows` writes, from column buffers a caller built itself (one per column, in
+ * table order, laid out as `encodeRows` lays them out): the gateway's one-pass JSON parser builds them.
+ */
+export function encodeRowBuffers(columns: ColumnSpec[], length: number, buffers: ColumnBuffers[]): Uint8Array {
+  return encodeLayout(columns, 'rows', length, buffers);
+}
+
+/**
  * The rows at `indexes` (in that order) of an Arrow record batch whose fields are the table's columns, as
  * the IPC stream `encodeRows` would write for them: the values are copied column by column from the
  * batch's buffers, with no row objects. Throws InvalidArgumentError when the batch's fields are not the

@@ -1,6 +1,8 @@
 import type { ColumnSpec } from '@mink/meta';
 
-import { bucketKeyBytes, bucketOfRow, murmur3Hash32, splitByBucket } from './bucketing';
+import fc from 'fast-check';
+
+import { BucketKeyWriter, bucketKeyBytes, bucketOfRow, murmur3Hash32, splitByBucket } from './bucketing';
 import type { Row } from './row';
 import { validateRows } from './validate';
 
@@ -147,5 +149,35 @@ describe('splitByBucket', () => {
     // Proves an empty input creates no empty appends.
     expect(splitByBucket([], ['id'], 8, 0).size).toBe(0);
     expect(splitByBucket([], [], 8, 0).size).toBe(0);
+  });
+});
+
+describe('BucketKeyWriter', () => {
+  it('gives every key the bucket bucketOfRow gives it, values written as canonical values or as UTF-8 bytes, through a growing buffer', () => {
+    const value = fc.oneof(
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+      fc.string({ unit: 'grapheme', maxLength: 400 }),
+      fc.uint8Array({ maxLength: 300 }),
+    );
+    const writer = new BucketKeyWriter();
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 1024 }), fc.boolean(), (values, buckets, stringsAsBytes) => {
+        const bucketKey = values.map((_, index) => `k${index}`);
+        const row: Row = Object.fromEntries(values.map((each, index) => [`k${index}`, each]));
+        writer.reset();
+        for (const each of values) {
+          if (stringsAsBytes && typeof each === 'string') {
+            const utf8 = Buffer.from(`«${each}»`, 'utf8');
+            writer.utf8String(utf8, Buffer.byteLength('«'), utf8.length - Buffer.byteLength('»'));
+          } else writer.value(each);
+        }
+        expect(writer.bucket(buckets)).toBe(bucketOfRow(row, bucketKey, buckets));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });

@@ -6,4 +6,5 @@ export * from './bucketing';
 export * from './ipc-reader';
 export * from './scan-stream';
 export * from './scan-json';
+export * from './json-rows';
 export { END_OF_STREAM, ipcStreamParts } from './arrow-ipc';

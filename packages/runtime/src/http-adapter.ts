@@ -25,6 +25,18 @@ export function parseJsonBody(body: Buffer): unknown {
 }
 
 /**
+ * A JSON request body kept as its bytes, for a route that reads them itself (the gateway's append parses
+ * rows straight into Arrow); `parse()` gives what any other route gets, with the same errors.
+ */
+export class RawJsonBody {
+  constructor(readonly bytes: Buffer) {}
+
+  parse(): unknown {
+    return parseJsonBody(this.bytes);
+  }
+}
+
+/**
  * Bytes of request bodies a service holds at once: `admit` takes a request's bytes unless they would pass
  * the bound (one request alone is always admitted when nothing else is held, so a body under the size
  * limit is never refused forever), `release` gives them back.
@@ -52,10 +64,15 @@ export class InFlightBytes {
 /**
  * The Fastify adapter of every mink HTTP service: the body size bound, the bound on bodies in flight
  * (`LIMITS.httpInFlightBodyBytesMax`: beyond it a 503 Unavailable with Retry-After, before the body is
- * read) and strict JSON bodies. Create the Nest application with `bodyParser: false`, or Nest registers
+ * read) and strict JSON bodies, parsed here except on `rawJsonRoutes` (route patterns), whose handlers
+ * get a `RawJsonBody`. Create the Nest application with `bodyParser: false`, or Nest registers
  * its own JSON parser over this one.
  */
-export function createHttpAdapter(inFlight: InFlightBytes = new InFlightBytes(LIMITS.httpInFlightBodyBytesMax)): FastifyAdapter {
+export function createHttpAdapter(
+  inFlight: InFlightBytes = new InFlightBytes(LIMITS.httpInFlightBodyBytesMax),
+  options: { rawJsonRoutes?: ReadonlySet<string> } = {},
+): FastifyAdapter {
+  const rawJsonRoutes = options.rawJsonRoutes ?? new Set<string>();
   const adapter = new FastifyAdapter({ bodyLimit: LIMITS.httpBodyBytesMax });
   const instance = adapter.getInstance();
   instance.addHook('onRequest', (request, reply, done) => {
@@ -74,7 +91,9 @@ export function createHttpAdapter(inFlight: InFlightBytes = new InFlightBytes(LI
     done();
   });
   instance.removeContentTypeParser('application/json');
-  instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // Routes named by their pattern (e.g. '/v1/tables/:name/append') get the bytes, to read themselves.
+    if (rawJsonRoutes.has(request.routeOptions.url ?? '')) return done(null, new RawJsonBody(body as Buffer));
     try {
       done(null, parseJsonBody(body as Buffer));
     } catch (error) {

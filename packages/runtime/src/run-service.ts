@@ -16,11 +16,13 @@ export async function runHttpService(options: {
   port: number;
   logger: Logger;
   shutdown: () => Promise<void>;
+  /** Route patterns whose JSON bodies reach the handler as `RawJsonBody` (see createHttpAdapter). */
+  rawJsonRoutes?: ReadonlySet<string>;
 }): Promise<{ app: NestFastifyApplication; port: number }> {
   const { logger } = options;
   const app = await NestFactory.create<NestFastifyApplication>(
     options.module,
-    createHttpAdapter(),
+    createHttpAdapter(undefined, { rawJsonRoutes: options.rawJsonRoutes }),
     // The adapter parses JSON bodies itself (strictly); Nest's own parser would replace it.
     { logger: ['error', 'warn'], bodyParser: false },
   );
