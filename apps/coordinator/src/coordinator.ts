@@ -22,6 +22,7 @@ import { GarbageCollector } from '@mink/s3stream';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Gauge, Counter } from 'prom-client';
 import { checkCreateTableSpec } from './table-spec';
+import { PartitionLifecycle } from './partition-lifecycle';
 
 /** A request that has already been forwarded once; a non-holder answers it with Unavailable. */
 type Envelope = CoordinatorRequest & { forwarded?: boolean };
@@ -62,6 +63,9 @@ export class Coordinator {
   private readonly holderGauge: Gauge;
   private readonly releadCounter: Counter;
   private readonly refusedCounter: Counter;
+  private readonly partitionCounter: Counter<'action'>;
+  /** Creates partitions ahead and drops those past retain; its rounds act only while this replica holds the lease. */
+  private readonly partitions: PartitionLifecycle;
 
   constructor(
     private readonly member: ClusterMember,
@@ -75,6 +79,31 @@ export class Coordinator {
       help: 'Creates and drops answered Unavailable by admission control',
       registers: [state.registry],
     });
+    this.partitionCounter = new Counter({
+      name: 'mink_coordinator_partitions_total',
+      help: 'Partitions this replica created ahead or dropped past retain, by action',
+      labelNames: ['action'],
+      registers: [state.registry],
+    });
+    const clockOffsetMs = member.config.partitionClockOffsetMs;
+    this.partitions = new PartitionLifecycle(
+      {
+        view: () => this.member.view,
+        actingEpoch: () => this.actingEpoch(),
+        liveNodes: () => this.member.liveNodes(),
+        propose: async (command) => {
+          const outcome = await this.member.store.propose(command);
+          // As for every proposal of the holder: a stale coordinator epoch means another replica took over.
+          if (!outcome.ok && outcome.rejection.code === 'Fenced') this.stepDown('coordinator epoch fenced');
+          return outcome;
+        },
+        planningNowMs: () => Date.now() + clockOffsetMs,
+        wallNowMs: () => Date.now(),
+        changed: (action) => this.partitionCounter.inc({ action: action === 'create' ? 'created' : 'dropped' }),
+        logger: this.logger,
+      },
+      LIMITS.partitionActionsPerRoundMax,
+    );
   }
 
   async start(): Promise<void> {
@@ -93,13 +122,17 @@ export class Coordinator {
     this.stopLease = runner.stop;
     this.tickTimer = setInterval(() => void this.tick(), config.coordinatorTickMs);
     this.retentionTimer = setInterval(() => void this.retain(), LIMITS.retentionIntervalMs);
+    const clockOffsetMs = config.partitionClockOffsetMs;
+    if (clockOffsetMs !== 0) this.logger.warn({ partitionClockOffsetMs: clockOffsetMs }, 'the partition loop plans with a clock moved by MINK_PARTITION_CLOCK_OFFSET_MS');
+    this.partitions.start(LIMITS.partitionIntervalMs);
   }
 
   async stop(): Promise<void> {
     if (this.tickTimer) clearInterval(this.tickTimer);
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
-    // A snapshot round in flight finishes before the connection it uses goes away.
+    // A snapshot or partition round in flight finishes before the connection it uses goes away.
+    await this.partitions.stop();
     await this.stopSnapshots();
     await this.stopGarbageCollection();
     // The runner releases the lease on stop, so another replica takes over at once.
@@ -121,6 +154,8 @@ export class Coordinator {
       this.logger.info({ coordinatorEpoch: this.epoch }, 'acquired the coordinator lease');
       this.startSnapshots();
       this.startGarbageCollection();
+      // Partitions due now (a holder that was away, or a clock that moved) are created without waiting a round.
+      void this.partitions.requestRound();
     } catch (error) {
       this.logger.error({ err: error }, 'could not register as coordinator');
     }
@@ -378,6 +413,9 @@ export class Coordinator {
       return { bucket, partition: null, leader, leaderEpoch: record?.leaderEpoch ?? 1 };
     });
     this.logger.info({ table: spec.name, tableId, buckets: spec.buckets }, 'table created');
+    // A partitioned table gets its current partition and those ahead before the create is answered, so a
+    // write right after it finds them (the round never rejects: a failure is logged and the loop retries).
+    if (spec.partition) await this.partitions.requestRound();
     return { tableId, name: spec.name, leaders: results, metaSeq: this.member.view.seq };
   }
 

@@ -52,3 +52,22 @@ describe('readServiceConfig: the Kafka listener bind address', () => {
     expect(readServiceConfig({ MINK_ADVERTISED_HOST: '127.0.0.1', MINK_KAFKA_BIND_HOST: '0.0.0.0' }).kafkaBindHost).toBe('0.0.0.0');
   });
 });
+
+describe('readServiceConfig: MINK_PARTITION_CLOCK_OFFSET_MS', () => {
+  it.each<[string | undefined, number]>([
+    [undefined, 0],
+    ['', 0],
+    ['0', 0],
+    ['7200000', 7_200_000],
+    ['-1800000', -1_800_000],
+  ])('reads %p as an offset of %d ms', (value, offsetMs) => {
+    // Proves the test-only clock offset of the partition loop defaults to none and may move the clock either way.
+    expect(ENV.partitionClockOffsetMs).toBe('MINK_PARTITION_CLOCK_OFFSET_MS');
+    expect(readServiceConfig(value === undefined ? {} : { MINK_PARTITION_CLOCK_OFFSET_MS: value }).partitionClockOffsetMs).toBe(offsetMs);
+  });
+
+  it.each(['1.5', '1e3', 'soon', ' 5', '+5', '0x10', '-', '99999999999999999999'])('refuses %p at start, naming the variable', (value) => {
+    // Proves a typo stops the coordinator instead of planning partitions with a clock nobody asked for.
+    expect(() => readServiceConfig({ MINK_PARTITION_CLOCK_OFFSET_MS: value })).toThrow("MINK_PARTITION_CLOCK_OFFSET_MS: '" + value + "' is not an integer");
+  });
+});

@@ -41,6 +41,11 @@ export interface ServiceConfig {
   appendsInFlightPerBucket: number;
   /** WAL objects a data node uploads at once (committed in order). */
   walUploadsInFlight: number;
+  /**
+   * For tests: moves the clock the coordinator's partition loop plans with (which partitions are current,
+   * due ahead or past retain) by this many milliseconds, positive or negative. Nothing else uses it.
+   */
+  partitionClockOffsetMs: number;
 }
 
 /** The environment variable names, in one place. */
@@ -65,6 +70,7 @@ export const ENV = {
   kvSnapshotIntervalMs: 'MINK_KV_SNAPSHOT_INTERVAL',
   appendsInFlightPerBucket: 'MINK_APPENDS_IN_FLIGHT',
   walUploadsInFlight: 'MINK_WAL_UPLOADS_IN_FLIGHT',
+  partitionClockOffsetMs: 'MINK_PARTITION_CLOCK_OFFSET_MS',
 } as const;
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -83,6 +89,14 @@ function positiveInteger(value: string | undefined, fallback: number, name: stri
 function boundedInteger(value: string | undefined, fallback: number, min: number, max: number, name: string): number {
   const parsed = integer(value, fallback, name);
   if (parsed < min || parsed > max) throw new Error(`${name}: '${value}' is not an integer from ${min} to ${max}`);
+  return parsed;
+}
+
+/** A whole number of milliseconds, negative allowed, written in decimal digits with an optional leading minus. */
+function signedInteger(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(parsed)) throw new Error(`${name}: '${value}' is not an integer`);
   return parsed;
 }
 
@@ -121,5 +135,6 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     kvSnapshotIntervalMs: duration(env[ENV.kvSnapshotIntervalMs], DEFAULTS.kvSnapshotIntervalMs, ENV.kvSnapshotIntervalMs),
     appendsInFlightPerBucket: boundedInteger(env[ENV.appendsInFlightPerBucket], LIMITS.writerRequestsInFlightMax, 1, LIMITS.writerBatchesRemembered, ENV.appendsInFlightPerBucket),
     walUploadsInFlight: boundedInteger(env[ENV.walUploadsInFlight], LIMITS.walUploadsInFlightMax, 1, LIMITS.walUploadsInFlightLimit, ENV.walUploadsInFlight),
+    partitionClockOffsetMs: signedInteger(env[ENV.partitionClockOffsetMs], 0, ENV.partitionClockOffsetMs),
   };
 }

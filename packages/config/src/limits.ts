@@ -194,6 +194,12 @@ export const LIMITS = {
   retentionIntervalMs: 5_000,
   /** Samples of a stream's committed end the retention loop keeps per TTL: a trim comes at most TTL / this late. */
   retentionSamplesPerTtl: 16,
+  /** Partitions a table may ask to have created ahead of the current one (`partition.precreate`): two days of hours. */
+  partitionPrecreateMax: 48,
+  /** Pause between two rounds of the lease holder's partition lifecycle loop (creating partitions ahead, dropping old ones). */
+  partitionIntervalMs: 5_000,
+  /** CreatePartition and DropPartition entries one round of that loop proposes at most; the rest wait for the next round. */
+  partitionActionsPerRoundMax: 64,
   /** Bytes of lake data files a data node keeps for the union read (scans below a stream's start). */
   lakeReadCacheBytesMax: 64 * 1024 * 1024,
   /** Lake metadata objects whose data file lists a data node keeps for the union read. */

@@ -10,3 +10,4 @@ export { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision, type Sy
 export * from './admission';
 export { planTieringRound, tieringStateOf, type PlannedRound, type TieringState, type TieringTiming } from './tiering';
 export { planStreamTrims, withEndSample, type EndSample } from './retention';
+export { planPartitionActions, planPartitions, type PartitionAction, type PartitionPlan } from './partitions';

@@ -256,6 +256,14 @@ describe('apply rejects every invalid or stale command without changing anything
     ['DropPartition of a missing table', { type: 'DropPartition', coordinatorEpoch: 3, table: 'ghost', partition: 'p1' }, 'NotFound', "table 'ghost' does not exist"],
     ['DropPartition of an unpartitioned table', { type: 'DropPartition', coordinatorEpoch: 3, table: 'events', partition: 'p1' }, 'InvalidArgument', "table 'events' is not partitioned"],
     ['DropPartition of a missing partition', { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p9' }, 'NotFound', "partition 'p9' of table 'orders' does not exist"],
+    ['CreatePartition whose leaders are not a list of names', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p2', leaders: '1' }, 'InvalidArgument', 'CreatePartition.leaders must be absent or an array of'],
+    ['CreatePartition with an empty leader name', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p2', leaders: ['1', ''] }, 'InvalidArgument', 'CreatePartition.leaders must be absent or an array of'],
+    ['CreatePartition with fewer leaders than buckets', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p2', leaders: ['1'] }, 'InvalidArgument', 'CreatePartition.leaders names 1 leaders for 2 buckets'],
+    ['CreatePartition with more leaders than buckets', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p2', leaders: ['1', '2', '3'] }, 'InvalidArgument', 'CreatePartition.leaders names 3 leaders for 2 buckets'],
+    ['CreatePartition led by an unregistered node', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p2', leaders: ['1', '9'] }, 'NotFound', 'node 9 is not registered'],
+    ['CreatePartition led by a node named like a prototype member', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p2', leaders: ['toString', '1'] }, 'NotFound', 'node toString is not registered'],
+    ['CreatePartition with leaders of an existing partition', { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', leaders: ['1', '2'] }, 'Conflict', "partition 'p1' of table 'orders' already exists"],
+    ['CreatePartition with leaders from a stale coordinator', { type: 'CreatePartition', coordinatorEpoch: 2, table: 'orders', partition: 'p2', leaders: ['1', '2'] }, 'Fenced', 'coordinator epoch 2 is fenced'],
 
     // LeadBucket.
     ['LeadBucket of a bucket number past the table', { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 1, partition: null, bucket: 3, leader: '2' }, 'NotFound', 'bucket 3 of table id 1 does not exist'],
@@ -508,7 +516,11 @@ describe('DropTable removes a table and every bucket it had', () => {
 });
 
 describe('CreatePartition and DropPartition add and remove one partition with its buckets', () => {
-  it('adds a partition after the existing ones, with leaderless buckets', () => {
+  /** A stream never opened, closed at the epoch floor of the partition created by the entry at sequence `seq`. */
+  const neverOpenedAt = (seq: number): StreamRecord => ({ ...CLOSED_NEVER_OPENED, epoch: seq });
+
+  it('adds a partition after the existing ones, with leaderless buckets at the epochs of its entry', () => {
+    // Proves the epoch floor: the buckets of a partition created at sequence 11 start at leader and stream epoch 11.
     const before = fixture();
     const { view, outcome } = accepted(before, { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: '2024-01-02' });
     expect(outcome).toEqual({ ok: true });
@@ -517,10 +529,35 @@ describe('CreatePartition and DropPartition add and remove one partition with it
       seq: 11,
       tables: { ...before.tables, orders: { ...ORDERS, partitions: ['p1', '2024-01-02'] } },
       buckets: bucketsWith(before.buckets, {
-        '2/2024-01-02/0': bucket(ORDERS, '2024-01-02', 0, null, 0, CLOSED_NEVER_OPENED),
-        '2/2024-01-02/1': bucket(ORDERS, '2024-01-02', 1, null, 0, CLOSED_NEVER_OPENED),
+        '2/2024-01-02/0': bucket(ORDERS, '2024-01-02', 0, null, 11, neverOpenedAt(11)),
+        '2/2024-01-02/1': bucket(ORDERS, '2024-01-02', 1, null, 11, neverOpenedAt(11)),
       }),
     });
+  });
+
+  it('adds a partition led by the nodes it names, each at the next leader epoch, ready to be opened', () => {
+    // Proves CreatePartition.leaders mirrors CreateTable.leaders: one entry assigns the whole partition.
+    const before = fixture();
+    const { view, outcome } = accepted(before, { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: '20240102', leaders: ['3', '1'] });
+    expect(outcome).toEqual({ ok: true });
+    expect(view).toEqual({
+      ...before,
+      seq: 11,
+      tables: { ...before.tables, orders: { ...ORDERS, partitions: ['p1', '20240102'] } },
+      buckets: bucketsWith(before.buckets, {
+        '2/20240102/0': bucket(ORDERS, '20240102', 0, '3', 12, neverOpenedAt(11)),
+        '2/20240102/1': bucket(ORDERS, '20240102', 1, '1', 12, neverOpenedAt(11)),
+      }),
+    });
+    // The named leader opens at the leader epoch the create gave, as after any LeadBucket.
+    const opened = accepted(view, { type: 'OpenStream', nodeId: '3', nodeEpoch: 4, tableId: 2, partition: '20240102', bucket: 0, leaderEpoch: 12 });
+    expect(opened.outcome).toEqual({ ok: true, streamEpoch: 12 });
+  });
+
+  it('leads a leaderless partition bucket with LeadBucket at the epoch after its floor', () => {
+    const created = accepted(fixture(), { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p2' }).view;
+    const led = accepted(created, { type: 'LeadBucket', coordinatorEpoch: 3, tableId: 2, partition: 'p2', bucket: 1, leader: '2', expectedLeaderEpoch: 11 });
+    expect(led.outcome).toEqual({ ok: true, leaderEpoch: 12 });
   });
 
   it('removes a partition and only its buckets', () => {
@@ -1515,6 +1552,91 @@ describe('DropTable and DropPartition release the slices of the buckets they rem
     const { view } = accepted(before, { type: 'DropTable', coordinatorEpoch: 3, name: 'orders', atMs: 9 });
     expect(view.objects).toBe(before.objects);
     expect(view.garbage).toBe(before.garbage);
+  });
+});
+
+describe('a partition dropped and created again never reuses an epoch of its earlier incarnation', () => {
+  /** The address of orders/p1/0, which the storage fixture opened by node 1 at node epoch 2. */
+  const P1_0 = { tableId: 2, partition: 'p1', bucket: 0 };
+
+  /**
+   * The storage fixture after orders/p1/0 was re-led to node 1 three times and its stream reopened at the
+   * last leader epoch (4), then written [5, 8) by node 1 at node epoch 2: the incarnation a deposed writer
+   * would come from. Returns the view and every epoch the incarnation's buckets ever had.
+   */
+  function firstIncarnation(): { view: View; epochs: number[] } {
+    let view = storageFixture();
+    const epochs = [1];
+    for (let lead = 0; lead < 3; lead++) {
+      const { view: led, outcome } = accepted(view, { type: 'LeadBucket', coordinatorEpoch: 3, ...P1_0, leader: '1' });
+      view = led;
+      epochs.push(outcome.ok ? outcome.leaderEpoch! : -1);
+    }
+    view = accepted(view, { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, ...P1_0, streamEpoch: 1 }).view;
+    view = accepted(view, { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, ...P1_0, leaderEpoch: 4 }).view;
+    view = accepted(view, commitWal([range({ ...P1_0, streamEpoch: 4 }, 5, 8)], { object: 'wal/1/2/7' })).view;
+    for (const record of bucketsInTableOrder(view)) if (record.partition === 'p1') epochs.push(record.leaderEpoch, record.stream.epoch);
+    return { view: deepFreeze(view), epochs };
+  }
+
+  type Case = [description: string, recreate: (view: View) => View];
+  const cases: Case[] = [
+    ['created again with leaders', (view) => accepted(view, { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', leaders: ['1', '3'] }).view],
+    [
+      'created again leaderless, then led by LeadBucket',
+      (view) => {
+        const created = accepted(view, { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1' }).view;
+        return accepted(created, { type: 'LeadBuckets', coordinatorEpoch: 3, buckets: [{ ...P1_0, leader: '1' }, { ...P1_0, bucket: 1, leader: '3' }] }).view;
+      },
+    ],
+  ];
+
+  it.each(cases)('%s: the new buckets start above every leader and stream epoch the old ones had', (_description, recreate) => {
+    // Proves create → lead → open → drop → create again gives epochs above the first incarnation's, for every bucket.
+    const { view: first, epochs } = firstIncarnation();
+    expect(Math.max(...epochs)).toBe(4);
+    const dropped = accepted(first, { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', atMs: 10 }).view;
+    const again = recreate(dropped);
+    const records = bucketsInTableOrder(again).filter((record) => record.partition === 'p1');
+    expect(records).toHaveLength(2);
+    for (const record of records) {
+      expect(record.leaderEpoch).toBeGreaterThan(Math.max(...epochs));
+      expect(record.stream).toEqual({ ...CLOSED_NEVER_OPENED, epoch: dropped.seq + 1 });
+      expect(record.stream.epoch).toBeGreaterThan(Math.max(...epochs));
+    }
+    // The new incarnation opens at its own leader epoch, above the old stream epoch.
+    const leaderEpoch = getIn(again.buckets, '2/p1/0')!.leaderEpoch;
+    const opened = accepted(again, { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, ...P1_0, leaderEpoch });
+    expect(opened.outcome).toEqual({ ok: true, streamEpoch: leaderEpoch });
+    expect(leaderEpoch).toBeGreaterThan(Math.max(...epochs));
+  });
+
+  it('fences every command of a deposed writer of the old incarnation, before and after the new one opens', () => {
+    // Proves the danger the floor removes: the same node at the same node epoch opening the new stream does not
+    // make the old incarnation's stream epoch current again, so its in-flight commits are refused.
+    const { view: first } = firstIncarnation();
+    const dropped = accepted(first, { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', atMs: 10 }).view;
+    const again = accepted(dropped, { type: 'CreatePartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', leaders: ['1', '3'] }).view;
+    const leaderEpoch = getIn(again.buckets, '2/p1/0')!.leaderEpoch;
+    const opened = accepted(again, { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, ...P1_0, leaderEpoch }).view;
+    const old = { ...P1_0, streamEpoch: 4 };
+
+    type Refusal = [view: View, command: Record<string, unknown>, message: string];
+    const refusals: Refusal[] = [
+      [again, commitWal([range(old, 0, 3)], { object: 'wal/1/2/8' }), "the stream of table 'orders' partition 'p1' bucket 0 is not open by node 1 at node epoch 2"],
+      [opened, commitWal([range(old, 0, 3)], { object: 'wal/1/2/8' }), `stream epoch 4 is fenced: current is ${leaderEpoch}`],
+      [opened, commitWal([range(old, 8, 9)], { object: 'wal/1/2/8' }), `stream epoch 4 is fenced: current is ${leaderEpoch}`],
+      [opened, commitKvSnapshot({ streamEpoch: 4, object: 'kv/2/p1/0/4-0', appliedOffset: 0 }), `stream epoch 4 is fenced: current is ${leaderEpoch}`],
+      [opened, { type: 'CloseStream', nodeId: '1', nodeEpoch: 2, ...P1_0, streamEpoch: 4 }, `stream epoch 4 is fenced: current is ${leaderEpoch}`],
+      [again, { type: 'OpenStream', nodeId: '1', nodeEpoch: 2, ...P1_0, leaderEpoch: 4 }, `leader epoch 4 is fenced: current is ${leaderEpoch}`],
+      [again, { type: 'LeadBucket', coordinatorEpoch: 3, ...P1_0, leader: '2', expectedLeaderEpoch: 4 }, `is at leader epoch ${leaderEpoch}, not 4`],
+    ];
+    for (const [view, command, message] of refusals) {
+      const { outcome } = next(view, command);
+      expect(outcome).toEqual({ ok: false, rejection: { code: expect.stringMatching(/^(Fenced|Conflict)$/), message: expect.stringContaining(message) } });
+    }
+    // The new incarnation's writer commits from offset 0 at its own stream epoch.
+    expect(next(opened, commitWal([range({ ...P1_0, streamEpoch: leaderEpoch }, 0, 3)], { object: 'wal/1/2/8' })).outcome).toEqual({ ok: true });
   });
 });
 

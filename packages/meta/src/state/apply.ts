@@ -405,6 +405,30 @@ function applyDropTable(view: View, seq: number, command: DropTable): Applied {
   };
 }
 
+/**
+ * Adds a partition with its buckets. A partition dropped and created again has the same bucket ids
+ * (`bucketId(tableId, partition, bucket)`), so its new buckets must not start at the epochs a new table's
+ * do (leader epoch 0 or 1, stream epoch 0): the first incarnation may have used them, and a deposed writer
+ * of it (an append in flight, a compaction, a KV snapshot) presenting the same node, node epoch and stream
+ * epoch would then commit into the new stream, and a data node's state kept by (bucket id, stream epoch)
+ * would be taken for the new incarnation's.
+ *
+ * So the buckets of a partition created by the entry at sequence `seq` start at epoch `seq`: leaderless at
+ * leader epoch `seq` (the first LeadBucket gives `seq + 1`), or led by `leaders[i]` at `seq + 1` as if that
+ * LeadBucket had applied right after; their streams are closed at stream epoch `seq` and were never opened
+ * (no node, no data), so the first open is at a leader epoch above it like any open. This is safe because an
+ * entry moves a bucket's leader epoch by at most one (a LeadBuckets names a bucket once) and a stream is
+ * only opened at its bucket's leader epoch: by induction, after the entry at sequence `k` no leader or
+ * stream epoch exceeds `k + 1` (a new table's buckets start at 1 at most, a new partition's at `k + 1`). The
+ * earlier incarnation was dropped by an entry before `seq`, so it never had an epoch above `seq - 1`, and
+ * every epoch of the new one is above all of its epochs. Per bucket id, leader and stream epochs therefore
+ * only grow for the life of the cluster, with no record of dropped partitions kept in the view.
+ *
+ * Epoch 0 keeps its meaning: "never led" is `leader === null` and "never opened" is `node === null`, and
+ * nothing reads a zero epoch as either. A stream closed at epoch `seq` below a leader epoch `seq + 1` is
+ * the sync decision's "closed at an older epoch: open at the leader epoch", the same as a new table's
+ * stream at 0 below leader epoch 1.
+ */
 function applyCreatePartition(view: View, seq: number, command: CreatePartition): Applied {
   const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
@@ -414,13 +438,25 @@ function applyCreatePartition(view: View, seq: number, command: CreatePartition)
   if (table.partitions.includes(command.partition)) {
     return reject(view, seq, 'Conflict', `partition '${command.partition}' of table '${table.name}' already exists`);
   }
+  const leaders = command.leaders;
+  if (leaders !== undefined) {
+    if (leaders.length !== table.buckets) {
+      return reject(view, seq, 'InvalidArgument', `CreatePartition.leaders names ${leaders.length} leaders for ${table.buckets} buckets`);
+    }
+    const unregistered = leaders.find((leader) => !ownRecord(view.nodes, leader));
+    if (unregistered !== undefined) return reject(view, seq, 'NotFound', `node ${unregistered} is not registered`);
+  }
+  const created = newBuckets(table, command.partition, leaders, seq);
+  for (const id of Object.keys(created)) {
+    if (getIn(view.buckets, id)) throw new Error(`invariant broken: bucket ${id} exists though partition '${command.partition}' of '${table.name}' does not`);
+  }
   const updated: TableRecord = { ...table, partitions: [...table.partitions, command.partition] };
   return {
     view: {
       ...view,
       seq,
       tables: { ...view.tables, [table.name]: updated },
-      buckets: withRecords(view.buckets, newBuckets(table, command.partition)),
+      buckets: withRecords(view.buckets, created),
     },
     outcome: { ok: true },
   };
@@ -448,10 +484,12 @@ function applyDropPartition(view: View, seq: number, command: DropPartition): Ap
 }
 
 /**
- * The buckets of a new table (partition null) or of a new partition, by bucket id: leaderless, or led by
- * `leaders[i]` at the first leader epoch (what a LeadBucket on a leaderless bucket gives).
+ * The buckets of a new table (partition null) or of a new partition, by bucket id, with never-opened
+ * streams closed at stream epoch `epochFloor`: leaderless at leader epoch `epochFloor`, or led by
+ * `leaders[i]` at the next one (what a LeadBucket on a leaderless bucket gives). A new table's buckets
+ * start at floor 0; a new partition's above every earlier epoch (see `applyCreatePartition`).
  */
-function newBuckets(table: TableRecord, partition: string | null, leaders?: readonly string[]): Record<string, BucketRecord> {
+function newBuckets(table: TableRecord, partition: string | null, leaders: readonly string[] | undefined, epochFloor = 0): Record<string, BucketRecord> {
   const created: Record<string, BucketRecord> = {};
   for (let bucket = 0; bucket < table.buckets; bucket++) {
     const leader = leaders?.[bucket] ?? null;
@@ -461,8 +499,8 @@ function newBuckets(table: TableRecord, partition: string | null, leaders?: read
       partition,
       bucket,
       leader,
-      leaderEpoch: leader === null ? 0 : nextEpoch(0),
-      stream: { ...NEVER_OPENED_STREAM, slices: [], writers: {} },
+      leaderEpoch: leader === null ? epochFloor : nextEpoch(epochFloor),
+      stream: { ...NEVER_OPENED_STREAM, epoch: epochFloor, slices: [], writers: {} },
       kvSnapshots: [],
     };
   }
@@ -1108,7 +1146,7 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
   CommitTieringRound: { coordinatorEpoch: count, table: name, tableId: count, tieringEpoch: count, metadataKey: objectKey, snapshotId: objectKey, atMs: count },
   CreateTable: { coordinatorEpoch: count, spec: object, createdAtMs: count, leaders: optionalNames },
   DropTable: { coordinatorEpoch: count, name, atMs: optionalCount },
-  CreatePartition: { coordinatorEpoch: count, table: name, partition: partitionName },
+  CreatePartition: { coordinatorEpoch: count, table: name, partition: partitionName, leaders: optionalNames },
   DropPartition: { coordinatorEpoch: count, table: name, partition: partitionName, atMs: optionalCount },
   LeadBucket: {
     coordinatorEpoch: count,

@@ -80,12 +80,23 @@ export interface DropTable {
   atMs?: number;
 }
 
-/** Adds a partition (with `buckets` leaderless buckets) to a partitioned table. Outcome: `{}`. */
+/**
+ * Adds a partition, with the table's number of buckets, to a partitioned table. Rejected on a stale
+ * coordinator epoch (`Fenced`), a missing table (`NotFound`), an unpartitioned one (`InvalidArgument`) or a
+ * partition that exists (`Conflict`). The partition is added after the table's others. Its buckets start at
+ * epochs above every epoch an earlier log entry can have given any bucket (see `applyCreatePartition`), so a
+ * partition dropped and created again never reuses an epoch of its earlier incarnation: without `leaders` they
+ * have no leader (a LeadBucket per bucket follows); with `leaders`, bucket i is led by `leaders[i]` as if a
+ * LeadBucket for each had applied right after the create, as `CreateTable.leaders` does. `leaders` is rejected
+ * (`InvalidArgument`) when its length is not the bucket count, and (`NotFound`) when it names a node that is
+ * not registered. Outcome: `{}`.
+ */
 export interface CreatePartition {
   type: 'CreatePartition';
   coordinatorEpoch: number;
   table: string;
   partition: string;
+  leaders?: string[];
 }
 
 /** Removes a partition and its buckets, releasing their slices and KV snapshots as `DropTable` does. Outcome: `{}`. */

@@ -10,3 +10,4 @@ export * from './writer-sequence';
 export * from './sharded-map';
 export * from './log-format';
 export * from './lake-properties';
+export * from './partitions';

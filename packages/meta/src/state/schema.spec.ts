@@ -71,8 +71,29 @@ describe('validateTableSpec accepts the three kinds of table and returns a norma
     expect(result.spec.primaryKey).not.toBe(input.primaryKey);
   });
 
-  it('accepts a partitioned log table partitioned by any existing column, with retain left out', () => {
+  it('accepts a partitioned log table partitioned by a timestamp column, with retain and precreate left out', () => {
     const input = { name: '_raw-logs', columns: logColumns, buckets: 1, partition: { column: 'ts', unit: 'hour' } };
+    expect(validateTableSpec(input)).toEqual({ ok: true, spec: input });
+  });
+
+  it.each([0, 1, LIMITS.partitionPrecreateMax])('accepts partition.precreate %d and keeps it', (precreate) => {
+    // Proves the number of partitions created ahead reaches the log as declared, zero included (only the current one).
+    const input = { name: 'clicks', columns: logColumns, buckets: 1, partition: { column: 'ts', unit: 'hour', retain: 24, precreate } };
+    expect(validateTableSpec(input)).toEqual({ ok: true, spec: input });
+  });
+
+  it('accepts a table partitioned by a string column holding partition names', () => {
+    // Proves the second partition column type: a PK table keyed by a day string, as in Fluss.
+    const input = {
+      name: 'visits',
+      columns: [
+        { name: 'day', type: 'string' },
+        { name: 'user', type: 'int64' },
+      ],
+      primaryKey: ['day', 'user'],
+      buckets: 2,
+      partition: { column: 'day', unit: 'day', precreate: 1 },
+    };
     expect(validateTableSpec(input)).toEqual({ ok: true, spec: input });
   });
 
@@ -130,10 +151,28 @@ describe('validateTableSpec rejects each invalid spec with a message naming the 
     ['a partition with an unknown unit', withField('partition', { column: 'day', unit: 'week' }), "partition.unit must be one of 'hour', 'day'"],
     ['a partition with zero retain', withField('partition', { column: 'day', unit: 'day', retain: 0 }), 'partition.retain must be a positive integer'],
     ['a partition with fractional retain', withField('partition', { column: 'day', unit: 'day', retain: 1.5 }), 'partition.retain must be a positive integer'],
+    ['a partition with negative retain', withField('partition', { column: 'day', unit: 'day', retain: -2 }), 'partition.retain must be a positive integer'],
+    ['a partition with retain as a string', withField('partition', { column: 'day', unit: 'day', retain: '7' }), 'partition.retain must be a positive integer'],
+    ['a partition with negative precreate', withField('partition', { column: 'day', unit: 'day', precreate: -1 }), `partition.precreate must be an integer between 0 and ${LIMITS.partitionPrecreateMax}`],
+    ['a partition with precreate above the bound', withField('partition', { column: 'day', unit: 'day', precreate: LIMITS.partitionPrecreateMax + 1 }), 'partition.precreate must be an integer between 0 and 48'],
+    ['a partition with fractional precreate', withField('partition', { column: 'day', unit: 'day', precreate: 0.5 }), 'partition.precreate must be an integer between 0 and 48'],
+    ['a partition with precreate as a string', withField('partition', { column: 'day', unit: 'day', precreate: '2' }), 'partition.precreate must be an integer between 0 and 48'],
+    ['a partition with precreate null', withField('partition', { column: 'day', unit: 'day', precreate: null }), 'partition.precreate must be an integer between 0 and 48'],
+    [
+      'a partition on an int64 column',
+      { ...validBody(), partition: { column: 'order_id', unit: 'day' } },
+      "partition column 'order_id' is of type int64: a table is partitioned by a column of type timestamp or string",
+    ],
+    ['a partition on a float64 column', { ...validBody(), partition: { column: 'amount', unit: 'hour' } }, "partition column 'amount' is of type float64"],
+    [
+      'a partition on a bytes column',
+      { name: 't', columns: logColumns, buckets: 1, partition: { column: 'payload', unit: 'day' } },
+      "partition column 'payload' is of type bytes: a table is partitioned by a column of type timestamp or string",
+    ],
     [
       'a PK table partitioned by a column outside the key',
-      { ...validBody(), primaryKey: ['order_id'], partition: { column: 'amount', unit: 'day' } },
-      "partition column 'amount' must be part of the primary key",
+      { ...validBody(), columns: [...(validBody().columns as object[]), { name: 'shipped', type: 'timestamp' }], partition: { column: 'shipped', unit: 'day' } },
+      "partition column 'shipped' must be part of the primary key",
     ],
     [
       'a PK table whose key is only the partition column',

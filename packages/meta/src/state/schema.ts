@@ -1,6 +1,7 @@
 import { checkLakeSpec } from './lake-properties';
 import { LIMITS } from '@mink/config';
 import { checkLogFormat } from './log-format';
+import { PARTITION_COLUMN_TYPES } from './partitions';
 import { COLUMN_TYPES, type ColumnSpec, type ColumnType, type PartitionSpec, type TableSpec } from './view';
 
 /**
@@ -24,7 +25,7 @@ export const PARTITION_UNITS: readonly PartitionSpec['unit'][] = ['hour', 'day']
 
 const TABLE_FIELDS = ['name', 'columns', 'primaryKey', 'bucketKey', 'buckets', 'partition', 'properties'];
 const COLUMN_FIELDS = ['name', 'type'];
-const PARTITION_FIELDS = ['column', 'unit', 'retain'];
+const PARTITION_FIELDS = ['column', 'unit', 'retain', 'precreate'];
 
 /** Thrown inside this module only, so each check can stop validation with one short message. */
 class SpecError extends Error {}
@@ -141,7 +142,12 @@ function readPartition(value: unknown, columnTypes: Map<string, ColumnType>): Pa
   const partition = readObject(value, 'partition');
   rejectUnknownFields(partition, PARTITION_FIELDS, 'partition');
   if (typeof partition.column !== 'string') fail('partition.column must be a column name');
-  if (!columnTypes.has(partition.column)) fail(`partition column '${partition.column}' is not a column of the table`);
+  const columnType = columnTypes.get(partition.column);
+  if (columnType === undefined) fail(`partition column '${partition.column}' is not a column of the table`);
+  if (!PARTITION_COLUMN_TYPES.includes(columnType)) {
+    // A row's partition comes from an instant or from a partition name; no other type holds either.
+    fail(`partition column '${partition.column}' is of type ${columnType}: a table is partitioned by a column of type ${PARTITION_COLUMN_TYPES.join(' or ')}`);
+  }
   if (typeof partition.unit !== 'string' || !(PARTITION_UNITS as readonly string[]).includes(partition.unit)) {
     fail(`partition.unit must be one of ${PARTITION_UNITS.map((unit) => `'${unit}'`).join(', ')}`);
   }
@@ -151,6 +157,13 @@ function readPartition(value: unknown, columnTypes: Map<string, ColumnType>): Pa
       fail('partition.retain must be a positive integer');
     }
     result.retain = partition.retain;
+  }
+  if (partition.precreate !== undefined) {
+    const precreate = partition.precreate;
+    if (typeof precreate !== 'number' || !Number.isSafeInteger(precreate) || precreate < 0 || precreate > LIMITS.partitionPrecreateMax) {
+      fail(`partition.precreate must be an integer between 0 and ${LIMITS.partitionPrecreateMax}`);
+    }
+    result.precreate = precreate;
   }
   return result;
 }

@@ -626,10 +626,14 @@ function checkStep(before: View, seq: number, command: unknown, result: Applied,
   for (const [id, record] of entriesIn(after.buckets)) {
     if (getIn(before.buckets, id) === undefined) {
       check(acceptedType === 'CreateTable' || acceptedType === 'CreatePartition', `bucket ${id} appeared`);
-      // A new bucket has no leader, or the leader its CreateTable named, registered, at the first leader epoch.
-      const named = acceptedType === 'CreateTable' && Array.isArray(fields.leaders) ? (fields.leaders as string[])[record.bucket] : undefined;
+      // A new bucket has no leader, or the leader its create named, registered, at the leader epoch after the
+      // floor: 0 for a table's buckets, and for a partition's the sequence of its entry, above every epoch an
+      // earlier entry gave, so a partition dropped and created again reuses none. Its stream was never opened.
+      const named = Array.isArray(fields.leaders) ? (fields.leaders as string[])[record.bucket] : undefined;
+      const floor = acceptedType === 'CreatePartition' ? seq : 0;
       check(record.leader === (named ?? null), `bucket ${id} appeared with leader ${record.leader}, not ${named ?? null}`);
-      check(record.leaderEpoch === (named === undefined ? 0 : 1), `bucket ${id} appeared at leader epoch ${record.leaderEpoch}`);
+      check(record.leaderEpoch === (named === undefined ? floor : floor + 1), `bucket ${id} appeared at leader epoch ${record.leaderEpoch}`);
+      check(record.stream.state === 'closed' && record.stream.node === null && record.stream.epoch === floor, `bucket ${id} appeared with stream ${JSON.stringify(record.stream)}`);
       check(named === undefined || ownRecord(before.nodes, named) !== undefined, `bucket ${id} appeared led by unregistered node ${named}`);
     }
     // Records are shared between views while unchanged, so checking the changed ones checks them all.
@@ -936,15 +940,16 @@ function checkWellFormed(view: View): void {
 }
 
 /**
- * At most one leader per bucket and leader epoch, across the whole history. A bucket that is removed
- * forgets its history: a partition dropped and created again has the same bucket ids and starts again
- * at leader epoch 0 (see the report of this package for why that is a hazard).
+ * At most one leader per bucket id and leader epoch, across the whole history, drops included: a partition
+ * dropped and created again has the same bucket ids, and its buckets start above every leader epoch the
+ * earlier incarnation had, so a re-created bucket never meets a leader epoch seen before.
  */
 function checkLeaderHistory(before: View, after: View, leaders: LeaderHistory): void {
-  for (const [id] of entriesIn(before.buckets)) {
-    if (getIn(after.buckets, id) === undefined) leaders.delete(id);
-  }
   for (const [id, record] of entriesIn(after.buckets)) {
+    if (getIn(before.buckets, id) === undefined) {
+      const seenEpochs = [...(leaders.get(id)?.keys() ?? [])];
+      check(seenEpochs.every((epoch) => epoch < record.leaderEpoch && epoch < record.stream.epoch), `bucket ${id} created again at leader epoch ${record.leaderEpoch}, stream epoch ${record.stream.epoch}, not above its earlier ${Math.max(...seenEpochs)}`);
+    }
     if (record.leader === null) continue;
     let byEpoch = leaders.get(id);
     if (!byEpoch) {

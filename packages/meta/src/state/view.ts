@@ -23,6 +23,8 @@ export interface PartitionSpec {
   unit: 'hour' | 'day';
   /** How many partitions to keep; older ones are dropped by the lifecycle loop. */
   retain?: number;
+  /** Partitions created ahead of the current one (PARTITION_PRECREATE_DEFAULT when absent). */
+  precreate?: number;
 }
 
 /** A table as the user declared it (the body of `POST /v1/tables`, validated). */
