@@ -26,7 +26,8 @@ import {
   type ScanRequest,
   type TableRoute,
 } from '@mink/protocol';
-import { bucketOfRow, encodeBatch, encodeScanPage, projectedColumns, rowsToJson, splitByBucket, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
+import { indexesByTarget, missingPartitionError, missingPartitions, partitionsOfItems, type BucketTarget, type Partitioning } from '@mink/client';
+import { bucketOfRow, decodeBatch, encodeBatch, encodeScanPage, projectedColumns, rowsToJson, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
 import type { StreamBatch, StreamReader, WalWriter } from '@mink/s3stream';
 import { RecordBatchConversionError, recordBatchOfStoredRows, storedRowsOfRecordBatch } from '@mink/kafka';
 import { WithBinary, requestJson } from '@mink/transport';
@@ -128,14 +129,19 @@ export class DataPlane {
     private readonly lakeReads: LakeReads | null = null,
   ) {}
 
+  /**
+   * The route of a table from this node's view: the leader of each bucket of an unpartitioned table, or of
+   * each bucket of each live partition (in creation order) of a partitioned one.
+   */
   describeTable(name: string): TableRoute {
     const view = this.member.view;
     const table = this.table(view, name);
-    const leaders = Array.from({ length: table.partition ? 0 : table.buckets }, (_, bucket) => {
-      const record = getIn(view.buckets, bucketId(table.id, null, bucket));
-      const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
-      return record && leader ? { node: leader.id, address: leader.address, leaderEpoch: record.leaderEpoch, ...(leader.http ? { http: leader.http } : {}) } : null;
-    });
+    const leadersOf = (partition: string | null) =>
+      Array.from({ length: table.buckets }, (_, bucket) => {
+        const record = getIn(view.buckets, bucketId(table.id, partition, bucket));
+        const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
+        return record && leader ? { node: leader.id, address: leader.address, leaderEpoch: record.leaderEpoch, ...(leader.http ? { http: leader.http } : {}) } : null;
+      });
     return {
       table: table.name,
       tableId: table.id,
@@ -144,7 +150,8 @@ export class DataPlane {
       primaryKey: table.primaryKey,
       bucketKey: table.bucketKey,
       buckets: table.buckets,
-      leaders,
+      leaders: table.partition ? [] : leadersOf(null),
+      ...(table.partition ? { partition: table.partition, partitions: table.partitions.map((partition) => ({ name: partition, leaders: leadersOf(partition) })) } : {}),
     };
   }
 
@@ -153,6 +160,8 @@ export class DataPlane {
     if (table.kind !== 'log') throw new InvalidArgumentError(`table '${table.name}' is a primary-key table: use put`);
     refuseKafkaFormat(table, 'appended to');
     const batch = this.batchOf(table, request);
+    // Only the partition column is decoded: a row of another partition would be stored where no scan of its partition finds it.
+    if (table.partition) this.checkPartitionOfEach(table, record, decodeBatch(table.columns, batch.payload, [table.partition.column]).rows, 'row');
     const id = bucketId(record.tableId, record.partition, record.bucket);
     const writer = request.writer;
     if (!writer) return this.write(id, record, batch);
@@ -208,31 +217,33 @@ export class DataPlane {
     return attempt;
   }
 
-  /** Seed: a table-addressed write is split by bucket and each part forwarded to its leader. */
+  /**
+   * Seed: a table-addressed write is split by bucket (of each partition, on a partitioned table) and each
+   * part forwarded to its leader. A row of a partition that does not exist fails the whole write, unsent.
+   */
   async appendTable(request: AppendTableRequest): Promise<AppendTableResult> {
-    const table = this.unpartitionedTable(request.table);
+    const table = this.table(this.member.view, request.table);
     refuseKafkaFormat(table, 'appended to');
     const rows = validateRows(table.columns, request.rows);
-    const parts = splitByBucket(rows, table.bucketKey, table.buckets, this.spreadCounter++);
     const results = await this.forwardByBucket(
       table,
-      parts,
+      this.partsByBucket(table, rows, 'row', this.spreadCounter++),
       (address, bucketRows): AppendBucketRequest => ({ op: 'append', ...address, rows: rowsToJson(table.columns, bucketRows) }),
       (body) => this.append(body),
     );
     return { appended: rows.length, buckets: results };
   }
 
-  /** A table-addressed put or delete of a PK table, split by bucket key and forwarded like appendTable. */
+  /** A table-addressed put or delete of a PK table, split by partition and bucket key and forwarded like appendTable. */
   async writeTable(request: PutTableRequest | DeleteTableRequest): Promise<WriteTableResult> {
-    const table = this.unpartitionedTable(request.table);
+    const table = this.table(this.member.view, request.table);
     if (table.kind !== 'pk') throw new InvalidArgumentError(`table '${table.name}' is a log table: use append`);
     if (request.op === 'putTable') {
       const { rows, partialColumns } = this.putRowsOf(table, request.rows, request.columns);
       const columns = partialColumns ? table.columns.filter((column) => partialColumns.includes(column.name)) : table.columns;
       const results = await this.forwardByBucket(
         table,
-        splitByBucket(rows, table.bucketKey, table.buckets, 0),
+        this.partsByBucket(table, rows, 'row', 0),
         (address, bucketRows): PutBucketRequest => ({
           op: 'put',
           ...address,
@@ -247,7 +258,7 @@ export class DataPlane {
     const keyColumns = table.columns.filter((column) => table.primaryKey.includes(column.name));
     const results = await this.forwardByBucket(
       table,
-      splitByBucket(keys, table.bucketKey, table.buckets, 0),
+      this.partsByBucket(table, keys, 'key', 0),
       (address, bucketKeys): DeleteBucketRequest => ({ op: 'delete', ...address, keys: rowsToJson(keyColumns, bucketKeys) }),
       (body) => this.delete(body),
     );
@@ -255,34 +266,40 @@ export class DataPlane {
   }
 
   /**
-   * Sends each bucket's part to the bucket's leader: served here when this node leads it, else forwarded
-   * over NATS. Answers in bucket order. Every part was validated by the caller, so a rejection is about
-   * routing (no leader yet, a move in progress) and the caller's client retries the whole write.
+   * The rows (or keys) of a table-addressed write by the bucket they go to, as the client splits them
+   * (`indexesByTarget`); refuses the whole write when a row's partition is not among the table's in this
+   * node's view.
    */
-  private async forwardByBucket<Part, Body extends BucketAddress, Result extends { bucket: number }>(
+  private partsByBucket(table: TableRecord, items: Row[], what: 'row' | 'key', spread: number): { target: BucketTarget; part: Row[] }[] {
+    const partitions = partitionsOfItems(partitioningOf(table), items, what);
+    const missing = missingPartitions(new Set(partitions), table.partitions);
+    if (missing.length > 0) throw missingPartitionError(table.name, missing[0]!, table.partitions, { what, index: partitions.indexOf(missing[0]!) });
+    return indexesByTarget(items, partitions, table, spread).map(({ target, indexes }) => ({ target, part: indexes.map((index) => items[index]!) }));
+  }
+
+  /**
+   * Sends each bucket's part to the bucket's leader: served here when this node leads it, else forwarded
+   * over NATS. Answers by partition, then bucket. Every part was validated by the caller, so a rejection
+   * is about routing (no leader yet, a move in progress) and the caller's client retries the whole write.
+   */
+  private async forwardByBucket<Part, Body extends BucketAddress, Result extends { partition?: string; bucket: number }>(
     table: TableRecord,
-    parts: Map<number, Part>,
+    parts: { target: BucketTarget; part: Part }[],
     bodyOf: (address: BucketAddress, part: Part) => Body,
     serveHere: (body: Body) => Promise<Result>,
   ): Promise<Result[]> {
     const view = this.member.view;
     const results = await Promise.all(
-      [...parts.entries()].map(async ([bucket, part]) => {
-        const body = bodyOf({ table: table.name, tableId: table.id, partition: null, bucket }, part);
-        const record = getIn(view.buckets, bucketId(table.id, null, bucket));
+      parts.map(async ({ target, part }) => {
+        const body = bodyOf({ table: table.name, tableId: table.id, ...target }, part);
+        const record = getIn(view.buckets, bucketId(table.id, target.partition, target.bucket));
         if (record?.leader === this.self.nodeId) return serveHere(body);
         const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
-        if (!leader) throw new UnavailableError(`bucket ${bucket} of table '${table.name}' has no leader yet`);
+        if (!leader) throw new UnavailableError(`${bucketNameOf(table, target)} has no leader yet`);
         return requestJson<Result>(this.member.nc, SUBJECTS.nodeRpc(leader.address), body);
       }),
     );
-    return results.sort((a, b) => a.bucket - b.bucket);
-  }
-
-  private unpartitionedTable(name: string): TableRecord {
-    const table = this.table(this.member.view, name);
-    if (table.partition) throw new UnavailableError(`partitioned table '${table.name}' has no partitions yet`);
-    return table;
+    return results.sort((a, b) => (a.partition ?? '').localeCompare(b.partition ?? '') || a.bucket - b.bucket);
   }
 
   /**
@@ -377,7 +394,6 @@ export class DataPlane {
   async readRecordBatches(tableName: string, bucket: number, offset: number, bytesMax: number): Promise<{ batches: Uint8Array[]; highWatermark: number; startOffset: number }> {
     this.readFence.check();
     const { table, record } = this.leadBucketOf(tableName, bucket);
-    if (table.partition) throw new InvalidArgumentError(`partitioned table '${table.name}' is not readable as a topic`);
     const id = bucketId(record.tableId, record.partition, record.bucket);
     const read = await this.reader.read(id, offset, Number.MAX_SAFE_INTEGER, { bytesMax });
     const bounds = { highWatermark: read.highWatermark, startOffset: read.startOffset };
@@ -427,6 +443,7 @@ export class DataPlane {
     const { table, record, bucket } = this.pkBucketOf(request);
     const { rows, partialColumns } = this.putRowsOf(table, request.rows, request.columns);
     this.checkOperationCount(rows.length);
+    this.checkPartitionOfEach(table, record, rows, 'row');
     this.checkBucketOfEach(table, record, rows, 'row');
     const operations: PkOperation[] = rows.map((row) => (partialColumns ? { kind: 'put', row, partialColumns } : { kind: 'put', row }));
     return this.writeResultOf(record, await bucket.write(operations));
@@ -437,6 +454,7 @@ export class DataPlane {
     const { table, record, bucket } = this.pkBucketOf(request);
     const keys = this.keysOf(table, request.keys);
     this.checkOperationCount(keys.length);
+    this.checkPartitionOfEach(table, record, keys, 'key');
     this.checkBucketOfEach(table, record, keys, 'key');
     return this.writeResultOf(record, await bucket.write(keys.map((key) => ({ kind: 'delete', key }))));
   }
@@ -449,6 +467,7 @@ export class DataPlane {
     if (keys.length > LIMITS.lookupKeysPerRequestMax) {
       throw new InvalidArgumentError(`a lookup holds at most ${LIMITS.lookupKeysPerRequestMax} keys, got ${keys.length}`);
     }
+    this.checkPartitionOfEach(table, record, keys, 'key');
     this.checkBucketOfEach(table, record, keys, 'key');
     return { rows: bucket.lookup(keys, projection) };
   }
@@ -488,11 +507,25 @@ export class DataPlane {
     });
   }
 
+  /**
+   * Refuses rows or keys of a partition's bucket whose partition column names another partition (or none):
+   * stored there, a row would be missing from scans of its partition and outlive its partition's retention.
+   */
+  private checkPartitionOfEach(table: TableRecord, record: BucketRecord, rows: readonly Row[], what: string): void {
+    if (!table.partition) return;
+    const partitions = partitionsOfItems(partitioningOf(table), rows, what);
+    partitions.forEach((partition, index) => {
+      if (partition !== record.partition) {
+        throw new InvalidArgumentError(`${what} ${index} belongs to partition '${partition}' of table '${table.name}', not to partition '${record.partition}'`);
+      }
+    });
+  }
+
   private pkBucketOf(address: BucketAddress): { table: TableRecord; record: BucketRecord; bucket: PkBucket } {
     const { table, record } = this.leadOrRedirect(address);
     if (table.kind !== 'pk') throw new InvalidArgumentError(`table '${table.name}' is a log table: use append`);
     const bucket = this.pk.get(bucketId(table.id, record.partition, record.bucket));
-    if (!bucket) throw new UnavailableError(`bucket ${record.bucket} of table '${table.name}' is still restoring on node ${this.self.nodeId}`);
+    if (!bucket) throw new UnavailableError(`${bucketNameOf(table, record)} is still restoring on node ${this.self.nodeId}`);
     return { table, record, bucket };
   }
 
@@ -572,9 +605,10 @@ export class DataPlane {
     return table;
   }
 
-  /** `leadOrRedirect` for bucket `bucket` of an unpartitioned table named as it is now. */
+  /** `leadOrRedirect` for bucket `bucket` of an unpartitioned table named as it is now (the Kafka paths: a topic has no partitions of its own). */
   private leadBucketOf(tableName: string, bucket: number): { table: TableRecord; record: BucketRecord } {
     const table = this.table(this.member.view, tableName);
+    if (table.partition) throw new InvalidArgumentError(`partitioned table '${table.name}' is not readable or writable as a topic`);
     return this.leadOrRedirect({ table: table.name, tableId: table.id, partition: null, bucket });
   }
 
@@ -588,12 +622,13 @@ export class DataPlane {
     if (!Number.isSafeInteger(address.bucket) || address.bucket < 0 || address.bucket >= table.buckets) {
       throw new InvalidArgumentError(`bucket must be an integer in [0, ${table.buckets}), got ${address.bucket}`);
     }
-    const record = getIn(view.buckets, bucketId(table.id, address.partition ?? null, address.bucket));
-    if (!record) throw new NotFoundError(`bucket ${address.bucket} of table '${table.name}' does not exist`);
-    if (record.leader === null) throw new UnavailableError(`bucket ${record.bucket} of table '${table.name}' has no leader yet`);
+    const partition = partitionOf(table, address.partition);
+    const record = getIn(view.buckets, bucketId(table.id, partition, address.bucket));
+    if (!record) throw new NotFoundError(`${bucketNameOf(table, { partition, bucket: address.bucket })} does not exist`);
+    if (record.leader === null) throw new UnavailableError(`${bucketNameOf(table, record)} has no leader yet`);
     if (record.leader !== this.self.nodeId) {
       const leader = ownRecord(view.nodes, record.leader);
-      throw new NotLeaderError(`node ${this.self.nodeId} does not lead bucket ${record.bucket} of table '${table.name}'`, {
+      throw new NotLeaderError(`node ${this.self.nodeId} does not lead ${bucketNameOf(table, record)}`, {
         table: table.name,
         ...(record.partition !== null ? { partition: record.partition } : {}),
         bucket: record.bucket,
@@ -604,10 +639,34 @@ export class DataPlane {
       });
     }
     if (!this.sync.isOpen(bucketId(table.id, record.partition, record.bucket))) {
-      throw new UnavailableError(`bucket ${record.bucket} of table '${table.name}' is still opening on node ${this.self.nodeId}`);
+      throw new UnavailableError(`${bucketNameOf(table, record)} is still opening on node ${this.self.nodeId}`);
     }
     return { table, record };
   }
+}
+
+/**
+ * The partition a bucket request names, checked against the table: a live partition of a partitioned
+ * table (NotFound naming it otherwise, e.g. dropped after `retain`), null for an unpartitioned one.
+ */
+function partitionOf(table: TableRecord, partition: unknown): string | null {
+  if (!table.partition) {
+    if (partition !== null && partition !== undefined) throw new InvalidArgumentError(`table '${table.name}' is not partitioned: a request for it names no partition, got ${JSON.stringify(partition)}`);
+    return null;
+  }
+  if (partition === null || partition === undefined) throw new InvalidArgumentError(`table '${table.name}' is partitioned by '${table.partition.column}': a request for it names a partition`);
+  if (typeof partition !== 'string' || !table.partitions.includes(partition)) throw new NotFoundError(`partition '${String(partition)}' of table '${table.name}' does not exist`);
+  return partition;
+}
+
+/** A table's partitioning as the routing functions of @mink/client take it. */
+function partitioningOf(table: TableRecord): Partitioning {
+  return { table: table.name, columns: table.columns, ...(table.partition ? { partition: table.partition } : {}) };
+}
+
+/** How messages name a bucket: `bucket 3 of table 'events'`, or `bucket 3 of partition '2026120117' of table 'events'`. */
+function bucketNameOf(table: TableRecord, where: { partition: string | null; bucket: number }): string {
+  return `bucket ${where.bucket}${where.partition === null ? '' : ` of partition '${where.partition}'`} of table '${table.name}'`;
 }
 
 /** The bucket and, for a partitioned table, the partition of a result, as the wire shapes name them. */

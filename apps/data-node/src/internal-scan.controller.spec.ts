@@ -101,6 +101,13 @@ describe('the internal scan route of a data node', () => {
     expect(await state.registry.getSingleMetricAsString('mink_internal_scan_pages_total')).toMatch(/ 1$/m);
   });
 
+  it('hands the data plane the partition a scan of a partitioned table names', async () => {
+    // Proves the HTTP path carries the partition as the NATS one does, so the page is of that partition's bucket.
+    const sent = request(0, { partition: '2026120110', offset: 5, limit: 5 });
+    await pages.fetch(address, sent, 5_000)!;
+    expect(received).toEqual([{ request: sent, transport: 'http' }]);
+  });
+
   it('sets Content-Length and the page headers on the raw reply', async () => {
     // Proves the wire format other clients than HttpScanPages would read: one body of a known length.
     const reply = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: INTERNAL_SCAN_PATH, payload: request(0) });

@@ -35,7 +35,7 @@ export class InternalScans {
 
   async page(body: unknown): Promise<InternalScanPage> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new InvalidArgumentError('a scan page request must be the JSON object of a scan request {table, tableId, bucket, offset, limit, columns?, waitMs?}');
+      throw new InvalidArgumentError('a scan page request must be the JSON object of a scan request {table, tableId, partition, bucket, offset, limit, columns?, waitMs?}');
     }
     const data = this.current() ?? notRegistered(this.nodeId);
     const answer: WithBinary = await data.scan({ ...(body as ScanRequest), op: 'scan' }, 'http');

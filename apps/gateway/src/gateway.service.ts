@@ -90,9 +90,10 @@ export class GatewayService {
     const offset = integerParameter(query, 'offset', 0);
     const limit = integerParameter(query, 'limit', LIMITS.scanRecordsDefault);
     const waitMs = waitParameter(query);
-    if (query.partition) throw new InvalidArgumentError('partitioned tables are not served yet');
+    // Required for a partitioned table and refused for an unpartitioned one; the client checks which.
+    const partition = query.partition === undefined || query.partition === '' ? undefined : query.partition;
     const columns = query.columns ? query.columns.split(',').map((column) => column.trim()).filter(Boolean) : undefined;
-    const pages = this.client.table(name).scanPages({ bucket, offset, limit, columns, waitMs });
+    const pages = this.client.table(name).scanPages({ ...(partition === undefined ? {} : { partition }), bucket, offset, limit, columns, waitMs });
     const first = await pages.next();
     if (first.done) throw new Error('a scan yielded no page');
     return scanReplyOf(scanFormatOf(accept), { offset, limit }, first.value, pages);

@@ -107,15 +107,17 @@ describe('mink table and mink cluster', () => {
     // Proves both renderings of GET /v1/tables.
     const tables = {
       tables: [
-        { name: 'events', kind: 'log', columns: [{ name: 'id', type: 'int64' }], primaryKey: [], buckets: 8, partition: { column: 'ts', unit: 'day', retain: 7 } },
+        { name: 'events', kind: 'log', columns: [{ name: 'id', type: 'int64' }], primaryKey: [], buckets: 8, partition: { column: 'ts', unit: 'day', retain: 7 }, partitions: ['20261201', '20261202', '20261203'] },
+        { name: 'fresh', kind: 'log', columns: [{ name: 'ts', type: 'timestamp' }], primaryKey: [], buckets: 1, partition: { column: 'ts', unit: 'hour', precreate: 0 }, partitions: [] },
         { name: 'users', kind: 'pk', columns: [{ name: 'id', type: 'int64' }, { name: 'name', type: 'string' }], primaryKey: ['id'], buckets: 4 },
       ],
     };
     const text = await runCli(['table', 'list'], { status: 200, body: tables });
     expect(text.stdout.split('\n')).toEqual([
-      'NAME    KIND  COLUMNS  PRIMARY KEY  BUCKETS  PARTITION',
-      'events  log   1        -            8        ts by day, keep 7',
-      'users   pk    2        id           4        -',
+      'NAME    KIND  COLUMNS  PRIMARY KEY  BUCKETS  PARTITION                   PARTITIONS',
+      'events  log   1        -            8        ts by day, keep 7           3 (20261201 to 20261203)',
+      'fresh   log   1        -            1        ts by hour, create 0 ahead  none yet',
+      'users   pk    2        id           4        -                           -',
       '',
     ]);
     expect(text.requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET http://127.0.0.1:8080/v1/tables']);
@@ -159,6 +161,49 @@ describe('mink table and mink cluster', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('describes a partitioned table with its partition spec, its live partitions, and the leader of each bucket of each', async () => {
+    // Proves what `mink table describe` shows of partitions: the spec, every live partition in creation
+    // order, and a PARTITION column in the bucket table.
+    const table = {
+      name: 'clicks',
+      kind: 'log',
+      columns: [{ name: 'ts', type: 'timestamp' }],
+      primaryKey: [],
+      bucketKey: [],
+      buckets: 1,
+      partition: { column: 'ts', unit: 'hour', retain: 24, precreate: 2 },
+      partitions: ['2026120110', '2026120111'],
+      bucketLeaders: [
+        { bucket: 0, partition: '2026120110', leader: '1', leaderEpoch: 1, stream: { state: 'open', epoch: 1 } },
+        { bucket: 0, partition: '2026120111', leader: '2', leaderEpoch: 1, stream: { state: 'open', epoch: 1 } },
+      ],
+      properties: {},
+    };
+    const result = await runCli(['table', 'describe', 'clicks'], { status: 200, body: table });
+    expect(result.stdout).toBe(
+      [
+        'table        clicks',
+        'kind         log',
+        'primary key  -',
+        'bucket key   -',
+        'buckets      1',
+        'partition    ts by hour, keep 24, create 2 ahead',
+        'partitions   2026120110, 2026120111',
+        'properties   -',
+        '',
+        'COLUMN  TYPE',
+        'ts      timestamp',
+        '',
+        'PARTITION   BUCKET  LEADER  EPOCH  STATE',
+        '2026120110  0       1       1      open',
+        '2026120111  0       2       1      open',
+        '',
+      ].join('\n'),
+    );
+    const empty = await runCli(['table', 'describe', 'clicks'], { status: 200, body: { ...table, partitions: [], bucketLeaders: [] } });
+    expect(empty.stdout).toContain('partitions   none yet\n');
   });
 
   it('drops a table with DELETE', async () => {

@@ -84,7 +84,8 @@ interface TableSummary {
   primaryKey?: string[];
   bucketKey?: string[];
   buckets?: number | BucketSummary[];
-  partition?: { column: string; unit: string; retain?: number };
+  partition?: { column: string; unit: string; retain?: number; precreate?: number };
+  /** The live partitions, in creation order. */
   partitions?: string[];
   properties?: Record<string, string>;
   /** Describe's list of buckets with their leaders. */
@@ -116,16 +117,35 @@ function bucketCountOf(table: TableSummary): string {
   return Array.isArray(table.buckets) ? String(table.buckets.length) : formatValue(table.buckets);
 }
 
+/** The partition spec: `ts by hour, keep 24, create 2 ahead` (the parts the table sets). */
 function describePartition(partition: TableSummary['partition']): string {
   if (!partition) return '-';
-  return `${partition.column} by ${partition.unit}${partition.retain === undefined ? '' : `, keep ${partition.retain}`}`;
+  const retain = partition.retain === undefined ? '' : `, keep ${partition.retain}`;
+  const precreate = partition.precreate === undefined ? '' : `, create ${partition.precreate} ahead`;
+  return `${partition.column} by ${partition.unit}${retain}${precreate}`;
+}
+
+/** The live partitions of a table in short, for the list: how many, and the oldest and newest names. */
+function summarizePartitions(table: TableSummary): string {
+  if (!table.partition) return '-';
+  const live = table.partitions ?? [];
+  if (live.length === 0) return 'none yet';
+  if (live.length === 1) return `1 (${live[0]})`;
+  return `${live.length} (${live[0]} to ${live[live.length - 1]})`;
+}
+
+/** Every live partition of a table, for describe; '-' for an unpartitioned table. */
+function listPartitions(table: TableSummary): string {
+  if (!table.partition) return '-';
+  const live = table.partitions ?? [];
+  return live.length === 0 ? 'none yet' : live.join(', ');
 }
 
 export function renderTableList(result: unknown): string {
   const tables = tablesOf(result);
   if (tables.length === 0) return 'no tables';
   return renderTable(
-    ['NAME', 'KIND', 'COLUMNS', 'PRIMARY KEY', 'BUCKETS', 'PARTITION'],
+    ['NAME', 'KIND', 'COLUMNS', 'PRIMARY KEY', 'BUCKETS', 'PARTITION', 'PARTITIONS'],
     tables.map((table) => [
       formatValue(table.name),
       kindOf(table),
@@ -133,6 +153,7 @@ export function renderTableList(result: unknown): string {
       formatValue(table.primaryKey),
       bucketCountOf(table),
       describePartition(table.partition),
+      summarizePartitions(table),
     ]),
   );
 }
@@ -148,7 +169,7 @@ export function renderTableDescription(result: unknown): string {
       ['bucket key', formatValue(table.bucketKey)],
       ['buckets', bucketCountOf(table)],
       ['partition', describePartition(table.partition)],
-      ...(table.partitions && table.partitions.length > 0 ? [['partitions', table.partitions.join(', ')] as [string, string]] : []),
+      ...(table.partition ? [['partitions', listPartitions(table)] as [string, string]] : []),
       ['properties', properties.length === 0 ? '-' : properties.join(', ')],
     ]),
     renderTable(
@@ -206,7 +227,7 @@ export function registerTableCommands(program: Command, io: CliIo): void {
   });
 
   addGatewayOptions(
-    table.command('describe').description('show a table: schema, buckets and their leaders').argument('<name>', 'table name'),
+    table.command('describe').description('show a table: schema, partitions, buckets and their leaders').argument('<name>', 'table name'),
   ).action(async (name: string, flags: GatewayFlags) => {
     const result = await gatewayClient(flags, io).get<unknown>(tablePath(name));
     printResult(io, flags, result, renderTableDescription);

@@ -2,3 +2,4 @@ export * from './backoff';
 export * from './http-scan-pages';
 export * from './mink-client';
 export * from './table-client';
+export * from './partition-routing';

@@ -124,6 +124,12 @@ describe('write results', () => {
     expect(writeTableResultOf(4, results)).toEqual({ written: 4, buckets: [result(0, 3), result(0, 9), result(2, 1), result(2, 5)] });
     expect(byBucketThenOffset(results)).not.toBe(results);
   });
+
+  it('orders the results of a partitioned table by partition (time order), then bucket, then offset', () => {
+    const of = (partition: string, bucket: number, baseOffset: number): WriteBucketResult => ({ ...result(bucket, baseOffset), partition });
+    const results = [of('2026120111', 0, 4), of('2026120110', 1, 0), of('2026120111', 0, 2), of('2026120110', 0, 7)];
+    expect(byBucketThenOffset(results)).toEqual([of('2026120110', 0, 7), of('2026120110', 1, 0), of('2026120111', 0, 2), of('2026120111', 0, 4)]);
+  });
 });
 
 describe('boundedEncodings', () => {

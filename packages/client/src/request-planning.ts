@@ -135,9 +135,13 @@ export function reassemble<R>(count: number, chunks: readonly AnsweredChunk<R>[]
   return result;
 }
 
-/** Bucket results in the order callers see them: by bucket, then by offset within the bucket. */
-export function byBucketThenOffset<T extends { bucket: number; baseOffset: number }>(results: T[]): T[] {
-  return results.slice().sort((a, b) => a.bucket - b.bucket || a.baseOffset - b.baseOffset);
+/**
+ * Bucket results in the order callers see them: by partition (names sort in time order as text; an
+ * unpartitioned table's results have none), then by bucket, then by offset within the bucket.
+ */
+export function byBucketThenOffset<T extends { partition?: string; bucket: number; baseOffset: number }>(results: T[]): T[] {
+  const partitionOrder = (a: T, b: T) => ((a.partition ?? '') < (b.partition ?? '') ? -1 : (a.partition ?? '') > (b.partition ?? '') ? 1 : 0);
+  return results.slice().sort((a, b) => partitionOrder(a, b) || a.bucket - b.bucket || a.baseOffset - b.baseOffset);
 }
 
 /** The answer to a table-wide put or delete of `written` rows or keys from the results of its bucket requests. */

@@ -77,6 +77,24 @@ export function requireProperPrefixBucketKey(route: TableRoute): void {
   }
 }
 
+/**
+ * The columns a prefix of a prefix lookup holds: the bucket key, and on a partitioned table the partition
+ * column too (unless the bucket key has it), whose value picks the partition to look in. A prefix without
+ * the partition column is refused here, naming it, before validateRows checks the values.
+ */
+export function prefixColumnsOf(route: TableRoute, prefixes: readonly unknown[]): string[] {
+  const partitionColumn = route.partition?.column;
+  if (partitionColumn === undefined || route.bucketKey.includes(partitionColumn)) return route.bucketKey;
+  const columns = [...route.bucketKey, partitionColumn];
+  const lacking = prefixes.findIndex((prefix) => typeof prefix === 'object' && prefix !== null && !Object.hasOwn(prefix, partitionColumn));
+  if (lacking !== -1) {
+    throw new InvalidArgumentError(
+      `prefix ${lacking} of a prefix lookup in table '${route.table}' has no partition column '${partitionColumn}': on a partitioned table a prefix holds the bucket key (${route.bucketKey.map((name) => `'${name}'`).join(', ')}) and the partition column, which picks the partition`,
+    );
+  }
+  return columns;
+}
+
 /** The `limit` of a prefix lookup (rows per prefix), or undefined for the data node's default. */
 export function prefixLimitOf(limit: unknown): number | undefined {
   if (limit === undefined) return undefined;

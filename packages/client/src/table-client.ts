@@ -4,12 +4,14 @@ import { LIMITS } from '@mink/config';
 import type { ColumnSpec } from '@mink/meta';
 import {
   MinkError,
+  NotFoundError,
   SUBJECTS,
   UnavailableError,
   type AppendBucketRequest,
   type AppendBucketResult,
   type AppendTableResult,
   type BucketAddress,
+  type BucketLeader,
   type DeleteBucketRequest,
   type LookupBucketRequest,
   type LookupResult,
@@ -24,10 +26,20 @@ import {
   type WriteTableResult,
 } from '@mink/protocol';
 import { type RecordBatch, Table, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { bucketOfRow, encodeRowsOfBatch, rowsToJson, scanJsonText, splitByBucket, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
+import { encodeRowsOfBatch, fieldOf, rowsToJson, scanJsonText, setField, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import { backoffDelayMs, sleep } from './backoff';
 import type { HttpScanPages } from './http-scan-pages';
+import {
+  indexesByTarget,
+  missingPartitionError,
+  missingPartitions,
+  partitionsOfItems,
+  scanPartitionOf,
+  targetKeyOf,
+  type BucketTarget,
+  type TargetIndexes,
+} from './partition-routing';
 import {
   APPEND_REQUEST_BOUNDS,
   arrowChunksOf,
@@ -36,7 +48,6 @@ import {
   PK_WRITE_REQUEST_BOUNDS,
   byBucketThenOffset,
   chunksOf,
-  indexesByBucket,
   jsonBytesOf,
   prefixLookupRequestBounds,
   reassemble,
@@ -46,6 +57,7 @@ import {
 } from './request-planning';
 import {
   partialPutColumnsOf,
+  prefixColumnsOf,
   prefixLimitOf,
   scanArgumentsOf,
   projectionOf,
@@ -56,6 +68,8 @@ import {
 } from './table-arguments';
 
 export interface ScanOptions {
+  /** The partition to scan: required for a partitioned table, refused for an unpartitioned one. */
+  partition?: string;
   bucket: number;
   offset?: number;
   /** Records to return at most, from 1 to LIMITS.scanRecordsMax; LIMITS.scanRecordsDefault when absent. */
@@ -101,16 +115,19 @@ interface BucketAnswers {
 
 /**
  * One table, as the client sees it: its schema and where each bucket's leader is. Calls are validated
- * here first (a bad row or key fails the whole call before anything is sent), split by bucket key, and
- * sent to each bucket's leader; `NotLeader` updates the cached leader from the redirect and retries
- * there, `Unavailable` and `Timeout` retry with bounded backoff.
+ * here first (a bad row or key fails the whole call before anything is sent), split by partition (on a
+ * partitioned table, by the partition column's value) and then by bucket key, and sent to each bucket's
+ * leader; `NotLeader` updates the cached leader from the redirect and retries there, `Unavailable` and
+ * `Timeout` retry with bounded backoff. A write with a row of a partition the route does not list asks
+ * for the route again once (the partition may have just been created) and fails whole, unsent, when it
+ * is still not there.
  *
  * Writes to one bucket (appends, puts and deletes alike) go out one at a time, in call order, so a later
  * write of a key never overtakes an earlier one. Every append carries this client's writer id and a
- * per-bucket sequence, so a retry after a lost reply is answered with the original offsets and never
- * stores the rows twice. Puts and deletes carry none: an upsert or delete repeated after a lost reply
- * leaves the table in the same state (its changelog may show the repeat). Lookups are not queued behind
- * writes: a lookup sees every write whose call has resolved.
+ * per-bucket sequence (a bucket of a partition is a bucket of its own), so a retry after a lost reply is
+ * answered with the original offsets and never stores the rows twice. Puts and deletes carry none: an
+ * upsert or delete repeated after a lost reply leaves the table in the same state (its changelog may show
+ * the repeat). Lookups are not queued behind writes: a lookup sees every write whose call has resolved.
  */
 /**
  * The appends of one bucket: the writer this client uses for it (a fresh id per generation, after a
@@ -142,12 +159,13 @@ export class TableClient {
   private route: TableRoute | null = null;
   private describing: Promise<TableRoute> | undefined;
   private readonly writerId = randomUUID();
-  private readonly appendsByBucket = new Map<number, BucketAppends>();
+  /** Append pipelines by `targetKeyOf` their bucket. */
+  private readonly appendsByBucket = new Map<string, BucketAppends>();
   private readonly appendsInFlightMax: number;
   private readonly random: () => number;
   private readonly httpScans: HttpScanPages | undefined;
-  /** The last write queued for each bucket; the next one starts when it has settled. */
-  private readonly bucketQueues = new Map<number, Promise<unknown>>();
+  /** The last write queued for each bucket (by `targetKeyOf`); the next one starts when it has settled. */
+  private readonly bucketQueues = new Map<string, Promise<unknown>>();
   /**
    * Write calls are planned (route, validation, queueing by bucket) one at a time in call order, so
    * they enter the bucket queues in call order even when a slow route lookup delays the first of them.
@@ -171,12 +189,11 @@ export class TableClient {
   /** Appends rows to a log table; resolves once every row is durable. */
   append(rows: unknown[]): Promise<AppendTableResult> {
     return this.planWrite(async () => {
-      const route = await this.describe();
-      requireKind(route, 'log');
-      const columns = route.columns as ColumnSpec[];
-      const canonical = validateRows(columns, rows);
-      const parts = splitByBucket(canonical, route.bucketKey, route.buckets, this.spreadCounter++);
-      const queued = [...parts.entries()].map(([bucket, bucketRows]) => this.appendToBucket(route, bucket, bucketRows));
+      const described = await this.describe();
+      requireKind(described, 'log');
+      const canonical = validateRows(described.columns as ColumnSpec[], rows);
+      const { route, parts } = await this.routeItems(described, canonical, 'row', this.spreadCounter++);
+      const queued = parts.map(({ target, indexes }) => this.appendToBucket(route, target, indexes.map((index) => canonical[index]!)));
       return { done: Promise.all(queued).then((results) => ({ appended: canonical.length, buckets: byBucketThenOffset(results.flat()) })) };
     });
   }
@@ -184,23 +201,27 @@ export class TableClient {
   /**
    * Appends the rows of Arrow record batches (a RecordBatch, or every batch of a Table) to a log table; the
    * batches' fields must be the table's columns (names and Arrow types as in the README, in table order;
-   * no dictionaries). A batch of a table without bucket key, or whose rows all fall in one bucket, is sent
-   * as its IPC stream; a batch spanning several buckets is split by copying each bucket's rows out of its
-   * column buffers (no row objects). Resolves once every row is durable.
+   * no dictionaries). A batch of a table without bucket key (nor partitions), or whose rows all fall in one
+   * bucket, is sent as its IPC stream; a batch spanning several buckets is split by copying each bucket's
+   * rows out of its column buffers (no row objects). Resolves once every row is durable.
    */
   appendArrow(data: RecordBatch | Table): Promise<AppendTableResult> {
     return this.planWrite(async () => {
-      const route = await this.describe();
+      let route = await this.describe();
       requireKind(route, 'log');
       const columns = route.columns as ColumnSpec[];
-      const queued: Promise<AppendBucketResult[]>[] = [];
+      const parts: { target: BucketTarget; chunks: Uint8Array[] }[] = [];
       let appended = 0;
       for (const batch of data instanceof Table ? data.batches : [data]) {
         if (batch.numRows === 0) continue;
         appended += batch.numRows;
-        for (const [bucket, part] of this.arrowPartsByBucket(route, columns, batch)) queued.push(this.queueAppends(route, bucket, part));
+        const split = await this.arrowPartsOf(route, columns, batch);
+        route = split.route;
+        parts.push(...split.parts);
       }
       if (appended === 0) throw new MinkError('InvalidArgument', 'rows must not be empty');
+      // Queued only once every batch is routed, so a batch with a row of a missing partition sends nothing.
+      const queued = parts.map(({ target, chunks }) => this.queueAppends(route, target, chunks));
       return { done: Promise.all(queued).then((results) => ({ appended, buckets: byBucketThenOffset(results.flat()) })) };
     });
   }
@@ -210,44 +231,59 @@ export class TableClient {
    * and bucket count, and the spread start for a table without bucket key), as `readAppendBody` does for
    * the gateway's JSON bodies; each bucket's rows are cut into requests within APPEND_REQUEST_BOUNDS.
    * `encode` runs in call order with the other writes of this client; when it returns null nothing is
-   * appended and the call resolves null (the caller then takes the general path).
+   * appended and the call resolves null (the caller then takes the general path). A partitioned table
+   * resolves null without calling `encode`: its rows are routed by partition first, which only the
+   * general path does.
    */
   appendEncoded(encode: (bucketing: BucketingOfRows) => RowsByBucket | null): Promise<AppendTableResult | null> {
     return this.planWrite(async () => {
       const route = await this.describe();
       requireKind(route, 'log');
+      if (route.partition) return { done: Promise.resolve(null) };
       const encoded = encode({ columns: route.columns as ColumnSpec[], bucketKey: route.bucketKey, buckets: route.buckets, spreadStart: this.spreadCounter });
       if (encoded === null) return { done: Promise.resolve(null) };
       this.spreadCounter++;
       const queued = [...encoded.buckets].map(([bucket, rows]) =>
-        this.queueAppends(route, bucket, boundedEncodings(rows.count, (start, end) => rows.encodeRange(start, end), APPEND_REQUEST_BOUNDS)),
+        this.queueAppends(route, { partition: null, bucket }, boundedEncodings(rows.count, (start, end) => rows.encodeRange(start, end), APPEND_REQUEST_BOUNDS)),
       );
       return { done: Promise.all(queued).then((results) => ({ appended: encoded.rowCount, buckets: byBucketThenOffset(results.flat()) })) };
     });
   }
 
-  /** The IPC batches of one record batch by bucket: as it is when one bucket takes all of it, else by rows. */
-  private arrowPartsByBucket(route: TableRoute, columns: ColumnSpec[], batch: RecordBatch): Map<number, Uint8Array[]> {
-    if (route.bucketKey.length === 0) return new Map([[this.spreadCounter++ % route.buckets, arrowSlicesOf(batch)]]);
-    const keyVectors = route.bucketKey.map((name) => {
+  /**
+   * The IPC batches of one record batch by the bucket (and partition) they go to: the batch as it is when
+   * one bucket takes all of it, else each bucket's rows copied out. Only the bucket key and partition
+   * columns are read row by row.
+   */
+  private async arrowPartsOf(
+    described: TableRoute,
+    columns: ColumnSpec[],
+    batch: RecordBatch,
+  ): Promise<{ route: TableRoute; parts: { target: BucketTarget; chunks: Uint8Array[] }[] }> {
+    const routingColumns = [...new Set([...described.bucketKey, ...(described.partition ? [described.partition.column] : [])])];
+    if (routingColumns.length === 0) {
+      return { route: described, parts: [{ target: { partition: null, bucket: this.spreadCounter++ % described.buckets }, chunks: arrowSlicesOf(batch) }] };
+    }
+    const vectors = routingColumns.map((name) => {
       const vector = batch.getChild(name);
-      if (vector === null) throw new MinkError('InvalidArgument', `the batch has no column '${name}', a column of the bucket key`);
+      if (vector === null) throw new MinkError('InvalidArgument', `the batch has no column '${name}', a column of the bucket key or the partition column`);
       return [name, vector] as const;
     });
     const keys = validateRows(
       columns,
-      Array.from({ length: batch.numRows }, (_, index) => Object.fromEntries(keyVectors.map(([name, vector]) => [name, vector.get(index)]))),
-      { allowedColumns: route.bucketKey },
+      Array.from({ length: batch.numRows }, (_, index) => Object.fromEntries(vectors.map(([name, vector]) => [name, vector.get(index)]))),
+      { allowedColumns: routingColumns },
     );
-    const byBucket = indexesByBucket(keys, (key) => bucketOfRow(key, route.bucketKey, route.buckets));
-    if (byBucket.size === 1) return new Map([[byBucket.keys().next().value!, arrowSlicesOf(batch)]]);
+    const { route, parts } = await this.routeItems(described, keys, 'row', this.spreadCounter++);
+    if (parts.length === 1) return { route, parts: [{ target: parts[0]!.target, chunks: arrowSlicesOf(batch) }] };
     // Each bucket's rows are copied out of the batch column by column, without row objects.
-    return new Map(
-      [...byBucket].map(([bucket, indexes]) => [
-        bucket,
-        boundedEncodings(indexes.length, (start, end) => encodeRowsOfBatch(columns, batch, indexes.slice(start, end)), APPEND_REQUEST_BOUNDS),
-      ]),
-    );
+    return {
+      route,
+      parts: parts.map(({ target, indexes }) => ({
+        target,
+        chunks: boundedEncodings(indexes.length, (start, end) => encodeRowsOfBatch(columns, batch, indexes.slice(start, end)), APPEND_REQUEST_BOUNDS),
+      })),
+    };
   }
 
   /**
@@ -264,13 +300,13 @@ export class TableClient {
         rows,
         partialColumns === undefined ? { required: route.primaryKey } : { allowedColumns: partialColumns, required: route.primaryKey },
       );
-      const queued = this.writeByBucket(route, canonical, (bucket, chunk): PutBucketRequest => ({
+      const queued = await this.writeByBucket(route, canonical, 'row', (target, chunk): PutBucketRequest => ({
         op: 'put',
-        ...this.addressOf(route, bucket),
+        ...this.addressOf(route, target),
         rows: chunk,
         ...(partialColumns === undefined ? {} : { columns: partialColumns }),
       }));
-      return { done: queued.then((results) => writeTableResultOf(canonical.length, results)) };
+      return { done: queued.done.then((results) => writeTableResultOf(canonical.length, results)) };
     });
   }
 
@@ -279,52 +315,60 @@ export class TableClient {
     return this.planWrite(async () => {
       const route = requirePrimaryKeyTable(await this.describe());
       const canonical = this.validateKeys(route, keys);
-      const queued = this.writeByBucket(route, canonical, (bucket, chunk): DeleteBucketRequest => ({ op: 'delete', ...this.addressOf(route, bucket), keys: chunk }));
-      return { done: queued.then((results) => writeTableResultOf(canonical.length, results)) };
+      const queued = await this.writeByBucket(route, canonical, 'key', (target, chunk): DeleteBucketRequest => ({ op: 'delete', ...this.addressOf(route, target), keys: chunk }));
+      return { done: queued.done.then((results) => writeTableResultOf(canonical.length, results)) };
     });
   }
 
-  /** The stored row of each key of a primary-key table: `rows[i]` answers `keys[i]`, null when there is none. */
+  /**
+   * The stored row of each key of a primary-key table: `rows[i]` answers `keys[i]`, null when there is none
+   * (as for a key of a partition that does not exist).
+   */
   async lookup(keys: unknown[], options: LookupOptions = {}): Promise<LookupResult> {
     const route = requirePrimaryKeyTable(await this.describe());
     const projection = options.columns === undefined ? undefined : projectionOf(route, options.columns);
     const canonical = this.validateKeys(route, keys);
-    const rows = await this.readByBucket(route, canonical, LOOKUP_REQUEST_BOUNDS, async (bucket, chunk) => {
+    const rows = await this.readByBucket(route, canonical, 'key', canonical, LOOKUP_REQUEST_BOUNDS, null, async (target, chunk) => {
       const request: LookupBucketRequest = {
         op: 'lookup',
-        ...this.addressOf(route, bucket),
+        ...this.addressOf(route, target),
         keys: chunk,
         ...(projection === undefined ? {} : { columns: projection }),
       };
-      return (await this.sendToBucket(bucket, request)).rows;
+      return (await this.sendToBucket(target, request)).rows;
     });
     return { rows };
   }
 
   /**
    * Every row of a primary-key table whose bucket-key columns hold the values of each prefix (an object
-   * holding exactly the bucket-key columns): `results[i]` answers `prefixes[i]`. Only for tables whose
-   * bucket key leaves some primary key columns out.
+   * holding exactly the bucket-key columns, and on a partitioned table the partition column too, whose
+   * value picks the partition): `results[i]` answers `prefixes[i]`. Only for tables whose bucket key
+   * leaves some primary key columns out.
    */
   async prefixLookup(prefixes: unknown[], options: PrefixLookupOptions = {}): Promise<PrefixLookupResult> {
     const route = requirePrimaryKeyTable(await this.describe());
     requireProperPrefixBucketKey(route);
     const projection = options.columns === undefined ? undefined : projectionOf(route, options.columns);
     const limit = prefixLimitOf(options.limit);
-    const canonical = validateRows(route.columns as ColumnSpec[], requireItems(prefixes, 'prefixes'), {
-      allowedColumns: route.bucketKey,
-      required: route.bucketKey,
+    const prefixColumns = prefixColumnsOf(route, requireItems(prefixes, 'prefixes'));
+    const canonical = validateRows(route.columns as ColumnSpec[], prefixes, { allowedColumns: prefixColumns, required: prefixColumns });
+    // The partition column only picks the partition; the leader looks the bucket-key prefix up in it.
+    const sent = canonical.map((prefix) => {
+      const bucketKeyPrefix: Row = {};
+      for (const name of route.bucketKey) setField(bucketKeyPrefix, name, fieldOf(prefix, name));
+      return bucketKeyPrefix;
     });
     const bounds = prefixLookupRequestBounds(limit ?? LIMITS.prefixLookupRowsMax);
-    const results = await this.readByBucket(route, canonical, bounds, async (bucket, chunk) => {
+    const results = await this.readByBucket(route, canonical, 'prefix', sent, bounds, { rows: [], truncated: false }, async (target, chunk) => {
       const request: PrefixLookupBucketRequest = {
         op: 'prefixLookup',
-        ...this.addressOf(route, bucket),
+        ...this.addressOf(route, target),
         prefixes: chunk,
         ...(projection === undefined ? {} : { columns: projection }),
         ...(limit === undefined ? {} : { limit }),
       };
-      return (await this.sendToBucket(bucket, request)).results;
+      return (await this.sendToBucket(target, request)).results;
     });
     return { results };
   }
@@ -363,25 +407,27 @@ export class TableClient {
    * or the high watermark the first page saw: a scan never waits for records beyond it, except that with
    * `waitMs` the first page waits for the first record. The next page is requested as soon as a page
    * arrives, while the caller handles it. Always yields at least one page (possibly without records).
+   * A partitioned table is scanned one bucket of one partition at a time (`options.partition`).
    */
   async *scanPages(options: ScanOptions): AsyncGenerator<ScanPage> {
     const { bucket, offset, limit, waitMs } = scanArgumentsOf(options);
     const route = await this.describe();
+    const target: BucketTarget = { partition: scanPartitionOf(route, options.partition), bucket };
     const requestOf = (from: number, records: number, wait: number): ScanRequest => ({
       op: 'scan',
-      ...this.addressOf(route, bucket),
+      ...this.addressOf(route, target),
       offset: from,
       limit: records,
       ...(options.columns ? { columns: options.columns } : {}),
       ...(wait > 0 ? { waitMs: wait } : {}),
     });
-    const first = await this.sendToBucket(bucket, requestOf(offset, limit, waitMs));
+    const first = await this.sendToBucket(target, requestOf(offset, limit, waitMs));
     const end = scanEndOf(offset, limit, first);
     let page = first;
     for (;;) {
       const more = page.records > 0 && page.nextOffset < end;
       // Ask for the next page before handing this one over, so the node reads while the caller writes.
-      const next = more ? this.sendToBucket(bucket, requestOf(page.nextOffset, end - page.nextOffset, 0)) : undefined;
+      const next = more ? this.sendToBucket(target, requestOf(page.nextOffset, end - page.nextOffset, 0)) : undefined;
       next?.catch(() => undefined);
       yield page;
       if (next === undefined) return;
@@ -403,21 +449,22 @@ export class TableClient {
   }
 
   /**
-   * Waits for the answer to a request sent to `sentTo`, the leader of `bucket`; while it waits, every
+   * Waits for the answer to a request sent to `sentTo`, the leader of `target`; while it waits, every
    * `LIMITS.clientLeaderCheckMs` it asks any node for the route, and abandons the request (Unavailable, to
    * be sent again) once the route names another leader or a newer leader epoch: the node it went to is dead,
    * paused or moved on, and its answer would only come with the request timeout.
    */
-  private async answerOrLeaderChange<T>(bucket: number, sentTo: { node: string; leaderEpoch: number }, answer: Promise<T>): Promise<T> {
+  private async answerOrLeaderChange<T>(target: BucketTarget, sentTo: { node: string; leaderEpoch: number }, answer: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     let settled = false;
     const moved = new Promise<never>((_, reject) => {
       const check = async (): Promise<void> => {
         if (settled) return;
-        const now = (await this.describe(true).catch(() => undefined))?.leaders[bucket];
+        const route = await this.describe(true).catch(() => undefined);
+        const now = route ? leadersOf(route, target.partition)?.[target.bucket] : undefined;
         if (settled) return;
         if (now && (now.node !== sentTo.node || now.leaderEpoch > sentTo.leaderEpoch)) {
-          reject(new UnavailableError(`bucket ${bucket} of table '${this.name}' moved from node ${sentTo.node} to ${now.node} while a request waited; sending it there`, 0));
+          reject(new UnavailableError(`${this.bucketName(target)} moved from node ${sentTo.node} to ${now.node} while a request waited; sending it there`, 0));
           return;
         }
         timer = setTimeout(() => void check(), LIMITS.clientLeaderCheckMs);
@@ -440,23 +487,59 @@ export class TableClient {
   }
 
   /**
+   * The bucket each of `items` (canonical rows, keys or prefixes) goes to, grouped: by partition (the
+   * partition column's value, on a partitioned table), then by bucket key (`spread` places every item of
+   * a table without bucket key, see `splitByBucket`). Groups come in the order of their first item and
+   * hold positions in increasing order. When an item's partition is not in the route, the route is asked
+   * for again once (the partition may have just been created); the route returned is the one the groups
+   * are for. An item of a partition still missing then fails the call (InvalidArgument naming the
+   * partition and the table) unless `absent` is given, when its position is left out of every group and
+   * listed there instead.
+   */
+  private async routeItems(
+    described: TableRoute,
+    items: readonly Row[],
+    what: 'row' | 'key' | 'prefix',
+    spread: number,
+    absent?: number[],
+  ): Promise<{ route: TableRoute; parts: TargetIndexes[] }> {
+    let route = described;
+    const partitions = partitionsOfItems(route, items, what);
+    let missing = missingPartitions(new Set(partitions), partitionNamesOf(route));
+    if (missing.length > 0) {
+      route = await this.describe(true);
+      missing = missingPartitions(missing, partitionNamesOf(route));
+    }
+    if (missing.length > 0 && absent === undefined) {
+      throw missingPartitionError(route.table, missing[0]!, partitionNamesOf(route), { what, index: partitions.indexOf(missing[0]!) });
+    }
+    if (absent !== undefined) {
+      partitions.forEach((partition, index) => {
+        if (partition !== null && missing.includes(partition)) absent.push(index);
+      });
+    }
+    return { route, parts: indexesByTarget(items, partitions, route, spread, missing) };
+  }
+
+  /**
    * Queues the appends of one bucket's rows: requests within APPEND_REQUEST_BOUNDS, in the bucket's window
    * (see pumpAppends). Everything is queued before this returns, so the caller's planning fixes the order.
    */
-  private appendToBucket(route: TableRoute, bucket: number, rows: Row[]): Promise<AppendBucketResult[]> {
-    return this.queueAppends(route, bucket, arrowChunksOf(route.columns as ColumnSpec[], rows, APPEND_REQUEST_BOUNDS));
+  private appendToBucket(route: TableRoute, target: BucketTarget, rows: Row[]): Promise<AppendBucketResult[]> {
+    return this.queueAppends(route, target, arrowChunksOf(route.columns as ColumnSpec[], rows, APPEND_REQUEST_BOUNDS));
   }
 
   /** Queues Arrow batches (IPC streams within APPEND_REQUEST_BOUNDS) for one bucket's window, in order. */
-  private queueAppends(route: TableRoute, bucket: number, chunks: Uint8Array[]): Promise<AppendBucketResult[]> {
-    let appends = this.appendsByBucket.get(bucket);
+  private queueAppends(route: TableRoute, target: BucketTarget, chunks: Uint8Array[]): Promise<AppendBucketResult[]> {
+    const key = targetKeyOf(target);
+    let appends = this.appendsByBucket.get(key);
     if (!appends) {
       appends = { generation: 0, nextSeq: 0, ackedSeq: -1, inFlight: 0, last: Promise.resolve(), waiting: [] };
-      this.appendsByBucket.set(bucket, appends);
+      this.appendsByBucket.set(key, appends);
     }
     const state = appends;
     const queued = chunks.map((batch) => new Promise<AppendBucketResult>((resolve, reject) => state.waiting.push({ batch, resolve, reject })));
-    this.pumpAppends(route, bucket, state);
+    this.pumpAppends(route, target, state);
     return Promise.all(queued);
   }
 
@@ -468,19 +551,19 @@ export class TableClient {
    * that failed for good (its outcome may be unknown) ends its writer's generation: the requests sent
    * after it fail too, and later appends start a new writer id at sequence 0.
    */
-  private pumpAppends(route: TableRoute, bucket: number, state: BucketAppends): void {
+  private pumpAppends(route: TableRoute, target: BucketTarget, state: BucketAppends): void {
     while (state.inFlight < this.appendsInFlightMax && state.waiting.length > 0) {
       const next = state.waiting.shift()!;
       const generation = state.generation;
-      const writerId = `${this.writerId}.${bucket}.${generation}`;
+      const writerId = `${this.writerId}.${targetKeyOf(target)}.${generation}`;
       const seq = state.nextSeq++;
       const previous = state.last;
       let previousFailed = false;
       const sent = this.sendToBucket(
-        bucket,
+        target,
         (): AppendBucketRequest => ({
           op: 'append',
-          ...this.addressOf(route, bucket),
+          ...this.addressOf(route, target),
           batch: next.batch,
           // The newest acknowledgement so far, below this sequence (a retry may follow a later one's ack).
           writer: { id: writerId, seq, acked: Math.min(state.generation === generation ? state.ackedSeq : -1, seq - 1) },
@@ -490,7 +573,7 @@ export class TableClient {
             previousFailed = true;
           });
           if (previousFailed) {
-            throw new UnavailableError(`an earlier append to bucket ${bucket} of table '${this.name}' failed; this one was not retried so it cannot overtake it`);
+            throw new UnavailableError(`an earlier append to ${this.bucketName(target)} failed; this one was not retried so it cannot overtake it`);
           }
         },
       );
@@ -511,7 +594,7 @@ export class TableClient {
         },
       ).finally(() => {
         state.inFlight--;
-        this.pumpAppends(route, bucket, state);
+        this.pumpAppends(route, target, state);
       });
     }
   }
@@ -519,49 +602,64 @@ export class TableClient {
   /**
    * Queues puts or deletes of `items` (canonical rows or keys) by bucket: each bucket's share is cut into
    * requests within one PK write batch and sent through the bucket's write queue, buckets in parallel.
-   * Everything is queued before this returns, so the caller's planning step fixes the order.
+   * Everything is queued before the returned promise resolves (an item of a missing partition queues
+   * nothing and rejects it), so the caller's planning step fixes the order.
    */
-  private writeByBucket(
-    route: TableRoute,
+  private async writeByBucket(
+    described: TableRoute,
     items: Row[],
-    requestOf: (bucket: number, chunk: Record<string, unknown>[]) => PutBucketRequest | DeleteBucketRequest,
-  ): Promise<WriteBucketResult[]> {
+    what: 'row' | 'key',
+    requestOf: (target: BucketTarget, chunk: Record<string, unknown>[]) => PutBucketRequest | DeleteBucketRequest,
+  ): Promise<{ done: Promise<WriteBucketResult[]> }> {
+    const { route, parts } = await this.routeItems(described, items, what, 0);
     const columns = route.columns as ColumnSpec[];
-    const parts = splitByBucket(items, route.bucketKey, route.buckets, 0);
-    const queued = [...parts.entries()].map(([bucket, bucketItems]) => {
-      const chunks = chunksOf(rowsToJson(columns, bucketItems), PK_WRITE_REQUEST_BOUNDS);
-      return this.enqueueWrite(bucket, async () => {
+    const queued = parts.map(({ target, indexes }) => {
+      const chunks = chunksOf(rowsToJson(columns, indexes.map((index) => items[index]!)), PK_WRITE_REQUEST_BOUNDS);
+      return this.enqueueWrite(target, async () => {
         const results: WriteBucketResult[] = [];
-        for (const chunk of chunks) results.push(await this.sendToBucket(bucket, requestOf(bucket, chunk)));
+        for (const chunk of chunks) results.push(await this.sendToBucket(target, requestOf(target, chunk)));
         return results;
       });
     });
-    return Promise.all(queued).then((results) => results.flat());
+    // Wrapped: awaiting the queueing must not wait for the writes (see planWrite).
+    return { done: Promise.all(queued).then((results) => results.flat()) };
   }
 
   /**
-   * Reads `items` (canonical keys or prefixes) by bucket and returns one answer per item in the caller's
-   * order. Buckets are asked in parallel and the requests of one bucket one after another, so at most one
-   * request per bucket is in flight.
+   * Reads `items` (canonical keys or prefixes, sent as `sent[i]`) by bucket and returns one answer per
+   * item in the caller's order; an item of a partition that does not exist is answered `absentAnswer`
+   * (without asking anyone, unless it was dropped after the route was cached). Buckets are asked in parallel and the requests of one bucket one after another,
+   * so at most one request per bucket is in flight.
    */
   private async readByBucket<A>(
-    route: TableRoute,
+    described: TableRoute,
     items: Row[],
+    what: 'key' | 'prefix',
+    sent: Row[],
     bounds: RequestBounds,
-    ask: (bucket: number, chunk: Record<string, unknown>[]) => Promise<A[]>,
+    absentAnswer: A,
+    ask: (target: BucketTarget, chunk: Record<string, unknown>[]) => Promise<A[]>,
   ): Promise<A[]> {
-    const json = rowsToJson(route.columns as ColumnSpec[], items);
-    const byBucket = indexesByBucket(items, (item) => bucketOfRow(item, route.bucketKey, route.buckets));
+    const absent: number[] = [];
+    const { route, parts } = await this.routeItems(described, items, what, 0, absent);
+    const json = rowsToJson(route.columns as ColumnSpec[], sent);
     const answered = await Promise.all(
-      [...byBucket.entries()].map(async ([bucket, indexes]) => {
+      parts.map(async ({ target, indexes }) => {
         const chunks: AnsweredChunk<A>[] = [];
-        for (const chunk of chunksOf(indexes, bounds, (index) => jsonBytesOf(json[index]))) {
-          chunks.push({ indexes: chunk, answers: await ask(bucket, chunk.map((index) => json[index])) });
+        try {
+          for (const chunk of chunksOf(indexes, bounds, (index) => jsonBytesOf(json[index]))) {
+            chunks.push({ indexes: chunk, answers: await ask(target, chunk.map((index) => json[index]!)) });
+          }
+        } catch (error) {
+          // Dropped since the route was cached: its keys have no rows, as those of any missing partition.
+          if (!(error instanceof PartitionGoneError)) throw error;
+          return [{ indexes, answers: indexes.map(() => structuredClone(absentAnswer)) }];
         }
         return chunks;
       }),
     );
-    return reassemble(items.length, answered.flat());
+    const unasked: AnsweredChunk<A> = { indexes: absent, answers: absent.map(() => structuredClone(absentAnswer)) };
+    return reassemble(items.length, [...answered.flat(), unasked]);
   }
 
   /**
@@ -575,38 +673,53 @@ export class TableClient {
     return (await planned).done;
   }
 
-  /** Runs `write` after every write queued before it for `bucket` has settled (whether or not it failed). */
-  private enqueueWrite<T>(bucket: number, write: () => Promise<T>): Promise<T> {
-    const previous = this.bucketQueues.get(bucket) ?? Promise.resolve();
+  /** Runs `write` after every write queued before it for `target` has settled (whether or not it failed). */
+  private enqueueWrite<T>(target: BucketTarget, write: () => Promise<T>): Promise<T> {
+    const key = targetKeyOf(target);
+    const previous = this.bucketQueues.get(key) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(write);
-    this.bucketQueues.set(bucket, next);
+    this.bucketQueues.set(key, next);
     return next;
   }
 
-  private addressOf(route: TableRoute, bucket: number): BucketAddress {
-    return { table: this.name, tableId: route.tableId, partition: null, bucket };
+  private addressOf(route: TableRoute, target: BucketTarget): BucketAddress {
+    return { table: this.name, tableId: route.tableId, partition: target.partition, bucket: target.bucket };
+  }
+
+  /** How messages name a bucket: `bucket 3 of table 'events'`, or `bucket 3 of partition '2026120117' of table 'events'`. */
+  private bucketName(target: BucketTarget): string {
+    return `bucket ${target.bucket}${target.partition === null ? '' : ` of partition '${target.partition}'`} of table '${this.name}'`;
   }
 
   /**
    * Sends a bucket request to its leader, following redirects and retrying what is safe to retry.
    * `request` may be a function, called for every attempt; `beforeRetry` runs before every attempt but the
-   * first and may throw to give up.
+   * first and may throw to give up. A partition the route does not list is asked for once more, then NotFound.
    */
   private async sendToBucket<R extends BucketRequest>(
-    bucket: number,
+    target: BucketTarget,
     request: R | (() => R),
     beforeRetry?: () => Promise<void>,
   ): Promise<BucketAnswers[R['op']]> {
+    const { bucket } = target;
     let lastError: unknown;
+    let partitionRefreshed = false;
     for (let attempt = 0; attempt < LIMITS.clientAttemptsMax; attempt++) {
       if (attempt > 0 && beforeRetry) await beforeRetry();
       const route = await this.describe();
-      const leader = route.leaders[bucket];
       if (bucket < 0 || bucket >= route.buckets || !Number.isInteger(bucket)) {
         throw new MinkError('InvalidArgument', `bucket must be an integer in [0, ${route.buckets}), got ${bucket}`);
       }
+      const leaders = leadersOf(route, target.partition);
+      if (leaders === undefined) {
+        if (partitionRefreshed) throw this.partitionGone(target, (typeof request === 'function' ? request() : request).op, route);
+        partitionRefreshed = true;
+        await this.describe(true);
+        continue;
+      }
+      const leader = leaders[bucket];
       if (!leader) {
-        lastError = new UnavailableError(`bucket ${bucket} of table '${this.name}' has no leader`);
+        lastError = new UnavailableError(`${this.bucketName(target)} has no leader`);
         await sleep(backoffDelayMs(attempt, this.random));
         await this.describe(true);
         continue;
@@ -615,7 +728,7 @@ export class TableClient {
       const abandon = new AbortController();
       try {
         const body = typeof request === 'function' ? request() : request;
-        return await this.answerOrLeaderChange(bucket, leader, this.requestOf<BucketAnswers[R['op']]>(leader, { ...body, tableId: route.tableId }, abandon.signal));
+        return await this.answerOrLeaderChange(target, leader, this.requestOf<BucketAnswers[R['op']]>(leader, { ...body, tableId: route.tableId }, abandon.signal));
       } catch (error) {
         abandon.abort();
         if (!(error instanceof MinkError)) throw error;
@@ -623,7 +736,7 @@ export class TableClient {
         const redirect = error.details?.redirect;
         if (error.code === 'NotLeader' && redirect) {
           // Seed, "Redirects": update the route from the answer and retry at the leader it names.
-          route.leaders[bucket] = { node: redirect.node, address: redirect.to, leaderEpoch: redirect.leaderEpoch, ...(redirect.http ? { http: redirect.http } : {}) };
+          leaders[bucket] = { node: redirect.node, address: redirect.to, leaderEpoch: redirect.leaderEpoch, ...(redirect.http ? { http: redirect.http } : {}) };
           continue;
         }
         if (error.code === 'Unavailable' || error.code === 'Timeout') {
@@ -634,12 +747,24 @@ export class TableClient {
         }
         if (error.code === 'NotFound' && attempt === 0) {
           await this.describe(true);
+          partitionRefreshed = true;
           continue;
         }
         throw error;
       }
     }
     throw lastError;
+  }
+
+  /**
+   * The error of a request for a partition the refreshed route does not list: planned on a route that still
+   * had it, the partition was dropped since (or the table re-created). A write to it is InvalidArgument, as
+   * when the call is planned; a read of it learns it is gone (PartitionGoneError, a NotFound).
+   */
+  private partitionGone(target: BucketTarget, op: BucketRequest['op'], route: TableRoute): MinkError {
+    if (target.partition === null) return new MinkError('InvalidArgument', `table '${this.name}' is partitioned: a request for it names a partition`);
+    if (op === 'append' || op === 'put' || op === 'delete') return missingPartitionError(this.name, target.partition, partitionNamesOf(route));
+    return new PartitionGoneError(`partition '${target.partition}' of table '${this.name}' does not exist`);
   }
 
   /**
@@ -672,6 +797,20 @@ export class TableClient {
     }
     throw lastError;
   }
+}
+
+/** A partition a read was planned for is gone from the table: its keys and prefixes have no rows. */
+class PartitionGoneError extends NotFoundError {}
+
+/** The leaders of the buckets of `partition` (of the table itself when null); undefined when the route lists no such partition. */
+function leadersOf(route: TableRoute, partition: string | null): (BucketLeader | null)[] | undefined {
+  if (partition === null) return route.partition ? undefined : route.leaders;
+  return route.partitions?.find((each) => each.name === partition)?.leaders;
+}
+
+/** The live partitions of a route, in creation order (none for an unpartitioned table). */
+function partitionNamesOf(route: TableRoute): string[] {
+  return (route.partitions ?? []).map((partition) => partition.name);
 }
 
 /** A record batch as IPC streams within APPEND_REQUEST_BOUNDS (zero-copy slices of the batch). */

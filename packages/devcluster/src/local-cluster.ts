@@ -100,8 +100,8 @@ interface TrackedProcess {
   readonly nodeId: string | null;
   readonly ports: Record<string, number>;
   readonly logFile: string;
-  /** The environment a service is started with; kept so a restart is the same process again. */
-  readonly env: NodeJS.ProcessEnv | null;
+  /** The environment a service is started with; kept so a restart is the same process again (unless the restart changes it). */
+  env: NodeJS.ProcessEnv | null;
   pid: number;
   child: ChildProcess;
   /** The launcher's stop, for nats and s3 (it also drains their piped output). */
@@ -233,12 +233,15 @@ export class LocalCluster {
 
   /**
    * Stops the process if it still runs (SIGTERM, then SIGKILL after `LIMITS.serviceStopTimeoutMs`), starts
-   * it again with the same environment, data folder and ports, and resolves once it is ready.
+   * it again with the same environment, data folder and ports, and resolves once it is ready. `env`
+   * changes a service's environment from this start on (an undefined value removes a variable), e.g. a
+   * test moving the clock a coordinator plans partitions with.
    */
-  async restart(role: ClusterRole, nodeId: string | null = null): Promise<ClusterProcessInfo> {
+  async restart(role: ClusterRole, nodeId: string | null = null, options: { env?: Record<string, string | undefined> } = {}): Promise<ClusterProcessInfo> {
     this.assertNotStopping();
     const entry = this.find(role, nodeId);
     await this.terminate(entry);
+    if (options.env !== undefined && entry.env !== null) entry.env = withEnvChanges(entry.env, options.env);
     if (role === 'nats') {
       await this.launchNats(entry);
     } else if (role === 's3') {
@@ -405,11 +408,7 @@ export class LocalCluster {
       [ENV.dataDir]: join(options.dataDir, 'local', nodeId),
     };
     if (ports.kafka !== undefined) env[ENV.kafkaPort] = String(ports.kafka);
-    for (const [name, value] of Object.entries(options.env)) {
-      if (value === undefined) delete env[name];
-      else env[name] = value;
-    }
-    return env;
+    return withEnvChanges(env, options.env);
   }
 
   private spawnService(entry: TrackedProcess): void {
@@ -718,4 +717,14 @@ function httpStatus(url: string, timeoutMs: number): Promise<number> {
     request.on('timeout', () => request.destroy());
     request.on('error', () => resolveStatus(0));
   });
+}
+
+/** `env` with `changes` applied: an undefined value removes the variable. */
+function withEnvChanges(env: NodeJS.ProcessEnv, changes: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const changed = { ...env };
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === undefined) delete changed[name];
+    else changed[name] = value;
+  }
+  return changed;
 }

@@ -185,6 +185,24 @@ export interface DescribeTableRequest {
   table: string;
 }
 
+/**
+ * Where a bucket's leader can be reached: its node, the NATS subject prefix it serves on, and the leader
+ * epoch it leads at. `http` is the leader's HTTP `host:port`, where it serves scan pages (see
+ * scan-http.ts); absent when it has none.
+ */
+export interface BucketLeader {
+  node: string;
+  address: string;
+  leaderEpoch: number;
+  http?: string;
+}
+
+/**
+ * A table's schema and where each bucket's leader is, as any data node's view has it. An unpartitioned
+ * table has `leaders` and neither `partition` nor `partitions`. A partitioned table has its partition
+ * spec, its live partitions in creation order (names in UTC, `yyyyMMddHH` for unit hour, `yyyyMMdd` for
+ * day; see partitions.ts of @mink/meta) each with its own `buckets` leaders, and an empty `leaders`.
+ */
 export interface TableRoute {
   table: string;
   tableId: number;
@@ -192,12 +210,14 @@ export interface TableRoute {
   columns: { name: string; type: string }[];
   primaryKey: string[];
   bucketKey: string[];
+  /** Buckets of the table, or of each partition of a partitioned table. */
   buckets: number;
-  /**
-   * Leader of each bucket of an unpartitioned table, by bucket number; null while it has none. `http` is the
-   * leader's HTTP `host:port`, where it serves scan pages (see scan-http.ts); absent when it has none.
-   */
-  leaders: ({ node: string; address: string; leaderEpoch: number; http?: string } | null)[];
+  /** Leader of each bucket of an unpartitioned table, by bucket number; null while it has none. */
+  leaders: (BucketLeader | null)[];
+  /** The partition spec of a partitioned table (`PartitionSpec` of @mink/meta). */
+  partition?: { column: string; unit: 'hour' | 'day'; retain?: number; precreate?: number };
+  /** The live partitions of a partitioned table, in creation order, each with the leader of each of its buckets. */
+  partitions?: { name: string; leaders: (BucketLeader | null)[] }[];
 }
 
 export interface NodeStatus {

@@ -193,8 +193,8 @@ describe('Compactor', () => {
     expect(await firstCompactor.compactOnce()).toBe(1);
 
     // Only the first stream moved: every WAL object is still read by the second one.
-    const firstObject = streamObjectKey(first.tableId, null, first.bucket, 0, streamOf(meta.view, first).endOffset, 1);
-    expect(firstObject).toBe(`streams/${first.tableId}-_-0/0-${streamOf(meta.view, first).endOffset}-1`);
+    const firstObject = streamObjectKey(first.tableId, null, first.bucket, 0, streamOf(meta.view, first).endOffset, 1, first.streamEpoch);
+    expect(firstObject).toBe(`streams/${first.tableId}-_-0/0-${streamOf(meta.view, first).endOffset}-1-${first.streamEpoch}`);
     expect(new Set(streamOf(meta.view, first).slices.map((slice) => slice.object))).toEqual(new Set([firstObject]));
     expect(streamOf(meta.view, second).slices.every((slice) => slice.object.startsWith('wal/'))).toBe(true);
     expect(recordOf(meta.view.garbage)).toEqual({});
@@ -204,7 +204,7 @@ describe('Compactor', () => {
     clock.nowMsValue = START_MS + 500;
     led.push(second);
     expect(await firstCompactor.compactOnce()).toBe(1);
-    const secondObject = streamObjectKey(second.tableId, null, second.bucket, 0, streamOf(meta.view, second).endOffset, 1);
+    const secondObject = streamObjectKey(second.tableId, null, second.bucket, 0, streamOf(meta.view, second).endOffset, 1, second.streamEpoch);
     expect(Object.keys(recordOf(meta.view.objects)).sort()).toEqual([firstObject, secondObject].sort());
     expect(recordOf(meta.view.garbage)).toEqual(Object.fromEntries(walKeys(store).map((key) => [key, { unreferencedAtMs: START_MS + 500 }])));
     // Each batch kept a slice of its own, laid out one after another in its stream object.
@@ -270,7 +270,7 @@ describe('Compactor', () => {
     const racing = compactor({ store, meta }, streams);
     expect(await racing.compactOnce()).toBe(1);
 
-    const objectKey = streamObjectKey(stream.tableId, null, stream.bucket, 0, endBefore, 1);
+    const objectKey = streamObjectKey(stream.tableId, null, stream.bucket, 0, endBefore, 1, stream.streamEpoch);
     const slices = streamOf(meta.view, stream).slices;
     expect(slices.map((slice) => slice.object.startsWith('wal/'))).toEqual([...Array<boolean>(10).fill(false), ...Array<boolean>(10).fill(true)]);
     expect(slices.slice(0, 10).every((slice) => slice.object === objectKey)).toBe(true);
@@ -328,7 +328,7 @@ describe('Compactor', () => {
     flaky.unknownOutcomesLeft = 1;
     const logger = new RecordingLogger();
     const retrying = compactor({ store, meta: flaky, logger }, streams);
-    const key = streamObjectKey(stream.tableId, null, stream.bucket, 0, streamOf(meta.view, stream).endOffset, 1);
+    const key = streamObjectKey(stream.tableId, null, stream.bucket, 0, streamOf(meta.view, stream).endOffset, 1, stream.streamEpoch);
 
     expect(await retrying.compactOnce()).toBe(0);
     expect(store.keys()).toContain(key);

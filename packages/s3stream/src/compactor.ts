@@ -11,13 +11,16 @@ import { SILENT_LOGGER, type Clock, type MaintenanceLogger, type MetaAccess } fr
 export const WAL_KEY_PREFIX = 'wal/';
 
 /**
- * The key of the stream object that holds records [startOffset, endOffset) of a bucket's stream, written by
- * node incarnation `nodeEpoch` (DESIGN §4). Partition names never hold `/`, and the table id and bucket number
- * hold no `-`, so the key names one stream and range unambiguously; the node epoch keeps an object written by
- * a fenced incarnation apart from the one its successor writes for the same range.
+ * The key of the stream object that holds records [startOffset, endOffset) of a bucket's stream at stream
+ * epoch `streamEpoch`, written by node incarnation `nodeEpoch` (DESIGN §4). Partition names never hold `/`,
+ * and the table id and bucket number hold no `-`, so the key names one stream and range unambiguously; the
+ * node epoch keeps an object written by a fenced incarnation apart from the one its successor writes for
+ * the same range, and the stream epoch one of a dropped partition's stream apart from the one of the same
+ * name created again (its offsets start at 0 again, at higher epochs). Keys written before the stream epoch
+ * was added end at the node epoch; they stay readable, since slices name their objects.
  */
-export function streamObjectKey(tableId: number, partition: string | null, bucket: number, startOffset: number, endOffset: number, nodeEpoch: number): string {
-  return `streams/${tableId}-${partition ?? '_'}-${bucket}/${startOffset}-${endOffset}-${nodeEpoch}`;
+export function streamObjectKey(tableId: number, partition: string | null, bucket: number, startOffset: number, endOffset: number, nodeEpoch: number, streamEpoch: number): string {
+  return `streams/${tableId}-${partition ?? '_'}-${bucket}/${startOffset}-${endOffset}-${nodeEpoch}-${streamEpoch}`;
 }
 
 export interface CompactorOptions {
@@ -174,7 +177,7 @@ export class Compactor {
     const { record, slices } = plan;
     const startOffset = slices[0]!.startOffset;
     const endOffset = slices[slices.length - 1]!.endOffset;
-    const key = streamObjectKey(record.tableId, record.partition, record.bucket, startOffset, endOffset, this.nodeEpoch);
+    const key = streamObjectKey(record.tableId, record.partition, record.bucket, startOffset, endOffset, this.nodeEpoch, record.stream.epoch);
     const context = { bucketId: plan.bucketId, object: key, startOffset, endOffset, slices: slices.length };
 
     let payloads: Uint8Array[];

@@ -152,13 +152,17 @@ describe('tileBatches', () => {
 });
 
 describe('parseStreamObjectKey', () => {
-  it.each<[number, string | null, number, number, number, number]>([
-    [7, null, 3, 0, 25_000, 2],
-    [12, '2024-05-01', 0, 100, 200, 1],
-    [1, 'a-b-c', 1023, 5, 6, 9],
-  ])('reads back the key streamObjectKey writes for table %p, partition %p, bucket %p', (tableId, partition, bucket, startOffset, endOffset, nodeEpoch) => {
+  it.each<[number, string | null, number, number, number, number, number]>([
+    [7, null, 3, 0, 25_000, 2, 1],
+    [12, '2024-05-01', 0, 100, 200, 1, 4_711],
+    [1, 'a-b-c', 1023, 5, 6, 9, 3],
+  ])('reads back the key streamObjectKey writes for table %p, partition %p, bucket %p', (tableId, partition, bucket, startOffset, endOffset, nodeEpoch, streamEpoch) => {
     // Proves the bench's reading of stream object keys agrees with the compactor that writes them, partitions with '-' included.
-    expect(parseStreamObjectKey(streamObjectKey(tableId, partition, bucket, startOffset, endOffset, nodeEpoch))).toEqual({ tableId, partition, bucket, startOffset, endOffset, nodeEpoch });
+    expect(parseStreamObjectKey(streamObjectKey(tableId, partition, bucket, startOffset, endOffset, nodeEpoch, streamEpoch))).toEqual({ tableId, partition, bucket, startOffset, endOffset, nodeEpoch, streamEpoch });
+  });
+
+  it('reads keys written before stream epochs were part of them', () => {
+    expect(parseStreamObjectKey('streams/7-_-3/0-25000-2')).toEqual({ tableId: 7, partition: null, bucket: 3, startOffset: 0, endOffset: 25_000, nodeEpoch: 2 });
   });
 
   it.each(['wal/0000/abc', 'streams/7-_-3', 'streams/7-_-3/0-10', 'streams/x-_-3/0-10-1', 'streams/7-_-3/10-10-1', 'meta/snapshots/1'])('is null for %p', (key) => {

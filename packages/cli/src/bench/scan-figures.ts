@@ -172,21 +172,32 @@ export interface StreamObjectRange {
   startOffset: number;
   endOffset: number;
   nodeEpoch: number;
+  /** Absent in keys written before stream epochs were part of them. */
+  streamEpoch?: number;
 }
 
 /**
  * Reads a key written by `streamObjectKey` of @mink/s3stream (`streams/{tableId}-{partition or _}-{bucket}/
- * {start}-{end}-{nodeEpoch}`); null for any other key. A partition name may hold `-`, the numbers never do,
- * so the bucket is the last number before the `/`.
+ * {start}-{end}-{nodeEpoch}-{streamEpoch}`, or without the stream epoch as older keys are); null for any
+ * other key. A partition name may hold `-`, the numbers never do, so the bucket is the last number before
+ * the `/`.
  */
 export function parseStreamObjectKey(key: string): StreamObjectRange | null {
   if (!key.startsWith(STREAM_KEY_PREFIX)) return null;
-  const match = /^(\d+)-(.+)-(\d+)\/(\d+)-(\d+)-(\d+)$/.exec(key.slice(STREAM_KEY_PREFIX.length));
+  const match = /^(\d+)-(.+)-(\d+)\/(\d+)-(\d+)-(\d+)(?:-(\d+))?$/.exec(key.slice(STREAM_KEY_PREFIX.length));
   if (match === null) return null;
   const [tableId, partition, bucket, startOffset, endOffset, nodeEpoch] = [match[1]!, match[2]!, match[3]!, match[4]!, match[5]!, match[6]!];
-  const numbers = [tableId, bucket, startOffset, endOffset, nodeEpoch].map(Number);
+  const numbers = [tableId, bucket, startOffset, endOffset, nodeEpoch, match[7] ?? '0'].map(Number);
   if (!numbers.every(Number.isSafeInteger) || numbers[3]! <= numbers[2]!) return null;
-  return { tableId: numbers[0]!, partition: partition === '_' ? null : partition, bucket: numbers[1]!, startOffset: numbers[2]!, endOffset: numbers[3]!, nodeEpoch: numbers[4]! };
+  return {
+    tableId: numbers[0]!,
+    partition: partition === '_' ? null : partition,
+    bucket: numbers[1]!,
+    startOffset: numbers[2]!,
+    endOffset: numbers[3]!,
+    nodeEpoch: numbers[4]!,
+    ...(match[7] === undefined ? {} : { streamEpoch: numbers[5]! }),
+  };
 }
 
 /**
