@@ -293,6 +293,10 @@ export class Coordinator {
   }
 
   private async handle(request: Envelope): Promise<unknown> {
+    // Anything may arrive on the subject: a body that is not a request is the sender's mistake, not ours.
+    if (typeof request !== 'object' || request === null || typeof (request as { op?: unknown }).op !== 'string') {
+      throw new InvalidArgumentError('a coordinator request must be an object with a string op');
+    }
     if (request.op === 'whoHolds') return this.whoHolds();
     const epoch = this.actingEpoch();
     if (epoch === null) return this.forward(request);

@@ -92,7 +92,7 @@ export class GatewayService {
     const waitMs = waitParameter(query);
     // Required for a partitioned table and refused for an unpartitioned one; the client checks which.
     const partition = query.partition === undefined || query.partition === '' ? undefined : query.partition;
-    const columns = query.columns ? query.columns.split(',').map((column) => column.trim()).filter(Boolean) : undefined;
+    const columns = columnsParameter(query);
     const pages = this.client.table(name).scanPages({ ...(partition === undefined ? {} : { partition }), bucket, offset, limit, columns, waitMs });
     const first = await pages.next();
     if (first.done) throw new Error('a scan yielded no page');
@@ -223,9 +223,20 @@ function integerParameter(query: Record<string, string | undefined>, name: strin
     if (fallback === undefined) throw new InvalidArgumentError(`query parameter '${name}' is required`);
     return fallback;
   }
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(`query parameter '${name}' must be a non-negative integer, got '${text}'`);
+  // Decimal digits only: Number() would also take '0x10', '1e3' and ' 5 '.
+  const value = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value)) throw new InvalidArgumentError(`query parameter '${name}' must be a non-negative integer, got '${text.slice(0, 64)}'`);
   return value;
+}
+
+/** `columns=`: a comma-separated projection; absent or empty projects nothing away, and an empty name in a list is refused. */
+function columnsParameter(query: Record<string, string | undefined>): string[] | undefined {
+  const text = query.columns;
+  if (text === undefined || text === '') return undefined;
+  const columns = text.split(',').map((column) => column.trim());
+  const empty = columns.findIndex((column) => column === '');
+  if (empty >= 0) throw new InvalidArgumentError(`query parameter 'columns' has an empty column name at position ${empty + 1}: '${text.slice(0, 64)}'`);
+  return columns;
 }
 
 /** `wait=`: a duration (`500ms`, `5s`, bare milliseconds) up to LIMITS.scanWaitMsMax; absent or 0 does not wait. */

@@ -164,6 +164,10 @@ describe('gateway on a partitioned table', () => {
     ['a partitioned table without a partition', '/v1/tables/clicks/scan?bucket=0', 400, /^table 'clicks' is partitioned by 'ts': a scan must name a partition$/],
     ['an unpartitioned table with a partition', `/v1/tables/plain/scan?partition=${HOUR_A}&bucket=0`, 400, /^table 'plain' is not partitioned/],
     ['a partition that does not exist', `/v1/tables/clicks/scan?partition=${HOUR_MISSING}&bucket=0`, 404, new RegExp(`^partition '${HOUR_MISSING}' of table 'clicks' does not exist$`)],
+    ['an offset in hexadecimal', '/v1/tables/plain/scan?bucket=0&offset=0x10', 400, /^query parameter 'offset' must be a non-negative integer, got '0x10'$/],
+    ['a bucket in exponent notation', '/v1/tables/plain/scan?bucket=1e0', 400, /^query parameter 'bucket' must be a non-negative integer, got '1e0'$/],
+    ['a limit with spaces', '/v1/tables/plain/scan?bucket=0&limit=%205', 400, /^query parameter 'limit' must be a non-negative integer/],
+    ['an empty column name in the projection', '/v1/tables/plain/scan?bucket=0&columns=id,,ts', 400, /^query parameter 'columns' has an empty column name at position 2/],
   ])('answers a scan of %s with an error', async (_case, url, status, message) => {
     const response = await call('GET', url);
     expect(response.status).toBe(status);

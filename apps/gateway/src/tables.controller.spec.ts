@@ -158,6 +158,7 @@ describe('gateway primary-key endpoints', () => {
     ['bytes that are not UTF-8 inside a string', Buffer.concat([Buffer.from('{"rows":[{"shop":"'), Buffer.from([0xc3, 0x28]), Buffer.from('","id":1}]}')]), /^request body is not valid UTF-8$/],
     ['a lone continuation byte', Buffer.concat([Buffer.from('{"rows":[{"shop":"a'), Buffer.from([0x80]), Buffer.from('","id":1}]}')]), /^request body is not valid UTF-8$/],
     ['text that is not JSON', Buffer.from('{"rows": [}'), /^request body is not valid JSON/],
+    ['arrays nested 100 000 deep', Buffer.from(`{"rows":[{"shop":${'['.repeat(100_000)}${']'.repeat(100_000)},"id":1}]}`), /^request body nests deeper than 64 levels of arrays and objects$/],
   ])('a put whose body holds %s answers 400 and writes nothing', async (_case, payload, message) => {
     // Proves the body is decoded strictly: invalid UTF-8 is refused instead of being stored with U+FFFD in it.
     const response = await app.getHttpAdapter().getInstance().inject({ method: 'POST', url: '/v1/tables/orders/put', payload, headers: { 'content-type': 'application/json' } });

@@ -122,6 +122,8 @@ export const LIMITS = {
   scanPageHeaderBytesMax: 16 * 1024,
   /** JSON bytes of one prefix lookup reply, well under NATS' default 1 MiB max payload (scans are paged by scanPageBytesMax). */
   scanReplyBytesMax: 512 * 1024,
+  /** Levels of arrays and objects a JSON request body may nest; a row is three (body, rows, row), deeper is refused before anything recurses over it. */
+  jsonBodyDepthMax: 64,
   /** Largest HTTP request body accepted by the gateway. */
   httpBodyBytesMax: 64 * 1024 * 1024,
   /**

@@ -17,11 +17,31 @@ export function parseJsonBody(body: Buffer): unknown {
     throw new InvalidArgumentError('request body is not valid UTF-8');
   }
   if (text.trim() === '') return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new InvalidArgumentError(`request body is not valid JSON: ${(error as Error).message}`);
   }
+  // JSON.parse takes any depth, but what handles the value next (validation, JSON.stringify for a NATS
+  // request) recurses and would overflow the stack: a 500 for what is the caller's mistake.
+  const depth = depthBeyond(value, LIMITS.jsonBodyDepthMax);
+  if (depth) throw new InvalidArgumentError(`request body nests deeper than ${LIMITS.jsonBodyDepthMax} levels of arrays and objects`);
+  return value;
+}
+
+/** Whether `value` nests arrays and objects deeper than `depthMax` levels; iterative, so any depth is measured safely. */
+function depthBeyond(value: unknown, depthMax: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth >= depthMax) return true;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 /**
