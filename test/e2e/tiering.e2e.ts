@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { LocalCluster } from '@mink/devcluster';
 import { type DataFile, IcebergTable, LAKE_LIMITS, icebergSchemaOf } from '@mink/lake';
-import type { ColumnSpec } from '@mink/meta';
+import { lakeBucketOf, partitionNameAt, partitionStartMs, streamBucketOfLake, type ColumnSpec } from '@mink/meta';
 import { S3ObjectStore } from '@mink/s3stream';
 import { SHORT_LEASE_CLUSTER, eventually, http, temporaryDirectory } from './helpers';
 
@@ -395,5 +395,68 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     expect(after.slice(0, 300).map((record) => record.timestamp)).toEqual(before.map((record) => record.timestamp));
     // A scan starting inside the lake's range starts there.
     expect((await scanFrom(123)).map((record) => Number(record.offset))[0]).toBe(123);
+  });
+
+  it('tiers a partitioned table by partition bucket, keeps a dropped partition\'s rows in the lake and never creates that partition again', async () => {
+    const HOUR_MS = 3_600_000;
+    const columns: ColumnSpec[] = [
+      { name: 'id', type: 'int64' },
+      { name: 'at', type: 'timestamp' },
+    ];
+    const created = await http(cluster.gatewayUrl, 'POST', '/v1/tables', {
+      name: 'hits',
+      columns,
+      buckets: 2,
+      partition: { column: 'at', unit: 'hour', retain: 1, precreate: 1 },
+      properties: { 'table.datalake.enabled': 'true', 'table.datalake.freshness': '1s' },
+    });
+    expect(created.status).toBe(201);
+    const partitions = [...(created.body.partitions as string[])].sort();
+    expect(partitions.length).toBeGreaterThanOrEqual(2);
+    const starts = partitions.slice(0, 2).map((name) => partitionStartMs('hour', name)!);
+    // 100 rows in each of two hours, appended while the buckets open (the client retries while they do).
+    const rows = [0, 1].flatMap((hour) => Array.from({ length: 100 }, (_, index) => ({ id: hour * 1_000 + index, at: starts[hour]! + index * 1_000 })));
+    await eventually('the rows appended', async () => ((await http(cluster.gatewayUrl, 'POST', '/v1/tables/hits/append', { rows })).status === 200 ? true : undefined), 60_000, 500);
+
+    const tiered = await eventually('the lake holding all 200 rows', async () => {
+      const { lake } = await lakeOf('hits');
+      const total = (lake?.offsets ?? []).reduce((sum, entry) => sum + entry.offset, 0);
+      return lake && lake.round === null && total === 200 ? lake : undefined;
+    }, 120_000, 500);
+    const table = { buckets: 2, partition: { column: 'at', unit: 'hour' as const } };
+    const lakeRows = async (metadataKey: string | null) => (await lakeSelect('hits', columns, [], metadataKey, 'id, epoch_ms("at") AS at_ms, __bucket, __offset')).rows;
+    const first = await lakeRows(tiered.metadataKey);
+    expect(first.map((row) => Number(row.id)).sort((a, b) => a - b)).toEqual(rows.map((row) => row.id).sort((a, b) => a - b));
+    // Each row is in a lake bucket of its own hour's partition: hours since the epoch × 2 + bucket.
+    for (const row of first) {
+      const atMs = Number(row.at_ms);
+      const { partition } = streamBucketOfLake(table, Number(row.__bucket));
+      expect([row.id, partition]).toEqual([row.id, partitionNameAt('hour', atMs)]);
+      expect(lakeBucketOf(table, partition, Number(row.__bucket) % 2)).toBe(Number(row.__bucket));
+    }
+
+    // Two hours on: both hours are dropped (retain 1), and the lake keeps their rows.
+    const restartCoordinators = async (offsetMs: number) => {
+      for (const id of ['coordinator-1', 'coordinator-2']) await cluster.restart('coordinator', id, { env: { MINK_PARTITION_CLOCK_OFFSET_MS: String(offsetMs) } });
+    };
+    await restartCoordinators(starts[1]! + HOUR_MS + HOUR_MS / 2 - Date.now());
+    await eventually('the first two hours dropped', async () => {
+      const described = await http(cluster.gatewayUrl, 'GET', '/v1/tables/hits');
+      const names = described.body.partitions as string[];
+      return !names.includes(partitions[0]!) && !names.includes(partitions[1]!) ? names : undefined;
+    }, 60_000, 250);
+    const { lake: afterDrop } = await lakeOf('hits');
+    expect((await lakeRows(afterDrop!.metadataKey)).map((row) => Number(row.id)).sort((a, b) => a - b)).toEqual(rows.map((row) => row.id).sort((a, b) => a - b));
+
+    // Back in the first hour: the lake holds it, so it is not created again (a create answers after a round of the loop).
+    await restartCoordinators(starts[0]! + HOUR_MS / 2 - Date.now());
+    const probe = await http(cluster.gatewayUrl, 'POST', '/v1/tables', { name: 'hits_probe', columns, buckets: 1, partition: { column: 'at', unit: 'hour' } });
+    expect(probe.status).toBe(201);
+    const again = await http(cluster.gatewayUrl, 'GET', '/v1/tables/hits');
+    expect(again.body.partitions).not.toContain(partitions[0]);
+    expect(again.body.partitions).not.toContain(partitions[1]);
+    const refused = await http(cluster.gatewayUrl, 'POST', '/v1/tables/hits/append', { rows: [{ id: 9_999, at: starts[0]! }] });
+    expect(refused.status).toBe(400);
+    await restartCoordinators(0);
   });
 });

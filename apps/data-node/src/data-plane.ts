@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, decideWriterSequence, getIn, logFormatOf, ownRecord, type BucketRecord, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision } from '@mink/meta';
+import { bucketId, decideWriterSequence, getIn, lakeBucketOf, logFormatOf, ownRecord, type BucketRecord, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -339,8 +339,9 @@ export class DataPlane {
     // The union read: records below a trimmed stream's start come from the lake, which holds them (retention
     // never trims above the lake offset); this page ends where the stream starts, and the next reads it.
     // (A lake that does not reach the stream's start, e.g. enabled after a trim, cannot bridge: the scan begins at the start.)
-    if (offset < read.startOffset && this.lakeReads && table.kind === 'log' && (table.lake?.offsets[String(record.bucket)] ?? 0) >= read.startOffset) {
-      batches = await this.lakeReads.read(table, record.bucket, offset, read.startOffset, limit);
+    const lakeBucket = lakeBucketOf(table, record.partition, record.bucket);
+    if (offset < read.startOffset && this.lakeReads && table.kind === 'log' && lakeBucket !== null && (table.lake?.offsets[String(lakeBucket)] ?? 0) >= read.startOffset) {
+      batches = await this.lakeReads.read(table, lakeBucket, offset, read.startOffset, limit);
       from = offset;
     }
     const page = encodeScanPage(layout, batches, from, limit, bytesMax);

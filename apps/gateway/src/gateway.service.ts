@@ -1,6 +1,6 @@
 import { LIMITS, parseDurationMs } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { bucketsOfTable, compareNodeIds, ownRecord, valuesIn, type TableRecord, type View } from '@mink/meta';
+import { bucketsOfTable, compareNodeIds, ownRecord, streamBucketOfLake, valuesIn, type TableRecord, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import { RawJsonBody, type ClusterMember } from '@mink/runtime';
@@ -210,7 +210,13 @@ function lakeOf(table: TableRecord) {
   return {
     metadataKey: lake.metadataKey,
     snapshotId: lake.snapshotId,
-    offsets: Array.from({ length: table.buckets }, (_, bucket) => ({ bucket, offset: lake.offsets[String(bucket)] ?? 0 })),
+    // Per bucket of an unpartitioned table; per lake bucket (lakeBucketOf), with its partition and bucket, of a partitioned one.
+    offsets: table.partition
+      ? Object.keys(lake.offsets)
+          .map(Number)
+          .sort((a, b) => a - b)
+          .map((lakeBucket) => ({ ...streamBucketOfLake(table, lakeBucket), lakeBucket, offset: lake.offsets[String(lakeBucket)]! }))
+      : Array.from({ length: table.buckets }, (_, bucket) => ({ bucket, offset: lake.offsets[String(bucket)] ?? 0 })),
     tieredAt: lake.tieredAtMs > 0 ? new Date(lake.tieredAtMs).toISOString() : null,
     tieringEpoch: lake.tieringEpoch,
     round: lake.round ? { tieringEpoch: lake.round.epoch, worker: lake.round.worker, startedAt: new Date(lake.round.startedAtMs).toISOString(), ranges: lake.round.ranges } : null,

@@ -313,7 +313,6 @@ describe('executeTieringRound', () => {
     ['a primary-key table without a primary key', { kind: 'pk' }, /of kind 'pk' with 0 primary key columns/],
     ['a log table with a primary key', { primaryKey: ['id'] }, /of kind 'log' with 1 primary key columns/],
     ['a Kafka topic', { properties: { 'table.log.format': 'kafka' } }, /stores Kafka record batches/],
-    ['a partitioned table', { partition: { column: 'at', unit: 'day' } }, /is partitioned/],
     ['a table dropped and created again under the name', { id: 8 }, /with id 7, not of 'events' with id 8/],
   ])('refuses %s before touching the store', async (_case, table, message) => {
     // Proves the tables the executor cannot tier are refused as InvalidArgumentError with a clear reason.
@@ -325,7 +324,7 @@ describe('executeTieringRound', () => {
   });
 
   it.each<[string, [number, number, number][], RegExp]>([
-    ['a bucket the table does not have', [[3, 0, 1]], /bucket 3 is not a bucket of 'events' \(3 buckets\)/],
+    ['a bucket the table does not have', [[3, 0, 1]], /bucket 3 is not a lake bucket of 'events' \(3 buckets\)/],
     ['a bucket twice', [[0, 0, 5], [0, 5, 10]], /bucket 0 twice/],
     ['a range ending before it starts', [[0, 5, 4]], /\[5, 4\) of bucket 0/],
     ['a fractional offset', [[0, 0, 4.5]], /\[0, 4.5\) of bucket 0/],

@@ -36,7 +36,7 @@
  * unchanged (`committed: false`); with no metadata key yet it is refused, as there is nothing to name (the
  * planner starts no round without records, so neither should happen in practice).
  */
-import { type TableRecord, type TieringRange, logFormatOf } from '@mink/meta';
+import { type TableRecord, type TieringRange, lakeBucketOf, logFormatOf, streamBucketOfLake } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 import {
   type DataFile,
@@ -139,7 +139,7 @@ export interface TieringRoundDeps {
 /**
  * Runs `plan` to its Iceberg commit and returns the metadata key for the caller to commit in the metadata
  * log. Does not write the version hint. Throws what `heartbeat` throws when fenced; InvalidArgumentError
- * for a plan or table it cannot tier (a Kafka topic, a partitioned table, a plan of another table,
+ * for a plan or table it cannot tier (a Kafka topic, a plan of another table,
  * malformed ranges, an empty round of a table with no lake metadata yet), LakeBucketTooLargeError (an
  * InvalidArgumentError) for a primary-key bucket beyond the merge bounds; LakeCommitConflictError when this
  * epoch already committed on this base (a retry must come with a new epoch); and a plain Error for broken
@@ -338,11 +338,14 @@ export function checkTieringRound(table: TableRecord, plan: TieringRoundPlan): v
     throw new InvalidArgumentError(`table '${table.name}' is of kind '${table.kind}' with ${table.primaryKey.length} primary key columns: only log tables without one and primary-key tables are tiered`);
   }
   if (logFormatOf(table) !== 'arrow') throw new InvalidArgumentError(`table '${table.name}' stores Kafka record batches: only tables in the Arrow format are tiered`);
-  if (table.partition !== undefined) throw new InvalidArgumentError(`table '${table.name}' is partitioned: partitioned tables are not tiered yet`);
   if (!Number.isSafeInteger(plan.tieringEpoch) || plan.tieringEpoch < 1) throw new InvalidArgumentError(`tiering epoch ${plan.tieringEpoch} is not a positive whole number`);
   const seen = new Set<number>();
   for (const { bucket, startOffset, endOffset } of plan.ranges) {
-    if (!Number.isSafeInteger(bucket) || bucket < 0 || bucket >= table.buckets) throw new InvalidArgumentError(`bucket ${bucket} is not a bucket of '${table.name}' (${table.buckets} buckets)`);
+    // Buckets are lake buckets (lakeBucketOf): a partitioned table's name one bucket of one partition each.
+    const stream = Number.isSafeInteger(bucket) && bucket >= 0 ? streamBucketOfLake(table, bucket) : null;
+    if (stream === null || lakeBucketOf(table, stream.partition, stream.bucket) !== bucket || stream.bucket >= table.buckets) {
+      throw new InvalidArgumentError(`bucket ${bucket} is not a lake bucket of '${table.name}' (${table.buckets} buckets${table.partition ? ' per partition' : ''})`);
+    }
     if (seen.has(bucket)) throw new InvalidArgumentError(`the round names bucket ${bucket} twice`);
     seen.add(bucket);
     if (!Number.isSafeInteger(startOffset) || !Number.isSafeInteger(endOffset) || startOffset < 0 || endOffset < startOffset) {

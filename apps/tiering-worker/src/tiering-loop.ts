@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, ownRecord, type TableRecord } from '@mink/meta';
+import { bucketId, ownRecord, streamBucketOfLake, type TableRecord } from '@mink/meta';
 import { MinkError, SUBJECTS, type TieringRoundAssignment } from '@mink/protocol';
 import type { ClusterMember, Logger } from '@mink/runtime';
 import { StreamReader } from '@mink/s3stream';
@@ -116,7 +116,11 @@ export class TieringLoop {
           store: this.member.objectStore,
           storeUri: this.storeUri,
           table,
-          read: async (bucket, fromOffset) => this.reader.read(bucketId(table.id, null, bucket), fromOffset, Number.MAX_SAFE_INTEGER),
+          // A round's buckets are lake buckets: for a partitioned table, one bucket of one partition each.
+          read: async (lakeBucket, fromOffset) => {
+            const { partition, bucket } = streamBucketOfLake(table, lakeBucket);
+            return this.reader.read(bucketId(table.id, partition, bucket), fromOffset, Number.MAX_SAFE_INTEGER);
+          },
           heartbeat: () => heartbeat.check(),
           log: (message, details) => this.logger.info({ ...fields, ...details }, message),
         },

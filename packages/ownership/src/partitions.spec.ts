@@ -1,4 +1,4 @@
-import { PARTITION_INSTANT_MAX_MS, emptyView, partitionNameAt, type PartitionSpec, type TableRecord, type View } from '@mink/meta';
+import { PARTITION_INSTANT_MAX_MS, emptyView, lakeBucketOf, partitionNameAt, type PartitionSpec, type TableRecord, type View } from '@mink/meta';
 import { planPartitionActions, planPartitions, type PartitionAction, type PartitionPlan } from './partitions';
 
 const HOUR_MS = 3_600_000;
@@ -141,5 +141,21 @@ describe('planPartitionActions plans every partitioned table of a view, bounded 
     // Proves the planner and partitionNameAt agree, so a row written now never finds its partition missing.
     const [first] = planPartitionActions(viewOf([tableOf(hourly())]), T + 30 * 60_000, 1);
     expect(first?.partition).toBe(partitionNameAt('hour', T + 30 * 60_000));
+  });
+});
+
+describe('planPartitions and the lake', () => {
+  it('does not create again a dropped partition the lake holds records of, but creates one it holds nothing of', () => {
+    const spec = hourly({ precreate: 1 });
+    const withLake = (offsets: Record<string, number>): TableRecord => ({
+      ...tableOf(spec, [partitionNameAt('hour', T + HOUR_MS)]),
+      properties: { 'table.datalake.enabled': 'true' },
+      lake: { metadataKey: 'm', snapshotId: '1', offsets, tieringEpoch: 1, round: null, tieredAtMs: 1 },
+    });
+    const current = partitionNameAt('hour', T);
+    const tiered = String(lakeBucketOf(tableOf(spec), current, 1));
+    expect(planPartitions(withLake({ [tiered]: 5 }), T)).toEqual({ create: [], drop: [] });
+    expect(planPartitions(withLake({ [tiered]: 0 }), T)).toEqual({ create: [current], drop: [] });
+    expect(planPartitions(withLake({}), T)).toEqual({ create: [current], drop: [] });
   });
 });

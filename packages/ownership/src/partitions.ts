@@ -8,12 +8,29 @@
 import {
   PARTITION_INSTANT_MAX_MS,
   PARTITION_PRECREATE_DEFAULT,
+  lakeBucketOf,
+  ownRecord,
   partitionNameAt,
   partitionStartMs,
   partitionUnitMs,
   type TableRecord,
   type View,
 } from '@mink/meta';
+
+/**
+ * Whether the lake holds records of a partition of this name: one dropped after it was tiered, whose lake
+ * buckets and lake offsets stay (the lake keeps a dropped partition's data). It is never created again,
+ * since its new stream would start at offset 0 below the offsets its lake buckets are tiered up to.
+ */
+function inLake(table: TableRecord, name: string): boolean {
+  const offsets = table.lake?.offsets;
+  if (offsets === undefined) return false;
+  for (let bucket = 0; bucket < table.buckets; bucket++) {
+    const lakeBucket = lakeBucketOf(table, name, bucket);
+    if (lakeBucket !== null && (ownRecord(offsets, String(lakeBucket)) ?? 0) > 0) return true;
+  }
+  return false;
+}
 
 /** The partitions of one table to create and to drop now, each list in time order. */
 export interface PartitionPlan {
@@ -32,7 +49,7 @@ export interface PartitionPlan {
  *   `retain` nothing is dropped.
  *
  * A partition whose name is not a name of the table's unit (see `partitionStartMs`) is left alone: its
- * time is unknown. An unpartitioned table needs nothing. `nowMs` must be an instant a partition name can
+ * time is unknown. A dropped partition the lake holds records of is not created again (see `inLake`). An unpartitioned table needs nothing. `nowMs` must be an instant a partition name can
  * carry (1970 to 9999); anything else is a broken invariant of the caller and throws.
  */
 export function planPartitions(table: TableRecord, nowMs: number): PartitionPlan {
@@ -49,7 +66,7 @@ export function planPartitions(table: TableRecord, nowMs: number): PartitionPlan
     const startMs = currentStartMs + ahead * unitMs;
     if (startMs > PARTITION_INSTANT_MAX_MS) break;
     const name = partitionNameAt(spec.unit, startMs);
-    if (!existing.has(name)) create.push(name);
+    if (!existing.has(name) && !inLake(table, name)) create.push(name);
   }
 
   if (spec.retain === undefined) return { create, drop: [] };

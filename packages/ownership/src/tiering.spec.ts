@@ -1,4 +1,4 @@
-import { bucketId, emptyView, shardedFrom, type BucketRecord, type LakeRecord, type TableRecord, type View } from '@mink/meta';
+import { bucketId, emptyView, lakeBucketOf, shardedFrom, type BucketRecord, type LakeRecord, type TableRecord, type View } from '@mink/meta';
 import { planTieringRound, tieringStateOf, type TieringTiming } from './tiering';
 
 function table(name: string, id: number, properties: Record<string, string>, lake?: LakeRecord): TableRecord {
@@ -75,5 +75,45 @@ describe('planTieringRound', () => {
     ['the table has no lake', table('t', 1, {}), { 't/0': 10 }],
   ])('plans nothing when %s', (_case, subject, ends) => {
     expect(planTieringRound(viewOf([subject], ends), timing(60_000, [['t', 59_000]]))).toBeNull();
+  });
+});
+
+describe('planTieringRound of a partitioned table', () => {
+  it('plans the lake bucket of every bucket of every live partition with records beyond its lake offset', () => {
+    const hourly: TableRecord = {
+      ...table('clicks', 2, LAKE_ON, lake({ offsets: {}, tieredAtMs: 20_000 })),
+      columns: [{ name: 'at', type: 'timestamp' }],
+      partition: { column: 'at', unit: 'hour' },
+      partitions: ['2026120117', '2026120118'],
+    };
+    const record = (partition: string, bucket: number, endOffset: number): BucketRecord => ({
+      tableId: hourly.id,
+      table: hourly.name,
+      partition,
+      bucket,
+      leader: '1',
+      leaderEpoch: 1,
+      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset, slices: [], writers: {} },
+      kvSnapshots: [],
+    });
+    const tiered = lakeBucketOf(hourly, '2026120117', 0)!;
+    const withOffset = { ...hourly, lake: lake({ offsets: { [String(tiered)]: 4 }, tieredAtMs: 20_000 }) };
+    const view: View = {
+      ...emptyView(),
+      tables: { clicks: withOffset },
+      buckets: shardedFrom({
+        [bucketId(hourly.id, '2026120117', 0)]: record('2026120117', 0, 10),
+        [bucketId(hourly.id, '2026120117', 1)]: record('2026120117', 1, 0),
+        [bucketId(hourly.id, '2026120118', 0)]: record('2026120118', 0, 0),
+        [bucketId(hourly.id, '2026120118', 1)]: record('2026120118', 1, 3),
+      }),
+    };
+    expect(planTieringRound(view, timing(60_000))).toEqual({
+      table: withOffset,
+      ranges: [
+        { bucket: tiered, startOffset: 4, endOffset: 10 },
+        { bucket: lakeBucketOf(hourly, '2026120118', 1), startOffset: 0, endOffset: 3 },
+      ],
+    });
   });
 });

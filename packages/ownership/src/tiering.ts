@@ -1,4 +1,4 @@
-import { bucketId, getIn, lakeSettingsOf, ownRecord, type TableRecord, type TieringRange, type View } from '@mink/meta';
+import { bucketsOfTable, lakeBucketOf, lakeSettingsOf, ownRecord, type TableRecord, type TieringRange, type View } from '@mink/meta';
 
 /**
  * A table's place in the lease holder's tiering schedule (DESIGN §5, Fluss's table states):
@@ -23,7 +23,7 @@ export interface TieringTiming {
 /** The tiering state of a table with the lake enabled; null for a table without it. */
 export function tieringStateOf(table: TableRecord, timing: TieringTiming): TieringState | null {
   const settings = lakeSettingsOf(table.properties);
-  if (!settings.enabled || table.partition) return null;
+  if (!settings.enabled) return null;
   const lake = table.lake;
   if (lake?.round) {
     const heardAtMs = timing.heartbeatAtMs.get(table.name);
@@ -52,11 +52,14 @@ export function planTieringRound(view: View, timing: TieringTiming): PlannedRoun
     const table = ownRecord(view.tables, name)!;
     const state = tieringStateOf(table, timing);
     if (state === null || (state.state !== 'pending' && state.state !== 'failed')) continue;
+    // Ranges name lake buckets (lakeBucketOf): the bucket numbers, or every bucket of every live partition.
     const ranges: TieringRange[] = [];
-    for (let bucket = 0; bucket < table.buckets; bucket++) {
-      const startOffset = ownRecord(table.lake?.offsets ?? {}, String(bucket)) ?? 0;
-      const endOffset = getIn(view.buckets, bucketId(table.id, null, bucket))?.stream.endOffset ?? 0;
-      if (endOffset > startOffset) ranges.push({ bucket, startOffset, endOffset });
+    for (const record of bucketsOfTable(view, table.name)) {
+      const lakeBucket = lakeBucketOf(table, record.partition, record.bucket);
+      if (lakeBucket === null) continue;
+      const startOffset = ownRecord(table.lake?.offsets ?? {}, String(lakeBucket)) ?? 0;
+      const endOffset = record.stream.endOffset;
+      if (endOffset > startOffset) ranges.push({ bucket: lakeBucket, startOffset, endOffset });
     }
     if (ranges.length === 0) continue;
     const tieredAtMs = table.lake?.tieredAtMs ?? 0;

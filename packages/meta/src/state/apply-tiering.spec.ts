@@ -7,7 +7,8 @@
 import { apply } from './apply';
 import type { Command, StartTieringRound } from './commands';
 import { deepFreeze } from './deep-freeze';
-import { shardedFrom } from './sharded-map';
+import { lakeBucketOf } from './lake-properties';
+import { getIn, shardedFrom } from './sharded-map';
 import { bucketId, emptyView, type BucketRecord, type TableRecord, type View } from './view';
 
 const EVENTS: TableRecord = {
@@ -161,5 +162,63 @@ describe('CommitTieringRound', () => {
     expect(next(newCoordinator, COMMIT).outcome).toEqual({ ok: false, rejection: { code: 'Fenced', message: 'coordinator epoch 3 is fenced: current is 4' } });
     const restarted = next(newCoordinator, { ...START, coordinatorEpoch: 4 });
     expect(restarted.outcome).toEqual({ ok: true, tieringEpoch: 2 });
+  });
+});
+
+describe('tiering a partitioned table', () => {
+  // Hourly partitions of 2 buckets: the lake bucket of (partition, bucket) is hours since the epoch × 2 + bucket.
+  const HOURLY: TableRecord = { ...EVENTS, columns: [{ name: 'at', type: 'timestamp' }], partition: { column: 'at', unit: 'hour' }, partitions: ['2026120117', '2026120118'] };
+  const lakeBucket = (partition: string, bucket: number) => lakeBucketOf(HOURLY, partition, bucket)!;
+
+  function partitionedView(table: TableRecord = HOURLY): View {
+    const record = (partition: string, bucket: number, endOffset: number): BucketRecord => ({ ...bucketOf(bucket, endOffset), partition });
+    return deepFreeze({
+      ...emptyView(),
+      seq: 20,
+      coordinator: { node: 'c1', epoch: 3 },
+      tables: { [table.name]: table },
+      buckets: shardedFrom({
+        [bucketId(table.id, '2026120117', 0)]: record('2026120117', 0, 30),
+        [bucketId(table.id, '2026120117', 1)]: record('2026120117', 1, 0),
+        [bucketId(table.id, '2026120118', 0)]: record('2026120118', 0, 7),
+        [bucketId(table.id, '2026120118', 1)]: record('2026120118', 1, 9),
+      }),
+      nextTableId: 5,
+    });
+  }
+
+  it('starts and commits rounds whose ranges name the lake buckets of live partitions, keeping offsets by lake bucket', () => {
+    const ranges = [
+      { bucket: lakeBucket('2026120117', 0), startOffset: 0, endOffset: 30 },
+      { bucket: lakeBucket('2026120118', 1), startOffset: 0, endOffset: 9 },
+    ];
+    const started = next(partitionedView(), { ...START, ranges });
+    expect(started.outcome).toEqual({ ok: true, tieringEpoch: 1 });
+    const committed = next(started.view, COMMIT);
+    expect(committed.outcome).toEqual({ ok: true });
+    expect(committed.view.tables.events!.lake!.offsets).toEqual({ [String(ranges[0]!.bucket)]: 30, [String(ranges[1]!.bucket)]: 9 });
+  });
+
+  it.each<[string, number, number, string]>([
+    ['a partition that does not exist', lakeBucket('2026120119', 0), 1, "bucket must be the lake bucket of a bucket of a live partition of 'events'"],
+    ['a bucket number instead of a lake bucket', 1, 1, "bucket must be the lake bucket of a bucket of a live partition of 'events'"],
+    ['more than the partition bucket committed', lakeBucket('2026120118', 0), 8, "ends at 7, before 8"],
+  ])('refuses a range of %s', (_case, bucket, endOffset, message) => {
+    const { outcome } = next(partitionedView(), { ...START, ranges: [{ bucket, startOffset: 0, endOffset }] });
+    expect(outcome).toMatchObject({ ok: false, rejection: { code: 'InvalidArgument', message: expect.stringContaining(message) } });
+  });
+
+  it('trims a partition bucket only up to its lake offset', () => {
+    const tiered = { ...HOURLY, properties: { 'table.datalake.enabled': 'true' }, lake: { metadataKey: 'm', snapshotId: '1', offsets: { [String(lakeBucket('2026120117', 0))]: 10 }, tieringEpoch: 1, round: null, tieredAtMs: 1 } };
+    const slices = [
+      { object: 'wal/a', startOffset: 0, endOffset: 10, position: 0, length: 1 },
+      { object: 'wal/b', startOffset: 10, endOffset: 30, position: 0, length: 1 },
+    ];
+    const view = partitionedView(tiered);
+    const id = bucketId(HOURLY.id, '2026120117', 0);
+    const withSlices = deepFreeze({ ...view, buckets: shardedFrom({ [id]: { ...getIn(view.buckets, id)!, stream: { ...getIn(view.buckets, id)!.stream, slices } } }), objects: shardedFrom({ 'wal/a': { references: 1 }, 'wal/b': { references: 1 } }) });
+    const { view: trimmed, outcome } = next(withSlices, { type: 'TrimStreams', coordinatorEpoch: 3, streams: [{ tableId: HOURLY.id, partition: '2026120117', bucket: 0, startOffset: 30 }], atMs: 9_000 });
+    expect(outcome).toEqual({ ok: true });
+    expect(getIn(trimmed.buckets, id)!.stream).toMatchObject({ startOffset: 10, slices: [slices[1]] });
   });
 });

@@ -37,7 +37,7 @@ import type {
 import { ownRecord } from './lookup';
 import { ShardedMapEditor, getIn, type ShardedMap } from './sharded-map';
 import { validateTableSpec } from './schema';
-import { ALTERABLE_PROPERTIES, LAKE_ENABLED_PROPERTY, checkLakeSpec, lakeSettingsOf } from './lake-properties';
+import { ALTERABLE_PROPERTIES, LAKE_ENABLED_PROPERTY, checkLakeSpec, lakeBucketOf, lakeSettingsOf, streamBucketOfLake } from './lake-properties';
 import {
   bucketId,
   type BucketRecord,
@@ -205,19 +205,20 @@ function applyStartTieringRound(view: View, seq: number, command: StartTieringRo
   const table = tieredTable(view, command.table, command.tableId);
   if (typeof table === 'string') return reject(view, seq, 'NotFound', table);
   if (!lakeSettingsOf(table.properties).enabled) return reject(view, seq, 'InvalidArgument', `table '${table.name}' does not have '${LAKE_ENABLED_PROPERTY}' set to true`);
-  if (table.partition) return reject(view, seq, 'InvalidArgument', `partitioned table '${table.name}' is not tiered yet`);
   const lake = table.lake ?? NO_LAKE;
   const seen = new Set<number>();
   const ranges: TieringRange[] = [];
   for (const range of command.ranges as unknown[]) {
-    const malformed = describeMalformedTieringRange(range, table.buckets);
+    // A range names a lake bucket (lakeBucketOf): the bucket number, or for a partitioned table one bucket of one live partition.
+    const malformed = describeMalformedTieringRange(range, table);
     if (malformed !== null) return reject(view, seq, 'InvalidArgument', `StartTieringRound: ${malformed}`);
     const { bucket, startOffset, endOffset } = range as TieringRange;
     if (seen.has(bucket)) return reject(view, seq, 'InvalidArgument', `StartTieringRound names bucket ${bucket} twice`);
     seen.add(bucket);
     const tiered = ownRecord(lake.offsets, String(bucket)) ?? 0;
     if (startOffset !== tiered) return reject(view, seq, 'Conflict', `bucket ${bucket} of '${table.name}' is tiered up to ${tiered}, not ${startOffset}`);
-    const committedEnd = getIn(view.buckets, bucketId(table.id, null, bucket))?.stream.endOffset ?? 0;
+    const stream = streamBucketOfLake(table, bucket);
+    const committedEnd = getIn(view.buckets, bucketId(table.id, stream.partition, stream.bucket))?.stream.endOffset ?? 0;
     if (endOffset > committedEnd) return reject(view, seq, 'InvalidArgument', `bucket ${bucket} of '${table.name}' ends at ${committedEnd}, before ${endOffset}`);
     ranges.push({ bucket, startOffset, endOffset });
   }
@@ -291,7 +292,10 @@ function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applie
     const stream = record.stream;
     let target = Math.min(trim.startOffset, stream.endOffset);
     // The lake must hold what the stream no longer does, and a PK bucket's restore replays from its newest snapshot.
-    if (lakeSettingsOf(table.properties).enabled) target = Math.min(target, ownRecord(table.lake?.offsets ?? {}, String(record.bucket)) ?? 0);
+    if (lakeSettingsOf(table.properties).enabled) {
+      const lakeBucket = lakeBucketOf(table, record.partition, record.bucket);
+      target = Math.min(target, lakeBucket === null ? 0 : (ownRecord(table.lake?.offsets ?? {}, String(lakeBucket)) ?? 0));
+    }
     if (table.kind === 'pk') target = Math.min(target, record.kvSnapshots.at(-1)?.appliedOffset ?? 0);
     const kept = stream.slices.findIndex((slice) => slice.endOffset > target);
     const dropped = kept === -1 ? stream.slices.length : kept;
@@ -319,11 +323,21 @@ function describeMalformedTrim(trim: unknown): string | null {
   return null;
 }
 
-/** Why `range` is not a tiering range of a table of `buckets` buckets, or null. */
-function describeMalformedTieringRange(range: unknown, buckets: number): string | null {
+/**
+ * Why `range` is not a tiering range of `table`, or null: its bucket must be a lake bucket of the table, the
+ * bucket number of an unpartitioned one, or a bucket of a live partition of a partitioned one.
+ */
+function describeMalformedTieringRange(range: unknown, table: TableRecord): string | null {
   if (!object.test(range)) return 'a range must be an object';
   const { bucket, startOffset, endOffset } = range as Record<string, unknown>;
-  if (!count.test(bucket) || (bucket as number) >= buckets) return `bucket must be a bucket number below ${buckets}, got ${show(bucket)}`;
+  if (!table.partition) {
+    if (!count.test(bucket) || (bucket as number) >= table.buckets) return `bucket must be a bucket number below ${table.buckets}, got ${show(bucket)}`;
+  } else {
+    const stream = count.test(bucket) ? streamBucketOfLake(table, bucket as number) : null;
+    if (stream === null || !table.partitions.includes(stream.partition!) || lakeBucketOf(table, stream.partition, stream.bucket) !== bucket) {
+      return `bucket must be the lake bucket of a bucket of a live partition of '${table.name}', got ${show(bucket)}`;
+    }
+  }
   if (!count.test(startOffset) || !count.test(endOffset)) return `offsets must be non-negative integers, got ${show(startOffset)} and ${show(endOffset)}`;
   if ((endOffset as number) < (startOffset as number)) return `range of bucket ${String(bucket)} ends at ${String(endOffset)}, before its start ${String(startOffset)}`;
   return null;

@@ -1,5 +1,6 @@
 import { parseDurationMs } from '@mink/config';
-import type { TableSpec } from './view';
+import { partitionNameAt, partitionStartMs, partitionUnitMs } from './partitions';
+import type { TableRecord, TableSpec } from './view';
 
 /** Table properties of the lake and of retention (Fluss's names, DESIGN §5). */
 export const LAKE_ENABLED_PROPERTY = 'table.datalake.enabled';
@@ -60,12 +61,38 @@ export function lakeSettingsOf(properties: Record<string, string>): LakeSettings
   };
 }
 
-/** Why `spec` cannot have the lake it asks for, or null: the lake tiers unpartitioned tables in the Arrow format. */
+/** Why `spec` cannot have the lake it asks for, or null: the lake tiers tables in the Arrow format. */
 export function checkLakeSpec(spec: TableSpec): string | null {
   const bad = checkLakeProperties(spec.properties);
   if (bad !== null) return bad;
   if (spec.properties?.[LAKE_ENABLED_PROPERTY] !== 'true') return null;
-  if (spec.partition !== undefined) return `a partitioned table cannot have '${LAKE_ENABLED_PROPERTY}' yet`;
   if (spec.properties?.['table.log.format'] === 'kafka') return `a Kafka topic cannot have '${LAKE_ENABLED_PROPERTY}' yet`;
   return null;
+}
+
+/** Lake buckets are Iceberg `int` values (`__bucket`). */
+const LAKE_BUCKET_MAX = 2 ** 31 - 1;
+
+/**
+ * The lake bucket of a stream bucket: the `__bucket` of its rows in the lake, the key of its lake offset
+ * (`LakeRecord.offsets`) and of the ranges of a tiering round. For an unpartitioned table it is the bucket
+ * number; for a partitioned one, the partition's ordinal (its start in units since the epoch) times the
+ * table's bucket count plus the bucket, so every bucket of every partition, dropped ones included, has its
+ * own. Null when the partition name is not one of the table's unit, or the value passes an Iceberg int
+ * (hourly partitions of 1 024 buckets past the year 2209).
+ */
+export function lakeBucketOf(table: Pick<TableRecord, 'partition' | 'buckets'>, partition: string | null, bucket: number): number | null {
+  if (table.partition === undefined) return partition === null ? bucket : null;
+  if (partition === null) return null;
+  const startMs = partitionStartMs(table.partition.unit, partition);
+  if (startMs === null) return null;
+  const lakeBucket = (startMs / partitionUnitMs(table.partition.unit)) * table.buckets + bucket;
+  return Number.isSafeInteger(lakeBucket) && lakeBucket >= 0 && lakeBucket <= LAKE_BUCKET_MAX ? lakeBucket : null;
+}
+
+/** The stream bucket of a lake bucket (see `lakeBucketOf`), whether or not that partition exists now. */
+export function streamBucketOfLake(table: Pick<TableRecord, 'partition' | 'buckets'>, lakeBucket: number): { partition: string | null; bucket: number } {
+  if (table.partition === undefined) return { partition: null, bucket: lakeBucket };
+  const ordinal = Math.floor(lakeBucket / table.buckets);
+  return { partition: partitionNameAt(table.partition.unit, ordinal * partitionUnitMs(table.partition.unit)), bucket: lakeBucket % table.buckets };
 }
