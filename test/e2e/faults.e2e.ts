@@ -71,13 +71,14 @@ describe('faults under append load', () => {
 
     const load = new AppendLoad(client, 'killed');
     load.start();
-    await sleep(1_500);
+    await load.advance(200);
     const acknowledgedAtFault = load.acknowledged.size;
     cluster.kill('data-node', victim, 'SIGKILL');
     const after = await allOpen(cluster.gatewayUrl, 'killed', (status) =>
       status.buckets.every((bucket: any) => bucket.leader !== victim),
     );
-    await sleep(1_500);
+    // Writes are acknowledged again after the failover (every bucket takes some of each 20-row call).
+    await load.advance(200);
     await load.stop();
 
     for (const bucket of victimBuckets) {
@@ -122,7 +123,7 @@ describe('faults under append load', () => {
 
     const load = new AppendLoad(client, 'paused');
     load.start();
-    await sleep(1_500);
+    await load.advance(200);
     const acknowledgedAtFault = load.acknowledged.size;
     cluster.pause('data-node', victim);
     await allOpen(cluster.gatewayUrl, 'paused', (status) => status.buckets.every((bucket: any) => bucket.leader !== victim));
@@ -169,7 +170,7 @@ describe('faults under append load', () => {
     } finally {
       await nc.close();
     }
-    await sleep(1_000);
+    await load.advance(200);
     await load.stop();
     expect(acknowledgedAtFault).toBeGreaterThan(0);
     expect(load.acknowledged.size).toBeGreaterThan(acknowledgedAtFault);
@@ -193,7 +194,7 @@ describe('faults under append load', () => {
     const holder = before.coordinator.node as string;
     const load = new AppendLoad(client, 'coordinator');
     load.start();
-    await sleep(1_000);
+    await load.advance(200);
     cluster.kill('coordinator', holder, 'SIGKILL');
     // A data node dies while the lease changes hands; its buckets must still be re-led.
     const victim = before.buckets.find((bucket: any) => bucket.table === 'coordinator' && bucket.bucket === 0).leader as string;
@@ -202,7 +203,7 @@ describe('faults under append load', () => {
       status.coordinator.node !== holder && status.buckets.every((bucket: any) => bucket.leader !== victim),
     );
     expect(after.coordinator.epoch).toBeGreaterThan(before.coordinator.epoch);
-    await sleep(1_000);
+    await load.advance(200);
     await load.stop();
     expectAcknowledgedExactlyOnce(load, await storedIds(cluster.gatewayUrl, 'coordinator', BUCKETS));
   });
@@ -214,9 +215,9 @@ describe('faults under append load', () => {
     const epochBefore = before.nodes.find((node: any) => node.id === victim).epoch;
     const load = new AppendLoad(client, 'restart');
     load.start();
-    await sleep(1_000);
+    await load.advance(200);
     cluster.kill('data-node', victim, 'SIGKILL');
-    await sleep(500);
+    await cluster.waitForExit('data-node', victim);
     await cluster.restart('data-node', victim);
     const after = await allOpen(cluster.gatewayUrl, 'restart', (status) => {
       const node = status.nodes.find((candidate: any) => candidate.id === victim);
@@ -237,7 +238,7 @@ describe('faults under append load', () => {
     } finally {
       await nc.close();
     }
-    await sleep(1_000);
+    await load.advance(200);
     await load.stop();
     expectAcknowledgedExactlyOnce(load, await storedIds(cluster.gatewayUrl, 'restart', BUCKETS));
   });
@@ -246,7 +247,7 @@ describe('faults under append load', () => {
     const { cluster, client, directory } = await loaded('whole');
     const load = new AppendLoad(client, 'whole');
     load.start();
-    await sleep(2_000);
+    await load.advance(400);
     await load.stop();
     await client.close();
     await cluster.stop();
@@ -266,8 +267,12 @@ describe('faults under append load', () => {
     expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables', { name: 'graceful', columns: [{ name: 'id', type: 'int64' }], buckets: BUCKETS })).status).toBe(201);
     const before = await allOpen(cluster.gatewayUrl, 'graceful');
     const victim = before.buckets[0].leader as string;
-    // The coordinator must have seen the victim alive since it took the lease (one tick).
-    await sleep(1_000);
+    // The coordinator must have seen the victim alive since it took the lease (one tick after the start).
+    const coordinatorHttp = cluster.processes().find((entry) => entry.role === 'coordinator')!.ports.http;
+    await eventually('the lease holder has seen all 3 data nodes alive', async () => {
+      const metrics = await (await fetch(`http://127.0.0.1:${coordinatorHttp}/metrics`)).text();
+      return /^mink_coordinator_nodes_seen_live(\{[^}]*\})? 3$/m.test(metrics) ? true : undefined;
+    }, 30_000, 100);
     const stoppedAt = Date.now();
     cluster.kill('data-node', victim, 'SIGTERM');
     await cluster.waitForExit('data-node', victim);

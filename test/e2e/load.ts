@@ -49,6 +49,21 @@ export class AppendLoad {
     await Promise.all(this.lanes);
   }
 
+  /**
+   * Resolves once `rows` more rows than now are acknowledged: the load has demonstrably made progress, which
+   * a fixed sleep would only hope for. Fails after `timeoutMs` with what was acknowledged and the last errors.
+   */
+  async advance(rows: number, timeoutMs = 60_000): Promise<void> {
+    const target = this.acknowledged.size + rows;
+    const deadline = Date.now() + timeoutMs;
+    while (this.acknowledged.size < target) {
+      if (Date.now() > deadline) {
+        throw new Error(`the load acknowledged ${this.acknowledged.size} rows, not ${target}, within ${timeoutMs} ms; last errors: ${this.errors.slice(-3).join(' | ')}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   private async lane(): Promise<void> {
     while (this.running && this.calls < this.options.callsMax) {
       this.calls++;

@@ -62,6 +62,7 @@ export class Coordinator {
   private readonly leader = new Batcher<BucketToLead, BucketLeadOutcome>((buckets) => this.leadBuckets(buckets), LIMITS.leadBucketsPerCommandMax);
   private readonly holderGauge: Gauge;
   private readonly releadCounter: Counter;
+  private readonly seenLiveGauge: Gauge;
   private readonly refusedCounter: Counter;
   private readonly partitionCounter: Counter<'action'>;
   /** Creates partitions ahead and drops those past retain; its rounds act only while this replica holds the lease. */
@@ -74,6 +75,11 @@ export class Coordinator {
   ) {
     this.holderGauge = new Gauge({ name: 'mink_coordinator_lease_held', help: '1 while this replica holds the lease', registers: [state.registry] });
     this.releadCounter = new Counter({ name: 'mink_coordinator_releads_total', help: 'LeadBucket proposals for orphaned buckets', registers: [state.registry] });
+    this.seenLiveGauge = new Gauge({
+      name: 'mink_coordinator_nodes_seen_live',
+      help: 'Data nodes the lease holder has seen alive since it took the lease (whose buckets it re-leads as soon as they die)',
+      registers: [state.registry],
+    });
     this.refusedCounter = new Counter({
       name: 'mink_coordinator_admission_refused_total',
       help: 'Creates and drops answered Unavailable by admission control',
@@ -146,6 +152,7 @@ export class Coordinator {
       this.epoch = outcome.epoch!;
       this.acquiredAtMs = Date.now();
       this.seenLiveSinceAcquired.clear();
+      this.seenLiveGauge.set(0);
       // Rounds of the previous holder count as silent until their workers heartbeat to this one.
       this.tieringHeartbeats.clear();
       // Records count as new from now on: a new holder trims a stream one TTL after it first sees it at the earliest.
@@ -271,6 +278,7 @@ export class Coordinator {
     try {
       const live = this.member.liveNodes();
       for (const node of live) this.seenLiveSinceAcquired.add(node);
+      this.seenLiveGauge.set(this.seenLiveSinceAcquired.size);
       // Right after taking the lease (a restarting cluster), leaders not seen alive yet or still joining are
       // waited for, so their buckets are not all handed to the first node that comes up.
       const timing = {
