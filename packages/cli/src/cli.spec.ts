@@ -45,6 +45,8 @@ describe('buildCreateTableBody', () => {
     ['a PK table with a bucket key', { columns: 'k:string,v:int32', primaryKey: ['k'], bucketKey: ['k'], buckets: 4 }, { primaryKey: ['k'], bucketKey: ['k'], buckets: 4 }],
     ['a partition without retain', { columns: 'ts:timestamp', partition: 'ts:day' }, { partition: { column: 'ts', unit: 'day' } }],
     ['a partition with retain', { columns: 'ts:timestamp', partition: 'ts:hour:24' }, { partition: { column: 'ts', unit: 'hour', retain: 24 } }],
+    ['a partition with retain and precreate', { columns: 'ts:timestamp', partition: 'ts:hour:24:3' }, { partition: { column: 'ts', unit: 'hour', retain: 24, precreate: 3 } }],
+    ['a partition with precreate and no retain', { columns: 'ts:timestamp', partition: 'ts:day::0' }, { partition: { column: 'ts', unit: 'day', precreate: 0 } }],
     ['properties with = in the value', { property: ['a=1', 'b=x=y'] }, { properties: { a: '1', b: 'x=y' } }],
   ])('builds %s', (_case, flags, expected) => {
     // Proves each flag lands in the POST /v1/tables body under the field DESIGN §7 names.
@@ -55,7 +57,9 @@ describe('buildCreateTableBody', () => {
     ['a column without a type', { columns: 'id' }, /--columns: 'id' is not name:type/],
     ['an empty column list', { columns: ' , ' }, /--columns: expected name:type pairs/],
     ['a column with two colons', { columns: 'a:b:c' }, /--columns: 'a:b:c' is not name:type/],
-    ['a partition without a unit', { partition: 'ts' }, /--partition: 'ts' is not column:unit\[:retain\]/],
+    ['a partition without a unit', { partition: 'ts' }, /--partition: 'ts' is not column:unit\[:retain\[:precreate\]\]/],
+    ['a precreate that is not a number', { partition: 'ts:day:7:x' }, /--partition: precreate 'x' is not a number of partitions/],
+    ['too many parts', { partition: 'ts:day:7:1:2' }, /is not column:unit/],
     ['an unknown partition unit', { partition: 'ts:week' }, /--partition: unit 'week' is not one of hour, day/],
     ['a retain of zero', { partition: 'ts:day:0' }, /--partition: retain '0' is not a positive number/],
     ['a property without =', { property: ['x'] }, /--property: 'x' is not key=value/],

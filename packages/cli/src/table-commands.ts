@@ -12,7 +12,7 @@ export interface CreateTableBody {
   primaryKey?: string[];
   bucketKey?: string[];
   buckets: number;
-  partition?: { column: string; unit: string; retain?: number };
+  partition?: { column: string; unit: string; retain?: number; precreate?: number };
   properties?: Record<string, string>;
 }
 
@@ -48,22 +48,28 @@ export function parseColumns(text: string): { name: string; type: string }[] {
   });
 }
 
-/** "ts:day" or "ts:day:7" (keep the 7 newest partitions). */
-export function parsePartition(text: string): { column: string; unit: string; retain?: number } {
+/** "ts:day", "ts:day:7" (keep the 7 newest partitions) or "ts:hour:24:3" (and create 3 ahead); an empty retain ("ts:hour::3") keeps every partition. */
+export function parsePartition(text: string): { column: string; unit: string; retain?: number; precreate?: number } {
   const parts = text.split(':').map((part) => part.trim());
-  if (parts.length < 2 || parts.length > 3 || parts.some((part) => part === '')) {
-    throw new UsageError(`--partition: '${text}' is not column:unit[:retain] (for example ts:day:7)`);
+  if (parts.length < 2 || parts.length > 4 || parts[0] === '' || parts[1] === '' || (parts.length === 4 && parts[3] === '') || (parts.length === 3 && parts[2] === '')) {
+    throw new UsageError(`--partition: '${text}' is not column:unit[:retain[:precreate]] (for example ts:day:7 or ts:hour:24:3)`);
   }
-  const [column, unit, retainText] = parts as [string, string, string | undefined];
+  const [column, unit, retainText, precreateText] = parts as [string, string, string | undefined, string | undefined];
   if (!PARTITION_UNITS.includes(unit)) {
     throw new UsageError(`--partition: unit '${unit}' is not one of ${PARTITION_UNITS.join(', ')}`);
   }
-  if (retainText === undefined) return { column, unit };
-  const retain = /^\d+$/.test(retainText) ? Number(retainText) : Number.NaN;
-  if (!Number.isSafeInteger(retain) || retain < 1) {
-    throw new UsageError(`--partition: retain '${retainText}' is not a positive number of partitions`);
+  const spec: { column: string; unit: string; retain?: number; precreate?: number } = { column, unit };
+  if (retainText !== undefined && retainText !== '') {
+    const retain = /^\d+$/.test(retainText) ? Number(retainText) : Number.NaN;
+    if (!Number.isSafeInteger(retain) || retain < 1) throw new UsageError(`--partition: retain '${retainText}' is not a positive number of partitions`);
+    spec.retain = retain;
   }
-  return { column, unit, retain };
+  if (precreateText !== undefined) {
+    const precreate = /^\d+$/.test(precreateText) ? Number(precreateText) : Number.NaN;
+    if (!Number.isSafeInteger(precreate)) throw new UsageError(`--partition: precreate '${precreateText}' is not a number of partitions`);
+    spec.precreate = precreate;
+  }
+  return spec;
 }
 
 function parseProperties(entries: string[]): Record<string, string> {
@@ -213,7 +219,7 @@ export function registerTableCommands(program: Command, io: CliIo): void {
       .option('--primary-key <columns>', 'primary key columns (comma-separated); makes a PK table', parseNameList)
       .option('--bucket-key <columns>', 'bucket key columns (default: the primary key)', parseNameList)
       .option('--buckets <count>', 'buckets per table or partition', integerInRange(1, LIMITS.bucketsPerTableMax), DEFAULTS.tableBuckets)
-      .option('--partition <spec>', 'partition by a column: column:hour|day[:retain], e.g. ts:day:7')
+      .option('--partition <spec>', 'partition by a column: column:hour|day[:retain[:precreate]], e.g. ts:day:7 or ts:hour:24:3')
       .option('--property <key=value>', 'a table property (repeatable)', collect),
   ).action(async (name: string, flags: CreateTableFlags) => {
     const body = buildCreateTableBody(name, flags);
