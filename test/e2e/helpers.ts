@@ -92,3 +92,14 @@ export async function unlessAProcessExits<T>(exit: Promise<string>, phase: (stop
   if ('exited' in outcome) throw new Error(`a process exited: ${outcome.exited}`);
   return outcome.value;
 }
+
+/**
+ * Restarts every coordinator of the cluster, one after the other, with the clock their partition loop
+ * plans with moved by `offsetMs` (MINK_PARTITION_CLOCK_OFFSET_MS): a test moves partition time without
+ * waiting for real hours. Only that clock moves; leases and heartbeats keep the real one.
+ */
+export async function restartCoordinatorsWithPartitionClock(cluster: LocalCluster, offsetMs: number): Promise<void> {
+  for (const entry of cluster.processes().filter((process) => process.role === 'coordinator')) {
+    await cluster.restart('coordinator', entry.nodeId, { env: { MINK_PARTITION_CLOCK_OFFSET_MS: String(offsetMs) } });
+  }
+}

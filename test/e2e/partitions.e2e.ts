@@ -13,12 +13,11 @@
  */
 import { LocalCluster } from '@mink/devcluster';
 import { partitionNameAt, partitionStartMs } from '@mink/meta';
-import { SHORT_LEASE_CLUSTER, eventually, http, temporaryDirectory } from './helpers';
+import { SHORT_LEASE_CLUSTER, eventually, http, restartCoordinatorsWithPartitionClock, temporaryDirectory } from './helpers';
 
 jest.setTimeout(300_000);
 
 const HOUR_MS = 3_600_000;
-const CLOCK_OFFSET = 'MINK_PARTITION_CLOCK_OFFSET_MS';
 
 interface ClusterBucket {
   table: string;
@@ -83,9 +82,7 @@ describe('partitioned tables on a real local cluster', () => {
     return rows.sort((a, b) => Number(a.id) - Number(b.id));
   }
 
-  async function restartCoordinators(offsetMs: number): Promise<void> {
-    for (const id of ['coordinator-1', 'coordinator-2']) await cluster.restart('coordinator', id, { env: { [CLOCK_OFFSET]: String(offsetMs) } });
-  }
+  const restartCoordinators = (offsetMs: number) => restartCoordinatorsWithPartitionClock(cluster, offsetMs);
 
   it('creates partitions ahead, routes writes by the partition column, scans by partition, drops past retain and never reuses an epoch', async () => {
     const created = await http(cluster.gatewayUrl, 'POST', '/v1/tables', {

@@ -24,7 +24,7 @@ import { LocalCluster } from '@mink/devcluster';
 import { type DataFile, IcebergTable, LAKE_LIMITS, icebergSchemaOf } from '@mink/lake';
 import { lakeBucketOf, partitionNameAt, partitionStartMs, streamBucketOfLake, type ColumnSpec } from '@mink/meta';
 import { S3ObjectStore } from '@mink/s3stream';
-import { SHORT_LEASE_CLUSTER, eventually, http, temporaryDirectory } from './helpers';
+import { SHORT_LEASE_CLUSTER, eventually, http, restartCoordinatorsWithPartitionClock, temporaryDirectory } from './helpers';
 
 jest.setTimeout(600_000);
 
@@ -436,9 +436,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     }
 
     // Two hours on: both hours are dropped (retain 1), and the lake keeps their rows.
-    const restartCoordinators = async (offsetMs: number) => {
-      for (const id of ['coordinator-1', 'coordinator-2']) await cluster.restart('coordinator', id, { env: { MINK_PARTITION_CLOCK_OFFSET_MS: String(offsetMs) } });
-    };
+    const restartCoordinators = (offsetMs: number) => restartCoordinatorsWithPartitionClock(cluster, offsetMs);
     await restartCoordinators(starts[1]! + HOUR_MS + HOUR_MS / 2 - Date.now());
     await eventually('the first two hours dropped', async () => {
       const described = await http(cluster.gatewayUrl, 'GET', '/v1/tables/hits');
