@@ -430,7 +430,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     // Each row is in a lake bucket of its own hour's partition: hours since the epoch × 2 + bucket.
     for (const row of first) {
       const atMs = Number(row.at_ms);
-      const { partition } = streamBucketOfLake(table, Number(row.__bucket));
+      const { partition } = streamBucketOfLake(table, Number(row.__bucket))!;
       expect([row.id, partition]).toEqual([row.id, partitionNameAt('hour', atMs)]);
       expect(lakeBucketOf(table, partition, Number(row.__bucket) % 2)).toBe(Number(row.__bucket));
     }

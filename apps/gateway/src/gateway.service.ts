@@ -215,7 +215,7 @@ function lakeOf(table: TableRecord) {
       ? Object.keys(lake.offsets)
           .map(Number)
           .sort((a, b) => a - b)
-          .map((lakeBucket) => ({ ...streamBucketOfLake(table, lakeBucket), lakeBucket, offset: lake.offsets[String(lakeBucket)]! }))
+          .map((lakeBucket) => ({ ...streamBucketOfLake(table, lakeBucket)!, lakeBucket, offset: lake.offsets[String(lakeBucket)]! }))
       : Array.from({ length: table.buckets }, (_, bucket) => ({ bucket, offset: lake.offsets[String(bucket)] ?? 0 })),
     tieredAt: lake.tieredAtMs > 0 ? new Date(lake.tieredAtMs).toISOString() : null,
     tieringEpoch: lake.tieringEpoch,

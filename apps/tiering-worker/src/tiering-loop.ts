@@ -118,7 +118,8 @@ export class TieringLoop {
           table,
           // A round's buckets are lake buckets: for a partitioned table, one bucket of one partition each.
           read: async (lakeBucket, fromOffset) => {
-            const { partition, bucket } = streamBucketOfLake(table, lakeBucket);
+            // checkTieringRound has refused any bucket that is not a lake bucket of the table.
+            const { partition, bucket } = streamBucketOfLake(table, lakeBucket)!;
             return this.reader.read(bucketId(table.id, partition, bucket), fromOffset, Number.MAX_SAFE_INTEGER);
           },
           heartbeat: () => heartbeat.check(),

@@ -202,6 +202,7 @@ describe('tiering a partitioned table', () => {
   it.each<[string, number, number, string]>([
     ['a partition that does not exist', lakeBucket('2026120119', 0), 1, "bucket must be the lake bucket of a bucket of a live partition of 'events'"],
     ['a bucket number instead of a lake bucket', 1, 1, "bucket must be the lake bucket of a bucket of a live partition of 'events'"],
+    ['a lake bucket past the year 9999', 2 ** 31 - 1, 1, "bucket must be the lake bucket of a bucket of a live partition of 'events'"],
     ['more than the partition bucket committed', lakeBucket('2026120118', 0), 8, "ends at 7, before 8"],
   ])('refuses a range of %s', (_case, bucket, endOffset, message) => {
     const { outcome } = next(partitionedView(), { ...START, ranges: [{ bucket, startOffset: 0, endOffset }] });

@@ -217,7 +217,8 @@ function applyStartTieringRound(view: View, seq: number, command: StartTieringRo
     seen.add(bucket);
     const tiered = ownRecord(lake.offsets, String(bucket)) ?? 0;
     if (startOffset !== tiered) return reject(view, seq, 'Conflict', `bucket ${bucket} of '${table.name}' is tiered up to ${tiered}, not ${startOffset}`);
-    const stream = streamBucketOfLake(table, bucket);
+    // A range that passed describeMalformedTieringRange names a stream bucket.
+    const stream = streamBucketOfLake(table, bucket)!;
     const committedEnd = getIn(view.buckets, bucketId(table.id, stream.partition, stream.bucket))?.stream.endOffset ?? 0;
     if (endOffset > committedEnd) return reject(view, seq, 'InvalidArgument', `bucket ${bucket} of '${table.name}' ends at ${committedEnd}, before ${endOffset}`);
     ranges.push({ bucket, startOffset, endOffset });

@@ -1,5 +1,5 @@
 import { parseDurationMs } from '@mink/config';
-import { partitionNameAt, partitionStartMs, partitionUnitMs } from './partitions';
+import { PARTITION_INSTANT_MAX_MS, partitionNameAt, partitionStartMs, partitionUnitMs } from './partitions';
 import type { TableRecord, TableSpec } from './view';
 
 /** Table properties of the lake and of retention (Fluss's names, DESIGN §5). */
@@ -90,9 +90,13 @@ export function lakeBucketOf(table: Pick<TableRecord, 'partition' | 'buckets'>, 
   return Number.isSafeInteger(lakeBucket) && lakeBucket >= 0 && lakeBucket <= LAKE_BUCKET_MAX ? lakeBucket : null;
 }
 
-/** The stream bucket of a lake bucket (see `lakeBucketOf`), whether or not that partition exists now. */
-export function streamBucketOfLake(table: Pick<TableRecord, 'partition' | 'buckets'>, lakeBucket: number): { partition: string | null; bucket: number } {
+/**
+ * The stream bucket of a lake bucket (see `lakeBucketOf`), whether or not that partition exists now; null
+ * for a number no partition name can carry (past the year 9999), which only a malformed command holds.
+ */
+export function streamBucketOfLake(table: Pick<TableRecord, 'partition' | 'buckets'>, lakeBucket: number): { partition: string | null; bucket: number } | null {
   if (table.partition === undefined) return { partition: null, bucket: lakeBucket };
-  const ordinal = Math.floor(lakeBucket / table.buckets);
-  return { partition: partitionNameAt(table.partition.unit, ordinal * partitionUnitMs(table.partition.unit)), bucket: lakeBucket % table.buckets };
+  const startMs = Math.floor(lakeBucket / table.buckets) * partitionUnitMs(table.partition.unit);
+  if (!(startMs >= 0 && startMs <= PARTITION_INSTANT_MAX_MS)) return null;
+  return { partition: partitionNameAt(table.partition.unit, startMs), bucket: lakeBucket % table.buckets };
 }
