@@ -155,7 +155,10 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   let kafka: KafkaResult | null = null;
   let tiering: TieringResult | null = null;
   let cluster: LocalCluster | null = null;
+  /** The baselines' store: one attempt per request, so a retried PUT or GET cannot hide its first failure inside a latency. */
   let store: S3ObjectStore | null = null;
+  /** Everything else the bench reads or lists (WAL objects, stream objects): retried like a data node retries. */
+  let listStore: S3ObjectStore | null = null;
   try {
     startPhase(`starting a local cluster (${BENCH_CLUSTER.nodes} data nodes, ${BENCH_CLUSTER.coordinators} coordinators) in ${dataDir}`);
     const clusterOptions: LocalClusterOptions = {
@@ -195,6 +198,9 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       // One attempt: a retried PUT would hide its first failure inside a latency.
       maxAttempts: 1,
     });
+    // An idle keep-alive connection that s3rver closed fails the next request with ECONNRESET; listings are
+    // not timed, so they take the usual retries rather than end the run.
+    listStore = new S3ObjectStore({ endpoint: cluster.s3Endpoint, bucket: cluster.s3Bucket, ...S3_ACCESS, maxConcurrency: options.concurrency });
     const record = (baseline: BaselineResult | null): void => {
       if (baseline === null) return;
       baselines.push(baseline);
@@ -255,7 +261,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       firstId,
       deadlineMs: deadlineAfter(options.seconds),
       signal: interrupt.signal,
-      store: store!,
+      store: listStore!,
       progress: note,
       processIds: minkProcessIds,
     });
@@ -375,7 +381,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       scan = await runScan({
         io,
         cluster,
-        store,
+        store: listStore!,
         rows: options.scanRows,
         batchRows: options.batchRows,
         concurrency: options.concurrency,
@@ -399,7 +405,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       tiering = await runTiering({
         io,
         cluster,
-        store,
+        store: listStore!,
         rows: options.tieringRows,
         batchRows: options.batchRows,
         concurrency: options.concurrency,
@@ -462,6 +468,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     return finish();
   } finally {
     store?.close();
+    listStore?.close();
     if (cluster !== null) {
       note('stopping the cluster');
       await cluster.stop();
