@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { connect } from 'nats';
 import { MinkClient } from '@mink/client';
+import { sleep } from '@mink/config';
 import { LocalCluster } from '@mink/devcluster';
 import type { ColumnSpec } from '@mink/meta';
 import { MinkError, SUBJECTS } from '@mink/protocol';
@@ -50,7 +51,6 @@ async function allOpen(gateway: string, table: string, condition: (status: any) 
   }, 60_000);
 }
 
-const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
 describe('faults under append load', () => {
   const directories: { remove(): void }[] = [];
@@ -272,7 +272,7 @@ describe('faults under append load', () => {
     await eventually('the lease holder has seen all 3 data nodes alive', async () => {
       const metrics = await (await fetch(`http://127.0.0.1:${coordinatorHttp}/metrics`)).text();
       return /^mink_coordinator_nodes_seen_live(\{[^}]*\})? 3$/m.test(metrics) ? true : undefined;
-    }, 30_000, 100);
+    }, { timeoutMs: 30_000, intervalMs: 100 });
     const stoppedAt = Date.now();
     cluster.kill('data-node', victim, 'SIGTERM');
     await cluster.waitForExit('data-node', victim);

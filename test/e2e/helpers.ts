@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LocalCluster } from '@mink/devcluster';
 
+export { eventually } from '@mink/testing';
+
 /** Helpers shared by the end-to-end tests: temp folders, HTTP calls to the gateway, polling. */
 
 /**
@@ -35,26 +37,6 @@ export async function http<T = any>(baseUrl: string, method: string, path: strin
     // Not JSON (e.g. /metrics); keep the text.
   }
   return { status: response.status, body: parsed as T, headers: response.headers };
-}
-
-/**
- * Polls `probe` until it returns a value other than undefined, or fails with the last observation. An
- * aborted `signal` ends the polling at once with a failure, so a poll does not outlive the phase it serves.
- */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, intervalMs = 200, signal?: AbortSignal): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline && !signal?.aborted) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-  const ended = signal?.aborted ? 'stopped' : `timed out after ${timeoutMs} ms`;
-  throw new Error(`${ended} waiting for ${what}${last ? `: ${String(last)}` : ''}`);
 }
 
 /**

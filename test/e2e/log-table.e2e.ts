@@ -173,7 +173,7 @@ describe('log tables on a real local cluster', () => {
 
     // Background compaction rewrites the WAL slices into per-stream objects; scans return the same rows.
     const store = new S3ObjectStore({ endpoint: cluster.s3Endpoint, bucket: 'mink', region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
-    await eventually('stream objects written by compaction', async () => ((await store.list('streams/')).length >= BUCKETS ? true : undefined), 60_000, 1_000);
+    await eventually('stream objects written by compaction', async () => ((await store.list('streams/')).length >= BUCKETS ? true : undefined), { timeoutMs: 60_000, intervalMs: 1_000 });
     const afterCompaction = checkExactlyOnce(await scanAll(gateway, 'events', 'id'));
     expect([...afterCompaction.entries()].sort()).toEqual([...afterForward.entries()].sort());
 

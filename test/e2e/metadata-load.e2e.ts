@@ -65,9 +65,7 @@ describe('the metadata plane under a burst of table creates', () => {
           const open = status.buckets.filter((bucket: any) => bucket.state === 'open').length;
           return status.buckets.length === EVERY_BUCKET && open === EVERY_BUCKET ? status : undefined;
         },
-        ALL_OPEN_TIMEOUT_MS,
-        STATUS_POLL_INTERVAL_MS,
-        stop,
+        { timeoutMs: ALL_OPEN_TIMEOUT_MS, intervalMs: STATUS_POLL_INTERVAL_MS, signal: stop },
       ),
     );
   }
@@ -89,7 +87,7 @@ describe('the metadata plane under a burst of table creates', () => {
     client = await MinkClient.connect({ servers: cluster.natsUrl });
     load = new AppendLoad(client, LOAD_TABLE, { lanes: 2, batchRows: 20, callsMax: 20_000, pauseMs: 50 });
     load.start();
-    await unlessAProcessExits(exit, (stop) => eventually('a first acknowledged append', async () => (load!.acknowledged.size > 0 ? true : undefined), 60_000, 200, stop));
+    await unlessAProcessExits(exit, (stop) => eventually('a first acknowledged append', async () => (load!.acknowledged.size > 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200, signal: stop }));
 
     const burst = await unlessAProcessExits(exit, (stop) =>
       createTablesInFlight(gateway, {
@@ -107,7 +105,7 @@ describe('the metadata plane under a burst of table creates', () => {
     const opened = await everyBucketOpen(gateway, exit);
     // Appends were still acknowledged once the burst was over.
     await unlessAProcessExits(exit, (stop) =>
-      eventually('appends acknowledged after the burst', async () => (load!.acknowledged.size > acknowledgedAfterBurst ? true : undefined), 60_000, 200, stop),
+      eventually('appends acknowledged after the burst', async () => (load!.acknowledged.size > acknowledgedAfterBurst ? true : undefined), { timeoutMs: 60_000, intervalMs: 200, signal: stop }),
     );
     await load.stop();
 

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '@mink/devcluster';
+import { eventually } from '@mink/testing';
 
 /**
  * `mink up` as a user runs it: the built CLI starts a whole cluster of real processes, survives the
@@ -37,18 +38,12 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function sleep(durationMs: number): Promise<void> {
-  return new Promise((resolveSleep) => setTimeout(resolveSleep, durationMs));
-}
-
 /** Polls `probe` until it returns a value, failing with `what` (and the CLI's output) after `timeoutMs`. */
 async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadlineMs = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadlineMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; mink up printed:\n${output}`);
-    await sleep(POLL_INTERVAL_MS);
+  try {
+    return await eventually(what, probe, { timeoutMs, intervalMs: POLL_INTERVAL_MS });
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; mink up printed:\n${output}`);
   }
 }
 

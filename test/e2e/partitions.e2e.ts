@@ -68,7 +68,7 @@ describe('partitioned tables on a real local cluster', () => {
       const buckets = await clusterBuckets(table);
       const open = buckets.filter((bucket) => bucket.state === 'open' && bucket.partition !== undefined && names.includes(bucket.partition));
       return open.length === names.length * 2 && buckets.length === names.length * 2 ? names : undefined;
-    }, 60_000, 250);
+    }, { timeoutMs: 60_000, intervalMs: 250 });
   }
 
   /** Every row of one partition, by scanning each of its two buckets from offset 0. */

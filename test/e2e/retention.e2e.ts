@@ -56,13 +56,13 @@ describe('retention on a real local cluster', () => {
     const compacted = await eventually('a stream object of the bucket', async () => {
       const listed = await store.list(prefix);
       return listed.length > 0 ? listed.map((object) => object.key) : undefined;
-    }, 60_000, 500);
+    }, { timeoutMs: 60_000, intervalMs: 500 });
 
     // Every record is older than 15 s some seconds later: the stream starts at its end.
     const trimmed = await eventually('the stream trimmed to its end', async () => {
       const [bucket] = await streamsOf('shortlived');
       return bucket!.stream.startOffset === 1_000 && bucket!.stream.endOffset === 1_000 ? bucket : undefined;
-    }, 60_000, 500);
+    }, { timeoutMs: 60_000, intervalMs: 500 });
     expect(trimmed.stream).toMatchObject({ startOffset: 1_000, endOffset: 1_000 });
     const empty = await http(cluster.gatewayUrl, 'GET', '/v1/tables/shortlived/scan?bucket=0&offset=0&limit=100');
     expect(empty.status).toBe(200);
@@ -78,7 +78,7 @@ describe('retention on a real local cluster', () => {
     await eventually('the released stream objects deleted', async () => {
       const listed = new Set((await store.list(prefix)).map((object) => object.key));
       return compacted.every((key) => !listed.has(key)) ? true : undefined;
-    }, 120_000, 1_000);
+    }, { timeoutMs: 120_000, intervalMs: 1_000 });
   });
 
   it('never trims a lake table beyond what its lake holds', async () => {
@@ -94,7 +94,7 @@ describe('retention on a real local cluster', () => {
     // A plain table created after it, with the same TTL, is trimmed: the retention loop has run over both.
     expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables', { name: 'witness', columns: [{ name: 'id', type: 'int64' }], buckets: 1, properties: { 'table.log.ttl': '1s' } })).status).toBe(201);
     expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables/witness/append', { rows: [{ id: 1 }] })).status).toBe(200);
-    await eventually('the witness trimmed', async () => ((await streamsOf('witness'))[0]!.stream.startOffset === 1 ? true : undefined), 60_000, 500);
+    await eventually('the witness trimmed', async () => ((await streamsOf('witness'))[0]!.stream.startOffset === 1 ? true : undefined), { timeoutMs: 60_000, intervalMs: 500 });
     expect((await streamsOf('laked'))[0]!.stream).toMatchObject({ startOffset: 0, endOffset: 2 });
     const scan = await http(cluster.gatewayUrl, 'GET', '/v1/tables/laked/scan?bucket=0&offset=0');
     expect(scan.body.records.map((record: { row: { id: string } }) => record.row.id)).toEqual(['1', '2']);
@@ -117,6 +117,6 @@ describe('retention on a real local cluster', () => {
     expect(altered.status).toBe(200);
     expect(altered.body.properties).toEqual({ 'table.log.ttl': '1s' });
     // Kept forever until now, trimmed once the new TTL has passed.
-    await eventually('the stream trimmed under its new TTL', async () => ((await streamsOf('kept'))[0]!.stream.startOffset === 3 ? true : undefined), 60_000, 500);
+    await eventually('the stream trimmed under its new TTL', async () => ((await streamsOf('kept'))[0]!.stream.startOffset === 3 ? true : undefined), { timeoutMs: 60_000, intervalMs: 500 });
   });
 });

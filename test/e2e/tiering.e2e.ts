@@ -114,7 +114,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     const round = await eventually('a tiering round in progress', async () => {
       const { lake } = await lakeOf('clicks');
       return lake?.round ?? undefined;
-    }, 60_000, 50);
+    }, { timeoutMs: 60_000, intervalMs: 50 });
     const workerId = round.worker;
     expect(['tiering-1', 'tiering-2']).toContain(workerId);
     cluster.kill('tiering-worker', workerId, 'SIGKILL');
@@ -122,7 +122,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     await eventually('a round committed after the kill', async () => {
       const { lake } = await lakeOf('clicks');
       return lake && lake.snapshotId !== null && lake.tieringEpoch > round.tieringEpoch && lake.round === null ? true : undefined;
-    }, 120_000, 200);
+    }, { timeoutMs: 120_000, intervalMs: 200 });
 
     // Now the coordinator lease holder.
     const status = await http(cluster.gatewayUrl, 'GET', '/v1/cluster');
@@ -132,7 +132,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     await eventually('rounds committed under the new coordinator', async () => {
       const { lake } = await lakeOf('clicks');
       return lake && lake.tieringEpoch >= tieredBefore + 2 && lake.round === null ? true : undefined;
-    }, 120_000, 200);
+    }, { timeoutMs: 120_000, intervalMs: 200 });
 
     appending = false;
     await load;
@@ -140,7 +140,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     const settled = await eventually('the lake caught up with every bucket', async () => {
       const { lake, ends } = await lakeOf('clicks');
       return lake && lake.offsets.every(({ bucket, offset }) => offset === ends[bucket]) ? { lake, ends } : undefined;
-    }, 120_000, 500);
+    }, { timeoutMs: 120_000, intervalMs: 500 });
     expect(settled.ends.reduce((sum, end) => sum + end, 0)).toBe(appended);
 
     // Read the lake as an outside engine would: metadata → manifest list → manifests → Parquet.
@@ -241,14 +241,14 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     await eventually('three rounds of the primary-key table committed while it is written', async () => {
       const { lake } = await lakeOf(table);
       return lake && lake.tieringEpoch >= before + 3 && lake.snapshotId !== null ? true : undefined;
-    }, 180_000, 200);
+    }, { timeoutMs: 180_000, intervalMs: 200 });
     writing = false;
     await load;
     expect(writes).toBeGreaterThan(20);
     const settled = await eventually('the lake caught up with every bucket of the primary-key table', async () => {
       const { lake, ends } = await lakeOf(table);
       return lake && lake.round === null && lake.offsets.every(({ bucket, offset }) => offset === ends[bucket]) ? { lake, ends } : undefined;
-    }, 120_000, 500);
+    }, { timeoutMs: 120_000, intervalMs: 500 });
 
     // The final state as lookups serve it.
     const lookup = await http(cluster.gatewayUrl, 'POST', `/v1/tables/${table}/lookup`, { keys: Array.from({ length: keys }, (_, id) => ({ id })) });
@@ -313,7 +313,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
       return eventually('a round tiered the append', async () => {
         const { lake, ends } = await lakeOf(table);
         return lake && lake.tieringEpoch > before && lake.round === null && lake.offsets.every(({ bucket, offset }) => offset === ends[bucket]) ? lake : undefined;
-      }, 60_000, 100);
+      }, { timeoutMs: 60_000, intervalMs: 100 });
     };
 
     // Two rounds' files, which compaction replaces once a bucket has more small files than it keeps.
@@ -385,7 +385,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
       const described = await http(cluster.gatewayUrl, 'GET', '/v1/tables/history');
       const stream = described.body.bucketLeaders[0].stream;
       return stream.startOffset > 0 && described.body.lake?.offsets[0].offset >= stream.startOffset ? true : undefined;
-    }, 60_000, 500);
+    }, { timeoutMs: 60_000, intervalMs: 500 });
     // One more append lands in the stream only; a scan from 0 reads the lake, then the stream.
     expect((await http(cluster.gatewayUrl, 'POST', '/v1/tables/history/append', { rows: [rowOf(300)] })).status).toBe(200);
     const after = await scanFrom(0);
@@ -416,13 +416,13 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     const starts = partitions.slice(0, 2).map((name) => partitionStartMs('hour', name)!);
     // 100 rows in each of two hours, appended while the buckets open (the client retries while they do).
     const rows = [0, 1].flatMap((hour) => Array.from({ length: 100 }, (_, index) => ({ id: hour * 1_000 + index, at: starts[hour]! + index * 1_000 })));
-    await eventually('the rows appended', async () => ((await http(cluster.gatewayUrl, 'POST', '/v1/tables/hits/append', { rows })).status === 200 ? true : undefined), 60_000, 500);
+    await eventually('the rows appended', async () => ((await http(cluster.gatewayUrl, 'POST', '/v1/tables/hits/append', { rows })).status === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 500 });
 
     const tiered = await eventually('the lake holding all 200 rows', async () => {
       const { lake } = await lakeOf('hits');
       const total = (lake?.offsets ?? []).reduce((sum, entry) => sum + entry.offset, 0);
       return lake && lake.round === null && total === 200 ? lake : undefined;
-    }, 120_000, 500);
+    }, { timeoutMs: 120_000, intervalMs: 500 });
     const table = { buckets: 2, partition: { column: 'at', unit: 'hour' as const } };
     const lakeRows = async (metadataKey: string | null) => (await lakeSelect('hits', columns, [], metadataKey, 'id, epoch_ms("at") AS at_ms, __bucket, __offset')).rows;
     const first = await lakeRows(tiered.metadataKey);
@@ -442,7 +442,7 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
       const described = await http(cluster.gatewayUrl, 'GET', '/v1/tables/hits');
       const names = described.body.partitions as string[];
       return !names.includes(partitions[0]!) && !names.includes(partitions[1]!) ? names : undefined;
-    }, 60_000, 250);
+    }, { timeoutMs: 60_000, intervalMs: 250 });
     const { lake: afterDrop } = await lakeOf('hits');
     expect((await lakeRows(afterDrop!.metadataKey)).map((row) => Number(row.id)).sort((a, b) => a - b)).toEqual(rows.map((row) => row.id).sort((a, b) => a - b));
 

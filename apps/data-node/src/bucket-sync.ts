@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { LIMITS } from '@mink/config';
-import { getIn, type BucketRecord, type StreamCloseOutcome, type StreamOpenOutcome, type StreamToClose, type StreamToOpen } from '@mink/meta';
+import { getIn, isStreamOpenBy, type BucketRecord, type StreamCloseOutcome, type StreamOpenOutcome, type StreamToClose, type StreamToOpen } from '@mink/meta';
 import { Batcher, rejectionError } from '@mink/metalog';
 import { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision } from '@mink/ownership';
 import { MinkError, SUBJECTS, UnavailableError, type BucketServingState, type ReleadBucketsResult } from '@mink/protocol';
@@ -356,7 +356,7 @@ export class BucketSync {
     await Promise.all(
       [...this.local.keys()].map(async (bucketId) => {
         const record = getIn(view.buckets, bucketId);
-        if (!record || record.stream.state !== 'open' || record.stream.node !== this.self.nodeId || record.stream.nodeEpoch !== this.self.nodeEpoch) return;
+        if (!record || !isStreamOpenBy(record.stream, this.self)) return;
         await this.closeStream(bucketId, record, record.stream.epoch).catch((error) => this.logger.warn({ err: error, bucketId }, 'could not close bucket'));
       }),
     );

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { getIn, type ColumnSpec } from '@mink/meta';
 import { validateRows } from '@mink/records';
 import { InMemoryObjectStore, StreamReader, WalWriter } from '@mink/s3stream';
-import { startLedTable } from '@mink/testing';
+import { eventually, startLedTable } from '@mink/testing';
 import { PkBuckets } from './pk-buckets';
 
 const COLUMNS: ColumnSpec[] = [
@@ -13,14 +13,6 @@ const COLUMNS: ColumnSpec[] = [
   { name: 'name', type: 'string' },
 ];
 const SILENT = { info: () => undefined, warn: () => undefined };
-
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(5);
-  }
-}
 
 describe('PkBuckets', () => {
   it('serves a PK bucket only once restored, snapshots it on the interval while it changes, and takes no snapshot of an unchanged tablet', async () => {
@@ -52,13 +44,13 @@ describe('PkBuckets', () => {
       const put = (id: number, name: string) => buckets.get(stream.id)!.write(validateRows(COLUMNS, [{ id, name }]).map((row) => ({ kind: 'put', row })));
       await put(1, 'a');
       buckets.start();
-      await eventually(() => record().kvSnapshots.length === 1, 'the first periodic snapshot is committed');
+      await eventually('the first periodic snapshot is committed', () => record().kvSnapshots.length === 1, { timeoutMs: 10_000, intervalMs: 5 });
       expect(record().kvSnapshots[0]!.appliedOffset).toBe(1);
       // Nothing changed: the next intervals take no snapshot.
       await sleep(100);
       expect(record().kvSnapshots).toHaveLength(1);
       await put(1, 'b');
-      await eventually(() => record().kvSnapshots.length === 2, 'a snapshot of the change is committed');
+      await eventually('a snapshot of the change is committed', () => record().kvSnapshots.length === 2, { timeoutMs: 10_000, intervalMs: 5 });
       expect(record().kvSnapshots.map((snapshot) => snapshot.appliedOffset)).toEqual([1, 3]);
 
       // A clean close takes no snapshot when nothing changed since the last one; a release takes none at all.

@@ -1,4 +1,3 @@
-export * from './backoff';
 export * from './http-scan-pages';
 export * from './mink-client';
 export * from './table-client';

@@ -1,8 +1,7 @@
 import { connect, type NatsConnection } from 'nats';
-import { LIMITS } from '@mink/config';
+import { CLIENT_BACKOFF, LIMITS, backoffDelayMs, sleep } from '@mink/config';
 import { MinkError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult, type HolderResult } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
-import { backoffDelayMs, sleep } from './backoff';
 import { HttpScanPages } from './http-scan-pages';
 import { TableClient, type TableClientOptions } from './table-client';
 
@@ -103,7 +102,7 @@ export class MinkClient {
       } catch (error) {
         if (!(error instanceof MinkError) || error.code !== 'Unavailable') throw error;
         lastError = error;
-        await sleep(error.details?.retryAfterMs ?? backoffDelayMs(attempt));
+        await sleep(error.details?.retryAfterMs ?? backoffDelayMs(attempt + 1, CLIENT_BACKOFF, Math.random));
       }
     }
     throw lastError;

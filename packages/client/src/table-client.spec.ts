@@ -21,6 +21,7 @@ import { bucketOfRow, decodeBatch, stampBatch, validateRows } from '@mink/record
 import { decodeRequest } from '@mink/transport';
 
 import { TableClient } from './table-client';
+import { eventually } from '@mink/testing';
 
 /**
  * TableClient against a fake NATS connection that plays the data nodes: it answers describeTable from a
@@ -303,7 +304,7 @@ describe('TableClient on a primary-key table', () => {
     const client = new TableClient(cluster.nc, 'orders');
     const startedMs = Date.now();
     const put = client.put([{ shop: 'alpha', id: 1, amount: 1 }]);
-    await waitUntil(() => cluster.received.length === 1);
+    await eventually('the leader to receive the request', () => cluster.received.length === 1, { timeoutMs: 1_000, intervalMs: 5 });
     cluster.route.leaders[bucket] = { node: `n${newIndex}`, address: addressOf(newIndex), leaderEpoch: oldLeader.leaderEpoch + 1 };
     await expect(put).resolves.toMatchObject({ written: 1 });
     expect(Date.now() - startedMs).toBeLessThan(LIMITS.requestTimeoutMs / 2);
@@ -335,13 +336,13 @@ describe('TableClient on a primary-key table', () => {
     const first = client.put([{ shop: 'alpha', id: 1, amount: 1 }]);
     const second = client.put([{ shop: 'alpha', id: 1, amount: 2 }]);
     const third = client.delete([{ shop: 'alpha', id: 1 }]);
-    await waitUntil(() => cluster.received.length >= 1);
+    await eventually('the leader to receive the request', () => cluster.received.length >= 1, { timeoutMs: 1_000, intervalMs: 5 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     // The route was fetched once for all three calls, and only the first put has gone out.
     expect(cluster.received.map((received) => received.request.op)).toEqual(['put']);
     releases.shift()!();
     await first;
-    await waitUntil(() => cluster.received.length >= 2);
+    await eventually('the leader to receive the request', () => cluster.received.length >= 2, { timeoutMs: 1_000, intervalMs: 5 });
     expect((cluster.received[1].request as PutBucketRequest).rows).toEqual([{ shop: 'alpha', id: '1', amount: 2 }]);
     releases.shift()!();
     await second;
@@ -386,11 +387,6 @@ describe('TableClient on a log table', () => {
     expect(cluster.received).toEqual([]);
   });
 });
-
-async function waitUntil(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 200 && !condition(); attempt++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(condition()).toBe(true);
-}
 
 /**
  * A fake leader of a log table for the append pipeline: it answers describeTable, holds each append until
@@ -481,7 +477,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     leader.holdReplies = true;
     const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5 });
     const calls = Array.from({ length: 7 }, (_, index) => client.append([rowOf(index)]));
-    await waitUntil(() => leader.received.length >= 5);
+    await eventually('the leader to receive the request', () => leader.received.length >= 5, { timeoutMs: 1_000, intervalMs: 5 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(leader.received.map((request) => [request.writer!.seq, request.writer!.acked])).toEqual([
       [0, -1],
@@ -504,7 +500,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     leader.holdReplies = true;
     const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 1 });
     const calls = [client.append([rowOf(0)]), client.append([rowOf(1)])];
-    await waitUntil(() => leader.received.length >= 1);
+    await eventually('the leader to receive the request', () => leader.received.length >= 1, { timeoutMs: 1_000, intervalMs: 5 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(leader.received).toHaveLength(1);
     leader.releaseAll();

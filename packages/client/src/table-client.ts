@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from 'nats';
-import { LIMITS } from '@mink/config';
+import { CLIENT_BACKOFF, LIMITS, backoffDelayMs, sleep } from '@mink/config';
 import type { ColumnSpec } from '@mink/meta';
 import {
   MinkError,
@@ -28,7 +28,6 @@ import {
 import { type RecordBatch, Table, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { encodeRowsOfBatch, fieldOf, rowsToJson, scanJsonText, setField, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
 import { requestJson } from '@mink/transport';
-import { backoffDelayMs, sleep } from './backoff';
 import type { HttpScanPages } from './http-scan-pages';
 import {
   indexesByTarget,
@@ -720,7 +719,7 @@ export class TableClient {
       const leader = leaders[bucket];
       if (!leader) {
         lastError = new UnavailableError(`${this.bucketName(target)} has no leader`);
-        await sleep(backoffDelayMs(attempt, this.random));
+        await sleep(backoffDelayMs(attempt + 1, CLIENT_BACKOFF, this.random));
         await this.describe(true);
         continue;
       }
@@ -740,7 +739,7 @@ export class TableClient {
           continue;
         }
         if (error.code === 'Unavailable' || error.code === 'Timeout') {
-          await sleep(error.details?.retryAfterMs ?? backoffDelayMs(attempt, this.random));
+          await sleep(error.details?.retryAfterMs ?? backoffDelayMs(attempt + 1, CLIENT_BACKOFF, this.random));
           // The leader may be gone: refresh the route from any node's view.
           await this.describe(true).catch(() => undefined);
           continue;
@@ -792,7 +791,7 @@ export class TableClient {
         const justCreated = error instanceof MinkError && error.code === 'NotFound' && attempt < LIMITS.clientNotFoundAttemptsMax;
         if (!(error instanceof MinkError) || (error.code !== 'Unavailable' && error.code !== 'Timeout' && !justCreated)) throw error;
         lastError = error;
-        await sleep(backoffDelayMs(attempt, this.random));
+        await sleep(backoffDelayMs(attempt + 1, CLIENT_BACKOFF, this.random));
       }
     }
     throw lastError;

@@ -1,3 +1,4 @@
 export * from './duration';
 export * from './limits';
 export * from './env';
+export * from './backoff';

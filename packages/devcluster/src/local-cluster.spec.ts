@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENV } from '@mink/config';
 import { CLUSTER_ROLES, LocalCluster, SERVICE_ROLES, readClusterFile, type ClusterProcessInfo } from './local-cluster';
-import { freePort, sleep } from './ports';
+import { freePort } from './ports';
+import { eventually } from '@mink/testing';
 
 // Starting a cluster of real (stand-in) processes takes seconds on a loaded machine; a test that timed out
 // mid-start would also leave its processes behind, since afterEach only stops a cluster that finished starting.
@@ -64,14 +65,6 @@ function isAlive(pid: number): boolean {
 async function fetchJson(url: string, timeoutMs = 2_000): Promise<{ role: string; env: Record<string, string> }> {
   const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   return (await response.json()) as { role: string; env: Record<string, string> };
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadlineMs = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadlineMs) throw new Error('condition not met in time');
-    await sleep(20);
-  }
 }
 
 describe('LocalCluster', () => {
@@ -173,7 +166,7 @@ describe('LocalCluster', () => {
     const victim = started.process('data-node', '2');
     started.kill('data-node', '2');
     expect(await started.waitForExit('data-node', '2')).toEqual({ code: null, signal: 'SIGKILL' });
-    await waitUntil(() => logLines.includes(`data-node 2 (pid ${victim.pid}) exited with signal SIGKILL`), 2_000);
+    await eventually('the exit logged', () => logLines.includes(`data-node 2 (pid ${victim.pid}) exited with signal SIGKILL`), { timeoutMs: 2_000, intervalMs: 20 });
     expect(started.process('data-node', '2').running).toBe(false);
     expect(readClusterFile(dataDir).processes.find((entry) => entry.nodeId === '2')).toEqual(
       expect.objectContaining({ pid: victim.pid, running: false }),

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { dirname, join, resolve } from 'node:path';
-import { DEFAULTS, ENV, LIMITS } from '@mink/config';
+import { DEFAULTS, ENV, LIMITS, sleep } from '@mink/config';
 import { startNatsServer } from './nats-server';
-import { freePort, sleep } from './ports';
+import { freePort } from './ports';
 import { startS3Server } from './s3-server';
 
 /** The mink apps, each built to `apps/<role>/dist/main.js`. */

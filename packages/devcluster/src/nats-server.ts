@@ -2,9 +2,9 @@ import type { ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { connect } from 'nats';
-import { LIMITS } from '@mink/config';
+import { LIMITS, sleep } from '@mink/config';
 import { spawnManaged, type ManagedProcess } from './managed-process';
-import { freePort, sleep } from './ports';
+import { freePort } from './ports';
 
 export interface NatsServerOptions {
   /** JetStream keeps its files in `<dataDir>/jetstream`; reuse the directory to keep streams across restarts. */

@@ -1,5 +1,5 @@
 import { createServer, connect } from 'node:net';
-import { LIMITS } from '@mink/config';
+import { LIMITS, sleep } from '@mink/config';
 
 /**
  * A TCP port that is free on `host` right now. The port is found by letting the kernel pick one and
@@ -46,8 +46,4 @@ export async function waitForPort(host: string, port: number, timeoutMs: number)
     if (Date.now() >= deadlineMs) throw new Error(`${host}:${port} did not accept connections within ${timeoutMs} ms`);
     await sleep(LIMITS.devServerPollIntervalMs);
   }
-}
-
-export function sleep(durationMs: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, durationMs));
 }

@@ -1,13 +1,8 @@
 /**
- * The four epochs of mink (DESIGN §3). Each is a positive integer that only grows; zero means "never
- * assigned". They are plain numbers at run time; the aliases document which epoch a field carries.
+ * The epochs of mink (docs/architecture.md, "Epochs and fences"): node, coordinator, leader and stream
+ * epochs are whole numbers that only grow; zero means "never assigned". `apply` raises them, by one at a
+ * time, with this function.
  */
-export type NodeEpoch = number;
-export type CoordinatorEpoch = number;
-export type LeaderEpoch = number;
-export type StreamEpoch = number;
-
-export const NO_EPOCH = 0;
 
 /** The epoch that follows `current`; asserts that epochs are whole, non-negative numbers. */
 export function nextEpoch(current: number): number {
@@ -15,9 +10,4 @@ export function nextEpoch(current: number): number {
     throw new Error(`invariant broken: epoch ${current} is not a non-negative safe integer`);
   }
   return current + 1;
-}
-
-/** True when `presented` is the current epoch; anything older (or newer, which cannot happen) is stale. */
-export function isCurrentEpoch(presented: number, current: number): boolean {
-  return presented === current;
 }

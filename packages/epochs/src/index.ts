@@ -1,2 +1,1 @@
 export * from './epochs';
-export * from './fenced';

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
 import { CoordinatorLease, runLease } from './lease';
+import { eventually } from '@mink/testing';
 
 const LEASE_TTL_MS = 1_000;
 
@@ -96,7 +97,7 @@ describe('CoordinatorLease', () => {
     const [a, b] = await contenders();
     const events: string[] = [];
     const runnerA = runLease({ lease: a, onAcquired: () => void events.push('a acquired'), onLost: () => void events.push('a lost') });
-    await waitFor(() => runnerA.isHeld());
+    await eventually('coordinator a to hold the lease', () => runnerA.isHeld(), { timeoutMs: 5_000, intervalMs: 10 });
     const runnerB = runLease({ lease: b, onAcquired: () => void events.push('b acquired'), onLost: () => void events.push('b lost') });
     // A renews every ttl/5, so B never gets it while A runs, even across several ttls.
     await sleep(2 * LEASE_TTL_MS);
@@ -104,7 +105,7 @@ describe('CoordinatorLease', () => {
     expect(a.isHeld()).toBe(true);
 
     await runnerA.stop();
-    await waitFor(() => runnerB.isHeld(), LEASE_TTL_MS);
+    await eventually('coordinator b to hold the lease', () => runnerB.isHeld(), { timeoutMs: LEASE_TTL_MS, intervalMs: 10 });
     await runnerB.stop();
     expect(events).toEqual(['a acquired', 'a lost', 'b acquired', 'b lost']);
   }, 15_000);
@@ -114,23 +115,15 @@ describe('CoordinatorLease', () => {
     const [a, b] = await contenders();
     const events: string[] = [];
     const runnerA = runLease({ lease: a, onAcquired: () => void events.push('acquired'), onLost: () => void events.push('lost') });
-    await waitFor(() => runnerA.isHeld());
+    await eventually('coordinator a to hold the lease', () => runnerA.isHeld(), { timeoutMs: 5_000, intervalMs: 10 });
     // An operator wipes the key and another coordinator grabs it at once.
     const kv = await connectionB.jetstream().views.kv(`lease_${bucketCounter}`);
     await kv.delete(a.key);
     expect(await b.tryAcquire()).toBe(true);
-    await waitFor(() => !runnerA.isHeld(), LEASE_TTL_MS);
+    await eventually('coordinator a to see it lost the lease', () => !runnerA.isHeld(), { timeoutMs: LEASE_TTL_MS, intervalMs: 10 });
     expect(a.isHeld()).toBe(false);
     await runnerA.stop();
     expect(events).toEqual(['acquired', 'lost']);
     expect(await a.holder()).toMatchObject({ id: 'coordinator-b' });
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadlineMs = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadlineMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}

@@ -5,6 +5,7 @@ import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
 import { emptyView, type NodeRecord, type View } from '@mink/meta';
 import { Heartbeater, heartbeatKey, LivenessTracker, openHeartbeatBucket, type Heartbeat } from './liveness';
+import { eventually } from '@mink/testing';
 
 const LEASE_TTL_MS = 1_000;
 const HEARTBEAT_INTERVAL_MS = LEASE_TTL_MS / 5;
@@ -15,14 +16,17 @@ function viewWithNodes(epochs: Record<string, number>): View {
   return { ...emptyView(), nodes };
 }
 
-async function eventually<T>(probe: () => T, accept: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadlineMs = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (accept(value)) return value;
-    if (Date.now() > deadlineMs) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** `probe`'s value once `accept` takes it, polled by the shared `eventually`. */
+async function valueOnceAccepted<T>(probe: () => T, accept: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const accepted = await eventually(
+    'a probe of the liveness tracker to be accepted',
+    () => {
+      const value = probe();
+      return accept(value) ? { value } : undefined;
+    },
+    { timeoutMs, intervalMs: 20 },
+  );
+  return accepted.value;
 }
 
 describe('heartbeats and liveness', () => {
@@ -81,18 +85,18 @@ describe('heartbeats and liveness', () => {
     two.reportAppliedSeq(() => 7);
     await two.start('2', 'data-node', 1, HEARTBEAT_INTERVAL_MS);
     const progress = () => Object.fromEntries(tracker.progressOfLiveNodes(view, LEASE_TTL_MS).map((member) => [member.nodeId, member]));
-    const first = await eventually(progress, (members) => members['1']?.appliedSeq === 40 && members['2']?.appliedSeq === 7);
+    const first = await valueOnceAccepted(progress, (members) => members['1']?.appliedSeq === 40 && members['2']?.appliedSeq === 7);
     expect({ one: first['1']?.appliedSeq, two: first['2']?.appliedSeq }).toEqual({ one: 40, two: 7 });
 
     appliedByOne = 41;
-    const moved = await eventually(progress, (members) => members['1']?.appliedSeq === 41 && members['2'] !== undefined);
+    const moved = await valueOnceAccepted(progress, (members) => members['1']?.appliedSeq === 41 && members['2'] !== undefined);
     expect(moved['1']?.appliedSeq).toBe(41);
     expect(moved['1']!.sinceMs).toBeGreaterThan(first['1']!.sinceMs);
     // Node 2 beat several times meanwhile at the same sequence: it has been there since its first beat.
     expect(moved['2']!.sinceMs).toBe(first['2']!.sinceMs);
 
     two.halt();
-    const afterDeath = await eventually(progress, (members) => members['2'] === undefined, LEASE_TTL_MS * 3);
+    const afterDeath = await valueOnceAccepted(progress, (members) => members['2'] === undefined, LEASE_TTL_MS * 3);
     expect(Object.keys(afterDeath)).toEqual(['1']);
   });
 
@@ -101,14 +105,14 @@ describe('heartbeats and liveness', () => {
     const view = viewWithNodes({ '1': 1, '2': 1 });
     const first = await startHeartbeat('1', 1);
     await startHeartbeat('2', 1);
-    expect(await eventually(() => tracker.liveNodes(view, LEASE_TTL_MS), (live) => live.size === 2)).toEqual(new Set(['1', '2']));
+    expect(await valueOnceAccepted(() => tracker.liveNodes(view, LEASE_TTL_MS), (live) => live.size === 2)).toEqual(new Set(['1', '2']));
 
     first.halt();
     const haltedAtMs = Date.now();
     // Still live well inside the ttl: the last beat is younger than lease_ttl.
     await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS / 2));
     expect(tracker.liveNodes(view, LEASE_TTL_MS)).toEqual(new Set(['1', '2']));
-    const afterTtl = await eventually(() => tracker.liveNodes(view, LEASE_TTL_MS), (live) => !live.has('1'), 3 * LEASE_TTL_MS);
+    const afterTtl = await valueOnceAccepted(() => tracker.liveNodes(view, LEASE_TTL_MS), (live) => !live.has('1'), 3 * LEASE_TTL_MS);
     expect(afterTtl).toEqual(new Set(['2']));
     expect(Date.now() - haltedAtMs).toBeGreaterThanOrEqual(LEASE_TTL_MS - HEARTBEAT_INTERVAL_MS);
     expect(tracker.heartbeatOf('1')!.ageMs).toBeGreaterThanOrEqual(LEASE_TTL_MS);
@@ -117,12 +121,12 @@ describe('heartbeats and liveness', () => {
   it('does not count a node whose heartbeat carries another epoch than the view', async () => {
     // Proves a zombie incarnation heartbeating at an old epoch does not make the registered node live.
     const heartbeater = await startHeartbeat('1', 1);
-    await eventually(() => tracker.heartbeatOf('1'), (heartbeat) => heartbeat?.epoch === 1);
+    await valueOnceAccepted(() => tracker.heartbeatOf('1'), (heartbeat) => heartbeat?.epoch === 1);
     expect(tracker.liveNodes(viewWithNodes({ '1': 1 }), LEASE_TTL_MS)).toEqual(new Set(['1']));
     expect(tracker.liveNodes(viewWithNodes({ '1': 2 }), LEASE_TTL_MS)).toEqual(new Set());
 
     await heartbeater.setEpoch(2);
-    const live = await eventually(() => tracker.liveNodes(viewWithNodes({ '1': 2 }), LEASE_TTL_MS), (set) => set.has('1'));
+    const live = await valueOnceAccepted(() => tracker.liveNodes(viewWithNodes({ '1': 2 }), LEASE_TTL_MS), (set) => set.has('1'));
     expect(live).toEqual(new Set(['1']));
     expect(tracker.liveNodes(viewWithNodes({ '1': 1 }), LEASE_TTL_MS)).toEqual(new Set());
   });
@@ -133,8 +137,8 @@ describe('heartbeats and liveness', () => {
     const coordinator = await Heartbeater.create(nodeConnection, { bucket });
     heartbeaters.push(coordinator);
     await coordinator.start('1', 'coordinator', 1, HEARTBEAT_INTERVAL_MS);
-    await eventually(() => tracker.heartbeatOf('1', 'coordinator'), (heartbeat) => heartbeat !== null);
-    await eventually(() => tracker.heartbeatOf('9'), (heartbeat) => heartbeat !== null);
+    await valueOnceAccepted(() => tracker.heartbeatOf('1', 'coordinator'), (heartbeat) => heartbeat !== null);
+    await valueOnceAccepted(() => tracker.heartbeatOf('9'), (heartbeat) => heartbeat !== null);
     expect(tracker.liveNodes(viewWithNodes({ '1': 1 }), LEASE_TTL_MS)).toEqual(new Set());
   });
 
@@ -146,9 +150,9 @@ describe('heartbeats and liveness', () => {
     });
     const heartbeater = await startHeartbeat('1', 3);
     const view = viewWithNodes({ '1': 3 });
-    await eventually(() => tracker.liveNodes(view, LEASE_TTL_MS), (live) => live.has('1'));
+    await valueOnceAccepted(() => tracker.liveNodes(view, LEASE_TTL_MS), (live) => live.has('1'));
     await heartbeater.stop();
-    const live = await eventually(() => tracker.liveNodes(view, LEASE_TTL_MS), (set) => set.size === 0, LEASE_TTL_MS / 2);
+    const live = await valueOnceAccepted(() => tracker.liveNodes(view, LEASE_TTL_MS), (set) => set.size === 0, LEASE_TTL_MS / 2);
     expect(live).toEqual(new Set());
     expect(tracker.heartbeatOf('1')).toBeNull();
     expect(changes.at(0)).toMatchObject({ nodeId: '1', role: 'data-node', epoch: 3 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { LIMITS } from '@mink/config';
+import { LIMITS, PROPOSE_BACKOFF, backoffDelayMs, sleep } from '@mink/config';
 import { MinkError, TimeoutError, UnavailableError, errorOfCode } from '@mink/protocol';
 import { applyBatch, type LogEntry } from '@mink/meta';
 import type { Command, Outcome, Rejection } from '@mink/meta';
@@ -275,7 +275,6 @@ export class MetaStore {
   }
 
   private async appendWithRetries(command: Command, messageId: string): Promise<AppendResult> {
-    let backoffMs: number = LIMITS.proposeBackoffInitialMs;
     for (let attempt = 1; ; attempt++) {
       if (this.failure) throw this.failure;
       if (this.stopped) throw new UnavailableError('the metadata store is stopped');
@@ -284,8 +283,7 @@ export class MetaStore {
       } catch (error) {
         if (!isTransient(error) || attempt >= this.proposeAttemptsMax) throw error;
       }
-      await new Promise((resolve) => setTimeout(resolve, backoffMs));
-      backoffMs = Math.min(backoffMs * 2, LIMITS.proposeBackoffMaxMs);
+      await sleep(backoffDelayMs(attempt, PROPOSE_BACKOFF, Math.random));
     }
   }
 

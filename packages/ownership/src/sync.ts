@@ -14,7 +14,7 @@
  * node's sync task opens or closes it." Seed, "Failover": "If the dead node comes back ... the buckets now
  * belong to someone else and it does not open them."
  */
-import { bucketId, entriesIn, getIn, ownRecord, type BucketRecord, type Command, type Outcome, type View } from '@mink/meta';
+import { bucketId, entriesIn, getIn, isStreamOpenBy, ownRecord, type BucketRecord, type Command, type Outcome, type View } from '@mink/meta';
 import { compareBuckets } from './orphans';
 
 /**
@@ -61,7 +61,7 @@ export function decideSync(view: View, self: SyncSelf, live: ReadonlySet<string>
   if (stream.epoch > leaderEpoch) {
     throw new Error(`invariant broken: bucket ${bucketId} has stream epoch ${stream.epoch} above leader epoch ${leaderEpoch}`);
   }
-  const openByThisIncarnation = stream.state === 'open' && stream.node === self.nodeId && stream.nodeEpoch === self.nodeEpoch;
+  const openByThisIncarnation = isStreamOpenBy(stream, self);
 
   if (record.leader !== self.nodeId) {
     // Another node leads it (or nobody yet); a stream we still hold open must be released so the leader

@@ -1,4 +1,3 @@
-import { FencedError } from '@mink/epochs';
 
 /** Stable wire codes of the expected outcomes (DESIGN §7). Each wire maps them in one place. */
 export type ErrorCode =
@@ -97,9 +96,6 @@ export interface ErrorBody {
 export function toErrorBody(error: unknown): ErrorBody {
   if (error instanceof MinkError) {
     return { error: { code: error.code, message: error.message, ...error.details } };
-  }
-  if (error instanceof FencedError) {
-    return { error: { code: 'Fenced', message: error.message } };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { error: { code: 'Internal', message } };

@@ -1,6 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { FencedError } from '@mink/epochs';
 import { HTTP_STATUS_OF_CODE, MinkError, toErrorBody, type ErrorBody } from '@mink/protocol';
 import type { Logger } from 'pino';
 
@@ -23,9 +22,9 @@ export class HttpErrorFilter implements ExceptionFilter {
 }
 
 export function httpErrorOf(exception: unknown): { status: number; body: ErrorBody; retryAfterMs?: number } {
-  if (exception instanceof MinkError || exception instanceof FencedError) {
+  if (exception instanceof MinkError) {
     const body = toErrorBody(exception);
-    const retryAfterMs = exception instanceof MinkError && exception.code === 'Unavailable' ? (exception.details?.retryAfterMs ?? 1000) : undefined;
+    const retryAfterMs = exception.code === 'Unavailable' ? (exception.details?.retryAfterMs ?? 1000) : undefined;
     return { status: HTTP_STATUS_OF_CODE[body.error.code], body, retryAfterMs };
   }
   if (exception instanceof HttpException) {

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { bucketId, type Command, type CommitStreamObject, type ForgetObjects, type Outcome, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { UnavailableError } from '@mink/protocol';
-import { InMemoryMetaLog, startLedTable, type LedStream as StreamAddress, type LedTable as Cluster } from '@mink/testing';
+import { eventually, InMemoryMetaLog, type LedStream as StreamAddress, type LedTable as Cluster, startLedTable } from '@mink/testing';
 import { Compactor, streamObjectKey, type CompactorOptions } from './compactor';
 import { GarbageCollector } from './garbage-collector';
 import { DelegatingObjectStore, InMemoryObjectStore, type ObjectStore } from './object-store';
@@ -75,14 +75,6 @@ function commandsOf<Type extends Command['type']>(log: InMemoryMetaLog, type: Ty
 
 function walKeys(store: InMemoryObjectStore): string[] {
   return store.keys().filter((key) => key.startsWith('wal/'));
-}
-
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(1);
-  }
 }
 
 /** A clock the test moves by hand. */
@@ -418,7 +410,7 @@ describe('Compactor', () => {
     await appendRounds(writer, streams, 0, 8);
     const background = compactor({ store, meta }, streams);
     background.start(2);
-    await eventually(() => streamOf(meta.view, stream).slices.every((slice) => slice.object.startsWith('streams/')), 'the stream is compacted');
+    await eventually('the stream is compacted', () => streamOf(meta.view, stream).slices.every((slice) => slice.object.startsWith('streams/')), { timeoutMs: WAIT_MS, intervalMs: 1 });
     await background.stop();
 
     await appendRounds(writer, streams, 8, 8);

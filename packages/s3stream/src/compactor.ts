@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId as bucketIdOf, bucketsInTableOrder, getIn, ownRecord } from '@mink/meta';
+import { bucketId as bucketIdOf, bucketsInTableOrder, getIn, isStreamOpenBy, ownRecord } from '@mink/meta';
 import type { BucketRecord, CommitStreamObject, DataSlice, Outcome, StreamObjectSlice } from '@mink/meta';
 import { MinkError } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
@@ -154,7 +154,7 @@ export class Compactor {
     const record = getIn(view.buckets, bucketId);
     if (!record) return null;
     const stream = record.stream;
-    if (stream.state !== 'open' || stream.node !== this.nodeId || stream.nodeEpoch !== this.nodeEpoch || stream.epoch !== leading.streamEpoch) return null;
+    if (!isStreamOpenBy(stream, { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch }, leading.streamEpoch)) return null;
     let walSlices = 0;
     for (const slice of stream.slices) if (isInWal(slice)) walSlices++;
     if (walSlices < minSlices) return null;

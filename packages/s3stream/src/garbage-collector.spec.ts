@@ -4,7 +4,7 @@ import { LIMITS } from '@mink/config';
 import { emptyView, type Command, type ForgetObjects, type Outcome, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { UnavailableError } from '@mink/protocol';
-import { InMemoryMetaLog } from '@mink/testing';
+import { eventually, InMemoryMetaLog } from '@mink/testing';
 import { GarbageCollector } from './garbage-collector';
 import { DelegatingObjectStore, InMemoryObjectStore } from './object-store';
 import type { MaintenanceLogger, MetaAccess } from './ports';
@@ -51,14 +51,6 @@ function forgets(log: InMemoryMetaLog): string[][] {
     .map((entry) => entry.command)
     .filter((command): command is ForgetObjects => command.type === 'ForgetObjects')
     .map((command) => command.keys);
-}
-
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(1);
-  }
 }
 
 describe('GarbageCollector', () => {
@@ -199,7 +191,7 @@ describe('GarbageCollector', () => {
     await sleep(20);
     expect(recordOf(meta.view.garbage)).toEqual({ 'wal/1/1/a': { unreferencedAtMs: 0 } });
     clock.nowMsValue = GRACE_MS;
-    await eventually(() => meta.view.garbage.size === 0, 'the garbage is collected');
+    await eventually('the garbage is collected', () => meta.view.garbage.size === 0, { timeoutMs: WAIT_MS, intervalMs: 1 });
     await gc.stop();
     expect(store.keys()).toEqual(['streams/live']);
   });

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { bucketId, getIn, type Command, type CommitWal, type Outcome, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { ConflictError, InvalidArgumentError, MinkError, UnavailableError } from '@mink/protocol';
-import { InMemoryMetaLog, startLedTable, type LedStream as StreamAddress, type LedTable as Cluster } from '@mink/testing';
+import { eventually, InMemoryMetaLog, type LedStream as StreamAddress, type LedTable as Cluster, startLedTable } from '@mink/testing';
 import { DelegatingObjectStore, InMemoryObjectStore, type ByteRange } from './object-store';
 import type { MetaAccess } from './ports';
 import { WalWriter, walObjectKey, type WalAppendRequest } from './wal-writer';
@@ -47,14 +47,6 @@ async function stateOf(promise: Promise<unknown>): Promise<'pending' | 'resolved
   const marker = Symbol('pending');
   const winner = await Promise.race([promise.then(() => 'resolved' as const, () => 'rejected' as const), sleep(0).then(() => marker)]);
   return winner === marker ? 'pending' : (winner as 'resolved' | 'rejected');
-}
-
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(1);
-  }
 }
 
 async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
@@ -306,7 +298,7 @@ describe('WalWriter', () => {
     const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, lingerMs: 1, uploadsInFlight: 1 });
 
     const first = walWriter.append(appendRequest(streams[0]!, 'first', 2));
-    await eventually(() => gatedMeta.heldProposals.length === 1, 'the commit is proposed');
+    await eventually('the commit is proposed', () => gatedMeta.heldProposals.length === 1, { timeoutMs: WAIT_MS, intervalMs: 1 });
     expect(store.calls.put).toBe(1);
     const second = walWriter.append(appendRequest(streams[0]!, 'second', 1));
     const third = walWriter.append(appendRequest(streams[1]!, 'third', 1));
@@ -335,11 +327,11 @@ describe('WalWriter', () => {
     const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, flushBytes: 1, lingerMs: 1, uploadsInFlight: 3 });
 
     const first = walWriter.append(appendRequest(streams[0]!, 'first', 2));
-    await eventually(() => gatedMeta.heldProposals.length === 1, 'the first commit is proposed');
+    await eventually('the first commit is proposed', () => gatedMeta.heldProposals.length === 1, { timeoutMs: WAIT_MS, intervalMs: 1 });
     const second = walWriter.append(appendRequest(streams[0]!, 'second', 1));
-    await eventually(() => store.calls.put === 2, 'the second object is uploaded');
+    await eventually('the second object is uploaded', () => store.calls.put === 2, { timeoutMs: WAIT_MS, intervalMs: 1 });
     const third = walWriter.append(appendRequest(streams[1]!, 'third', 1));
-    await eventually(() => store.calls.put === 3, 'the third object is uploaded');
+    await eventually('the third object is uploaded', () => store.calls.put === 3, { timeoutMs: WAIT_MS, intervalMs: 1 });
     const fourth = walWriter.append(appendRequest(streams[0]!, 'fourth', 3));
     await sleep(20);
     // The three uploads are done, one commit is proposed and held: nothing is acknowledged, nothing committed.
@@ -370,7 +362,7 @@ describe('WalWriter', () => {
     gatedMeta.hold();
     const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: gatedMeta, lingerMs: 1, uploadsInFlight: 4 });
     const first = walWriter.append(appendRequest(streams[0]!, 'first', 1));
-    await eventually(() => gatedMeta.heldProposals.length === 1, 'the first commit is proposed');
+    await eventually('the first commit is proposed', () => gatedMeta.heldProposals.length === 1, { timeoutMs: WAIT_MS, intervalMs: 1 });
     const later = [walWriter.append(appendRequest(streams[0]!, 'a', 1)), walWriter.append(appendRequest(streams[1]!, 'b', 1)), walWriter.append(appendRequest(streams[0]!, 'c', 1))];
     await sleep(20);
     expect(store.calls.put).toBe(1);
@@ -450,7 +442,7 @@ describe('WalWriter', () => {
     store.hold();
     store.inner.failNext('put', new UnavailableError('injected outage'));
     const failing = [walWriter.append(appendRequest(streamA, 'lostA', 1)), walWriter.append(appendRequest(streamB, 'lostB', 1))];
-    await eventually(() => store.heldPuts.length === 1, 'the upload started');
+    await eventually('the upload started', () => store.heldPuts.length === 1, { timeoutMs: WAIT_MS, intervalMs: 1 });
     const behindA = walWriter.append(appendRequest(streamA, 'behindA', 1));
     const behindC = walWriter.append(appendRequest(streamC, 'behindC', 4));
     store.release();
@@ -489,7 +481,7 @@ describe('WalWriter', () => {
     const stale = writer({ nodeId: NODE, nodeEpoch: 1, store, meta: laggingMeta, lingerMs: 1 });
     laggingMeta.hold();
     const conflicting = stale.append(appendRequest(streams[0]!, 'three', 1));
-    await eventually(() => laggingMeta.heldProposals.length === 1, 'the commit is proposed');
+    await eventually('the commit is proposed', () => laggingMeta.heldProposals.length === 1, { timeoutMs: WAIT_MS, intervalMs: 1 });
     const behind = stale.append(appendRequest(streams[0]!, 'four', 1));
     laggingMeta.release();
     const conflict = await rejectionOf(conflicting);
@@ -521,7 +513,7 @@ describe('WalWriter', () => {
 
     store.hold();
     const first = walWriter.append(appendRequest(stream, 'x'.repeat(16)));
-    await eventually(() => store.heldPuts.length === 1, 'the first upload started');
+    await eventually('the first upload started', () => store.heldPuts.length === 1, { timeoutMs: WAIT_MS, intervalMs: 1 });
     const second = walWriter.append(appendRequest(stream, 'y'.repeat(10)));
     expect(walWriter.queuedByteCount).toBe(10);
     const refused = await rejectionOf(walWriter.append(appendRequest(stream, 'z'.repeat(7))));

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId as bucketIdOf, getIn } from '@mink/meta';
+import { bucketId as bucketIdOf, getIn, isStreamOpenBy } from '@mink/meta';
 import type { CommitWal, DataSlice, Rejection, View, WalRange } from '@mink/meta';
 import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
@@ -380,7 +380,7 @@ export class WalWriter {
     const record = getIn(view.buckets, request.bucketId);
     if (!record) return new NotFoundError(`bucket ${request.bucketId} does not exist`);
     const stream = record.stream;
-    if (stream.state !== 'open' || stream.node !== this.nodeId || stream.nodeEpoch !== this.nodeEpoch || stream.epoch !== request.streamEpoch) {
+    if (!isStreamOpenBy(stream, { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch }, request.streamEpoch)) {
       return new MinkError(
         'Fenced',
         `the stream of bucket ${request.bucketId} is not open by node ${this.nodeId} at node epoch ${this.nodeEpoch} and stream epoch ${request.streamEpoch} ` +

@@ -1,3 +1,4 @@
+export * from './eventually';
 export * from './in-memory-meta-log';
 export { startNatsServer, startS3Server, freePort } from '@mink/devcluster';
 export type { NatsServerHandle, S3ServerHandle } from '@mink/devcluster';

@@ -1,4 +1,3 @@
-import { FencedError } from '@mink/epochs';
 import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, NotLeaderError, TimeoutError, UnavailableError } from '@mink/protocol';
 import { ERROR_CODES } from '../wire/codes';
 import { KafkaError } from './backend';
@@ -10,14 +9,13 @@ describe('kafkaErrorCodeOf', () => {
   it.each<[string, unknown, KafkaOperation, number]>([
     ['a Kafka error as it is', new KafkaError(ERROR_CODES.OFFSET_OUT_OF_RANGE, 'x'), 'fetch', ERROR_CODES.OFFSET_OUT_OF_RANGE],
     ['another leader', new NotLeaderError('x', REDIRECT), 'produce', ERROR_CODES.NOT_LEADER_OR_FOLLOWER],
-    ['a fenced incarnation', new FencedError('stream', 1, 2), 'produce', ERROR_CODES.NOT_LEADER_OR_FOLLOWER],
     ['a fenced commit', new MinkError('Fenced', 'x'), 'produce', ERROR_CODES.NOT_LEADER_OR_FOLLOWER],
     ['a bucket still opening', new UnavailableError('x'), 'produce', ERROR_CODES.LEADER_NOT_AVAILABLE],
     ['a bucket still opening, on fetch', new UnavailableError('x'), 'fetch', ERROR_CODES.LEADER_NOT_AVAILABLE],
     ['a coordinator unreachable on create', new UnavailableError('x'), 'createTopics', ERROR_CODES.REQUEST_TIMED_OUT],
     ['a timeout', new TimeoutError('x'), 'deleteTopics', ERROR_CODES.REQUEST_TIMED_OUT],
     ['an offsets table led elsewhere on commit', new NotLeaderError('x', REDIRECT), 'offsetCommit', ERROR_CODES.NOT_COORDINATOR],
-    ['an offsets table fenced on fetch', new FencedError('stream', 1, 2), 'offsetFetch', ERROR_CODES.NOT_COORDINATOR],
+    ['an offsets table fenced on fetch', new MinkError('Fenced', 'x'), 'offsetFetch', ERROR_CODES.NOT_COORDINATOR],
     ['an offsets bucket opening on commit', new UnavailableError('x'), 'offsetCommit', ERROR_CODES.COORDINATOR_NOT_AVAILABLE],
     ['an offsets bucket opening on fetch', new UnavailableError('x'), 'offsetFetch', ERROR_CODES.COORDINATOR_LOAD_IN_PROGRESS],
     ['a bug on an offset commit', new TypeError('x'), 'offsetCommit', ERROR_CODES.COORDINATOR_NOT_AVAILABLE],

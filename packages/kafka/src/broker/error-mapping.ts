@@ -1,4 +1,3 @@
-import { FencedError } from '@mink/epochs';
 import { MinkError } from '@mink/protocol';
 import { ERROR_CODES } from '../wire/codes';
 import { KafkaError } from './backend';
@@ -16,7 +15,6 @@ export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): num
   if (error instanceof KafkaError) return error.code;
   if (operation === 'offsetCommit' || operation === 'offsetFetch') return groupErrorCodeOf(error, operation);
   // A fenced incarnation lost its buckets: the client must find the new leader.
-  if (error instanceof FencedError) return ERROR_CODES.NOT_LEADER_OR_FOLLOWER;
   if (!(error instanceof MinkError)) return ERROR_CODES.UNKNOWN_SERVER_ERROR;
   switch (error.code) {
     case 'NotLeader':
@@ -51,7 +49,7 @@ export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): num
  * COORDINATOR_LOAD_IN_PROGRESS for a fetch); clients retry all three.
  */
 function groupErrorCodeOf(error: unknown, operation: 'offsetCommit' | 'offsetFetch'): number {
-  const moved = error instanceof FencedError || (error instanceof MinkError && (error.code === 'NotLeader' || error.code === 'Fenced'));
+  const moved = error instanceof MinkError && (error.code === 'NotLeader' || error.code === 'Fenced');
   if (moved) return ERROR_CODES.NOT_COORDINATOR;
   return operation === 'offsetCommit' ? ERROR_CODES.COORDINATOR_NOT_AVAILABLE : ERROR_CODES.COORDINATOR_LOAD_IN_PROGRESS;
 }

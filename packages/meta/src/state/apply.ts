@@ -54,6 +54,7 @@ import {
   type View,
   type WriterState,
 } from './view';
+import { isStreamOpenBy } from './fence';
 
 /** The result of applying one log entry: the next view and what the proposer is told. */
 export interface Applied {
@@ -1045,12 +1046,12 @@ function describeStaleProposer(view: View, nodeId: string, nodeEpoch: number): s
 }
 
 /**
- * The storage fence of DESIGN §3: why a writer may not change a stream's data (it is not the stream's
- * opener at that node epoch, or tags a stream epoch other than the stream's), or null when it may.
+ * The storage fence (`isStreamOpenBy`): why a writer may not change a stream's data (it is not the
+ * stream's opener at that node epoch, or tags a stream epoch other than the stream's), or null when it may.
  */
 function describeWriterFence(record: BucketRecord, nodeId: string, nodeEpoch: number, streamEpoch: number): string | null {
   const stream = record.stream;
-  if (stream.state !== 'open' || stream.node !== nodeId || stream.nodeEpoch !== nodeEpoch) {
+  if (!isStreamOpenBy(stream, { nodeId, nodeEpoch })) {
     return `the stream of ${describeBucket(record)} is not open by node ${nodeId} at node epoch ${nodeEpoch}`;
   }
   if (streamEpoch !== stream.epoch) return epochMismatch('stream epoch', streamEpoch, stream.epoch) + ` for ${describeBucket(record)}`;

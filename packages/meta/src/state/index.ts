@@ -11,3 +11,4 @@ export * from './sharded-map';
 export * from './log-format';
 export * from './lake-properties';
 export * from './partitions';
+export * from './fence';

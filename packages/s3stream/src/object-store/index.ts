@@ -1,6 +1,5 @@
 export * from './object-store';
 export * from './byte-range';
-export * from './backoff';
 export * from './semaphore';
 export * from './s3-object-store';
 export * from './in-memory-object-store';

@@ -11,9 +11,8 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { LIMITS, type ServiceConfig } from '@mink/config';
+import { LIMITS, OBJECT_STORE_BACKOFF, backoffDelayMs, type BackoffPolicy, type ServiceConfig } from '@mink/config';
 import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
-import { backoffDelayMs, type BackoffPolicy } from './backoff';
 import { assertValidByteRange, httpRangeHeader } from './byte-range';
 import { sizeOfFileToPut } from './file-bodies';
 import { assertValidKey, compareKeys } from './keys';
@@ -102,7 +101,7 @@ export class S3ObjectStore implements ObjectStore {
     this.bucket = options.bucket;
     this.prefix = options.prefix ?? '';
     this.attemptsMax = attemptsMax;
-    this.backoff = options.backoff ?? { initialMs: LIMITS.objectStoreBackoffInitialMs, maxMs: LIMITS.objectStoreBackoffMaxMs };
+    this.backoff = options.backoff ?? OBJECT_STORE_BACKOFF;
     this.semaphore = new Semaphore(concurrencyMax, LIMITS.objectStoreQueuedRequestsMax);
     this.client = new S3Client({
       endpoint: options.endpoint,

@@ -1,3 +1,5 @@
+import { LIMITS } from './limits';
+
 /** How long to wait between attempts of a request; every field is a bound from `LIMITS` or a test's override. */
 export interface BackoffPolicy {
   /** Ceiling of the wait before the second attempt. */
@@ -18,4 +20,18 @@ export function backoffDelayMs(failedAttempts: number, policy: BackoffPolicy, ra
   const ceilingMs = Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(failedAttempts - 1, 30));
   const halfMs = ceilingMs / 2;
   return Math.floor(halfMs + random() * halfMs);
+}
+
+/** The client's retries of bucket and coordinator requests (`LIMITS.clientBackoff*`). */
+export const CLIENT_BACKOFF: BackoffPolicy = { initialMs: LIMITS.clientBackoffInitialMs, maxMs: LIMITS.clientBackoffMaxMs };
+
+/** The metadata store's retries of a proposal whose append failed transiently (`LIMITS.proposeBackoff*`). */
+export const PROPOSE_BACKOFF: BackoffPolicy = { initialMs: LIMITS.proposeBackoffInitialMs, maxMs: LIMITS.proposeBackoffMaxMs };
+
+/** The object store's retries of a transiently failed S3 request (`LIMITS.objectStoreBackoff*`). */
+export const OBJECT_STORE_BACKOFF: BackoffPolicy = { initialMs: LIMITS.objectStoreBackoffInitialMs, maxMs: LIMITS.objectStoreBackoffMaxMs };
+
+/** Resolves after `durationMs`. */
+export function sleep(durationMs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, durationMs));
 }
