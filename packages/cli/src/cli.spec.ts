@@ -1,6 +1,6 @@
 import type { LocalClusterOptions } from '@mink/devcluster';
 import type { CliIo } from './io';
-import { run } from './program';
+import { run, withoutForwardedSeparator } from './program';
 import { buildCreateTableBody, type CreateTableFlags } from './table-commands';
 
 /** A recorded request to the fake gateway. */
@@ -294,5 +294,19 @@ describe('usage errors', () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('--lease-ttl <duration>');
     expect(result.stdout).toContain('(default: 30s)');
+  });
+});
+
+describe('withoutForwardedSeparator', () => {
+  it.each<[string[], string[]]>([
+    [['up', '--', '--nodes', '5'], ['up', '--nodes', '5']],
+    [['table', 'list', '--', '--json'], ['table', 'list', '--json']],
+    [['up', '--nodes', '5'], ['up', '--nodes', '5']],
+    [['--', '--rows', '5'], ['--rows', '5']],
+    [['up', '--', '--', '--nodes'], ['up', '--', '--nodes']],
+  ])('turns %p into %p', (args, expected) => {
+    // Proves `pnpm mink -- table list --json` reaches commander as `table list --json` (and `pnpm bench -- --rows 5`
+    // reaches mink-bench as `--rows 5`), and only one separator is removed.
+    expect(withoutForwardedSeparator(args)).toEqual(expected);
   });
 });

@@ -1,5 +1,4 @@
 import { Command, CommanderError } from 'commander';
-import { registerBenchCommand } from './bench-command';
 import { registerClusterCommands } from './cluster-commands';
 import { CliError, EXIT_CODES, processIo, type CliIo } from './io';
 import { registerTableCommands } from './table-commands';
@@ -19,18 +18,26 @@ export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluste
   registerUpCommand(program, io, startCluster);
   registerTableCommands(program, io);
   registerClusterCommands(program, io);
-  registerBenchCommand(program, io, startCluster);
   return program;
 }
 
 /**
  * Runs the CLI on `args` (without the node and script paths) and returns the exit code: 0 on success and
- * for --help, 1 when an operation failed, 2 when the command line is wrong. Commander has already printed
- * its own one-line message for a usage error; every other error is printed here as `error: <message>`.
+ * for --help, 1 when an operation failed, 2 when the command line is wrong.
  */
 export async function run(args: string[], io: CliIo = processIo(), startCluster?: StartCluster): Promise<number> {
+  return runProgram(() => buildProgram(io, startCluster), args, io);
+}
+
+/**
+ * Parses `args` with the program `build` returns and turns the outcome into an exit code, as `run` does for
+ * `mink` (and the bench for `mink-bench`): 0 on success and for --help, 1 when an operation failed, 2 when
+ * the command line is wrong. The program must be built with exitOverride. Commander has already printed its
+ * own one-line message for a usage error; every other error is printed here as `error: <message>`.
+ */
+export async function runProgram(build: () => Command, args: string[], io: CliIo): Promise<number> {
   try {
-    await buildProgram(io, startCluster).parseAsync(withoutForwardedSeparator(args), { from: 'user' });
+    await build().parseAsync(withoutForwardedSeparator(args), { from: 'user' });
     return EXIT_CODES.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
@@ -47,7 +54,7 @@ export async function run(args: string[], io: CliIo = processIo(), startCluster?
 }
 
 /**
- * `pnpm run <script> -- --flag` forwards the `--` to the script (`mink bench -- --rows 5`), where commander
+ * `pnpm run <script> -- --flag` forwards the `--` to the script (`pnpm mink -- table list --json`), where commander
  * would take every flag after it as an excess argument. The first lone `--` is therefore dropped; no
  * command of mink takes an operand that starts with `-`, so nothing meant literally is lost.
  */

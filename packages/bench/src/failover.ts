@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CliError, type CliIo } from '@mink/cli';
 import { MinkClient, type TableClient } from '@mink/client';
 import type { LocalCluster } from '@mink/devcluster';
-import { CliError, type CliIo } from '../io';
 import { readClusterStatus, waitForOpenBuckets, type ClusterStatus } from './bench-cluster';
 import { BENCH_CLUSTER, BENCH_FAILOVER, BENCH_PAYLOAD_CHARS, BENCH_TABLE } from './bench-limits';
 import { FAULT_LABELS, measureTrial, summarizeFailover } from './failover-figures';

@@ -3,7 +3,7 @@ import { connect } from 'nats';
 import { BENCH_BASELINES } from './bench-limits';
 
 /**
- * The responder of the raw NATS request/reply baseline, run by `mink bench` as a child process so that,
+ * The responder of the raw NATS request/reply baseline, run by `pnpm bench` as a child process so that,
  * like a data node answering a lookup, it answers from another process through the same nats-server, and
  * does nothing else: the baseline is the cost of carrying a request and its reply.
  *

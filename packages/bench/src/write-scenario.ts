@@ -1,5 +1,5 @@
+import { CliError } from '@mink/cli';
 import type { ObjectStore } from '@mink/s3stream';
-import { CliError } from '../io';
 import { BENCH_BASELINES, BENCH_LIMITS } from './bench-limits';
 import { runClosedLoop } from './closed-loop';
 import { formatCount } from './format';

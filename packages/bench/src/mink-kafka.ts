@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { CompressionTypes, Kafka, logLevel, type LogEntry, type Message, type Producer } from 'kafkajs';
+import { CliError } from '@mink/cli';
 import type { LocalCluster } from '@mink/devcluster';
-import { CliError } from '../io';
 import { deadlineAfter } from './baselines';
 import { BENCH_KAFKA, BENCH_LIMITS } from './bench-limits';
 import { runClosedLoop, TooManyFailuresError } from './closed-loop';

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CliError, type CliIo } from '../io';
+import { CliError, type CliIo } from '@mink/cli';
 import { BENCH_CLUSTER, BENCH_TABLE } from './bench-limits';
 
 /** `GET /v1/cluster` (README, HTTP API); only the fields the bench reads. */

@@ -1,15 +1,13 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { CliError, commaSeparated, integerInRange, processIo, renderJson, runProgram, UsageError, type CliIo } from '@mink/cli';
 import { LocalCluster } from '@mink/devcluster';
-import { BENCH_DEFAULTS, BENCH_KAFKA, BENCH_LIMITS, BENCH_METADATA, BENCH_RESTORE } from './bench/bench-limits';
-import { parseStageBuckets } from './bench/metadata-figures';
-import { renderReport } from './bench/report';
-import { BENCH_FIGURES, DEFAULT_BENCH_FIGURES, type BenchFigures, type BenchResult } from './bench/results';
-import { runBench, type BenchRunOptions, type StartBenchCluster } from './bench/run-bench';
-import { CliError, UsageError, type CliIo } from './io';
-import { commaSeparated, integerInRange } from './options';
-import { renderJson } from './render';
+import { BENCH_DEFAULTS, BENCH_KAFKA, BENCH_LIMITS, BENCH_METADATA, BENCH_RESTORE } from './bench-limits';
+import { parseStageBuckets } from './metadata-figures';
+import { renderReport } from './report';
+import { BENCH_FIGURES, DEFAULT_BENCH_FIGURES, type BenchFigures, type BenchResult } from './results';
+import { runBench, type BenchRunOptions, type StartBenchCluster } from './run-bench';
 
-/** The flags of `mink bench` as commander hands them over. */
+/** The flags of `mink-bench` (`pnpm bench`) as commander hands them over. */
 export interface BenchFlags {
   rows: number;
   batch: number;
@@ -87,8 +85,8 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
 }
 
 /**
- * `mink bench`: starts its own local cluster in a temporary folder, measures raw S3 PUT and JetStream
- * publish baselines and mink's append paths on it; primary-key puts, lookups (against raw NATS
+ * `mink-bench` (`pnpm bench`): starts its own local cluster in a temporary folder, measures raw S3 PUT
+ * and JetStream publish baselines and mink's append paths on it; primary-key puts, lookups (against raw NATS
  * request/reply) and the restore of a bucket of many keys (against raw S3 GET); scans of a compacted table
  * in JSON, NDJSON and Arrow, cold and hot, against raw S3 GET, and how soon a waiting scan hears of an
  * append; kafkajs produce and consume MB/s through the data nodes' Kafka listeners against raw S3 PUT and
@@ -96,13 +94,16 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
  * the append ceiling; then how long one bucket is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
  * cluster. `--only` selects groups of figures; `--only metadata` creates tables of 16 buckets, 10 at a time,
  * until 1 600 and then 16 000 buckets, and times how long they and a whole-cluster restart take to open.
- * Never part of the tests (DESIGN §9).
+ * Never part of the tests (DESIGN §9). Output goes through `io`, and commander never exits the process
+ * itself (exitOverride), so `runBenchCommand` decides every exit code and tests can drive it in-process.
  */
-export function registerBenchCommand(program: Command, io: CliIo, startCluster?: StartBenchCluster, runBenchmark?: RunBenchmark): void {
+export function buildBenchProgram(io: CliIo = processIo(), startCluster?: StartBenchCluster, runBenchmark?: RunBenchmark): Command {
   const start: StartBenchCluster = startCluster ?? ((options) => LocalCluster.start(options));
   const benchmark: RunBenchmark = runBenchmark ?? ((options, benchIo) => runBench(options, benchIo, start));
-  program
-    .command('bench')
+  return new Command('mink-bench')
+    .exitOverride()
+    .allowExcessArguments(false)
+    .configureOutput({ writeOut: (text) => io.writeOut(text), writeErr: (text) => io.writeError(text) })
     .description(
       'measure append and primary-key put throughput and latency, lookup latency, PK bucket restore time, Kafka produce and consume throughput, ' +
         'scan throughput and long-poll delivery, tiering throughput and lake freshness lag on a temporary local cluster, against raw S3 PUT/GET, JetStream publish and NATS request/reply ' +
@@ -159,4 +160,13 @@ export function registerBenchCommand(program: Command, io: CliIo, startCluster?:
       io.writeOut(flags.json ? renderJson(result) : renderReport(result));
       if (result.interrupted) throw new CliError('interrupted: the figures above are partial', BENCH_INTERRUPTED_EXIT_CODE);
     });
+}
+
+/**
+ * Runs the bench on `args` (without the node and script paths) and returns the exit code, as `mink` does:
+ * 0 on success and for --help, 1 when the run failed, 2 when the command line is wrong (before anything is
+ * started), 130 when the run was interrupted. A `--` forwarded by `pnpm bench -- --rows 5` is dropped.
+ */
+export function runBenchCommand(args: string[], io: CliIo = processIo(), startCluster?: StartBenchCluster, runBenchmark?: RunBenchmark): Promise<number> {
+  return runProgram(() => buildBenchProgram(io, startCluster, runBenchmark), args, io);
 }

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Int64, RecordBatch, Utf8, makeData, vectorFromArray } from 'apache-arrow';
+import { CliError, type CliIo } from '@mink/cli';
 import { MinkClient, type TableClient } from '@mink/client';
 import { LIMITS } from '@mink/config';
 import type { LocalCluster } from '@mink/devcluster';
 import type { AppendBucketResult } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
-import { CliError, type CliIo } from '../io';
 import { createBenchTable, readClusterStatus, waitForOpenBuckets, type ClusterStatus } from './bench-cluster';
 import { BENCH_LIMITS, BENCH_PAYLOAD_CHARS, BENCH_SCAN, BENCH_SCAN_TABLE, BENCH_SCAN_WARMUP, BENCH_SCAN_WARMUP_TABLE, STREAM_KEY_PREFIX } from './bench-limits';
 import { runClosedLoop, TooManyFailuresError } from './closed-loop';

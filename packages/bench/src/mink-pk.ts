@@ -1,5 +1,5 @@
+import { CliError } from '@mink/cli';
 import { MinkClient } from '@mink/client';
-import { CliError } from '../io';
 import { BENCH_BASELINES, BENCH_LIMITS, BENCH_LOOKUP, BENCH_PK_TABLE } from './bench-limits';
 import { runClosedLoop } from './closed-loop';
 import { averageLookupMessageBytes, lookupKeyIds, lookupMessageBytes, type LookupMessageBytes } from './pk-figures';

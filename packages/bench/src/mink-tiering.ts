@@ -1,11 +1,11 @@
 import { stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CliError, type CliIo } from '@mink/cli';
 import { MinkClient, type TableClient } from '@mink/client';
 import type { LocalCluster } from '@mink/devcluster';
 import type { AppendBucketResult } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
-import { CliError, type CliIo } from '../io';
 import { createBenchTable, waitForOpenBuckets } from './bench-cluster';
 import { BENCH_BASELINES, BENCH_LIMITS, BENCH_PAYLOAD_CHARS, BENCH_TIERING, BENCH_TIERING_TABLE } from './bench-limits';
 import { formatCount, formatSeconds } from './format';

@@ -1,4 +1,4 @@
-import { renderTable } from '../render';
+import { renderTable } from '@mink/cli';
 import { FAULT_LABELS } from './failover-figures';
 import { BENCH_FAILOVER } from './bench-limits';
 import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatRatio, formatSeconds, formatSize } from './format';

@@ -1,7 +1,7 @@
 import type { LatencySummary } from './stats';
 
 /**
- * The result object of one `mink bench` run, printed as is by `--json`. Every figure of a run is measured
+ * The result object of one `pnpm bench` run, printed as is by `--json`. Every figure of a run is measured
  * on the same machine and the same servers, so the ratios between them mean more than any absolute figure
  * on a shared, noisy machine.
  */

@@ -12,7 +12,7 @@ const KAFKA_VALUE_BYTES = 1024;
 const KAFKA_RECORDS_PER_SEND = Math.floor(LIMITS.walFlushBytes / (KAFKA_KEY_BYTES + KAFKA_VALUE_BYTES));
 
 /**
- * Every default and bound of `mink bench` in one place. The bounds keep a typo on the command line from
+ * Every default and bound of `pnpm bench` in one place. The bounds keep a typo on the command line from
  * asking for a run that would fill the disk or never end; the defaults give a run of a few minutes on a
  * two-core machine.
  */
@@ -285,7 +285,7 @@ export const BENCH_KAFKA = {
 } as const;
 
 /**
- * The cluster `mink bench` starts: the shape of `mink up`'s default cluster, with the short lease and tick
+ * The cluster `pnpm bench` starts: the shape of `mink up`'s default cluster, with the short lease and tick
  * of the fault tests so a failover trial takes seconds rather than the default 35 s.
  */
 export const BENCH_CLUSTER = {

@@ -1,9 +1,9 @@
 import { open, stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CliError, type CliIo } from '@mink/cli';
 import { MinkClient } from '@mink/client';
 import type { LocalCluster } from '@mink/devcluster';
-import { CliError, type CliIo } from '../io';
 import { createBenchTable, readClusterStatus, waitForOpenBuckets, type ClusterStatus } from './bench-cluster';
 import { BENCH_LIMITS, BENCH_RESTORE, BENCH_RESTORE_TABLE } from './bench-limits';
 import { runClosedLoop } from './closed-loop';

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { CliError, type CliIo } from '@mink/cli';
 import { LIMITS } from '@mink/config';
 import type { LocalCluster, LocalClusterOptions } from '@mink/devcluster';
 import { S3ObjectStore } from '@mink/s3stream';
-import { CliError, type CliIo } from '../io';
 import { deadlineAfter, JetStreamBaseline, measureS3Get, measureS3Put, NatsRequestBaseline } from './baselines';
 import { createBenchTable, dropBenchTable, waitForOpenBuckets } from './bench-cluster';
 import {

@@ -1,4 +1,4 @@
-import { commaSeparated } from '../options';
+import { commaSeparated } from '@mink/cli';
 import { BENCH_METADATA } from './bench-limits';
 import { formatCount, formatRatio, formatSeconds } from './format';
 import { findBaseline, ratioOf } from './ratio';

@@ -1,9 +1,7 @@
-import { Command } from 'commander';
-import { BENCH_INTERRUPTED_EXIT_CODE, registerBenchCommand, type RunBenchmark } from './bench-command';
-import type { BenchResult } from './bench/results';
-import type { BenchRunOptions } from './bench/run-bench';
-import type { CliIo } from './io';
-import { run, withoutForwardedSeparator } from './program';
+import type { CliIo } from '@mink/cli';
+import { BENCH_INTERRUPTED_EXIT_CODE, buildBenchProgram, runBenchCommand, type RunBenchmark } from './bench-command';
+import type { BenchResult } from './results';
+import type { BenchRunOptions } from './run-bench';
 
 /** A result with no figures, enough for the command to print. */
 function emptyResult(options: BenchRunOptions, interrupted = false): BenchResult {
@@ -40,28 +38,27 @@ function emptyResult(options: BenchRunOptions, interrupted = false): BenchResult
   };
 }
 
-/** Parses `args` with only the bench command registered, recording the options the benchmark would run with. */
+/** Parses `args` with the bench program, recording the options the benchmark would run with. */
 async function parseBench(args: string[], interrupted = false): Promise<{ options: BenchRunOptions[]; stdout: string; stderr: string; error: unknown }> {
   let stdout = '';
   let stderr = '';
   const options: BenchRunOptions[] = [];
   const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: (text) => void (stderr += text), env: {}, fetch: () => Promise.reject(new Error('no network in this test')) };
-  const program = new Command('mink').exitOverride().configureOutput({ writeOut: io.writeOut, writeErr: io.writeError });
   const runBenchmark: RunBenchmark = async (benchOptions) => {
     options.push(benchOptions);
     return emptyResult(benchOptions, interrupted);
   };
-  registerBenchCommand(program, io, undefined, runBenchmark);
+  const program = buildBenchProgram(io, undefined, runBenchmark);
   let error: unknown = null;
   try {
-    await program.parseAsync(['bench', ...args], { from: 'user' });
+    await program.parseAsync(args, { from: 'user' });
   } catch (caught) {
     error = caught;
   }
   return { options, stdout, stderr, error };
 }
 
-describe('mink bench options', () => {
+describe('mink-bench options', () => {
   it.each<[string, string[], Partial<BenchRunOptions>]>([
     [
       'the defaults',
@@ -149,7 +146,7 @@ describe('mink bench options', () => {
     const stderr: string[] = [];
     const io: CliIo = { writeOut: () => undefined, writeError: (text) => void stderr.push(text), env: {}, fetch: () => Promise.reject(new Error('no network')) };
     const startCluster = (): Promise<never> => Promise.reject(new Error('the test must not start a cluster'));
-    expect(await run(['bench', ...args], io, startCluster)).toBe(2);
+    expect(await runBenchCommand(args, io, startCluster)).toBe(2);
     expect(stderr.join('')).toMatch(/error:/);
   });
 
@@ -183,18 +180,5 @@ describe('mink bench options', () => {
     const result = await parseBench([], true);
     expect(result.stdout).toMatch(/machine: 2 cpus \(test cpu\)/);
     expect(result.error).toEqual(expect.objectContaining({ exitCode: BENCH_INTERRUPTED_EXIT_CODE }));
-  });
-});
-
-describe('withoutForwardedSeparator', () => {
-  it.each<[string[], string[]]>([
-    [['bench', '--', '--rows', '5'], ['bench', '--rows', '5']],
-    [['up', '--'], ['up']],
-    [['table', 'list', '--', '--json'], ['table', 'list', '--json']],
-    [['bench', '--rows', '5'], ['bench', '--rows', '5']],
-    [['bench', '--', '--', '--rows'], ['bench', '--', '--rows']],
-  ])('turns %p into %p', (args, expected) => {
-    // Proves `pnpm bench -- --rows 5` reaches commander as `bench --rows 5`, and only one separator is removed.
-    expect(withoutForwardedSeparator(args)).toEqual(expected);
   });
 });

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+import { runBenchCommand } from './bench-command';
+
+// The exit code is set explicitly because a run may leave idle sockets (fetch keeps connections alive)
+// that would otherwise hold the process open for a few seconds after it is done.
+runBenchCommand(process.argv.slice(2)).then(
+  (exitCode) => process.exit(exitCode),
+  (error: unknown) => {
+    process.stderr.write(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
