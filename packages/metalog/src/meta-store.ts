@@ -36,7 +36,7 @@ export interface MetaStoreOptions {
   /**
    * Called once when the store cannot follow the log any more: a broken invariant while applying (a gap
    * in sequences) or a tail that ended for good. Every waiting proposer is rejected first. When absent the
-   * error is rethrown outside any promise so the process crashes (DESIGN §5: broken invariants crash).
+   * error is rethrown outside any promise so the process crashes (STYLE: a broken invariant crashes the process).
    */
   onFatal?: (error: Error) => void;
   /** Called with an error thrown by an `onApplied` listener; rethrown outside any promise when absent. */

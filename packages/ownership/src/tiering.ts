@@ -8,7 +8,7 @@ import { bucketsOfTable, lakeBucketOf, lakeSettingsOf, ownRecord, type TableReco
  * - `failed`: a round is in progress but its worker has not been heard from for `roundTimeoutMs` (or
  *   never, by this holder): the round is given to the next worker that asks, under a new tiering epoch.
  * The state follows from the view and the heartbeats this holder has seen; a new holder starts with none,
- * so the rounds of its predecessor fail over after one timeout.
+ * so a round in progress that it never heard of is `failed` at once and goes to the next worker that asks.
  */
 export type TieringState = { state: 'scheduled'; dueAtMs: number } | { state: 'pending' } | { state: 'tiering' } | { state: 'failed' };
 

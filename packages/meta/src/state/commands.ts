@@ -364,7 +364,7 @@ export interface AllocateProducerId {
  * once. The round gets tiering epoch `lake.tieringEpoch + 1` and replaces any round in progress, whose
  * commit is then refused: a worker that stalled or a coordinator that was deposed cannot commit. Rejected on
  * a stale coordinator epoch (`Fenced`), an unknown table or id (`NotFound`), a table without the lake or a
- * partitioned one (`InvalidArgument`). Outcome: `{ tieringEpoch }`.
+ * lake bucket that is not one of a live partition of a partitioned table (`InvalidArgument`). Outcome: `{ tieringEpoch }`.
  */
 export interface StartTieringRound {
   type: 'StartTieringRound';
