@@ -8,7 +8,7 @@ import { eventually } from '@mink/testing';
 
 /**
  * `mink up` as a user runs it: the built CLI starts a whole cluster of real processes, survives the
- * death of one of them, and on SIGTERM stops every process it started and exits 0 (DESIGN §7).
+ * death of one of them, and on SIGTERM stops every process it started and exits 0 (docs/architecture.md §12).
  */
 
 jest.setTimeout(120_000);

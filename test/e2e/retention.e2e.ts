@@ -1,5 +1,5 @@
 /**
- * Retention on a real local cluster (DESIGN §5): a log table with `table.log.ttl` of 15 s is appended to;
+ * Retention on a real local cluster (docs/architecture.md §9): a log table with `table.log.ttl` of 15 s is appended to;
  * the coordinator lease holder's retention loop trims its streams once their records are older than the
  * TTL, so a scan's start moves up (a scan from 0 begins at the stream's start), the stream objects nothing
  * points into any more are deleted from S3 by the garbage collector after its grace period, and appends

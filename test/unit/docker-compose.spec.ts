@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import { ENV } from '@mink/config';
 
 /**
- * No Docker engine runs on the development machines (DESIGN §8), so docker/docker-compose.yml is kept
+ * No Docker engine runs on the development machines (docs/architecture.md §13), so docker/docker-compose.yml is kept
  * correct by reading it: every mink service must build an existing Dockerfile target that runs an
  * existing app, set only environment variables the services read, expose the ports it configures, and
  * wait for NATS and MinIO.
@@ -97,7 +97,7 @@ describe('parseDockerfile', () => {
 });
 
 describe('docker/docker-compose.yml', () => {
-  it('declares the cluster of DESIGN §8: NATS, MinIO, two coordinators, three data nodes, a gateway and a tiering worker', () => {
+  it('declares the cluster of docs/architecture.md §13: NATS, MinIO, two coordinators, three data nodes, a gateway and a tiering worker', () => {
     // Proves the set of services, and which Dockerfile target each mink service builds.
     expect(Object.fromEntries(minkServices.map(([name, service]) => [name, service.build?.target]))).toEqual({
       'coordinator-1': 'coordinator',

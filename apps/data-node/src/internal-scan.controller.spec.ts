@@ -26,7 +26,7 @@ import { InternalScans } from './internal-scans';
  * The internal scan route of a data node on its real HTTP stack (Nest, Fastify, the service's error filter),
  * with the data plane replaced by one that answers by bucket, read by the client's HttpScanPages: a page
  * arrives byte for byte with its metadata, and every error arrives as the same typed error a NATS reply
- * carries (code, message, redirect, retry delay), with the HTTP status of DESIGN §7.
+ * carries (code, message, redirect, retry delay), with the HTTP status of docs/architecture.md §12.
  */
 
 const COLUMNS = [

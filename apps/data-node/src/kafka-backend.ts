@@ -139,7 +139,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   }
 
   /**
-   * The idempotent writer of a producer's batch on a partition led here (DESIGN §5): refused with
+   * The idempotent writer of a producer's batch on a partition led here (docs/architecture.md §8.4): refused with
    * INVALID_PRODUCER_EPOCH when the partition has committed batches of a newer epoch of the producer; its
    * sequences checked against what the partition committed, a gap answered with OUT_OF_ORDER_SEQUENCE_NUMBER.
    */

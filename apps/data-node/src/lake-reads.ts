@@ -6,7 +6,7 @@ import type { StreamBatch } from '@mink/s3stream';
 import { IcebergTable, LAKE_OFFSET_COLUMN, LAKE_TIMESTAMP_COLUMN, fieldNamed, icebergSchemaOf, lakeBatchesOfParquet, type DataFile, type LakeObjectStore } from '@mink/lake';
 
 /**
- * The union read's lake side (DESIGN §5): the records of a log table's bucket below its stream's start,
+ * The union read's lake side (docs/architecture.md §9): the records of a log table's bucket below its stream's start,
  * read from the table's Iceberg lake, which holds every record below its lake offset (retention never trims
  * a stream above it). The data files of the lake's current metadata are listed once per metadata object;
  * a bucket's files are pruned by their `__offset` bounds, fetched whole and kept in a small cache by bytes,

@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     logger,
     shutdown: async () => {
       // A clean leave: give the buckets up and stop heartbeating so the coordinator re-leads them at
-      // once instead of after lease_ttl (DESIGN §6).
+      // once instead of after lease_ttl (docs/ownership.md).
       stopping = true;
       await kafka?.stop();
       await current?.retire();
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   const first = await Incarnation.begin(context);
   current = first;
 
-  // The Kafka listener (DESIGN §7): topics are kafka-format tables, served through the current incarnation.
+  // The Kafka listener (docs/architecture.md §12): topics are kafka-format tables, served through the current incarnation.
   const kafkaBackend = new DataNodeKafkaBackend(member, MinkClient.over(member.nc), config, () => current?.data ?? null);
   kafka = new KafkaListener({ host: config.kafkaBindHost, port: config.kafkaPort, handler: kafkaBroker(kafkaBackend), logger });
   const kafkaPort = await kafka.start();

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { GatewayService } from './gateway.service';
 import { readDryRun } from './request-bodies';
 
-/** Cluster state and rebalance (DESIGN §7). */
+/** Cluster state and rebalance (docs/architecture.md §12). */
 @Controller('v1/cluster')
 export class ClusterController {
   constructor(private readonly gateway: GatewayService) {}

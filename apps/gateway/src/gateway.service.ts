@@ -73,7 +73,7 @@ export class GatewayService {
     return this.client.table(name).lookup(keys, columns === undefined ? {} : { columns });
   }
 
-  /** An addition to DESIGN §7: POST /v1/tables/{name}/prefix-lookup. */
+  /** An addition to docs/architecture.md §12: POST /v1/tables/{name}/prefix-lookup. */
   async prefixLookup(name: string, body: unknown) {
     const { prefixes, ...options } = readPrefixLookupBody(body);
     this.describeTable(name);

@@ -6,7 +6,7 @@ import { GatewayModule } from './gateway.module';
 import { GatewayService } from './gateway.service';
 import { APPEND_ROUTE } from './tables.controller';
 
-/** The HTTP gateway: the public API of DESIGN §7 over the TypeScript client and its own view. */
+/** The HTTP gateway: the public API of docs/architecture.md §12 over the TypeScript client and its own view. */
 async function main(): Promise<void> {
   assertLimits();
   const config = readServiceConfig(process.env, { httpPort: DEFAULTS.gatewayPort });

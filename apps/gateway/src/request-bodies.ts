@@ -1,5 +1,5 @@
 /**
- * Shapes of the JSON bodies of the gateway's primary-key endpoints (DESIGN §7). Each reader checks the
+ * Shapes of the JSON bodies of the gateway's primary-key endpoints (docs/architecture.md §12). Each reader checks the
  * shape only — an object with the expected fields, arrays where arrays belong — and throws
  * InvalidArgumentError (HTTP 400) naming the endpoint and the field that is wrong. Unknown fields are
  * refused rather than ignored: a misspelt `columns` would otherwise turn a partial put into a full one

@@ -2,7 +2,7 @@ import { scanEndOf, type ScanOptions } from '@mink/client';
 import type { ScanPage } from '@mink/protocol';
 import { END_OF_STREAM, ipcStreamParts, scanJsonText } from '@mink/records';
 
-/** The three forms of a scan reply (DESIGN §7), chosen by the request's Accept header. */
+/** The three forms of a scan reply (docs/architecture.md §12), chosen by the request's Accept header. */
 export type ScanFormat = 'json' | 'ndjson' | 'arrow';
 
 export const SCAN_CONTENT_TYPES: Record<ScanFormat, string> = {

@@ -13,7 +13,7 @@ import { GatewayService } from './gateway.service';
 import { APPEND_ROUTE } from './tables.controller';
 
 /**
- * The primary-key endpoints of DESIGN §7 over HTTP, with the table client replaced by a recorder: routes,
+ * The primary-key endpoints of docs/architecture.md §12 over HTTP, with the table client replaced by a recorder: routes,
  * status codes, error bodies, and the arguments each endpoint hands to the client.
  */
 

@@ -3,7 +3,7 @@ import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Q
 import type { FastifyReply } from 'fastify';
 import { GatewayService } from './gateway.service';
 
-/** Table administration and data (DESIGN §7). Each method is one service call. */
+/** Table administration and data (docs/architecture.md §12). Each method is one service call. */
 /** The route pattern of appends, whose bodies reach the handler as bytes (`rawJsonRoutes` of the HTTP adapter). */
 export const APPEND_ROUTE = '/v1/tables/:name/append';
 
@@ -61,7 +61,7 @@ export class TablesController {
     return this.gateway.lookup(name, body);
   }
 
-  /** An addition to DESIGN §7: `{prefixes:[…], columns?, limit?}` → `{results:[{rows, truncated}, …]}` in prefix order. */
+  /** An addition to docs/architecture.md §12: `{prefixes:[…], columns?, limit?}` → `{results:[{rows, truncated}, …]}` in prefix order. */
   @Post(':name/prefix-lookup')
   @HttpCode(200)
   prefixLookup(@Param('name') name: string, @Body() body: unknown) {

@@ -45,7 +45,7 @@ class TieringWorkerModule {
 }
 
 /**
- * The tiering worker (DESIGN §5): joins the cluster (view and liveness) and runs the TieringLoop, which
+ * The tiering worker (docs/architecture.md §9): joins the cluster (view and liveness) and runs the TieringLoop, which
  * takes due rounds from the coordinator lease holder and tiers them into the tables' Iceberg lakes.
  */
 async function main(): Promise<void> {

@@ -31,7 +31,7 @@ export interface PkBucketOutcome {
 export type PkMergeBounds = Partial<Record<'stateBytesMax' | 'keysMax' | 'foldBytes', number>>;
 
 /**
- * Tiers one bucket's range of a primary-key table as merged state, copy-on-write (DESIGN §5): reads the
+ * Tiers one bucket's range of a primary-key table as merged state, copy-on-write (docs/architecture.md §8.3): reads the
  * bucket's live data files of the base snapshot back into Arrow, folds the range's changelog into them by
  * primary key (MergedBucketState), and stores the result as one new data file of the round, whose rows
  * carry the offsets of the changes that last wrote them. The caller commits it with the old files removed;

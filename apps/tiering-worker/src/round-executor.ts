@@ -1,5 +1,5 @@
 /**
- * Executes one tiering round of a table (DESIGN §5): reads each bucket's range of committed batches, writes
+ * Executes one tiering round of a table (docs/architecture.md §9): reads each bucket's range of committed batches, writes
  * Parquet data files into the table's Iceberg lake table, and commits one Iceberg snapshot under metadata
  * named by the round (`v{N+1}-t{tableId}r{tieringEpoch}.metadata.json`).
  *

@@ -94,7 +94,7 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
  * the append ceiling; then how long one bucket is unavailable when its leader is killed or stopped; prints the figures and their ratios, and stops the
  * cluster. `--only` selects groups of figures; `--only metadata` creates tables of 16 buckets, 10 at a time,
  * until 1 600 and then 16 000 buckets, and times how long they and a whole-cluster restart take to open.
- * Never part of the tests (DESIGN §9). Output goes through `io`, and commander never exits the process
+ * Never part of the tests (docs/architecture.md §13). Output goes through `io`, and commander never exits the process
  * itself (exitOverride), so `runBenchCommand` decides every exit code and tests can drive it in-process.
  */
 export function buildBenchProgram(io: CliIo = processIo(), startCluster?: StartBenchCluster, runBenchmark?: RunBenchmark): Command {

@@ -392,7 +392,7 @@ export const BENCH_METADATA = {
   logTailBytes: 64 * 1024,
 } as const;
 
-/** Where mink's WAL objects live in the bucket (DESIGN §4), to measure their count and size per scenario. */
+/** Where mink's WAL objects live in the bucket (docs/architecture.md §5), to measure their count and size per scenario. */
 export const WAL_KEY_PREFIX = 'wal/';
 
 /** Where compaction writes stream objects (`streamObjectKey` of @mink/s3stream; the spec checks they agree). */

@@ -27,7 +27,7 @@ export type CreateAnswer = { kind: 'created' } | { kind: 'retry'; afterMs: numbe
 
 /**
  * 201 is a create; 503 with a `Retry-After` of a positive number of seconds is admission control asking
- * to be called again after that long (DESIGN §7: `Unavailable` carries `Retry-After`); anything else,
+ * to be called again after that long (docs/architecture.md §12: `Unavailable` carries `Retry-After`); anything else,
  * including a 503 without a usable `Retry-After`, is a failed create.
  */
 export function classifyCreateAnswer(status: number, retryAfterHeader: string | null): CreateAnswer {

@@ -3,7 +3,7 @@ import { WAL_KEY_PREFIX } from './bench-limits';
 import type { WalObjectsWritten } from './results';
 import { ratePerSecond } from './stats';
 
-/** Size of every WAL object in the bucket, by key. Listing is for maintenance and benchmarks only (DESIGN §4). */
+/** Size of every WAL object in the bucket, by key. Listing is for maintenance and benchmarks only (docs/architecture.md §5). */
 export async function listWalObjects(store: ObjectStore): Promise<Map<string, number>> {
   const listed = await store.list(WAL_KEY_PREFIX);
   return new Map(listed.map((entry) => [entry.key, entry.size]));

@@ -49,7 +49,7 @@ describe('buildCreateTableBody', () => {
     ['a partition with precreate and no retain', { columns: 'ts:timestamp', partition: 'ts:day::0' }, { partition: { column: 'ts', unit: 'day', precreate: 0 } }],
     ['properties with = in the value', { property: ['a=1', 'b=x=y'] }, { properties: { a: '1', b: 'x=y' } }],
   ])('builds %s', (_case, flags, expected) => {
-    // Proves each flag lands in the POST /v1/tables body under the field DESIGN §7 names.
+    // Proves each flag lands in the POST /v1/tables body under the field docs/architecture.md §12 names.
     expect(buildCreateTableBody('events', { ...CREATE_DEFAULTS, ...flags })).toEqual(expect.objectContaining({ name: 'events', ...expected }));
   });
 
@@ -92,7 +92,7 @@ describe('mink table and mink cluster', () => {
   });
 
   it('prints an API error as error: <code>: <message> and exits 1', async () => {
-    // Proves the error line format of DESIGN §7 errors and exit code 1.
+    // Proves the error line format of docs/architecture.md §12 errors and exit code 1.
     const result = await runCli(['table', 'create', 'events', '--columns', 'id:int64'], {
       status: 409,
       body: { error: { code: 'Conflict', message: "table 'events' exists" } },

@@ -3,14 +3,14 @@ import type { CliIo } from './io';
 import { addGatewayOptions, gatewayClient, printResult, type GatewayFlags } from './gateway-options';
 import { formatValue, renderTable } from './render';
 
-/** `GET /v1/cluster` (DESIGN §7); every field optional so a newer gateway cannot break the CLI. */
+/** `GET /v1/cluster` (docs/architecture.md §12); every field optional so a newer gateway cannot break the CLI. */
 interface ClusterStatus {
   coordinator?: { node?: string | null; epoch?: number } | null;
   nodes?: { id?: string; epoch?: number; live?: boolean; address?: string; kafka?: string; buckets?: number | unknown[] }[];
   buckets?: { table?: string; partition?: string | null; bucket?: number; leader?: string | null; leaderEpoch?: number; state?: string }[];
 }
 
-/** `POST /v1/cluster/rebalance` (DESIGN §7). */
+/** `POST /v1/cluster/rebalance` (docs/architecture.md §12). */
 interface RebalancePlan {
   moves?: { table?: string; partition?: string | null; bucket?: number; from?: string | null; to?: string }[];
 }

@@ -16,7 +16,7 @@ interface ErrorBody {
 }
 
 /**
- * A minimal client of the gateway's HTTP API (DESIGN §7) for the CLI. Every failure becomes a CliError
+ * A minimal client of the gateway's HTTP API (docs/architecture.md §12) for the CLI. Every failure becomes a CliError
  * whose message is `<code>: <message>`: the API's error code when the gateway answered with one,
  * `Unavailable` when it could not be reached, `Timeout` when it did not answer in time.
  */

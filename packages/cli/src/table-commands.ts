@@ -5,7 +5,7 @@ import { addGatewayOptions, gatewayClient, printResult, type GatewayFlags } from
 import { collect, commaSeparated, integerInRange, parseNameList } from './options';
 import { formatValue, renderFields, renderTable } from './render';
 
-/** The body of `POST /v1/tables` (DESIGN §7). The gateway validates it; the CLI only checks its own syntax. */
+/** The body of `POST /v1/tables` (docs/architecture.md §12). The gateway validates it; the CLI only checks its own syntax. */
 export interface CreateTableBody {
   name: string;
   columns: { name: string; type: string }[];

@@ -1,5 +1,5 @@
 /**
- * Routing of rows and keys to the partitions of a partitioned table (DESIGN §5): a row belongs to the
+ * Routing of rows and keys to the partitions of a partitioned table (docs/architecture.md §8.5): a row belongs to the
  * partition its partition column's value names (`partitionOfValue` of @mink/meta), and within it to the
  * bucket of its bucket key, as in an unpartitioned table. Pure, so the client and the data node's
  * table-addressed writes split calls the same way and tests need no cluster.

@@ -3,7 +3,7 @@ import { parseDurationMs } from './duration';
 
 /**
  * Configuration shared by every service, read from environment variables. The same names are used by
- * `mink up`, docker-compose and the tests (DESIGN §7).
+ * `mink up`, docker-compose and the tests (docs/architecture.md §12).
  */
 export interface ServiceConfig {
   natsUrl: string;

@@ -1,5 +1,5 @@
 /**
- * The Iceberg schema of a mink table's lake table (DESIGN §5, lake): the table's columns in table order
+ * The Iceberg schema of a mink table's lake table (docs/architecture.md §9, lake): the table's columns in table order
  * with field ids 1..n, then the system columns `__bucket` (int), `__offset` (long) and `__timestamp`
  * (timestamptz), as Fluss lays out its lake tables.
  *

@@ -1,5 +1,5 @@
 /**
- * One Apache Iceberg v2 table of mink's lake (DESIGN §5) at `lake/{table}/` in the cluster's bucket:
+ * One Apache Iceberg v2 table of mink's lake (docs/architecture.md §9) at `lake/{table}/` in the cluster's bucket:
  *
  *     lake/{table}/metadata/v{N}-{tag}.metadata.json   table metadata, version N (1, 2, ...) written by the round `tag`
  *     lake/{table}/metadata/version-hint.text         `{N}-{tag}` of the latest committed round, written after its commit

@@ -1,5 +1,5 @@
 /**
- * The merged state of one bucket of a primary-key table, as a tiering round builds it (DESIGN §5, lake:
+ * The merged state of one bucket of a primary-key table, as a tiering round builds it (docs/architecture.md §8.3, lake:
  * "PK tables as merged state, copy-on-write per bucket"): the rows of the bucket's current lake file, then
  * the bucket's changelog from the lake offset on, folded in offset order by primary key exactly as the KV
  * tablet folds it (apps/data-node `foldOf`): `+I` and `+U` set the key's row, `-D` removes the key, `-U`

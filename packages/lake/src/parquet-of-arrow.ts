@@ -1,6 +1,6 @@
 /**
  * One Parquet data file (ZSTD) of a lake table from the Arrow IPC batches mink stores for one bucket
- * (DESIGN §5: "tiering can write Parquet without row-by-row work").
+ * (docs/architecture.md §9: "tiering can write Parquet without row-by-row work").
  *
  * A stored batch (see @mink/records `encodeBatch`/`stampBatch`) holds the table's columns, nullable, in
  * table order, then `$ts`, each record's append time as `Timestamp(millisecond, "UTC")`. Record `i` of a

@@ -31,7 +31,7 @@ export function openLeaseBucket(connection: NatsConnection, bucket: string = LEA
 }
 
 /**
- * The coordinator lease (DESIGN §2, §6): one KV key written with compare-and-set on its revision.
+ * The coordinator lease (docs/architecture.md §3, §6): one KV key written with compare-and-set on its revision.
  *
  * - Acquire: create the key if it is absent or deleted; otherwise take it over, with an update at the
  *   revision seen, once the holder's entry is older than `leaseTtlMs` by the server's clock (see

@@ -208,7 +208,7 @@ export class Heartbeater {
 export type HeartbeatListener = (role: HeartbeatRole, nodeId: string, heartbeat: Heartbeat | null) => void;
 
 /**
- * Watches the heartbeat bucket and answers which data nodes are live (DESIGN §2).
+ * Watches the heartbeat bucket and answers which data nodes are live (docs/architecture.md §3).
  *
  * A node is live when its last heartbeat is younger than lease_ttl by the NATS server's clock and carries
  * the node's current epoch in the view: a heartbeat from an older incarnation (a zombie that was fenced by

@@ -27,7 +27,7 @@ export interface JetStreamMetaLogOptions {
 }
 
 /**
- * A metadata log whose prefix can be purged once a snapshot of the view covers it (DESIGN §2). The extra
+ * A metadata log whose prefix can be purged once a snapshot of the view covers it (docs/architecture.md §3). The extra
  * calls live here rather than on the `MetaLog` port because only snapshotting needs them.
  *
  * - `firstSeq` is the lowest sequence a tail can still start from without missing an entry: every entry

@@ -64,7 +64,7 @@ interface Waiter {
 }
 
 /**
- * One process's copy of the metadata view (DESIGN §2). It tails the log from `view.seq + 1` and applies
+ * One process's copy of the metadata view (docs/architecture.md §3). It tails the log from `view.seq + 1` and applies
  * every entry with the pure `apply`, strictly in sequence; a gap is a broken invariant that stops the store.
  *
  * A proposer appends its command under a fresh message id (retrying transient failures with the same id,

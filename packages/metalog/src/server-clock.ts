@@ -4,7 +4,7 @@ import { LIMITS } from '@mink/config';
 
 /**
  * An estimate of the NATS server's clock, so the age of a KV entry can be judged by the time the server
- * stamped on it (DESIGN §2) rather than by this machine's wall clock.
+ * stamped on it (docs/architecture.md §3) rather than by this machine's wall clock.
  *
  * The estimate is an offset between the server's wall clock and this process's monotonic clock
  * (`performance.now()`), so steps of the local wall clock do not matter. It is built from lower bounds:

@@ -30,7 +30,7 @@ export interface SnapshotSchedulerOptions {
 }
 
 /**
- * Keeps the metadata log short (DESIGN §2): whenever the local view is `everyCommands` entries past the
+ * Keeps the metadata log short (docs/architecture.md §3): whenever the local view is `everyCommands` entries past the
  * newest snapshot, it writes a snapshot of the view and then purges the log below the oldest kept
  * snapshot's sequence + 1, so every kept snapshot can still be started from, or below a lower point that
  * `purgePoint` chooses (to keep entries that slow members still need).

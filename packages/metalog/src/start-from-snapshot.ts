@@ -28,7 +28,7 @@ export interface StartedMetaStore {
 }
 
 /**
- * Starts a metadata store from the newest snapshot of the view and the log entries after it (DESIGN §2),
+ * Starts a metadata store from the newest snapshot of the view and the log entries after it (docs/architecture.md §3),
  * and waits until it has caught up with the log, so startup costs one snapshot and fewer entries than the
  * snapshot interval, however old the cluster is.
  *

@@ -9,7 +9,7 @@ import { isWrongRevision, openLatestValueBucket, translateNatsError } from './na
 
 /** The KV bucket that holds, per metadata log, the pointer to its newest snapshots. */
 export const SNAPSHOT_BUCKET = 'mink_meta_snapshots';
-/** Where snapshots of the default metadata log live in the object store (DESIGN §4: `meta/snapshots/{seq}`). */
+/** Where snapshots of the default metadata log live in the object store (docs/architecture.md §5: `meta/snapshots/{seq}`). */
 export const SNAPSHOT_KEY_PREFIX = 'meta/snapshots/';
 /** Digits of the sequence in a snapshot's key, zero-padded so keys sort in sequence order. */
 const SEQ_DIGITS = 16;
@@ -74,7 +74,7 @@ export function openSnapshotBucket(connection: NatsConnection, bucket: string = 
 }
 
 /**
- * Snapshots of the metadata view in object storage (DESIGN §2, §4). A snapshot is the view after entry
+ * Snapshots of the metadata view in object storage (docs/architecture.md §3, §4). A snapshot is the view after entry
  * `seq` as gzipped JSON at `{keyPrefix}{seq, 16 digits}`. A pointer in a KV bucket names the kept snapshots,
  * newest first, so a reader finds the newest with one KV read and one GET and never lists the store.
  *

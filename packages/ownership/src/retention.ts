@@ -24,7 +24,7 @@ export function withEndSample(samples: readonly EndSample[], endOffset: number, 
 }
 
 /**
- * The trims retention asks for now (DESIGN §5): for every stream of a table with a TTL (`table.log.ttl`,
+ * The trims retention asks for now (docs/architecture.md §9): for every stream of a table with a TTL (`table.log.ttl`,
  * not `0`), the end of its newest sample at least one TTL old, when that is above the stream's start and
  * at or past the end of its first slice (so something would go). The log clamps each trim to the lake
  * offset and to a PK bucket's newest KV snapshot; the planner applies the same clamps so it does not ask

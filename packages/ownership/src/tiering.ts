@@ -1,7 +1,7 @@
 import { bucketsOfTable, lakeBucketOf, lakeSettingsOf, ownRecord, type TableRecord, type TieringRange, type View } from '@mink/meta';
 
 /**
- * A table's place in the lease holder's tiering schedule (DESIGN §5, Fluss's table states):
+ * A table's place in the lease holder's tiering schedule (docs/architecture.md §9, Fluss's table states):
  * - `scheduled`: its lake is fresh enough; the next round is due at `dueAtMs`;
  * - `pending`: a round is due and waits for a worker;
  * - `tiering`: a round is in progress and its worker heartbeats;

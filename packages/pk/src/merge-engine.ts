@@ -1,5 +1,5 @@
 /**
- * How a PK table merges writes, read from its `properties` (DESIGN §5, after Fluss's merge engines and
+ * How a PK table merges writes, read from its `properties` (docs/architecture.md §8.3, after Fluss's merge engines and
  * `table.delete.behavior`).
  *
  * | property | values |

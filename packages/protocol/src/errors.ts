@@ -1,5 +1,5 @@
 
-/** Stable wire codes of the expected outcomes (DESIGN §7). Each wire maps them in one place. */
+/** Stable wire codes of the expected outcomes (docs/architecture.md §12). Each wire maps them in one place. */
 export type ErrorCode =
   | 'InvalidArgument'
   | 'NotFound'
@@ -110,7 +110,7 @@ export function isErrorBody(value: unknown): value is ErrorBody {
   return typeof value === 'object' && value !== null && 'error' in value && typeof (value as ErrorBody).error?.code === 'string';
 }
 
-/** HTTP status of each code (DESIGN §7). */
+/** HTTP status of each code (docs/architecture.md §12). */
 export const HTTP_STATUS_OF_CODE: Record<ErrorCode, number> = {
   InvalidArgument: 400,
   NotFound: 404,

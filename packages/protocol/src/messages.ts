@@ -1,4 +1,4 @@
-/** Coordinator actions (DESIGN §1): sent to SUBJECTS.coordinatorRpc and carried out by the lease holder. */
+/** Coordinator actions (docs/architecture.md §1): sent to SUBJECTS.coordinatorRpc and carried out by the lease holder. */
 export type CoordinatorRequest =
   | { op: 'createTable'; spec: unknown }
   | { op: 'dropTable'; name: string }
@@ -24,7 +24,7 @@ export type CoordinatorRequest =
   | { op: 'whoHolds' }
   /** Changes the alterable properties of a table (a string sets one, null removes it). */
   | { op: 'alterTable'; name: string; properties: Record<string, string | null> }
-  /** A tiering worker asks for a due round (DESIGN §5); the answer is a `TieringRoundAssignment`. */
+  /** A tiering worker asks for a due round (docs/architecture.md §9); the answer is a `TieringRoundAssignment`. */
   | { op: 'takeTieringRound'; worker: string }
   /**
    * The worker of a round says it is alive; refused (`Fenced`) when the epochs are no longer current, and

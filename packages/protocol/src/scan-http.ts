@@ -2,7 +2,7 @@ import { MinkError } from './errors';
 import type { ScanPage } from './messages';
 
 /**
- * Scan pages over HTTP. DESIGN §1 sends all inter-service traffic over NATS; scan pages are the exception,
+ * Scan pages over HTTP. docs/architecture.md §1 sends all inter-service traffic over NATS; scan pages are the exception,
  * because a page (up to `LIMITS.scanPageBytesMax` of Arrow IPC) crossing the data node, nats-server and the
  * caller's NATS parser cost more than reading it from S3. A data node answers `POST INTERNAL_SCAN_PATH` on
  * its HTTP port (the `http` address of its NodeRecord, also in `TableRoute.leaders` and `Redirect.http`)

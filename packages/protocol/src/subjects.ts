@@ -1,6 +1,6 @@
 /**
  * NATS subjects of mink's request/reply traffic. Every process serves its own subjects; callers never
- * share memory or files with the processes they call (DESIGN §1).
+ * share memory or files with the processes they call (docs/architecture.md §1).
  */
 export const SUBJECTS = {
   /** Coordinator actions, served by every coordinator replica in one queue group; non-holders forward. */

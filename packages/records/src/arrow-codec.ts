@@ -1,5 +1,5 @@
 /**
- * Record batches of schema'd tables as Apache Arrow IPC streams (DESIGN §5), so that scans can project
+ * Record batches of schema'd tables as Apache Arrow IPC streams (docs/architecture.md §8.1), so that scans can project
  * columns and tiering can write Parquet without row-by-row work.
  *
  * One encoded batch is a complete IPC stream: the schema message, one record batch message and the

@@ -1,5 +1,5 @@
 /**
- * Which bucket a row goes to (DESIGN §5): `hash(bucket key) % buckets`.
+ * Which bucket a row goes to (docs/architecture.md §8.1): `hash(bucket key) % buckets`.
  *
  * THE HASH AND THE KEY ENCODING MUST NEVER CHANGE. They decide where every row of every existing table
  * lives; a change would send new writes of a key to another bucket than its old rows, so lookups,

@@ -1,5 +1,5 @@
 /**
- * Canonical rows (see row.ts) as JSON objects, following the protobuf JSON mapping (DESIGN §5): an
+ * Canonical rows (see row.ts) as JSON objects, following the protobuf JSON mapping (docs/architecture.md §8.1): an
  * `int64` becomes a decimal string so that no JSON parser rounds it, `bytes` become standard base64 with
  * padding, a `timestamp` stays a number of epoch milliseconds, and null stays null. validateRows is the
  * inverse: `validateRows(columns, [rowToJson(columns, row)])` returns a row equal to `row`.

@@ -1,5 +1,5 @@
 /**
- * Scans as Arrow (DESIGN §7): the records of stored batches from an offset on, as one Arrow IPC stream of
+ * Scans as Arrow (docs/architecture.md §12): the records of stored batches from an offset on, as one Arrow IPC stream of
  * the projected columns plus the scan's system columns, built from the stored buffers without decoding a
  * value into a row. Projection picks column buffers by name; the rows of a batch before the offset asked
  * for (or after the limit) are cut off by slicing the buffers, which copies only validity bitmaps that do

@@ -2,7 +2,7 @@
  * Validation of rows sent by clients (the body of an append, a put or the keys of a lookup or delete)
  * against a table's columns, and their conversion into canonical rows (see row.ts).
  *
- * The accepted JSON forms follow the protobuf JSON mapping (DESIGN §5): an `int64` is a decimal string or
+ * The accepted JSON forms follow the protobuf JSON mapping (docs/architecture.md §8.1): an `int64` is a decimal string or
  * a number that is a safe integer, so no value loses precision on its way through JSON; a `timestamp` is
  * epoch milliseconds as a safe integer or a decimal string; `bytes` are base64. The canonical forms are
  * accepted as well (a bigint for `int64`, a Uint8Array for `bytes`), so validating canonical rows again

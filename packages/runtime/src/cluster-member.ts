@@ -87,7 +87,7 @@ export class ClusterMember {
     return this.store.view;
   }
 
-  /** Data nodes that are live now: fresh heartbeat at their current epoch (DESIGN §2). */
+  /** Data nodes that are live now: fresh heartbeat at their current epoch (docs/architecture.md §3). */
   liveNodes(): Set<string> {
     return this.liveness.liveNodes(this.store.view, this.config.leaseTtlMs);
   }

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 
 /**
  * The one place where outcomes become HTTP responses: `{error:{code, message, redirect?}}` with the
- * status of DESIGN §7, `Retry-After` on Unavailable. Nest's own HTTP errors (bad JSON, unknown route)
+ * status of docs/architecture.md §12, `Retry-After` on Unavailable. Nest's own HTTP errors (bad JSON, unknown route)
  * are mapped to the same shape.
  */
 @Catch()

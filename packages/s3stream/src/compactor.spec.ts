@@ -168,7 +168,7 @@ describe('Compactor', () => {
   }
 
   it('rewrites the WAL slices of two streams into one stream object each, frees the WAL objects once neither stream needs them, and the collector deletes them after the grace period', async () => {
-    // Proves DESIGN §4's compaction and deletion end to end: reads are byte-identical before and after, a WAL object shared by two streams waits for both, deletion waits for the grace period, and nothing lists the store.
+    // Proves docs/architecture.md §7's compaction and deletion end to end: reads are byte-identical before and after, a WAL object shared by two streams waits for both, deletion waits for the grace period, and nothing lists the store.
     const { log, meta, streams } = await cluster(2);
     const [first, second] = streams as [StreamAddress, StreamAddress];
     const store = new InMemoryObjectStore();

@@ -7,12 +7,12 @@ import { readSlicePayloads } from './slice-reads';
 import { PeriodicRounds } from './periodic-rounds';
 import { SILENT_LOGGER, type Clock, type MaintenanceLogger, type MetaAccess } from './ports';
 
-/** Prefix of the keys of WAL objects (DESIGN §4); slices in them are what compaction rewrites. */
+/** Prefix of the keys of WAL objects (docs/architecture.md §7); slices in them are what compaction rewrites. */
 export const WAL_KEY_PREFIX = 'wal/';
 
 /**
  * The key of the stream object that holds records [startOffset, endOffset) of a bucket's stream at stream
- * epoch `streamEpoch`, written by node incarnation `nodeEpoch` (DESIGN §4). Partition names never hold `/`,
+ * epoch `streamEpoch`, written by node incarnation `nodeEpoch` (docs/architecture.md §7). Partition names never hold `/`,
  * and the table id and bucket number hold no `-`, so the key names one stream and range unambiguously; the
  * node epoch keeps an object written by a fenced incarnation apart from the one its successor writes for
  * the same range, and the stream epoch one of a dropped partition's stream apart from the one of the same
@@ -51,7 +51,7 @@ interface CompactionPlan {
 }
 
 /**
- * Compaction of one data node incarnation (DESIGN §4): the committed batches of the streams it leads are
+ * Compaction of one data node incarnation (docs/architecture.md §7): the committed batches of the streams it leads are
  * moved out of WAL objects, which mix streams, into one stream object per stream and range, so a WAL object
  * can be deleted once no stream points into it any more and a stream's history is read from few objects.
  *
@@ -110,7 +110,7 @@ export class Compactor {
   }
 
   /**
-   * The replay of s3stream failover (DESIGN §4, seed "Failover" step 3): after this node took a stream
+   * The replay of s3stream failover (docs/architecture.md §7, seed "Failover" step 3): after this node took a stream
    * over from a dead incarnation, every WAL slice the stream still has (the dead node's committed WAL) is
    * rewritten into stream objects now, whatever `minSlices` says, so the dead node's WAL objects can be
    * released. Resolves with the number of stream objects committed; failures are logged like a round's.

@@ -82,7 +82,7 @@ describe('GarbageCollector', () => {
   }
 
   it('deletes an object only once its grace period is over, then forgets it, and never touches a referenced object', async () => {
-    // Proves the grace rule of DESIGN §4: at unreferencedAtMs + graceMs - 1 nothing goes, at + graceMs it is deleted and forgotten, later objects wait their turn.
+    // Proves the grace rule of docs/architecture.md §7: at unreferencedAtMs + graceMs - 1 nothing goes, at + graceMs it is deleted and forgotten, later objects wait their turn.
     const { log, meta, store } = await setup({ 'wal/1/1/a': { unreferencedAtMs: 100 }, 'wal/1/1/b': { unreferencedAtMs: 100 }, 'wal/2/1/c': { unreferencedAtMs: 5_000 } });
     const clock = new FakeClock(100 + GRACE_MS - 1);
     const gc = collector({ store, meta, clock, graceMs: GRACE_MS });

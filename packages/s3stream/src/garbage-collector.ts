@@ -14,7 +14,7 @@ export interface GarbageCollectorOptions {
 }
 
 /**
- * Deletes the objects the view lists as garbage (DESIGN §4): WAL objects every stream has compacted away,
+ * Deletes the objects the view lists as garbage (docs/architecture.md §7): WAL objects every stream has compacted away,
  * stream objects replaced or dropped. An object is deleted only once `graceMs` has passed since it lost its
  * last slice, so a reader that found it through an older view can finish its GETs; then the keys are
  * forgotten with `ForgetObjects`.

@@ -1,7 +1,7 @@
 import type { Command, Outcome, View } from '@mink/meta';
 
 /**
- * What s3stream needs from the process's copy of the metadata view (DESIGN §2). `MetaStore` from
+ * What s3stream needs from the process's copy of the metadata view (docs/architecture.md §3). `MetaStore` from
  * @mink/metalog satisfies it structurally; tests wrap it to delay proposals or to show a stale view.
  *
  * Contract: `view` is the view after the last applied entry and only moves forward. `propose` resolves

@@ -73,7 +73,7 @@ describe('StreamReader', () => {
   afterEach(async () => {
     await Promise.all(writers.splice(0).map((writer) => writer.close()));
     await Promise.all(stores.splice(0).map((store) => store.stop()));
-    // DESIGN §4: a reader finds data through the view and never lists the bucket.
+    // docs/architecture.md §6: a reader finds data through the view and never lists the bucket.
     for (const store of objectStores.splice(0)) expect(store.calls.list).toBe(0);
   });
 

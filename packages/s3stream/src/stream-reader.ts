@@ -76,7 +76,7 @@ interface SliceInFlight {
 }
 
 /**
- * The read path of s3stream (DESIGN §4). A read finds the committed batches of a stream through the view's
+ * The read path of s3stream (docs/architecture.md §6). A read finds the committed batches of a stream through the view's
  * slices (a binary search by offset, never a listing of the object store) and takes their payloads from one of
  * two caches, from a GET already in flight, or by ranged GETs of the objects that hold them.
  *

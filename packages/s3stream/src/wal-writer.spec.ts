@@ -154,7 +154,7 @@ describe('WalWriter', () => {
   }
 
   it('batches appends to three streams into one WAL object committed by one CommitWal', async () => {
-    // Proves the batching of DESIGN §4: one upload and one commit for appends of several streams, with each range pointing at its own bytes.
+    // Proves the batching of docs/architecture.md §5: one upload and one commit for appends of several streams, with each range pointing at its own bytes.
     const { log, meta, streams } = await cluster(3);
     const store = new InMemoryObjectStore();
     const committed: { bucketId: string; text: string; startOffset: number; endOffset: number }[] = [];
@@ -290,7 +290,7 @@ describe('WalWriter', () => {
   });
 
   it('with one upload in flight, acknowledges an append only after its commit applied, and starts no second flush meanwhile', async () => {
-    // Proves DESIGN §3's acknowledgement rule: uploaded but uncommitted data is not acknowledged, and later appends wait for the next flush.
+    // Proves docs/architecture.md §4's acknowledgement rule: uploaded but uncommitted data is not acknowledged, and later appends wait for the next flush.
     const { meta, streams } = await cluster(2);
     const store = new InMemoryObjectStore();
     const gatedMeta = new GatedMeta(meta);
@@ -377,7 +377,7 @@ describe('WalWriter', () => {
   });
 
   it('fences a writer whose node epoch is stale: it uploads, but its appends fail with Fenced and nothing commits', async () => {
-    // Proves the zombie rule of DESIGN §3: a new incarnation of the node fences the old one's commits.
+    // Proves the zombie rule of docs/architecture.md §4: a new incarnation of the node fences the old one's commits.
     const { meta, streams } = await cluster(2);
     const store = new InMemoryObjectStore();
     const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: 1 });
@@ -432,7 +432,7 @@ describe('WalWriter', () => {
   });
 
   it('fails the appends of a failed upload and those behind them for the same streams (in a later object in flight or queued); other streams and later appends proceed', async () => {
-    // Proves DESIGN §4's failure rule: no batch of a stream overtakes a failed one, and the offsets after the failure continue from the committed end.
+    // Proves docs/architecture.md §5's failure rule: no batch of a stream overtakes a failed one, and the offsets after the failure continue from the committed end.
     const { meta, streams } = await cluster(3);
     const [streamA, streamB, streamC] = streams as [StreamAddress, StreamAddress, StreamAddress];
     const store = new GatedObjectStore();

@@ -94,13 +94,13 @@ interface ObjectInFlight {
 /** Digits of the per-writer sequence in a WAL object key, so keys of one incarnation sort in flush order. */
 const WAL_SEQUENCE_DIGITS = 12;
 
-/** The key of the `sequence`-th WAL object of a node incarnation (DESIGN §4). */
+/** The key of the `sequence`-th WAL object of a node incarnation (docs/architecture.md §5). */
 export function walObjectKey(nodeId: string, nodeEpoch: number, sequence: number): string {
   return `wal/${nodeId}/${nodeEpoch}/${String(sequence).padStart(WAL_SEQUENCE_DIGITS, '0')}`;
 }
 
 /**
- * The write path of one data node incarnation (DESIGN §3, §4). Appends from all streams the node leads are
+ * The write path of one data node incarnation (docs/architecture.md §4, §4). Appends from all streams the node leads are
  * queued and flushed as one WAL object when the queued bytes reach `flushBytes` or `lingerMs` after the
  * queue became non-empty; the object is uploaded, then committed with one `CommitWal`. An append is
  * acknowledged only when that commit applied without rejection, so a fenced incarnation may upload but can

@@ -1,7 +1,7 @@
 /**
  * What the Kafka broker handlers need from the data node they run in: the cluster as Kafka sees it
  * (brokers, topics, partition leaders) and the data path of the partitions this node leads. Topics are
- * mink tables in the `kafka` log format, partitions their buckets (DESIGN §5). The handlers stay free of
+ * mink tables in the `kafka` log format, partitions their buckets (docs/architecture.md §8.4). The handlers stay free of
  * mink's internals; the data node implements this port over its view, WAL writer and stream reader.
  *
  * Errors: methods throw mink's typed errors (`@mink/protocol`: NotLeader, Unavailable, NotFound,

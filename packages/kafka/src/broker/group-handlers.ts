@@ -15,7 +15,7 @@ import type { CommittedOffset } from './backend';
 import type { BrokerContext, ServedApi } from './kafka-broker';
 
 /**
- * The consumer-group APIs (DESIGN §7, Kafka's classic group protocol). A group's coordinator is the leader
+ * The consumer-group APIs (docs/architecture.md §12, Kafka's classic group protocol). A group's coordinator is the leader
  * of the bucket of the offsets table its id hashes to, so groups move with failover like any bucket: other
  * nodes answer NOT_COORDINATOR, and FindCoordinator names the leader. Membership is held by
  * `GroupCoordinator` on that node; committed offsets are rows of the offsets table.

@@ -1,5 +1,5 @@
 /**
- * Idempotent Kafka producers in mink's writer state (DESIGN §5). A producer's batches on a partition are
+ * Idempotent Kafka producers in mink's writer state (docs/architecture.md §8.4). A producer's batches on a partition are
  * remembered in the stream's committed writer state like any idempotent writer's, under a writer id naming
  * the producer id and epoch; a batch is known by the last sequence it covers (its base sequence plus its
  * record count minus one), so a retried batch is answered with its original offset by whichever node leads

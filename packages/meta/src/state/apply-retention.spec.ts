@@ -1,5 +1,5 @@
 /**
- * Retention's fence in the log (DESIGN §5): TrimStreams releases whole slices below the new start, never
+ * Retention's fence in the log (docs/architecture.md §9): TrimStreams releases whole slices below the new start, never
  * moves a start above the lake offset of a lake table or above the newest KV snapshot of a PK bucket,
  * and hands objects nothing points into any more to the garbage collector.
  */

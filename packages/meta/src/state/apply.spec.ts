@@ -1723,7 +1723,7 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     expect(view.garbage).toBe(before.garbage);
   });
 
-  it('accepts the object key layout of DESIGN §4 for an unpartitioned bucket', () => {
+  it('accepts the object key layout of docs/architecture.md §5 for an unpartitioned bucket', () => {
     expect(describeMalformedCommand(commitKvSnapshot({ tableId: 12, partition: null, bucket: 3, streamEpoch: 7, object: 'kv/12/_/3/7-100000', appliedOffset: 100_000 }))).toBeNull();
   });
 

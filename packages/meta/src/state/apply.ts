@@ -654,7 +654,7 @@ function applyOpenStreams(view: View, seq: number, command: OpenStreams): Applie
 }
 
 /**
- * The fence of DESIGN §3 for one stream: the bucket's record after its stream opened at `target.leaderEpoch`
+ * The fence of docs/architecture.md §4 for one stream: the bucket's record after its stream opened at `target.leaderEpoch`
  * for `nodeId` at `nodeEpoch`, or why it may not. `buckets` holds records an earlier part of the same
  * command updated, which win over the view's.
  */

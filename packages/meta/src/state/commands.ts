@@ -240,7 +240,7 @@ export type StreamCloseOutcome = { ok: true } | { ok: false; rejection: Rejectio
  * the leader opened it at, the offsets it adds and where the batch sits in the object. All or nothing:
  * accepted only when the proposer is at its current node epoch and, for every range, the stream is open
  * by that node at that node epoch and at `streamEpoch`, and the range starts exactly at the stream's
- * committed end (ranges of one stream follow each other in the list). This is the fence of DESIGN §3:
+ * committed end (ranges of one stream follow each other in the list). This is the fence of docs/architecture.md §4:
  * a zombie can upload objects, but never get them committed, so it never acknowledges.
  * Outcome: `{}`.
  */
@@ -267,7 +267,7 @@ export interface WalRange {
 
 /**
  * Replaces committed slices of one stream by slices of one newly uploaded stream object (compaction,
- * DESIGN §4). The slices of the stream that cover exactly [startOffset, endOffset) are replaced by `slices`,
+ * docs/architecture.md §5). The slices of the stream that cover exactly [startOffset, endOffset) are replaced by `slices`,
  * which all point into `object`; offsets, the committed end and the remembered writers do not change.
  *
  * Accepted only when the proposer is at its current node epoch, the stream is open by it at that node epoch
@@ -307,7 +307,7 @@ export interface StreamObjectSlice {
 }
 
 /**
- * Records one uploaded snapshot of a PK bucket's KV tablet (DESIGN §4): `object` holds the tablet with
+ * Records one uploaded snapshot of a PK bucket's KV tablet (docs/architecture.md §5): `object` holds the tablet with
  * every change of the bucket's stream below `appliedOffset` applied, so a leader restoring it replays the
  * stream from `appliedOffset` on.
  *
@@ -349,7 +349,7 @@ export interface ForgetObjects {
 }
 
 /**
- * Hands out the next Kafka producer id (InitProducerId of an idempotent producer, DESIGN §5): ids are
+ * Hands out the next Kafka producer id (InitProducerId of an idempotent producer, docs/architecture.md §8.4): ids are
  * unique for the cluster's life because the log orders the allocations. Anybody may allocate; the id only
  * names a producer's batches in the writer state of the streams it writes. Outcome: `{ producerId }`.
  */
@@ -358,7 +358,7 @@ export interface AllocateProducerId {
 }
 
 /**
- * Starts a tiering round of a table with the lake enabled (DESIGN §5), proposed by the coordinator lease
+ * Starts a tiering round of a table with the lake enabled (docs/architecture.md §9), proposed by the coordinator lease
  * holder when a worker takes a due round. Each range must start at its bucket's lake offset (`Conflict`
  * otherwise: no gap, no overlap) and end at or below the stream's committed end; a bucket appears at most
  * once. The round gets tiering epoch `lake.tieringEpoch + 1` and replaces any round in progress, whose
@@ -394,7 +394,7 @@ export interface CommitTieringRound {
 }
 
 /**
- * Retention (DESIGN §5): moves the start of streams up, releasing the slices wholly below the new start
+ * Retention (docs/architecture.md §9): moves the start of streams up, releasing the slices wholly below the new start
  * (objects nothing else points into go to the garbage). Proposed by the coordinator lease holder's
  * lifecycle loop; each stream's `startOffset` is what the loop asks for, and the log itself keeps the
  * rules: the start never moves above the lake offset of a table with the lake enabled, nor above the

@@ -2,7 +2,7 @@ import { parseDurationMs } from '@mink/config';
 import { PARTITION_INSTANT_MAX_MS, partitionNameAt, partitionStartMs, partitionUnitMs } from './partitions';
 import type { TableRecord, TableSpec } from './view';
 
-/** Table properties of the lake and of retention (Fluss's names, DESIGN §5). */
+/** Table properties of the lake and of retention (Fluss's names, docs/architecture.md §9). */
 export const LAKE_ENABLED_PROPERTY = 'table.datalake.enabled';
 export const LAKE_FRESHNESS_PROPERTY = 'table.datalake.freshness';
 export const LOG_TTL_PROPERTY = 'table.log.ttl';

@@ -1,7 +1,7 @@
 import type { ColumnSpec, TableSpec } from './view';
 
 /**
- * How a log table stores its batches (DESIGN §5), named by the table property `table.log.format` as in
+ * How a log table stores its batches (docs/architecture.md §8.2), named by the table property `table.log.format` as in
  * Fluss: `arrow` (the default) stores Arrow IPC record batches, so scans project columns and tiering
  * writes Parquet without row-by-row work; `kafka` stores Kafka record batches (v2) as producers sent them,
  * so a Kafka fetch returns them without re-encoding. A Kafka topic is a log table of the `kafka` format.

@@ -14,7 +14,7 @@ export interface TailSubscription {
 }
 
 /**
- * The metadata log (DESIGN §2): an ordered, durable sequence of commands numbered from 1 without gaps.
+ * The metadata log (docs/architecture.md §3): an ordered, durable sequence of commands numbered from 1 without gaps.
  * The production adapter is a JetStream stream; the testing package has an in-memory fake.
  *
  * Contract:

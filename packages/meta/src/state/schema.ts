@@ -5,7 +5,7 @@ import { PARTITION_COLUMN_TYPES } from './partitions';
 import { COLUMN_TYPES, type ColumnSpec, type ColumnType, type PartitionSpec, type TableSpec } from './view';
 
 /**
- * Validation of a table declaration, the body of `POST /v1/tables` (DESIGN §7). The gateway calls it to
+ * Validation of a table declaration, the body of `POST /v1/tables` (docs/architecture.md §12). The gateway calls it to
  * answer 400 early, and `apply` calls it again on `CreateTable` because the log is the authority: a
  * command that bypassed the gateway must not put an invalid table into the view.
  *

@@ -12,7 +12,7 @@ import { bucketId, bucketsInTableOrder, emptyView, type BucketRecord, type DataS
  * Seeded simulation of long metadata-log histories. Each seed generates a history that mixes plausible
  * commands with stale and invalid ones (epochs near the current ones, commands decided on a view a few
  * entries old, unknown nodes and tables, malformed entries), applies it, and checks the invariants of
- * DESIGN §3 after every entry.
+ * docs/architecture.md §4 after every entry.
  *
  * A failure names the seed, the step and the command. To replay one seed:
  *   MINK_SIM_SEED=<seed> npx jest simulation
@@ -818,7 +818,7 @@ function sameStorage(a: StreamRecord, b: StreamRecord): boolean {
 }
 
 /**
- * The fence of DESIGN §3 and the order of commits, checked against the view the command applied to: every
+ * The fence of docs/architecture.md §4 and the order of commits, checked against the view the command applied to: every
  * range came from the stream's opener at the node epoch it opened with (its current one, checked by the
  * caller) and at the stream epoch, and starts where the stream (or the previous range of the same stream
  * in this command) ended. The streams then hold exactly the old slices plus one slice per range, end at

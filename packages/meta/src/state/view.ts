@@ -65,7 +65,7 @@ export interface TieringRange {
   endOffset: number;
 }
 
-/** A tiering round in progress: which worker tiers which ranges, under which epochs (DESIGN §5). */
+/** A tiering round in progress: which worker tiers which ranges, under which epochs (docs/architecture.md §9). */
 export interface TieringRoundRecord {
   /** The round's tiering epoch: only a commit carrying it is taken. */
   epoch: number;
@@ -77,7 +77,7 @@ export interface TieringRoundRecord {
 }
 
 /**
- * What the metadata log says a table's Iceberg lake table holds (DESIGN §5). The log is the lake's commit
+ * What the metadata log says a table's Iceberg lake table holds (docs/architecture.md §9). The log is the lake's commit
  * point: a round's Iceberg metadata counts only once its `CommitTieringRound` applied, so a round that a
  * newer one fenced can never make its files current.
  */

@@ -49,7 +49,7 @@ export interface ListedObject {
 }
 
 /**
- * The port through which s3stream reaches object storage (DESIGN §3, §4). Keys are opaque strings; an
+ * The port through which s3stream reaches object storage (docs/architecture.md §4, §4). Keys are opaque strings; an
  * adapter may place them under a prefix of its own, which callers never see.
  *
  * Contract shared by every implementation (checked by `describeObjectStoreContract`):
@@ -69,7 +69,7 @@ export interface ListedObject {
  *   After a failure the file's content is unspecified: the caller removes it.
  * - `delete` removes every listed key; keys that do not exist are ignored, so a repeated delete succeeds.
  * - `list` is for maintenance and tests only: readers find data through the metadata view and never list
- *   (DESIGN §4). It returns every key under the prefix, across all pages, in ascending order of the keys'
+ *   (docs/architecture.md §5). It returns every key under the prefix, across all pages, in ascending order of the keys'
  *   UTF-8 bytes, each with its size and the time it was last written (`lastModifiedMs`, whole seconds on S3).
  * - Requests that cannot reach the store fail with `UnavailableError` after the adapter's own retries.
  *
