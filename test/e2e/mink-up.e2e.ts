@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -27,6 +27,44 @@ interface ClusterEntry {
   nodeId: string | null;
   pid: number;
   ports: Record<string, number>;
+}
+
+/**
+ * The listening TCP sockets of process `pid` as `address:port` ("127.0.0.1:8080", "[::1]:4222",
+ * "0.0.0.0:9092"), from /proc: the socket inodes among its open descriptors, looked up in /proc/net/tcp{,6}.
+ */
+function listeningSockets(pid: number): string[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (match) inodes.add(match[1]!);
+    } catch {
+      // The descriptor closed while we looked.
+    }
+  }
+  const sockets: string[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address is fields[1] (hex address:port), st is fields[3] (0A = LISTEN), inode is fields[9].
+      if (fields.length < 10 || fields[3] !== '0A' || !inodes.has(fields[9]!)) continue;
+      const [hexAddress, hexPort] = fields[1]!.split(':') as [string, string];
+      sockets.push(`${addressOfProcHex(hexAddress)}:${parseInt(hexPort, 16)}`);
+    }
+  }
+  return sockets;
+}
+
+/** An address of /proc/net/tcp{,6}: 32-bit words in host (little-endian) byte order. */
+function addressOfProcHex(hex: string): string {
+  const words = hex.match(/.{8}/g)!.map((word) => word.match(/../g)!.reverse().join(''));
+  if (words.length === 1) return words[0]!.match(/../g)!.map((byte) => parseInt(byte, 16)).join('.');
+  const groups = words.join('').match(/.{4}/g)!.map((group) => parseInt(group, 16).toString(16));
+  const text = groups.join(':');
+  if (text === '0:0:0:0:0:0:0:1') return '[::1]';
+  if (text === '0:0:0:0:0:0:0:0') return '[::]';
+  return `[${text}]`;
 }
 
 function isAlive(pid: number): boolean {
@@ -143,6 +181,17 @@ describe('mink up', () => {
     expect(new Set(processes.map((entry) => entry.pid)).size).toBe(processes.length);
     await waitFor('mink up to print its endpoints', 10_000, () => (output.includes('Ctrl-C to stop') ? true : undefined));
     expect(output).toContain(gatewayUrl);
+  });
+
+  it('listens on loopback only: every socket of every process it started is bound to 127.0.0.1 or ::1', () => {
+    // Proves secure by default: nothing `mink up` starts (gateway, data nodes' HTTP and Kafka listeners,
+    // coordinators, tiering worker, nats-server, the S3 server) accepts connections from another machine.
+    const listening = processes.map((entry) => ({ process: `${entry.role} ${entry.nodeId ?? ''}`.trim(), sockets: listeningSockets(entry.pid) }));
+    expect(listening.filter((entry) => entry.sockets.length === 0).map((entry) => entry.process)).toEqual([]);
+    const exposed = listening.flatMap((entry) => entry.sockets.filter((socket) => !/^(127\.0\.0\.1|\[::1\]):/.test(socket)).map((socket) => `${entry.process} ${socket}`));
+    expect(exposed).toEqual([]);
+    const gateway = listening.find((entry) => entry.process === 'gateway gateway-1' || entry.process.startsWith('gateway'))!;
+    expect(gateway.sockets).toContain(`127.0.0.1:${processes.find((entry) => entry.role === 'gateway')!.ports.http}`);
   });
 
   it('logs the death of a data node killed with SIGKILL and keeps everything else running', async () => {

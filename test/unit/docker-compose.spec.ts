@@ -162,6 +162,12 @@ describe('docker/docker-compose.yml', () => {
       );
     });
 
+    it('listens on the compose network, not on the container loopback where no other container reaches it', () => {
+      // Proves the services' secure-by-default loopback binding (MINK_HTTP_BIND_HOST, MINK_KAFKA_BIND_HOST follow
+      // a loopback advertised host) is widened here, or the gateway's published port and the other ports would be dead.
+      expect({ http: environment[ENV.httpBindHost], kafka: environment[ENV.kafkaBindHost] }).toEqual({ http: '0.0.0.0', kafka: '0.0.0.0' });
+    });
+
     it('exposes exactly the ports it configures', () => {
       // Proves MINK_HTTP_PORT (and MINK_KAFKA_PORT on data nodes) are the ports the container offers.
       const configured = [environment[ENV.httpPort], environment[ENV.kafkaPort]]

@@ -16,6 +16,7 @@ async function main(): Promise<void> {
   await runHttpService({
     module: CoordinatorModule.register(state),
     port: config.httpPort,
+    host: config.httpBindHost,
     logger,
     shutdown: async () => {
       await coordinator.stop();

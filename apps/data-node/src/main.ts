@@ -58,6 +58,7 @@ async function main(): Promise<void> {
     // Health, metrics and the internal scan route (scan pages for gateways and clients, see InternalScans).
     module: DataNodeModule.register(state, new InternalScans(config.nodeId, () => current?.data ?? null, state.registry)),
     port: config.httpPort,
+    host: config.httpBindHost,
     logger,
     shutdown: async () => {
       // A clean leave: give the buckets up and stop heartbeating so the coordinator re-leads them at

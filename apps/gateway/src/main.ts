@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   await runHttpService({
     module: GatewayModule.register(state, service),
     port: config.httpPort,
+    host: config.httpBindHost,
     logger,
     shutdown: async () => {
       await member.close();

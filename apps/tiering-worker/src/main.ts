@@ -61,6 +61,7 @@ async function main(): Promise<void> {
   await runHttpService({
     module: TieringWorkerModule.register(state),
     port: config.httpPort,
+    host: config.httpBindHost,
     logger,
     shutdown: async () => {
       await loop.stop();

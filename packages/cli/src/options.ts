@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { InvalidArgumentError } from 'commander';
 import { parseDurationMs } from '@mink/config';
 
@@ -17,6 +18,13 @@ export function integerInRange(minimum: number, maximum: number): (text: string)
 
 /** A TCP port; 0 asks for a free one where the option says so. */
 export const parsePort = integerInRange(0, 65_535);
+
+/** An IP address to bind a listener to (IPv4 or IPv6, e.g. 127.0.0.1, 0.0.0.0, ::). */
+export function parseBindHost(text: string): string {
+  const address = text.trim();
+  if (isIP(address) === 0) throw new InvalidArgumentError('expected an IP address to bind, such as 127.0.0.1 or 0.0.0.0.');
+  return address;
+}
 
 /** A duration such as 3s, 500ms, 2m or plain milliseconds; returns milliseconds. */
 export function parseDurationOption(text: string): number {

@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { DEFAULTS, LIMITS } from '@mink/config';
 import { LocalCluster, type LocalClusterOptions } from '@mink/devcluster';
 import { CliError, printLine, type CliIo } from './io';
-import { integerInRange, parseDurationOption, parsePort } from './options';
+import { integerInRange, parseBindHost, parseDurationOption, parsePort } from './options';
 
 /** Where `mink up` keeps its data when --data-dir is not given, relative to the working directory. */
 export const DEFAULT_DATA_DIR = './.mink';
@@ -14,6 +14,8 @@ export interface UpFlags {
   tieringWorkers: number;
   dataDir: string;
   gatewayPort: number;
+  /** Address the gateway binds (`--gateway-host`, default 127.0.0.1). */
+  gatewayHost: string;
   kafkaPort: number;
   leaseTtl: number;
   coordinatorTick: number;
@@ -34,6 +36,7 @@ export function clusterOptionsFromFlags(flags: UpFlags): LocalClusterOptions {
     coordinators: flags.coordinators,
     tieringWorkers: flags.tieringWorkers,
     gatewayPort: flags.gatewayPort,
+    gatewayBindHost: flags.gatewayHost,
     kafkaPort: flags.kafkaPort,
     leaseTtlMs: flags.leaseTtl,
     coordinatorTickMs: flags.coordinatorTick,
@@ -54,6 +57,7 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     .option('--tiering-workers <count>', 'tiering workers (lake tiering rounds)', integerInRange(1, LIMITS.localTieringWorkersMax), 1)
     .option('--data-dir <path>', 'folder for NATS and S3 data, logs and cluster.json; reuse it to keep every table', DEFAULT_DATA_DIR)
     .option('--gateway-port <port>', 'HTTP port of the gateway (0: a free port)', parsePort, DEFAULTS.gatewayPort)
+    .option('--gateway-host <address>', 'address the gateway binds; 0.0.0.0 serves other machines (no authentication yet). Every other service listens on loopback only', parseBindHost, '127.0.0.1')
     .option('--kafka-port <port>', 'Kafka port of data node 1; node n listens on this + n - 1 (0: free ports)', parsePort, DEFAULTS.kafkaPort)
     .addOption(new Option('--lease-ttl <duration>', 'node and coordinator lease TTL, e.g. 3s').argParser(parseDurationOption).default(DEFAULTS.leaseTtlMs, '30s'))
     .addOption(

@@ -35,7 +35,7 @@ describe('readServiceConfig: MINK_APPENDS_IN_FLIGHT and MINK_WAL_UPLOADS_IN_FLIG
   });
 });
 
-describe('readServiceConfig: the Kafka listener bind address', () => {
+describe('readServiceConfig: the bind addresses of the HTTP and Kafka listeners', () => {
   it.each([
     [undefined, '127.0.0.1'],
     ['127.0.0.1', '127.0.0.1'],
@@ -45,11 +45,19 @@ describe('readServiceConfig: the Kafka listener bind address', () => {
     ['10.1.2.3', '0.0.0.0'],
     ['broker-1.example', '0.0.0.0'],
   ])('binds loopback only for a loopback advertised host: %s -> %s', (advertised, bind) => {
-    expect(readServiceConfig(advertised === undefined ? {} : { MINK_ADVERTISED_HOST: advertised }).kafkaBindHost).toBe(bind);
+    // Proves secure by default: a process advertised on loopback (every process of `mink up`) listens on loopback only.
+    const config = readServiceConfig(advertised === undefined ? {} : { MINK_ADVERTISED_HOST: advertised });
+    expect({ http: config.httpBindHost, kafka: config.kafkaBindHost }).toEqual({ http: bind, kafka: bind });
   });
 
-  it('takes MINK_KAFKA_BIND_HOST as it is', () => {
-    expect(readServiceConfig({ MINK_ADVERTISED_HOST: '127.0.0.1', MINK_KAFKA_BIND_HOST: '0.0.0.0' }).kafkaBindHost).toBe('0.0.0.0');
+  it('takes MINK_HTTP_BIND_HOST and MINK_KAFKA_BIND_HOST as they are, each on its own', () => {
+    expect(readServiceConfig({ MINK_ADVERTISED_HOST: '127.0.0.1', MINK_KAFKA_BIND_HOST: '0.0.0.0' })).toMatchObject({ kafkaBindHost: '0.0.0.0', httpBindHost: '127.0.0.1' });
+    expect(readServiceConfig({ MINK_ADVERTISED_HOST: '127.0.0.1', MINK_HTTP_BIND_HOST: ' 0.0.0.0 ' })).toMatchObject({ kafkaBindHost: '127.0.0.1', httpBindHost: '0.0.0.0' });
+  });
+
+  it.each(['MINK_HTTP_BIND_HOST', 'MINK_KAFKA_BIND_HOST'])('refuses an empty %s at start, naming it', (name) => {
+    // Proves a blank variable (a templating slip) does not silently fall back to a default address.
+    expect(() => readServiceConfig({ [name]: ' ' })).toThrow(name);
   });
 });
 

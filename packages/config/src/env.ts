@@ -18,6 +18,12 @@ export interface ServiceConfig {
   coordinatorTickMs: number;
   /** HTTP port for /healthz, /readyz and /metrics (and the API on the gateway); 0 picks a free port. */
   httpPort: number;
+  /**
+   * Address the HTTP listener (API on the gateway; health, metrics and internal scans elsewhere) binds:
+   * loopback when the advertised host is a loopback one, else every interface; `MINK_HTTP_BIND_HOST`
+   * overrides it. A local cluster is thus reachable from this machine only unless told otherwise.
+   */
+  httpBindHost: string;
   /** Host name other processes and clients use to reach this one. */
   advertisedHost: string;
   kafkaPort: number;
@@ -61,6 +67,7 @@ export const ENV = {
   coordinatorTickMs: 'MINK_COORDINATOR_TICK_MS',
   httpPort: 'MINK_HTTP_PORT',
   advertisedHost: 'MINK_ADVERTISED_HOST',
+  httpBindHost: 'MINK_HTTP_BIND_HOST',
   kafkaPort: 'MINK_KAFKA_PORT',
   kafkaBindHost: 'MINK_KAFKA_BIND_HOST',
   metaStream: 'MINK_META_STREAM',
@@ -113,6 +120,13 @@ export function defaultBindHostFor(advertisedHost: string): string {
   return '0.0.0.0';
 }
 
+/** A bind address from its variable, or the default for the advertised host; an empty value is refused. */
+function bindHost(value: string | undefined, advertisedHost: string | undefined, name: string): string {
+  if (value === undefined) return defaultBindHostFor(advertisedHost ?? '127.0.0.1');
+  if (value.trim() === '') throw new Error(`${name} must be an address to bind (e.g. 127.0.0.1 or 0.0.0.0), got an empty value`);
+  return value.trim();
+}
+
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults: { httpPort?: number } = {}): ServiceConfig {
   return {
     natsUrl: env[ENV.natsUrl] ?? 'nats://127.0.0.1:4222',
@@ -125,9 +139,10 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     leaseTtlMs: duration(env[ENV.leaseTtlMs], DEFAULTS.leaseTtlMs, ENV.leaseTtlMs),
     coordinatorTickMs: duration(env[ENV.coordinatorTickMs], DEFAULTS.coordinatorTickMs, ENV.coordinatorTickMs),
     httpPort: integer(env[ENV.httpPort], defaults.httpPort ?? 0, ENV.httpPort),
+    httpBindHost: bindHost(env[ENV.httpBindHost], env[ENV.advertisedHost], ENV.httpBindHost),
     advertisedHost: env[ENV.advertisedHost] ?? '127.0.0.1',
     kafkaPort: integer(env[ENV.kafkaPort], DEFAULTS.kafkaPort, ENV.kafkaPort),
-    kafkaBindHost: env[ENV.kafkaBindHost] ?? defaultBindHostFor(env[ENV.advertisedHost] ?? '127.0.0.1'),
+    kafkaBindHost: bindHost(env[ENV.kafkaBindHost], env[ENV.advertisedHost], ENV.kafkaBindHost),
     metaStream: env[ENV.metaStream] ?? DEFAULTS.metaStream,
     metaSnapshotEveryCommands: positiveInteger(env[ENV.metaSnapshotEveryCommands], DEFAULTS.metaSnapshotEveryCommands, ENV.metaSnapshotEveryCommands),
     logLevel: env[ENV.logLevel] ?? 'info',

@@ -65,6 +65,11 @@ export interface LocalClusterOptions {
   tieringWorkers?: number;
   /** HTTP port of the gateway (default `DEFAULTS.gatewayPort`); 0 picks a free port. */
   gatewayPort?: number;
+  /**
+   * Address the gateway binds (`MINK_HTTP_BIND_HOST`); every other service, and the gateway by default,
+   * listens on 127.0.0.1 only, so a local cluster is reachable from this machine alone unless told otherwise.
+   */
+  gatewayBindHost?: string;
   /** Kafka port of data node 1; node n gets this plus n - 1 (default `DEFAULTS.kafkaPort`); 0 picks free ports. */
   kafkaPort?: number;
   leaseTtlMs?: number;
@@ -116,6 +121,7 @@ interface ResolvedOptions {
   coordinators: number;
   tieringWorkers: number;
   gatewayPort: number;
+  gatewayBindHost: string;
   kafkaPort: number;
   leaseTtlMs: number;
   coordinatorTickMs: number;
@@ -377,7 +383,7 @@ export class LocalCluster {
       nodeId,
       ports,
       logFile: join(options.logDir, logFileName(role, nodeId)),
-      env: this.serviceEnv(nodeId, ports),
+      env: this.serviceEnv(role, nodeId, ports),
       pid: 0,
       child: undefined as unknown as ChildProcess,
       stopServer: null,
@@ -389,7 +395,7 @@ export class LocalCluster {
     return entry;
   }
 
-  private serviceEnv(nodeId: string, ports: Record<string, number>): NodeJS.ProcessEnv {
+  private serviceEnv(role: ServiceRole, nodeId: string, ports: Record<string, number>): NodeJS.ProcessEnv {
     const { options } = this;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -403,6 +409,9 @@ export class LocalCluster {
       [ENV.coordinatorTickMs]: String(options.coordinatorTickMs),
       [ENV.httpPort]: String(ports.http),
       [ENV.advertisedHost]: LOOPBACK_HOST,
+      // Loopback follows from the advertised host; said outright so that no inherited variable widens it.
+      [ENV.httpBindHost]: role === 'gateway' ? options.gatewayBindHost : LOOPBACK_HOST,
+      [ENV.kafkaBindHost]: LOOPBACK_HOST,
       [ENV.logLevel]: options.logLevel,
       // Each process gets a folder of its own for local state (a data node's KV tablets).
       [ENV.dataDir]: join(options.dataDir, 'local', nodeId),
@@ -583,6 +592,7 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
     coordinators: options.coordinators ?? DEFAULTS.coordinators,
     tieringWorkers: options.tieringWorkers ?? 1,
     gatewayPort: options.gatewayPort ?? DEFAULTS.gatewayPort,
+    gatewayBindHost: options.gatewayBindHost ?? LOOPBACK_HOST,
     kafkaPort: options.kafkaPort ?? DEFAULTS.kafkaPort,
     leaseTtlMs: options.leaseTtlMs ?? DEFAULTS.leaseTtlMs,
     coordinatorTickMs: options.coordinatorTickMs ?? DEFAULTS.coordinatorTickMs,

@@ -14,6 +14,8 @@ import { HttpErrorFilter } from './http-errors';
 export async function runHttpService(options: {
   module: Type<unknown> | DynamicModule;
   port: number;
+  /** Address to bind (`ServiceConfig.httpBindHost`): loopback unless the service is meant to be reached from elsewhere. */
+  host: string;
   logger: Logger;
   shutdown: () => Promise<void>;
   /** Route patterns whose JSON bodies reach the handler as `RawJsonBody` (see createHttpAdapter). */
@@ -27,7 +29,7 @@ export async function runHttpService(options: {
     { logger: ['error', 'warn'], bodyParser: false },
   );
   app.useGlobalFilters(new HttpErrorFilter(logger));
-  await app.listen(options.port, '0.0.0.0');
+  await app.listen(options.port, options.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   let stopping = false;
