@@ -2,7 +2,7 @@ import type { Subscription } from 'nats';
 import { performance } from 'node:perf_hooks';
 import { bucketId, bucketsOfTable, getIn, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
-import { assignBuckets, decideAdmission, planOrphanReleads, planRebalance, planStreamTrims, planTieringRound, releadsNow, withEndSample, type EndSample, type Move } from '@mink/ownership';
+import { assignBuckets, decideAdmission, orphanReleadsDue, planRebalance, planStreamTrims, planTieringRound, withEndSample, type EndSample, type Move } from '@mink/ownership';
 import {
   InvalidArgumentError,
   MinkError,
@@ -289,7 +289,7 @@ export class Coordinator {
         joining: this.member.liveness.joiningNodes(this.member.config.leaseTtlMs),
         joiningGraceMs: LIMITS.coordinatorJoiningGraceMs,
       };
-      const moves = planOrphanReleads(this.member.view, live).filter((move) => releadsNow(move, timing));
+      const moves = orphanReleadsDue(this.member.view, live, timing);
       if (moves.length > 0) this.logger.info({ count: moves.length }, 're-leading orphaned buckets');
       await this.applyMoves(epoch, moves);
       this.releadCounter.inc(moves.length);

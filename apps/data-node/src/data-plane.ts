@@ -32,6 +32,7 @@ import type { StreamBatch, StreamReader, WalWriter } from '@mink/s3stream';
 import { RecordBatchConversionError, recordBatchOfStoredRows, storedRowsOfRecordBatch } from '@mink/kafka';
 import { WithBinary, requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
+import { routeBucketRequest, routeTablePart, type RouteDecision } from '@mink/ownership';
 import type { PkOperation } from '@mink/pk';
 import type { BucketSync } from './bucket-sync';
 import { CommitWaiters } from './commit-waiters';
@@ -292,11 +293,15 @@ export class DataPlane {
     const results = await Promise.all(
       parts.map(async ({ target, part }) => {
         const body = bodyOf({ table: table.name, tableId: table.id, ...target }, part);
-        const record = getIn(view.buckets, bucketId(table.id, target.partition, target.bucket));
-        if (record?.leader === this.self.nodeId) return serveHere(body);
-        const leader = record?.leader ? ownRecord(view.nodes, record.leader) : undefined;
-        if (!leader) throw new UnavailableError(`${bucketNameOf(table, target)} has no leader yet`);
-        return requestJson<Result>(this.member.nc, SUBJECTS.nodeRpc(leader.address), body);
+        const route = routeTablePart(view, this.self.nodeId, bucketId(table.id, target.partition, target.bucket));
+        switch (route.to) {
+          case 'here':
+            return serveHere(body);
+          case 'leader':
+            return requestJson<Result>(this.member.nc, SUBJECTS.nodeRpc(route.leader.address), body);
+          case 'noLeader':
+            throw new UnavailableError(`${bucketNameOf(table, target)} has no leader yet`);
+        }
       }),
     );
     return results.sort((a, b) => (a.partition ?? '').localeCompare(b.partition ?? '') || a.bucket - b.bucket);
@@ -613,51 +618,52 @@ export class DataPlane {
     return this.leadOrRedirect({ table: table.name, tableId: table.id, partition: null, bucket });
   }
 
-  /** The seed's redirect table: serve, NotLeader with the leader's address, or Unavailable while opening. */
+  /**
+   * The seed's redirect table (routeBucketRequest) carried out: the bucket's table and record when this node
+   * serves it, else the typed error of the decision: NotLeader with the leader's address, Unavailable while
+   * it has no leader or is opening here, NotFound or InvalidArgument for an address the view does not hold.
+   */
   private leadOrRedirect(address: BucketAddress): { table: TableRecord; record: BucketRecord } {
-    const view = this.member.view;
-    const table = this.table(view, address.table);
-    if (typeof address.tableId === 'number' && address.tableId !== table.id) {
-      throw new NotFoundError(`table '${address.table}' was dropped and re-created: refresh its metadata`);
-    }
-    if (!Number.isSafeInteger(address.bucket) || address.bucket < 0 || address.bucket >= table.buckets) {
-      throw new InvalidArgumentError(`bucket must be an integer in [0, ${table.buckets}), got ${address.bucket}`);
-    }
-    const partition = partitionOf(table, address.partition);
-    const record = getIn(view.buckets, bucketId(table.id, partition, address.bucket));
-    if (!record) throw new NotFoundError(`${bucketNameOf(table, { partition, bucket: address.bucket })} does not exist`);
-    if (record.leader === null) throw new UnavailableError(`${bucketNameOf(table, record)} has no leader yet`);
-    if (record.leader !== this.self.nodeId) {
-      const leader = ownRecord(view.nodes, record.leader);
-      throw new NotLeaderError(`node ${this.self.nodeId} does not lead ${bucketNameOf(table, record)}`, {
-        table: table.name,
-        ...(record.partition !== null ? { partition: record.partition } : {}),
-        bucket: record.bucket,
-        node: record.leader,
-        to: leader?.address ?? SUBJECTS.nodeAddress(record.leader),
-        leaderEpoch: record.leaderEpoch,
-        ...(leader?.http ? { http: leader.http } : {}),
-      });
-    }
-    if (!this.sync.isOpen(bucketId(table.id, record.partition, record.bucket))) {
-      throw new UnavailableError(`${bucketNameOf(table, record)} is still opening on node ${this.self.nodeId}`);
-    }
-    return { table, record };
+    const decision = routeBucketRequest(this.member.view, this.self.nodeId, { has: (id) => this.sync.isOpen(id) }, address);
+    if (decision.route === 'serve') return { table: decision.table, record: decision.record };
+    throw this.errorOfRoute(decision, address);
   }
-}
 
-/**
- * The partition a bucket request names, checked against the table: a live partition of a partitioned
- * table (NotFound naming it otherwise, e.g. dropped after `retain`), null for an unpartitioned one.
- */
-function partitionOf(table: TableRecord, partition: unknown): string | null {
-  if (!table.partition) {
-    if (partition !== null && partition !== undefined) throw new InvalidArgumentError(`table '${table.name}' is not partitioned: a request for it names no partition, got ${JSON.stringify(partition)}`);
-    return null;
+  /** The error a request gets for a decision other than `serve`. */
+  private errorOfRoute(decision: Exclude<RouteDecision, { route: 'serve' }>, address: BucketAddress): MinkError {
+    switch (decision.route) {
+      case 'noTable':
+        return new NotFoundError(`table '${String(decision.name)}' does not exist`);
+      case 'tableRecreated':
+        return new NotFoundError(`table '${address.table}' was dropped and re-created: refresh its metadata`);
+      case 'badBucket':
+        return new InvalidArgumentError(`bucket must be an integer in [0, ${decision.table.buckets}), got ${String(decision.bucket)}`);
+      case 'notPartitioned':
+        return new InvalidArgumentError(`table '${decision.table.name}' is not partitioned: a request for it names no partition, got ${JSON.stringify(decision.partition)}`);
+      case 'partitionRequired':
+        return new InvalidArgumentError(`table '${decision.table.name}' is partitioned by '${decision.table.partition!.column}': a request for it names a partition`);
+      case 'noPartition':
+        return new NotFoundError(`partition '${String(decision.partition)}' of table '${decision.table.name}' does not exist`);
+      case 'noBucket':
+        return new NotFoundError(`${bucketNameOf(decision.table, decision)} does not exist`);
+      case 'noLeader':
+        return new UnavailableError(`${bucketNameOf(decision.table, decision.record)} has no leader yet`);
+      case 'redirect': {
+        const { table, record, leader } = decision;
+        return new NotLeaderError(`node ${this.self.nodeId} does not lead ${bucketNameOf(table, record)}`, {
+          table: table.name,
+          ...(record.partition !== null ? { partition: record.partition } : {}),
+          bucket: record.bucket,
+          node: record.leader!,
+          to: leader?.address ?? SUBJECTS.nodeAddress(record.leader!),
+          leaderEpoch: record.leaderEpoch,
+          ...(leader?.http ? { http: leader.http } : {}),
+        });
+      }
+      case 'opening':
+        return new UnavailableError(`${bucketNameOf(decision.table, decision.record)} is still opening on node ${this.self.nodeId}`);
+    }
   }
-  if (partition === null || partition === undefined) throw new InvalidArgumentError(`table '${table.name}' is partitioned by '${table.partition.column}': a request for it names a partition`);
-  if (typeof partition !== 'string' || !table.partitions.includes(partition)) throw new NotFoundError(`partition '${String(partition)}' of table '${table.name}' does not exist`);
-  return partition;
 }
 
 /** A table's partitioning as the routing functions of @mink/client take it. */

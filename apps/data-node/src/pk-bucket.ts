@@ -1,19 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { LmdbKvTablet, packSnapshotFile, restoreTabletFromFile, type KvTablet, type KvWrite } from '@mink/kv';
+import { LIMITS } from '@mink/config';
+import { LmdbKvTablet, packSnapshotFile, restoreTabletFromFile, type KvTablet } from '@mink/kv';
 import { bucketId as bucketIdOf, getIn, ownRecord, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
 import {
   decodeStoredRow,
-  encodeStoredRow,
+  foldChanges,
   keyColumnOrder,
-  keyText,
+  nextGroupCommitStep,
   parsePkOptions,
-  planBatch,
+  planGroup,
   prefixBytes,
   primaryKeyBytes,
+  rangesOfRequests,
   storedRowJson,
+  unappliedChanges,
   type ChangeRecord,
+  type GroupCommitLimits,
   type PkOperation,
   type PkOptions,
 } from '@mink/pk';
@@ -54,10 +58,7 @@ interface QueuedWrite {
   reject: (error: unknown) => void;
 }
 
-/** Operations one group commit plans together at most; requests beyond wait for the next group. */
-const GROUP_OPERATIONS_MAX = 50_000;
-/** Groups of one bucket in the WAL at once (their batches commit in order). */
-export const PK_GROUPS_IN_FLIGHT_MAX = 4;
+const GROUP_COMMIT_LIMITS: GroupCommitLimits = { groupsInFlightMax: LIMITS.pkGroupsInFlightMax, groupOperationsMax: LIMITS.pkGroupOperationsMax };
 
 /** A planned group in flight: its requests with their change records, and its batch's append. */
 interface GroupInFlight {
@@ -87,7 +88,7 @@ const REPLAY_READ_RECORDS = 10_000;
  * one batch; only after that batch is committed are they applied to the tablet and acknowledged. A lookup
  * therefore sees every acknowledged write and nothing unacknowledged.
  *
- * Groups are pipelined: up to `PK_GROUPS_IN_FLIGHT_MAX` are in the WAL at once, each planned against the
+ * Groups are pipelined: up to `LIMITS.pkGroupsInFlightMax` are in the WAL at once, each planned against the
  * tablet plus the writes of the groups before it that are not applied yet (`pendingWrites`), and each
  * naming the offset its plan assumes (`expectedStartOffset`), so a group planned on a predecessor that then
  * failed is refused by the WAL writer unwritten rather than stored on a state that never was. Groups settle
@@ -264,16 +265,34 @@ export class PkBucket {
   }
 
   /**
-   * Starts groups while requests are queued and fewer than `PK_GROUPS_IN_FLIGHT_MAX` are in flight. After a
-   * failure it first waits for the groups in flight to settle, then catches the tablet up with the
-   * committed changelog (one catch-up at a time), and goes on from there.
+   * Takes the steps nextGroupCommitStep decides: starts groups while requests are queued and fewer than
+   * `LIMITS.pkGroupsInFlightMax` are in flight; after a failure, once the groups in flight have settled,
+   * catches the tablet up with the committed changelog (one catch-up at a time) and goes on from there.
    */
   private pump(): void {
-    if (this.closed || this.catchingUp || this.queue.length === 0) return;
-    if (this.mustCatchUp) {
-      if (this.inFlight.length > 0) return;
-      this.catchingUp = true;
-      void this.catchUp().then(
+    for (;;) {
+      const next = nextGroupCommitStep(
+        { closed: this.closed, catchingUp: this.catchingUp, mustCatchUp: this.mustCatchUp, groupsInFlight: this.inFlight.length, queued: this.queue },
+        GROUP_COMMIT_LIMITS,
+      );
+      switch (next.step) {
+        case 'idle':
+          return;
+        case 'catchUp':
+          this.startCatchUp();
+          return;
+        case 'startGroup':
+          this.startGroup(this.queue.splice(0, next.requests));
+          break;
+      }
+    }
+  }
+
+  /** Catches the tablet up with the committed changelog, then pumps again; a failure fails the requests waiting. */
+  private startCatchUp(): void {
+    this.catchingUp = true;
+    void this.catchUp()
+      .then(
         () => {
           this.mustCatchUp = false;
           this.plannedEnd = this.tablet.appliedOffset();
@@ -282,48 +301,36 @@ export class PkBucket {
           // The requests waiting now fail with the reason; the next write tries to catch up again.
           for (const queued of this.queue.splice(0)) queued.reject(error);
         },
-      ).finally(() => {
+      )
+      .finally(() => {
         this.catchingUp = false;
         this.pump();
       });
-      return;
-    }
-    while (this.queue.length > 0 && this.inFlight.length < PK_GROUPS_IN_FLIGHT_MAX && !this.mustCatchUp) {
-      const group: QueuedWrite[] = [];
-      let operations = 0;
-      while (this.queue.length > 0 && (group.length === 0 || operations + this.queue[0]!.operations.length <= GROUP_OPERATIONS_MAX)) {
-        const next = this.queue.shift()!;
-        operations += next.operations.length;
-        group.push(next);
-      }
-      this.startGroup(group);
-    }
   }
 
-  /** Plans one group against the tablet and the writes in flight, hands its batch to the WAL and queues its settling. */
+  /** Plans one group (planGroup) against the tablet and the writes in flight, hands its batch to the WAL and queues its settling. */
   private startGroup(group: QueuedWrite[]): void {
-    const lookup = (key: Uint8Array): Row | undefined => {
-      const pending = this.pendingWrites.get(keyText(key));
+    const lookup = (key: Uint8Array, text: string): Row | undefined => {
+      const pending = this.pendingWrites.get(text);
       if (pending !== undefined) return pending.row ?? undefined;
       const stored = this.tablet.get(key);
       return stored === undefined ? undefined : decodeStoredRow(this.table.columns, stored);
     };
-    const inFlight: GroupInFlight = { planned: [], changes: [], baseOffset: this.plannedEnd, keys: [], appended: Promise.resolve({ ok: true }) };
-    for (const queued of group) {
-      try {
-        const plan = planBatch(this.options, this.table, lookup, queued.operations);
-        for (const write of plan.writes) {
-          const text = keyText(write.key);
-          this.pendingWrites.set(text, { row: write.row, group: inFlight });
-          inFlight.keys.push(text);
-        }
-        inFlight.planned.push({ queued, changes: plan.changes });
-      } catch (error) {
+    const plan = planGroup(this.options, this.table, lookup, group.map((queued) => queued.operations));
+    const inFlight: GroupInFlight = { planned: [], changes: plan.changes, baseOffset: this.plannedEnd, keys: [], appended: Promise.resolve({ ok: true }) };
+    plan.requests.forEach((request, index) => {
+      const queued = group[index]!;
+      if (!request.planned) {
         // A bad request is refused on its own; the others of the group go on.
-        queued.reject(error);
+        queued.reject(request.error);
+        return;
       }
-    }
-    inFlight.changes = inFlight.planned.flatMap((each) => each.changes);
+      for (const write of request.writes) {
+        this.pendingWrites.set(write.text, { row: write.row, group: inFlight });
+        inFlight.keys.push(write.text);
+      }
+      inFlight.planned.push({ queued, changes: request.changes });
+    });
     if (inFlight.changes.length > 0) {
       try {
         const payload = encodeBatch(
@@ -369,13 +376,11 @@ export class PkBucket {
         if (group.baseOffset !== this.tablet.appliedOffset()) {
           throw new Error(`changelog batch at ${group.baseOffset} does not follow the tablet's applied offset ${this.tablet.appliedOffset()}`);
         }
-        await this.tablet.apply(this.foldOf(group.changes), group.baseOffset + group.changes.length);
+        await this.tablet.apply(foldChanges(this.table.columns, this.keyColumns, group.changes), group.baseOffset + group.changes.length);
       }
-      let offset = group.changes.length > 0 ? group.baseOffset : this.tablet.appliedOffset();
-      for (const { queued, changes: own } of group.planned) {
-        queued.resolve({ operations: queued.operations.length, baseOffset: offset, count: own.length });
-        offset += own.length;
-      }
+      const startOffset = group.changes.length > 0 ? group.baseOffset : this.tablet.appliedOffset();
+      const ranges = rangesOfRequests(group.planned.map((each) => each.changes.length), startOffset);
+      group.planned.forEach(({ queued }, index) => queued.resolve({ operations: queued.operations.length, ...ranges[index]! }));
     } catch (error) {
       this.mustCatchUp = true;
       for (const { queued } of group.planned) queued.reject(error);
@@ -391,21 +396,6 @@ export class PkBucket {
     await this.replayTo(this.committedEnd());
   }
 
-  /** The tablet writes of change records: the last row stored under each key, or null when it was deleted. */
-  private foldOf(changes: readonly { changeType: string; row: Row }[]): KvWrite[] {
-    const writes = new Map<string, KvWrite>();
-    for (const change of changes) {
-      if (change.changeType === '-U') continue;
-      const key = primaryKeyBytes(change.row, this.keyColumns);
-      const value = change.changeType === '-D' ? null : encodeStoredRow(this.table.columns, change.row);
-      const text = keyText(key);
-      // Re-inserting keeps the order of last change, which LMDB does not need but makes the batch readable.
-      writes.delete(text);
-      writes.set(text, { key, value });
-    }
-    return [...writes.values()];
-  }
-
   /** Applies the committed changelog from the tablet's offset up to `target` (a batch boundary). */
   private async replayTo(target: number): Promise<void> {
     while (this.tablet.appliedOffset() < target) {
@@ -416,9 +406,8 @@ export class PkBucket {
         if (batch.endOffset <= this.tablet.appliedOffset()) continue;
         const decoded = decodeBatch(this.table.columns, batch.payload);
         if (!decoded.changeTypes) throw new Error(`changelog batch at ${batch.startOffset} of bucket ${this.id} has no change types`);
-        const skip = Math.max(0, this.tablet.appliedOffset() - batch.startOffset);
-        const changes = decoded.rows.slice(skip).map((row, index) => ({ changeType: decoded.changeTypes![skip + index]!, row }));
-        await this.tablet.apply(this.foldOf(changes), batch.endOffset);
+        const changes = unappliedChanges(batch.startOffset, decoded.rows, decoded.changeTypes, this.tablet.appliedOffset());
+        await this.tablet.apply(foldChanges(this.table.columns, this.keyColumns, changes), batch.endOffset);
         if (batch.endOffset >= target) break;
       }
     }

@@ -298,6 +298,10 @@ export const LIMITS = {
   primaryKeyBytesMax: 1_024,
   /** Puts and deletes one PK write batch may hold, so that planning it holds a bounded number of rows in memory. */
   pkBatchOperationsMax: 10_000,
+  /** Operations one group commit of a PK bucket plans together at most; requests beyond wait for the next group. */
+  pkGroupOperationsMax: 50_000,
+  /** Group commits of one PK bucket in the WAL at once (their batches commit in order). */
+  pkGroupsInFlightMax: 4,
   /**
    * Keys one lookup request to a bucket may hold. The answer travels in one NATS message (1 MiB by
    * default), so this keeps rows of up to ~400 bytes of JSON within one reply; the client splits larger lookups.

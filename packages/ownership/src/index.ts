@@ -11,3 +11,5 @@ export * from './admission';
 export { planTieringRound, tieringStateOf, type PlannedRound, type TieringState, type TieringTiming } from './tiering';
 export { planStreamTrims, withEndSample, type EndSample } from './retention';
 export { planPartitionActions, planPartitions, type PartitionAction, type PartitionPlan } from './partitions';
+export { routeBucketRequest, routeTablePart, type PartRoute, type RouteDecision, type RouteRequest } from './routing';
+export { orphanReleadsDue } from './releads';

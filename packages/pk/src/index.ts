@@ -3,3 +3,5 @@ export * from './merge-engine';
 export * from './changelog';
 export * from './batch';
 export * from './stored-row';
+export * from './group-commit';
+export * from './changelog-fold';

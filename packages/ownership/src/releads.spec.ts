@@ -1,0 +1,114 @@
+import { bucketId, emptyView, shardedFrom, type BucketRecord, type View } from '@mink/meta';
+import type { ReleadTiming } from './orphans';
+import { orphanReleadsDue } from './releads';
+
+/**
+ * One table (id 1) of six buckets: bucket 0 led by node 1, buckets 1 and 2 by node 2, bucket 3 by node 3,
+ * bucket 4 by nobody yet, bucket 5 by node 4. The holder took the lease at 100 s with a 3 s lease_ttl and
+ * a 60 s grace for joining nodes; each row says which nodes are live, seen live since, and joining, and
+ * how long after taking the lease the tick runs.
+ */
+const LEADERS = ['1', '2', '2', '3', null, '4'];
+const ACQUIRED_AT_MS = 100_000;
+
+function view(): View {
+  const records: BucketRecord[] = LEADERS.map((leader, bucket) => ({
+    tableId: 1,
+    table: 't1',
+    partition: null,
+    bucket,
+    leader,
+    leaderEpoch: leader === null ? 0 : 2,
+    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
+    kvSnapshots: [],
+  }));
+  return { ...emptyView(), buckets: shardedFrom(Object.fromEntries(records.map((record) => [bucketId(1, null, record.bucket), record]))) };
+}
+
+function timing(sinceAcquiredMs: number, seen: string[], joining: string[]): ReleadTiming {
+  return {
+    nowMs: ACQUIRED_AT_MS + sinceAcquiredMs,
+    acquiredAtMs: ACQUIRED_AT_MS,
+    leaseTtlMs: 3_000,
+    seenLiveSinceAcquired: new Set(seen),
+    joining: new Set(joining),
+    joiningGraceMs: 60_000,
+  };
+}
+
+describe('orphanReleadsDue', () => {
+  it.each<{ name: string; live: string[]; seen?: string[]; joining?: string[]; sinceAcquiredMs: number; moves: [number, string | null, string][] }>([
+    {
+      name: 'a whole-cluster restart, only node 1 up so far: only the bucket without a leader is led',
+      live: ['1'],
+      sinceAcquiredMs: 500,
+      moves: [[4, null, '1']],
+    },
+    {
+      name: 'one lease_ttl after taking the lease, leaders never seen live are replaced',
+      live: ['1'],
+      sinceAcquiredMs: 3_000,
+      moves: [
+        [1, '2', '1'],
+        [2, '2', '1'],
+        [3, '3', '1'],
+        [4, null, '1'],
+        [5, '4', '1'],
+      ],
+    },
+    {
+      name: 'a leader seen live since the lease change and then gone is replaced at once',
+      live: ['1'],
+      seen: ['3'],
+      sinceAcquiredMs: 500,
+      moves: [
+        [3, '3', '1'],
+        [4, null, '1'],
+      ],
+    },
+    {
+      name: 'after lease_ttl, the buckets of a node still joining wait for it',
+      live: ['1'],
+      joining: ['2'],
+      sinceAcquiredMs: 3_000,
+      moves: [
+        [3, '3', '1'],
+        [4, null, '1'],
+        [5, '4', '1'],
+      ],
+    },
+    {
+      name: 'a node joining for longer than the joining grace is replaced',
+      live: ['1'],
+      joining: ['2'],
+      sinceAcquiredMs: 60_000,
+      moves: [
+        [1, '2', '1'],
+        [2, '2', '1'],
+        [3, '3', '1'],
+        [4, null, '1'],
+        [5, '4', '1'],
+      ],
+    },
+    {
+      name: 'every leader live: only the bucket without one is led, to the least-loaded node',
+      live: ['1', '2', '3', '4'],
+      sinceAcquiredMs: 500,
+      moves: [[4, null, '1']],
+    },
+    { name: 'no live node: nothing moves, whatever the timing', live: [], sinceAcquiredMs: 60_000, moves: [] },
+    {
+      name: 'held-back buckets count toward the load of the node the plan gives them',
+      live: ['1', '4'],
+      sinceAcquiredMs: 500,
+      // The plan gives buckets 1 and 3 to node 1 and bucket 2 to node 4 (all held back), so bucket 4 goes to node 4.
+      moves: [[4, null, '4']],
+    },
+  ])('$name', ({ live, seen = [], joining = [], sinceAcquiredMs, moves }) => {
+    // Proves which orphans the lease holder re-leads on a tick, and to whom, in the grace after a lease change.
+    const liveNodes = new Set(live);
+    const due = orphanReleadsDue(view(), liveNodes, timing(sinceAcquiredMs, [...live, ...seen], joining));
+    expect(due.map((move): [number, string | null, string] => [move.bucket, move.from, move.to])).toEqual(moves);
+    for (const move of due) expect(move.expectedLeaderEpoch).toBe(move.from === null ? 0 : 2);
+  });
+});

@@ -1,0 +1,17 @@
+/**
+ * The coordinator lease holder's re-leads on one tick: the orphan plan (planOrphanReleads, seed "Node
+ * stops heartbeating") under the grace rule after a lease change (releadsNow).
+ */
+import type { View } from '@mink/meta';
+import { planOrphanReleads, releadsNow, type Move, type ReleadTiming } from './orphans';
+
+/**
+ * The moves the holder proposes now, in `compareBuckets` order: every bucket whose leader is null or not
+ * in `live`, to the least-loaded live node, except those `releadsNow` holds back (for one lease_ttl after
+ * taking the lease, the buckets of nodes not seen live since; for up to joiningGraceMs, those of nodes
+ * still joining). Targets are chosen over the whole orphan plan: a held-back bucket counts toward the
+ * load of the node the plan gives it, so the moves due now go where that plan puts them.
+ */
+export function orphanReleadsDue(view: View, live: ReadonlySet<string>, timing: ReleadTiming): Move[] {
+  return planOrphanReleads(view, live).filter((move) => releadsNow(move, timing));
+}
