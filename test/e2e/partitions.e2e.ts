@@ -1,5 +1,5 @@
 /**
- * Partitioned tables on a real local cluster (issue 11 item 6, seed "Table or partition created"): the
+ * Partitioned tables on a real local cluster (issue 11 item 6, docs/ownership.md §2.1 ("Table or partition created")): the
  * coordinator lease holder creates a table's partitions ahead of time (the current one and the next
  * `precreate`), each with its buckets led and opened like any bucket; writes route by the partition column
  * (rows on both sides of an hour boundary land in their own partitions, a row for a partition that does

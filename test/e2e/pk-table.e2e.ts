@@ -188,7 +188,7 @@ describe('primary-key tables on a real local cluster', () => {
     expect((await http(gateway, 'POST', '/v1/tables/visits/append', { rows })).status).toBe(400);
     expect((await http(gateway, 'POST', '/v1/tables/visits/prefix-lookup', { prefixes: [{ seq: 1 }] })).status).toBe(400);
 
-    // Seed, "Redirects": a table-addressed put or delete sent to any node is split by bucket and forwarded.
+    // docs/ownership.md §6 ("Redirects"): a table-addressed put or delete sent to any node is split by bucket and forwarded.
     const nc = await connect({ servers: cluster!.natsUrl });
     try {
       const nodes = (await http(gateway, 'GET', '/v1/cluster')).body.nodes.filter((node: any) => node.live);

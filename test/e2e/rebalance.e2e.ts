@@ -1,5 +1,5 @@
 /**
- * Rebalance on real processes: a node that joins gets nothing by itself (seed, "Node joins"); a dry run
+ * Rebalance on real processes: a node that joins gets nothing by itself (docs/ownership.md §2.3 ("Node joins")); a dry run
  * returns the plan and moves nothing; the real run moves buckets from nodes above 110 % of the mean
  * load to the new node, one LeadBucket per move, and every moved bucket is opened by its new leader.
  */

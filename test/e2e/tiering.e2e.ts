@@ -1,5 +1,5 @@
 /**
- * Lake tiering on a real local cluster with two tiering workers (docs/architecture.md §9, seed "Coordinator failover"):
+ * Lake tiering on a real local cluster with two tiering workers (docs/architecture.md §9, docs/ownership.md §5 ("Coordinator failover")):
  * a log table with the lake enabled is appended to through the gateway while rounds tier it into its
  * Iceberg table; the worker of a round gets `kill -9` mid-round, and later the coordinator lease holder.
  * Afterwards the lake is read the way an outside engine does, without mink: the metadata object the log

@@ -176,7 +176,7 @@ export class Coordinator {
     void this.stopGarbageCollection();
   }
 
-  /** DESIGN §2: the holder snapshots the view every `metaSnapshotEveryCommands` entries and purges the log. */
+  /** docs/architecture.md §3: the holder snapshots the view every `metaSnapshotEveryCommands` entries and purges the log. */
   private startSnapshots(): void {
     if (this.snapshotScheduler || !this.lease.isHeld()) return;
     const scheduler = new SnapshotScheduler({
@@ -200,7 +200,7 @@ export class Coordinator {
     scheduler.start().catch((error: unknown) => this.logger.warn({ err: error }, 'could not start metadata view snapshots'));
   }
 
-  /** DESIGN §4: objects no slice references are deleted after a grace period, by the holder only. */
+  /** docs/architecture.md §5: objects no slice references are deleted after a grace period, by the holder only. */
   private startGarbageCollection(): void {
     if (this.garbageCollector) return;
     const collector = new GarbageCollector({
@@ -232,7 +232,7 @@ export class Coordinator {
   }
 
   /**
-   * DESIGN §5, retention (lease holder only, fenced by its coordinator epoch): samples each stream's
+   * docs/architecture.md §9, retention (lease holder only, fenced by its coordinator epoch): samples each stream's
    * committed end, and trims streams below what has been committed for longer than the table's TTL
    * (planStreamTrims; the log keeps the lake offset and a PK bucket's newest KV snapshot). The released
    * objects go to the garbage collector.
@@ -270,7 +270,7 @@ export class Coordinator {
     }
   }
 
-  /** Seed, "Node stops heartbeating": on each tick re-lead buckets whose leader is not live. */
+  /** docs/ownership.md §2.2 ("Node stops heartbeating"): on each tick re-lead buckets whose leader is not live. */
   private async tick(): Promise<void> {
     const epoch = this.actingEpoch();
     if (epoch === null || this.ticking) return;
@@ -331,7 +331,7 @@ export class Coordinator {
   }
 
   /**
-   * DESIGN §5: gives a due tiering round to the worker asking (planTieringRound), started in the log under
+   * docs/architecture.md §9: gives a due tiering round to the worker asking (planTieringRound), started in the log under
    * this holder's epoch and the table's next tiering epoch. Rounds are given one at a time, so two workers
    * asking together never start the same table twice (the second would fence the first).
    */
@@ -399,7 +399,7 @@ export class Coordinator {
     return { coordinatorId: coordinator.node, epoch: coordinator.epoch };
   }
 
-  /** Seed, "Coordinator action on a non-leader node: forwarded to the lease holder". */
+  /** docs/ownership.md §6.4 ("Coordinator action on a non-leader node: forwarded to the lease holder"). */
   private async forward(request: Envelope): Promise<unknown> {
     const holder = this.member.view.coordinator.node;
     if (request.forwarded || !holder || holder === this.member.config.nodeId) {
@@ -414,7 +414,7 @@ export class Coordinator {
     const live = [...this.member.liveNodes()];
     if (live.length === 0) throw new UnavailableError('no live data node to lead the new table', 1000);
     const nowMs = Date.now();
-    // Seed, "Table or partition created": bucket i goes to live node (i + start) % n. The assignment travels
+    // docs/ownership.md §2.1 ("Table or partition created"): bucket i goes to live node (i + start) % n. The assignment travels
     // in the CreateTable entry itself (leader epoch 1 for each bucket), not as one LeadBucket per bucket.
     const leaders = spec.partition ? undefined : assignBuckets(spec.buckets, live, nowMs);
     const created = await this.propose({ type: 'CreateTable', coordinatorEpoch: epoch, spec, createdAtMs: nowMs, ...(leaders ? { leaders } : {}) });

@@ -83,7 +83,7 @@ class FakeReplica implements PartitionLifecyclePorts {
 }
 
 describe('PartitionLifecycle: the lease holder creates partitions ahead and drops those past retain', () => {
-  it('creates the current hour and the next precreate, each led by the seed rule in the create itself, and counts and logs them', async () => {
+  it('creates the current hour and the next precreate, each led by the assignment rule in the create itself, and counts and logs them', async () => {
     // Proves a round turns the planner's plan into CreatePartition entries under the lease's epoch, with leaders.
     const replica = new FakeReplica();
     await new PartitionLifecycle(replica, 64).requestRound();

@@ -32,7 +32,7 @@ export interface PartitionLifecyclePorts {
  * `planPartitionActions` (the current partition and the next `precreate` of every partitioned table
  * created, partitions older than `retain` dropped, at most `actionsPerRoundMax` per round) and proposes one
  * CreatePartition or DropPartition per action, under the coordinator epoch the round started with. The
- * buckets of a new partition are led in the create itself (`leaders`), by the seed's rule: bucket i on live
+ * buckets of a new partition are led in the create itself (`leaders`), by the assignment rule (docs/ownership.md §2.1): bucket i on live
  * node (i + start) % n; with no live node they start leaderless and the tick's orphan re-leading leads them.
  *
  * Rounds never overlap. A round asked for while one runs (a table was just created) runs right after it.
@@ -128,7 +128,7 @@ export class PartitionLifecycle {
     const table = ownRecord(this.ports.view().tables, action.table);
     if (!table?.partition || table.id !== action.tableId) return null;
     const command: CreatePartition = { type: 'CreatePartition', coordinatorEpoch, table: action.table, partition: action.partition };
-    // Seed, "Table or partition created": bucket i on live node (i + start) % n. The start counts the
+    // docs/ownership.md §2.1 ("Table or partition created"): bucket i on live node (i + start) % n. The start counts the
     // partition's time in units, plus the table id, so consecutive partitions of a table, and the partitions
     // of tables created together, begin on different nodes.
     const unit = table.partition.unit;

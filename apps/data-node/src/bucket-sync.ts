@@ -56,7 +56,7 @@ interface ReleadRequest {
 }
 
 /**
- * The sync task of a data node (seed, "Opening a bucket"). After changes of the view, and at least
+ * The sync task of a data node (docs/ownership.md §3 ("Opening a bucket")). After changes of the view, and at least
  * every LIMITS.syncIntervalMs, it asks the pure `decideSync` what to do with each bucket it leads or
  * has open, and carries that out. At most one action per bucket runs at a time; an action that fails is
  * simply decided again on the next round, from the view as it is then.
@@ -257,7 +257,7 @@ export class BucketSync {
     }
   }
 
-  /** Seed, "Opening a bucket": the stream is open here; the bucket serves once its lifecycle is ready. */
+  /** docs/ownership.md §3 ("Opening a bucket"): the stream is open here; the bucket serves once its lifecycle is ready. */
   private async prepare(bucketId: string, record: BucketRecord, streamEpoch: number): Promise<void> {
     this.markOpening(bucketId);
     await this.lifecycle.opened(bucketId, record, streamEpoch);

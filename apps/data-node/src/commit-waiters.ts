@@ -1,5 +1,5 @@
 /**
- * Long-poll scans (DESIGN §7, `wait=`): a scan at a bucket's high watermark parks here until a commit to
+ * Long-poll scans (docs/architecture.md §12, `wait=`): a scan at a bucket's high watermark parks here until a commit to
  * that bucket wakes it or its time runs out. The WAL writer's commit listener calls `notify`, so a waiting
  * scan is answered as soon as the batch is committed, not on a timer's next tick.
  */

@@ -101,7 +101,7 @@ function refuseKafkaFormat(table: TableRecord, action: string): void {
 }
 
 /**
- * The data path of a data node (DESIGN §4–§5, seed "Redirects"): appends and scans of the buckets it
+ * The data path of a data node (docs/architecture.md §5, docs/ownership.md §6 ("Redirects")): appends and scans of the buckets it
  * leads, redirects for the ones it does not, and table-addressed writes split and forwarded to each
  * bucket's leader. Every request is checked against this node's view: NotLeader with the leader's
  * address when another node leads the bucket, Unavailable while the bucket is still opening.
@@ -355,7 +355,7 @@ export class DataPlane {
   }
 
   /**
-   * Kafka produce to a `kafka`-format table: one record batch of one bucket, stored as received (DESIGN §5)
+   * Kafka produce to a `kafka`-format table: one record batch of one bucket, stored as received (docs/architecture.md §8.4)
    * and taking the offsets it holds; its base offset is written into it once the WAL writer assigns it.
    * Batches are queued in call order, so they commit in that order or fail together with what follows them.
    * Resolves with the batch's base offset once it is committed.
@@ -619,7 +619,7 @@ export class DataPlane {
   }
 
   /**
-   * The seed's redirect table (routeBucketRequest) carried out: the bucket's table and record when this node
+   * The redirect table of docs/ownership.md §6 (routeBucketRequest) carried out: the bucket's table and record when this node
    * serves it, else the typed error of the decision: NotLeader with the leader's address, Unavailable while
    * it has no leader or is opening here, NotFound or InvalidArgument for an address the view does not hold.
    */

@@ -34,7 +34,7 @@ export interface IncarnationContext {
  * epoch (sync task, WAL writer, data path). When the view shows the node's epoch moved on — another node
  * took over while this one was paused or cut off — the incarnation is fenced: it owns nothing any more,
  * so it stops without closing anything, and the process registers a fresh incarnation that re-syncs from
- * the view (seed, "If the dead node comes back").
+ * the view (docs/ownership.md §4.5 ("If the dead node comes back")).
  */
 export class Incarnation {
   private constructor(
@@ -106,7 +106,7 @@ export class Incarnation {
       logger,
     });
     const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, pk, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data), data);
-    // Seed, "Failover" step 3: replay the dead node's WAL slices of a taken-over stream into stream objects.
+    // docs/ownership.md §4 ("Failover") step 3: replay the dead node's WAL slices of a taken-over stream into stream objects.
     sync.whenOpenedAfterTakeover((bucketId) => {
       void compactor
         .compactStream(bucketId)

@@ -75,7 +75,7 @@ interface GroupInFlight {
 const REPLAY_READ_RECORDS = 10_000;
 
 /**
- * One primary-key bucket led by this node (DESIGN §5, issue 5): its KV tablet, the order of its writes,
+ * One primary-key bucket led by this node (docs/architecture.md §8.3, issue 5): its KV tablet, the order of its writes,
  * and its snapshots.
  *
  * The changelog (the bucket's stream) is the truth; the tablet is the fold of it: `+I` and `+U` store the

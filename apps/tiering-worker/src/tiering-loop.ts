@@ -26,7 +26,7 @@ export interface TieringLoopOptions {
 }
 
 /**
- * The loop of a tiering worker (docs/architecture.md §9, seed "Coordinator failover"): asks the coordinator lease holder
+ * The loop of a tiering worker (docs/architecture.md §9, docs/ownership.md §5 ("Coordinator failover")): asks the coordinator lease holder
  * for a due round, tiers its ranges into the table's Iceberg lake while heartbeating, and commits the round
  * through the metadata log with the coordinator and tiering epochs it was given. A heartbeat refused
  * (another worker has the round now, or another coordinator holds the lease) stops the round before its

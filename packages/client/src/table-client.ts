@@ -734,7 +734,7 @@ export class TableClient {
         lastError = error;
         const redirect = error.details?.redirect;
         if (error.code === 'NotLeader' && redirect) {
-          // Seed, "Redirects": update the route from the answer and retry at the leader it names.
+          // docs/ownership.md §6 ("Redirects"): update the route from the answer and retry at the leader it names.
           leaders[bucket] = { node: redirect.node, address: redirect.to, leaderEpoch: redirect.leaderEpoch, ...(redirect.http ? { http: redirect.http } : {}) };
           continue;
         }

@@ -1,5 +1,5 @@
 /**
- * Assignment of the buckets of a new table or partition. Seed, "Assignment":
+ * Assignment of the buckets of a new table or partition. docs/ownership.md §2 ("Assignment"):
  *
  *   "Table or partition created — The coordinator assigns bucket i to live node (i + start) % n, start
  *   derived from the clock so consecutive tables begin on different nodes, and proposes LeadBucket for

@@ -1,5 +1,5 @@
 /**
- * The seed's ownership rules as pure functions of the view (one module per seed table): assignment of
+ * The ownership rules of docs/ownership.md as pure functions of the view (one module per rule table): assignment of
  * new buckets, re-leading of orphans, the rebalance planner and the data node's sync decision. Nothing
  * here does I/O or reads the clock; the coordinator and the data node carry out the plans.
  */

@@ -76,7 +76,7 @@ describe('planOrphanReleads', () => {
       moves: [],
     },
   ])('$name', ({ leaders, live, moves }) => {
-    // Proves the seed row: buckets whose leader is not live go to the least-loaded live node, lowest id on ties.
+    // Proves the rule (docs/ownership.md §2.2): buckets whose leader is not live go to the least-loaded live node, lowest id on ties.
     const planned = planOrphanReleads(viewOf(leaders), new Set(live));
     expect(planned.map(({ bucket, from, to }) => ({ bucket, from, to }))).toEqual(moves);
   });

@@ -1,5 +1,5 @@
 /**
- * Re-leading of orphaned buckets. Seed, "Assignment":
+ * Re-leading of orphaned buckets. docs/ownership.md §2 ("Assignment"):
  *
  *   "Node stops heartbeating — On the next tick the coordinator finds buckets whose leader is not live
  *   and proposes LeadBucket to the least-loaded live node, lowest id on ties."

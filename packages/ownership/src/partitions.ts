@@ -1,5 +1,5 @@
 /**
- * The partition lifecycle of partitioned tables (issue 11 item 6; seed, "Table or partition created"):
+ * The partition lifecycle of partitioned tables (issue 11 item 6; docs/ownership.md §2.1 ("Table or partition created")):
  * which partitions the coordinator lease holder creates ahead of time and which it drops once they are
  * older than the table's `retain`. Pure functions of a table (or the view) and the holder's clock; the
  * coordinator proposes the plan as CreatePartition and DropPartition entries, and the log refuses whatever

@@ -97,7 +97,7 @@ describe('planRebalance', () => {
       moves: [],
     },
   ])('$name', ({ leaders, live, moves }) => {
-    // Proves the seed row: orphans first, then one move at a time from above 110 % to below 90 % of the mean.
+    // Proves the rule (docs/ownership.md §2.4): orphans first, then one move at a time from above 110 % to below 90 % of the mean.
     expect(summary(planRebalance(viewOf(leaders), new Set(live)))).toEqual(moves);
   });
 

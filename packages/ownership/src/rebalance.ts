@@ -1,5 +1,5 @@
 /**
- * The plan of `mink cluster rebalance`. Seed, "Assignment":
+ * The plan of `mink cluster rebalance`. docs/ownership.md §2 ("Assignment"):
  *
  *   "mink cluster rebalance — Orphans first, then buckets move from nodes above 110% of the mean load to
  *   nodes below 90% of it, one LeadBucket per move."

@@ -70,7 +70,7 @@ const recordOf = (tableRecord: TableRecord, partition: string | null, bucket: nu
 
 describe('routeBucketRequest', () => {
   it.each<{ name: string; request: RouteRequest; decision: RouteDecision }>([
-    // The seed's redirect table.
+    // The redirect table of docs/ownership.md §6.
     { name: 'led here and open → serve', request: { table: 'events', tableId: 7, bucket: 0 }, decision: { route: 'serve', table: EVENTS, record: recordOf(EVENTS, null, 0) } },
     {
       name: 'led by another live node → redirect to it',

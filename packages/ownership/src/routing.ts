@@ -1,5 +1,5 @@
 /**
- * Where a data node sends a bucket request. Seed, "Redirects": a node serves the buckets it leads and has
+ * Where a data node sends a bucket request. docs/ownership.md §6 ("Redirects"): a node serves the buckets it leads and has
  * open, answers NotLeader with the leader's address for a bucket another node leads, and Unavailable
  * while a bucket has no leader or is still opening here. A request naming a table, partition or bucket
  * the view does not hold is NotFound (or InvalidArgument when it could never exist).

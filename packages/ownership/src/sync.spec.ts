@@ -31,7 +31,7 @@ const closed = (epoch: number, node: string | null = null, nodeEpoch = 0): Strea
 
 describe('decideSync', () => {
   it.each<{ name: string; leader: string | null; leaderEpoch: number; stream: StreamRecord; decision: SyncDecision }>([
-    // The four rows of the seed's "Opening a bucket" table, for a bucket we lead.
+    // The four rows of the "Opening a bucket" table (docs/ownership.md §3), for a bucket we lead.
     { name: 'seed: opened by another node that is live → heldBy', leader: '1', leaderEpoch: 4, stream: open('2', 3, 3), decision: { action: 'heldBy', node: '2' } },
     {
       name: 'seed: opened by a node that is dead → take over, registering it first',
@@ -80,7 +80,7 @@ describe('decideSync', () => {
     },
     { name: 'no leader yet → none', leader: null, leaderEpoch: 0, stream: closed(0), decision: { action: 'none' } },
   ])('$name', ({ leader, leaderEpoch, stream, decision }) => {
-    // Proves each row of the decision table returns the action (and its epochs) the seed prescribes.
+    // Proves each row of the decision table returns the action (and its epochs) the rule prescribes.
     expect(decideSync(viewWith([record(leader, leaderEpoch, stream)]), self, live, BUCKET)).toEqual(decision);
   });
 

@@ -1,5 +1,5 @@
 /**
- * The data node's sync decision for one bucket. Seed, "Opening a bucket" (stream state in the view →
+ * The data node's sync decision for one bucket. docs/ownership.md §3 ("Opening a bucket") (stream state in the view →
  * action), for a bucket this node leads:
  *
  *   "Opened by another node that is live — HeldBy. The other node has not yet seen the change. Retry on
@@ -11,7 +11,7 @@
  *   "Closed at an older epoch — Open at the leader epoch from the view."
  *
  * and the close cases: "When a bucket it should lead appears, or a bucket it leads disappears, the
- * node's sync task opens or closes it." Seed, "Failover": "If the dead node comes back ... the buckets now
+ * node's sync task opens or closes it." docs/ownership.md §4 ("Failover"): "If the dead node comes back ... the buckets now
  * belong to someone else and it does not open them."
  */
 import { bucketId, entriesIn, getIn, isStreamOpenBy, ownRecord, type BucketRecord, type Command, type Outcome, type View } from '@mink/meta';

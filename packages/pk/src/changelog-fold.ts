@@ -1,5 +1,5 @@
 /**
- * The fold of a PK bucket's changelog into its KV tablet (DESIGN §5, issue 5): the changelog is the truth
+ * The fold of a PK bucket's changelog into its KV tablet (docs/architecture.md §8.3, issue 5): the changelog is the truth
  * and the tablet is the fold of it. `+I` and `+U` store the row under its key, `-D` removes the key, `-U`
  * changes nothing (the `+U` after it stores the new row). Live writes and the replay after a failover fold
  * with the same function, so both yield the same tablet.

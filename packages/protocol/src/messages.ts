@@ -3,7 +3,7 @@ export type CoordinatorRequest =
   | { op: 'createTable'; spec: unknown }
   | { op: 'dropTable'; name: string }
   | {
-      /** A data node asks for a fresh leader epoch of a bucket it leads (seed: "closed at the current leader epoch"). */
+      /** A data node asks for a fresh leader epoch of a bucket it leads (docs/ownership.md §3.4 ("closed at the current leader epoch")). */
       op: 'releadBucket';
       tableId: number;
       partition: string | null;

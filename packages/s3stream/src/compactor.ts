@@ -110,7 +110,7 @@ export class Compactor {
   }
 
   /**
-   * The replay of s3stream failover (docs/architecture.md §7, seed "Failover" step 3): after this node took a stream
+   * The replay of s3stream failover (docs/architecture.md §7, docs/ownership.md §4 ("Failover") step 3): after this node took a stream
    * over from a dead incarnation, every WAL slice the stream still has (the dead node's committed WAL) is
    * rewritten into stream objects now, whatever `minSlices` says, so the dead node's WAL objects can be
    * released. Resolves with the number of stream objects committed; failures are logged like a round's.

@@ -1,5 +1,5 @@
 /**
- * The fences of lake tiering (docs/architecture.md §9, seed "Coordinator failover"): a round starts where the lake ends,
+ * The fences of lake tiering (docs/architecture.md §9, docs/ownership.md §5 ("Coordinator failover")): a round starts where the lake ends,
  * tiers at most what the stream has committed, and commits only at the coordinator epoch that is current
  * and the tiering epoch of the round in progress, so a round of a deposed coordinator or of a worker whose
  * round was given to another can never commit; each bucket's range is tiered exactly once.

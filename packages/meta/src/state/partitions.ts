@@ -1,5 +1,5 @@
 /**
- * Time partitions of a partitioned table (docs/architecture.md §8.5, seed "Table or partition created"): which partition a
+ * Time partitions of a partitioned table (docs/architecture.md §8.5, docs/ownership.md §2.1 ("Table or partition created")): which partition a
  * row belongs to, and the names partitions have. Names follow Fluss's auto-partitioning, in UTC:
  * `yyyyMMddHH` for unit `hour`, `yyyyMMdd` for unit `day` (e.g. `2026120117`, `20261201`), so they sort
  * in time order as text.
