@@ -3,3 +3,4 @@ export * from './in-memory-meta-log';
 export { startNatsServer, startS3Server, freePort } from '@mink/devcluster';
 export type { NatsServerHandle, S3ServerHandle } from '@mink/devcluster';
 export * from './led-table';
+export * from './s3-fault-proxy';
