@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { InvalidArgumentError } from '@mink/protocol';
+import { InvalidArgumentError, UnavailableError } from '@mink/protocol';
 
 /** One stored entry, as a scan returns it. */
 export interface KvEntry {
@@ -66,6 +66,13 @@ export function assertValidKey(key: Uint8Array): void {
 }
 
 /** Rejects a batch or offset before anything of it is written, so a rejected apply leaves the tablet unchanged. */
+/**
+ * A commit the tablet could not make: the local disk is full (or failed). Nothing of the batch was applied
+ * and the applied offset did not move, so the same batch may be applied again, which succeeds once the disk
+ * takes writes again. An outage of the node's local disk, hence `Unavailable` to whoever wrote.
+ */
+export class KvCommitFailedError extends UnavailableError {}
+
 export function assertValidApply(batch: readonly KvWrite[], appliedOffset: number, previousOffset: number): void {
   if (!Number.isSafeInteger(appliedOffset) || appliedOffset < 0) {
     throw new InvalidArgumentError(`an applied offset must be a non-negative safe integer (got ${appliedOffset})`);

@@ -8,6 +8,7 @@ import {
   assertValidKey,
   assertValidLookup,
   assertValidScanLimit,
+  KvCommitFailedError,
   type KvEntry,
   type KvSnapshot,
   type KvTablet,
@@ -63,7 +64,10 @@ export class LmdbKvTablet implements KvTablet {
   static async open(directory: string, options: LmdbKvTabletOptions = {}): Promise<LmdbKvTablet> {
     await mkdir(directory, { recursive: true });
     // An explicit `noSubdir: false` keeps the directory layout even if a directory name contains a dot.
-    const root = open({ path: directory, noSubdir: false, maxDbs: 2 });
+    // Every write goes through an explicit transaction (apply), so lmdb-js's batching of the writes of one
+    // event turn adds nothing; and with it a failed commit (a full disk) rejects a promise lmdb-js keeps to
+    // itself, which nobody can handle and which would end the process.
+    const root = open({ path: directory, noSubdir: false, maxDbs: 2, eventTurnBatching: false });
     const entries = root.openDB<Buffer, Buffer>({ name: ENTRIES_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     const state = root.openDB<Buffer, Buffer>({ name: STATE_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     return new LmdbKvTablet(directory, root, entries, state, options.compactSnapshots ?? true);
@@ -105,13 +109,21 @@ export class LmdbKvTablet implements KvTablet {
     assertValidApply(batch, appliedOffset, this.highestRequestedOffset);
     this.highestRequestedOffset = appliedOffset;
     const encodedOffset = encodeOffset(appliedOffset);
-    await this.root.transaction(() => {
-      for (const write of batch) {
-        if (write.value === null) void this.entries.remove(asBuffer(write.key));
-        else void this.entries.put(asBuffer(write.key), asBuffer(write.value));
-      }
-      void this.state.put(APPLIED_OFFSET_KEY, encodedOffset);
-    });
+    // Each write inside the transaction returns a promise of the commit too; the transaction's own promise
+    // carries the outcome, so theirs are handled at once: left alone, a failed commit (a full disk) would
+    // reject each of them unhandled and take the process down.
+    const settled = (write: Promise<unknown>): void => void write.catch(() => undefined);
+    try {
+      await this.root.transaction(() => {
+        for (const write of batch) {
+          settled(write.value === null ? this.entries.remove(asBuffer(write.key)) : this.entries.put(asBuffer(write.key), asBuffer(write.value)));
+        }
+        settled(this.state.put(APPLIED_OFFSET_KEY, encodedOffset));
+      });
+    } catch (error) {
+      this.highestRequestedOffset = this.appliedOffset();
+      throw new KvCommitFailedError(`the KV tablet could not commit writes up to offset ${appliedOffset}: ${await describeCommitError(error)}`);
+    }
   }
 
   appliedOffset(): number {
@@ -168,4 +180,19 @@ function decodeOffset(encoded: Buffer | undefined): number {
   if (encoded === undefined) return 0;
   if (encoded.length !== 8) throw new Error(`a KV tablet's stored applied offset has ${encoded.length} bytes, not 8`);
   return Number(encoded.readBigUInt64BE());
+}
+
+/**
+ * lmdb-js reports a failed commit as "Commit failed (see commitError for details)", where `commitError` is
+ * a promise rejected with the cause (ENOSPC, EIO) by the time the commit's own rejection is seen. It is
+ * handled here, so it is not an unhandled rejection, and its message is the useful part.
+ */
+async function describeCommitError(error: unknown): Promise<string> {
+  const message = error instanceof Error ? error.message : String(error);
+  const commitError = (error as { commitError?: unknown } | null)?.commitError;
+  if (!(commitError instanceof Promise)) return message;
+  const cause = await Promise.race([commitError.then(() => undefined, (reason: unknown) => reason), new Promise((resolve) => setTimeout(resolve, 0))]);
+  // The cause may come from another realm (lmdb's native side, a test sandbox): its message is read as data.
+  const causeMessage = (cause as { message?: unknown } | undefined)?.message;
+  return typeof causeMessage === 'string' ? `${message}: ${causeMessage}` : message;
 }
