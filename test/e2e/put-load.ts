@@ -9,7 +9,8 @@ export const PUT_LOAD_COLUMNS: ColumnSpec[] = [
 
 /**
  * Continuous put load on a primary-key table for fault tests. Each lane owns its own keys and puts them
- * all again on every call with the next version, one call in flight per lane; so after the load, each
+ * all again on every call with the next version (or, with `freshKeys`, puts `keysPerLane` keys it never
+ * wrote before, so the tables keep growing), one call in flight per lane; so after the load, each
  * key's stored version must be at least the last one acknowledged for it (no acknowledged put lost) and at
  * most the last one sent (nothing invented). Bounded by `callsMax` so it always ends.
  */
@@ -28,7 +29,12 @@ export class PutLoad {
   constructor(
     private readonly client: MinkClient,
     private readonly table: string,
-    private readonly options: { lanes: number; keysPerLane: number; callsMax: number; pauseMs: number } = { lanes: 2, keysPerLane: 20, callsMax: 20_000, pauseMs: 20 },
+    private readonly options: { lanes: number; keysPerLane: number; callsMax: number; pauseMs: number; freshKeys?: boolean } = {
+      lanes: 2,
+      keysPerLane: 20,
+      callsMax: 20_000,
+      pauseMs: 20,
+    },
   ) {}
 
   start(): void {
@@ -71,9 +77,11 @@ export class PutLoad {
   }
 
   private async lane(lane: number): Promise<void> {
-    const ids = Array.from({ length: this.options.keysPerLane }, (_, index) => `lane-${lane}-key-${index}`);
+    const idsOf = (version: number) =>
+      Array.from({ length: this.options.keysPerLane }, (_, index) => `lane-${lane}-key-${this.options.freshKeys ? version * this.options.keysPerLane + index : index}`);
     for (let version = 0; this.running && this.calls < this.options.callsMax; version++) {
       this.calls++;
+      const ids = idsOf(version);
       for (const id of ids) this.sent.set(id, version);
       try {
         await this.client.table(this.table).put(ids.map((id) => ({ id, version })));

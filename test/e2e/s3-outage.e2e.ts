@@ -24,8 +24,11 @@ describe('S3 answering 503 SlowDown for a minute', () => {
   let cluster: LocalCluster | undefined;
   let proxy: S3FaultProxy | undefined;
   let client: MinkClient | undefined;
+  /** The loads started, stopped first after the test whatever its outcome (running, they would keep Jest alive). */
+  const loads: { stop(): Promise<void> }[] = [];
 
   afterAll(async () => {
+    await Promise.all(loads.map((load) => load.stop()));
     await client?.close();
     await cluster?.stop();
     await proxy?.close();
@@ -48,6 +51,7 @@ describe('S3 answering 503 SlowDown for a minute', () => {
     client = await MinkClient.connect({ servers: cluster.natsUrl });
     const appends = new AppendLoad(client, 'events', { lanes: 2, batchRows: 20, callsMax: 100_000, pauseMs: 50 });
     const puts = new PutLoad(client, 'versions', { lanes: 2, keysPerLane: 20, callsMax: 100_000, pauseMs: 50 });
+    loads.push(appends, puts);
     appends.start();
     puts.start();
     await unlessAProcessExits(exit, async () => {
