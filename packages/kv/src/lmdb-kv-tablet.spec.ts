@@ -1,10 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeKvTabletContract, text } from './kv-tablet.contract';
-import { UnavailableError } from '@mink/protocol';
-import { KvCommitFailedError } from './kv-tablet';
 import { LmdbKvTablet } from './lmdb-kv-tablet';
 import { packSnapshotFile, restoreTabletFromFile } from './snapshot-archive';
 
@@ -83,55 +82,33 @@ function canMountTmpfs(directory: string): boolean {
 }
 
 describe('LmdbKvTablet on a full disk', () => {
-  it('refuses an apply with KvCommitFailedError (Unavailable), keeps its state, and takes the same batch once space returns', async () => {
+  it('refuses an apply with KvCommitFailedError (Unavailable), keeps its state, leaves nothing unhandled, and takes the same batch once space returns', () => {
     // Proves a full disk is an outage of the tablet, not a crash of the node: nothing of the failed batch is
-    // applied, and once space returns the same tablet takes it (as a PK bucket's catch-up offers it again).
-    const mountPoint = await mkdtemp(join(tmpdir(), 'mink-kv-full-'));
+    // applied, no rejection goes unhandled (a data node would exit on one), and once space returns the same
+    // tablet takes the batch (as a PK bucket's catch-up offers it again). Run in a process of its own on
+    // the built package (fixtures/full-disk-probe.cjs), as a data node runs it.
+    const mountPoint = mkdtempSync(join(tmpdir(), 'mink-kv-full-'));
     if (!canMountTmpfs(mountPoint)) {
       // eslint-disable-next-line no-console
       console.warn('LmdbKvTablet on a full disk: skipped, mounting a tmpfs needs root on Linux');
-      await rm(mountPoint, { recursive: true, force: true });
+      rmSync(mountPoint, { recursive: true, force: true });
       return;
     }
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown) => unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    const tablet = await LmdbKvTablet.open(join(mountPoint, 'tablet'));
-    const filler = join(mountPoint, 'filler');
     try {
-      await tablet.apply([{ key: text('first'), value: text('kept') }], 1);
-      // Fill the rest of the 8 MiB file system.
-      try {
-        await writeFile(filler, Buffer.alloc(9 * 1024 * 1024));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-      }
-      const big = Array.from({ length: 200 }, (_, index) => ({ key: text(`big-${index}`), value: new Uint8Array(4096).fill(index) }));
-      const refused = await tablet.apply(big, 2).then(
-        () => null,
-        (error: unknown) => error,
-      );
-      expect(refused).toBeInstanceOf(KvCommitFailedError);
-      expect(refused).toBeInstanceOf(UnavailableError);
-      expect(String((refused as Error).message)).toMatch(/could not commit writes up to offset 2: .*No space left on device/);
-      expect(tablet.appliedOffset()).toBe(1);
-      expect(tablet.get(text('big-0'))).toBeUndefined();
-      expect(tablet.get(text('first'))).toEqual(text('kept'));
-      await rm(filler);
-      await tablet.apply(big, 2);
-      expect(tablet.appliedOffset()).toBe(2);
-      expect(tablet.get(text('big-199'))).toEqual(new Uint8Array(4096).fill(199));
-      expect(tablet.get(text('first'))).toEqual(text('kept'));
-      // Unhandled rejections surface on a later turn of the event loop: a failed commit leaves none.
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(unhandled).toEqual([]);
+      const output = execFileSync(process.execPath, [join(__dirname, '..', 'fixtures', 'full-disk-probe.cjs'), mountPoint], { encoding: 'utf8', timeout: 60_000 });
+      const result = JSON.parse(output.trim().split('\n').at(-1)!);
+      expect(result).toEqual({
+        refused: { commitFailed: true, code: 'Unavailable', message: expect.stringMatching(/could not commit writes up to offset 2: .*No space left on device/) },
+        offsetWhileFull: 1,
+        bigWhileFull: false,
+        offsetAfter: 2,
+        lastAfter: true,
+        firstAfter: 'kept',
+        unhandled: [],
+      });
     } finally {
-      process.removeListener('unhandledRejection', onUnhandled);
-      // LMDB cannot close an environment whose failed commit it still holds while the disk is full.
-      await rm(filler, { force: true });
-      await tablet.destroy().catch(() => undefined);
       execFileSync('umount', ['-l', mountPoint], { stdio: 'ignore' });
-      await rm(mountPoint, { recursive: true, force: true });
+      rmSync(mountPoint, { recursive: true, force: true });
     }
   });
 });
