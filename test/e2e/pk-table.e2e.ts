@@ -320,10 +320,12 @@ describe('primary-key tables on a real local cluster', () => {
         generation++;
       }
     })();
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The load has demonstrably run (batches acknowledged) before the kill, and again after the failover.
+    await eventually('put batches acknowledged before the kill', async () => (generation >= 5 ? true : undefined), { timeoutMs: 60_000, intervalMs: 20 });
     cluster!.kill('data-node', second);
     const third = await leaderOf0((current) => current.buckets.every((bucket: any) => bucket.table !== TABLE || bucket.leader !== second));
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const generationAtFailover = generation;
+    await eventually('put batches acknowledged after the failover', async () => (generation >= generationAtFailover + 2 ? true : undefined), { timeoutMs: 60_000, intervalMs: 20 });
     stop = true;
     await load;
     expect(generation).toBeGreaterThan(4);
