@@ -6,6 +6,7 @@ import type { ClusterMember } from '@mink/runtime';
 import type { BucketSync } from './bucket-sync';
 import { DataPlane } from './data-plane';
 import type { PkBuckets } from './pk-buckets';
+import { bucketRecordOf, logTableRecord } from '@mink/testing';
 
 /**
  * The errors DataPlane throws for each routing decision (routeBucketRequest decides; DataPlane words it):
@@ -16,37 +17,12 @@ import type { PkBuckets } from './pk-buckets';
 
 const HOUR = '2026120110';
 
-function table(id: number, name: string, buckets: number, partitioned: boolean): TableRecord {
-  return {
-    id,
-    name,
-    kind: 'log',
-    columns: [{ name: 'ts', type: 'timestamp' }],
-    primaryKey: [],
-    bucketKey: [],
-    buckets,
-    ...(partitioned ? { partition: { column: 'ts', unit: 'hour' as const } } : {}),
-    properties: {},
-    createdAtMs: 0,
-    partitions: partitioned ? [HOUR] : [],
-  };
-}
-
 function record(tableRecord: TableRecord, partition: string | null, bucket: number, leader: string | null): BucketRecord {
-  return {
-    tableId: tableRecord.id,
-    table: tableRecord.name,
-    partition,
-    bucket,
-    leader,
-    leaderEpoch: leader === null ? 0 : 6,
-    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
-    kvSnapshots: [],
-  };
+  return bucketRecordOf(tableRecord, partition, bucket, leader, 6);
 }
 
-const EVENTS = table(7, 'events', 6, false);
-const CLICKS = table(8, 'clicks', 2, true);
+const EVENTS = logTableRecord(7, 'events', 6);
+const CLICKS = logTableRecord(8, 'clicks', 2, { partitions: [HOUR] });
 
 function view(): View {
   const result = emptyView();

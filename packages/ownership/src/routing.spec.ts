@@ -1,5 +1,6 @@
 import { bucketId, emptyView, shardedFrom, type BucketRecord, type NodeRecord, type TableRecord, type View } from '@mink/meta';
 import { routeBucketRequest, routeTablePart, type PartRoute, type RouteDecision, type RouteRequest } from './routing';
+import { bucketRecordOf, logTableRecord } from '@mink/testing';
 
 /**
  * The view of every row, seen by node 1. Table `events` (id 7, unpartitioned, 6 buckets): bucket 0 led by
@@ -15,37 +16,12 @@ function node(id: string): NodeRecord {
   return { id, epoch: 3, address: `mink.node.${id}`, kafka: `localhost:909${id}`, http: `localhost:809${id}` };
 }
 
-function table(id: number, name: string, buckets: number, partitioned: boolean): TableRecord {
-  return {
-    id,
-    name,
-    kind: 'log',
-    columns: [{ name: 'ts', type: 'timestamp' }],
-    primaryKey: [],
-    bucketKey: [],
-    buckets,
-    ...(partitioned ? { partition: { column: 'ts', unit: 'hour' as const } } : {}),
-    properties: {},
-    createdAtMs: 0,
-    partitions: partitioned ? [HOUR] : [],
-  };
-}
-
 function record(tableRecord: TableRecord, partition: string | null, bucket: number, leader: string | null): BucketRecord {
-  return {
-    tableId: tableRecord.id,
-    table: tableRecord.name,
-    partition,
-    bucket,
-    leader,
-    leaderEpoch: leader === null ? 0 : 4,
-    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
-    kvSnapshots: [],
-  };
+  return bucketRecordOf(tableRecord, partition, bucket, leader, 4);
 }
 
-const EVENTS = table(7, 'events', 6, false);
-const CLICKS = table(8, 'clicks', 2, true);
+const EVENTS = logTableRecord(7, 'events', 6);
+const CLICKS = logTableRecord(8, 'clicks', 2, { partitions: [HOUR] });
 const RECORDS = [
   record(EVENTS, null, 0, '1'),
   record(EVENTS, null, 1, '1'),
