@@ -1,4 +1,5 @@
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, statfs } from 'node:fs/promises';
+import { LIMITS } from '@mink/config';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { InvalidArgumentError } from '@mink/protocol';
@@ -64,10 +65,7 @@ export class LmdbKvTablet implements KvTablet {
   static async open(directory: string, options: LmdbKvTabletOptions = {}): Promise<LmdbKvTablet> {
     await mkdir(directory, { recursive: true });
     // An explicit `noSubdir: false` keeps the directory layout even if a directory name contains a dot.
-    // Every write goes through an explicit transaction (apply), so lmdb-js's batching of the writes of one
-    // event turn adds nothing; and with it a failed commit (a full disk) rejects a promise lmdb-js keeps to
-    // itself, which nobody can handle and which would end the process.
-    const root = open({ path: directory, noSubdir: false, maxDbs: 2, eventTurnBatching: false });
+    const root = open({ path: directory, noSubdir: false, maxDbs: 2 });
     const entries = root.openDB<Buffer, Buffer>({ name: ENTRIES_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     const state = root.openDB<Buffer, Buffer>({ name: STATE_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     return new LmdbKvTablet(directory, root, entries, state, options.compactSnapshots ?? true);
@@ -109,6 +107,7 @@ export class LmdbKvTablet implements KvTablet {
     assertValidApply(batch, appliedOffset, this.highestRequestedOffset);
     this.highestRequestedOffset = appliedOffset;
     const encodedOffset = encodeOffset(appliedOffset);
+    await this.refuseWhenDiskIsFull(batch, appliedOffset);
     // Each write inside the transaction returns a promise of the commit too; the transaction's own promise
     // carries the outcome, so theirs are handled at once: left alone, a failed commit (a full disk) would
     // reject each of them unhandled and take the process down.
@@ -123,6 +122,25 @@ export class LmdbKvTablet implements KvTablet {
     } catch (error) {
       this.highestRequestedOffset = this.appliedOffset();
       throw new KvCommitFailedError(`the KV tablet could not commit writes up to offset ${appliedOffset}: ${await describeCommitError(error)}`);
+    }
+  }
+
+  /**
+   * Refuses the batch, as a failed commit would, when the tablet's file system has less room than the batch
+   * may need: LMDB is never asked to commit into a full disk, where lmdb-js rejects a promise of its own
+   * that nobody can handle (and the process ends). The estimate is generous: twice the batch's bytes and
+   * `LIMITS.kvDiskHeadroomBytes` for the pages LMDB grows its file by.
+   */
+  private async refuseWhenDiskIsFull(batch: readonly KvWrite[], appliedOffset: number): Promise<void> {
+    let batchBytes = 0;
+    for (const write of batch) batchBytes += write.key.byteLength + (write.value?.byteLength ?? 0);
+    const neededBytes = 2 * batchBytes + LIMITS.kvDiskHeadroomBytes;
+    const space = await statfs(this.directory);
+    const freeBytes = space.bavail * space.bsize;
+    if (freeBytes < neededBytes) {
+      throw new KvCommitFailedError(
+        `the KV tablet could not commit writes up to offset ${appliedOffset}: No space left on device (${freeBytes} bytes free for a batch that may need ${neededBytes})`,
+      );
     }
   }
 
