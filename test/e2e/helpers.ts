@@ -85,3 +85,31 @@ export async function restartCoordinatorsWithPartitionClock(cluster: LocalCluste
     await cluster.restart('coordinator', entry.nodeId, { env: { MINK_PARTITION_CLOCK_OFFSET_MS: String(offsetMs) } });
   }
 }
+
+/**
+ * Like `firstProcessExit`, but only for the mink processes (coordinators, data nodes, gateway, tiering
+ * workers): a test that kills nats-server itself on purpose still learns at once when a mink process exits.
+ */
+export function firstMinkProcessExit(cluster: LocalCluster): Promise<string> {
+  const minkRoles = new Set(['coordinator', 'data-node', 'gateway', 'tiering-worker']);
+  return Promise.race(
+    cluster
+      .processes()
+      .filter((entry) => minkRoles.has(entry.role))
+      .map(async (entry) => {
+        const status = await cluster.waitForExit(entry.role, entry.nodeId);
+        let errors: string[] = [];
+        try {
+          errors = readFileSync(entry.logFile, 'utf8').split('\n').filter((line) => /"level":(50|60)|Error/.test(line)).slice(-5).map((line) => line.slice(0, 800));
+        } catch {
+          // No log to quote.
+        }
+        return `${entry.role} ${entry.nodeId} (pid ${entry.pid}) exited with ${status.signal ?? `code ${status.code}`}; last error lines of its log:\n${errors.join('\n')}`;
+      }),
+  );
+}
+
+/** The outcome of `exit` if it has already settled, else null: a check, at the end of a test, that no process exited. */
+export async function exitSoFar(exit: Promise<string>): Promise<string | null> {
+  return Promise.race([exit, new Promise<null>((resolve) => setImmediate(() => resolve(null)))]);
+}

@@ -206,3 +206,155 @@ export async function createTablesInFlight(
   await Promise.all(lanes);
   return burst;
 }
+
+/** The columns of the PK tables `PutLoad` writes to: rows `{id, value}` keyed by `id`. */
+export const PUT_LOAD_COLUMNS: ColumnSpec[] = [
+  { name: 'id', type: 'int64' },
+  { name: 'value', type: 'string' },
+];
+
+/**
+ * Continuous put load on a PK table for fault tests. Each lane owns its own keys and puts them again and
+ * again with a new value (`<lane>-<generation>`); a put that fails is sent again, with the same values,
+ * until it is acknowledged, so every key's last acknowledged value is what the table must hold. Only a put
+ * still failing when the load is stopped (after `stopRetryMs` of retries) may leave its keys with either
+ * their last acknowledged value or the one it tried: those keys are listed in `unsettled`.
+ */
+export class PutLoad {
+  /** Every key's last acknowledged value. */
+  readonly acknowledged = new Map<number, string>();
+  /** Keys whose last put was never acknowledged, with the value it tried. */
+  readonly unsettled = new Map<number, string>();
+  readonly errors: string[] = [];
+  /** Acknowledged put calls so far. */
+  acknowledgedCalls = 0;
+  private running = false;
+  private lanes: Promise<void>[] = [];
+
+  constructor(
+    private readonly client: MinkClient,
+    private readonly table: string,
+    private readonly options: { lanes: number; keysPerLane: number; batchKeys: number; pauseMs: number; stopRetryMs: number } = {
+      lanes: 2,
+      keysPerLane: 200,
+      batchKeys: 25,
+      pauseMs: 20,
+      stopRetryMs: 30_000,
+    },
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.lanes = Array.from({ length: this.options.lanes }, (_, lane) => this.lane(lane));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.lanes);
+  }
+
+  /** Resolves once `calls` more put calls than now are acknowledged; fails after `timeoutMs` quoting the last errors. */
+  async advance(calls: number, timeoutMs = 60_000): Promise<void> {
+    const target = this.acknowledgedCalls + calls;
+    const deadline = Date.now() + timeoutMs;
+    while (this.acknowledgedCalls < target) {
+      if (Date.now() > deadline) {
+        throw new Error(`the put load acknowledged ${this.acknowledgedCalls} calls, not ${target}, within ${timeoutMs} ms; last errors: ${this.errors.slice(-3).join(' | ')}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** Every key's value by lookups through the client, compared with what the load acknowledged: the keys that differ. */
+  async mismatches(): Promise<string[]> {
+    const keys = [...new Set([...this.acknowledged.keys(), ...this.unsettled.keys()])].sort((a, b) => a - b);
+    const found = new Map<number, unknown>();
+    for (let start = 0; start < keys.length; start += 500) {
+      const slice = keys.slice(start, start + 500);
+      const { rows } = await this.client.table(this.table).lookup(slice.map((id) => ({ id })));
+      slice.forEach((id, index) => found.set(id, rows[index]?.value ?? null));
+    }
+    const wrong: string[] = [];
+    for (const id of keys) {
+      const allowed = [this.acknowledged.get(id), this.unsettled.get(id)].filter((value) => value !== undefined);
+      if (!allowed.includes(found.get(id) as string)) wrong.push(`key ${id}: ${JSON.stringify(found.get(id))}, expected ${allowed.join(' or ')}`);
+    }
+    return wrong;
+  }
+
+  private async lane(lane: number): Promise<void> {
+    const { keysPerLane, batchKeys } = this.options;
+    for (let generation = 0; this.running; generation++) {
+      const first = (generation * batchKeys) % keysPerLane;
+      const ids = Array.from({ length: batchKeys }, (_, index) => lane * keysPerLane + ((first + index) % keysPerLane));
+      const value = `${lane}-${generation}`;
+      const stopRetryingAt = { ms: Number.POSITIVE_INFINITY };
+      for (;;) {
+        try {
+          await this.client.table(this.table).put(ids.map((id) => ({ id, value })));
+          for (const id of ids) {
+            this.acknowledged.set(id, value);
+            this.unsettled.delete(id);
+          }
+          this.acknowledgedCalls++;
+          break;
+        } catch (error) {
+          if (this.errors.length < 50) this.errors.push(String(error));
+          if (!this.running && stopRetryingAt.ms === Number.POSITIVE_INFINITY) stopRetryingAt.ms = Date.now() + this.options.stopRetryMs;
+          if (Date.now() >= stopRetryingAt.ms) {
+            for (const id of ids) this.unsettled.set(id, value);
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.options.pauseMs));
+    }
+  }
+}
+
+/**
+ * Samples a counter of acknowledged writes every `intervalMs` and remembers when it last grew, so a fault
+ * test can tell how long writes stalled: the longest time between two increases within a window.
+ */
+export class AcknowledgementClock {
+  private readonly increases: number[] = [];
+  private last = -1;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly count: () => number,
+    intervalMs = 20,
+  ) {
+    this.timer = setInterval(() => this.sample(), intervalMs);
+  }
+
+  private sample(): void {
+    const now = this.count();
+    if (now > this.last) {
+      this.increases.push(Date.now());
+      this.last = now;
+    }
+  }
+
+  /**
+   * The longest gap (ms) between two increases from the last one at or before `fromMs` (a fault) up to
+   * `toMs`, including the gap still open at `toMs`.
+   */
+  longestStallMs(fromMs: number, toMs: number = Date.now()): number {
+    const before = this.increases.filter((time) => time <= fromMs).at(-1) ?? fromMs;
+    const times = [before, ...this.increases.filter((time) => time > before && time <= toMs), toMs];
+    let longest = 0;
+    for (let index = 1; index < times.length; index++) longest = Math.max(longest, times[index]! - times[index - 1]!);
+    return longest;
+  }
+
+  /** When the counter first grew after `fromMs`; null when it has not yet. */
+  firstIncreaseAfter(fromMs: number): number | null {
+    return this.increases.find((time) => time > fromMs) ?? null;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}

@@ -1,6 +1,9 @@
 import { resolve } from 'node:path';
 import { parseBindHost } from './options';
-import { clusterOptionsFromFlags, type UpFlags } from './up-command';
+import type { LocalCluster, LocalClusterOptions } from '@mink/devcluster';
+import type { CliIo } from './io';
+import { run } from './program';
+import { clusterOptionsFromFlags, parseNatsCluster, printEndpoints, type UpFlags } from './up-command';
 
 const FLAGS: UpFlags = {
   nodes: 3,
@@ -38,5 +41,70 @@ describe('mink up options', () => {
 
   it('passes --tiering-workers to the cluster', () => {
     expect(clusterOptionsFromFlags({ ...FLAGS, tieringWorkers: 2 })).toMatchObject({ tieringWorkers: 2 });
+  });
+});
+
+describe('mink up --nats-cluster', () => {
+  it.each([
+    ['1', 1],
+    ['3', 3],
+    ['5', 5],
+    [' 3 ', 3],
+  ])('takes %p nats-servers', (text, servers) => {
+    expect(parseNatsCluster(text)).toBe(servers);
+  });
+
+  it.each(['0', '2', '4', '6', '7', 'three', '-3', '3.0'])('refuses %p: 1, or an odd count from 3 to 5', (text) => {
+    // Proves even counts are refused with the reason: JetStream needs a majority, so they survive no more failures than one server fewer.
+    expect(() => parseNatsCluster(text)).toThrow('expected 1 (one nats-server) or an odd count from 3 to 5: JetStream needs a majority of its servers');
+  });
+
+  it('passes the count to the cluster, one server by default', () => {
+    expect(clusterOptionsFromFlags(FLAGS)).toMatchObject({ natsCluster: 1 });
+    expect(clusterOptionsFromFlags({ ...FLAGS, natsCluster: 3 })).toMatchObject({ natsCluster: 3 });
+  });
+
+  it('refuses --nats-port with --nats-cluster 3 before starting anything, and exits 2', async () => {
+    let stdout = '';
+    let stderr = '';
+    const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: (text) => void (stderr += text), env: {}, fetch: async () => new Response(null) };
+    const started: LocalClusterOptions[] = [];
+    const exitCode = await run(['up', '--nats-cluster', '3', '--nats-port', '4301'], io, async (options) => {
+      started.push(options);
+      throw new Error('not started in this test');
+    });
+    expect({ exitCode, stdout, stderr, started }).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: 'error: --nats-port sets the port of a single nats-server; with --nats-cluster every server gets a free port\n',
+      started: [],
+    });
+  });
+
+  it('prints every NATS URL of a cluster, with its server name and monitoring endpoint, and the MINK_NATS_URL value', () => {
+    // Proves a user of `mink up --nats-cluster 3` sees where each server listens and what to give a client.
+    let stdout = '';
+    const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
+    const nats = [1, 2, 3].map((index) => ({ role: 'nats', nodeId: `nats-${index}`, ports: { client: 4300 + index, cluster: 6300 + index, monitor: 8300 + index } }));
+    const cluster = {
+      processes: () => [...nats, { role: 'data-node', nodeId: '1', ports: { http: 9000, kafka: 9092 } }],
+      gatewayUrl: 'http://127.0.0.1:8080',
+      natsUrl: 'nats://127.0.0.1:4301,nats://127.0.0.1:4302,nats://127.0.0.1:4303',
+      s3Endpoint: 'http://127.0.0.1:9999',
+      s3Bucket: 'mink',
+      dataDir: '/data',
+      clusterFile: '/data/cluster.json',
+      logDir: '/data/logs',
+    } as unknown as LocalCluster;
+    printEndpoints(io, cluster, { ...FLAGS, natsCluster: 3 });
+    expect(stdout.split('\n').slice(0, 7)).toEqual([
+      '',
+      'mink is up: 2 coordinator(s), 3 data node(s), a gateway and 1 tiering worker(s), 3 clustered nats-servers',
+      '  gateway       http://127.0.0.1:8080',
+      '  nats          nats://127.0.0.1:4301 (nats-1, monitoring http://127.0.0.1:8301/jsz)',
+      '                nats://127.0.0.1:4302 (nats-2, monitoring http://127.0.0.1:8302/jsz)',
+      '                nats://127.0.0.1:4303 (nats-3, monitoring http://127.0.0.1:8303/jsz)',
+      '                MINK_NATS_URL=nats://127.0.0.1:4301,nats://127.0.0.1:4302,nats://127.0.0.1:4303 (JetStream cluster, 3 replicas)',
+    ]);
   });
 });

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULTS, LIMITS } from '@mink/config';
 import { LocalCluster, type LocalClusterOptions } from '@mink/devcluster';
-import { CliError, printLine, type CliIo } from './io';
+import { CliError, UsageError, printLine, type CliIo } from './io';
 import { integerInRange, parseBindHost, parseDurationOption, parsePort } from './options';
 
 /** Where `mink up` keeps its data when --data-dir is not given, relative to the working directory. */
@@ -20,6 +20,8 @@ export interface UpFlags {
   leaseTtl: number;
   coordinatorTick: number;
   natsPort?: number;
+  /** nats-servers: 1 (default) or a JetStream cluster of 3 or 5 (`--nats-cluster`). */
+  natsCluster?: number;
   s3Port?: number;
   logLevel: string;
   cpuProf?: string;
@@ -41,10 +43,25 @@ export function clusterOptionsFromFlags(flags: UpFlags): LocalClusterOptions {
     leaseTtlMs: flags.leaseTtl,
     coordinatorTickMs: flags.coordinatorTick,
     natsPort: flags.natsPort,
+    natsCluster: flags.natsCluster ?? 1,
     s3Port: flags.s3Port,
     logLevel: flags.logLevel,
     ...(flags.cpuProf ? { cpuProfileDir: resolve(flags.cpuProf) } : {}),
   };
+}
+
+/**
+ * `--nats-cluster`: 1 (one nats-server, the default) or an odd count from 3 to `LIMITS.localNatsServersMax`.
+ * JetStream needs a majority of its servers: 2 servers stop with either one gone (no better than 1), and 4
+ * survive one loss like 3 do, so even counts only add a server to lose. Beyond 5 a stream cannot have a
+ * replica on every server.
+ */
+export function parseNatsCluster(text: string): number {
+  const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (value === 1 || (Number.isSafeInteger(value) && value >= 3 && value <= LIMITS.localNatsServersMax && value % 2 === 1)) return value;
+  throw new InvalidArgumentError(
+    `expected 1 (one nats-server) or an odd count from 3 to ${LIMITS.localNatsServersMax}: JetStream needs a majority of its servers, so an even count survives no more failures than one server fewer.`,
+  );
 }
 
 /** `mink up`: a whole local cluster in the foreground until Ctrl-C or SIGTERM. */
@@ -65,7 +82,13 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
         .argParser(parseDurationOption)
         .default(DEFAULTS.coordinatorTickMs, '5s'),
     )
-    .addOption(new Option('--nats-port <port>', 'client port of nats-server').argParser(parsePort).default(undefined, 'a free port'))
+    .addOption(new Option('--nats-port <port>', 'client port of nats-server (a single one only)').argParser(parsePort).default(undefined, 'a free port'))
+    .option(
+      '--nats-cluster <servers>',
+      'nats-servers: 1, or a JetStream cluster of 3 (or 5) on free loopback ports with the metadata stream and KV buckets at that many replicas',
+      parseNatsCluster,
+      1,
+    )
     .addOption(new Option('--s3-port <port>', 'port of the S3 server').argParser(parsePort).default(undefined, 'a free port'))
     .option('--log-level <level>', 'log level of every service (MINK_LOG_LEVEL)', 'info')
     .option('--cpu-prof <dir>', 'run every service under node --cpu-prof; each writes a .cpuprofile into this folder when it stops')
@@ -80,6 +103,9 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
  * exits at once, and the exit handlers of LocalCluster kill whatever is left.
  */
 export async function runUp(flags: UpFlags, io: CliIo, startCluster: StartCluster): Promise<void> {
+  if ((flags.natsCluster ?? 1) > 1 && flags.natsPort !== undefined) {
+    throw new UsageError('--nats-port sets the port of a single nats-server; with --nats-cluster every server gets a free port');
+  }
   const options = clusterOptionsFromFlags(flags);
   const interrupt = new AbortController();
   let stopRequested: () => void = () => undefined;
@@ -119,15 +145,25 @@ export async function runUp(flags: UpFlags, io: CliIo, startCluster: StartCluste
   }
 }
 
-function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags): void {
+/** The endpoints `mink up` prints once the cluster is up: every NATS URL among them. */
+export function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags): void {
   const kafka = cluster
     .processes()
     .filter((entry) => entry.role === 'data-node')
     .map((entry) => `127.0.0.1:${entry.ports.kafka} (node ${entry.nodeId})`)
     .join(', ');
+  const natsServers = cluster.processes().filter((entry) => entry.role === 'nats');
+  const nats: [string, string][] =
+    natsServers.length <= 1
+      ? [['nats', cluster.natsUrl]]
+      : natsServers.map((entry, index) => [
+          index === 0 ? 'nats' : '',
+          `nats://127.0.0.1:${entry.ports.client} (${entry.nodeId}, monitoring http://127.0.0.1:${entry.ports.monitor}/jsz)`,
+        ]);
+  if (natsServers.length > 1) nats.push(['', `MINK_NATS_URL=${cluster.natsUrl} (JetStream cluster, ${natsServers.length} replicas)`]);
   const rows: [string, string][] = [
     ['gateway', cluster.gatewayUrl],
-    ['nats', cluster.natsUrl],
+    ...nats,
     ['s3', `${cluster.s3Endpoint} (bucket ${cluster.s3Bucket}, path-style, credentials S3RVER/S3RVER)`],
     ['kafka', kafka],
     ['data dir', cluster.dataDir],
@@ -136,7 +172,8 @@ function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags): void 
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   printLine(io, '');
-  printLine(io, `mink is up: ${flags.coordinators} coordinator(s), ${flags.nodes} data node(s), a gateway and ${flags.tieringWorkers} tiering worker(s)`);
+  const natsLine = natsServers.length > 1 ? `, ${natsServers.length} clustered nats-servers` : '';
+  printLine(io, `mink is up: ${flags.coordinators} coordinator(s), ${flags.nodes} data node(s), a gateway and ${flags.tieringWorkers} tiering worker(s)${natsLine}`);
   for (const [label, value] of rows) printLine(io, `  ${label.padEnd(width)}  ${value}`);
   printLine(io, 'Ctrl-C to stop');
 }

@@ -1,12 +1,15 @@
-import { connect, type NatsConnection } from 'nats';
-import { CLIENT_BACKOFF, LIMITS, backoffDelayMs, sleep } from '@mink/config';
+import { connect, ErrorCode, Events, NatsError, type Msg, type NatsConnection, type Payload, type RequestOptions } from 'nats';
+import { CLIENT_BACKOFF, LIMITS, backoffDelayMs, parseNatsServers, sleep } from '@mink/config';
 import { MinkError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult, type HolderResult } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import { HttpScanPages } from './http-scan-pages';
 import { TableClient, type TableClientOptions } from './table-client';
 
 export interface MinkClientOptions {
-  /** NATS server URL(s) of the cluster. */
+  /**
+   * NATS server URL(s) of the cluster: an array, or one string that may list several separated by commas
+   * (a `MINK_NATS_URL` value). The client reconnects to any of them, forever, when its server goes away.
+   */
   servers: string | string[];
   /** Name shown in NATS monitoring. */
   name?: string;
@@ -48,7 +51,10 @@ export class MinkClient {
 
   static async connect(options: MinkClientOptions): Promise<MinkClient> {
     // No Error (stack capture) per request: a request error names its subject and timeout itself.
-    const nc = await connect({ servers: options.servers, name: options.name ?? 'mink-client', maxReconnectAttempts: -1, noAsyncTraces: true });
+    const servers = typeof options.servers === 'string' ? parseNatsServers(options.servers, 'servers') : options.servers;
+    const nc = failRequestsFastOnReconnect(
+      await connect({ servers, name: options.name ?? 'mink-client', maxReconnectAttempts: -1, reconnectTimeWait: 250, noAsyncTraces: true }),
+    );
     return new MinkClient(nc, true, MinkClient.tableOptionsOf(options));
   }
 
@@ -113,4 +119,69 @@ export class MinkClient {
     this.tableOptions.httpScans?.close();
     if (this.ownsConnection) await this.nc.drain();
   }
+}
+
+/**
+ * Requests of a client's own connection across a lost NATS server (kill -9, restart, failover in a NATS
+ * cluster). nats.js 2.29 empties its outbound buffer at every reconnect attempt, so a request made while
+ * the connection is down is never sent, and a request in flight when the server dies waits out its whole
+ * timeout (10 s for a bucket request) for a reply that cannot come. Here a request made while down waits
+ * for the reconnect (within its own timeout) and is sent then, and one in flight when the connection drops
+ * fails at once with nats.js's TIMEOUT code, which every caller already treats as "outcome unknown" and
+ * retries safely (appends keep their writer sequence). Services get the same from
+ * `failRequestsFastAcrossReconnects` in @mink/metalog, which this package cannot depend on.
+ */
+function failRequestsFastOnReconnect(nc: NatsConnection): NatsConnection {
+  let connected = true;
+  const onDisconnect = new Set<() => void>();
+  const onReconnect = new Set<() => void>();
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === Events.Disconnect) {
+        connected = false;
+        for (const listener of [...onDisconnect]) listener();
+      } else if (status.type === Events.Reconnect) {
+        connected = true;
+        for (const listener of [...onReconnect]) listener();
+      }
+    }
+  })();
+  const request = nc.request.bind(nc);
+  nc.request = (subject: string, payload?: Payload, options?: RequestOptions): Promise<Msg> =>
+    new Promise<Msg>((resolve, reject) => {
+      const timeoutMs = options?.timeout ?? 1_000;
+      const startedAtMs = Date.now();
+      const send = (): void => {
+        const dropped = (): void => {
+          onDisconnect.delete(dropped);
+          reject(new NatsError(`no reply on ${subject}: the connection to NATS dropped while the request was in flight`, ErrorCode.Timeout));
+        };
+        onDisconnect.add(dropped);
+        request(subject, payload, { ...(options ?? {}), timeout: Math.max(1, timeoutMs - (Date.now() - startedAtMs)) } as RequestOptions).then(
+          (reply) => {
+            onDisconnect.delete(dropped);
+            resolve(reply);
+          },
+          (error: unknown) => {
+            onDisconnect.delete(dropped);
+            reject(error);
+          },
+        );
+      };
+      if (connected || nc.isClosed()) {
+        send();
+        return;
+      }
+      const reconnected = (): void => {
+        onReconnect.delete(reconnected);
+        clearTimeout(timer);
+        send();
+      };
+      const timer = setTimeout(() => {
+        onReconnect.delete(reconnected);
+        reject(new NatsError(`no reply on ${subject}: the connection to NATS did not come back within ${timeoutMs} ms`, ErrorCode.Timeout));
+      }, timeoutMs);
+      onReconnect.add(reconnected);
+    });
+  return nc;
 }

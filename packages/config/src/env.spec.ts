@@ -79,3 +79,45 @@ describe('readServiceConfig: MINK_PARTITION_CLOCK_OFFSET_MS', () => {
     expect(() => readServiceConfig({ MINK_PARTITION_CLOCK_OFFSET_MS: value })).toThrow("MINK_PARTITION_CLOCK_OFFSET_MS: '" + value + "' is not an integer");
   });
 });
+
+describe('readServiceConfig: MINK_NATS_URL with one or several servers', () => {
+  it.each<[string | undefined, string[]]>([
+    [undefined, ['nats://127.0.0.1:4222']],
+    ['nats://127.0.0.1:4301', ['nats://127.0.0.1:4301']],
+    ['nats://127.0.0.1:4301,nats://127.0.0.1:4302,nats://127.0.0.1:4303', ['nats://127.0.0.1:4301', 'nats://127.0.0.1:4302', 'nats://127.0.0.1:4303']],
+    [' nats://a:4222 , nats://b:4222 ', ['nats://a:4222', 'nats://b:4222']],
+    ['127.0.0.1:4301,127.0.0.1:4302', ['127.0.0.1:4301', '127.0.0.1:4302']],
+  ])('reads %p as the servers %p', (value, servers) => {
+    // Proves a comma-separated list reaches every NATS connection as an array, and one URL stays one server.
+    expect(ENV.natsUrl).toBe('MINK_NATS_URL');
+    const config = readServiceConfig(value === undefined ? {} : { MINK_NATS_URL: value });
+    expect(config.natsServers).toEqual(servers);
+    expect(config.natsUrl).toBe(value ?? 'nats://127.0.0.1:4222');
+  });
+
+  it.each(['', ',', 'nats://a:4222,', 'nats://a:4222,,nats://b:4222', 'nats://a :4222'])('refuses %p at start, naming the variable', (value) => {
+    // Proves a templating slip (an empty entry) stops the service instead of connecting to fewer servers than meant.
+    expect(() => readServiceConfig({ MINK_NATS_URL: value })).toThrow('MINK_NATS_URL');
+  });
+});
+
+describe('readServiceConfig: MINK_META_REPLICAS', () => {
+  it.each<[string | undefined, number]>([
+    [undefined, 1],
+    ['', 1],
+    ['1', 1],
+    ['2', 2],
+    ['3', 3],
+    ['5', 5],
+  ])('reads %p as %d replicas of the metadata stream and KV buckets', (value, replicas) => {
+    // Proves the default stays one replica (one embedded server) and a clustered NATS can ask for up to 5.
+    expect(ENV.metaReplicas).toBe('MINK_META_REPLICAS');
+    expect(readServiceConfig(value === undefined ? {} : { MINK_META_REPLICAS: value }).metaReplicas).toBe(replicas);
+  });
+
+  it.each(['0', '6', '-1', '2.5', 'three'])('refuses %p at start, naming the variable and the range', (value) => {
+    // Proves JetStream's bound (at most 5 replicas) and nonsense stop the service before it creates anything.
+    expect(() => readServiceConfig({ MINK_META_REPLICAS: value })).toThrow(/MINK_META_REPLICAS/);
+    if (/^\d+$/.test(value)) expect(() => readServiceConfig({ MINK_META_REPLICAS: value })).toThrow('is not an integer from 1 to 5');
+  });
+});

@@ -6,7 +6,16 @@ import { parseDurationMs } from './duration';
  * `mink up`, docker-compose and the tests (docs/architecture.md §12).
  */
 export interface ServiceConfig {
+  /** `MINK_NATS_URL` as given: one NATS URL, or several separated by commas (the servers of one NATS cluster). */
   natsUrl: string;
+  /** The servers of `natsUrl`, one URL each: every NATS connection of the process is given all of them. */
+  natsServers: string[];
+  /**
+   * Replicas of the metadata stream and of every KV bucket mink creates (heartbeats, coordinator lease, view
+   * snapshot pointer), 1 to `LIMITS.metaReplicasMax`; 3 on a 3-server NATS cluster, so one server may fail.
+   * Only applies when the stream or bucket is created: an existing one keeps its replicas.
+   */
+  metaReplicas: number;
   s3Endpoint: string;
   s3Bucket: string;
   s3Region: string;
@@ -71,6 +80,7 @@ export const ENV = {
   kafkaPort: 'MINK_KAFKA_PORT',
   kafkaBindHost: 'MINK_KAFKA_BIND_HOST',
   metaStream: 'MINK_META_STREAM',
+  metaReplicas: 'MINK_META_REPLICAS',
   metaSnapshotEveryCommands: 'MINK_META_SNAPSHOT_EVERY',
   logLevel: 'MINK_LOG_LEVEL',
   dataDir: 'MINK_DATA_DIR',
@@ -127,9 +137,26 @@ function bindHost(value: string | undefined, advertisedHost: string | undefined,
   return value.trim();
 }
 
+/**
+ * The NATS servers of a `MINK_NATS_URL` value: one URL or several separated by commas
+ * (`nats://127.0.0.1:4301,nats://127.0.0.1:4302`), spaces around each ignored. An empty list or an empty
+ * entry (a doubled or trailing comma) is refused, naming `name`.
+ */
+export function parseNatsServers(value: string, name: string = ENV.natsUrl): string[] {
+  const servers = value.split(',').map((entry) => entry.trim());
+  if (servers.some((entry) => entry === '')) {
+    throw new Error(`${name}: '${value}' must be one NATS URL or several separated by commas, with no empty entry`);
+  }
+  if (servers.some((entry) => /\s/.test(entry))) throw new Error(`${name}: '${value}' holds a URL with a space in it`);
+  return servers;
+}
+
+const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
+
 export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults: { httpPort?: number } = {}): ServiceConfig {
   return {
-    natsUrl: env[ENV.natsUrl] ?? 'nats://127.0.0.1:4222',
+    natsUrl: env[ENV.natsUrl] ?? DEFAULT_NATS_URL,
+    natsServers: parseNatsServers(env[ENV.natsUrl] ?? DEFAULT_NATS_URL),
     s3Endpoint: env[ENV.s3Endpoint] ?? 'http://127.0.0.1:9000',
     s3Bucket: env[ENV.s3Bucket] ?? DEFAULTS.s3Bucket,
     s3Region: env[ENV.s3Region] ?? 'us-east-1',
@@ -144,6 +171,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     kafkaPort: integer(env[ENV.kafkaPort], DEFAULTS.kafkaPort, ENV.kafkaPort),
     kafkaBindHost: bindHost(env[ENV.kafkaBindHost], env[ENV.advertisedHost], ENV.kafkaBindHost),
     metaStream: env[ENV.metaStream] ?? DEFAULTS.metaStream,
+    metaReplicas: boundedInteger(env[ENV.metaReplicas], 1, 1, LIMITS.metaReplicasMax, ENV.metaReplicas),
     metaSnapshotEveryCommands: positiveInteger(env[ENV.metaSnapshotEveryCommands], DEFAULTS.metaSnapshotEveryCommands, ENV.metaSnapshotEveryCommands),
     logLevel: env[ENV.logLevel] ?? 'info',
     dataDir: env[ENV.dataDir] ?? '',

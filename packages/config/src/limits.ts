@@ -302,6 +302,8 @@ export const LIMITS = {
   pkGroupOperationsMax: 50_000,
   /** Group commits of one PK bucket in the WAL at once (their batches commit in order). */
   pkGroupsInFlightMax: 4,
+  /** Free bytes a KV tablet's file system must keep beyond twice a batch's size, or the batch is refused as a full disk (LMDB grows its file in steps of about 0.5 MiB). */
+  kvDiskHeadroomBytes: 4 * 1024 * 1024,
   /**
    * Keys one lookup request to a bucket may hold. The answer travels in one NATS message (1 MiB by
    * default), so this keeps rows of up to ~400 bytes of JSON within one reply; the client splits larger lookups.
@@ -319,6 +321,66 @@ export const LIMITS = {
   kvScanEntriesMax: 100_000,
   /** Keys one KV batched lookup reads. */
   kvLookupKeysMax: 100_000,
+  /**
+   * Replicas of the metadata stream and of mink's KV buckets at most (`MINK_META_REPLICAS`): JetStream
+   * replicates a stream to at most 5 servers.
+   */
+  metaReplicasMax: 5,
+  /** nats-servers a local cluster runs at most (`mink up --nats-cluster`); an odd count from 1 to this. */
+  localNatsServersMax: 5,
+  /** How long a clustered nats-server may take, from its start, until JetStream answers through it (meta leader elected). */
+  natsJetStreamReadyTimeoutMs: 30_000,
+  /** How long one GET of a nats-server's monitoring endpoint (`/jsz`) may take. */
+  natsMonitorRequestTimeoutMs: 1_000,
+  /** Pause before opening the watch of the heartbeat bucket again after a failed open; grows by this much per failure. */
+  livenessWatchRetryInitialMs: 250,
+  /** Longest pause between two attempts to open the watch of the heartbeat bucket. */
+  livenessWatchRetryMaxMs: 2_000,
+  /**
+   * How long one pull of the metadata log tail waits on the server. nats.js also pauses this long between its
+   * attempts to find and re-create a consumer lost with a server, so it bounds how long the tail stalls after one.
+   */
+  metaTailPullExpiresMs: 5_000,
+  /**
+   * The metadata log tail replaces its consumer when the log has held the next entry this long without
+   * delivering it (its server went away, say). Also how long nothing may arrive before the tail checks.
+   */
+  metaTailStallMs: 2_000,
+  /** How often the metadata log tail checks for a stall while nothing arrives. */
+  metaTailCheckIntervalMs: 500,
+  /** A consumer of the metadata log tail left behind (its process died) is removed by the server after this long. */
+  metaTailConsumerInactiveMs: 60_000,
+  /** Pause before the metadata log tail tries again to create a consumer; grows by this much per failure. */
+  metaTailRetryInitialMs: 100,
+  /** Longest pause between two attempts of the metadata log tail to create a consumer. */
+  metaTailRetryMaxMs: 1_000,
+  /** The metadata log tail reports every this many failed attempts in a row to create a consumer (and keeps trying). */
+  metaTailReportFailuresAfter: 20,
+  /**
+   * Timeout of the JetStream requests that (re-)create the consumers of the metadata log tail and of the
+   * heartbeat watch. Short, because such a request sent while JetStream elects a meta leader is lost: the
+   * next attempt, not the end of a long timeout, is what gets through once the leader is elected.
+   */
+  jetStreamFollowRequestTimeoutMs: 2_000,
+  /**
+   * The heartbeat watch is opened again when the bucket has held an entry this long that the watch did not
+   * deliver (the server holding its consumer went away without this process losing its connection).
+   */
+  livenessWatchStallMs: 1_500,
+  /** How often the heartbeat watch is checked for a stall while no entry arrives. */
+  livenessWatchCheckIntervalMs: 500,
+  /** How often a liveness tracker that is being asked who is live writes its probe key (see LivenessTracker). */
+  livenessProbeIntervalMs: 500,
+  /** A probe not delivered back by the watch within this long makes the tracker blind until one is. */
+  livenessProbeTimeoutMs: 1_000,
+  /** A liveness tracker stops probing when nobody asked who is live for this long. */
+  livenessProbeIdleMs: 10_000,
+  /** Blind periods a liveness tracker remembers (older ones no longer matter to any heartbeat's age). */
+  livenessBlindPeriodsKept: 16,
+  /** Pause before a joining process tries a step again that NATS could not answer yet; grows by this much per attempt. */
+  joinRetryInitialMs: 200,
+  /** Longest pause between two attempts of a step of joining. */
+  joinRetryMaxMs: 2_000,
 } as const;
 
 export const DEFAULTS = {

@@ -89,8 +89,9 @@ describe('LocalCluster', () => {
     rmSync(workDirectory, { recursive: true, force: true });
   });
 
-  async function startCluster(extra: { env?: Record<string, string> } = {}): Promise<LocalCluster> {
+  async function startCluster(extra: { env?: Record<string, string>; natsCluster?: number } = {}): Promise<LocalCluster> {
     cluster = await LocalCluster.start({
+      natsCluster: extra.natsCluster,
       dataDir,
       repoRoot,
       nodes: 2,
@@ -151,6 +152,7 @@ describe('LocalCluster', () => {
         [ENV.coordinatorTickMs]: '500',
         [ENV.httpPort]: String(node.ports.http),
         [ENV.kafkaPort]: String(kafkaBasePort + 1),
+        [ENV.metaReplicas]: '1',
       }),
     );
     const gateway = await fetchJson(`${started.gatewayUrl}/healthz`);
@@ -223,6 +225,61 @@ describe('LocalCluster', () => {
     const second = LocalCluster.start({ dataDir, repoRoot, gatewayPort: 0, kafkaPort: 0 });
     await expect(second).rejects.toThrow(/a cluster still runs in .*\(nats pid \d+, s3 pid \d+, coordinator coordinator-1 pid \d+/);
     expect(readClusterFile(dataDir).processes.map((entry) => entry.pid)).toEqual(first.processes().map((entry) => entry.pid));
+  });
+
+  it('runs a NATS cluster of three servers: each tracked, listed and restartable, services given every URL and 3 replicas', async () => {
+    // Proves --nats-cluster 3 end to end in the launcher: three clustered servers, MINK_NATS_URL lists all, MINK_META_REPLICAS=3,
+    // and a server killed with kill -9 comes back on the same ports into the same JetStream cluster.
+    const started = await startCluster({ natsCluster: 3 });
+    const nats = started.processes().filter((entry) => entry.role === 'nats');
+    expect(nats.map((entry) => entry.nodeId)).toEqual(['nats-1', 'nats-2', 'nats-3']);
+    expect(started.processes().map((entry) => entry.role).slice(0, 4)).toEqual(['nats', 'nats', 'nats', 's3']);
+    expect(nats.every((entry) => Object.keys(entry.ports).sort().join() === 'client,cluster,monitor')).toBe(true);
+    expect(started.natsServers).toBe(3);
+    expect(started.natsUrls).toEqual(nats.map((entry) => `nats://127.0.0.1:${entry.ports.client}`));
+    expect(started.natsUrl).toBe(started.natsUrls.join(','));
+    expect(nats.map((entry) => entry.logFile)).toEqual(['nats-1', 'nats-2', 'nats-3'].map((name) => join(dataDir, 'logs', `${name}.log`)));
+    expect(logLines.filter((line) => /^nats nats-\d ready \(pid \d+, client \d+, cluster \d+, monitor \d+\)$/.test(line))).toHaveLength(3);
+
+    const { env } = await fetchJson(`http://127.0.0.1:${started.process('coordinator', 'coordinator-1').ports.http}/healthz`);
+    expect(env[ENV.natsUrl]).toBe(started.natsUrl);
+    expect(env[ENV.metaReplicas]).toBe('3');
+    const file = readClusterFile(dataDir);
+    expect(file.processes.filter((entry) => entry.role === 'nats').map(({ nodeId, pid, ports, running }) => ({ nodeId, pid, ports, running }))).toEqual(
+      nats.map(({ nodeId, pid, ports }) => ({ nodeId, pid, ports, running: true })),
+    );
+    expect(file.endpoints.nats).toBe(started.natsUrl);
+
+    const leader = await started.natsMetaLeader();
+    expect(['nats-1', 'nats-2', 'nats-3']).toContain(leader);
+    const victim = started.process('nats', 'nats-2');
+    started.kill('nats', 'nats-2');
+    expect(await started.waitForExit('nats', 'nats-2')).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(readClusterFile(dataDir).processes.find((entry) => entry.nodeId === 'nats-2')).toEqual(expect.objectContaining({ pid: victim.pid, running: false }));
+    const restarted = await started.restart('nats', 'nats-2');
+    expect(restarted.pid).not.toBe(victim.pid);
+    expect(restarted.ports).toEqual(victim.ports);
+    expect(restarted.running).toBe(true);
+    expect(started.process('nats', 'nats-2').running).toBe(true);
+    expect(['nats-1', 'nats-2', 'nats-3']).toContain(await started.natsMetaLeader());
+  });
+
+  it.each([
+    [{ natsCluster: 2 }, 'natsCluster must be 1 (one nats-server) or an odd number from 3 to 5 (a JetStream cluster), not 2'],
+    [{ natsCluster: 0 }, 'natsCluster must be 1 (one nats-server) or an odd number from 3 to 5 (a JetStream cluster), not 0'],
+    [{ natsCluster: 7 }, 'natsCluster must be 1 (one nats-server) or an odd number from 3 to 5 (a JetStream cluster), not 7'],
+    [{ natsCluster: 3, natsPort: 4301 }, 'natsPort sets the port of a single nats-server; the servers of a NATS cluster get free ports'],
+  ])('refuses %p before starting anything', async (options, message) => {
+    await expect(LocalCluster.start({ dataDir, repoRoot, ...options })).rejects.toThrow(message);
+  });
+
+  it('refuses to start a data dir in the other NATS layout, which would start an empty metadata log next to its data', async () => {
+    // Proves a data dir made with one nats-server is not restarted as a NATS cluster (its log is in another folder), nor the other way round.
+    mkdirSync(join(dataDir, 'nats', 'jetstream'), { recursive: true });
+    await expect(LocalCluster.start({ dataDir, repoRoot, natsCluster: 3 })).rejects.toThrow('holds the store of a single nats-server');
+    rmSync(join(dataDir, 'nats'), { recursive: true });
+    mkdirSync(join(dataDir, 'nats', 'nats-1', 'jetstream'), { recursive: true });
+    await expect(LocalCluster.start({ dataDir, repoRoot })).rejects.toThrow('holds the stores of a NATS cluster');
   });
 
   it('refuses to start when an app is not built', async () => {

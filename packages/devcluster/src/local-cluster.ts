@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, w
 import { get as httpGet } from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { DEFAULTS, ENV, LIMITS, sleep } from '@mink/config';
+import { checkNatsClusterSize, natsMetaLeader, startNatsCluster, startNatsClusterNode, waitForJetStream, type NatsClusterNodeSpec } from './nats-cluster';
 import { startNatsServer } from './nats-server';
 import { freePort } from './ports';
 import { startS3Server } from './s3-server';
@@ -10,7 +11,7 @@ import { startS3Server } from './s3-server';
 /** The mink apps, each built to `apps/<role>/dist/main.js`. */
 export type ServiceRole = 'coordinator' | 'data-node' | 'gateway' | 'tiering-worker';
 
-/** The servers mink depends on; a local cluster runs exactly one of each. */
+/** The servers mink depends on: one S3 server, and one nats-server or a JetStream cluster of them (`natsCluster`). */
 export type ServerRole = 'nats' | 's3';
 
 export type ClusterRole = ServerRole | ServiceRole;
@@ -27,10 +28,12 @@ export const CLUSTER_FILE_NAME = 'cluster.json';
  * One process of a local cluster, as `processes()` returns it and as cluster.json stores it.
  *
  * - `nodeId` is the process's MINK_NODE_ID: "1", "2", … for data nodes, "coordinator-1", …, "gateway-1"
- *   and "tiering-1". It is null for `nats` and `s3`: there is one of each and they have no mink identity.
+ *   and "tiering-1". It is null for `s3` and for a single `nats` (they have no mink identity); the servers
+ *   of a NATS cluster are "nats-1", "nats-2", … (their `server_name`).
  * - `pid` belongs to the current incarnation; it stays after that incarnation exits (with `running`
  *   false) so a caller can tell which process died, and changes when `restart` starts a new one.
- * - `ports`: `{client}` for nats, `{http}` for s3 and every service, plus `{kafka}` for data nodes.
+ * - `ports`: `{client}` for a single nats, `{client, cluster, monitor}` for a server of a NATS cluster,
+ *   `{http}` for s3 and every service, plus `{kafka}` for data nodes.
  */
 export interface ClusterProcessInfo {
   role: ClusterRole;
@@ -74,8 +77,15 @@ export interface LocalClusterOptions {
   kafkaPort?: number;
   leaseTtlMs?: number;
   coordinatorTickMs?: number;
-  /** Client port of nats-server; a free one when absent or 0 (never the shared 4222 by default). */
+  /** Client port of the single nats-server; a free one when absent or 0 (never the shared 4222 by default). Not with `natsCluster` above 1. */
   natsPort?: number;
+  /**
+   * nats-servers (default 1). 1 is one embedded server (role 'nats', nodeId null). 3 or 5 start a JetStream
+   * cluster (role 'nats', nodeIds 'nats-1', …, every port free and loopback only); services then get every
+   * URL in MINK_NATS_URL and MINK_META_REPLICAS = this count, so the metadata log and the KV buckets survive
+   * the loss of a minority of servers. Even counts are refused: they tolerate no more failures than one fewer.
+   */
+  natsCluster?: number;
   /** Port of the S3 server; a free one when absent or 0. */
   s3Port?: number;
   /** The monorepo root holding `apps/`; found by walking up from this file to pnpm-workspace.yaml. */
@@ -111,6 +121,8 @@ interface TrackedProcess {
   child: ChildProcess;
   /** The launcher's stop, for nats and s3 (it also drains their piped output). */
   stopServer: (() => Promise<void>) | null;
+  /** How a server of a NATS cluster is started again: same name, ports and store. */
+  natsSpec?: NatsClusterNodeSpec;
   exitStatus: ExitStatus | null;
   exited: Promise<ExitStatus>;
 }
@@ -126,6 +138,7 @@ interface ResolvedOptions {
   leaseTtlMs: number;
   coordinatorTickMs: number;
   natsPort: number | undefined;
+  natsCluster: number;
   s3Port: number | undefined;
   repoRoot: string;
   logDir: string;
@@ -155,7 +168,7 @@ export class LocalCluster {
   private readonly tracked: TrackedProcess[] = [];
   private stopping = false;
   private stopPromise: Promise<void> | null = null;
-  private natsUrlValue = '';
+  private natsUrlsValue: string[] = [];
   private s3EndpointValue = '';
   private readonly killAllOnExit = (): void => {
     for (const entry of this.tracked) {
@@ -183,8 +196,32 @@ export class LocalCluster {
     return `http://${LOOPBACK_HOST}:${this.find('gateway', 'gateway-1').ports.http}`;
   }
 
+  /**
+   * What services get as MINK_NATS_URL: the one server's URL, or every server's URL of a NATS cluster
+   * separated by commas. `MinkClient.connect({ servers })` takes it as it is; a bare nats.js `connect` needs
+   * `natsUrls`.
+   */
   get natsUrl(): string {
-    return this.natsUrlValue;
+    return this.natsUrlsValue.join(',');
+  }
+
+  /** The URL of every nats-server, in name order. */
+  get natsUrls(): string[] {
+    return [...this.natsUrlsValue];
+  }
+
+  /** nats-servers of this cluster: 1, or the size of its JetStream cluster. */
+  get natsServers(): number {
+    return this.options.natsCluster;
+  }
+
+  /**
+   * The server_name ('nats-1', …) of the current JetStream meta leader, read from `/jsz` of a running
+   * server of the NATS cluster; null while none is elected, and always for a single nats-server.
+   */
+  natsMetaLeader(): Promise<string | null> {
+    const monitorPorts = this.tracked.filter((entry) => entry.role === 'nats' && entry.exitStatus === null && entry.ports.monitor !== undefined).map((entry) => entry.ports.monitor!);
+    return natsMetaLeader(monitorPorts);
   }
 
   get s3Endpoint(): string {
@@ -212,7 +249,7 @@ export class LocalCluster {
     return this.tracked.map(describe);
   }
 
-  /** One process; `nodeId` is omitted (or null) for nats and s3. Throws for a process the cluster does not have. */
+  /** One process; `nodeId` is omitted (or null) for s3 and a single nats ('nats-1', … in a NATS cluster). Throws for a process the cluster does not have. */
   process(role: ClusterRole, nodeId: string | null = null): ClusterProcessInfo {
     return describe(this.find(role, nodeId));
   }
@@ -297,10 +334,15 @@ export class LocalCluster {
     const { options } = this;
     for (const role of SERVICE_ROLES) assertBuilt(options.repoRoot, role);
     assertNoClusterRunning(options.dataDir);
+    assertSameNatsLayout(options.dataDir, options.natsCluster);
     mkdirSync(options.logDir, { recursive: true });
 
-    const nats = await this.startServer('nats', (entry) => this.launchNats(entry));
-    this.logReady(nats);
+    if (options.natsCluster === 1) {
+      const nats = await this.startServer('nats', (entry) => this.launchNats(entry));
+      this.logReady(nats);
+    } else {
+      await this.startNatsCluster();
+    }
     this.throwIfAborted();
     const s3 = await this.startServer('s3', (entry) => this.launchS3(entry));
     this.logReady(s3);
@@ -334,12 +376,44 @@ export class LocalCluster {
     return entry;
   }
 
+  /** Starts the servers of a NATS cluster together (they need each other for a JetStream quorum) and tracks each. */
+  private async startNatsCluster(): Promise<void> {
+    const { options } = this;
+    const handle = await startNatsCluster({ dataDir: join(options.dataDir, 'nats'), size: options.natsCluster, logDir: options.logDir });
+    const entries: TrackedProcess[] = handle.nodes().map((node) => ({
+      role: 'nats',
+      nodeId: node.spec.name,
+      ports: { ...node.spec.ports },
+      logFile: node.spec.logFile ?? join(options.logDir, logFileName('nats', node.spec.name)),
+      env: null,
+      pid: 0,
+      child: undefined as unknown as ChildProcess,
+      stopServer: node.stop,
+      natsSpec: node.spec,
+      exitStatus: { code: null, signal: null },
+      exited: Promise.resolve({ code: null, signal: null }),
+    }));
+    handle.nodes().forEach((node, index) => this.track(entries[index]!, node.process));
+    this.tracked.push(...entries);
+    this.natsUrlsValue = [...handle.urls];
+    this.writeClusterFile();
+    for (const entry of entries) this.logReady(entry);
+  }
+
   private async launchNats(entry: TrackedProcess): Promise<void> {
+    if (entry.natsSpec) {
+      // A server of a NATS cluster: same name, ports and store, so it rejoins the cluster with what it held.
+      const node = await startNatsClusterNode(entry.natsSpec);
+      entry.stopServer = node.stop;
+      this.track(entry, node.process);
+      await waitForJetStream([node], LIMITS.natsJetStreamReadyTimeoutMs);
+      return;
+    }
     const requested = entry.ports.client === 0 ? undefined : entry.ports.client;
     const handle = await startNatsServer({ dataDir: join(this.options.dataDir, 'nats'), port: requested, logFile: entry.logFile });
     // Later restarts reuse the port, so services that keep reconnecting to this URL find the server again.
     entry.ports.client = handle.port;
-    this.natsUrlValue = handle.url;
+    this.natsUrlsValue = [handle.url];
     entry.stopServer = handle.stop;
     this.track(entry, handle.process);
   }
@@ -399,7 +473,9 @@ export class LocalCluster {
     const { options } = this;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      [ENV.natsUrl]: this.natsUrlValue,
+      [ENV.natsUrl]: this.natsUrl,
+      // One replica per server: the metadata log and the KV buckets then survive the loss of a minority of them.
+      [ENV.metaReplicas]: String(options.natsCluster),
       [ENV.s3Endpoint]: this.s3EndpointValue,
       [ENV.s3Bucket]: DEFAULTS.s3Bucket,
       [ENV.s3AccessKeyId]: S3_CREDENTIALS.accessKeyId,
@@ -529,7 +605,7 @@ export class LocalCluster {
       })),
       endpoints: {
         gateway: gateway ? `http://${LOOPBACK_HOST}:${gateway.ports.http}` : '',
-        nats: this.natsUrlValue,
+        nats: this.natsUrl,
         s3: this.s3EndpointValue,
         s3Bucket: DEFAULTS.s3Bucket,
       },
@@ -597,6 +673,7 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
     leaseTtlMs: options.leaseTtlMs ?? DEFAULTS.leaseTtlMs,
     coordinatorTickMs: options.coordinatorTickMs ?? DEFAULTS.coordinatorTickMs,
     natsPort: options.natsPort || undefined,
+    natsCluster: options.natsCluster ?? 1,
     s3Port: options.s3Port || undefined,
     repoRoot: options.repoRoot ?? findRepoRoot(),
     logDir: resolve(options.logDir ?? join(dataDir, 'logs')),
@@ -617,6 +694,14 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
     checkCount(port, 0, 65_535, name);
   }
   if (resolved.kafkaPort !== 0) checkCount(resolved.kafkaPort + resolved.nodes - 1, 1, 65_535, 'kafkaPort + nodes - 1');
+  if (resolved.natsCluster !== 1) {
+    try {
+      checkNatsClusterSize(resolved.natsCluster);
+    } catch {
+      throw new Error(`natsCluster must be 1 (one nats-server) or an odd number from 3 to ${LIMITS.localNatsServersMax} (a JetStream cluster), not ${resolved.natsCluster}`);
+    }
+    if (resolved.natsPort !== undefined) throw new Error('natsPort sets the port of a single nats-server; the servers of a NATS cluster get free ports');
+  }
   return resolved;
 }
 
@@ -646,6 +731,22 @@ function assertNoClusterRunning(dataDir: string): void {
   if (alive.length > 0) {
     const names = alive.map((entry) => `${label(entry)} pid ${entry.pid}`).join(', ');
     throw new Error(`a cluster still runs in ${dataDir} (${names}): stop it first`);
+  }
+}
+
+/**
+ * A single nats-server keeps its store in `nats/jetstream`, the servers of a NATS cluster in `nats/nats-1/…`:
+ * starting a data dir in the other layout would start an empty metadata log next to the S3 data of the
+ * first one, so it is refused.
+ */
+function assertSameNatsLayout(dataDir: string, natsCluster: number): void {
+  const single = existsSync(join(dataDir, 'nats', 'jetstream'));
+  const clustered = existsSync(join(dataDir, 'nats', 'nats-1'));
+  if (natsCluster === 1 && clustered) {
+    throw new Error(`${dataDir} holds the stores of a NATS cluster: start it with natsCluster (--nats-cluster) as before, or use another data dir`);
+  }
+  if (natsCluster !== 1 && single) {
+    throw new Error(`${dataDir} holds the store of a single nats-server: start it without natsCluster (--nats-cluster 1), or use another data dir`);
   }
 }
 

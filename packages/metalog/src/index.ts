@@ -10,3 +10,5 @@ export * from './start-from-snapshot';
 export * from './snapshot-scheduler';
 export * from './batcher';
 export * from './purge-point';
+export * from './meta-resources';
+export * from './nats-connection';

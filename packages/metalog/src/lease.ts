@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { LIMITS } from '@mink/config';
-import { isWrongRevision, openLatestValueBucket, translateNatsError } from './nats-errors';
+import { isWrongRevision, openLatestValueBucket, translateNatsError, type BucketCreationOptions } from './nats-errors';
+import { connectionWatch, type ConnectionWatch } from './nats-connection';
 import { ServerClock } from './server-clock';
 
 /** The KV bucket of the coordinator lease, and its key. */
@@ -26,8 +27,8 @@ export interface CoordinatorLeaseOptions {
 }
 
 /** Opens (creating if needed) the lease bucket; only the latest entry of each key is kept. */
-export function openLeaseBucket(connection: NatsConnection, bucket: string = LEASE_BUCKET): Promise<KV> {
-  return openLatestValueBucket(connection, bucket);
+export function openLeaseBucket(connection: NatsConnection, bucket: string = LEASE_BUCKET, options: BucketCreationOptions = {}): Promise<KV> {
+  return openLatestValueBucket(connection, bucket, options);
 }
 
 /**
@@ -65,9 +66,19 @@ export class CoordinatorLease {
     this.clock = options.clock ?? new ServerClock();
   }
 
-  static async open(connection: NatsConnection, holderId: string, leaseTtlMs: number, options: CoordinatorLeaseOptions & { bucket?: string } = {}): Promise<CoordinatorLease> {
-    return new CoordinatorLease(await openLeaseBucket(connection, options.bucket), holderId, leaseTtlMs, options);
+  static async open(
+    connection: NatsConnection,
+    holderId: string,
+    leaseTtlMs: number,
+    options: CoordinatorLeaseOptions & BucketCreationOptions & { bucket?: string } = {},
+  ): Promise<CoordinatorLease> {
+    const lease = new CoordinatorLease(await openLeaseBucket(connection, options.bucket, options), holderId, leaseTtlMs, options);
+    lease.connection = connectionWatch(connection);
+    return lease;
   }
+
+  /** The watch of the connection the lease was opened on (null for a lease built on a bare KV): `runLease` renews right after a reconnect. */
+  connection: ConnectionWatch | null = null;
 
   /** True when this object holds the lease and may act as its holder at local monotonic time `nowMs`. */
   isHeld(nowMs: number = performance.now()): boolean {
@@ -260,11 +271,26 @@ export function runLease(options: LeaseRunnerOptions): LeaseRunner {
     });
   };
   loop();
+  // After a reconnect, renew (or acquire) at once rather than at the next interval: the outage has already
+  // used up part of the lease, and an attempt in flight when the connection dropped failed.
+  let attemptAfterReconnect = false;
+  const stopRenewingOnReconnect =
+    lease.connection?.onReconnect(() => {
+      if (stopped || attemptAfterReconnect) return;
+      attemptAfterReconnect = true;
+      void attemptInFlight.then(() => {
+        attemptAfterReconnect = false;
+        if (stopped) return;
+        clearTimeout(nextAttempt);
+        loop();
+      });
+    }) ?? (() => undefined);
 
   return {
     isHeld: () => heldByRunner,
     stop: async () => {
       stopped = true;
+      stopRenewingOnReconnect();
       clearTimeout(nextAttempt);
       await attemptInFlight;
       clearTimeout(expiry);

@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import type { KV, KvEntry, NatsConnection, QueuedIterator } from 'nats';
+import { ErrorCode, NatsError, type KV, type KvEntry, type NatsConnection, type QueuedIterator } from 'nats';
 import { LIMITS } from '@mink/config';
 import { UnavailableError } from '@mink/protocol';
 import type { View } from '@mink/meta';
-import { openLatestValueBucket, translateNatsError } from './nats-errors';
+import { openLatestValueBucket, translateNatsError, type BucketCreationOptions } from './nats-errors';
+import { connectionWatch } from './nats-connection';
 import { ServerClock } from './server-clock';
 
 /** The KV bucket that holds one heartbeat key per process. */
@@ -51,8 +52,8 @@ export function heartbeatKey(role: HeartbeatRole, nodeId: string): string {
 }
 
 /** Opens (creating if needed) the heartbeat bucket; only the latest heartbeat of each key is kept. */
-export function openHeartbeatBucket(connection: NatsConnection, bucket: string = HEARTBEAT_BUCKET): Promise<KV> {
-  return openLatestValueBucket(connection, bucket);
+export function openHeartbeatBucket(connection: NatsConnection, bucket: string = HEARTBEAT_BUCKET, options: BucketCreationOptions = {}): Promise<KV> {
+  return openLatestValueBucket(connection, bucket, options);
 }
 
 /** Deletes a heartbeat key: a clean leave, so the process stops counting as live at once, not after lease_ttl. */
@@ -92,8 +93,19 @@ export class Heartbeater {
     private readonly monotonicMs: () => number = () => performance.now(),
   ) {}
 
-  static async create(connection: NatsConnection, options: { bucket?: string; onError?: (error: Error) => void } = {}): Promise<Heartbeater> {
-    return new Heartbeater(await openHeartbeatBucket(connection, options.bucket), options.onError);
+  static async create(connection: NatsConnection, options: BucketCreationOptions & { bucket?: string; onError?: (error: Error) => void } = {}): Promise<Heartbeater> {
+    const heartbeater = new Heartbeater(await openHeartbeatBucket(connection, options.bucket, options), options.onError);
+    // A beat at once after a reconnect, not at the next interval: the outage may already have aged the last
+    // one close to lease_ttl, and a beat in flight when the connection dropped failed (see failRequestsFastAcrossReconnects).
+    heartbeater.stopBeatingOnReconnect = connectionWatch(connection)?.onReconnect(() => heartbeater.beatAfterReconnect()) ?? (() => undefined);
+    return heartbeater;
+  }
+
+  private stopBeatingOnReconnect: () => void = () => undefined;
+
+  private beatAfterReconnect(): void {
+    if (!this.identity || !this.timer || this.pendingBeat) return;
+    this.beat().catch((error: unknown) => this.onError(error instanceof Error ? error : new Error(String(error))));
   }
 
   /** Every beat from now on tells how far this process has applied the metadata log (the purge margin and admission read it). */
@@ -191,6 +203,7 @@ export class Heartbeater {
   halt(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    this.stopBeatingOnReconnect();
   }
 
   /** Stops refreshing and deletes the key, so the process leaves the live set at once. */
@@ -216,45 +229,285 @@ export type HeartbeatListener = (role: HeartbeatRole, nodeId: string, heartbeat:
  * `ServerClock` estimate of the server's current time; see ServerClock for how it is built and why it
  * never declares a node dead early. `start` probes the clock once so the estimate is tight even when every
  * heartbeat in the bucket is old.
+ *
+ * The tracker can only judge what it sees. While it may be missing beats it is *blind*, and the time it was
+ * blind does not count in any heartbeat's age: a node gets lease_ttl of time the tracker could see before it
+ * is judged dead, rather than every node looking dead because NATS was away. It is blind
+ * - while its connection is down, and until a watch opened after the reconnect has loaded the bucket;
+ * - while its watch is opened again: after an error, or when the bucket has held an entry for
+ *   `LIMITS.livenessWatchStallMs` that the watch did not deliver (the server holding its consumer went away
+ *   while this process stayed connected), counted from the last entry the watch delivered;
+ * - while the bucket takes no writes (no stream leader: a JetStream election), which it finds out by
+ *   writing a probe key every `LIMITS.livenessProbeIntervalMs` and waiting for its watch to deliver it,
+ *   counted from the last probe that came through. It probes only while somebody asks who is live.
  */
 export class LivenessTracker {
   private readonly heartbeats = new Map<string, Heartbeat>();
   private readonly listeners = new Set<HeartbeatListener>();
-  private readonly watching: Promise<void>;
+  private watch: OpenWatch | null = null;
+  private watching: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private readonly stopWatchingConnection: (() => void)[] = [];
+  /** Watches opened so far (the first included): each reopening after a reconnect, a failure or a stall adds one. */
+  private watchesOpened = 0;
+  /** Recent periods (local monotonic ms) during which the tracker may have missed beats; the last may still be open. */
+  private readonly blindPeriods: { fromMs: number; toMs: number | null }[] = [];
+  /** When somebody last asked who is live: probes run while this is recent. */
+  private askedAtMs = Number.NEGATIVE_INFINITY;
+  private probing = false;
+  /** As the connection's status events tell; a tracker built without a watchable connection assumes it is up. */
+  private connected = true;
+  /** When the last probe that came through (written and delivered) was sent. */
+  private lastConfirmedProbeAtMs: number | null = null;
+  private readonly revisionWaiters = new Set<{ revision: number; resolve: () => void }>();
+  /** The highest revision (stream sequence) of the bucket the current watch delivered. */
+  private deliveredRevision = 0;
+  private lastDeliveryAtMs = performance.now();
+  private readonly stallCheck: NodeJS.Timeout;
+  private stallChecking = false;
+  private heldSince: { revision: number; atMs: number } | null = null;
 
   private constructor(
-    private readonly watcher: QueuedIterator<KvEntry>,
+    private readonly kv: KV,
     readonly clock: ServerClock,
   ) {
-    this.watching = this.consume();
+    this.stallCheck = setInterval(() => void this.checkForStall(), LIMITS.livenessWatchCheckIntervalMs);
   }
 
   /** Opens the bucket, loads every heartbeat in it, probes the server clock, then follows changes. */
-  static async start(connection: NatsConnection, options: { bucket?: string } = {}): Promise<LivenessTracker> {
-    const kv = await openHeartbeatBucket(connection, options.bucket);
-    let markInitialized: () => void = () => undefined;
-    const initialized = new Promise<void>((resolve) => {
-      markInitialized = resolve;
-    });
-    const watcher = await kv.watch({ key: `${HEARTBEAT_KEY_PREFIX}.>`, initializedFn: () => markInitialized() });
-    const tracker = new LivenessTracker(watcher, new ServerClock());
+  static async start(connection: NatsConnection, options: BucketCreationOptions & { bucket?: string } = {}): Promise<LivenessTracker> {
+    // A short timeout on the watch's requests: one lost while JetStream elects a leader is retried soon.
+    const kv = await openHeartbeatBucket(connection, options.bucket, { requestTimeoutMs: LIMITS.jetStreamFollowRequestTimeoutMs, ...options });
+    const tracker = new LivenessTracker(kv, new ServerClock());
     try {
-      await withTimeout(initialized, LIMITS.requestTimeoutMs, 'loading the heartbeat bucket');
+      const first = await tracker.openWatch();
+      tracker.watching = tracker.follow(first);
+      await withTimeout(first.initialized, LIMITS.requestTimeoutMs, 'loading the heartbeat bucket');
       await tracker.clock.probe(kv, CLOCK_PROBE_KEY);
     } catch (error) {
       await tracker.stop();
       throw translateNatsError(error, 'start the liveness tracker');
     }
+    const watch = connectionWatch(connection);
+    if (watch) {
+      tracker.stopWatchingConnection.push(
+        watch.onDisconnect(() => {
+          tracker.connected = false;
+          tracker.becomeBlind();
+        }),
+        watch.onReconnect(() => {
+          tracker.connected = true;
+          tracker.reopenWatch();
+        }),
+      );
+    }
     return tracker;
+  }
+
+  /** How many times the watch of the bucket was opened (1 until a reconnect, a failure or a stall made it open another). */
+  get watchCount(): number {
+    return this.watchesOpened;
+  }
+
+  /** True while the tracker may be missing heartbeats (see the class comment). */
+  isBlind(): boolean {
+    return this.blindPeriods.at(-1)?.toMs === null;
+  }
+
+  /** Starts a blind period at `sinceMs` (now by default); extends the last one if it overlaps. */
+  private becomeBlind(sinceMs: number = performance.now()): void {
+    const last = this.blindPeriods.at(-1);
+    if (last && (last.toMs === null || last.toMs >= sinceMs)) {
+      last.toMs = null;
+      return;
+    }
+    this.blindPeriods.push({ fromMs: sinceMs, toMs: null });
+    if (this.blindPeriods.length > LIMITS.livenessBlindPeriodsKept) this.blindPeriods.shift();
+  }
+
+  private regainSight(): void {
+    const last = this.blindPeriods.at(-1);
+    if (last && last.toMs === null) last.toMs = performance.now();
+  }
+
+  /** Time (ms) between `fromMs` and `toMs` (local monotonic) during which the tracker was blind. */
+  private blindMsBetween(fromMs: number, toMs: number): number {
+    let blindMs = 0;
+    for (const period of this.blindPeriods) {
+      const end = Math.min(toMs, period.toMs ?? toMs);
+      const start = Math.max(fromMs, period.fromMs);
+      if (end > start) blindMs += end - start;
+    }
+    return blindMs;
+  }
+
+  /** The age, by server time, of an entry stamped `createdAtMs`, less the time the tracker was blind since. */
+  private seenAgeMs(createdAtMs: number, localNowMs: number): number {
+    const ageMs = this.clock.ageMs(createdAtMs, localNowMs);
+    return ageMs - this.blindMsBetween(localNowMs - ageMs, localNowMs);
+  }
+
+  /** Somebody asks who is live: keep probing the bucket while they do. */
+  private asked(localNowMs: number): void {
+    this.askedAtMs = localNowMs;
+    if (this.probing || this.stopped) return;
+    this.probing = true;
+    void this.probeWhileAsked();
+  }
+
+  private async probeWhileAsked(): Promise<void> {
+    try {
+      while (!this.stopped && performance.now() - this.askedAtMs < LIMITS.livenessProbeIdleMs) {
+        await this.probe();
+        await sleepMs(LIMITS.livenessProbeIntervalMs);
+      }
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  /** Writes the probe key and waits for the watch to deliver it: proof that beats written until now are seen. */
+  private async probe(): Promise<void> {
+    const sentAtMs = performance.now();
+    let confirmed = false;
+    try {
+      const revision = await this.kv.put(CLOCK_PROBE_KEY, new Uint8Array(0));
+      confirmed = await this.delivered(revision, LIMITS.livenessProbeTimeoutMs);
+    } catch {
+      confirmed = false;
+    }
+    if (this.stopped) return;
+    if (confirmed) {
+      this.lastConfirmedProbeAtMs = sentAtMs;
+      if (this.watch?.loading === false) this.regainSight();
+    } else {
+      this.becomeBlind(this.lastConfirmedProbeAtMs ?? sentAtMs);
+    }
+  }
+
+  /** True once the watch has delivered `revision`, false after `timeoutMs`. */
+  private delivered(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.deliveredRevision >= revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        revision,
+        resolve: () => {
+          clearTimeout(timer);
+          this.revisionWaiters.delete(waiter);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.revisionWaiters.delete(waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.revisionWaiters.add(waiter);
+    });
+  }
+
+  /** Ends the current watch; `follow` opens a new one, which delivers the latest heartbeat of every key again. */
+  private reopenWatch(): void {
+    this.becomeBlind();
+    this.watch?.watcher.stop();
+  }
+
+  /**
+   * Reopens the watch when the bucket holds an entry the watch has not delivered, twice in a row at least
+   * `LIMITS.livenessWatchStallMs` apart, while nothing arrived in between.
+   */
+  private async checkForStall(): Promise<void> {
+    if (this.stopped || this.stallChecking) return;
+    if (this.watch?.loading && performance.now() - this.watch.openedAtMs >= LIMITS.requestTimeoutMs) {
+      // A watch that never finishes loading would leave the tracker blind for good: open another.
+      this.reopenWatch();
+      return;
+    }
+    // Checked while blind too (a probe may be failing because the watch is the part that is broken), but not
+    // while the connection is down or a watch is loading: those end by themselves.
+    if (!this.connected || this.watch?.loading !== false) return;
+    if (performance.now() - this.lastDeliveryAtMs < LIMITS.livenessWatchStallMs) {
+      this.heldSince = null;
+      return;
+    }
+    this.stallChecking = true;
+    try {
+      const lastRevision = (await this.kv.status()).streamInfo.state.last_seq;
+      if (lastRevision <= this.deliveredRevision) {
+        this.heldSince = null;
+      } else if (this.heldSince === null || this.heldSince.revision !== lastRevision) {
+        this.heldSince = { revision: lastRevision, atMs: performance.now() };
+      } else if (performance.now() - this.heldSince.atMs >= LIMITS.livenessWatchStallMs && this.deliveredRevision < lastRevision) {
+        this.heldSince = null;
+        // Nothing was delivered since the last entry: the tracker has been blind since then.
+        this.becomeBlind(this.lastDeliveryAtMs);
+        this.reopenWatch();
+      }
+    } catch {
+      // The bucket cannot be asked now; the next check tries again.
+    } finally {
+      this.stallChecking = false;
+    }
+  }
+
+  private async openWatch(): Promise<OpenWatch> {
+    let markInitialized: () => void = () => undefined;
+    const initialized = new Promise<void>((resolve) => {
+      markInitialized = resolve;
+    });
+    const seen = new Set<string>();
+    const isReopening = this.watchesOpened > 0;
+    const opened: OpenWatch = { watcher: undefined as unknown as QueuedIterator<KvEntry>, initialized, seen, loading: true, openedAtMs: performance.now() };
+    this.deliveredRevision = 0;
+    opened.watcher = await this.kv.watch({
+      // Every key, the clock probes included, so that the last revision of the bucket is one the watch delivers.
+      key: '>',
+      initializedFn: () => {
+        opened.loading = false;
+        // A key the new watch did not deliver while loading is gone from the bucket.
+        if (isReopening) for (const key of [...this.heartbeats.keys()]) if (!seen.has(key)) this.forget(key);
+        this.regainSight();
+        this.lastDeliveryAtMs = performance.now();
+        markInitialized();
+      },
+    });
+    this.watchesOpened += 1;
+    this.watch = opened;
+    return opened;
+  }
+
+  /** Consumes watch after watch until stopped; a failed open is retried after a short, growing pause. */
+  private async follow(first: OpenWatch): Promise<void> {
+    let current: OpenWatch | null = first;
+    let failures = 0;
+    while (!this.stopped) {
+      if (current === null) {
+        try {
+          current = await this.openWatch();
+          failures = 0;
+        } catch (error) {
+          if (error instanceof NatsError && error.code === ErrorCode.ConnectionClosed) return;
+          failures += 1;
+          await sleepMs(Math.min(LIMITS.livenessWatchRetryMaxMs, LIMITS.livenessWatchRetryInitialMs * failures));
+          continue;
+        }
+      }
+      try {
+        for await (const entry of current.watcher) this.receive(entry, current);
+      } catch {
+        // The watch failed (its consumer could not be re-created, the connection closed): open another.
+      }
+      if (!this.stopped) this.becomeBlind();
+      current = null;
+    }
   }
 
   /** Ids of the data nodes of `view` whose heartbeat is younger than `leaseTtlMs` and carries their current epoch. */
   liveNodes(view: View, leaseTtlMs: number, localNowMs: number = performance.now()): Set<string> {
-    const serverNowMs = this.clock.serverNowMs(localNowMs);
+    this.asked(localNowMs);
     const live = new Set<string>();
     for (const node of Object.values(view.nodes)) {
       const heartbeat = this.heartbeats.get(heartbeatKey('data-node', node.id));
-      if (heartbeat && heartbeat.epoch === node.epoch && serverNowMs - heartbeat.createdAtMs < leaseTtlMs) live.add(node.id);
+      if (heartbeat && heartbeat.epoch === node.epoch && this.seenAgeMs(heartbeat.createdAtMs, localNowMs) < leaseTtlMs) live.add(node.id);
     }
     return live;
   }
@@ -265,10 +518,10 @@ export class LivenessTracker {
    * catching up with the metadata log meanwhile).
    */
   joiningNodes(leaseTtlMs: number, localNowMs: number = performance.now()): Set<string> {
-    const serverNowMs = this.clock.serverNowMs(localNowMs);
+    this.asked(localNowMs);
     const joining = new Set<string>();
     for (const heartbeat of this.heartbeats.values()) {
-      if (heartbeat.role === 'data-node' && heartbeat.epoch === 0 && serverNowMs - heartbeat.createdAtMs < leaseTtlMs) joining.add(heartbeat.nodeId);
+      if (heartbeat.role === 'data-node' && heartbeat.epoch === 0 && this.seenAgeMs(heartbeat.createdAtMs, localNowMs) < leaseTtlMs) joining.add(heartbeat.nodeId);
     }
     return joining;
   }
@@ -302,20 +555,26 @@ export class LivenessTracker {
   }
 
   async stop(): Promise<void> {
-    this.watcher.stop();
+    this.stopped = true;
+    clearInterval(this.stallCheck);
+    for (const waiter of [...this.revisionWaiters]) waiter.resolve();
+    for (const stopWatching of this.stopWatchingConnection.splice(0)) stopWatching();
+    this.watch?.watcher.stop();
     await this.watching;
   }
 
-  private async consume(): Promise<void> {
-    try {
-      for await (const entry of this.watcher) this.receive(entry);
-    } catch {
-      // The watch ends with an error only when the connection closes; the tracker then serves its last state.
-    }
+  private forget(key: string): void {
+    const parsed = parseHeartbeatKey(key);
+    this.heartbeats.delete(key);
+    if (parsed) this.tell(parsed.role, parsed.nodeId, null);
   }
 
-  private receive(entry: KvEntry): void {
+  private receive(entry: KvEntry, watch: OpenWatch): void {
+    if (watch.loading) watch.seen.add(entry.key);
     const receivedAtMs = performance.now();
+    this.lastDeliveryAtMs = receivedAtMs;
+    this.deliveredRevision = Math.max(this.deliveredRevision, entry.revision);
+    for (const waiter of [...this.revisionWaiters]) if (waiter.revision <= this.deliveredRevision) waiter.resolve();
     this.clock.observe(entry.created.getTime(), receivedAtMs);
     const parsed = parseHeartbeatKey(entry.key);
     if (!parsed) return;
@@ -332,6 +591,10 @@ export class LivenessTracker {
     }
     if (heartbeat) this.heartbeats.set(entry.key, heartbeat);
     else this.heartbeats.delete(entry.key);
+    this.tell(role, nodeId, heartbeat);
+  }
+
+  private tell(role: HeartbeatRole, nodeId: string, heartbeat: Heartbeat | null): void {
     for (const listener of this.listeners) {
       try {
         listener(role, nodeId, heartbeat);
@@ -343,6 +606,19 @@ export class LivenessTracker {
       }
     }
   }
+}
+
+/** One watch of the heartbeat bucket: the keys it delivered while loading the bucket, and whether it still is. */
+interface OpenWatch {
+  watcher: QueuedIterator<KvEntry>;
+  initialized: Promise<void>;
+  seen: Set<string>;
+  loading: boolean;
+  openedAtMs: number;
+}
+
+function sleepMs(durationMs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, durationMs));
 }
 
 function parseHeartbeatKey(key: string): { role: HeartbeatRole; nodeId: string } | null {

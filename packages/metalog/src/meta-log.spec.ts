@@ -5,6 +5,7 @@ import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
 import type { Command } from '@mink/meta';
 import { JetStreamMetaLog, LogPurgedError, metaLogSubject } from './meta-log';
+import { startTcpProxy } from './tcp-proxy.fixture';
 
 function registerNode(nodeId: string): Command {
   return { type: 'RegisterNode', nodeId };
@@ -186,22 +187,34 @@ describe('JetStreamMetaLog', () => {
 
   it('ends a running tail with LogPurgedError when a purge overtakes it', async () => {
     // Proves a tail that resumes after losing its consumer stops at the hole instead of jumping over purged entries.
+    // The tail replaces a lost consumer within moments, so its process is cut off from NATS (a partition, through
+    // a proxy) while its consumer is deleted, entries 2 to 5 are appended and the log is purged below 5.
     const log = await JetStreamMetaLog.create(connection, { streamName: 'OVERTAKEN_META' });
     const manager = await connection.jetstreamManager();
-    await log.append(registerNode('1'), 'overtaken-1');
-    const tail = collector();
-    const failure = new Promise<Error>((resolve) => {
-      log.tail(1, tail.onEntry, resolve);
-    });
-    await tail.until(1);
-    // With its consumer gone the tail sees nothing until it recreates it from entry 2, which is purged by then.
-    for await (const consumer of manager.consumers.list('OVERTAKEN_META')) await manager.consumers.delete('OVERTAKEN_META', consumer.name);
-    for (let index = 2; index <= 5; index++) await log.append(registerNode(String(index)), `overtaken-${index}`);
-    await log.purgeBefore(5);
-    const error = await failure;
-    expect(error).toBeInstanceOf(LogPurgedError);
-    expect(error).toMatchObject({ wantedSeq: 2, firstSeq: 5 });
-    expect(tail.entries.map((entry) => entry.seq)).toEqual([1]);
+    const proxy = await startTcpProxy(server.port);
+    const tailConnection = await connect({ servers: `nats://127.0.0.1:${proxy.port}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    try {
+      const tailLog = await JetStreamMetaLog.create(tailConnection, { streamName: 'OVERTAKEN_META' });
+      await log.append(registerNode('1'), 'overtaken-1');
+      const tail = collector();
+      const failure = new Promise<Error>((resolve) => {
+        tailLog.tail(1, tail.onEntry, resolve);
+      });
+      await tail.until(1);
+      proxy.partition();
+      for await (const consumer of manager.consumers.list('OVERTAKEN_META')) await manager.consumers.delete('OVERTAKEN_META', consumer.name);
+      for (let index = 2; index <= 5; index++) await log.append(registerNode(String(index)), `overtaken-${index}`);
+      await log.purgeBefore(5);
+      // The partition heals: the tail reconnects, and its new consumer starts at entry 2, which is purged.
+      proxy.heal();
+      const error = await failure;
+      expect(error).toBeInstanceOf(LogPurgedError);
+      expect(error).toMatchObject({ wantedSeq: 2, firstSeq: 5 });
+      expect(tail.entries.map((entry) => entry.seq)).toEqual([1]);
+    } finally {
+      await tailConnection.close();
+      await proxy.close();
+    }
   }, 20_000);
 });
 

@@ -1,5 +1,9 @@
 import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
 import {
+  AckPolicy,
+  ConsumerEvents,
+  DeliverPolicy,
   DiscardPolicy,
   RetentionPolicy,
   StorageType,
@@ -13,14 +17,18 @@ import { DEFAULTS, LIMITS } from '@mink/config';
 import { UnavailableError } from '@mink/protocol';
 import type { Command } from '@mink/meta';
 import type { AppendResult, MetaLog, TailSubscription } from '@mink/meta';
-import { isStreamNotFound, translateNatsError } from './nats-errors';
+import { connectionWatch } from './nats-connection';
+import { creationError, isStreamNotFound, translateNatsError } from './nats-errors';
 
 export interface JetStreamMetaLogOptions {
   /** JetStream stream name; `DEFAULTS.metaStream` ('MINK_META') when absent. */
   streamName?: string;
   /** The one subject of the stream; derived from the stream name ('MINK_META' → 'mink.meta.log') when absent. */
   subject?: string;
-  /** Replicas of the stream when it is created here (1 for a single server). */
+  /**
+   * Replicas of the stream when it is created here (1 for a single server, `MINK_META_REPLICAS` in a
+   * service). An existing stream is used as it is: its replicas are never changed here.
+   */
   replicas?: number;
   /** How long one append waits for its ack; `LIMITS.metaAppendTimeoutMs` when absent. */
   appendTimeoutMs?: number;
@@ -82,9 +90,13 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     private readonly connection: NatsConnection,
     private readonly jetStream: JetStreamClient,
     private readonly manager: JetStreamManager,
+    /** The same API with a short timeout, for the tail's consumers (see `LIMITS.jetStreamFollowRequestTimeoutMs`). */
+    private readonly tailManager: JetStreamManager,
     readonly streamName: string,
     readonly subject: string,
     private readonly appendTimeoutMs: number,
+    /** Replicas of the stream as the server reported them when this log was created (an existing stream keeps its own). */
+    readonly replicas: number,
   ) {}
 
   /** Connects to the stream, creating it if it does not exist yet (several processes may race to do so). */
@@ -92,14 +104,16 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     const streamName = options.streamName ?? DEFAULTS.metaStream;
     const subject = options.subject ?? metaLogSubject(streamName);
     const manager = await connection.jetstreamManager();
-    await ensureStream(manager, streamName, subject, options.replicas ?? 1);
+    const replicas = await ensureStream(manager, streamName, subject, options.replicas ?? 1);
     return new JetStreamMetaLog(
       connection,
       connection.jetstream(),
       manager,
+      await connection.jetstreamManager({ timeout: LIMITS.jetStreamFollowRequestTimeoutMs, checkAPI: false }),
       streamName,
       subject,
       options.appendTimeoutMs ?? LIMITS.metaAppendTimeoutMs,
+      replicas,
     );
   }
 
@@ -116,42 +130,119 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     }
   }
 
+  /**
+   * Delivers every entry from `fromSeq` on, once each and in order, until stopped; ends (with `onError`)
+   * only when the connection closes or entries it needs were purged (`LogPurgedError`).
+   *
+   * The tail runs its own consumers rather than a nats.js ordered consumer, because it must outlive any
+   * server: a consumer lives on one server (memory storage, one replica), and nats.js 2.29 does not always
+   * replace one lost with its server (it may pull from it forever, or wait 30 s between attempts). Each
+   * consumer starts at the next entry the tail has not delivered. It is replaced, from that entry:
+   * - at once after a reconnect of the connection (the server may have restarted empty, or be another one);
+   * - when nats.js reports its idle heartbeats missed, or the consumer deleted or not found;
+   * - when it delivers a later entry than the next one (a delivery lost on the way) while the log still
+   *   holds the next one (otherwise that entry was purged: `LogPurgedError`);
+   * - when the log has held the next entry for `LIMITS.metaTailStallMs` without it being delivered (checked
+   *   every `LIMITS.metaTailCheckIntervalMs` while nothing arrives), whatever the reason.
+   * Creating a consumer fails while JetStream elects leaders; it is retried after a short pause.
+   */
   tail(fromSeq: number, onEntry: (seq: number, command: Command) => void, onError?: (error: Error) => void): TailSubscription {
     if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) throw new Error(`a tail starts at a sequence >= 1, not ${fromSeq}`);
     let stopped = false;
-    let messages: ConsumerMessages | undefined;
     let ended = false;
+    let messages: ConsumerMessages | undefined;
+    /** The next entry to deliver: every consumer starts here. */
+    let expectedSeq = fromSeq;
+    /** When an entry (or the start of a consumer) was last seen; the stall check looks at it. */
+    let lastProgressAtMs = performance.now();
+    /** Set to end the current consumer and start another from `expectedSeq`. */
+    let replaceRequested = false;
+    const replace = (): void => {
+      if (stopped || ended || replaceRequested) return;
+      replaceRequested = true;
+      messages?.stop();
+    };
+    let cleanUp: () => void = () => undefined;
     /** Reports the end of the tail once, unless it was stopped on purpose. */
     const end = (error: Error): void => {
       if (stopped || ended) return;
       ended = true;
+      cleanUp();
       onError?.(error);
       if (messages) {
         cancelHeartbeatMonitor(messages);
         messages.stop();
       }
     };
-    // An ordered consumer waits forever on a closed connection, so the tail watches the connection itself.
+    // A consumer waits forever on a closed connection, so the tail watches the connection itself.
     void this.connection.closed().then(() => {
       end(new UnavailableError(`the tail of ${this.streamName} ended: the NATS connection is closed`));
     });
-    const run = async (): Promise<void> => {
+    const stopReplacingOnReconnect = connectionWatch(this.connection)?.onReconnect(replace) ?? (() => undefined);
+    // The stall check: the log has held the next entry for a while, and it has not arrived.
+    let checking = false;
+    let heldSince: { seq: number; atMs: number } | null = null;
+    const stallCheck = setInterval(() => {
+      if (checking || stopped || ended || performance.now() - lastProgressAtMs < LIMITS.metaTailStallMs) {
+        heldSince = null;
+        return;
+      }
+      checking = true;
+      void this.lastSeq()
+        .then((lastSeq) => {
+          if (lastSeq < expectedSeq) {
+            heldSince = null;
+          } else if (heldSince === null || heldSince.seq !== expectedSeq) {
+            heldSince = { seq: expectedSeq, atMs: performance.now() };
+          } else if (performance.now() - heldSince.atMs >= LIMITS.metaTailStallMs) {
+            heldSince = null;
+            replace();
+          }
+        }, () => undefined)
+        .finally(() => {
+          checking = false;
+        });
+    }, LIMITS.metaTailCheckIntervalMs);
+    cleanUp = () => {
+      clearInterval(stallCheck);
+      stopReplacingOnReconnect();
+    };
+    const consumerPrefix = `mink_tail_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    let consumerCount = 0;
+
+    const consumeOne = async (): Promise<void> => {
+      const info = await this.tailManager.consumers.add(this.streamName, {
+        name: `${consumerPrefix}_${++consumerCount}`,
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: expectedSeq,
+        ack_policy: AckPolicy.None,
+        mem_storage: true,
+        num_replicas: 1,
+        // Left behind when this process dies or its server goes away: the server removes it after this long.
+        inactive_threshold: nanos(LIMITS.metaTailConsumerInactiveMs),
+      });
       try {
-        const consumer = await this.jetStream.consumers.get(this.streamName, { opt_start_seq: fromSeq });
-        if (stopped || ended) return;
-        messages = await consumer.consume({
+        if (stopped || ended || replaceRequested) return;
+        messages = await this.jetStream.consumers.getPullConsumerFor(info).consume({
           max_messages: LIMITS.metaTailBatchMessagesMax,
           idle_heartbeat: LIMITS.metaTailIdleHeartbeatMs,
+          expires: LIMITS.metaTailPullExpiresMs,
         });
-        if (stopped || ended) return;
+        lastProgressAtMs = performance.now();
+        void watchConsumerStatus(messages, replace);
         // JetStream starts a consumer below the first held entry at that first entry, silently; the tail
         // checks every sequence so a purged prefix (or a purge that overtakes a slow tail) is reported.
-        let expectedSeq = fromSeq;
         let sliceStartedAtMs = performance.now();
         for await (const message of messages) {
-          if (stopped || ended) break;
+          if (stopped || ended || replaceRequested) break;
+          lastProgressAtMs = performance.now();
+          // An entry delivered again was applied already.
+          if (message.seq < expectedSeq) continue;
           if (message.seq > expectedSeq) {
-            end(new LogPurgedError(expectedSeq, message.seq));
+            const firstSeq = await this.firstSeq().catch(() => null);
+            if (firstSeq !== null && firstSeq > expectedSeq) end(new LogPurgedError(expectedSeq, firstSeq));
+            // Otherwise the next entry is still held and was lost on its way: a new consumer starts at it.
+            else replace();
             break;
           }
           expectedSeq = message.seq + 1;
@@ -163,25 +254,52 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
             sliceStartedAtMs = performance.now();
           }
         }
-        end(new UnavailableError(`the tail of ${this.streamName} ended without being stopped`));
-      } catch (error) {
-        end(error instanceof Error ? error : new Error(String(error)));
       } finally {
         if (messages) {
           cancelHeartbeatMonitor(messages);
-          await messages.close();
+          // Not close(): nats.js 2.29 never settles it once the loop above has left the iterator (its stop is
+          // queued behind the iterator). stop() unsubscribes and clears the consumer's timers at once.
+          messages.stop();
+          messages = undefined;
         }
+        // Best effort: a consumer on a server that is gone cannot be deleted, and expires by itself.
+        void this.tailManager.consumers.delete(this.streamName, info.name).catch(() => undefined);
       }
     };
+
+    const run = async (): Promise<void> => {
+      let failures = 0;
+      while (!stopped && !ended) {
+        replaceRequested = false;
+        try {
+          await consumeOne();
+          failures = 0;
+        } catch (error) {
+          if (this.connection.isClosed()) break;
+          failures += 1;
+          if (failures >= LIMITS.metaTailReportFailuresAfter && failures % LIMITS.metaTailReportFailuresAfter === 0) {
+            onTailTrouble?.(error instanceof Error ? error : new Error(String(error)));
+          }
+        }
+        if (stopped || ended) break;
+        if (failures > 0) await sleepMs(Math.min(LIMITS.metaTailRetryMaxMs, LIMITS.metaTailRetryInitialMs * failures));
+      }
+      cleanUp();
+    };
+    const onTailTrouble = this.onTailTrouble;
     const running = run();
     return {
       stop: async () => {
         stopped = true;
+        cleanUp();
         messages?.stop();
         await running;
       },
     };
   }
+
+  /** Called now and then while a tail cannot create a consumer (JetStream unreachable); the tail keeps trying. */
+  onTailTrouble: ((error: Error) => void) | undefined = undefined;
 
   async lastSeq(): Promise<number> {
     try {
@@ -227,6 +345,32 @@ function cancelHeartbeatMonitor(messages: ConsumerMessages): void {
   internals.src?.monitor?.cancel?.();
 }
 
+/**
+ * Replaces the consumer when nats.js says it is gone or silent: idle heartbeats missed (the server holding
+ * it stopped answering), deleted, or not found. Ends with the consumer's messages.
+ */
+async function watchConsumerStatus(messages: ConsumerMessages, replace: () => void): Promise<void> {
+  try {
+    for await (const status of await messages.status()) {
+      if (
+        status.type === ConsumerEvents.HeartbeatsMissed ||
+        status.type === ConsumerEvents.ConsumerDeleted ||
+        status.type === ConsumerEvents.ConsumerNotFound ||
+        status.type === ConsumerEvents.StreamNotFound ||
+        status.type === ConsumerEvents.NoResponders
+      ) {
+        replace();
+      }
+    }
+  } catch {
+    // The status iterator ends with the messages.
+  }
+}
+
+function sleepMs(durationMs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, durationMs));
+}
+
 /** Resolves after timers and I/O callbacks that are due have run. */
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -244,11 +388,12 @@ function decodeCommand(data: Uint8Array): Command {
   }
 }
 
-async function ensureStream(manager: JetStreamManager, streamName: string, subject: string, replicas: number): Promise<void> {
+/** Creates the stream when it is missing (never changes an existing one) and returns its replicas. */
+async function ensureStream(manager: JetStreamManager, streamName: string, subject: string, replicas: number): Promise<number> {
   const existing = await streamInfoOrNull(manager, streamName);
   if (existing === null) {
     try {
-      await manager.streams.add({
+      const created = await manager.streams.add({
         name: streamName,
         subjects: [subject],
         storage: StorageType.File,
@@ -258,16 +403,17 @@ async function ensureStream(manager: JetStreamManager, streamName: string, subje
         num_replicas: replicas,
         deny_delete: true,
       });
-      return;
+      return created.config.num_replicas ?? replicas;
     } catch (error) {
       // Another process may have created it between our look-up and our add; then use theirs.
-      if ((await streamInfoOrNull(manager, streamName)) === null) throw translateNatsError(error, `create stream ${streamName}`);
+      if ((await streamInfoOrNull(manager, streamName)) === null) throw creationError(error, `create stream ${streamName}`, replicas);
     }
   }
   const info = existing ?? (await manager.streams.info(streamName));
   if (!info.config.subjects?.includes(subject)) {
     throw new Error(`stream ${streamName} exists with subjects ${JSON.stringify(info.config.subjects)}, not '${subject}'`);
   }
+  return info.config.num_replicas ?? 1;
 }
 
 async function streamInfoOrNull(manager: JetStreamManager, streamName: string) {

@@ -5,7 +5,7 @@ import { DEFAULTS, LIMITS } from '@mink/config';
 import { recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type View } from '@mink/meta';
 import { NotFoundError, UnavailableError } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
-import { isWrongRevision, openLatestValueBucket, translateNatsError } from './nats-errors';
+import { isWrongRevision, openLatestValueBucket, translateNatsError, type BucketCreationOptions } from './nats-errors';
 
 /** The KV bucket that holds, per metadata log, the pointer to its newest snapshots. */
 export const SNAPSHOT_BUCKET = 'mink_meta_snapshots';
@@ -69,8 +69,8 @@ export function snapshotLocation(streamName: string): { pointerKey: string; keyP
 }
 
 /** Opens (creating if needed) the pointer bucket; only the latest pointer of each key is kept. */
-export function openSnapshotBucket(connection: NatsConnection, bucket: string = SNAPSHOT_BUCKET): Promise<KV> {
-  return openLatestValueBucket(connection, bucket);
+export function openSnapshotBucket(connection: NatsConnection, bucket: string = SNAPSHOT_BUCKET, options: BucketCreationOptions = {}): Promise<KV> {
+  return openLatestValueBucket(connection, bucket, options);
 }
 
 /**
@@ -107,8 +107,13 @@ export class ViewSnapshots {
   }
 
   /** Snapshots of the metadata log `streamName`, with the pointer bucket opened on `connection`. */
-  static async open(connection: NatsConnection, store: ObjectStore, streamName: string = DEFAULTS.metaStream): Promise<ViewSnapshots> {
-    return new ViewSnapshots({ store, kv: await openSnapshotBucket(connection), ...snapshotLocation(streamName) });
+  static async open(
+    connection: NatsConnection,
+    store: ObjectStore,
+    streamName: string = DEFAULTS.metaStream,
+    options: BucketCreationOptions = {},
+  ): Promise<ViewSnapshots> {
+    return new ViewSnapshots({ store, kv: await openSnapshotBucket(connection, SNAPSHOT_BUCKET, options), ...snapshotLocation(streamName) });
   }
 
   /** The object key of the snapshot after entry `seq`. */

@@ -1,7 +1,8 @@
-import { connect, type NatsConnection } from 'nats';
-import { LIMITS, type ServiceConfig } from '@mink/config';
+import { connect, ErrorCode, NatsError, type NatsConnection } from 'nats';
+import { LIMITS, sleep, type ServiceConfig } from '@mink/config';
+import { MinkError } from '@mink/protocol';
 import type { View } from '@mink/meta';
-import { JetStreamMetaLog, LivenessTracker, MetaStore, ViewSnapshots, startMetaStore } from '@mink/metalog';
+import { JetStreamMetaLog, LivenessTracker, MetaStore, ViewSnapshots, ensureMetaBuckets, failRequestsFastAcrossReconnects, startMetaStore, type MetaResource } from '@mink/metalog';
 import { S3ObjectStore } from '@mink/s3stream';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
@@ -35,22 +36,36 @@ export class ClusterMember {
     name: string,
     onConnected: (nc: NatsConnection) => Promise<void> = async () => undefined,
   ): Promise<ClusterMember> {
-    // noAsyncTraces: no Error (stack capture) per request; requests are the hot path of every service, and
-    // the errors mink raises name their subject and timeout themselves.
-    const nc = await connect({ servers: config.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, noAsyncTraces: true });
-    await onConnected(nc);
-    const log = await JetStreamMetaLog.create(nc, { streamName: config.metaStream });
+    // Every server of MINK_NATS_URL: when the one this process is connected to goes away, it reconnects to
+    // another (or to the same one once it is back), forever. noAsyncTraces: no Error (stack capture) per
+    // request; requests are the hot path of every service, and the errors mink raises name their subject and
+    // timeout themselves.
+    const nc = failRequestsFastAcrossReconnects(
+      await connect({ servers: config.natsServers, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, noAsyncTraces: true }),
+    );
+    // Joining a NATS cluster that is itself starting (or electing leaders) meets timeouts and "no responders"
+    // for a few seconds: each step is tried again until LIMITS.joinCatchUpTimeoutMs has passed.
+    const step = retryingTransientFailures(logger, Date.now() + LIMITS.joinCatchUpTimeoutMs);
+    // The stream and every KV bucket are created here, with MINK_META_REPLICAS replicas, before onConnected
+    // (a data node opens the heartbeat bucket there) or anything else opens one with the default.
+    const log = await step('create the metadata log', () => JetStreamMetaLog.create(nc, { streamName: config.metaStream, replicas: config.metaReplicas }));
+    log.onTailTrouble = (error) => logger.warn({ err: error }, 'the metadata log tail cannot create a consumer yet; retrying');
+    const buckets = await step('create the KV buckets', () => ensureMetaBuckets(nc, config.metaReplicas));
+    warnAboutReplicas(logger, config.metaReplicas, [{ name: log.streamName, replicas: log.replicas }, ...buckets]);
+    await step('start heartbeating', () => onConnected(nc));
     const objectStore = S3ObjectStore.fromConfig(config);
-    const snapshots = await ViewSnapshots.open(nc, objectStore, config.metaStream);
+    const snapshots = await step('open the view snapshots', () => ViewSnapshots.open(nc, objectStore, config.metaStream, { replicas: config.metaReplicas }));
     // Start from the newest snapshot and catch up with everything committed since, so the first decisions
     // see the whole past while startup costs no more than one snapshot interval of entries.
     // A process that later falls behind the purged part of the log reloads the newest snapshot and goes on.
-    const started = await startMetaStore({ log, snapshots, catchUpTimeoutMs: LIMITS.joinCatchUpTimeoutMs, storeOptions: { snapshots } });
+    const started = await step('catch up with the metadata log', () =>
+      startMetaStore({ log, snapshots, catchUpTimeoutMs: LIMITS.joinCatchUpTimeoutMs, storeOptions: { snapshots } }),
+    );
     const { store } = started;
     store.onReloaded((view, skippedFromSeq) =>
       logger.warn({ skippedFromSeq, seq: view.seq }, 'fell behind the purged metadata log: reloaded the view from the newest snapshot'),
     );
-    const liveness = await LivenessTracker.start(nc);
+    const liveness = await step('start the liveness tracker', () => LivenessTracker.start(nc, { replicas: config.metaReplicas }));
     logger.info(
       { seq: store.view.seq, snapshotSeq: started.snapshotSeq, replayedEntries: started.replayedEntries, attempts: started.attempts },
       'joined the cluster: metadata view caught up',
@@ -99,4 +114,41 @@ export class ClusterMember {
     this.objectStore.close();
     this.logger.info('left the cluster');
   }
+}
+
+/**
+ * Streams and buckets are created with MINK_META_REPLICAS replicas but never changed afterwards: a cluster
+ * started with one replica keeps one after a restart with more (or the other way round). Said once at join,
+ * so an operator sees why a server failure still stalls the metadata log.
+ */
+function warnAboutReplicas(logger: Logger, wanted: number, resources: MetaResource[]): void {
+  const differing = resources.filter((resource) => resource.replicas !== wanted);
+  if (differing.length === 0) return;
+  logger.warn(
+    { wanted, found: Object.fromEntries(differing.map((resource) => [resource.name, resource.replicas])) },
+    'MINK_META_REPLICAS differs from the replicas of existing JetStream streams, which are left as they are',
+  );
+}
+
+/**
+ * Runs one step of joining, again after a pause while it fails for a reason that passes (a NATS request that
+ * timed out or found no responder: a JetStream cluster still electing its leaders), until `deadlineMs`.
+ */
+function retryingTransientFailures(logger: Logger, deadlineMs: number) {
+  return async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        if (!isTransientFailure(error) || Date.now() >= deadlineMs) throw error;
+        logger.warn({ err: error, attempt }, `could not ${what} yet; trying again`);
+        await sleep(Math.min(LIMITS.joinRetryMaxMs, LIMITS.joinRetryInitialMs * attempt));
+      }
+    }
+  };
+}
+
+function isTransientFailure(error: unknown): boolean {
+  if (error instanceof MinkError) return error.code === 'Unavailable' || error.code === 'Timeout';
+  return error instanceof NatsError && (error.code === ErrorCode.Timeout || error.code === ErrorCode.NoResponders);
 }

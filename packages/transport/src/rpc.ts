@@ -117,31 +117,48 @@ export function serveJson(
         options.onError?.(subscriptionError);
         return;
       }
-      void (async () => {
-        let reply: unknown;
-        try {
-          let body: unknown;
-          try {
-            body = decodeRequest(msg.data);
-          } catch (error) {
-            throw error instanceof MinkError ? error : new InvalidArgumentError(`the request is not JSON: ${error instanceof Error ? error.message : String(error)}`);
-          }
-          const result = await handler(body, msg);
-          reply = result instanceof WithBinary ? result : { result };
-        } catch (error) {
-          if (!(error instanceof MinkError)) options.onError?.(error);
-          reply = toErrorBody(error);
-        }
-        if (!msg.reply) return;
-        let encoded = reply instanceof WithBinary ? encodeWithBinary({ result: reply.result }, reply.bytes) : encodeJson(reply);
-        if (encoded.length > nc.info!.max_payload) {
-          // An answer NATS cannot carry would leave the caller waiting for its timeout: say so instead.
-          encoded = encodeJson(toErrorBody(new MinkError('Internal', `reply of ${encoded.length} bytes exceeds the NATS max payload of ${nc.info!.max_payload}`)));
-        }
-        msg.respond(encoded);
-      })();
+      void answerRequest(nc, msg, handler, options.onError);
     },
   });
+}
+
+/**
+ * Answers one request message the way every mink NATS endpoint does (`serveJson`, and the Nest transport of
+ * @mink/runtime): decodes its body (JSON, or JSON with binary bytes), runs `handler`, and responds with
+ * `{result}`, with the result and its bytes (`WithBinary`), or with the error body of what the handler threw
+ * (a `MinkError` keeps its code and details; anything else is `Internal` and also goes to `onError`). A
+ * message without a reply subject is handled and not answered. Never rejects.
+ */
+export async function answerRequest(nc: NatsConnection, msg: Msg, handler: RpcHandler, onError?: (error: unknown) => void): Promise<void> {
+  let reply: unknown;
+  try {
+    let body: unknown;
+    try {
+      body = decodeRequest(msg.data);
+    } catch (error) {
+      throw error instanceof MinkError ? error : new InvalidArgumentError(`the request is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const result = await handler(body, msg);
+    reply = result instanceof WithBinary ? result : { result };
+  } catch (error) {
+    if (!(error instanceof MinkError)) onError?.(error);
+    reply = toErrorBody(error);
+  }
+  if (!msg.reply) return;
+  let encoded = reply instanceof WithBinary ? encodeWithBinary({ result: reply.result }, reply.bytes) : encodeJson(reply);
+  // nats.js has no server info while the connection is down (a NATS server restarting, or a failover in a NATS
+  // cluster): the reply is then sent as it is, and lost with the connection like any other message.
+  const maxPayload = nc.info?.max_payload;
+  if (maxPayload !== undefined && encoded.length > maxPayload) {
+    // An answer NATS cannot carry would leave the caller waiting for its timeout: say so instead.
+    encoded = encodeJson(toErrorBody(new MinkError('Internal', `reply of ${encoded.length} bytes exceeds the NATS max payload of ${maxPayload}`)));
+  }
+  try {
+    msg.respond(encoded);
+  } catch (error) {
+    // The connection closed while the handler ran (the process is stopping): nobody can be answered.
+    onError?.(error);
+  }
 }
 
 export { natsHeaders };
