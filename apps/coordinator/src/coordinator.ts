@@ -1,4 +1,4 @@
-import type { Subscription } from 'nats';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { bucketId, bucketsOfTable, getIn, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
@@ -16,10 +16,10 @@ import {
   type ReleadBucketsResult,
   type TieringRoundAssignment,
 } from '@mink/protocol';
-import { requestJson, serveJson } from '@mink/transport';
+import { requestJson } from '@mink/transport';
 import { LIMITS } from '@mink/config';
 import { GarbageCollector } from '@mink/s3stream';
-import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
+import { ClusterMember, LOGGER, SERVICE_STATE, type Logger, type ServiceState } from '@mink/runtime';
 import { Gauge, Counter } from 'prom-client';
 import { checkCreateTableSpec } from './table-spec';
 import { PartitionLifecycle } from './partition-lifecycle';
@@ -32,11 +32,15 @@ type Envelope = CoordinatorRequest & { forwarded?: boolean };
  * out (others forward to it), and only the holder runs the tick loop that re-leads orphaned buckets.
  * Every ownership change is a `LeadBucket` carrying this holder's coordinator epoch, so a holder that
  * lost the lease without noticing is refused by the log itself.
+ *
+ * A Nest provider: it starts competing for the lease once the application is bootstrapped, and stops (lease
+ * released, loops finished) at shutdown, after the NATS endpoints have closed and before the process leaves the
+ * cluster. Its requests arrive through CoordinatorRequestsController.
  */
-export class Coordinator {
+@Injectable()
+export class Coordinator implements OnApplicationBootstrap, OnApplicationShutdown {
   private lease!: CoordinatorLease;
   private stopLease: (() => Promise<void>) | null = null;
-  private subscriptions: Subscription[] = [];
   private tickTimer: NodeJS.Timeout | null = null;
   /** Snapshots the metadata view and purges the log below the snapshots; runs only while holding the lease. */
   private snapshotScheduler: SnapshotScheduler | null = null;
@@ -69,9 +73,9 @@ export class Coordinator {
   private readonly partitions: PartitionLifecycle;
 
   constructor(
-    private readonly member: ClusterMember,
-    private readonly logger: Logger,
-    state: ServiceState,
+    @Inject(ClusterMember) private readonly member: ClusterMember,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(SERVICE_STATE) state: ServiceState,
   ) {
     this.holderGauge = new Gauge({ name: 'mink_coordinator_lease_held', help: '1 while this replica holds the lease', registers: [state.registry] });
     this.releadCounter = new Counter({ name: 'mink_coordinator_releads_total', help: 'LeadBucket proposals for orphaned buckets', registers: [state.registry] });
@@ -112,13 +116,21 @@ export class Coordinator {
     );
   }
 
+  onApplicationBootstrap(): Promise<void> {
+    return this.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    try {
+      await this.stop();
+    } catch (error) {
+      this.logger.error({ err: error }, 'error while stopping the coordinator');
+    }
+  }
+
   async start(): Promise<void> {
     const { nc, config } = this.member;
     this.lease = await CoordinatorLease.open(nc, config.nodeId, config.leaseTtlMs);
-    const handler = (body: unknown) => this.handle(body as Envelope);
-    const onError = (error: unknown) => this.logger.error({ err: error }, 'coordinator request failed');
-    this.subscriptions.push(serveJson(nc, SUBJECTS.coordinatorRpc, handler, { queue: SUBJECTS.coordinatorQueue, onError }));
-    this.subscriptions.push(serveJson(nc, SUBJECTS.coordinatorDirect(config.nodeId), handler, { onError }));
     const runner = runLease({
       lease: this.lease,
       onAcquired: () => void this.becomeHolder(),
@@ -131,12 +143,13 @@ export class Coordinator {
     const clockOffsetMs = config.partitionClockOffsetMs;
     if (clockOffsetMs !== 0) this.logger.warn({ partitionClockOffsetMs: clockOffsetMs }, 'the partition loop plans with a clock moved by MINK_PARTITION_CLOCK_OFFSET_MS');
     this.partitions.start(LIMITS.partitionIntervalMs);
+    this.logger.info({ leaseTtlMs: config.leaseTtlMs, coordinatorTickMs: config.coordinatorTickMs }, 'coordinator replica started');
   }
 
+  /** Stops acting; the NATS endpoints have closed before (the transport closes ahead of the shutdown hooks). */
   async stop(): Promise<void> {
     if (this.tickTimer) clearInterval(this.tickTimer);
     if (this.retentionTimer) clearInterval(this.retentionTimer);
-    for (const subscription of this.subscriptions) subscription.unsubscribe();
     // A snapshot or partition round in flight finishes before the connection it uses goes away.
     await this.partitions.stop();
     await this.stopSnapshots();
@@ -300,7 +313,9 @@ export class Coordinator {
     }
   }
 
-  private async handle(request: Envelope): Promise<unknown> {
+  /** A coordinator action from SUBJECTS.coordinatorRpc or this replica's SUBJECTS.coordinatorDirect. */
+  async handle(body: unknown): Promise<unknown> {
+    const request = body as Envelope;
     // Anything may arrive on the subject: a body that is not a request is the sender's mistake, not ours.
     if (typeof request !== 'object' || request === null || typeof (request as { op?: unknown }).op !== 'string') {
       throw new InvalidArgumentError('a coordinator request must be an object with a string op');

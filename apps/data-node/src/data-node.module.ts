@@ -1,17 +1,73 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { HealthController, SERVICE_STATE, type ServiceState } from '@mink/runtime';
+import type { ServiceConfig } from '@mink/config';
+import { MinkClient } from '@mink/client';
+import { KafkaListener, kafkaBroker } from '@mink/kafka';
+import { lakeStoreUri } from '@mink/lake';
+import { ClusterMember, LOGGER, NATS_REQUEST_TRANSPORT, NatsRequestTransport, OBJECT_STORE, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type Logger, type ServiceState } from '@mink/runtime';
+import { StreamReader, type S3ObjectStore } from '@mink/s3stream';
+import { BucketSyncMetrics } from './bucket-sync';
+import { CurrentIncarnation } from './current-incarnation';
+import { DataNode, KAFKA_LISTENER } from './data-node';
 import { InternalScanController } from './internal-scan.controller';
 import { InternalScans } from './internal-scans';
+import { DataNodeKafkaBackend } from './kafka-backend';
+import { LakeReads } from './lake-reads';
+import { NodeHeartbeats } from './node-heartbeats';
+import { NodeRequestsController, nodeRoutes } from './node-requests.controller';
 
+/**
+ * A data node: the service shell (joined with its heartbeats already running, see NodeHeartbeats), the
+ * DataNode and its current incarnation, the readers the incarnations share, the Kafka listener, and the
+ * endpoints: NATS (its own subject, and the any-node subject in the nodes' queue group) and HTTP (health,
+ * metrics, the internal scan route).
+ */
 @Module({})
 export class DataNodeModule {
-  static register(state: ServiceState, scans: InternalScans): DynamicModule {
+  static register(config: ServiceConfig): DynamicModule {
     return {
       module: DataNodeModule,
-      controllers: [HealthController, InternalScanController],
+      imports: [ServiceModule.forRoot({ role: 'data-node', config, connectionName: `data-node-${config.nodeId}`, beforeCatchUp: NodeHeartbeats })],
+      controllers: [NodeRequestsController, InternalScanController],
       providers: [
-        { provide: SERVICE_STATE, useValue: state },
-        { provide: InternalScans, useValue: scans },
+        CurrentIncarnation,
+        DataNode,
+        { provide: BucketSyncMetrics, useFactory: (state: ServiceState) => new BucketSyncMetrics(state), inject: [SERVICE_STATE] },
+        {
+          provide: StreamReader,
+          useFactory: (objectStore: S3ObjectStore, member: ClusterMember) => new StreamReader({ store: objectStore, meta: member.store }),
+          inject: [OBJECT_STORE, ClusterMember],
+        },
+        {
+          // The union read's lake side, shared by the incarnations of the process (its caches outlive them).
+          provide: LakeReads,
+          useFactory: (objectStore: S3ObjectStore) => new LakeReads(objectStore, lakeStoreUri(objectStore.bucket, objectStore.prefix)),
+          inject: [OBJECT_STORE],
+        },
+        {
+          // Health, metrics and the internal scan route (scan pages for gateways and clients, see InternalScans).
+          provide: InternalScans,
+          useFactory: (serviceConfig: ServiceConfig, current: CurrentIncarnation, state: ServiceState) => new InternalScans(serviceConfig.nodeId, () => current.data(), state.registry),
+          inject: [SERVICE_CONFIG, CurrentIncarnation, SERVICE_STATE],
+        },
+        { provide: MinkClient, useFactory: (member: ClusterMember) => MinkClient.over(member.nc), inject: [ClusterMember] },
+        {
+          // Topics are kafka-format tables, served through the current incarnation (docs/architecture.md §12).
+          provide: KAFKA_LISTENER,
+          useFactory: (member: ClusterMember, client: MinkClient, serviceConfig: ServiceConfig, current: CurrentIncarnation, logger: Logger) =>
+            new KafkaListener({
+              host: serviceConfig.kafkaBindHost,
+              port: serviceConfig.kafkaPort,
+              handler: kafkaBroker(new DataNodeKafkaBackend(member, client, serviceConfig, () => current.data())),
+              logger,
+            }),
+          inject: [ClusterMember, MinkClient, SERVICE_CONFIG, CurrentIncarnation, LOGGER],
+        },
+        {
+          provide: NATS_REQUEST_TRANSPORT,
+          useFactory: (member: ClusterMember, serviceConfig: ServiceConfig, logger: Logger) =>
+            new NatsRequestTransport(member.nc, nodeRoutes(serviceConfig.nodeId), (error) => logger.error({ err: error }, 'node request failed')),
+          inject: [ClusterMember, SERVICE_CONFIG, LOGGER],
+        },
       ],
     };
   }

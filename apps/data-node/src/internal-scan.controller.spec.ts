@@ -15,11 +15,12 @@ import {
   type ScanRequest,
 } from '@mink/protocol';
 import { encodeBatch, encodeScanPage } from '@mink/records';
-import { createHttpAdapter, HttpErrorFilter, ServiceState } from '@mink/runtime';
+import { Module } from '@nestjs/common';
+import { createHttpAdapter, HealthController, HttpErrorFilter, SERVICE_STATE, ServiceState } from '@mink/runtime';
 import { WithBinary } from '@mink/transport';
 
 import type { DataPlane } from './data-plane';
-import { DataNodeModule } from './data-node.module';
+import { InternalScanController } from './internal-scan.controller';
 import { InternalScans } from './internal-scans';
 
 /**
@@ -70,7 +71,10 @@ describe('the internal scan route of a data node', () => {
 
   beforeAll(async () => {
     const scans = new InternalScans('1', () => (registered ? dataPlane : null), state.registry);
-    app = await NestFactory.create<NestFastifyApplication>(DataNodeModule.register(state, scans), createHttpAdapter(), { logger: false, bodyParser: false });
+    // The data node's HTTP controllers, without the rest of the data node (which joins a cluster).
+    @Module({ controllers: [HealthController, InternalScanController], providers: [{ provide: SERVICE_STATE, useValue: state }, { provide: InternalScans, useValue: scans }] })
+    class InternalScanTestModule {}
+    app = await NestFactory.create<NestFastifyApplication>(InternalScanTestModule, createHttpAdapter(), { logger: false, bodyParser: false });
     app.useGlobalFilters(new HttpErrorFilter());
     await app.listen(0, '127.0.0.1');
     const bound = app.getHttpServer().address() as { port: number };

@@ -1,18 +1,41 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { HealthController, SERVICE_STATE, type ServiceState } from '@mink/runtime';
+import type { ServiceConfig } from '@mink/config';
+import { MinkClient } from '@mink/client';
+import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type ServiceState } from '@mink/runtime';
 import { TablesController } from './tables.controller';
 import { ClusterController } from './cluster.controller';
 import { GatewayService } from './gateway.service';
 
+const API_CONTROLLERS = [TablesController, ClusterController];
+
+/** The HTTP gateway: the public API (docs/architecture.md §12) over its own view and the TypeScript client. */
 @Module({})
 export class GatewayModule {
-  static register(state: ServiceState, service: GatewayService): DynamicModule {
+  /** The gateway process: the service shell (config, logger, health, cluster membership), the client and the API. */
+  static register(config: ServiceConfig): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [HealthController, TablesController, ClusterController],
+      imports: [ServiceModule.forRoot({ role: 'gateway', config, connectionName: `gateway-${config.nodeId}` })],
+      controllers: API_CONTROLLERS,
       providers: [
-        { provide: SERVICE_STATE, useValue: state },
+        {
+          provide: MinkClient,
+          useFactory: (member: ClusterMember, serviceConfig: ServiceConfig) => MinkClient.over(member.nc, { appendsInFlightPerBucket: serviceConfig.appendsInFlightPerBucket }),
+          inject: [ClusterMember, SERVICE_CONFIG],
+        },
+        GatewayService,
+      ],
+    };
+  }
+
+  /** The API and the health endpoints over a given service, without joining a cluster (tests of the HTTP layer). */
+  static over(service: GatewayService, state: ServiceState): DynamicModule {
+    return {
+      module: GatewayModule,
+      controllers: [HealthController, ...API_CONTROLLERS],
+      providers: [
         { provide: GatewayService, useValue: service },
+        { provide: SERVICE_STATE, useValue: state },
       ],
     };
   }

@@ -1,9 +1,10 @@
 import { LIMITS, parseDurationMs } from '@mink/config';
-import type { MinkClient } from '@mink/client';
 import { bucketsOfTable, compareNodeIds, ownRecord, streamBucketOfLake, valuesIn, type TableRecord, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
-import { RawJsonBody, type ClusterMember } from '@mink/runtime';
+import { Inject, Injectable } from '@nestjs/common';
+import { MinkClient } from '@mink/client';
+import { ClusterMember, RawJsonBody } from '@mink/runtime';
 import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 import { readAppendBody } from '@mink/records';
 import { type ScanReply, scanFormatOf, scanReplyOf } from './scan-reply';
@@ -13,10 +14,11 @@ import { type ScanReply, scanFormatOf, scanReplyOf } from './scan-reply';
  * the gateway's own copy of the view, after waiting until that copy has applied the write the caller
  * just made (so a create is immediately visible in a describe).
  */
+@Injectable()
 export class GatewayService {
   constructor(
-    private readonly member: ClusterMember,
-    private readonly client: MinkClient,
+    @Inject(ClusterMember) private readonly member: ClusterMember,
+    @Inject(MinkClient) private readonly client: MinkClient,
   ) {}
 
   async createTable(body: unknown) {

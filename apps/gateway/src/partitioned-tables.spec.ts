@@ -109,7 +109,7 @@ describe('gateway on a partitioned table', () => {
     const member = { get view() { return meta.view; }, store: meta } as unknown as ClusterMember;
     const service = new GatewayService(member, MinkClient.over(node.nc, { scanOverHttp: false }));
     app = await NestFactory.create<NestFastifyApplication>(
-      GatewayModule.register(new ServiceState('gateway', 'test'), service),
+      GatewayModule.over(service, new ServiceState('gateway', 'test')),
       createHttpAdapter(new InFlightBytes(LIMITS.httpInFlightBodyBytesMax), { rawJsonRoutes: new Set([APPEND_ROUTE]) }),
       { logger: false, bodyParser: false },
     );

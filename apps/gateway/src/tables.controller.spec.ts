@@ -80,7 +80,7 @@ describe('gateway primary-key endpoints', () => {
   beforeAll(async () => {
     const member = { view: { tables: { orders: ORDERS, events: EVENTS }, buckets: emptyShardedMap(), nodes: {} } } as unknown as ClusterMember;
     const client = { table: (name: string) => (name === 'orders' ? table : name === 'events' ? events : undefined) } as unknown as MinkClient;
-    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(new ServiceState('gateway', 'test'), new GatewayService(member, client)), createHttpAdapter(inFlight, { rawJsonRoutes: new Set([APPEND_ROUTE]) }), {
+    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.over(new GatewayService(member, client), new ServiceState('gateway', 'test')), createHttpAdapter(inFlight, { rawJsonRoutes: new Set([APPEND_ROUTE]) }), {
       logger: false,
       bodyParser: false,
     });

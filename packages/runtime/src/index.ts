@@ -5,3 +5,5 @@ export * from './http-errors';
 export * from './cluster-member';
 export * from './run-service';
 export * from './http-adapter';
+export * from './service-module';
+export * from './nats-request-transport';

@@ -3,51 +3,48 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { DynamicModule, Type } from '@nestjs/common';
 import type { Logger } from 'pino';
+import type { ServiceConfig } from '@mink/config';
 import { createHttpAdapter } from './http-adapter';
 import { HttpErrorFilter } from './http-errors';
+import { LOGGER, SERVICE_CONFIG } from './service-module';
+import { SERVICE_STATE, type ServiceState } from './service-state';
+
+/** Signals that stop a service cleanly (a clean leave, then exit code 0). */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
- * Starts the HTTP side of a service (Fastify under Nest) and wires process signals: SIGTERM and SIGINT
- * run `shutdown` once (a clean leave), then close the app and exit. An uncaught error is logged and
- * ends the process, because a service in an unknown state must not go on serving.
+ * Creates a service's Nest application over mink's Fastify adapter (see createHttpAdapter) from its root
+ * module, which imports `ServiceModule`: building the providers joins the cluster. A service with NATS
+ * endpoints then connects its transport (`connectNatsRequests`). A provider that fails to build rejects
+ * (Nest would otherwise `process.abort()`).
  */
-export async function runHttpService(options: {
-  module: Type<unknown> | DynamicModule;
-  port: number;
-  /** Address to bind (`ServiceConfig.httpBindHost`): loopback unless the service is meant to be reached from elsewhere. */
-  host: string;
-  logger: Logger;
-  shutdown: () => Promise<void>;
-  /** Route patterns whose JSON bodies reach the handler as `RawJsonBody` (see createHttpAdapter). */
-  rawJsonRoutes?: ReadonlySet<string>;
-}): Promise<{ app: NestFastifyApplication; port: number }> {
-  const { logger } = options;
+export async function createService(module: Type<unknown> | DynamicModule, options: { rawJsonRoutes?: ReadonlySet<string> } = {}): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(
-    options.module,
+    module,
     createHttpAdapter(undefined, { rawJsonRoutes: options.rawJsonRoutes }),
     // The adapter parses JSON bodies itself (strictly); Nest's own parser would replace it.
-    { logger: ['error', 'warn'], bodyParser: false },
+    { logger: ['error', 'warn'], bodyParser: false, abortOnError: false },
   );
-  app.useGlobalFilters(new HttpErrorFilter(logger));
-  await app.listen(options.port, options.host);
-  const address = app.getHttpServer().address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping');
-    try {
-      await options.shutdown();
-      await app.close();
-    } catch (error) {
-      logger.error({ err: error }, 'error while stopping');
-    }
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  app.useGlobalFilters(new HttpErrorFilter(app.get<Logger>(LOGGER)));
+  return app;
+}
+
+/**
+ * Starts a service created by `createService`, in this order: the lifecycle hooks (`onModuleInit`, then
+ * `onApplicationBootstrap`), the HTTP server (on the port and address of its `ServiceConfig`),
+ * `beforeServing` with the port it is bound to (a data node registers its incarnation with that address),
+ * the NATS endpoints, and readiness.
+ *
+ * SIGTERM and SIGINT then close the application once through Nest's shutdown hooks
+ * (`beforeApplicationShutdown`, then the HTTP server and the NATS endpoints, then `onApplicationShutdown`)
+ * and exit with code 0 (`useProcessExit`: Nest would otherwise re-raise the signal, and `mink up` and the
+ * tests take an exit by signal for a crash). An uncaught error is logged and ends the process with code 1,
+ * because a service in an unknown state must not go on serving.
+ */
+export async function startService(app: NestFastifyApplication, options: { beforeServing?: (httpPort: number) => Promise<void> } = {}): Promise<{ port: number }> {
+  const logger = app.get<Logger>(LOGGER);
+  // httpBindHost: loopback unless the service is meant to be reached from elsewhere.
+  const { httpPort, httpBindHost } = app.get<ServiceConfig>(SERVICE_CONFIG);
   process.on('uncaughtException', (error) => {
     logger.fatal({ err: error }, 'uncaught exception');
     process.exit(1);
@@ -56,5 +53,14 @@ export async function runHttpService(options: {
     logger.fatal({ err: error }, 'unhandled rejection');
     process.exit(1);
   });
-  return { app, port };
+  await app.listen(httpPort, httpBindHost);
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : httpPort;
+  for (const signal of STOP_SIGNALS) process.once(signal, () => logger.info({ signal }, 'stopping'));
+  app.enableShutdownHooks([...STOP_SIGNALS], { useProcessExit: true });
+  await options.beforeServing?.(port);
+  await app.startAllMicroservices();
+  app.get<ServiceState>(SERVICE_STATE).setReady(true);
+  logger.info({ httpPort: port }, 'started');
+  return { port };
 }
