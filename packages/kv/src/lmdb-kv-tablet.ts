@@ -1,4 +1,5 @@
-import { mkdir, readdir, rm, stat, statfs } from 'node:fs/promises';
+import { statfsSync } from 'node:fs';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { LIMITS } from '@mink/config';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -105,9 +106,11 @@ export class LmdbKvTablet implements KvTablet {
 
   async apply(batch: readonly KvWrite[], appliedOffset: number): Promise<void> {
     assertValidApply(batch, appliedOffset, this.highestRequestedOffset);
+    // Refused before the offset counts as requested (nothing was applied, so the same offsets may come
+    // again), and synchronously, so applies still reach LMDB in the order they were called.
+    this.refuseWhenDiskIsFull(batch, appliedOffset);
     this.highestRequestedOffset = appliedOffset;
     const encodedOffset = encodeOffset(appliedOffset);
-    await this.refuseWhenDiskIsFull(batch, appliedOffset);
     // Each write inside the transaction returns a promise of the commit too; the transaction's own promise
     // carries the outcome, so theirs are handled at once: left alone, a failed commit (a full disk) would
     // reject each of them unhandled and take the process down.
@@ -131,11 +134,11 @@ export class LmdbKvTablet implements KvTablet {
    * that nobody can handle (and the process ends). The estimate is generous: twice the batch's bytes and
    * `LIMITS.kvDiskHeadroomBytes` for the pages LMDB grows its file by.
    */
-  private async refuseWhenDiskIsFull(batch: readonly KvWrite[], appliedOffset: number): Promise<void> {
+  private refuseWhenDiskIsFull(batch: readonly KvWrite[], appliedOffset: number): void {
     let batchBytes = 0;
     for (const write of batch) batchBytes += write.key.byteLength + (write.value?.byteLength ?? 0);
     const neededBytes = 2 * batchBytes + LIMITS.kvDiskHeadroomBytes;
-    const space = await statfs(this.directory);
+    const space = statfsSync(this.directory);
     const freeBytes = space.bavail * space.bsize;
     if (freeBytes < neededBytes) {
       throw new KvCommitFailedError(
