@@ -426,6 +426,24 @@ describe('StreamReader over stream objects', () => {
     expect(reader.stats).toEqual({ gets: 6, getBytes: objectLengths.reduce((total, length) => total + length, 0), tailCacheHits: 0, readCacheHits: 0, prefetchGets: 0, prefetchBytes: 0, joinedGets: 0 });
   });
 
+  it('counts a GET body whole in the read cache while any of its batches is kept, and frees it with the last one', async () => {
+    // Payloads are views of their GET's body (no copy), so the body stays in memory while one of them is
+    // cached: a bound of 50 bytes cannot keep two 30-byte bodies, not even one batch of the first beside the second.
+    const store = new ProbedObjectStore();
+    const { id, meta, batches } = await storeStream(store, [fixedBatches(3), fixedBatches(3)]);
+    const reader = new StreamReader({ store, meta, readCacheBytesMax: 50, prefetchWindowsMax: 0 });
+    expect((await reader.read(id, 0, 3)).batches).toEqual(batches.slice(0, 3));
+    expect(reader.readCacheByteCount).toBe(30);
+    expect((await reader.read(id, 3, 3)).batches).toEqual(batches.slice(3, 6));
+    expect(reader.readCacheByteCount).toBe(30);
+    expect((await reader.read(id, 3, 3)).batches).toEqual(batches.slice(3, 6));
+    expect(store.gets).toHaveLength(2);
+    // Every batch of the first body went, so reading it again is a GET.
+    expect((await reader.read(id, 2, 1)).batches).toEqual(batches.slice(2, 3));
+    expect(store.gets).toHaveLength(3);
+    expect(reader.readCacheByteCount).toBe(30 + 10);
+  });
+
   it('serves batches held in the read cache or the tail cache without a GET', async () => {
     // Proves a fetched batch is kept and a committed one cached by the writer is used: repeated reads cost no GET.
     const store = new ProbedObjectStore();

@@ -62,9 +62,20 @@ export interface StreamReaderStats {
   joinedGets: number;
 }
 
-/** A payload the read cache holds, and whether prefetch brought it (a read starting there continues a scan). */
+/**
+ * The body of one GET, whose slices' payloads are views into it: it stays in memory while any of them is
+ * cached, so the read cache counts its whole length from the first of its slices kept to the last one let go.
+ */
+interface FetchedBody {
+  byteLength: number;
+  /** Slices of this body the read cache holds. */
+  cachedSlices: number;
+}
+
+/** A payload the read cache holds, the body it is a view of, and whether prefetch brought it (a read starting there continues a scan). */
 interface ReadCacheEntry {
   payload: Uint8Array;
+  body: FetchedBody;
   prefetched: boolean;
 }
 
@@ -354,7 +365,7 @@ export class StreamReader {
         return this.getPayloads(bucketId, read, members, prefetched);
       });
       const entries = members.map((slice, position): SliceInFlight => {
-        const payload = get.then((parts) => parts[position]!);
+        const payload = get.then(({ parts }) => parts[position]!);
         // Nobody may wait for a prefetched slice; its failure must not surface as an unhandled rejection.
         payload.catch(() => undefined);
         const key = cacheKey(bucketId, slice);
@@ -372,9 +383,9 @@ export class StreamReader {
         });
       };
       get.then(
-        (parts) => {
+        ({ parts, body }) => {
           settle();
-          members.forEach((slice, position) => this.keepInReadCache(cacheKey(bucketId, slice), parts[position]!, prefetched));
+          members.forEach((slice, position) => this.keepInReadCache(cacheKey(bucketId, slice), parts[position]!, body, prefetched));
         },
         (error: unknown) => {
           settle();
@@ -386,10 +397,11 @@ export class StreamReader {
   }
 
   /**
-   * One coalesced GET, cut into the payloads of its slices. When it serves several slices each payload is a
-   * copy of its own, so the read cache never keeps a whole GET's bytes alive for one of its slices.
+   * One coalesced GET, cut into the payloads of its slices: views of its body, not copies (copying every
+   * fetched byte once more was a large share of a cold scan's CPU). The read cache counts the body whole
+   * while it holds any of them (see `FetchedBody`).
    */
-  private async getPayloads(bucketId: string, read: CoalescedRead, slices: readonly DataSlice[], prefetched: boolean): Promise<Uint8Array[]> {
+  private async getPayloads(bucketId: string, read: CoalescedRead, slices: readonly DataSlice[], prefetched: boolean): Promise<{ parts: Uint8Array[]; body: FetchedBody }> {
     this.counts.gets++;
     if (prefetched) this.counts.prefetchGets++;
     let parts: Uint8Array[];
@@ -404,7 +416,7 @@ export class StreamReader {
     const bytes = read.endExclusive - read.start;
     this.counts.getBytes += bytes;
     if (prefetched) this.counts.prefetchBytes += bytes;
-    return parts.length > 1 ? parts.map((part) => part.slice()) : parts;
+    return { parts, body: { byteLength: bytes, cachedSlices: 0 } };
   }
 
   /** A slice's payload from either cache, counted as a hit and moved to the most recently used end of its cache. */
@@ -438,12 +450,12 @@ export class StreamReader {
     this.evictReadCacheBeyondBound();
   }
 
-  /** Keeps a fetched payload unless it does not fit beside the prefetch GETs in flight. */
-  private keepInReadCache(key: string, payload: Uint8Array, prefetched: boolean): void {
-    if (this.prefetchBytesInFlight + payload.byteLength > this.readCacheBytesMax) return;
+  /** Keeps a fetched payload (a view of `body`) unless its body does not fit beside the prefetch GETs in flight. */
+  private keepInReadCache(key: string, payload: Uint8Array, body: FetchedBody, prefetched: boolean): void {
+    if (this.prefetchBytesInFlight + body.byteLength > this.readCacheBytesMax) return;
     this.forgetRead(key);
-    this.readCache.set(key, { payload, prefetched });
-    this.readCacheBytes += payload.byteLength;
+    this.readCache.set(key, { payload, body, prefetched });
+    if (body.cachedSlices++ === 0) this.readCacheBytes += body.byteLength;
     this.evictReadCacheBeyondBound();
   }
 
@@ -465,7 +477,7 @@ export class StreamReader {
     const entry = this.readCache.get(key);
     if (entry === undefined) return;
     this.readCache.delete(key);
-    this.readCacheBytes -= entry.payload.byteLength;
+    if (--entry.body.cachedSlices === 0) this.readCacheBytes -= entry.body.byteLength;
   }
 }
 
