@@ -2,7 +2,7 @@ import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { SUBJECTS } from '@mink/protocol';
 import type { NatsRequestRoute } from '@mink/runtime';
-import { Coordinator } from './coordinator';
+import { Coordinator } from '@mink/coordination';
 
 /** The message patterns of a coordinator replica's NATS endpoints. */
 export const COORDINATOR_PATTERNS = {

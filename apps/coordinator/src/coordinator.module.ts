@@ -1,12 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ServiceConfig } from '@mink/config';
-import { ClusterMember, LOGGER, NATS_REQUEST_TRANSPORT, NatsRequestTransport, SERVICE_CONFIG, ServiceModule, type Logger } from '@mink/runtime';
-import { Coordinator } from './coordinator';
+import { Coordinator } from '@mink/coordination';
+import { ClusterMember, LOGGER, NATS_REQUEST_TRANSPORT, NatsRequestTransport, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type Logger, type ServiceState } from '@mink/runtime';
+import { CoordinatorLifecycle } from './coordinator-lifecycle';
 import { CoordinatorRequestsController, coordinatorRoutes } from './coordinator-requests.controller';
 
 /**
- * A coordinator replica: the service shell (config, logger, health, cluster membership), the Coordinator,
- * and its NATS endpoints (SUBJECTS.coordinatorRpc in the replicas' queue group, and its own direct subject).
+ * A coordinator replica: the service shell (config, logger, health, cluster membership), the Coordinator
+ * (@mink/coordination) and its life (CoordinatorLifecycle), and its NATS endpoints (SUBJECTS.coordinatorRpc
+ * in the replicas' queue group, and its own direct subject).
  */
 @Module({})
 export class CoordinatorModule {
@@ -16,7 +18,12 @@ export class CoordinatorModule {
       imports: [ServiceModule.forRoot({ role: 'coordinator', config, connectionName: config.nodeId })],
       controllers: [CoordinatorRequestsController],
       providers: [
-        Coordinator,
+        {
+          provide: Coordinator,
+          useFactory: (member: ClusterMember, logger: Logger, state: ServiceState) => new Coordinator(member, logger, state),
+          inject: [ClusterMember, LOGGER, SERVICE_STATE],
+        },
+        CoordinatorLifecycle,
         {
           provide: NATS_REQUEST_TRANSPORT,
           useFactory: (member: ClusterMember, serviceConfig: ServiceConfig, logger: Logger) =>

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ServiceConfig } from '@mink/config';
 import { SERVICE_CONFIG } from '@mink/runtime';
-import type { DataPlane } from './data-plane';
-import { notRegistered, type Incarnation } from './incarnation';
+import { notRegistered, type DataPlane, type Incarnation } from '@mink/data-plane';
 
 /**
  * The data node's current incarnation, or null while it registers one (at start, and after a takeover fenced

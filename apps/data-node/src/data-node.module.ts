@@ -5,13 +5,10 @@ import { KafkaListener, kafkaBroker } from '@mink/kafka';
 import { lakeStoreUri } from '@mink/lake';
 import { ClusterMember, LOGGER, NATS_REQUEST_TRANSPORT, NatsRequestTransport, OBJECT_STORE, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type Logger, type ServiceState } from '@mink/runtime';
 import { StreamReader, type S3ObjectStore } from '@mink/s3stream';
-import { BucketSyncMetrics } from './bucket-sync';
+import { BucketSyncMetrics, DataNodeKafkaBackend, InternalScans, LakeReads } from '@mink/data-plane';
 import { CurrentIncarnation } from './current-incarnation';
 import { DataNode, KAFKA_LISTENER } from './data-node';
 import { InternalScanController } from './internal-scan.controller';
-import { InternalScans } from './internal-scans';
-import { DataNodeKafkaBackend } from './kafka-backend';
-import { LakeReads } from './lake-reads';
 import { NodeHeartbeats } from './node-heartbeats';
 import { NodeRequestsController, nodeRoutes } from './node-requests.controller';
 

@@ -7,10 +7,8 @@ import type { KafkaListener } from '@mink/kafka';
 import { ClusterMember, LOGGER, OBJECT_STORE, SERVICE_CONFIG, SERVICE_STATE, type Logger, type ServiceState } from '@mink/runtime';
 import { StreamReader, type ObjectStore } from '@mink/s3stream';
 import { Gauge } from 'prom-client';
-import { BucketSyncMetrics } from './bucket-sync';
+import { BucketSyncMetrics, Incarnation, LakeReads, type IncarnationContext } from '@mink/data-plane';
 import { CurrentIncarnation } from './current-incarnation';
-import { Incarnation, type IncarnationContext } from './incarnation';
-import { LakeReads } from './lake-reads';
 import { NodeHeartbeats } from './node-heartbeats';
 
 /** The data node's Kafka listener (a provider of this token; started by DataNode once an incarnation serves). */

@@ -19,9 +19,8 @@ import { Module } from '@nestjs/common';
 import { createHttpAdapter, HealthController, HttpErrorFilter, SERVICE_STATE, ServiceState } from '@mink/runtime';
 import { WithBinary } from '@mink/transport';
 
-import type { DataPlane } from './data-plane';
+import { InternalScans, type DataPlane } from '@mink/data-plane';
 import { InternalScanController } from './internal-scan.controller';
-import { InternalScans } from './internal-scans';
 
 /**
  * The internal scan route of a data node on its real HTTP stack (Nest, Fastify, the service's error filter),

@@ -1,7 +1,7 @@
 import { Body, Controller, Inject, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { INTERNAL_SCAN_PATH, SCAN_PAGE_CONTENT_TYPE, scanPageHeadersOf } from '@mink/protocol';
-import { InternalScans } from './internal-scans';
+import { InternalScans } from '@mink/data-plane';
 
 /**
  * The internal scan route of a data node (see INTERNAL_SCAN_PATH in @mink/protocol), on the HTTP server

@@ -1,10 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ServiceConfig } from '@mink/config';
 import { MinkClient } from '@mink/client';
+import { GatewayService } from '@mink/http-api';
 import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type ServiceState } from '@mink/runtime';
 import { TablesController } from './tables.controller';
 import { ClusterController } from './cluster.controller';
-import { GatewayService } from './gateway.service';
 
 const API_CONTROLLERS = [TablesController, ClusterController];
 
@@ -23,7 +23,7 @@ export class GatewayModule {
           useFactory: (member: ClusterMember, serviceConfig: ServiceConfig) => MinkClient.over(member.nc, { appendsInFlightPerBucket: serviceConfig.appendsInFlightPerBucket }),
           inject: [ClusterMember, SERVICE_CONFIG],
         },
-        GatewayService,
+        { provide: GatewayService, useFactory: (member: ClusterMember, client: MinkClient) => new GatewayService(member, client), inject: [ClusterMember, MinkClient] },
       ],
     };
   }

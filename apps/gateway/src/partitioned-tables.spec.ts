@@ -9,11 +9,11 @@ import { MetaStore } from '@mink/metalog';
 import { MinkError, SUBJECTS, toErrorBody, type AppendBucketRequest, type ScanRequest, type TableRoute } from '@mink/protocol';
 import { bucketOfRow, decodeBatch, encodeScanPage, stampBatch, type Row } from '@mink/records';
 import { createHttpAdapter, HttpErrorFilter, InFlightBytes, ServiceState, type ClusterMember } from '@mink/runtime';
+import { GatewayService } from '@mink/http-api';
 import { InMemoryMetaLog } from '@mink/testing';
 import { decodeRequest, encodeJson, encodeWithBinary } from '@mink/transport';
 
 import { GatewayModule } from './gateway.module';
-import { GatewayService } from './gateway.service';
 import { APPEND_ROUTE } from './tables.controller';
 
 /**

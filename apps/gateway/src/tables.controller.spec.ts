@@ -6,10 +6,10 @@ import { emptyShardedMap, type TableRecord } from '@mink/meta';
 import { InvalidArgumentError, type WriteTableResult } from '@mink/protocol';
 import { LIMITS } from '@mink/config';
 import { decodeBatch, stampBatch, type BucketingOfRows, type RowsByBucket } from '@mink/records';
+import { GatewayService } from '@mink/http-api';
 import { createHttpAdapter, HttpErrorFilter, InFlightBytes, ServiceState, type ClusterMember } from '@mink/runtime';
 
 import { GatewayModule } from './gateway.module';
-import { GatewayService } from './gateway.service';
 import { APPEND_ROUTE } from './tables.controller';
 
 /**

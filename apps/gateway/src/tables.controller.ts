@@ -1,11 +1,14 @@
 import { Readable } from 'node:stream';
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { GatewayService } from './gateway.service';
+import { GatewayService } from '@mink/http-api';
 
 /** Table administration and data (docs/architecture.md §12). Each method is one service call. */
 /** The route pattern of appends, whose bodies reach the handler as bytes (`rawJsonRoutes` of the HTTP adapter). */
 export const APPEND_ROUTE = '/v1/tables/:name/append';
+
+/** What a route answers: the result of its GatewayService call, as is (named here for the app's declarations). */
+type Answer<Call extends keyof GatewayService> = ReturnType<GatewayService[Call]>;
 
 @Controller('v1/tables')
 export class TablesController {
@@ -13,58 +16,58 @@ export class TablesController {
 
   @Post()
   @HttpCode(201)
-  create(@Body() body: unknown) {
+  create(@Body() body: unknown): Answer<'createTable'> {
     return this.gateway.createTable(body);
   }
 
   @Get()
-  list() {
+  list(): Answer<'listTables'> {
     return this.gateway.listTables();
   }
 
   @Get(':name')
-  describe(@Param('name') name: string) {
+  describe(@Param('name') name: string): Answer<'describeTable'> {
     return this.gateway.describeTable(name);
   }
 
   @Patch(':name')
-  alter(@Param('name') name: string, @Body() body: unknown) {
+  alter(@Param('name') name: string, @Body() body: unknown): Answer<'alterTable'> {
     return this.gateway.alterTable(name, body);
   }
 
   @Delete(':name')
-  drop(@Param('name') name: string) {
+  drop(@Param('name') name: string): Answer<'dropTable'> {
     return this.gateway.dropTable(name);
   }
 
   @Post(':name/append')
   @HttpCode(200)
-  append(@Param('name') name: string, @Body() body: unknown) {
+  append(@Param('name') name: string, @Body() body: unknown): Answer<'append'> {
     return this.gateway.append(name, body);
   }
 
   @Post(':name/put')
   @HttpCode(200)
-  put(@Param('name') name: string, @Body() body: unknown) {
+  put(@Param('name') name: string, @Body() body: unknown): Answer<'put'> {
     return this.gateway.put(name, body);
   }
 
   @Post(':name/delete')
   @HttpCode(200)
-  delete(@Param('name') name: string, @Body() body: unknown) {
+  delete(@Param('name') name: string, @Body() body: unknown): Answer<'delete'> {
     return this.gateway.delete(name, body);
   }
 
   @Post(':name/lookup')
   @HttpCode(200)
-  lookup(@Param('name') name: string, @Body() body: unknown) {
+  lookup(@Param('name') name: string, @Body() body: unknown): Answer<'lookup'> {
     return this.gateway.lookup(name, body);
   }
 
   /** An addition to docs/architecture.md §12: `{prefixes:[…], columns?, limit?}` → `{results:[{rows, truncated}, …]}` in prefix order. */
   @Post(':name/prefix-lookup')
   @HttpCode(200)
-  prefixLookup(@Param('name') name: string, @Body() body: unknown) {
+  prefixLookup(@Param('name') name: string, @Body() body: unknown): Answer<'prefixLookup'> {
     return this.gateway.prefixLookup(name, body);
   }
 

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { assertLimits, readServiceConfig } from '@mink/config';
 import { createService, startService } from '@mink/runtime';
-import { readTieringWorkerConfig } from './tiering-config';
+import { readTieringWorkerConfig } from '@mink/tiering';
 import { TieringWorkerModule } from './tiering-worker.module';
 
 /**

@@ -2,8 +2,7 @@ import { Inject, Injectable, Module, type DynamicModule, type OnApplicationBoots
 import type { ServiceConfig } from '@mink/config';
 import { ClusterMember, LOGGER, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type Logger, type ServiceState } from '@mink/runtime';
 import { Gauge } from 'prom-client';
-import type { TieringWorkerConfig } from './tiering-config';
-import { TieringLoop } from './tiering-loop';
+import { TieringLoop, type TieringWorkerConfig } from '@mink/tiering';
 
 /**
  * The worker's life: its loop's counts are Prometheus gauges (read at scrape time); the loop starts once the

@@ -232,8 +232,8 @@ describe('parseTieringRounds, roundsSettled and summarizeRounds', () => {
   });
 
   it('reads the messages the tiering worker still logs', () => {
-    // Proves the parser and apps/tiering-worker agree on every message it looks for; a renamed line would silently leave the figures empty.
-    const sources = ['tiering-loop.ts', 'round-executor.ts'].map((file) => readFileSync(join(__dirname, '../../../apps/tiering-worker/src', file), 'utf8')).join('\n');
+    // Proves the parser and the tiering worker's code (packages/tiering) agree on every message it looks for; a renamed line would silently leave the figures empty.
+    const sources = ['tiering-loop.ts', 'round-executor.ts'].map((file) => readFileSync(join(__dirname, '../../tiering/src', file), 'utf8')).join('\n');
     for (const message of Object.values(TIERING_LOG_MESSAGES)) expect(sources).toContain(`'${message}'`);
     // The committed-to-the-lake line carries the figures the parser reads.
     expect(sources).toMatch(/rows: 0, bytes: 0, sourceBytes: 0, files: 0/);

@@ -12,7 +12,7 @@ import { summarizeLatencies, type LatencySummary } from './stats';
  * side is mink-tiering.ts.
  */
 
-/** The messages of the tiering worker's log lines the figures read (apps/tiering-worker; the spec checks they are still logged). */
+/** The messages of the tiering worker's log lines the figures read (packages/tiering, run by apps/tiering-worker; the spec checks they are still logged). */
 export const TIERING_LOG_MESSAGES = {
   taken: 'tiering round taken',
   committedToLake: 'tiering round committed to the lake, not yet to the metadata log',

@@ -1,4 +1,3 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { bucketId, bucketsOfTable, getIn, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
@@ -19,7 +18,7 @@ import {
 import { requestJson } from '@mink/transport';
 import { LIMITS } from '@mink/config';
 import { GarbageCollector } from '@mink/s3stream';
-import { ClusterMember, LOGGER, SERVICE_STATE, type Logger, type ServiceState } from '@mink/runtime';
+import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Gauge, Counter } from 'prom-client';
 import { checkCreateTableSpec } from './table-spec';
 import { PartitionLifecycle } from './partition-lifecycle';
@@ -33,12 +32,12 @@ type Envelope = CoordinatorRequest & { forwarded?: boolean };
  * Every ownership change is a `LeadBucket` carrying this holder's coordinator epoch, so a holder that
  * lost the lease without noticing is refused by the log itself.
  *
- * A Nest provider: it starts competing for the lease once the application is bootstrapped, and stops (lease
- * released, loops finished) at shutdown, after the NATS endpoints have closed and before the process leaves the
- * cluster. Its requests arrive through CoordinatorRequestsController.
+ * The coordinator app (apps/coordinator) starts it (`start`: it competes for the lease) once the application is
+ * bootstrapped, and stops it (`stop`: lease released, loops finished) at shutdown, after the NATS endpoints have
+ * closed and before the process leaves the cluster. Its requests arrive through the app's
+ * CoordinatorRequestsController (`handle`).
  */
-@Injectable()
-export class Coordinator implements OnApplicationBootstrap, OnApplicationShutdown {
+export class Coordinator {
   private lease!: CoordinatorLease;
   private stopLease: (() => Promise<void>) | null = null;
   private tickTimer: NodeJS.Timeout | null = null;
@@ -73,9 +72,9 @@ export class Coordinator implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly partitions: PartitionLifecycle;
 
   constructor(
-    @Inject(ClusterMember) private readonly member: ClusterMember,
-    @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(SERVICE_STATE) state: ServiceState,
+    private readonly member: ClusterMember,
+    private readonly logger: Logger,
+    state: ServiceState,
   ) {
     this.holderGauge = new Gauge({ name: 'mink_coordinator_lease_held', help: '1 while this replica holds the lease', registers: [state.registry] });
     this.releadCounter = new Counter({ name: 'mink_coordinator_releads_total', help: 'LeadBucket proposals for orphaned buckets', registers: [state.registry] });
@@ -114,18 +113,6 @@ export class Coordinator implements OnApplicationBootstrap, OnApplicationShutdow
       },
       LIMITS.partitionActionsPerRoundMax,
     );
-  }
-
-  onApplicationBootstrap(): Promise<void> {
-    return this.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    try {
-      await this.stop();
-    } catch (error) {
-      this.logger.error({ err: error }, 'error while stopping the coordinator');
-    }
   }
 
   async start(): Promise<void> {

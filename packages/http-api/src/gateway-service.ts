@@ -2,9 +2,8 @@ import { LIMITS, parseDurationMs } from '@mink/config';
 import { bucketsOfTable, compareNodeIds, ownRecord, streamBucketOfLake, valuesIn, type TableRecord, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
-import { Inject, Injectable } from '@nestjs/common';
-import { MinkClient } from '@mink/client';
-import { ClusterMember, RawJsonBody } from '@mink/runtime';
+import type { MinkClient } from '@mink/client';
+import { RawJsonBody, type ClusterMember } from '@mink/runtime';
 import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 import { readAppendBody } from '@mink/records';
 import { type ScanReply, scanFormatOf, scanReplyOf } from './scan-reply';
@@ -12,13 +11,13 @@ import { type ScanReply, scanFormatOf, scanReplyOf } from './scan-reply';
 /**
  * The gateway's answers. Writes of metadata go to the coordinator through the client; reads come from
  * the gateway's own copy of the view, after waiting until that copy has applied the write the caller
- * just made (so a create is immediately visible in a describe).
+ * just made (so a create is immediately visible in a describe). The gateway app (apps/gateway) serves them
+ * through its controllers.
  */
-@Injectable()
 export class GatewayService {
   constructor(
-    @Inject(ClusterMember) private readonly member: ClusterMember,
-    @Inject(MinkClient) private readonly client: MinkClient,
+    private readonly member: ClusterMember,
+    private readonly client: MinkClient,
   ) {}
 
   async createTable(body: unknown) {

@@ -1,0 +1,3 @@
+export * from './table-spec';
+export * from './partition-lifecycle';
+export * from './coordinator';

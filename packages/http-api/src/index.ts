@@ -1,0 +1,3 @@
+export * from './request-bodies';
+export * from './scan-reply';
+export * from './gateway-service';
