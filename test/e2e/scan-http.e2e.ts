@@ -16,9 +16,9 @@ import { SHORT_LEASE_CLUSTER, eventually, http, temporaryDirectory } from './hel
 jest.setTimeout(300_000);
 
 const BUCKETS = 2;
-/** Enough that each bucket spans two pages (a page holds at most LIMITS.scanPageBytesMax, 8 MiB). */
+/** Enough that each bucket spans several pages (a page holds at most LIMITS.scanPageBytesMax). */
 const ROWS = 100_000;
-/** Rows of the one-bucket table whose leader is killed: three pages. */
+/** Rows of the one-bucket table whose leader is killed: several pages. */
 const MOVING_ROWS = 90_000;
 const PAYLOAD = 'p'.repeat(200);
 

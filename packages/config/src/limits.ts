@@ -80,9 +80,11 @@ export const LIMITS = {
   scanWaitMsMax: 30_000,
   /**
    * Bytes of one scan page a data node sends (an Arrow IPC stream in one NATS message; also bounded by the
-   * connection's max payload). A larger scan is several pages, which the gateway streams as they come.
+   * connection's max payload). A larger scan is several pages, which the gateway streams as they come: pages
+   * of 2 MiB rather than 8 let the gateway forward one page while the node reads the next (prefetched from
+   * the first page on), which measured faster on cold and hot scans alike.
    */
-  scanPageBytesMax: 8 * 1024 * 1024,
+  scanPageBytesMax: 2 * 1024 * 1024,
   /**
    * The max payload of the nats-server a local cluster starts (NATS' default is 1 MiB; it advises at most
    * 8 MiB). Services work with any max payload: scan pages are cut to what the connection allows.

@@ -336,7 +336,7 @@ export class DataPlane {
     }
     const bytesMax =
       transport === 'http' ? LIMITS.scanPageBytesMax : Math.min(LIMITS.scanPageBytesMax, (this.member.nc.info?.max_payload ?? LIMITS.scanPageBytesMax) - LIMITS.scanPageHeaderBytesMax);
-    const read = await this.reader.read(id, offset, limit, { bytesMax });
+    const read = await this.reader.read(id, offset, limit, { bytesMax, sequential: true });
     const layout = { columns: projectedColumns(table.columns, columns), changelog: table.kind === 'pk' };
     let from = Math.max(offset, read.startOffset);
     // A topic's stored Kafka record batches are read as rows of its columns (key, value, headers).
@@ -401,7 +401,7 @@ export class DataPlane {
     this.readFence.check();
     const { table, record } = this.leadBucketOf(tableName, bucket);
     const id = bucketId(record.tableId, record.partition, record.bucket);
-    const read = await this.reader.read(id, offset, Number.MAX_SAFE_INTEGER, { bytesMax });
+    const read = await this.reader.read(id, offset, Number.MAX_SAFE_INTEGER, { bytesMax, sequential: true });
     const bounds = { highWatermark: read.highWatermark, startOffset: read.startOffset };
     if (logFormatOf(table) === 'kafka') return { batches: read.batches.map((batch) => batch.payload), ...bounds };
     // Any other table reads as a topic of JSON rows (keys: the primary key; PK changelogs name the change

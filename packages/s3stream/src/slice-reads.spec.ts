@@ -1,6 +1,6 @@
 import type { DataSlice } from '@mink/meta';
 import { InMemoryObjectStore } from './object-store';
-import { chooseReadSlices, coalesceSliceReads, continuesRead, planPrefetch, readEndOf, readSlicePayloads, windowEnd } from './slice-reads';
+import { chooseReadSlices, coalesceSliceReads, continuesRead, isCutShort, planPrefetch, readEndOf, readSlicePayloads, windowEnd } from './slice-reads';
 
 const slice = (object: string, position: number, length: number, startOffset = 0): DataSlice => ({ object, position, length, startOffset, endOffset: startOffset + 1 });
 
@@ -147,6 +147,19 @@ describe('continuesRead', () => {
     ['the first read of a bucket', undefined, 0, false],
   ])('%s', (_name, before, start, expected) => {
     expect(continuesRead(before, start)).toBe(expected);
+  });
+});
+
+describe('isCutShort', () => {
+  // A stream of 10 slices; the read from offset 100 took slices [2, 5) and ended at offset 130.
+  const end = { lastBatchStartOffset: 120, endOffset: 130 };
+  it.each<[string, { first: number; endExclusive: number }, number, number, boolean]>([
+    ['a read that stopped at its bound before the records it asked for', { first: 2, endExclusive: 5 }, 10, 1_000, true],
+    ['a read that got the records it asked for', { first: 2, endExclusive: 5 }, 10, 30, false],
+    ['a read that got fewer records only because the stream ends there', { first: 2, endExclusive: 10 }, 10, 1_000, false],
+    ['a read one record short with slices left', { first: 2, endExclusive: 5 }, 10, 31, true],
+  ])('%s', (_name, range, sliceCount, maxRecords, expected) => {
+    expect(isCutShort(range, sliceCount, end, 100, maxRecords)).toBe(expected);
   });
 });
 

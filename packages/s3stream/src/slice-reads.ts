@@ -188,6 +188,15 @@ export function readEndOf(slices: readonly Pick<DataSlice, 'startOffset' | 'endO
 }
 
 /**
+ * Whether a read from `start` that took the slices `range` of a stream's `sliceCount` and ended at `end` stopped
+ * at its byte or batch bound before the `maxRecords` records it asked for, with more slices left: the
+ * caller will ask for the rest.
+ */
+export function isCutShort(range: SliceRange, sliceCount: number, end: ReadEnd, start: number, maxRecords: number): boolean {
+  return range.endExclusive < sliceCount && end.endOffset - start < maxRecords;
+}
+
+/**
  * Whether a read from `start` continues the previous read of its bucket, as a sequential scan does: it starts
  * where that read ended, or inside its last batch (a caller that stopped within a batch asks for the rest).
  */

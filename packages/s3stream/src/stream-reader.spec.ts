@@ -497,6 +497,28 @@ describe('StreamReader over stream objects', () => {
     expect(reader.stats).toMatchObject({ gets: 6, readCacheHits: 6, prefetchGets: 4, prefetchBytes: 120, joinedGets: 0 });
   });
 
+  it('prefetches from the first read of a sequential reader when that read is cut short by its bounds, and not when it got all it asked for', async () => {
+    // Proves the first page of a scan starts the prefetch: a sequential read of 100 records stopped at 30 bytes fetches the two
+    // windows after it at once, so the second read costs no GET; a sequential read that got its 3 records prefetches nothing.
+    const store = new ProbedObjectStore();
+    const { id, meta, batches } = await storeStream(store, [fixedBatches(30)]);
+    const reader = new StreamReader({ store, meta, readBytesMax: 30, prefetchWindowsMax: 2 });
+    expect((await reader.read(id, 0, 100, { sequential: true })).batches).toEqual(batches.slice(0, 3));
+    await reader.whenIdle();
+    expect(store.gets).toEqual([
+      [OBJECT, 0, 30],
+      [OBJECT, 30, 60],
+      [OBJECT, 60, 90],
+    ]);
+    expect((await reader.read(id, 3, 100, { sequential: true })).batches).toEqual(batches.slice(3, 6));
+    expect(reader.stats.readCacheHits).toBe(3);
+
+    const whole = new StreamReader({ store, meta, readBytesMax: 30, prefetchWindowsMax: 2 });
+    expect((await whole.read(id, 12, 3, { sequential: true })).batches).toEqual(batches.slice(12, 15));
+    await whole.whenIdle();
+    expect(whole.stats).toMatchObject({ gets: 1, prefetchGets: 0 });
+  });
+
   it('refills a whole window at once when each read, bounded by its bytesMax, takes less than a window', async () => {
     // Proves prefetch does not dribble: reads of one batch are served from windows of three, fetched three batches at a time.
     const store = new ProbedObjectStore();

@@ -4,7 +4,7 @@ import type { DataSlice } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { Semaphore, type ObjectStore } from './object-store';
 import type { MetaAccess } from './ports';
-import { chooseReadSlices, coalesceSliceReads, continuesRead, getCoalescedRead, planPrefetch, readEndOf, type CoalescedRead, type ReadEnd } from './slice-reads';
+import { chooseReadSlices, coalesceSliceReads, continuesRead, getCoalescedRead, isCutShort, planPrefetch, readEndOf, type CoalescedRead, type ReadEnd } from './slice-reads';
 
 /** One committed batch: the records [startOffset, endOffset), encoded as the appender wrote them. */
 export interface StreamBatch {
@@ -29,6 +29,11 @@ export interface StreamReadOptions {
    * fit its reply into one message asks for less. At least one batch is still returned, however large.
    */
   bytesMax?: number;
+  /**
+   * The caller reads on from where this read ends, as a scan's pages do: a read cut short by its bounds (see
+   * `isCutShort`) then starts the prefetch at once, not only at the second read of the scan.
+   */
+  sequential?: boolean;
 }
 
 export interface StreamReaderOptions {
@@ -242,8 +247,9 @@ export class StreamReader {
     if (start < stream.endOffset && !(chosen.length > 0 && chosen[0]!.startOffset <= start)) {
       throw new Error(`the slices of bucket ${bucketId} do not cover committed offset ${start} (committed end ${stream.endOffset})`);
     }
-    const scanning = this.continuesScan(bucketId, start, chosen);
-    this.rememberReadEnd(bucketId, readEndOf(chosen, start));
+    const end = readEndOf(chosen, start);
+    const scanning = (options.sequential === true && this.prefetchWindowsMax > 0 && isCutShort(range, stream.slices.length, end, start, maxRecords)) || this.continuesScan(bucketId, start, chosen);
+    this.rememberReadEnd(bucketId, end);
     // This read's own GETs start before the prefetch's, so they get the first slots of the store.
     const payloads = this.payloadsOf(bucketId, chosen);
     if (scanning) this.prefetchAfter(bucketId, stream.slices, range.endExclusive);
