@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { ENV } from '@mink/config';
+import { parseAccessPolicy } from '@mink/http-api';
 
 /**
  * No Docker engine runs on the development machines (docs/architecture.md §13), so docker/docker-compose.yml is kept
@@ -22,6 +23,7 @@ interface ComposeService {
   ports?: (string | number | { target: number })[];
   expose?: (string | number)[];
   depends_on?: string[] | Record<string, unknown>;
+  secrets?: string[];
 }
 
 interface DockerfileStage {
@@ -30,7 +32,7 @@ interface DockerfileStage {
   command: string[] | null;
 }
 
-const compose = parse(readFileSync(COMPOSE_PATH, 'utf8'), { merge: true }) as { services: Record<string, ComposeService> };
+const compose = parse(readFileSync(COMPOSE_PATH, 'utf8'), { merge: true }) as { services: Record<string, ComposeService>; secrets?: Record<string, { file?: string }> };
 
 /** Services built from this repository's Dockerfile: the mink apps (as opposed to nats, minio, …). */
 const minkServices = Object.entries(compose.services).filter(([, service]) => service.build !== undefined);
@@ -202,5 +204,20 @@ describe('docker/docker-compose.yml', () => {
     // Proves the documented default port of the HTTP API reaches the host.
     expect(compose.services.gateway?.ports).toContain('8080:8080');
     expect(environmentOf(compose.services.gateway!)[ENV.httpPort]).toBe('8080');
+  });
+
+  it('asks for bearer tokens at the gateway, from a secret file the operator writes from the example', () => {
+    // Proves authentication is on in compose: the gateway reads its tokens from a mounted secret whose file is
+    // not in the repository (no shared secret ships), and the example cannot be used as it is.
+    const gateway = compose.services.gateway!;
+    expect(environmentOf(gateway)[ENV.authTokensFile]).toBe('/run/secrets/mink_tokens');
+    expect(gateway.secrets).toEqual(['mink_tokens']);
+    expect(compose.secrets?.mink_tokens?.file).toBe('./tokens.json');
+    expect(readFileSync(join(REPO_ROOT, '.gitignore'), 'utf8').split('\n')).toContain('docker/tokens.json');
+    const example = readFileSync(join(REPO_ROOT, 'docker', 'tokens.example.json'), 'utf8');
+    expect(() => parseAccessPolicy(example, 'tokens.example.json')).toThrow('without spaces');
+    let secrets = 0;
+    const filledIn = example.replaceAll(/"token": "[^"]*"/g, () => `"token": "secret-number-${++secrets}-of-the-operator"`);
+    expect(parseAccessPolicy(filledIn, 'tokens.json').tokens).toHaveLength(3);
   });
 });

@@ -1,18 +1,22 @@
-import { Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
 import { GatewayService, readDryRun } from '@mink/http-api';
+import { Access, AccessGuard } from './access.guard';
 
 /** Cluster state and rebalance (docs/architecture.md §12). */
 @Controller('v1/cluster')
+@UseGuards(AccessGuard)
 export class ClusterController {
   constructor(private readonly gateway: GatewayService) {}
 
   @Get()
+  @Access('read')
   status(): ReturnType<GatewayService['clusterStatus']> {
     return this.gateway.clusterStatus();
   }
 
   @Post('rebalance')
   @HttpCode(200)
+  @Access('admin')
   rebalance(@Query('dryRun') dryRun?: string | string[]): ReturnType<GatewayService['rebalance']> {
     return this.gateway.rebalance(readDryRun(dryRun));
   }

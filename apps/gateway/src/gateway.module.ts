@@ -1,8 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ServiceConfig } from '@mink/config';
 import { MinkClient } from '@mink/client';
-import { GatewayService } from '@mink/http-api';
+import { GatewayService, type AccessPolicy } from '@mink/http-api';
 import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type ServiceState } from '@mink/runtime';
+import { ACCESS_POLICY, loadAccessPolicy } from './access.guard';
 import { TablesController } from './tables.controller';
 import { ClusterController } from './cluster.controller';
 
@@ -24,18 +25,21 @@ export class GatewayModule {
           inject: [ClusterMember, SERVICE_CONFIG],
         },
         { provide: GatewayService, useFactory: (member: ClusterMember, client: MinkClient) => new GatewayService(member, client), inject: [ClusterMember, MinkClient] },
+        // Bearer tokens when MINK_AUTH_TOKENS_FILE names a file (a file that cannot be used stops the start).
+        { provide: ACCESS_POLICY, useFactory: (serviceConfig: ServiceConfig) => loadAccessPolicy(serviceConfig.authTokensFile), inject: [SERVICE_CONFIG] },
       ],
     };
   }
 
   /** The API and the health endpoints over a given service, without joining a cluster (tests of the HTTP layer). */
-  static over(service: GatewayService, state: ServiceState): DynamicModule {
+  static over(service: GatewayService, state: ServiceState, policy: AccessPolicy | null = null): DynamicModule {
     return {
       module: GatewayModule,
       controllers: [HealthController, ...API_CONTROLLERS],
       providers: [
         { provide: GatewayService, useValue: service },
         { provide: SERVICE_STATE, useValue: state },
+        { provide: ACCESS_POLICY, useValue: policy },
       ],
     };
   }

@@ -4,6 +4,12 @@ import { CliError, type CliIo } from './io';
 /** The environment variable that names the gateway for the `mink` commands that talk to it. */
 export const GATEWAY_URL_VARIABLE = 'MINK_GATEWAY_URL';
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
+/**
+ * The environment variable holding the bearer token the `mink` commands send to a gateway that asks for one
+ * (MINK_AUTH_TOKENS_FILE on the gateway). An environment variable rather than a flag, so the token shows
+ * neither in the process list nor in the shell's history.
+ */
+export const TOKEN_VARIABLE = 'MINK_TOKEN';
 
 /** The gateway URL to use: the flag, else MINK_GATEWAY_URL, else the local default; without a trailing slash. */
 export function resolveGatewayUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
@@ -24,6 +30,8 @@ export class GatewayClient {
   constructor(
     readonly baseUrl: string,
     private readonly io: Pick<CliIo, 'fetch'>,
+    /** Sent as `Authorization: Bearer <token>` when given. */
+    private readonly token?: string,
   ) {}
 
   get<T>(path: string): Promise<T> {
@@ -48,7 +56,10 @@ export class GatewayClient {
     try {
       response = await this.io.fetch(url, {
         method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(LIMITS.cliRequestTimeoutMs),
       });

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { DEFAULT_GATEWAY_URL, GATEWAY_URL_VARIABLE, GatewayClient, resolveGatewayUrl } from './gateway-client';
+import { DEFAULT_GATEWAY_URL, GATEWAY_URL_VARIABLE, GatewayClient, TOKEN_VARIABLE, resolveGatewayUrl } from './gateway-client';
 import { printLine, type CliIo } from './io';
 import { renderJson } from './render';
 
@@ -18,7 +18,8 @@ export function addGatewayOptions(command: Command): Command {
 }
 
 export function gatewayClient(flags: GatewayFlags, io: CliIo): GatewayClient {
-  return new GatewayClient(resolveGatewayUrl(flags.gateway, io.env), io);
+  const token = io.env[TOKEN_VARIABLE];
+  return new GatewayClient(resolveGatewayUrl(flags.gateway, io.env), io, token === undefined || token === '' ? undefined : token);
 }
 
 /** Prints `result` as JSON when --json is given, otherwise as `render` formats it. */

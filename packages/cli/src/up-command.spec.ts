@@ -39,6 +39,11 @@ describe('mink up options', () => {
     expect(() => parseBindHost(value)).toThrow('expected an IP address to bind');
   });
 
+  it('asks for bearer tokens only with --auth-tokens, passing the file to the services as an absolute path', () => {
+    expect(clusterOptionsFromFlags(FLAGS)).not.toHaveProperty('env');
+    expect(clusterOptionsFromFlags({ ...FLAGS, authTokens: 'tokens.json' })).toMatchObject({ env: { MINK_AUTH_TOKENS_FILE: resolve('tokens.json') } });
+  });
+
   it('passes --tiering-workers to the cluster', () => {
     expect(clusterOptionsFromFlags({ ...FLAGS, tieringWorkers: 2 })).toMatchObject({ tieringWorkers: 2 });
   });

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DEFAULTS, LIMITS } from '@mink/config';
+import { DEFAULTS, ENV, LIMITS } from '@mink/config';
 import { LocalCluster, type LocalClusterOptions } from '@mink/devcluster';
 import { CliError, UsageError, printLine, type CliIo } from './io';
 import { integerInRange, parseBindHost, parseDurationOption, parsePort } from './options';
@@ -25,6 +25,8 @@ export interface UpFlags {
   s3Port?: number;
   logLevel: string;
   cpuProf?: string;
+  /** The gateway's access tokens file (`--auth-tokens`, MINK_AUTH_TOKENS_FILE); absent: no credentials asked for. */
+  authTokens?: string;
 }
 
 /** Starts a cluster; LocalCluster.start outside tests. */
@@ -47,6 +49,7 @@ export function clusterOptionsFromFlags(flags: UpFlags): LocalClusterOptions {
     s3Port: flags.s3Port,
     logLevel: flags.logLevel,
     ...(flags.cpuProf ? { cpuProfileDir: resolve(flags.cpuProf) } : {}),
+    ...(flags.authTokens ? { env: { [ENV.authTokensFile]: resolve(flags.authTokens) } } : {}),
   };
 }
 
@@ -74,7 +77,7 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     .option('--tiering-workers <count>', 'tiering workers (lake tiering rounds)', integerInRange(1, LIMITS.localTieringWorkersMax), 1)
     .option('--data-dir <path>', 'folder for NATS and S3 data, logs and cluster.json; reuse it to keep every table', DEFAULT_DATA_DIR)
     .option('--gateway-port <port>', 'HTTP port of the gateway (0: a free port)', parsePort, DEFAULTS.gatewayPort)
-    .option('--gateway-host <address>', 'address the gateway binds; 0.0.0.0 serves other machines (no authentication yet). Every other service listens on loopback only', parseBindHost, '127.0.0.1')
+    .option('--gateway-host <address>', 'address the gateway binds; 0.0.0.0 serves other machines (pair it with --auth-tokens). Every other service listens on loopback only', parseBindHost, '127.0.0.1')
     .option('--kafka-port <port>', 'Kafka port of data node 1; node n listens on this + n - 1 (0: free ports)', parsePort, DEFAULTS.kafkaPort)
     .addOption(new Option('--lease-ttl <duration>', 'node and coordinator lease TTL, e.g. 3s').argParser(parseDurationOption).default(DEFAULTS.leaseTtlMs, '30s'))
     .addOption(
@@ -91,6 +94,7 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     )
     .addOption(new Option('--s3-port <port>', 'port of the S3 server').argParser(parsePort).default(undefined, 'a free port'))
     .option('--log-level <level>', 'log level of every service (MINK_LOG_LEVEL)', 'info')
+    .option('--auth-tokens <file>', 'the gateway asks for bearer tokens with scopes from this JSON file (MINK_AUTH_TOKENS_FILE; see README "Authentication")')
     .option('--cpu-prof <dir>', 'run every service under node --cpu-prof; each writes a .cpuprofile into this folder when it stops')
     .action(async (flags: UpFlags) => {
       await runUp(flags, io, startCluster);

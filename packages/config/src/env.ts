@@ -61,6 +61,11 @@ export interface ServiceConfig {
    * due ahead or past retain) by this many milliseconds, positive or negative. Nothing else uses it.
    */
   partitionClockOffsetMs: number;
+  /**
+   * The gateway's access tokens (a JSON file, see README "Authentication"); empty: the gateway asks for no
+   * credentials. Only the gateway reads it.
+   */
+  authTokensFile: string;
 }
 
 /** The environment variable names, in one place. */
@@ -88,6 +93,7 @@ export const ENV = {
   appendsInFlightPerBucket: 'MINK_APPENDS_IN_FLIGHT',
   walUploadsInFlight: 'MINK_WAL_UPLOADS_IN_FLIGHT',
   partitionClockOffsetMs: 'MINK_PARTITION_CLOCK_OFFSET_MS',
+  authTokensFile: 'MINK_AUTH_TOKENS_FILE',
 } as const;
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -179,5 +185,6 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     appendsInFlightPerBucket: boundedInteger(env[ENV.appendsInFlightPerBucket], LIMITS.writerRequestsInFlightMax, 1, LIMITS.writerBatchesRemembered, ENV.appendsInFlightPerBucket),
     walUploadsInFlight: boundedInteger(env[ENV.walUploadsInFlight], LIMITS.walUploadsInFlightMax, 1, LIMITS.walUploadsInFlightLimit, ENV.walUploadsInFlight),
     partitionClockOffsetMs: signedInteger(env[ENV.partitionClockOffsetMs], 0, ENV.partitionClockOffsetMs),
+    authTokensFile: env[ENV.authTokensFile] ?? '',
   };
 }

@@ -1,3 +1,4 @@
 export * from './request-bodies';
 export * from './scan-reply';
 export * from './gateway-service';
+export * from './access';

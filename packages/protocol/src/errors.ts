@@ -8,6 +8,8 @@ export type ErrorCode =
   | 'NotLeader'
   | 'Fenced'
   | 'Timeout'
+  | 'Unauthenticated'
+  | 'PermissionDenied'
   | 'Internal';
 
 /** Where the leader of a bucket can be reached; carried by `NotLeader`. */
@@ -66,6 +68,18 @@ export class TimeoutError extends MinkError {
     super('Timeout', message);
   }
 }
+/** The request carries no credentials, or credentials nobody issued (HTTP 401). */
+export class UnauthenticatedError extends MinkError {
+  constructor(message: string) {
+    super('Unauthenticated', message);
+  }
+}
+/** The credentials are known but do not allow this operation (HTTP 403). */
+export class PermissionDeniedError extends MinkError {
+  constructor(message: string) {
+    super('PermissionDenied', message);
+  }
+}
 
 /**
  * The typed error for an expected outcome reported by code, e.g. a command the metadata log rejected: the
@@ -83,6 +97,10 @@ export function errorOfCode(code: ErrorCode, message: string): MinkError {
       return new UnavailableError(message);
     case 'Timeout':
       return new TimeoutError(message);
+    case 'Unauthenticated':
+      return new UnauthenticatedError(message);
+    case 'PermissionDenied':
+      return new PermissionDeniedError(message);
     default:
       return new MinkError(code, message);
   }
@@ -119,5 +137,7 @@ export const HTTP_STATUS_OF_CODE: Record<ErrorCode, number> = {
   NotLeader: 503,
   Fenced: 409,
   Timeout: 504,
+  Unauthenticated: 401,
+  PermissionDenied: 403,
   Internal: 500,
 };

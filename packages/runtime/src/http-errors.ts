@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 
 /**
  * The one place where outcomes become HTTP responses: `{error:{code, message, redirect?}}` with the
- * status of docs/architecture.md §12, `Retry-After` on Unavailable. Nest's own HTTP errors (bad JSON, unknown route)
+ * status of docs/architecture.md §12, `Retry-After` on Unavailable, `WWW-Authenticate` on 401. Nest's own HTTP errors (bad JSON, unknown route)
  * are mapped to the same shape.
  */
 @Catch()
@@ -17,6 +17,8 @@ export class HttpErrorFilter implements ExceptionFilter {
     const { status, body, retryAfterMs } = httpErrorOf(exception);
     if (status >= 500 && !(exception instanceof MinkError)) this.logger?.error({ err: exception }, 'request failed');
     if (retryAfterMs !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
+    // RFC 6750: a 401 names the scheme the client should use.
+    if (status === 401) void reply.header('WWW-Authenticate', 'Bearer realm="mink"');
     void reply.status(status).send(body);
   }
 }

@@ -38,6 +38,9 @@ export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): num
         default:
           return ERROR_CODES.INVALID_REQUEST;
       }
+    case 'Unauthenticated':
+    case 'PermissionDenied':
+      return ERROR_CODES.TOPIC_AUTHORIZATION_FAILED;
     case 'Internal':
       return ERROR_CODES.UNKNOWN_SERVER_ERROR;
   }
