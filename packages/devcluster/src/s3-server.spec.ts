@@ -22,6 +22,9 @@ async function readObject(client: S3Client, key: string): Promise<string> {
   return response.Body!.transformToString();
 }
 
+// Each test starts an s3rver process: seconds on a loaded machine (Jest's default of 5 s failed a CI run while the box was busy).
+jest.setTimeout(30_000);
+
 describe('startS3Server', () => {
   let dataDir: string;
   let server: S3ServerHandle | undefined;

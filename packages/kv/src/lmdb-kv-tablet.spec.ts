@@ -7,6 +7,10 @@ import { describeKvTabletContract, text } from './kv-tablet.contract';
 import { LmdbKvTablet } from './lmdb-kv-tablet';
 import { packSnapshotFile, restoreTabletFromFile } from './snapshot-archive';
 
+// LMDB on disk: the concurrent-applies snapshot test writes and restores thousands of keys, which took over Jest's default
+// 5 s once on a loaded machine.
+jest.setTimeout(30_000);
+
 describeKvTabletContract('LmdbKvTablet', {
   open: (directory) => LmdbKvTablet.open(directory),
   // The LMDB tablet restores the way a PK bucket on another node does: through one packed archive file.
