@@ -50,36 +50,62 @@ export class GatewayClient {
     return this.request<T>('DELETE', path);
   }
 
+  /** POSTs a body that is already JSON text (a bulk load's rows keep their own text, big integers exact). */
+  postJsonText<T>(path: string, json: string): Promise<T> {
+    return this.exchange('POST', path, { json }).then((answer) => parseJson(answer.text) as T);
+  }
+
+  /**
+   * A GET whose answer is not JSON (a scan as NDJSON): its text and headers. `timeoutMs` bounds the whole
+   * exchange (a long poll's wait and then some); errors as for every request.
+   */
+  getText(path: string, accept: string, timeoutMs: number = LIMITS.cliRequestTimeoutMs, signal?: AbortSignal): Promise<{ text: string; headers: Headers }> {
+    return this.exchange('GET', path, { accept, timeoutMs, signal });
+  }
+
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const answer = await this.exchange(method, path, body === undefined ? {} : { json: JSON.stringify(body) });
+    return parseJson(answer.text) as T;
+  }
+
+  /** One request; a refusal or a network failure becomes a CliError (see the class comment). */
+  private async exchange(
+    method: string,
+    path: string,
+    options: { json?: string; accept?: string; timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<{ text: string; headers: Headers }> {
     const url = `${this.baseUrl}${path}`;
+    const timeoutMs = options.timeoutMs ?? LIMITS.cliRequestTimeoutMs;
     let response: Response;
+    let text: string;
     try {
       response = await this.io.fetch(url, {
         method,
         headers: {
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(options.json === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(options.accept === undefined ? {} : { accept: options.accept }),
           ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }),
         },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(LIMITS.cliRequestTimeoutMs),
+        body: options.json,
+        signal: options.signal === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), options.signal]),
       });
+      text = await response.text();
     } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
       if (error instanceof Error && error.name === 'TimeoutError') {
-        throw new CliError(`Timeout: ${method} ${url} got no answer within ${LIMITS.cliRequestTimeoutMs} ms`);
+        throw new CliError(`Timeout: ${method} ${url} got no answer within ${timeoutMs} ms`);
       }
       throw new CliError(`Unavailable: cannot reach the gateway at ${this.baseUrl} (${networkReason(error)})`);
     }
-    const text = await response.text();
-    const parsed = parseJson(text);
     if (!response.ok) {
-      const error = (parsed as ErrorBody | undefined)?.error;
+      const error = (parseJson(text) as ErrorBody | undefined)?.error;
       if (error && typeof error.code === 'string') {
         throw new CliError(`${error.code}: ${typeof error.message === 'string' ? error.message : JSON.stringify(error.message)}`);
       }
       const detail = text.trim() === '' ? response.statusText : text.trim().slice(0, 200);
       throw new CliError(`HTTP ${response.status}: ${detail}`);
     }
-    return parsed as T;
+    return { text, headers: response.headers };
   }
 }
 

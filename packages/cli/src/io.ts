@@ -1,3 +1,5 @@
+import { createReadStream, statSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 /**
  * Where the CLI writes and what it reads from its surroundings. `main.ts` binds it to the real process;
  * tests bind it to buffers and a fake `fetch`, so every command can be run without a network or a TTY.
@@ -9,6 +11,17 @@ export interface CliIo {
   writeError(text: string): void;
   env: NodeJS.ProcessEnv;
   fetch: typeof fetch;
+  /** The bytes of a file, or of standard input for `-`, and the file's size (null for standard input). */
+  openInput?(path: string): CliInput;
+  /** Whether standard error is a terminal (progress is then redrawn in place). */
+  errorIsTerminal?: boolean;
+  /** Milliseconds of a monotonic clock. */
+  now?(): number;
+}
+
+export interface CliInput {
+  chunks: AsyncIterable<Uint8Array>;
+  size: number | null;
 }
 
 export function processIo(): CliIo {
@@ -17,7 +30,24 @@ export function processIo(): CliIo {
     writeError: (text) => void process.stderr.write(text),
     env: process.env,
     fetch: (input, init) => fetch(input, init),
+    openInput: openProcessInput,
+    errorIsTerminal: process.stderr.isTTY === true,
+    now: () => performance.now(),
   };
+}
+
+function openProcessInput(path: string): CliInput {
+  if (path === '-') return { chunks: process.stdin, size: null };
+  let size: number;
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile()) throw new CliError(`${path} is not a file`);
+    size = stat.size;
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  return { chunks: createReadStream(path), size };
 }
 
 /** Exit codes of `mink`: 0 success, 1 a failed operation, 2 a command line that cannot be run. */

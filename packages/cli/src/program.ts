@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerClusterCommands } from './cluster-commands';
+import { registerDataCommands } from './data-commands';
 import { CliError, EXIT_CODES, processIo, type CliIo } from './io';
 import { registerTableCommands } from './table-commands';
 import { registerUpCommand, type StartCluster } from './up-command';
@@ -18,6 +19,7 @@ export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluste
   registerUpCommand(program, io, startCluster);
   registerTableCommands(program, io);
   registerClusterCommands(program, io);
+  registerDataCommands(program, io);
   return program;
 }
 
