@@ -101,15 +101,14 @@ async function loadRows(io: CliIo, client: GatewayClient, load: { table: string;
   const progress: LoadProgress = { rows: 0, bytes: 0, totalBytes: input.size, elapsedMs: 0 };
   const reporter = new ProgressReporter(io, io.errorIsTerminal === true, now);
   const path = `/v1/tables/${encodeURIComponent(load.table)}/${load.route}`;
+  // The lines of the call in flight, named when it is refused; a bad line names itself.
+  let callLines: string | null = null;
   try {
     for await (const batch of jsonlBatches(input.chunks, { rowsMax: load.batchRows, bytesMax: LOAD_CALL_BYTES_MAX })) {
       if (batch.rows.length > 0) {
-        try {
-          await client.postJsonText(path, rowsBody(batch.rows));
-        } catch (error) {
-          const lines = `lines ${batch.firstLine}-${batch.firstLine + batch.rows.length - 1}`;
-          throw new CliError(`${(error as Error).message} (the call of ${lines} failed; the ${progress.rows} rows before it were ${load.done})`);
-        }
+        callLines = `lines ${batch.firstLine}-${batch.firstLine + batch.rows.length - 1}`;
+        await client.postJsonText(path, rowsBody(batch.rows));
+        callLines = null;
       }
       progress.rows += batch.rows.length;
       progress.bytes += batch.inputBytes;
@@ -118,10 +117,9 @@ async function loadRows(io: CliIo, client: GatewayClient, load: { table: string;
     }
   } catch (error) {
     reporter.finish();
-    if (error instanceof CliError && !/ rows before it were /.test(error.message)) {
-      throw new CliError(`${error.message} (the ${progress.rows} rows before it were ${load.done})`);
-    }
-    throw error;
+    if (!(error instanceof CliError) && callLines === null) throw error;
+    const failedCall = callLines === null ? '' : `the call of ${callLines} failed; `;
+    throw new CliError(`${(error as Error).message} (${failedCall}the ${progress.rows} rows before it were ${load.done})`);
   }
   reporter.finish();
   progress.elapsedMs = now() - started;
