@@ -10,9 +10,10 @@ export const PUT_LOAD_COLUMNS: ColumnSpec[] = [
 /**
  * Continuous put load on a primary-key table for fault tests. Each lane owns its own keys and puts them
  * all again on every call with the next version (or, with `freshKeys`, puts `keysPerLane` keys it never
- * wrote before, so the tables keep growing), one call in flight per lane; so after the load, each
- * key's stored version must be at least the last one acknowledged for it (no acknowledged put lost) and at
- * most the last one sent (nothing invented). Bounded by `callsMax` so it always ends.
+ * wrote before, so the tables keep growing), one call in flight per lane, or up to `inFlight` calls that
+ * the client pipelines; so after the load, each key's stored version must be at least the newest one
+ * acknowledged for it (no acknowledged put lost, none overtaken by an earlier one) and at most the newest
+ * one sent (nothing invented). Bounded by `callsMax` so it always ends.
  */
 export class PutLoad {
   /** Calls acknowledged and failed so far, and the first error lines. */
@@ -29,7 +30,7 @@ export class PutLoad {
   constructor(
     private readonly client: MinkClient,
     private readonly table: string,
-    private readonly options: { lanes: number; keysPerLane: number; callsMax: number; pauseMs: number; freshKeys?: boolean } = {
+    private readonly options: { lanes: number; keysPerLane: number; callsMax: number; pauseMs: number; freshKeys?: boolean; inFlight?: number } = {
       lanes: 2,
       keysPerLane: 20,
       callsMax: 20_000,
@@ -79,19 +80,29 @@ export class PutLoad {
   private async lane(lane: number): Promise<void> {
     const idsOf = (version: number) =>
       Array.from({ length: this.options.keysPerLane }, (_, index) => `lane-${lane}-key-${this.options.freshKeys ? version * this.options.keysPerLane + index : index}`);
+    const inFlight = new Set<Promise<void>>();
     for (let version = 0; this.running && this.calls < this.options.callsMax; version++) {
       this.calls++;
       const ids = idsOf(version);
       for (const id of ids) this.sent.set(id, version);
-      try {
-        await this.client.table(this.table).put(ids.map((id) => ({ id, version })));
-        for (const id of ids) this.acknowledged.set(id, version);
-        this.acknowledgedCalls++;
-      } catch (error) {
-        this.failedCalls++;
-        if (this.errors.length < 50) this.errors.push(String(error));
-      }
+      const call = this.client
+        .table(this.table)
+        .put(ids.map((id) => ({ id, version })))
+        .then(
+          () => {
+            for (const id of ids) this.acknowledged.set(id, Math.max(version, this.acknowledged.get(id) ?? -1));
+            this.acknowledgedCalls++;
+          },
+          (error: unknown) => {
+            this.failedCalls++;
+            if (this.errors.length < 50) this.errors.push(String(error));
+          },
+        )
+        .finally(() => inFlight.delete(call));
+      inFlight.add(call);
+      if (inFlight.size >= (this.options.inFlight ?? 1)) await Promise.race(inFlight);
       await new Promise((resolve) => setTimeout(resolve, this.options.pauseMs));
     }
+    await Promise.all(inFlight);
   }
 }

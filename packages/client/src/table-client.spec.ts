@@ -19,6 +19,7 @@ import {
 import { Float64, Int32, Int64, RecordBatch, Utf8, makeData, vectorFromArray } from 'apache-arrow';
 import { bucketOfRow, decodeBatch, stampBatch, validateRows } from '@mink/records';
 import { decodeRequest } from '@mink/transport';
+import { decidePkWriterOrder } from '@mink/pk';
 
 import { TableClient } from './table-client';
 import { eventually } from '@mink/testing';
@@ -324,15 +325,16 @@ describe('TableClient on a primary-key table', () => {
     expect(cluster.received).toHaveLength(2);
   });
 
-  it('sends writes of one bucket one at a time in call order', async () => {
+  it('sends writes of one bucket one at a time in call order with appendsInFlightPerBucket 1', async () => {
     // Proves a later put of a key never overtakes an earlier one: the second waits for the first's answer.
+    // (With several in flight, the leader orders them by sequence: see 'TableClient puts' below.)
     const cluster = new FakeCluster(pkRoute());
     const releases: (() => void)[] = [];
     cluster.intercept = (_subject, request) => {
       if (request.op !== 'put') return undefined;
       return new Promise<undefined>((resolve) => releases.push(() => resolve(undefined)));
     };
-    const client = new TableClient(cluster.nc, 'orders');
+    const client = new TableClient(cluster.nc, 'orders', { appendsInFlightPerBucket: 1 });
     const first = client.put([{ shop: 'alpha', id: 1, amount: 1 }]);
     const second = client.put([{ shop: 'alpha', id: 1, amount: 2 }]);
     const third = client.delete([{ shop: 'alpha', id: 1 }]);
@@ -388,6 +390,22 @@ describe('TableClient on a log table', () => {
   });
 });
 
+/** A fake NATS connection of one leader: answers describeTable with `route()` and every other request with `write`, errors as error bodies. */
+function fakeLeaderConnection(route: () => TableRoute, write: (body: unknown) => Promise<unknown>): NatsConnection {
+  return {
+    request: async (_subject: string, data: Uint8Array) => {
+      const body = decodeRequest(data) as { op: string };
+      let reply: unknown;
+      try {
+        reply = { result: body.op === 'describeTable' ? structuredClone(route()) : await write(body) };
+      } catch (error) {
+        reply = toErrorBody(error);
+      }
+      return { data: new TextEncoder().encode(JSON.stringify(reply)) };
+    },
+  } as unknown as NatsConnection;
+}
+
 /**
  * A fake leader of a log table for the append pipeline: it answers describeTable, holds each append until
  * the test releases it (or answers at once), and decides each one with the real decideWriterSequence over
@@ -416,18 +434,7 @@ class FakeLogLeader {
     leaders: [{ node: 'n0', address: addressOf(0), leaderEpoch: 1 }],
   };
 
-  readonly nc = {
-    request: async (subject: string, data: Uint8Array) => {
-      const body = decodeRequest(data) as { op: string };
-      let reply: unknown;
-      try {
-        reply = { result: body.op === 'describeTable' ? structuredClone(this.route) : await this.append(body as AppendBucketRequest) };
-      } catch (error) {
-        reply = toErrorBody(error);
-      }
-      return { data: new TextEncoder().encode(JSON.stringify(reply)) };
-    },
-  } as unknown as NatsConnection;
+  readonly nc = fakeLeaderConnection(() => this.route, (body) => this.append(body as AppendBucketRequest));
 
   releaseAll(): void {
     this.holdReplies = false;
@@ -470,6 +477,19 @@ class FakeLogLeader {
 
 const rowOf = (id: number) => ({ shop: 'alpha', id, amount: id });
 
+/** Waits until a held leader received five numbered requests, then checks that no more came and none named an acknowledgement. */
+async function expectFiveInFlightUnacknowledged(received: { writer?: { seq: number; acked?: number } }[]): Promise<void> {
+  await eventually('five requests in flight', () => received.length >= 5, { timeoutMs: 1_000, intervalMs: 5 });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(received.map((request) => [request.writer!.seq, request.writer!.acked])).toEqual([
+    [0, -1],
+    [1, -1],
+    [2, -1],
+    [3, -1],
+    [4, -1],
+  ]);
+}
+
 describe('TableClient appends: several requests in flight per bucket', () => {
   it('keeps up to appendsInFlightPerBucket appends of a bucket in flight, in sequence order, naming the newest acknowledged sequence', async () => {
     // Proves the window: 5 requests go out before any answer, the rest follow as answers come, and the rows commit in call order.
@@ -477,15 +497,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     leader.holdReplies = true;
     const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5 });
     const calls = Array.from({ length: 7 }, (_, index) => client.append([rowOf(index)]));
-    await eventually('the leader to receive the request', () => leader.received.length >= 5, { timeoutMs: 1_000, intervalMs: 5 });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(leader.received.map((request) => [request.writer!.seq, request.writer!.acked])).toEqual([
-      [0, -1],
-      [1, -1],
-      [2, -1],
-      [3, -1],
-      [4, -1],
-    ]);
+    await expectFiveInFlightUnacknowledged(leader.received);
     leader.releaseAll();
     const results = await Promise.all(calls);
     expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1, 2, 3, 4, 5, 6]);
@@ -566,6 +578,96 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     expect(last.writer!.seq).toBe(0);
     expect(last.writer!.id).not.toBe(leader.received[0]!.writer!.id);
     expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['2']);
+  });
+});
+
+/**
+ * A fake leader of a one-bucket PK table for the write pipeline: it holds each put until the test releases
+ * it (or answers at once) and orders them with the real decidePkWriterOrder, keeping per writer what a
+ * data node's PkBucket keeps (next sequence, failed sequence, pending and remembered ones). The names put
+ * are kept in the order they were written.
+ */
+class FakePkLeader {
+  readonly received: PutBucketRequest[] = [];
+  readonly written: string[] = [];
+  private readonly writers = new Map<string, { next: number; failedAt: number | null; pending: Map<number, Promise<unknown>>; remembered: Map<number, unknown> }>();
+  private nextOffset = 0;
+  holdReplies = false;
+  private readonly held: (() => void)[] = [];
+  /** Fails the next put of these sequences (once each) after accepting it. */
+  failures = new Set<number>();
+
+  readonly route: TableRoute = pkRoute({ buckets: 1, leaders: [{ node: 'n0', address: addressOf(0), leaderEpoch: 1 }] });
+
+  readonly nc = fakeLeaderConnection(() => this.route, (body) => this.put(body as PutBucketRequest));
+
+  releaseAll(): void {
+    this.holdReplies = false;
+    for (const release of this.held.splice(0)) release();
+  }
+
+  private put(request: PutBucketRequest): Promise<unknown> {
+    this.received.push(request);
+    const writer = request.writer!;
+    const known = this.writers.get(writer.id);
+    const decision = decidePkWriterOrder({ seq: writer.seq, acked: writer.acked, known });
+    if (decision.kind === 'join') return known!.pending.get(writer.seq)!;
+    if (decision.kind === 'answer') return Promise.resolve(known!.remembered.get(writer.seq));
+    if (decision.kind === 'outOfOrder') return Promise.reject(new UnavailableError(`sequence ${writer.seq} before ${decision.expected}`, 0));
+    if (decision.kind === 'forgotten') return Promise.reject(new MinkError('Conflict', `sequence ${writer.seq} forgotten`));
+    const state = known ?? { next: 0, failedAt: null, pending: new Map(), remembered: new Map() };
+    this.writers.set(writer.id, state);
+    state.next = writer.seq + 1;
+    state.failedAt = null;
+    const outcome = (async () => {
+      if (this.holdReplies) await new Promise<void>((resolve) => this.held.push(resolve));
+      state.pending.delete(writer.seq);
+      if (this.failures.delete(writer.seq)) {
+        state.failedAt = state.failedAt === null ? writer.seq : Math.min(state.failedAt, writer.seq);
+        throw new UnavailableError('the upload failed', 10);
+      }
+      if (state.failedAt !== null && writer.seq > state.failedAt) throw new UnavailableError(`sequence ${state.failedAt} failed`, 0);
+      this.written.push(...(request.rows as { id: number }[]).map((row) => String(row.id)));
+      const result = { bucket: 0, operations: request.rows.length, baseOffset: this.nextOffset, count: request.rows.length };
+      this.nextOffset += request.rows.length;
+      state.remembered.set(writer.seq, result);
+      return result;
+    })();
+    state.pending.set(writer.seq, outcome);
+    return outcome;
+  }
+}
+
+describe('TableClient puts: several requests in flight per bucket', () => {
+  const putRow = (id: number) => ({ shop: 'alpha', id, amount: id });
+
+  it('keeps up to appendsInFlightPerBucket puts of a bucket in flight, numbered, and they are written in call order', async () => {
+    // Proves puts share the append window: 5 go out before any answer, each with its sequence and the newest acknowledged one.
+    const leader = new FakePkLeader();
+    leader.holdReplies = true;
+    const client = new TableClient(leader.nc, 'orders', { appendsInFlightPerBucket: 5 });
+    const calls = Array.from({ length: 7 }, (_, index) => client.put([putRow(index)]));
+    await expectFiveInFlightUnacknowledged(leader.received);
+    leader.releaseAll();
+    await Promise.all(calls);
+    expect(leader.received.slice(5).map((request) => request.writer!.seq)).toEqual([5, 6]);
+    expect(leader.written).toEqual(['0', '1', '2', '3', '4', '5', '6']);
+  });
+
+  it('retries a failed put before the ones sent behind it, which are never written ahead of it', async () => {
+    // Proves order across a failure: seq 1 fails once after the leader took it, the puts behind it fail or
+    // are refused as out of order, and every put is written in call order after the retry.
+    const leader = new FakePkLeader();
+    leader.holdReplies = true;
+    leader.failures.add(1);
+    const client = new TableClient(leader.nc, 'orders', { appendsInFlightPerBucket: 5, random: () => 0 });
+    const calls = Array.from({ length: 5 }, (_, index) => client.put([putRow(index)]));
+    await eventually('five puts in flight', () => leader.received.length >= 5, { timeoutMs: 1_000, intervalMs: 5 });
+    leader.releaseAll();
+    const results = await Promise.all(calls);
+    expect(results.map((result) => result.written)).toEqual([1, 1, 1, 1, 1]);
+    expect(leader.written).toEqual(['0', '1', '2', '3', '4']);
+    expect(leader.received.filter((request) => request.writer!.seq === 1).length).toBe(2);
   });
 });
 

@@ -121,30 +121,39 @@ interface BucketAnswers {
  * for the route again once (the partition may have just been created) and fails whole, unsent, when it
  * is still not there.
  *
- * Writes to one bucket (appends, puts and deletes alike) go out one at a time, in call order, so a later
- * write of a key never overtakes an earlier one. Every append carries this client's writer id and a
- * per-bucket sequence (a bucket of a partition is a bucket of its own), so a retry after a lost reply is
- * answered with the original offsets and never stores the rows twice. Puts and deletes carry none: an
- * upsert or delete repeated after a lost reply leaves the table in the same state (its changelog may show
- * the repeat). Lookups are not queued behind writes: a lookup sees every write whose call has resolved.
+ * Writes to one bucket (appends, puts and deletes alike) go out in call order, up to
+ * `appendsInFlightPerBucket` at once, each with this client's writer id for the bucket and a sequence (a
+ * bucket of a partition is a bucket of its own); the leader writes them in sequence order, so a later
+ * write of a key never overtakes an earlier one, nor a retry (see pumpWrites). A retried append after a
+ * lost reply is answered with the original offsets and never stores the rows twice (the view remembers its
+ * writer, across leaders). A retried put or delete is answered from the leader's memory while the same
+ * leader remembers it; at a new leader it is written again, which leaves the table in the same state (its
+ * changelog may show the repeat). Lookups are not queued behind writes: a lookup sees every write whose
+ * call has resolved.
  */
 /**
- * The appends of one bucket: the writer this client uses for it (a fresh id per generation, after a
- * request failed for good), the next sequence, the newest acknowledged one, the requests in flight and
- * those waiting for a place in the window.
+ * The numbered writes (appends, or puts and deletes) of one bucket: the writer this client uses for it (a
+ * fresh id per generation, after a request failed for good), the next sequence, the newest acknowledged
+ * one, the requests in flight and those waiting for a place in the window.
  */
-interface BucketAppends {
+interface BucketWrites {
   generation: number;
   nextSeq: number;
   ackedSeq: number;
   inFlight: number;
   /** Settles when the request sent last settles: a retry of the one after it waits for it. */
   last: Promise<unknown>;
-  waiting: { batch: Uint8Array; resolve: (result: AppendBucketResult) => void; reject: (error: unknown) => void }[];
+  waiting: {
+    /** How messages name the writes of this window: `append`, or `write` for puts and deletes. */
+    what: 'append' | 'write';
+    requestOf: (writer: { id: string; seq: number; acked: number }) => AppendBucketRequest | PutBucketRequest | DeleteBucketRequest;
+    resolve: (result: unknown) => void;
+    reject: (error: unknown) => void;
+  }[];
 }
 
 export interface TableClientOptions {
-  /** Append requests in flight per bucket (default LIMITS.writerRequestsInFlightMax; 1 sends one at a time). */
+  /** Append, put and delete requests in flight per bucket (default LIMITS.writerRequestsInFlightMax; 1 sends one at a time). */
   appendsInFlightPerBucket?: number;
   random?: () => number;
   /**
@@ -158,13 +167,11 @@ export class TableClient {
   private route: TableRoute | null = null;
   private describing: Promise<TableRoute> | undefined;
   private readonly writerId = randomUUID();
-  /** Append pipelines by `targetKeyOf` their bucket. */
-  private readonly appendsByBucket = new Map<string, BucketAppends>();
-  private readonly appendsInFlightMax: number;
+  /** Write pipelines by `targetKeyOf` their bucket. */
+  private readonly writesByBucket = new Map<string, BucketWrites>();
+  private readonly writesInFlightMax: number;
   private readonly random: () => number;
   private readonly httpScans: HttpScanPages | undefined;
-  /** The last write queued for each bucket (by `targetKeyOf`); the next one starts when it has settled. */
-  private readonly bucketQueues = new Map<string, Promise<unknown>>();
   /**
    * Write calls are planned (route, validation, queueing by bucket) one at a time in call order, so
    * they enter the bucket queues in call order even when a slow route lookup delays the first of them.
@@ -179,9 +186,9 @@ export class TableClient {
   ) {
     this.random = options.random ?? Math.random;
     this.httpScans = options.httpScans;
-    this.appendsInFlightMax = options.appendsInFlightPerBucket ?? LIMITS.writerRequestsInFlightMax;
-    if (!Number.isSafeInteger(this.appendsInFlightMax) || this.appendsInFlightMax < 1 || this.appendsInFlightMax > LIMITS.writerBatchesRemembered) {
-      throw new MinkError('InvalidArgument', `appendsInFlightPerBucket must be an integer from 1 to ${LIMITS.writerBatchesRemembered}, got ${this.appendsInFlightMax}`);
+    this.writesInFlightMax = options.appendsInFlightPerBucket ?? LIMITS.writerRequestsInFlightMax;
+    if (!Number.isSafeInteger(this.writesInFlightMax) || this.writesInFlightMax < 1 || this.writesInFlightMax > LIMITS.writerBatchesRemembered) {
+      throw new MinkError('InvalidArgument', `appendsInFlightPerBucket must be an integer from 1 to ${LIMITS.writerBatchesRemembered}, got ${this.writesInFlightMax}`);
     }
   }
 
@@ -522,7 +529,7 @@ export class TableClient {
 
   /**
    * Queues the appends of one bucket's rows: requests within APPEND_REQUEST_BOUNDS, in the bucket's window
-   * (see pumpAppends). Everything is queued before this returns, so the caller's planning fixes the order.
+   * (see pumpWrites). Everything is queued before this returns, so the caller's planning fixes the order.
    */
   private appendToBucket(route: TableRoute, target: BucketTarget, rows: Row[]): Promise<AppendBucketResult[]> {
     return this.queueAppends(route, target, arrowChunksOf(route.columns as ColumnSpec[], rows, APPEND_REQUEST_BOUNDS));
@@ -530,28 +537,49 @@ export class TableClient {
 
   /** Queues Arrow batches (IPC streams within APPEND_REQUEST_BOUNDS) for one bucket's window, in order. */
   private queueAppends(route: TableRoute, target: BucketTarget, chunks: Uint8Array[]): Promise<AppendBucketResult[]> {
+    return this.queueNumbered<AppendBucketRequest>(
+      target,
+      'append',
+      chunks.map((batch) => (writer) => ({ op: 'append', ...this.addressOf(route, target), batch, writer })),
+    );
+  }
+
+  /**
+   * Queues numbered requests (appends, or puts and deletes) for one bucket's window, in order; `requestOf`
+   * builds each request for its writer sequence. Everything is queued before this returns, so the caller's
+   * planning fixes the order.
+   */
+  private queueNumbered<R extends AppendBucketRequest | PutBucketRequest | DeleteBucketRequest>(
+    target: BucketTarget,
+    what: 'append' | 'write',
+    requestsOf: ((writer: { id: string; seq: number; acked: number }) => R)[],
+  ): Promise<BucketAnswers[R['op']][]> {
     const key = targetKeyOf(target);
-    let appends = this.appendsByBucket.get(key);
-    if (!appends) {
-      appends = { generation: 0, nextSeq: 0, ackedSeq: -1, inFlight: 0, last: Promise.resolve(), waiting: [] };
-      this.appendsByBucket.set(key, appends);
+    let writes = this.writesByBucket.get(key);
+    if (!writes) {
+      writes = { generation: 0, nextSeq: 0, ackedSeq: -1, inFlight: 0, last: Promise.resolve(), waiting: [] };
+      this.writesByBucket.set(key, writes);
     }
-    const state = appends;
-    const queued = chunks.map((batch) => new Promise<AppendBucketResult>((resolve, reject) => state.waiting.push({ batch, resolve, reject })));
-    this.pumpAppends(route, target, state);
+    const state = writes;
+    const queued = requestsOf.map(
+      (requestOf) =>
+        new Promise<BucketAnswers[R['op']]>((resolve, reject) => state.waiting.push({ what, requestOf, resolve: resolve as (result: unknown) => void, reject })),
+    );
+    this.pumpWrites(target, state);
     return Promise.all(queued);
   }
 
   /**
-   * Sends a bucket's waiting appends while fewer than `appendsInFlightMax` are in flight, each with the
+   * Sends a bucket's waiting writes while fewer than `writesInFlightMax` are in flight, each with the
    * next sequence of the bucket's writer and the newest sequence acknowledged so far, so the leader writes
-   * them in sequence order (decideWriterSequence). A request that fails is retried only after the request
-   * sent before it has settled, and fails for good if that one did: nothing overtakes a retry. A request
-   * that failed for good (its outcome may be unknown) ends its writer's generation: the requests sent
-   * after it fail too, and later appends start a new writer id at sequence 0.
+   * them in sequence order (decideWriterSequence for appends, decidePkWriterOrder for puts and deletes). A
+   * request that fails is retried only after the request sent before it has settled, and fails for good if
+   * that one did: nothing overtakes a retry. A request that failed for good (its outcome may be unknown)
+   * ends its writer's generation: the requests sent after it fail too, and later writes start a new writer
+   * id at sequence 0.
    */
-  private pumpAppends(route: TableRoute, target: BucketTarget, state: BucketAppends): void {
-    while (state.inFlight < this.appendsInFlightMax && state.waiting.length > 0) {
+  private pumpWrites(target: BucketTarget, state: BucketWrites): void {
+    while (state.inFlight < this.writesInFlightMax && state.waiting.length > 0) {
       const next = state.waiting.shift()!;
       const generation = state.generation;
       const writerId = `${this.writerId}.${targetKeyOf(target)}.${generation}`;
@@ -560,19 +588,14 @@ export class TableClient {
       let previousFailed = false;
       const sent = this.sendToBucket(
         target,
-        (): AppendBucketRequest => ({
-          op: 'append',
-          ...this.addressOf(route, target),
-          batch: next.batch,
-          // The newest acknowledgement so far, below this sequence (a retry may follow a later one's ack).
-          writer: { id: writerId, seq, acked: Math.min(state.generation === generation ? state.ackedSeq : -1, seq - 1) },
-        }),
+        // The newest acknowledgement so far, below this sequence (a retry may follow a later one's ack).
+        () => next.requestOf({ id: writerId, seq, acked: Math.min(state.generation === generation ? state.ackedSeq : -1, seq - 1) }),
         async () => {
           await previous.catch(() => {
             previousFailed = true;
           });
           if (previousFailed) {
-            throw new UnavailableError(`an earlier append to ${this.bucketName(target)} failed; this one was not retried so it cannot overtake it`);
+            throw new UnavailableError(`an earlier ${next.what} to ${this.bucketName(target)} failed; this one was not retried so it cannot overtake it`);
           }
         },
       );
@@ -593,7 +616,7 @@ export class TableClient {
         },
       ).finally(() => {
         state.inFlight--;
-        this.pumpAppends(route, target, state);
+        this.pumpWrites(target, state);
       });
     }
   }
@@ -614,11 +637,11 @@ export class TableClient {
     const columns = route.columns as ColumnSpec[];
     const queued = parts.map(({ target, indexes }) => {
       const chunks = chunksOf(rowsToJson(columns, indexes.map((index) => items[index]!)), PK_WRITE_REQUEST_BOUNDS);
-      return this.enqueueWrite(target, async () => {
-        const results: WriteBucketResult[] = [];
-        for (const chunk of chunks) results.push(await this.sendToBucket(target, requestOf(target, chunk)));
-        return results;
-      });
+      return this.queueNumbered(
+        target,
+        'write',
+        chunks.map((chunk) => (writer) => ({ ...requestOf(target, chunk), writer })),
+      );
     });
     // Wrapped: awaiting the queueing must not wait for the writes (see planWrite).
     return { done: Promise.all(queued).then((results) => results.flat()) };
@@ -670,15 +693,6 @@ export class TableClient {
     const planned = this.writePlanning.then(plan);
     this.writePlanning = planned.catch(() => undefined);
     return (await planned).done;
-  }
-
-  /** Runs `write` after every write queued before it for `target` has settled (whether or not it failed). */
-  private enqueueWrite<T>(target: BucketTarget, write: () => Promise<T>): Promise<T> {
-    const key = targetKeyOf(target);
-    const previous = this.bucketQueues.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(write);
-    this.bucketQueues.set(key, next);
-    return next;
   }
 
   private addressOf(route: TableRoute, target: BucketTarget): BucketAddress {

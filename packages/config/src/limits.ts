@@ -304,6 +304,8 @@ export const LIMITS = {
   pkGroupOperationsMax: 50_000,
   /** Group commits of one PK bucket in the WAL at once (their batches commit in order). */
   pkGroupsInFlightMax: 4,
+  /** Writers whose numbered puts and deletes a PK bucket's leader keeps the order of (see decidePkWriterOrder); the least recently used beyond it is forgotten. */
+  pkWritersRememberedMax: 1_024,
   /** Free bytes a KV tablet's file system must keep beyond twice a batch's size, or the batch is refused as a full disk (LMDB grows its file in steps of about 0.5 MiB). */
   kvDiskHeadroomBytes: 4 * 1024 * 1024,
   /**

@@ -37,7 +37,7 @@ import type { PkOperation } from '@mink/pk';
 import type { BucketSync } from './bucket-sync';
 import { CommitWaiters } from './commit-waiters';
 import type { LakeReads } from './lake-reads';
-import type { PkBucket } from './pk-bucket';
+import type { PkBucket, PkWriterSequence } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
 const NO_WRITES: ReadonlyMap<number, Promise<unknown>> = new Map();
@@ -66,6 +66,19 @@ function refuseAppendSequence(writer: IdempotentWriter, decision: RefusedSequenc
     return new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than the batches remembered of it (last committed ${decision.lastCommitted})`);
   }
   return new UnavailableError(`writer ${writer.id} sequence ${writer.seq} arrived before sequence ${decision.expected}: send it again after that one`, 0);
+}
+
+/** The writer of a numbered put or delete, checked; undefined for a request without one (planned in arrival order). */
+function pkWriterOf(writer: unknown): PkWriterSequence | undefined {
+  if (writer === undefined) return undefined;
+  const { id, seq, acked } = (writer ?? {}) as Partial<Record<'id' | 'seq' | 'acked', unknown>>;
+  if (typeof id !== 'string' || id.length === 0 || !Number.isSafeInteger(seq) || (seq as number) < 0) {
+    throw new InvalidArgumentError('writer must be {id: a non-empty string, seq: a non-negative integer, acked: an integer from -1 below seq}');
+  }
+  if (!Number.isSafeInteger(acked) || (acked as number) < -1 || (acked as number) >= (seq as number)) {
+    throw new InvalidArgumentError(`writer.acked must be an integer from -1 below the sequence ${seq as number}, got ${String(acked)}`);
+  }
+  return { id, seq: seq as number, acked: acked as number };
 }
 
 /** A Kafka record batch to store: its bytes, the offsets it takes, and how to write its base offset into it. */
@@ -452,7 +465,7 @@ export class DataPlane {
     this.checkPartitionOfEach(table, record, rows, 'row');
     this.checkBucketOfEach(table, record, rows, 'row');
     const operations: PkOperation[] = rows.map((row) => (partialColumns ? { kind: 'put', row, partialColumns } : { kind: 'put', row }));
-    return this.writeResultOf(record, await bucket.write(operations));
+    return this.writeResultOf(record, await bucket.write(operations, pkWriterOf(request.writer)));
   }
 
   /** Deletes keys from a PK bucket, as its table's delete behaviour allows. */
@@ -462,7 +475,7 @@ export class DataPlane {
     this.checkOperationCount(keys.length);
     this.checkPartitionOfEach(table, record, keys, 'key');
     this.checkBucketOfEach(table, record, keys, 'key');
-    return this.writeResultOf(record, await bucket.write(keys.map((key) => ({ kind: 'delete', key }))));
+    return this.writeResultOf(record, await bucket.write(keys.map((key) => ({ kind: 'delete', key })), pkWriterOf(request.writer)));
   }
 
   lookup(request: LookupBucketRequest): LookupResult {

@@ -75,6 +75,21 @@ async function changelog(f: Fixture): Promise<[string, string, unknown][]> {
   });
 }
 
+/** A WAL that holds every append until the test releases it (`held`), and fails the first one it releases as an upload would. */
+function heldWal(f: Fixture, held: (() => void)[]): PkBucketDeps['wal'] {
+  let failNext = true;
+  return {
+    append: async (request: WalAppendRequest): Promise<WalAppendResult> => {
+      await new Promise<void>((release) => held.push(release));
+      if (failNext) {
+        failNext = false;
+        throw new MinkError('Unavailable', 'the upload failed');
+      }
+      return f.wal.append(request);
+    },
+  };
+}
+
 /** Leads the bucket again at a higher epoch and opens its stream there for `nodeId` (a failover in the view). */
 async function relead(meta: MetaStore, led: LedTable, stream: LedStream, nodeId: string, nodeEpoch: number): Promise<number> {
   const address = { tableId: stream.tableId, partition: null, bucket: stream.bucket };
@@ -276,19 +291,8 @@ describe('PkBucket', () => {
   });
 
   it('refuses a group planned on one that failed, unwritten, and plans the next from the committed state', async () => {
-    let failNext = true;
     const held: (() => void)[] = [];
-    const failing = {
-      append: async (request: WalAppendRequest): Promise<WalAppendResult> => {
-        await new Promise<void>((release) => held.push(release));
-        if (failNext) {
-          failNext = false;
-          throw new MinkError('Unavailable', 'the upload failed');
-        }
-        return f.wal.append(request);
-      },
-    };
-    const bucket = await open({ wal: failing });
+    const bucket = await open({ wal: heldWal(f, held) });
     const lost = bucket.write(rows([{ tenant: 'a', id: 1, name: 'lost', score: 1 }]).map((row) => ({ kind: 'put', row })));
     const partialColumns = ['tenant', 'id', 'score'];
     const onLost = bucket.write([{ kind: 'put', row: validateRows(COLUMNS, [{ tenant: 'a', id: 1, score: 5 }], { allowedColumns: partialColumns })[0]!, partialColumns }]);
@@ -305,6 +309,66 @@ describe('PkBucket', () => {
     expect(await next).toEqual({ operations: 1, baseOffset: 0, count: 1 });
     expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))).toEqual([{ tenant: 'a', id: '1', name: null, score: 9 }]);
     expect(await changelog(f)).toEqual([['+I', '1', null]]);
+  });
+
+  describe('numbered writes (several in flight per writer)', () => {
+    const putName = (name: string) => rows([{ tenant: 'a', id: 1, name, score: 1 }]).map((row) => ({ kind: 'put' as const, row }));
+    const writer = (seq: number, acked = -1) => ({ id: 'w', seq, acked });
+
+    it('plans a writer in sequence order: one ahead of its predecessor is refused unwritten, a retry is answered from memory', async () => {
+      const bucket = await open();
+      await expect(bucket.write(putName('early'), writer(1))).rejects.toMatchObject({ code: 'Unavailable', details: { retryAfterMs: 0 } });
+      const first = bucket.write(putName('v0'), writer(0));
+      const second = bucket.write(putName('v1'), writer(1));
+      // A retry of one still in flight gets the same outcome.
+      const secondAgain = bucket.write(putName('v1'), writer(1));
+      const outcomes = await Promise.all([first, second, secondAgain]);
+      expect(outcomes).toEqual([
+        { operations: 1, baseOffset: 0, count: 1 },
+        { operations: 1, baseOffset: 1, count: 2 },
+        { operations: 1, baseOffset: 1, count: 2 },
+      ]);
+      // A retry after a lost reply is answered, not written again.
+      expect(await bucket.write(putName('v1'), writer(1, 0))).toEqual(outcomes[1]);
+      expect(await changelog(f)).toEqual([
+        ['+I', '1', 'v0'],
+        ['-U', '1', 'v0'],
+        ['+U', '1', 'v1'],
+      ]);
+      // A sequence older than what is remembered is the writer's bug.
+      for (let seq = 2; seq < 8; seq++) await bucket.write(putName(`v${seq}`), writer(seq, seq - 1));
+      await expect(bucket.write(putName('v0'), writer(0))).rejects.toMatchObject({ code: 'Conflict' });
+      // Another writer has an order of its own.
+      expect(await bucket.write(putName('other'), { id: 'x', seq: 0, acked: -1 })).toMatchObject({ count: 2 });
+    });
+
+    it('after a failure refuses the later requests still waiting and takes the failed one again first, so no retry is overtaken', async () => {
+      const held: (() => void)[] = [];
+      const bucket = await open({ wal: heldWal(f, held) });
+      // Four groups go to the WAL at once (LIMITS.pkGroupsInFlightMax); the fifth request waits to be planned.
+      const sent = [0, 1, 2, 3, 4].map((seq) => bucket.write(putName(`v${seq}`), writer(seq)));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(held).toHaveLength(4);
+      for (const release of held.splice(0)) release();
+      const results = await Promise.allSettled(sent);
+      expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected', 'rejected']);
+      expect((results[4] as PromiseRejectedResult).reason).toMatchObject({ code: 'Unavailable', message: expect.stringContaining('sequence 0 of writer w failed') });
+      expect(held).toHaveLength(0);
+      // A later sequence waits for the failed one, even one that was never sent before.
+      await expect(bucket.write(putName('v2'), writer(2))).rejects.toMatchObject({ code: 'Unavailable', details: { retryAfterMs: 0 } });
+      await expect(bucket.write(putName('v5'), writer(5))).rejects.toMatchObject({ code: 'Unavailable' });
+      // The client sends them again in order, from the failed one.
+      const again = Promise.all([0, 1, 2, 3, 4].map((seq) => bucket.write(putName(`v${seq}`), writer(seq))));
+      let done = false;
+      void again.finally(() => (done = true));
+      while (!done) {
+        await new Promise((resolve) => setImmediate(resolve));
+        for (const release of held.splice(0)) release();
+      }
+      expect((await again).map((outcome) => outcome.operations)).toEqual([1, 1, 1, 1, 1]);
+      expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))[0]).toMatchObject({ name: 'v4' });
+      expect((await changelog(f)).filter(([type]) => type !== '-U').map(([, , name]) => name)).toEqual(['v0', 'v1', 'v2', 'v3', 'v4']);
+    });
   });
 
   it('applies the merge engine of the table: a versioned put with a lower version changes nothing', async () => {

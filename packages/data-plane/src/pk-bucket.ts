@@ -5,8 +5,12 @@ import { LIMITS } from '@mink/config';
 import { LmdbKvTablet, packSnapshotFile, restoreTabletFromFile, type KvTablet } from '@mink/kv';
 import { bucketId as bucketIdOf, getIn, ownRecord, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
 import {
+  afterAccepting,
+  afterFailing,
+  decidePkWriterOrder,
   decodeStoredRow,
   foldChanges,
+  mayPlan,
   keyColumnOrder,
   nextGroupCommitStep,
   parsePkOptions,
@@ -21,7 +25,7 @@ import {
   type PkOperation,
   type PkOptions,
 } from '@mink/pk';
-import { NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
+import { MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import { decodeBatch, encodeBatch, fieldOf, type Row } from '@mink/records';
 import type { MetaAccess, ObjectStore, StreamReader, WalAppendRequest, WalAppendResult } from '@mink/s3stream';
 
@@ -52,8 +56,26 @@ export interface PkWriteOutcome {
   count: number;
 }
 
+/** A request's place in its writer's order (see decidePkWriterOrder): the writer id, its sequence, the newest it had acknowledged. */
+export interface PkWriterSequence {
+  id: string;
+  seq: number;
+  acked: number;
+}
+
+/** What this leader knows of one writer: its order (PkWriterKnown), its requests in flight and the outcomes it remembers. */
+interface PkWriter {
+  id: string;
+  next: number;
+  failedAt: number | null;
+  pending: Map<number, Promise<PkWriteOutcome>>;
+  remembered: Map<number, PkWriteOutcome>;
+}
+
 interface QueuedWrite {
   operations: readonly PkOperation[];
+  /** The writer and sequence of a numbered request. */
+  writer?: { state: PkWriter; seq: number };
   resolve: (outcome: PkWriteOutcome) => void;
   reject: (error: unknown) => void;
 }
@@ -116,6 +138,8 @@ export class PkBucket {
   private lastSnapshotOffset: number;
   /** The primary key columns in tablet key order (keyColumnOrder), fixed for the table's life. */
   private readonly keyColumns: string[];
+  /** The writers whose numbered requests this leader took, least recently used first (at most `LIMITS.pkWritersRememberedMax`). */
+  private readonly writers = new Map<string, PkWriter>();
 
   private constructor(
     private readonly deps: PkBucketDeps,
@@ -200,13 +224,86 @@ export class PkBucket {
     }
   }
 
-  /** Queues one request's puts and deletes; resolves once its change records are durable and applied. */
-  write(operations: readonly PkOperation[]): Promise<PkWriteOutcome> {
+  /**
+   * Queues one request's puts and deletes; resolves once its change records are durable and applied. A
+   * request numbered by its writer (`writer`) is planned in its writer's sequence order, as
+   * decidePkWriterOrder decides: a retry of one in flight or remembered gets its outcome, one that
+   * arrived ahead of an earlier sequence is refused `Unavailable` (to be sent again after that one), and
+   * once one fails the writer's later requests that wait here are refused with it.
+   */
+  write(operations: readonly PkOperation[], writer?: PkWriterSequence): Promise<PkWriteOutcome> {
     if (this.closed) return Promise.reject(this.closedError());
-    return new Promise<PkWriteOutcome>((resolve, reject) => {
-      this.queue.push({ operations, resolve, reject });
-      this.pump();
+    if (writer === undefined) {
+      return new Promise<PkWriteOutcome>((resolve, reject) => {
+        this.queue.push({ operations, resolve, reject });
+        this.pump();
+      });
+    }
+    const known = this.writers.get(writer.id);
+    const decision = decidePkWriterOrder({ seq: writer.seq, acked: writer.acked, known });
+    switch (decision.kind) {
+      case 'join':
+        return known!.pending.get(writer.seq)!;
+      case 'answer':
+        return Promise.resolve(known!.remembered.get(writer.seq)!);
+      case 'outOfOrder':
+        return Promise.reject(
+          new UnavailableError(`writer ${writer.id} sequence ${writer.seq} arrived before sequence ${decision.expected} of bucket ${this.address.bucket}: send it again after that one`, 0),
+        );
+      case 'forgotten':
+        return Promise.reject(
+          new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than what bucket ${this.address.bucket} remembers of it (next ${decision.next})`),
+        );
+      case 'accept':
+        return this.acceptNumbered(operations, known ?? { id: writer.id, next: 0, failedAt: null, pending: new Map(), remembered: new Map() }, writer.seq);
+    }
+  }
+
+  private acceptNumbered(operations: readonly PkOperation[], state: PkWriter, seq: number): Promise<PkWriteOutcome> {
+    Object.assign(state, afterAccepting(seq));
+    // Most recently used last; the least recently used writer with nothing in flight is forgotten first.
+    this.writers.delete(state.id);
+    this.writers.set(state.id, state);
+    if (this.writers.size > LIMITS.pkWritersRememberedMax) {
+      for (const [id, other] of this.writers) {
+        if (other.pending.size > 0) continue;
+        this.writers.delete(id);
+        break;
+      }
+    }
+    const outcome = new Promise<PkWriteOutcome>((resolve, reject) => {
+      this.queue.push({
+        operations,
+        writer: { state, seq },
+        resolve: (result) => {
+          state.pending.delete(seq);
+          state.remembered.set(seq, result);
+          if (state.remembered.size > LIMITS.writerBatchesRemembered) state.remembered.delete(state.remembered.keys().next().value!);
+          resolve(result);
+        },
+        reject: (error) => {
+          state.pending.delete(seq);
+          this.writerFailed(state, seq);
+          reject(error);
+        },
+      });
     });
+    state.pending.set(seq, outcome);
+    this.pump();
+    return outcome;
+  }
+
+  /** Notes that a writer's request failed and refuses its later requests still waiting to be planned. */
+  private writerFailed(state: PkWriter, seq: number): void {
+    state.failedAt = afterFailing(state.failedAt, seq);
+    const refused: QueuedWrite[] = [];
+    for (let index = this.queue.length - 1; index >= 0; index--) {
+      const queued = this.queue[index]!;
+      if (queued.writer?.state === state && !mayPlan(queued.writer.seq, state.failedAt)) refused.unshift(...this.queue.splice(index, 1));
+    }
+    for (const queued of refused) {
+      queued.reject(new UnavailableError(`sequence ${seq} of writer ${state.id} failed on bucket ${this.address.bucket}; sequence ${queued.writer!.seq} was not written`, 0));
+    }
   }
 
   /** The stored row of each key (canonical key rows), as JSON projected to `projection`, or null. */

@@ -5,3 +5,4 @@ export * from './batch';
 export * from './stored-row';
 export * from './group-commit';
 export * from './changelog-fold';
+export * from './writer-order';

@@ -235,12 +235,25 @@ export interface PutBucketRequest extends BucketAddress {
   op: 'put';
   rows: unknown[];
   columns?: string[];
+  writer?: PkWriterField;
 }
 
 /** Deletes keys (objects holding the primary key columns) from one bucket of a primary-key table. */
 export interface DeleteBucketRequest extends BucketAddress {
   op: 'delete';
   keys: unknown[];
+  writer?: PkWriterField;
+}
+
+/**
+ * A put or delete numbered by its writer, so a client may keep several in flight per bucket: the writer
+ * id, the request's sequence and the newest sequence the writer had acknowledged (-1 for none). The
+ * leader plans a writer's requests in sequence order (decidePkWriterOrder in @mink/pk).
+ */
+export interface PkWriterField {
+  id: string;
+  seq: number;
+  acked: number;
 }
 
 /**
