@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { ENV } from '@mink/config';
@@ -220,4 +220,41 @@ describe('docker/docker-compose.yml', () => {
     const filledIn = example.replaceAll(/"token": "[^"]*"/g, () => `"token": "secret-number-${++secrets}-of-the-operator"`);
     expect(parseAccessPolicy(filledIn, 'tokens.json').tokens).toHaveLength(3);
   });
+
+  it('runs Prometheus on the host loopback, scraping /metrics of every mink service at the port it listens on', () => {
+    // Proves the scrape targets are exactly the mink services and their MINK_HTTP_PORTs, so a service added
+    // to compose without a target (or a port changed on one side only) fails here.
+    const prometheus = compose.services.prometheus!;
+    expect(prometheus.image).toMatch(/^prom\/prometheus:/);
+    expect(prometheus.ports).toEqual(['127.0.0.1:9090:9090']);
+    const config = parse(readFileSync(join(REPO_ROOT, 'docker', 'prometheus.yml'), 'utf8')) as { scrape_configs: { metrics_path: string; static_configs: { targets: string[] }[] }[] };
+    expect(config.scrape_configs.map((job) => job.metrics_path)).toEqual(['/metrics']);
+    const targets = config.scrape_configs.flatMap((job) => job.static_configs.flatMap((each) => each.targets)).sort();
+    expect(targets).toEqual(minkServices.map(([name, service]) => `${name}:${environmentOf(service)[ENV.httpPort]}`).sort());
+  });
+
+  it('ships a Grafana dashboard whose panels query metrics the services export', () => {
+    // Proves every metric a panel asks for is one that some mink package registers (by name in its source).
+    const dashboard = JSON.parse(readFileSync(join(REPO_ROOT, 'docker', 'grafana-dashboard.json'), 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
+    expect(dashboard.panels.length).toBeGreaterThan(5);
+    const registered = new Set<string>();
+    for (const file of sourcesOf(join(REPO_ROOT, 'packages')).concat(sourcesOf(join(REPO_ROOT, 'apps')))) {
+      for (const match of readFileSync(file, 'utf8').matchAll(/name: '(mink_[a-z_]+)'/g)) registered.add(match[1]!);
+    }
+    const asked = dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(mink_[a-z_]+?)(?:_bucket|_count|_sum)?\b(?=[{[(\s]|$)/g)].map((match) => match[1]!)));
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.filter((name) => !registered.has(name))).toEqual([]);
+  });
 });
+
+/** The TypeScript sources under `root`, specs and builds left out. */
+function sourcesOf(root: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(root, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name === 'dist') continue;
+    const path = join(root, entry.name);
+    if (entry.isDirectory()) found.push(...sourcesOf(path));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) found.push(path);
+  }
+  return found;
+}

@@ -5,7 +5,7 @@ import { KafkaListener, kafkaBroker } from '@mink/kafka';
 import { lakeStoreUri } from '@mink/lake';
 import { ClusterMember, LOGGER, NATS_REQUEST_TRANSPORT, NatsRequestTransport, OBJECT_STORE, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type Logger, type ServiceState } from '@mink/runtime';
 import { StreamReader, type S3ObjectStore } from '@mink/s3stream';
-import { BucketSyncMetrics, DataNodeKafkaBackend, InternalScans, LakeReads } from '@mink/data-plane';
+import { BucketSyncMetrics, DataNodeKafkaBackend, DataNodeMetrics, InternalScans, LakeReads } from '@mink/data-plane';
 import { CurrentIncarnation } from './current-incarnation';
 import { DataNode, KAFKA_LISTENER } from './data-node';
 import { InternalScanController } from './internal-scan.controller';
@@ -29,6 +29,7 @@ export class DataNodeModule {
         CurrentIncarnation,
         DataNode,
         { provide: BucketSyncMetrics, useFactory: (state: ServiceState) => new BucketSyncMetrics(state), inject: [SERVICE_STATE] },
+        { provide: DataNodeMetrics, useFactory: (state: ServiceState) => new DataNodeMetrics(state.registry), inject: [SERVICE_STATE] },
         {
           provide: StreamReader,
           useFactory: (objectStore: S3ObjectStore, member: ClusterMember) => new StreamReader({ store: objectStore, meta: member.store }),
@@ -43,8 +44,9 @@ export class DataNodeModule {
         {
           // Health, metrics and the internal scan route (scan pages for gateways and clients, see InternalScans).
           provide: InternalScans,
-          useFactory: (serviceConfig: ServiceConfig, current: CurrentIncarnation, state: ServiceState) => new InternalScans(serviceConfig.nodeId, () => current.data(), state.registry),
-          inject: [SERVICE_CONFIG, CurrentIncarnation, SERVICE_STATE],
+          useFactory: (serviceConfig: ServiceConfig, current: CurrentIncarnation, state: ServiceState, metrics: DataNodeMetrics) =>
+            new InternalScans(serviceConfig.nodeId, () => current.data(), state.registry, metrics),
+          inject: [SERVICE_CONFIG, CurrentIncarnation, SERVICE_STATE, DataNodeMetrics],
         },
         { provide: MinkClient, useFactory: (member: ClusterMember) => MinkClient.over(member.nc), inject: [ClusterMember] },
         {

@@ -7,7 +7,7 @@ import type { KafkaListener } from '@mink/kafka';
 import { ClusterMember, LOGGER, OBJECT_STORE, SERVICE_CONFIG, SERVICE_STATE, type Logger, type ServiceState } from '@mink/runtime';
 import { StreamReader, type ObjectStore } from '@mink/s3stream';
 import { Gauge } from 'prom-client';
-import { BucketSyncMetrics, Incarnation, LakeReads, type IncarnationContext } from '@mink/data-plane';
+import { BucketSyncMetrics, DataNodeMetrics, Incarnation, LakeReads, type IncarnationContext } from '@mink/data-plane';
 import { CurrentIncarnation } from './current-incarnation';
 import { NodeHeartbeats } from './node-heartbeats';
 
@@ -46,6 +46,7 @@ export class DataNode implements OnModuleInit, BeforeApplicationShutdown {
     @Inject(StreamReader) private readonly reader: StreamReader,
     @Inject(LakeReads) private readonly lakeReads: LakeReads,
     @Inject(BucketSyncMetrics) private readonly metrics: BucketSyncMetrics,
+    @Inject(DataNodeMetrics) private readonly nodeMetrics: DataNodeMetrics,
     @Inject(CurrentIncarnation) private readonly current: CurrentIncarnation,
     @Inject(KAFKA_LISTENER) private readonly kafka: KafkaListener,
   ) {
@@ -81,6 +82,7 @@ export class DataNode implements OnModuleInit, BeforeApplicationShutdown {
       reader: this.reader,
       lakeReads: this.lakeReads,
       metrics: this.metrics,
+      nodeMetrics: this.nodeMetrics,
       httpPort,
       tabletsDir: this.tabletsDir,
     };

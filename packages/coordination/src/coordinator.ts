@@ -22,6 +22,7 @@ import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Gauge, Counter } from 'prom-client';
 import { checkCreateTableSpec } from './table-spec';
 import { PartitionLifecycle } from './partition-lifecycle';
+import { bucketsByState } from './cluster-figures';
 
 /** A request that has already been forwarded once; a non-holder answers it with Unavailable. */
 type Envelope = CoordinatorRequest & { forwarded?: boolean };
@@ -65,6 +66,7 @@ export class Coordinator {
   private readonly leader = new Batcher<BucketToLead, BucketLeadOutcome>((buckets) => this.leadBuckets(buckets), LIMITS.leadBucketsPerCommandMax);
   private readonly holderGauge: Gauge;
   private readonly releadCounter: Counter;
+  private readonly gcDeletedCounter: Counter;
   private readonly seenLiveGauge: Gauge;
   private readonly refusedCounter: Counter;
   private readonly partitionCounter: Counter<'action'>;
@@ -78,6 +80,25 @@ export class Coordinator {
   ) {
     this.holderGauge = new Gauge({ name: 'mink_coordinator_lease_held', help: '1 while this replica holds the lease', registers: [state.registry] });
     this.releadCounter = new Counter({ name: 'mink_coordinator_releads_total', help: 'LeadBucket proposals for orphaned buckets', registers: [state.registry] });
+    this.gcDeletedCounter = new Counter({ name: 'mink_gc_objects_deleted_total', help: 'Unreferenced objects this replica deleted from storage and the view', registers: [state.registry] });
+    const coordinator = this;
+    new Gauge({
+      name: 'mink_coordinator_epoch',
+      help: 'The coordinator epoch in the view (it rises with every lease takeover)',
+      registers: [state.registry],
+      collect() {
+        this.set(coordinator.member.view.coordinator.epoch);
+      },
+    });
+    new Gauge({
+      name: 'mink_cluster_buckets',
+      help: "Buckets of every table by state in this replica's view: open, closed (a move or failover in progress), unled, leader_dead (led by a node not live)",
+      labelNames: ['state'],
+      registers: [state.registry],
+      collect() {
+        for (const [bucketState, count] of Object.entries(bucketsByState(coordinator.member.view, coordinator.member.liveNodes()))) this.set({ state: bucketState }, count);
+      },
+    });
     this.seenLiveGauge = new Gauge({
       name: 'mink_coordinator_nodes_seen_live',
       help: 'Data nodes the lease holder has seen alive since it took the lease (whose buckets it re-leads as soon as they die)',
@@ -208,6 +229,7 @@ export class Coordinator {
       meta: this.member.store,
       clock: { nowMs: () => Date.now() },
       logger: this.logger,
+      onDeleted: (objects) => this.gcDeletedCounter.inc(objects),
     });
     this.garbageCollector = collector;
     collector.start(LIMITS.garbageCollectionIntervalMs);

@@ -9,6 +9,7 @@ import { Compactor, WalWriter, type ObjectStore, type StreamReader } from '@mink
 import { BucketSync, type BucketSyncMetrics } from './bucket-sync';
 import { CommitWaiters } from './commit-waiters';
 import { DataPlane } from './data-plane';
+import type { DataNodeMetrics } from './node-metrics';
 import { NodeRequestHandler } from './node-request-handler';
 import { PkBuckets } from './pk-buckets';
 import { ReadFence } from './read-fence';
@@ -24,6 +25,8 @@ export interface IncarnationContext {
   lakeReads?: LakeReads;
   reader: StreamReader;
   metrics: BucketSyncMetrics;
+  /** The data path's metrics (requests, WAL, compaction, PK restores); none in tests that do not read them. */
+  nodeMetrics?: DataNodeMetrics;
   httpPort: number;
   /** Local folder for the KV tablets of PK buckets (a cache of object storage; emptied at process start). */
   tabletsDir: string;
@@ -46,6 +49,7 @@ export class Incarnation {
     private readonly handler: NodeRequestHandler,
     /** The data path of this incarnation; the Kafka listener serves through it. */
     readonly data: DataPlane,
+    private readonly metrics?: DataNodeMetrics,
   ) {}
 
   static async begin(context: IncarnationContext): Promise<Incarnation> {
@@ -72,7 +76,9 @@ export class Incarnation {
         context.reader.cache(bucketId, slice, payload);
         commits.notify(bucketId);
       },
+      ...(context.nodeMetrics ? { observer: context.nodeMetrics.wal } : {}),
     });
+    context.nodeMetrics?.readQueuedBytesFrom(() => wal.queuedByteCount);
     const pk = new PkBuckets({
       nodeId: config.nodeId,
       nodeEpoch,
@@ -84,6 +90,7 @@ export class Incarnation {
       nowMs: Date.now,
       tabletsDir: context.tabletsDir,
       snapshotIntervalMs: config.kvSnapshotIntervalMs,
+      ...(context.nodeMetrics ? { observer: context.nodeMetrics.pk } : {}),
     });
     const sync = new BucketSync(member, self, logger, context.metrics, pk);
     const readFence = new ReadFence(
@@ -104,8 +111,10 @@ export class Incarnation {
       clock: { nowMs: () => Date.now() },
       cachedPayloadOf: (bucketId, slice) => context.reader.cachedPayload(bucketId, slice),
       logger,
+      ...(context.nodeMetrics ? { onCompacted: (bytes: number) => context.nodeMetrics!.compacted(bytes) } : {}),
     });
-    const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, pk, new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data), data);
+    const handler = new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data);
+    const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, pk, handler, data, context.nodeMetrics);
     // docs/ownership.md §4 ("Failover") step 3: replay the dead node's WAL slices of a taken-over stream into stream objects.
     sync.whenOpenedAfterTakeover((bucketId) => {
       void compactor
@@ -120,7 +129,7 @@ export class Incarnation {
   }
 
   handle(body: unknown): Promise<unknown> {
-    return this.handler.handle(body);
+    return this.metrics ? this.metrics.track(body, () => this.handler.handle(body)) : this.handler.handle(body);
   }
 
   /** True when the view has registered a newer incarnation of this node than this one. */

@@ -9,3 +9,5 @@ export * from './node-request-handler';
 export * from './incarnation';
 export * from './internal-scans';
 export * from './kafka-backend';
+export * from './node-metrics';
+export * from './request-figures';

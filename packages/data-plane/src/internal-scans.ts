@@ -3,6 +3,7 @@ import type { WithBinary } from '@mink/transport';
 import { Counter, type Registry } from 'prom-client';
 import type { DataPlane } from './data-plane';
 import { notRegistered } from './incarnation';
+import type { DataNodeMetrics } from './node-metrics';
 
 /** A scan page as the internal HTTP route sends it: its metadata and its Arrow IPC stream as parts. */
 export interface InternalScanPage {
@@ -26,6 +27,8 @@ export class InternalScans {
     /** The data plane of the current incarnation; null while the node registers one. */
     private readonly current: () => DataPlane | null,
     registry?: Registry,
+    /** Counts each page as a scan of its table and bucket, as over NATS. */
+    private readonly metrics?: DataNodeMetrics,
   ) {
     if (registry) {
       this.pages = new Counter({ name: 'mink_internal_scan_pages_total', help: 'Scan pages served over the internal HTTP route', registers: [registry] });
@@ -38,7 +41,8 @@ export class InternalScans {
       throw new InvalidArgumentError('a scan page request must be the JSON object of a scan request {table, tableId, partition, bucket, offset, limit, columns?, waitMs?}');
     }
     const data = this.current() ?? notRegistered(this.nodeId);
-    const answer: WithBinary = await data.scan({ ...(body as ScanRequest), op: 'scan' }, 'http');
+    const request: ScanRequest = { ...(body as ScanRequest), op: 'scan' };
+    const answer: WithBinary = this.metrics ? await this.metrics.track(request, () => data.scan(request, 'http')) : await data.scan(request, 'http');
     const parts = answer.bytes instanceof Uint8Array ? [answer.bytes] : answer.bytes;
     let byteLength = 0;
     for (const part of parts) byteLength += part.byteLength;

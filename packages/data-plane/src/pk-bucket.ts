@@ -41,6 +41,16 @@ export interface PkBucketDeps {
   directory: string;
   logger: { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
   nowMs: () => number;
+  /** Told of each restore and committed snapshot (metrics). */
+  observer?: PkBucketObserver;
+}
+
+/** What PK buckets report for metrics. */
+export interface PkBucketObserver {
+  /** A tablet was restored from a snapshot of `snapshotBytes` (0 without one) plus a replay, in `seconds`. */
+  restored(seconds: number, snapshotBytes: number): void;
+  /** A snapshot archive of `bytes` was committed. */
+  snapshotCommitted(bytes: number): void;
 }
 
 export interface PkBucketAddress {
@@ -217,6 +227,7 @@ export class PkBucket {
         },
         'restored PK bucket',
       );
+      deps.observer?.restored((Date.now() - started) / 1000, downloadedBytes);
       return bucket;
     } catch (error) {
       await tablet.destroy().catch(() => undefined);
@@ -558,6 +569,7 @@ export class PkBucket {
       throw errorOfCode(outcome.rejection.code, outcome.rejection.message);
     }
     this.lastSnapshotOffset = appliedOffset;
+    this.deps.observer?.snapshotCommitted(archiveBytes);
     this.deps.logger.info({ table: this.table.name, bucket, object, appliedOffset, bytes: archiveBytes }, 'committed KV snapshot');
     return { object, appliedOffset, bytes: archiveBytes, streamEpoch: this.streamEpoch };
   }

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { Counter, Histogram } from 'prom-client';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { DynamicModule, Type } from '@nestjs/common';
 import type { Logger } from 'pino';
@@ -26,7 +27,33 @@ export async function createService(module: Type<unknown> | DynamicModule, optio
     { logger: ['error', 'warn'], bodyParser: false, abortOnError: false },
   );
   app.useGlobalFilters(new HttpErrorFilter(app.get<Logger>(LOGGER)));
+  countHttpRequests(app);
   return app;
+}
+
+/**
+ * Counts every HTTP answer of the service by method, route pattern (`/v1/tables/:name/append`, not the
+ * path, so tables do not multiply the series; `unmatched` for a 404 of no route) and status, and times it.
+ */
+function countHttpRequests(app: NestFastifyApplication): void {
+  const registers = [app.get<ServiceState>(SERVICE_STATE).registry];
+  const requests = new Counter({ name: 'mink_http_requests_total', help: 'HTTP requests answered, by method, route and status', labelNames: ['method', 'route', 'status'], registers });
+  const seconds = new Histogram({
+    name: 'mink_http_request_seconds',
+    help: 'Time from an HTTP request to its answer, by method and route',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+      seconds.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+      done();
+    });
 }
 
 /**

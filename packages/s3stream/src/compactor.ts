@@ -40,6 +40,8 @@ export interface CompactorOptions {
   /** Recent payloads this node still holds (the stream reader's cache): read without a GET. */
   cachedPayloadOf?: (bucketId: string, slice: DataSlice) => Uint8Array | undefined;
   logger?: MaintenanceLogger;
+  /** Told the bytes of every stream object committed (metrics). */
+  onCompacted?: (bytes: number) => void;
 }
 
 /** The slices of one stream chosen for one stream object. */
@@ -79,6 +81,7 @@ export class Compactor {
   private readonly objectBytesMax: number;
   private readonly logger: MaintenanceLogger;
   private readonly cachedPayloadOf: ((bucketId: string, slice: DataSlice) => Uint8Array | undefined) | undefined;
+  private readonly onCompacted: ((bytes: number) => void) | undefined;
   private readonly rounds: PeriodicRounds<number>;
 
   constructor(options: CompactorOptions) {
@@ -91,6 +94,7 @@ export class Compactor {
     this.minSlices = options.minSlices ?? LIMITS.compactionSlicesMin;
     this.objectBytesMax = options.objectBytesMax ?? LIMITS.streamObjectBytesMax;
     this.cachedPayloadOf = options.cachedPayloadOf;
+    this.onCompacted = options.onCompacted;
     this.logger = options.logger ?? SILENT_LOGGER;
     if (!(Number.isSafeInteger(this.minSlices) && this.minSlices >= 1) || !(this.objectBytesMax > 0)) {
       throw new Error(`Compactor needs minSlices >= 1 and objectBytesMax > 0 (got ${this.minSlices}, ${this.objectBytesMax})`);
@@ -231,7 +235,10 @@ export class Compactor {
       this.logger.warn({ ...context, error: describe(error) }, 'the outcome of a compaction commit is unknown; its object is kept');
       return false;
     }
-    if (outcome.ok) return true;
+    if (outcome.ok) {
+      this.onCompacted?.(position);
+      return true;
+    }
     this.logger.warn(
       { ...context, code: outcome.rejection.code, reason: outcome.rejection.message },
       'a compaction commit was rejected; its uploaded object is deleted',

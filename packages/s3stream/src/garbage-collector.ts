@@ -11,6 +11,8 @@ export interface GarbageCollectorOptions {
   /** How long an object stays after its last slice was released; `LIMITS.garbageGraceMs` when absent. */
   graceMs?: number;
   logger?: MaintenanceLogger;
+  /** Told how many objects each ForgetObjects removed from storage and the view (metrics). */
+  onDeleted?: (objects: number) => void;
 }
 
 /**
@@ -34,6 +36,7 @@ export class GarbageCollector {
   private readonly clock: Clock;
   private readonly graceMs: number;
   private readonly logger: MaintenanceLogger;
+  private readonly onDeleted: ((objects: number) => void) | undefined;
   private readonly rounds: PeriodicRounds<number>;
 
   constructor(options: GarbageCollectorOptions) {
@@ -42,6 +45,7 @@ export class GarbageCollector {
     this.clock = options.clock;
     this.graceMs = options.graceMs ?? LIMITS.garbageGraceMs;
     this.logger = options.logger ?? SILENT_LOGGER;
+    this.onDeleted = options.onDeleted;
     if (!(this.graceMs >= 0)) throw new Error(`GarbageCollector needs graceMs >= 0 (got ${this.graceMs})`);
     this.rounds = new PeriodicRounds(
       () => this.runRound(),
@@ -97,6 +101,7 @@ export class GarbageCollector {
         break;
       }
       forgotten += keys.length;
+      this.onDeleted?.(keys.length);
     }
     return forgotten;
   }

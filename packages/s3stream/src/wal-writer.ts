@@ -67,6 +67,16 @@ export interface WalWriterOptions {
   /** Objects uploaded at once (committed in order); `LIMITS.walUploadsInFlightMax` when absent, 1 for one at a time. */
   uploadsInFlight?: number;
   onCommitted?: CommittedListener;
+  /** Told how long each object took to upload and to commit (metrics); never changes what the writer does. */
+  observer?: WalObserver;
+}
+
+/** What a WAL writer reports of each object it writes. */
+export interface WalObserver {
+  /** An object of `bytes` was uploaded (or failed to) in `seconds`. */
+  uploaded(bytes: number, seconds: number, ok: boolean): void;
+  /** An object's CommitWal took `seconds` and was applied (`refusedCode` null) or refused or of unknown outcome (its error code). */
+  committed(seconds: number, refusedCode: string | null): void;
 }
 
 /** An append waiting in the queue or riding in the flush in flight. */
@@ -134,6 +144,7 @@ export class WalWriter {
   private readonly queuedBytesMax: number;
   private readonly uploadsInFlight: number;
   private readonly onCommitted: CommittedListener | undefined;
+  private readonly observer: WalObserver | undefined;
 
   private queue: PendingAppend[] = [];
   private queuedBytes = 0;
@@ -164,6 +175,7 @@ export class WalWriter {
     this.queuedBytesMax = options.queuedBytesMax ?? LIMITS.walQueuedBytesMax;
     this.uploadsInFlight = options.uploadsInFlight ?? LIMITS.walUploadsInFlightMax;
     this.onCommitted = options.onCommitted;
+    this.observer = options.observer;
     if (!(this.flushBytes > 0) || !(this.lingerMs >= 0) || !(this.queuedBytesMax >= this.flushBytes) || !(Number.isSafeInteger(this.uploadsInFlight) && this.uploadsInFlight >= 1)) {
       throw new Error(
         `WalWriter needs flushBytes > 0, lingerMs >= 0, queuedBytesMax >= flushBytes and uploadsInFlight >= 1 (got ${this.flushBytes}, ${this.lingerMs}, ${this.queuedBytesMax}, ${this.uploadsInFlight})`,
@@ -280,9 +292,17 @@ export class WalWriter {
     const key = walObjectKey(this.nodeId, this.nodeEpoch, this.nextSequence++);
     // The batches go out as the object's parts, without being joined into one array first.
     const body = placed.map((entry) => entry.pending.request.payload);
+    const started = performance.now();
+    const bytes = body.reduce((sum, part) => sum + part.byteLength, 0);
     const uploaded = this.store.put(key, body).then(
-      () => null,
-      (error: unknown) => new UnavailableError(`upload of WAL object ${key} failed: ${describe(error)}`),
+      () => {
+        this.observer?.uploaded(bytes, (performance.now() - started) / 1000, true);
+        return null;
+      },
+      (error: unknown) => {
+        this.observer?.uploaded(bytes, (performance.now() - started) / 1000, false);
+        return new UnavailableError(`upload of WAL object ${key} failed: ${describe(error)}`);
+      },
     );
     this.inFlight.push({ key, placed, uploaded });
     this.runCommits();
@@ -314,6 +334,7 @@ export class WalWriter {
     }
     const command: CommitWal = { type: 'CommitWal', nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, object: key, ranges: placed.map((entry) => entry.range) };
     let rejection: Error | undefined;
+    const started = performance.now();
     try {
       const outcome = await this.meta.propose(command);
       if (!outcome.ok) rejection = errorOfCode(outcome.rejection.code, outcome.rejection.message);
@@ -322,6 +343,7 @@ export class WalWriter {
       // by an idempotent writer is answered from the view if it did apply.
       rejection = error instanceof MinkError ? error : new UnavailableError(`commit of WAL object ${key} failed: ${describe(error)}`);
     }
+    this.observer?.committed((performance.now() - started) / 1000, rejection === undefined ? null : rejection instanceof MinkError ? rejection.code : 'Internal');
     if (rejection !== undefined) {
       this.fail(object, rejection);
       return;

@@ -1,0 +1,53 @@
+import { InvalidArgumentError } from '@mink/protocol';
+import { Registry } from 'prom-client';
+import { DataNodeMetrics } from './node-metrics';
+
+async function valueOf(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = (await registry.getMetricsAsJSON()).find((each) => each.name === name);
+  const values = (metric?.values ?? []) as { value: number; labels: Record<string, string | number>; metricName?: string }[];
+  return values
+    .filter((sample) => (sample.metricName ?? name) === name && Object.entries(labels).every(([key, value]) => String(sample.labels[key]) === value))
+    .reduce((sum, sample) => sum + sample.value, 0);
+}
+
+describe('DataNodeMetrics', () => {
+  it('counts an answered request with its rows and a refused one by its code without rows, and passes both through', async () => {
+    const registry = new Registry();
+    const metrics = new DataNodeMetrics(registry);
+    const put = { op: 'put', table: 'users', bucket: 1, rows: [{}, {}, {}] };
+    await expect(metrics.track(put, async () => ({ written: 3 }))).resolves.toEqual({ written: 3 });
+    const refused = new InvalidArgumentError('bad row');
+    await expect(metrics.track(put, async () => Promise.reject(refused))).rejects.toBe(refused);
+    expect(await valueOf(registry, 'mink_bucket_requests_total', { table: 'users', bucket: '1', op: 'put', outcome: 'ok' })).toBe(1);
+    expect(await valueOf(registry, 'mink_bucket_requests_total', { op: 'put', outcome: 'InvalidArgument' })).toBe(1);
+    expect(await valueOf(registry, 'mink_bucket_rows_total', { op: 'put' })).toBe(3);
+    // Both are timed; status is not table data and counts nowhere.
+    await metrics.track({ op: 'status' }, async () => ({}));
+    const histogram = (await registry.getMetricsAsJSON()).find((each) => each.name === 'mink_bucket_request_seconds')!;
+    const count = (histogram.values as { metricName?: string; value: number }[]).filter((sample) => sample.metricName === 'mink_bucket_request_seconds_count');
+    expect(count.reduce((sum, sample) => sum + sample.value, 0)).toBe(2);
+  });
+
+  it('records WAL uploads and commits by outcome, object sizes of stored ones, and the queued bytes of the current writer', async () => {
+    const registry = new Registry();
+    const metrics = new DataNodeMetrics(registry);
+    metrics.wal.uploaded(100_000, 0.02, true);
+    metrics.wal.uploaded(50_000, 0.5, false);
+    metrics.wal.committed(0.003, null);
+    metrics.wal.committed(0.004, 'Fenced');
+    let queued = 4096;
+    metrics.readQueuedBytesFrom(() => queued);
+    const json = await registry.getMetricsAsJSON();
+    const countOf = (name: string, labels: Record<string, string> = {}) =>
+      ((json.find((each) => each.name === name)?.values ?? []) as { metricName?: string; value: number; labels: Record<string, string> }[])
+        .filter((sample) => sample.metricName === `${name}_count` && Object.entries(labels).every(([key, value]) => sample.labels[key] === value))
+        .reduce((sum, sample) => sum + sample.value, 0);
+    expect(countOf('mink_wal_upload_seconds', { outcome: 'ok' })).toBe(1);
+    expect(countOf('mink_wal_upload_seconds', { outcome: 'failed' })).toBe(1);
+    expect(countOf('mink_wal_object_bytes')).toBe(1);
+    expect(countOf('mink_wal_commit_seconds', { outcome: 'Fenced' })).toBe(1);
+    expect(await valueOf(registry, 'mink_wal_queued_bytes')).toBe(4096);
+    queued = 0;
+    expect(await valueOf(registry, 'mink_wal_queued_bytes')).toBe(0);
+  });
+});

@@ -1,0 +1,138 @@
+import { MinkError } from '@mink/protocol';
+import type { WalObserver } from '@mink/s3stream';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { PkBucketObserver } from './pk-bucket';
+import { requestFigures } from './request-figures';
+
+const LATENCY_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const OBJECT_BYTES = [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024];
+
+/**
+ * The data node's metrics of its data path, created once per process and shared by its incarnations:
+ * requests per table and bucket (count by outcome, rows, bytes, latency), WAL uploads and commits
+ * (latency, object size, commits refused by code, bytes queued), compaction, and PK bucket restores and
+ * snapshots. Prometheus naming: `_total` counters, `_seconds` and `_bytes` histograms.
+ */
+export class DataNodeMetrics {
+  private readonly requests: Counter<'table' | 'bucket' | 'op' | 'outcome'>;
+  private readonly rows: Counter<'table' | 'bucket' | 'op'>;
+  private readonly bytes: Counter<'table' | 'bucket' | 'op'>;
+  private readonly latency: Histogram<'table' | 'bucket' | 'op'>;
+  private readonly walUpload: Histogram<'outcome'>;
+  private readonly walObjectBytes: Histogram;
+  private readonly walCommit: Histogram<'outcome'>;
+  private readonly compactedBytes: Counter;
+  private readonly restoreSeconds: Histogram;
+  private readonly snapshotBytes: Histogram;
+  private queuedBytes: () => number = () => 0;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.requests = new Counter({
+      name: 'mink_bucket_requests_total',
+      help: 'Requests for table data this node answered, by table, bucket, operation and outcome (ok or the error code)',
+      labelNames: ['table', 'bucket', 'op', 'outcome'],
+      registers,
+    });
+    this.rows = new Counter({
+      name: 'mink_bucket_rows_total',
+      help: 'Rows appended, put, deleted or scanned and keys looked up by the requests this node answered without error',
+      labelNames: ['table', 'bucket', 'op'],
+      registers,
+    });
+    this.bytes = new Counter({
+      name: 'mink_bucket_bytes_total',
+      help: 'Bytes of the Arrow batches appended and the scan pages answered, by requests answered without error',
+      labelNames: ['table', 'bucket', 'op'],
+      registers,
+    });
+    this.latency = new Histogram({
+      name: 'mink_bucket_request_seconds',
+      help: 'Time from a request reaching this node to its answer (an append: until durable), by table, bucket and operation',
+      labelNames: ['table', 'bucket', 'op'],
+      buckets: LATENCY_SECONDS,
+      registers,
+    });
+    this.walUpload = new Histogram({
+      name: 'mink_wal_upload_seconds',
+      help: 'Time to upload one WAL object, by outcome',
+      labelNames: ['outcome'],
+      buckets: LATENCY_SECONDS,
+      registers,
+    });
+    this.walObjectBytes = new Histogram({ name: 'mink_wal_object_bytes', help: 'Size of the WAL objects uploaded', buckets: OBJECT_BYTES, registers });
+    this.walCommit = new Histogram({
+      name: 'mink_wal_commit_seconds',
+      help: 'Time to commit one WAL object to the metadata log, by outcome (ok, or the code it was refused with, e.g. Fenced)',
+      labelNames: ['outcome'],
+      buckets: LATENCY_SECONDS,
+      registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'mink_wal_queued_bytes',
+      help: 'Bytes of appends waiting in the WAL writer for an upload, when scraped',
+      registers,
+      collect() {
+        this.set(metrics.queuedBytes());
+      },
+    });
+    this.compactedBytes = new Counter({ name: 'mink_compaction_bytes_total', help: 'Bytes of WAL slices compacted into stream objects', registers });
+    this.restoreSeconds = new Histogram({
+      name: 'mink_kv_restore_seconds',
+      help: 'Time to restore a PK bucket tablet (snapshot download, unpack and changelog replay)',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers,
+    });
+    this.snapshotBytes = new Histogram({ name: 'mink_kv_snapshot_bytes', help: 'Size of the KV snapshots committed', buckets: OBJECT_BYTES, registers });
+  }
+
+  /** Runs one request (`run`) and counts it: outcome, rows, bytes and latency, when it is about table data. */
+  async track<T>(request: unknown, run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      const result = await run();
+      this.count(request, result, 'ok', started);
+      return result;
+    } catch (error) {
+      this.count(request, undefined, error instanceof MinkError ? error.code : 'Internal', started);
+      throw error;
+    }
+  }
+
+  /** What the WAL writers of this node report to. */
+  readonly wal: WalObserver = {
+    uploaded: (bytes, seconds, ok) => {
+      this.walUpload.observe({ outcome: ok ? 'ok' : 'failed' }, seconds);
+      if (ok) this.walObjectBytes.observe(bytes);
+    },
+    committed: (seconds, refusedCode) => this.walCommit.observe({ outcome: refusedCode ?? 'ok' }, seconds),
+  };
+
+  /** What the PK buckets of this node report to. */
+  readonly pk: PkBucketObserver = {
+    restored: (seconds) => this.restoreSeconds.observe(seconds),
+    snapshotCommitted: (bytes) => this.snapshotBytes.observe(bytes),
+  };
+
+  compacted(bytes: number): void {
+    this.compactedBytes.inc(bytes);
+  }
+
+  /** Where the queued-bytes gauge reads from: the WAL writer of the current incarnation. */
+  readQueuedBytesFrom(read: () => number): void {
+    this.queuedBytes = read;
+  }
+
+  private count(request: unknown, result: unknown, outcome: string, started: number): void {
+    const figures = requestFigures(request, result);
+    if (figures === null) return;
+    const labels = { table: figures.table, bucket: figures.bucket, op: figures.op };
+    this.requests.inc({ ...labels, outcome });
+    this.latency.observe(labels, (performance.now() - started) / 1000);
+    // A refused request moved nothing: only answered ones count rows and bytes.
+    if (outcome !== 'ok') return;
+    if (figures.rows > 0) this.rows.inc(labels, figures.rows);
+    if (figures.bytes > 0) this.bytes.inc(labels, figures.bytes);
+  }
+}
