@@ -1,14 +1,8 @@
 /** Number formats of the bench report: grouped integers, short decimals, sizes in KiB or MiB. */
+import { MEGABYTE_BYTES, formatCount, formatMegabytes } from '@mink/cli';
 
-/** The megabyte of MB and MB/s figures: 10^6 bytes, as network and disk rates are quoted. */
-export const MEGABYTE_BYTES = 1_000_000;
-
-/** A rounded integer with thousands grouped by spaces: 12345.6 → "12 346". */
-export function formatCount(value: number): string {
-  const rounded = Math.round(value);
-  const digits = String(Math.abs(rounded)).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
-  return rounded < 0 ? `-${digits}` : digits;
-}
+// Grouped integers and megabytes (10^6 bytes, as network and disk rates are quoted) are the CLI's formats.
+export { MEGABYTE_BYTES, formatCount, formatMegabytes };
 
 /** Milliseconds with precision that suits their size: 0.42, 4.2, 42, 420. */
 export function formatMilliseconds(valueMs: number): string {
@@ -23,11 +17,6 @@ export function formatRatio(value: number): string {
   if (value < 1) return value.toFixed(2);
   if (value < 10) return value.toFixed(1);
   return formatCount(value);
-}
-
-/** Megabytes (10^6 bytes) with one decimal: 12_050_894 → "12.1". */
-export function formatMegabytes(bytes: number): string {
-  return (bytes / MEGABYTE_BYTES).toFixed(1);
 }
 
 /** Megabytes (10^6 bytes) per second with one decimal. */

@@ -5,3 +5,4 @@ export { renderJson, renderTable } from './render';
 export { buildCreateTableBody, parseColumns, parsePartition, type CreateTableBody } from './table-commands';
 export { clusterOptionsFromFlags, DEFAULT_DATA_DIR, type StartCluster, type UpFlags } from './up-command';
 export { GATEWAY_URL_VARIABLE, DEFAULT_GATEWAY_URL, TOKEN_VARIABLE, resolveGatewayUrl } from './gateway-client';
+export { MEGABYTE_BYTES, formatCount, formatMegabytes } from './format';

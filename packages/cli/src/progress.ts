@@ -1,4 +1,5 @@
 import type { CliIo } from './io';
+import { MEGABYTE_BYTES, formatCount, formatMegabytes } from './format';
 
 /** Where a bulk load stands: rows and input bytes done so far, the input's size when known, time taken. */
 export interface LoadProgress {
@@ -9,12 +10,10 @@ export interface LoadProgress {
   elapsedMs: number;
 }
 
-const MEGABYTE = 1_000_000;
-
 /** "12 000 rows · 3.1 of 10.2 MB (30 %) · 2.4 MB/s · ETA 3 s"; without a known size, no share and no ETA. */
 export function formatProgress(progress: LoadProgress): string {
   const seconds = progress.elapsedMs / 1_000;
-  const rate = seconds > 0 ? progress.bytes / MEGABYTE / seconds : 0;
+  const rate = seconds > 0 ? progress.bytes / MEGABYTE_BYTES / seconds : 0;
   const parts = [`${formatCount(progress.rows)} rows`];
   if (progress.totalBytes !== null && progress.totalBytes > 0) {
     const share = Math.min(100, Math.floor((progress.bytes / progress.totalBytes) * 100));
@@ -24,7 +23,7 @@ export function formatProgress(progress: LoadProgress): string {
   }
   parts.push(`${rate.toFixed(1)} MB/s`);
   if (progress.totalBytes !== null && rate > 0 && progress.bytes < progress.totalBytes) {
-    parts.push(`ETA ${formatDuration((progress.totalBytes - progress.bytes) / MEGABYTE / rate)}`);
+    parts.push(`ETA ${formatDuration((progress.totalBytes - progress.bytes) / MEGABYTE_BYTES / rate)}`);
   }
   return parts.join(' · ');
 }
@@ -34,17 +33,10 @@ export function formatLoadSummary(verb: string, table: string, progress: LoadPro
   const seconds = Math.max(progress.elapsedMs, 1) / 1_000;
   return (
     `${verb} ${formatCount(progress.rows)} rows (${formatMegabytes(progress.bytes)} MB) to ${table} in ${seconds.toFixed(1)} s: ` +
-    `${formatCount(Math.round(progress.rows / seconds))} rows/s, ${(progress.bytes / MEGABYTE / seconds).toFixed(1)} MB/s`
+    `${formatCount(Math.round(progress.rows / seconds))} rows/s, ${(progress.bytes / MEGABYTE_BYTES / seconds).toFixed(1)} MB/s`
   );
 }
 
-function formatCount(value: number): string {
-  return String(Math.round(value)).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
-}
-
-function formatMegabytes(bytes: number): string {
-  return (bytes / MEGABYTE).toFixed(1);
-}
 
 function formatDuration(seconds: number): string {
   if (seconds < 60) return `${Math.ceil(seconds)} s`;
