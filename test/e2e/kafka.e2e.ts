@@ -162,6 +162,21 @@ describe('the Kafka listener on a real local cluster', () => {
     expect(byMiddleTime.sort((a, b) => a.partition - b.partition).map((offset) => offset.offset)).toEqual(firstHalf.map(String));
     const byLateTime = await admin.fetchTopicOffsetsByTimestamp('orders', Date.now() + 3_600_000);
     expect(byLateTime.sort((a, b) => a.partition - b.partition).map((offset) => offset.offset)).toEqual(counts.map(String));
+
+    // The data nodes count produces and fetches per topic and partition on /metrics: every record produced once.
+    const metrics = await Promise.all(
+      cluster
+        .processes()
+        .filter((process) => process.role === 'data-node' && process.running)
+        .map(async (process) => (await (await fetch(`http://127.0.0.1:${process.ports.http}/metrics`)).text())),
+    );
+    const rowsOf = (op: string) =>
+      metrics
+        .flatMap((text) => text.split('\n'))
+        .filter((line) => line.startsWith('mink_bucket_rows_total{') && line.includes('table="orders"') && line.includes(`op="${op}"`))
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    expect(rowsOf('kafkaProduce')).toBe(sent.length);
+    expect(rowsOf('kafkaFetch')).toBeGreaterThanOrEqual(sent.length);
   });
 
   it('librdkafka produces with every compression codec and reads each batch back as sent', async () => {

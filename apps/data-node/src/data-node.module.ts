@@ -52,14 +52,14 @@ export class DataNodeModule {
         {
           // Topics are kafka-format tables, served through the current incarnation (docs/architecture.md §12).
           provide: KAFKA_LISTENER,
-          useFactory: (member: ClusterMember, client: MinkClient, serviceConfig: ServiceConfig, current: CurrentIncarnation, logger: Logger) =>
+          useFactory: (member: ClusterMember, client: MinkClient, serviceConfig: ServiceConfig, current: CurrentIncarnation, logger: Logger, metrics: DataNodeMetrics) =>
             new KafkaListener({
               host: serviceConfig.kafkaBindHost,
               port: serviceConfig.kafkaPort,
-              handler: kafkaBroker(new DataNodeKafkaBackend(member, client, serviceConfig, () => current.data())),
+              handler: kafkaBroker(new DataNodeKafkaBackend(member, client, serviceConfig, () => current.data(), metrics)),
               logger,
             }),
-          inject: [ClusterMember, MinkClient, SERVICE_CONFIG, CurrentIncarnation, LOGGER],
+          inject: [ClusterMember, MinkClient, SERVICE_CONFIG, CurrentIncarnation, LOGGER, DataNodeMetrics],
         },
         {
           provide: NATS_REQUEST_TRANSPORT,

@@ -25,6 +25,7 @@ import {
 } from '@mink/kafka';
 import type { ClusterMember } from '@mink/runtime';
 import type { DataPlane, IdempotentWriter, RefuseSequence } from './data-plane';
+import type { DataNodeMetrics } from './node-metrics';
 
 /**
  * The Kafka broker port of a data node (packages/kafka's `KafkaBackend`) over its view and the data plane
@@ -41,6 +42,8 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     private readonly client: MinkClient,
     config: ServiceConfig,
     private readonly dataPlane: () => DataPlane | null,
+    /** Counts produces and fetches as `kafkaProduce` / `kafkaFetch` of their topic and partition. */
+    private readonly metrics?: DataNodeMetrics,
   ) {
     // Stable for the cluster's life: the bucket and metadata stream name its storage.
     this.clusterId = `mink-${config.s3Bucket}-${config.metaStream}`;
@@ -122,7 +125,19 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     return { producerId: outcome.producerId, producerEpoch: 0 };
   }
 
-  async produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
+  produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
+    if (!this.metrics) return this.produceHere(topic, partition, batches);
+    const figures = (result: ProduceResult | undefined) => ({
+      table: topic,
+      bucket: String(partition),
+      op: 'kafkaProduce',
+      rows: result ? batches.reduce((sum, batch) => sum + batch.offsetCount, 0) : 0,
+      bytes: result ? batches.reduce((sum, batch) => sum + batch.bytes.byteLength, 0) : 0,
+    });
+    return this.metrics.trackWith(figures, () => this.produceHere(topic, partition, batches));
+  }
+
+  private async produceHere(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
     const data = this.data();
     const table = ownRecord(this.member.view.tables, topic);
     if (table && !isKafkaFormat(table)) {
@@ -164,7 +179,19 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     };
   }
 
-  async fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition> {
+  fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition> {
+    if (!this.metrics) return this.fetchHere(topic, partition, offset, maxBytes);
+    const figures = (result: FetchedPartition | undefined) => ({
+      table: topic,
+      bucket: String(partition),
+      op: 'kafkaFetch',
+      rows: result ? result.batches.reduce((sum, batch) => sum + offsetsOfRecordBatch(batch), 0) : 0,
+      bytes: result ? result.batches.reduce((sum, batch) => sum + batch.byteLength, 0) : 0,
+    });
+    return this.metrics.trackWith(figures, () => this.fetchHere(topic, partition, offset, maxBytes));
+  }
+
+  private async fetchHere(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition> {
     const data = this.data();
     const bounds = data.streamBoundsOf(topic, partition);
     if (offset < bounds.startOffset || offset > bounds.endOffset) {
@@ -330,3 +357,11 @@ function isKafkaFormat(table: TableRecord): boolean {
   return logFormatOf(table) === 'kafka';
 }
 
+/** Byte position of `lastOffsetDelta` in a Kafka record batch (v2): after baseOffset, batchLength, partitionLeaderEpoch, magic, crc and attributes. */
+const LAST_OFFSET_DELTA_AT = 23;
+
+/** The offsets a stored Kafka record batch takes (lastOffsetDelta + 1), as a produce counts them; 0 for a batch too short to say. */
+export function offsetsOfRecordBatch(batch: Uint8Array): number {
+  if (batch.byteLength < LAST_OFFSET_DELTA_AT + 4) return 0;
+  return new DataView(batch.buffer, batch.byteOffset, batch.byteLength).getInt32(LAST_OFFSET_DELTA_AT) + 1;
+}

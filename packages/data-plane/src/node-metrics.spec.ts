@@ -51,3 +51,16 @@ describe('DataNodeMetrics', () => {
     expect(await valueOf(registry, 'mink_wal_queued_bytes')).toBe(0);
   });
 });
+
+describe('DataNodeMetrics.trackWith', () => {
+  it('counts an operation with the figures of its result, and a Kafka error by its code', async () => {
+    const registry = new Registry();
+    const metrics = new DataNodeMetrics(registry);
+    const figures = (result: { records: number } | undefined) => ({ table: 'orders', bucket: '2', op: 'kafkaProduce', rows: result?.records ?? 0, bytes: 0 });
+    await metrics.trackWith(figures, async () => ({ records: 7 }));
+    const kafkaError = Object.assign(new Error('not the leader'), { name: 'KafkaError', code: 6 });
+    await expect(metrics.trackWith(figures, async () => Promise.reject(kafkaError))).rejects.toBe(kafkaError);
+    expect(await valueOf(registry, 'mink_bucket_rows_total', { table: 'orders', bucket: '2', op: 'kafkaProduce' })).toBe(7);
+    expect(await valueOf(registry, 'mink_bucket_requests_total', { op: 'kafkaProduce', outcome: 'kafka_6' })).toBe(1);
+  });
+});

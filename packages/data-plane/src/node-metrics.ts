@@ -2,7 +2,7 @@ import { MinkError } from '@mink/protocol';
 import type { WalObserver } from '@mink/s3stream';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { PkBucketObserver } from './pk-bucket';
-import { requestFigures } from './request-figures';
+import { requestFigures, type RequestFigures } from './request-figures';
 
 const LATENCY_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const OBJECT_BYTES = [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024];
@@ -88,14 +88,23 @@ export class DataNodeMetrics {
   }
 
   /** Runs one request (`run`) and counts it: outcome, rows, bytes and latency, when it is about table data. */
-  async track<T>(request: unknown, run: () => Promise<T>): Promise<T> {
+  track<T>(request: unknown, run: () => Promise<T>): Promise<T> {
+    return this.trackWith((result) => requestFigures(request, result), run);
+  }
+
+  /**
+   * Runs one operation and counts it with the figures `figuresOf` gives for its result (undefined when it
+   * failed): a Kafka produce or fetch, say, whose partition is the bucket. The outcome of a failure is its
+   * mink error code, `kafka_<code>` for a Kafka error code, else `Internal`.
+   */
+  async trackWith<T>(figuresOf: (result: T | undefined) => RequestFigures | null, run: () => Promise<T>): Promise<T> {
     const started = performance.now();
     try {
       const result = await run();
-      this.count(request, result, 'ok', started);
+      this.count(figuresOf(result), 'ok', started);
       return result;
     } catch (error) {
-      this.count(request, undefined, error instanceof MinkError ? error.code : 'Internal', started);
+      this.count(figuresOf(undefined), outcomeOf(error), started);
       throw error;
     }
   }
@@ -124,8 +133,7 @@ export class DataNodeMetrics {
     this.queuedBytes = read;
   }
 
-  private count(request: unknown, result: unknown, outcome: string, started: number): void {
-    const figures = requestFigures(request, result);
+  private count(figures: RequestFigures | null, outcome: string, started: number): void {
     if (figures === null) return;
     const labels = { table: figures.table, bucket: figures.bucket, op: figures.op };
     this.requests.inc({ ...labels, outcome });
@@ -135,4 +143,12 @@ export class DataNodeMetrics {
     if (figures.rows > 0) this.rows.inc(labels, figures.rows);
     if (figures.bytes > 0) this.bytes.inc(labels, figures.bytes);
   }
+}
+
+function outcomeOf(error: unknown): string {
+  if (error instanceof MinkError) return error.code;
+  // A Kafka error of the broker (KafkaError in @mink/kafka): its numeric error code.
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof Error && error.name === 'KafkaError' && typeof code === 'number') return `kafka_${code}`;
+  return 'Internal';
 }
