@@ -68,17 +68,29 @@ function refuseAppendSequence(writer: IdempotentWriter, decision: RefusedSequenc
   return new UnavailableError(`writer ${writer.id} sequence ${writer.seq} arrived before sequence ${decision.expected}: send it again after that one`, 0);
 }
 
+/**
+ * A request's writer `{id, seq, acked}`, checked. `acked` (the newest sequence the writer had acknowledged,
+ * below `seq`) may be absent only when `ackedRequired` is false: an append writer that keeps one request in
+ * flight skips the order check; a numbered put or delete always names it.
+ */
+function checkedWriter(writer: unknown, ackedRequired: boolean): { id: string; seq: number; acked: number | undefined } {
+  const { id, seq, acked } = (writer ?? {}) as Partial<Record<'id' | 'seq' | 'acked', unknown>>;
+  if (typeof id !== 'string' || id.length === 0 || typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) {
+    throw new InvalidArgumentError(
+      `writer must be {id: a non-empty string, seq: a non-negative integer, ${ackedRequired ? 'acked: an integer from -1 below seq' : 'acked?: an integer from -1'}}`,
+    );
+  }
+  if ((ackedRequired || acked !== undefined) && (typeof acked !== 'number' || !Number.isSafeInteger(acked) || acked < -1 || acked >= seq)) {
+    throw new InvalidArgumentError(`writer.acked must be an integer from -1 below the sequence ${seq}, got ${String(acked)}`);
+  }
+  return { id, seq, acked: acked as number | undefined };
+}
+
 /** The writer of a numbered put or delete, checked; undefined for a request without one (planned in arrival order). */
 function pkWriterOf(writer: unknown): PkWriterSequence | undefined {
   if (writer === undefined) return undefined;
-  const { id, seq, acked } = (writer ?? {}) as Partial<Record<'id' | 'seq' | 'acked', unknown>>;
-  if (typeof id !== 'string' || id.length === 0 || !Number.isSafeInteger(seq) || (seq as number) < 0) {
-    throw new InvalidArgumentError('writer must be {id: a non-empty string, seq: a non-negative integer, acked: an integer from -1 below seq}');
-  }
-  if (!Number.isSafeInteger(acked) || (acked as number) < -1 || (acked as number) >= (seq as number)) {
-    throw new InvalidArgumentError(`writer.acked must be an integer from -1 below the sequence ${seq as number}, got ${String(acked)}`);
-  }
-  return { id, seq: seq as number, acked: acked as number };
+  const { id, seq, acked } = checkedWriter(writer, true);
+  return { id, seq, acked: acked! };
 }
 
 /** A Kafka record batch to store: its bytes, the offsets it takes, and how to write its base offset into it. */
@@ -179,13 +191,7 @@ export class DataPlane {
     const id = bucketId(record.tableId, record.partition, record.bucket);
     const writer = request.writer;
     if (!writer) return this.write(id, record, batch);
-    if (typeof writer.id !== 'string' || writer.id.length === 0 || !Number.isSafeInteger(writer.seq) || writer.seq < 0) {
-      throw new InvalidArgumentError('writer must be {id: a non-empty string, seq: a non-negative integer, acked?: an integer from -1}');
-    }
-    if (writer.acked !== undefined && (!Number.isSafeInteger(writer.acked) || writer.acked < -1 || writer.acked >= writer.seq)) {
-      throw new InvalidArgumentError(`writer.acked must be an integer from -1 below the sequence ${writer.seq}, got ${String(writer.acked)}`);
-    }
-    return this.writeIdempotently(id, record, { id: writer.id, seq: writer.seq, acked: writer.acked }, refuseAppendSequence, (stamped) => this.write(id, record, batch, stamped), (written) => ({
+    return this.writeIdempotently(id, record, checkedWriter(writer, false), refuseAppendSequence, (stamped) => this.write(id, record, batch, stamped), (written) => ({
       ...this.resultOf(record, written.baseOffset, written.count),
       duplicate: true,
     }));

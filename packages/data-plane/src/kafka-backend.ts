@@ -13,6 +13,7 @@ import {
   producerWriterId,
   searchTimestampInBatch,
   setBaseOffset,
+  offsetCountOf,
   type ProducerSequence,
   type FetchedPartition,
   type KafkaBackend,
@@ -185,7 +186,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
       table: topic,
       bucket: String(partition),
       op: 'kafkaFetch',
-      rows: result ? result.batches.reduce((sum, batch) => sum + offsetsOfRecordBatch(batch), 0) : 0,
+      rows: result ? result.batches.reduce((sum, batch) => sum + offsetCountOf(batch), 0) : 0,
       bytes: result ? result.batches.reduce((sum, batch) => sum + batch.byteLength, 0) : 0,
     });
     return this.metrics.trackWith(figures, () => this.fetchHere(topic, partition, offset, maxBytes));
@@ -355,13 +356,4 @@ function isTopic(table: TableRecord): boolean {
 /** A table stored in Kafka's own format, which Kafka clients may write and drop. */
 function isKafkaFormat(table: TableRecord): boolean {
   return logFormatOf(table) === 'kafka';
-}
-
-/** Byte position of `lastOffsetDelta` in a Kafka record batch (v2): after baseOffset, batchLength, partitionLeaderEpoch, magic, crc and attributes. */
-const LAST_OFFSET_DELTA_AT = 23;
-
-/** The offsets a stored Kafka record batch takes (lastOffsetDelta + 1), as a produce counts them; 0 for a batch too short to say. */
-export function offsetsOfRecordBatch(batch: Uint8Array): number {
-  if (batch.byteLength < LAST_OFFSET_DELTA_AT + 4) return 0;
-  return new DataView(batch.buffer, batch.byteOffset, batch.byteLength).getInt32(LAST_OFFSET_DELTA_AT) + 1;
 }

@@ -1,3 +1,4 @@
+import { KafkaError } from '@mink/kafka';
 import { InvalidArgumentError } from '@mink/protocol';
 import { Registry } from 'prom-client';
 import { DataNodeMetrics } from './node-metrics';
@@ -58,7 +59,7 @@ describe('DataNodeMetrics.trackWith', () => {
     const metrics = new DataNodeMetrics(registry);
     const figures = (result: { records: number } | undefined) => ({ table: 'orders', bucket: '2', op: 'kafkaProduce', rows: result?.records ?? 0, bytes: 0 });
     await metrics.trackWith(figures, async () => ({ records: 7 }));
-    const kafkaError = Object.assign(new Error('not the leader'), { name: 'KafkaError', code: 6 });
+    const kafkaError = new KafkaError(6, 'not the leader');
     await expect(metrics.trackWith(figures, async () => Promise.reject(kafkaError))).rejects.toBe(kafkaError);
     expect(await valueOf(registry, 'mink_bucket_rows_total', { table: 'orders', bucket: '2', op: 'kafkaProduce' })).toBe(7);
     expect(await valueOf(registry, 'mink_bucket_requests_total', { op: 'kafkaProduce', outcome: 'kafka_6' })).toBe(1);

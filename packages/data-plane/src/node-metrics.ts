@@ -1,3 +1,4 @@
+import { KafkaError } from '@mink/kafka';
 import { MinkError } from '@mink/protocol';
 import type { WalObserver } from '@mink/s3stream';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -147,8 +148,6 @@ export class DataNodeMetrics {
 
 function outcomeOf(error: unknown): string {
   if (error instanceof MinkError) return error.code;
-  // A Kafka error of the broker (KafkaError in @mink/kafka): its numeric error code.
-  const code = (error as { code?: unknown } | null)?.code;
-  if (error instanceof Error && error.name === 'KafkaError' && typeof code === 'number') return `kafka_${code}`;
+  if (error instanceof KafkaError) return `kafka_${error.code}`;
   return 'Internal';
 }

@@ -8,7 +8,7 @@ export * from './broker/kafka-broker';
 export * from './broker/node-ids';
 export * from './broker/producer-writers';
 export * from './server/kafka-listener';
-export { setBaseOffset, readRecordBatch, splitRecordBatches, decodeRecords, encodeRecordBatch } from './messages/record-batch';
+export { setBaseOffset, offsetCountOf, readRecordBatch, splitRecordBatches, decodeRecords, encodeRecordBatch } from './messages/record-batch';
 export * from './groups/group-coordinator';
 export { RecordBatchConversionError, type RecordBatchConversionErrorCode } from './tables/conversion-error';
 export * from './tables/record-batch-of-stored-rows';

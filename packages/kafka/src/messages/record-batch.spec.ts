@@ -7,6 +7,7 @@ import {
   InvalidRecordBatchError,
   readRecordBatch,
   setBaseOffset,
+  offsetCountOf,
   setPartitionLeaderEpoch,
   splitRecordBatches,
   type RecordInput,
@@ -305,5 +306,17 @@ describe('refusals', () => {
 
   it('accepts the unchanged batch the refusals start from', () => {
     expect(splitRecordBatches(valid)).toHaveLength(1);
+  });
+});
+
+describe('offsetCountOf', () => {
+  it('reads the offsets a batch takes from its header, as a produce counts them', () => {
+    const records = Array.from({ length: 5 }, (_, index) => ({ key: null, value: new TextEncoder().encode(`v${index}`), headers: [], timestamp: 1_000 + index }));
+    expect(offsetCountOf(encodeRecordBatch({ baseOffset: 42, records }))).toBe(5);
+    expect(offsetCountOf(encodeRecordBatch({ baseOffset: 0, records: records.slice(0, 1) }))).toBe(1);
+  });
+
+  it('counts nothing for bytes too short to hold the last offset delta', () => {
+    expect(offsetCountOf(new Uint8Array(26))).toBe(0);
   });
 });

@@ -261,6 +261,15 @@ export function setBaseOffset(batch: Uint8Array, baseOffset: number): void {
   dataView(batch).setBigInt64(BASE_OFFSET_POSITION, BigInt(baseOffset));
 }
 
+/**
+ * The offsets a batch takes (`lastOffsetDelta + 1`) read from its header alone, without the checks of
+ * `readRecordBatch`: for batches that were checked when they were stored. 0 for bytes too short to hold it.
+ */
+export function offsetCountOf(batch: Uint8Array): number {
+  if (batch.byteLength < LAST_OFFSET_DELTA_POSITION + 4) return 0;
+  return dataView(batch).getInt32(LAST_OFFSET_DELTA_POSITION) + 1;
+}
+
 /** Sets a batch's partition leader epoch in place; like the base offset it lies before the CRC's range. */
 export function setPartitionLeaderEpoch(batch: Uint8Array, partitionLeaderEpoch: number): void {
   if (batch.byteLength < RECORD_BATCH_HEADER_BYTES) throw new Error(`not a record batch: ${batch.byteLength} bytes`);
