@@ -560,6 +560,70 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     expect(leader.received.filter((request) => request.writer!.seq === 0)).toHaveLength(2);
   });
 
+  it('holds the window at the oldest unanswered sequence, so a retry after a lost reply is still remembered', async () => {
+    // Found by the cluster simulation: with a window counted in requests, a request whose reply was lost
+    // held one place while the others went on, so by its retry the leader had forgotten it (Conflict).
+    // Here the reply of seq 0 is lost for a while: nothing past seq 1 goes out meanwhile, and the retry
+    // of seq 0 is answered with its original offsets.
+    const leader = new FakeLogLeader();
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 2, random: () => 0 });
+    type Request = (subject: string, data: Uint8Array) => Promise<{ data: Uint8Array }>;
+    const fake = leader.nc as unknown as { request: Request };
+    const realRequest = fake.request.bind(fake);
+    let lost = false;
+    let sentWhileLost: number[] = [];
+    fake.request = async (subject, data) => {
+      const body = decodeRequest(data) as AppendBucketRequest;
+      if (body.op === 'append' && lost) sentWhileLost.push(body.writer!.seq);
+      const reply = await realRequest(subject, data);
+      if (body.op === 'append' && body.writer!.seq === 0 && sentWhileLost.length === 0 && !lost) {
+        lost = true;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        lost = false;
+        throw Object.assign(new Error('timeout'), { code: 'TIMEOUT' });
+      }
+      return reply;
+    };
+    const results = await Promise.all(Array.from({ length: 8 }, (_, index) => client.append([rowOf(index)])));
+    expect(sentWhileLost).toEqual([1]);
+    expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
+    sentWhileLost = [];
+  });
+
+  it('never retries a request of a writer generation that ended, and starts the next one after it settled', async () => {
+    // Found by the cluster simulation: seq 0 is lost on the way (no reply), seq 1 is refused for good, so the
+    // writer generation ends. The retry of seq 0 must not be written under the ended writer after the new
+    // generation's first append (an acknowledged append stored after a later call's rows).
+    const leader = new FakeLogLeader();
+    leader.failures.set(1, () => {
+      throw new MinkError('Conflict', 'refused for good');
+    });
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, random: () => 0 });
+    type Request = (subject: string, data: Uint8Array) => Promise<{ data: Uint8Array }>;
+    const fake = leader.nc as unknown as { request: Request };
+    const realRequest = fake.request.bind(fake);
+    let dropped = false;
+    fake.request = async (subject, data) => {
+      const body = decodeRequest(data) as AppendBucketRequest;
+      if (body.op === 'append' && body.writer!.seq === 0 && !dropped) {
+        dropped = true;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        throw Object.assign(new Error('timeout'), { code: 'TIMEOUT' });
+      }
+      return realRequest(subject, data);
+    };
+    const first = client.append([rowOf(0)]);
+    const firstFailed = first.catch((error: unknown) => error);
+    await expect(client.append([rowOf(1)])).rejects.toThrow('refused for good');
+    const third = client.append([rowOf(2)]);
+    expect(await firstFailed).toMatchObject({ message: expect.stringMatching(/earlier append to bucket 0 of table 'events' failed/) });
+    await expect(third).resolves.toMatchObject({ appended: 1 });
+    expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['2']);
+    const generations = leader.received.map((request) => request.writer!.id);
+    expect(generations[generations.length - 1]).not.toBe(generations[0]);
+  });
+
   it('fails the appends sent behind one that failed for good, and starts a new writer for later appends', async () => {
     // Proves nothing overtakes a failure: seq 0 is refused for good, seq 1 (sent behind it) fails without
     // committing, and the next call writes as a new writer id from sequence 0.

@@ -140,7 +140,10 @@ interface BucketWrites {
   generation: number;
   nextSeq: number;
   ackedSeq: number;
-  inFlight: number;
+  /** Sequences of this generation sent and not settled: the window runs from the oldest of them. */
+  unsettled: Set<number>;
+  /** Requests of ended generations not settled yet: the next generation starts once they have. */
+  olderInFlight: number;
   /** Settles when the request sent last settles: a retry of the one after it waits for it. */
   last: Promise<unknown>;
   waiting: {
@@ -557,7 +560,7 @@ export class TableClient {
     const key = targetKeyOf(target);
     let writes = this.writesByBucket.get(key);
     if (!writes) {
-      writes = { generation: 0, nextSeq: 0, ackedSeq: -1, inFlight: 0, last: Promise.resolve(), waiting: [] };
+      writes = { generation: 0, nextSeq: 0, ackedSeq: -1, unsettled: new Set(), olderInFlight: 0, last: Promise.resolve(), waiting: [] };
       this.writesByBucket.set(key, writes);
     }
     const state = writes;
@@ -570,16 +573,21 @@ export class TableClient {
   }
 
   /**
-   * Sends a bucket's waiting writes while fewer than `writesInFlightMax` are in flight, each with the
-   * next sequence of the bucket's writer and the newest sequence acknowledged so far, so the leader writes
-   * them in sequence order (decideWriterSequence for appends, decidePkWriterOrder for puts and deletes). A
-   * request that fails is retried only after the request sent before it has settled, and fails for good if
-   * that one did: nothing overtakes a retry. A request that failed for good (its outcome may be unknown)
-   * ends its writer's generation: the requests sent after it fail too, and later writes start a new writer
-   * id at sequence 0.
+   * Sends a bucket's waiting writes, each with the next sequence of the bucket's writer and the newest
+   * sequence acknowledged so far, so the leader writes them in sequence order (decideWriterSequence for
+   * appends, decidePkWriterOrder for puts and deletes). The window is `writesInFlightMax` sequences from
+   * the oldest one not settled, not a count of requests in flight: a request whose reply was lost holds
+   * the window until its retry is answered, so its batch is still among those the leader remembers
+   * (LIMITS.writerBatchesRemembered) and the retry is answered as a duplicate. A request that fails is
+   * retried only after the request sent before it has settled, and fails for good if that one did, or if
+   * any request of its writer generation failed for good meanwhile: nothing overtakes a retry. A request
+   * that failed for good (its outcome may be unknown) ends its writer's generation: the requests sent
+   * after it fail too, and later writes start a new writer id at sequence 0 once every request of the
+   * ended generation has settled, so none of them can be written after the new generation's first.
    */
   private pumpWrites(target: BucketTarget, state: BucketWrites): void {
-    while (state.inFlight < this.writesInFlightMax && state.waiting.length > 0) {
+    const oldestUnsettled = () => (state.unsettled.size === 0 ? state.nextSeq : Math.min(...state.unsettled));
+    while (state.waiting.length > 0 && state.olderInFlight === 0 && state.nextSeq - oldestUnsettled() < this.writesInFlightMax) {
       const next = state.waiting.shift()!;
       const generation = state.generation;
       const writerId = `${this.writerId}.${targetKeyOf(target)}.${generation}`;
@@ -594,30 +602,41 @@ export class TableClient {
           await previous.catch(() => {
             previousFailed = true;
           });
-          if (previousFailed) {
+          if (previousFailed || state.generation !== generation) {
             throw new UnavailableError(`an earlier ${next.what} to ${this.bucketName(target)} failed; this one was not retried so it cannot overtake it`);
           }
         },
       );
-      state.inFlight++;
+      state.unsettled.add(seq);
       state.last = sent;
-      sent.then(
-        (result) => {
-          if (state.generation === generation) state.ackedSeq = Math.max(state.ackedSeq, seq);
-          next.resolve(result);
-        },
-        (error: unknown) => {
-          if (state.generation === generation) {
-            state.generation++;
-            state.nextSeq = 0;
-            state.ackedSeq = -1;
+      let endedGeneration = false;
+      sent
+        .then(
+          (result) => {
+            if (state.generation === generation) state.ackedSeq = Math.max(state.ackedSeq, seq);
+            next.resolve(result);
+          },
+          (error: unknown) => {
+            if (state.generation === generation) {
+              // The generation ends: what is still in flight of it settles before the next one sends.
+              state.unsettled.delete(seq);
+              state.olderInFlight += state.unsettled.size;
+              state.unsettled = new Set();
+              state.generation++;
+              state.nextSeq = 0;
+              state.ackedSeq = -1;
+              endedGeneration = true;
+            }
+            next.reject(error);
+          },
+        )
+        .finally(() => {
+          if (!endedGeneration) {
+            if (state.generation === generation) state.unsettled.delete(seq);
+            else state.olderInFlight--;
           }
-          next.reject(error);
-        },
-      ).finally(() => {
-        state.inFlight--;
-        this.pumpWrites(target, state);
-      });
+          this.pumpWrites(target, state);
+        });
     }
   }
 
