@@ -1,7 +1,7 @@
 // Two tiers: "unit" holds pure tests and integration tests of single packages against real servers the
 // test starts itself; "e2e" runs whole processes (mink up style clusters) and runs one file at a time.
 const transform = { '^.+\\.ts$': ['@swc/jest', { swcrc: true }] };
-const moduleNameMapper = { '^@mink/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts' };
+const moduleNameMapper = { '^@mink/([a-z0-9-]+)$': '<rootDir>/packages/$1/src/index.ts' };
 module.exports = {
   projects: [
     {

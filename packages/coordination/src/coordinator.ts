@@ -136,9 +136,10 @@ export class Coordinator {
     );
   }
 
-  async start(): Promise<void> {
+  /** Competes for `lease` (by default the lease bucket of the process's NATS connection; the cluster simulation gives its own). */
+  async start(lease?: CoordinatorLease): Promise<void> {
     const { nc, config } = this.member;
-    this.lease = await CoordinatorLease.open(nc, config.nodeId, config.leaseTtlMs);
+    this.lease = lease ?? (await CoordinatorLease.open(nc, config.nodeId, config.leaseTtlMs));
     const runner = runLease({
       lease: this.lease,
       onAcquired: () => void this.becomeHolder(),

@@ -278,16 +278,7 @@ export class LivenessTracker {
   static async start(connection: NatsConnection, options: BucketCreationOptions & { bucket?: string } = {}): Promise<LivenessTracker> {
     // A short timeout on the watch's requests: one lost while JetStream elects a leader is retried soon.
     const kv = await openHeartbeatBucket(connection, options.bucket, { requestTimeoutMs: LIMITS.jetStreamFollowRequestTimeoutMs, ...options });
-    const tracker = new LivenessTracker(kv, new ServerClock());
-    try {
-      const first = await tracker.openWatch();
-      tracker.watching = tracker.follow(first);
-      await withTimeout(first.initialized, LIMITS.requestTimeoutMs, 'loading the heartbeat bucket');
-      await tracker.clock.probe(kv, CLOCK_PROBE_KEY);
-    } catch (error) {
-      await tracker.stop();
-      throw translateNatsError(error, 'start the liveness tracker');
-    }
+    const tracker = await LivenessTracker.over(kv);
     const watch = connectionWatch(connection);
     if (watch) {
       tracker.stopWatchingConnection.push(
@@ -300,6 +291,25 @@ export class LivenessTracker {
           tracker.reopenWatch();
         }),
       );
+    }
+    return tracker;
+  }
+
+  /**
+   * A tracker of an open heartbeat bucket: loads every heartbeat in it, probes the server clock, then follows
+   * changes. Without a connection to watch, it assumes the connection stays up (the cluster simulation gives
+   * it an in-memory bucket).
+   */
+  static async over(kv: KV, clock: ServerClock = new ServerClock()): Promise<LivenessTracker> {
+    const tracker = new LivenessTracker(kv, clock);
+    try {
+      const first = await tracker.openWatch();
+      tracker.watching = tracker.follow(first);
+      await withTimeout(first.initialized, LIMITS.requestTimeoutMs, 'loading the heartbeat bucket');
+      await tracker.clock.probe(kv, CLOCK_PROBE_KEY);
+    } catch (error) {
+      await tracker.stop();
+      throw translateNatsError(error, 'start the liveness tracker');
     }
     return tracker;
   }

@@ -1,0 +1,54 @@
+import { fakePerformanceClock, runSeed, type SeedReport } from '../simulation/sim-run';
+
+/**
+ * The deterministic whole-cluster simulation (issue 12 item 1; test/simulation): every seed runs the
+ * production coordinator, data node and client code over in-memory ports in simulated time, with faults
+ * drawn from the seed, and checks the invariants of test/simulation/invariants.ts.
+ *
+ *   MINK_SIM_SEED=<n>      replays one seed
+ *   MINK_SIM_SEEDS=<n>     how many seeds (default below); MINK_SIM_FIRST_SEED=<n> where they start
+ *   MINK_SIM_STEPS=<n>     steps per seed
+ */
+const SEEDS = Number(process.env.MINK_SIM_SEEDS ?? 25);
+const FIRST_SEED = Number(process.env.MINK_SIM_FIRST_SEED ?? 1);
+const STEPS = Number(process.env.MINK_SIM_STEPS ?? 200);
+const REPLAY = process.env.MINK_SIM_SEED === undefined ? undefined : Number(process.env.MINK_SIM_SEED);
+
+describe('whole-cluster simulation', () => {
+  let restorePerformance: () => void = () => undefined;
+
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+    restorePerformance = fakePerformanceClock();
+  });
+
+  afterEach(() => {
+    restorePerformance();
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+  });
+
+  const seeds = REPLAY === undefined ? Array.from({ length: SEEDS }, (_, index) => FIRST_SEED + index) : [REPLAY];
+
+  it(`keeps every invariant over ${seeds.length} seed(s) of ${STEPS} steps`, async () => {
+    const reports: SeedReport[] = [];
+    for (const seed of seeds) {
+      reports.push(await runSeed(seed, { steps: STEPS }, (ms) => jest.advanceTimersByTimeAsync(ms).then(() => undefined)));
+    }
+    const total = (pick: (report: SeedReport) => number) => reports.reduce((sum, report) => sum + pick(report), 0);
+    const faults: Record<string, number> = {};
+    for (const report of reports) for (const [fault, count] of Object.entries(report.faults)) faults[fault] = (faults[fault] ?? 0) + count;
+    // eslint-disable-next-line no-console
+    console.log(
+      JSON.stringify({ seeds: reports.length, acknowledgedRows: total((r) => r.acknowledgedRows), unacknowledgedRows: total((r) => r.unacknowledgedRows), faults, simulatedS: total((r) => r.simulatedMs) / 1000 }),
+    );
+    // The workload did something and the faults happened: a run that acknowledged nothing checks nothing.
+    expect(total((report) => report.acknowledgedRows)).toBeGreaterThan(0);
+    if (REPLAY === undefined) {
+      for (const fault of ['kill data node', 'restart data node', 'pause data node', 'kill coordinator', 'pause coordinator', 'storage call failed', 'metadata append lost']) {
+        expect([fault, faults[fault] ?? 0]).toEqual([fault, expect.any(Number)]);
+        expect(faults[fault]).toBeGreaterThan(0);
+      }
+    }
+  }, 600_000);
+});
