@@ -79,6 +79,15 @@ export const LIMITS = {
   /** How long a scan at the high watermark may wait for records (`wait=`). */
   scanWaitMsMax: 30_000,
   /**
+   * Bytes of one gRPC message the gateway takes (an Append or Put of rows as JSON text): the HTTP body bound,
+   * so a call carries no more than one HTTP request could.
+   */
+  grpcMessageBytesMax: 64 * 1024 * 1024,
+  /** How often the gateway's gRPC health Watch looks at readiness to send a change. */
+  grpcHealthWatchIntervalMs: 1_000,
+  /** On shutdown, how long the gRPC listener lets calls in progress finish before it cancels them. */
+  grpcShutdownGraceMs: 5_000,
+  /**
    * Bytes of one scan page a data node sends (an Arrow IPC stream in one NATS message; also bounded by the
    * connection's max payload). A larger scan is several pages, which the gateway streams as they come: pages
    * of 2 MiB rather than 8 let the gateway forward one page while the node reads the next (prefetched from
