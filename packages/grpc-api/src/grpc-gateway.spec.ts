@@ -11,19 +11,10 @@ import { GrpcGateway } from './grpc-gateway';
  * code in trailing metadata, health follows readiness and stays open, as does reflection.
  */
 
-const ADMIN = 'admin-token-000000001';
-const WRITER = 'writer-token-00000001';
-const READER = 'reader-token-00000001';
-const POLICY = parseAccessPolicy(
-  JSON.stringify({
-    tokens: [
-      { name: 'ops', token: ADMIN, scopes: ['admin'] },
-      { name: 'producer', token: WRITER, scopes: ['write'] },
-      { name: 'analyst', token: READER, scopes: ['read'] },
-    ],
-  }),
-  'tokens.json',
-);
+/** One token per scope, named after it. */
+const TOKEN_OF_SCOPE = { admin: 'grpc-admin-token-0001', write: 'grpc-write-token-0001', read: 'grpc-read-token-00001' } as const;
+const { admin: ADMIN, write: WRITER, read: READER } = TOKEN_OF_SCOPE;
+const POLICY = parseAccessPolicy(JSON.stringify({ tokens: Object.entries(TOKEN_OF_SCOPE).map(([scope, token]) => ({ name: scope, token, scopes: [scope] })) }), 'tokens.json');
 
 type Call = (client: Client, metadata: Metadata) => Promise<unknown>;
 
