@@ -1,8 +1,9 @@
-import { status as GrpcStatus, type Client, type Metadata, type ServiceError } from '@grpc/grpc-js';
+import { Client as GrpcClient, credentials, status as GrpcStatus, type Client, type Metadata, type ServiceError } from '@grpc/grpc-js';
 import { parseAccessPolicy, type GatewayService } from '@mink/http-api';
 import { InvalidArgumentError, NotFoundError } from '@mink/protocol';
 import { bearerMetadata, callClientStreaming, callUnary, collectServerStream, listReflectedServices, openGatewayGrpcClients, type GatewayGrpcClients } from './grpc-client';
 import { encodeBatch, encodeScanPage } from '@mink/records';
+import { eventually } from '@mink/testing';
 import { GrpcGateway } from './grpc-gateway';
 
 /**
@@ -96,12 +97,14 @@ describe('GrpcGateway', () => {
   let openClients: GatewayGrpcClients;
   let guardedClient: Client;
   let openClient: Client;
+  let openPort = 0;
 
   beforeAll(async () => {
     guarded = new GrpcGateway({ gateway: service, policy: POLICY, isReady: () => ready });
     open = new GrpcGateway({ gateway: service, policy: null, isReady: () => true });
     guardedClients = openGatewayGrpcClients(`127.0.0.1:${await guarded.listen('127.0.0.1', 0)}`);
-    openClients = openGatewayGrpcClients(`127.0.0.1:${await open.listen('127.0.0.1', 0)}`);
+    openPort = await open.listen('127.0.0.1', 0);
+    openClients = openGatewayGrpcClients(`127.0.0.1:${openPort}`);
     guardedClient = guardedClients.mink;
     openClient = openClients.mink;
   });
@@ -162,6 +165,23 @@ describe('GrpcGateway', () => {
     expect(calls).toEqual(['put', 'describeTable']);
   });
 
+  it('refuses bytes that are not the request message with INVALID_ARGUMENT, not INTERNAL', async () => {
+    // Proves grpc-js's INTERNAL for an undecodable request is replaced: a caller's bad bytes are its own mistake.
+    const raw = new GrpcClient(`127.0.0.1:${openPort}`, credentials.createInsecure());
+    // A field tag (field 1, varint) with no value after it.
+    const undecodable = Buffer.from([0x08]);
+    const failure = await new Promise<ServiceError>((resolve) =>
+      raw.makeUnaryRequest('/mink.v1.Mink/DescribeTable', (bytes: Buffer) => bytes, (bytes: Buffer) => bytes, undecodable, (error) => resolve(error!)),
+    );
+    raw.close();
+    expect([GrpcStatus[failure.code], failure.details, failure.metadata.get('mink-error-code')]).toEqual([
+      'INVALID_ARGUMENT',
+      expect.stringContaining('DescribeTable: the request is not a valid message of its type'),
+      ['InvalidArgument'],
+    ]);
+    expect(calls).toEqual([]);
+  });
+
   it('answers health without a token: NOT_SERVING until ready, then SERVING; NOT_FOUND for an unknown service', async () => {
     const check = (service: string) => callUnary(guardedClients.health, 'Check', { service });
     ready = false;
@@ -170,6 +190,19 @@ describe('GrpcGateway', () => {
     expect(await check('')).toEqual({ status: 'SERVING' });
     expect(await check('mink.v1.Mink')).toEqual({ status: 'SERVING' });
     await expect(check('other.Service')).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+  });
+
+  it('sends a health Watch the status now and again when readiness changes', async () => {
+    ready = false;
+    const watch = (guardedClients.health as unknown as { Watch: (request: object) => NodeJS.ReadableStream & { cancel(): void } }).Watch({ service: '' });
+    const statuses: string[] = [];
+    watch.on('data', (message: { status: string }) => statuses.push(message.status));
+    watch.on('error', () => undefined);
+    await eventually('the first status', () => statuses.length === 1);
+    ready = true;
+    await eventually('the status after the change', () => statuses.length === 2);
+    watch.cancel();
+    expect(statuses).toEqual(['NOT_SERVING', 'SERVING']);
   });
 
   it('lists its services by reflection without a token', async () => {

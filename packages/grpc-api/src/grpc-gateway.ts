@@ -64,7 +64,7 @@ export class GrpcGateway {
   constructor(private readonly options: GrpcGatewayOptions) {
     this.gateway = options.gateway;
     const definition = loadGatewayProtos();
-    this.server.addService(definition[MINK_SERVICE] as ServiceDefinition, this.minkHandlers());
+    this.server.addService(readingAnyBytes(definition[MINK_SERVICE] as ServiceDefinition), this.minkHandlers());
     this.server.addService(definition[HEALTH_SERVICE] as ServiceDefinition, this.healthHandlers());
     new ReflectionService(definition).addToServer(this.server);
   }
@@ -140,6 +140,7 @@ export class GrpcGateway {
     return (call: ServerUnaryCall<Request, unknown>, callback: sendUnaryData<unknown>): void => {
       void (async () => {
         try {
+          refuseUndecodable(call.request, method);
           this.authorize(call.metadata, need(call.request));
           callback(null, await answer(call.request));
         } catch (error) {
@@ -161,6 +162,7 @@ export class GrpcGateway {
     try {
       for await (const message of call as AsyncIterable<TableMessage & { rowsJson: string }>) {
         messages++;
+        refuseUndecodable(message, `Append message ${messages}`);
         if (table === undefined) {
           this.authorize(call.metadata, { scope: 'write', table: message.table || undefined });
           table = readTableName(message.table);
@@ -193,6 +195,7 @@ export class GrpcGateway {
     call.on('cancelled', () => cancelled.abort());
     const aborted = AbortSignal.any([cancelled.signal, this.stopping.signal]);
     try {
+      refuseUndecodable(call.request, 'Scan');
       this.authorize(call.metadata, { scope: 'read', table: call.request.table || undefined });
       const plan = readScanRequest(call.request);
       let offset = plan.parameters.offset;
@@ -265,6 +268,38 @@ export class GrpcGateway {
     if (!isExpectedFailure(error)) this.options.logger?.error({ err: error, method }, 'gRPC call failed');
     return statusOfFailure(grpcFailureOf(error, method));
   }
+}
+
+/** A request whose bytes are not a message of its type; the handler refuses it as INVALID_ARGUMENT. */
+class UndecodableRequest {
+  constructor(readonly reason: string) {}
+}
+
+/**
+ * `service` with request decoders that never throw: grpc-js answers a decoder's exception with INTERNAL, but
+ * bytes that are not the request's message are the caller's mistake, so they reach the handler as an
+ * UndecodableRequest to be refused with INVALID_ARGUMENT.
+ */
+function readingAnyBytes(service: ServiceDefinition): ServiceDefinition {
+  return Object.fromEntries(
+    Object.entries(service).map(([name, method]) => [
+      name,
+      {
+        ...method,
+        requestDeserialize: (bytes: Buffer): unknown => {
+          try {
+            return method.requestDeserialize(bytes);
+          } catch (error) {
+            return new UndecodableRequest(error instanceof Error ? error.message : String(error));
+          }
+        },
+      },
+    ]),
+  ) as ServiceDefinition;
+}
+
+function refuseUndecodable(request: unknown, what: string): void {
+  if (request instanceof UndecodableRequest) throw new InvalidArgumentError(`${what}: the request is not a valid message of its type (${request.reason})`);
 }
 
 /** `promise`, or a CallAborted rejection as soon as `signal` fires; `promise` is then left to settle unobserved. */
