@@ -99,6 +99,7 @@ describe('readScanRequest', () => {
     ],
     ['a follow without a limit: every read waits the longest', { follow: true }, { parameters: { bucket: 0, offset: 0, limit: LIMITS.scanRecordsMax, waitMs: LIMITS.scanWaitMsMax }, follow: true, recordsMax: Number.POSITIVE_INFINITY }],
     ['a follow of 5 records waiting 2 s', { follow: true, limit: '5', waitMs: 2_000 }, { parameters: { limit: 5, waitMs: 2_000 }, follow: true, recordsMax: 5 }],
+    ['a follow asking for a tiny wait waits the shortest a follow may', { follow: true, waitMs: 1 }, { parameters: { waitMs: LIMITS.scanFollowWaitMsMin }, follow: true }],
     ['a follow beyond one read', { follow: true, limit: '250000' }, { parameters: { limit: LIMITS.scanRecordsMax }, recordsMax: 250_000 }],
   ])('%s', (_name, request, plan) => {
     expect(readScanRequest({ ...SCAN, ...request })).toMatchObject({ table: 'events', ...plan });

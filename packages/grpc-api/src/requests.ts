@@ -120,7 +120,8 @@ export interface ScanPlan {
 /**
  * A ScanRequest. Without `follow` it is the HTTP scan (`limit` 0 means the default, `wait_ms` the long poll);
  * with `follow` `limit` counts every record sent (0: no limit), each read asks for at most
- * `LIMITS.scanRecordsMax`, and each wait at the high watermark lasts `wait_ms` (0: `LIMITS.scanWaitMsMax`).
+ * `LIMITS.scanRecordsMax`, and each wait at the high watermark lasts `wait_ms` (0: `LIMITS.scanWaitMsMax`),
+ * at least `LIMITS.scanFollowWaitMsMin`.
  */
 export function readScanRequest(request: ScanMessage): ScanPlan {
   const table = readTableName(request.table);
@@ -130,7 +131,7 @@ export function readScanRequest(request: ScanMessage): ScanPlan {
   if (!request.follow && limit > LIMITS.scanRecordsMax) throw new InvalidArgumentError(`limit may be at most ${LIMITS.scanRecordsMax} without follow, got ${limit}`);
   if (request.format !== 'SCAN_FORMAT_JSON' && request.format !== 'SCAN_FORMAT_ARROW') throw new InvalidArgumentError(`format ${String(request.format)} is not a ScanFormat`);
   const recordsMax = request.follow ? (limit === 0 ? Number.POSITIVE_INFINITY : limit) : limit === 0 ? LIMITS.scanRecordsDefault : limit;
-  const waitMs = request.follow && request.waitMs === 0 ? LIMITS.scanWaitMsMax : request.waitMs;
+  const waitMs = !request.follow ? request.waitMs : request.waitMs === 0 ? LIMITS.scanWaitMsMax : Math.max(request.waitMs, LIMITS.scanFollowWaitMsMin);
   const parameters: ScanParameters = {
     bucket: request.bucket,
     offset,
