@@ -151,8 +151,9 @@ describe('mink up', () => {
   it('starts every role as its own live process, lists them in cluster.json and serves the gateway', async () => {
     // Proves the start contract: all eight processes with live pids in cluster.json, and a ready gateway.
     const gatewayPort = await freePort();
+    const grpcPort = await freePort();
     const kafkaPort = await freePortRange(DATA_NODES);
-    const args = [CLI_PATH, 'up', '--data-dir', dataDir, '--gateway-port', String(gatewayPort), '--kafka-port', String(kafkaPort)];
+    const args = [CLI_PATH, 'up', '--data-dir', dataDir, '--gateway-port', String(gatewayPort), '--grpc-port', String(grpcPort), '--kafka-port', String(kafkaPort)];
     args.push('--lease-ttl', '3s', '--coordinator-tick', '500ms');
     minkUp = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     minkUp.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -171,7 +172,7 @@ describe('mink up', () => {
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitFor('the gateway to answer 200 on /readyz', START_TIMEOUT_MS, async () => ((await gatewayReadyStatus(gatewayUrl)) === 200 ? true : undefined));
 
-    expect(processes.find((entry) => entry.role === 'gateway')?.ports.http).toBe(gatewayPort);
+    expect(processes.find((entry) => entry.role === 'gateway')?.ports).toEqual({ http: gatewayPort, grpc: grpcPort });
     expect(processes.filter((entry) => entry.role === 'data-node').map((entry) => [entry.nodeId, entry.ports.kafka])).toEqual([
       ['1', kafkaPort],
       ['2', kafkaPort + 1],
@@ -181,6 +182,7 @@ describe('mink up', () => {
     expect(new Set(processes.map((entry) => entry.pid)).size).toBe(processes.length);
     await waitFor('mink up to print its endpoints', 10_000, () => (output.includes('Ctrl-C to stop') ? true : undefined));
     expect(output).toContain(gatewayUrl);
+    expect(output).toContain(`127.0.0.1:${grpcPort} (mink.v1.Mink`);
   });
 
   it('listens on loopback only: every socket of every process it started is bound to 127.0.0.1 or ::1', () => {
@@ -191,7 +193,8 @@ describe('mink up', () => {
     const exposed = listening.flatMap((entry) => entry.sockets.filter((socket) => !/^(127\.0\.0\.1|\[::1\]):/.test(socket)).map((socket) => `${entry.process} ${socket}`));
     expect(exposed).toEqual([]);
     const gateway = listening.find((entry) => entry.process === 'gateway gateway-1' || entry.process.startsWith('gateway'))!;
-    expect(gateway.sockets).toContain(`127.0.0.1:${processes.find((entry) => entry.role === 'gateway')!.ports.http}`);
+    const gatewayPorts = processes.find((entry) => entry.role === 'gateway')!.ports;
+    expect(gateway.sockets).toEqual(expect.arrayContaining([`127.0.0.1:${gatewayPorts.http}`, `127.0.0.1:${gatewayPorts.grpc}`]));
   });
 
   it('logs the death of a data node killed with SIGKILL and keeps everything else running', async () => {

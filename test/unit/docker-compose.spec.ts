@@ -168,11 +168,12 @@ describe('docker/docker-compose.yml', () => {
       // Proves the services' secure-by-default loopback binding (MINK_HTTP_BIND_HOST, MINK_KAFKA_BIND_HOST follow
       // a loopback advertised host) is widened here, or the gateway's published port and the other ports would be dead.
       expect({ http: environment[ENV.httpBindHost], kafka: environment[ENV.kafkaBindHost] }).toEqual({ http: '0.0.0.0', kafka: '0.0.0.0' });
+      if (environment[ENV.grpcPort] !== undefined) expect(environment[ENV.grpcBindHost]).toBe('0.0.0.0');
     });
 
     it('exposes exactly the ports it configures', () => {
-      // Proves MINK_HTTP_PORT (and MINK_KAFKA_PORT on data nodes) are the ports the container offers.
-      const configured = [environment[ENV.httpPort], environment[ENV.kafkaPort]]
+      // Proves MINK_HTTP_PORT (and MINK_KAFKA_PORT on data nodes, MINK_GRPC_PORT on the gateway) are the ports the container offers.
+      const configured = [environment[ENV.httpPort], environment[ENV.kafkaPort], environment[ENV.grpcPort]]
         .filter((port): port is string => port !== undefined)
         .map(Number)
         .sort((left, right) => left - right);

@@ -6,10 +6,11 @@ import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, Service
 import { ACCESS_POLICY, loadAccessPolicy } from './access.guard';
 import { TablesController } from './tables.controller';
 import { ClusterController } from './cluster.controller';
+import { GrpcListener } from './grpc.listener';
 
 const API_CONTROLLERS = [TablesController, ClusterController];
 
-/** The HTTP gateway: the public API (docs/architecture.md §12) over its own view and the TypeScript client. */
+/** The gateway: the public API (docs/architecture.md §12) over HTTP and gRPC, over its own view and the TypeScript client. */
 @Module({})
 export class GatewayModule {
   /** The gateway process: the service shell (config, logger, health, cluster membership), the client and the API. */
@@ -27,6 +28,8 @@ export class GatewayModule {
         { provide: GatewayService, useFactory: (member: ClusterMember, client: MinkClient) => new GatewayService(member, client), inject: [ClusterMember, MinkClient] },
         // Bearer tokens when MINK_AUTH_TOKENS_FILE names a file (a file that cannot be used stops the start).
         { provide: ACCESS_POLICY, useFactory: (serviceConfig: ServiceConfig) => loadAccessPolicy(serviceConfig.authTokensFile), inject: [SERVICE_CONFIG] },
+        // The gRPC API (MINK_GRPC_PORT) over the same service and tokens.
+        GrpcListener,
       ],
     };
   }

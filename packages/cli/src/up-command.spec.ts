@@ -12,6 +12,7 @@ const FLAGS: UpFlags = {
   dataDir: '.mink',
   gatewayPort: 8080,
   gatewayHost: '127.0.0.1',
+  grpcPort: 50051,
   kafkaPort: 9092,
   leaseTtl: 30_000,
   coordinatorTick: 5_000,
@@ -42,6 +43,20 @@ describe('mink up options', () => {
   it('asks for bearer tokens only with --auth-tokens, passing the file to the services as an absolute path', () => {
     expect(clusterOptionsFromFlags(FLAGS)).not.toHaveProperty('env');
     expect(clusterOptionsFromFlags({ ...FLAGS, authTokens: 'tokens.json' })).toMatchObject({ env: { MINK_AUTH_TOKENS_FILE: resolve('tokens.json') } });
+  });
+
+  it('passes --grpc-port to the cluster: 50051 by default, 0 for a free port', async () => {
+    // Proves the gateway's gRPC port reaches LocalCluster from the command line, with DESIGN's default.
+    expect(clusterOptionsFromFlags(FLAGS)).toMatchObject({ grpcPort: 50051 });
+    const started: LocalClusterOptions[] = [];
+    const io: CliIo = { writeOut: () => undefined, writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
+    for (const args of [['up'], ['up', '--grpc-port', '0']]) {
+      await run(args, io, async (options) => {
+        started.push(options);
+        throw new Error('not started in this test');
+      });
+    }
+    expect(started.map((options) => options.grpcPort)).toEqual([50051, 0]);
   });
 
   it('passes --tiering-workers to the cluster', () => {
@@ -94,6 +109,7 @@ describe('mink up --nats-cluster', () => {
     const cluster = {
       processes: () => [...nats, { role: 'data-node', nodeId: '1', ports: { http: 9000, kafka: 9092 } }],
       gatewayUrl: 'http://127.0.0.1:8080',
+      gatewayGrpcAddress: '127.0.0.1:50051',
       natsUrl: 'nats://127.0.0.1:4301,nats://127.0.0.1:4302,nats://127.0.0.1:4303',
       s3Endpoint: 'http://127.0.0.1:9999',
       s3Bucket: 'mink',
@@ -102,10 +118,11 @@ describe('mink up --nats-cluster', () => {
       logDir: '/data/logs',
     } as unknown as LocalCluster;
     printEndpoints(io, cluster, { ...FLAGS, natsCluster: 3 });
-    expect(stdout.split('\n').slice(0, 7)).toEqual([
+    expect(stdout.split('\n').slice(0, 8)).toEqual([
       '',
       'mink is up: 2 coordinator(s), 3 data node(s), a gateway and 1 tiering worker(s), 3 clustered nats-servers',
       '  gateway       http://127.0.0.1:8080',
+      '  grpc          127.0.0.1:50051 (mink.v1.Mink, grpc.health.v1, reflection)',
       '  nats          nats://127.0.0.1:4301 (nats-1, monitoring http://127.0.0.1:8301/jsz)',
       '                nats://127.0.0.1:4302 (nats-2, monitoring http://127.0.0.1:8302/jsz)',
       '                nats://127.0.0.1:4303 (nats-3, monitoring http://127.0.0.1:8303/jsz)',

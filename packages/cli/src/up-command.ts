@@ -16,6 +16,8 @@ export interface UpFlags {
   gatewayPort: number;
   /** Address the gateway binds (`--gateway-host`, default 127.0.0.1). */
   gatewayHost: string;
+  /** gRPC port of the gateway (`--grpc-port`, default `DEFAULTS.grpcPort`; 0: a free port). */
+  grpcPort: number;
   kafkaPort: number;
   leaseTtl: number;
   coordinatorTick: number;
@@ -41,6 +43,7 @@ export function clusterOptionsFromFlags(flags: UpFlags): LocalClusterOptions {
     tieringWorkers: flags.tieringWorkers,
     gatewayPort: flags.gatewayPort,
     gatewayBindHost: flags.gatewayHost,
+    grpcPort: flags.grpcPort,
     kafkaPort: flags.kafkaPort,
     leaseTtlMs: flags.leaseTtl,
     coordinatorTickMs: flags.coordinatorTick,
@@ -78,6 +81,7 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     .option('--data-dir <path>', 'folder for NATS and S3 data, logs and cluster.json; reuse it to keep every table', DEFAULT_DATA_DIR)
     .option('--gateway-port <port>', 'HTTP port of the gateway (0: a free port)', parsePort, DEFAULTS.gatewayPort)
     .option('--gateway-host <address>', 'address the gateway binds; 0.0.0.0 serves other machines (pair it with --auth-tokens). Every other service listens on loopback only', parseBindHost, '127.0.0.1')
+    .option('--grpc-port <port>', 'gRPC port of the gateway, bound on the --gateway-host address (0: a free port)', parsePort, DEFAULTS.grpcPort)
     .option('--kafka-port <port>', 'Kafka port of data node 1; node n listens on this + n - 1 (0: free ports)', parsePort, DEFAULTS.kafkaPort)
     .addOption(new Option('--lease-ttl <duration>', 'node and coordinator lease TTL, e.g. 3s').argParser(parseDurationOption).default(DEFAULTS.leaseTtlMs, '30s'))
     .addOption(
@@ -167,6 +171,7 @@ export function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags)
   if (natsServers.length > 1) nats.push(['', `MINK_NATS_URL=${cluster.natsUrl} (JetStream cluster, ${natsServers.length} replicas)`]);
   const rows: [string, string][] = [
     ['gateway', cluster.gatewayUrl],
+    ['grpc', `${cluster.gatewayGrpcAddress} (mink.v1.Mink, grpc.health.v1, reflection)`],
     ...nats,
     ['s3', `${cluster.s3Endpoint} (bucket ${cluster.s3Bucket}, path-style, credentials S3RVER/S3RVER)`],
     ['kafka', kafka],

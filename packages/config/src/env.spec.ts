@@ -35,7 +35,7 @@ describe('readServiceConfig: MINK_APPENDS_IN_FLIGHT and MINK_WAL_UPLOADS_IN_FLIG
   });
 });
 
-describe('readServiceConfig: the bind addresses of the HTTP and Kafka listeners', () => {
+describe('readServiceConfig: the bind addresses of the HTTP, Kafka and gRPC listeners', () => {
   it.each([
     [undefined, '127.0.0.1'],
     ['127.0.0.1', '127.0.0.1'],
@@ -47,15 +47,23 @@ describe('readServiceConfig: the bind addresses of the HTTP and Kafka listeners'
   ])('binds loopback only for a loopback advertised host: %s -> %s', (advertised, bind) => {
     // Proves secure by default: a process advertised on loopback (every process of `mink up`) listens on loopback only.
     const config = readServiceConfig(advertised === undefined ? {} : { MINK_ADVERTISED_HOST: advertised });
-    expect({ http: config.httpBindHost, kafka: config.kafkaBindHost }).toEqual({ http: bind, kafka: bind });
+    expect({ http: config.httpBindHost, kafka: config.kafkaBindHost, grpc: config.grpcBindHost }).toEqual({ http: bind, kafka: bind, grpc: bind });
   });
 
   it('takes MINK_HTTP_BIND_HOST and MINK_KAFKA_BIND_HOST as they are, each on its own', () => {
     expect(readServiceConfig({ MINK_ADVERTISED_HOST: '127.0.0.1', MINK_KAFKA_BIND_HOST: '0.0.0.0' })).toMatchObject({ kafkaBindHost: '0.0.0.0', httpBindHost: '127.0.0.1' });
     expect(readServiceConfig({ MINK_ADVERTISED_HOST: '127.0.0.1', MINK_HTTP_BIND_HOST: ' 0.0.0.0 ' })).toMatchObject({ kafkaBindHost: '127.0.0.1', httpBindHost: '0.0.0.0' });
+    expect(readServiceConfig({ MINK_ADVERTISED_HOST: '127.0.0.1', MINK_GRPC_BIND_HOST: '0.0.0.0' })).toMatchObject({ grpcBindHost: '0.0.0.0', httpBindHost: '127.0.0.1' });
   });
 
-  it.each(['MINK_HTTP_BIND_HOST', 'MINK_KAFKA_BIND_HOST'])('refuses an empty %s at start, naming it', (name) => {
+  it('reads MINK_GRPC_PORT, 50051 by default and 0 for a free port', () => {
+    // Proves the gateway's gRPC port follows DESIGN's default and takes 0 like the other ports.
+    expect(readServiceConfig({}).grpcPort).toBe(50051);
+    expect(readServiceConfig({ MINK_GRPC_PORT: '0' }).grpcPort).toBe(0);
+    expect(() => readServiceConfig({ MINK_GRPC_PORT: 'fifty' })).toThrow("MINK_GRPC_PORT: 'fifty' is not a non-negative integer");
+  });
+
+  it.each(['MINK_HTTP_BIND_HOST', 'MINK_KAFKA_BIND_HOST', 'MINK_GRPC_BIND_HOST'])('refuses an empty %s at start, naming it', (name) => {
     // Proves a blank variable (a templating slip) does not silently fall back to a default address.
     expect(() => readServiceConfig({ [name]: ' ' })).toThrow(name);
   });

@@ -33,6 +33,13 @@ export interface ServiceConfig {
    * overrides it. A local cluster is thus reachable from this machine only unless told otherwise.
    */
   httpBindHost: string;
+  /** The gateway's gRPC port (only the gateway listens on it); 0 picks a free port. */
+  grpcPort: number;
+  /**
+   * Address the gateway's gRPC listener binds, by the same rule as `httpBindHost`: loopback when the
+   * advertised host is a loopback one, else every interface; `MINK_GRPC_BIND_HOST` overrides it.
+   */
+  grpcBindHost: string;
   /** Host name other processes and clients use to reach this one. */
   advertisedHost: string;
   kafkaPort: number;
@@ -82,6 +89,8 @@ export const ENV = {
   httpPort: 'MINK_HTTP_PORT',
   advertisedHost: 'MINK_ADVERTISED_HOST',
   httpBindHost: 'MINK_HTTP_BIND_HOST',
+  grpcPort: 'MINK_GRPC_PORT',
+  grpcBindHost: 'MINK_GRPC_BIND_HOST',
   kafkaPort: 'MINK_KAFKA_PORT',
   kafkaBindHost: 'MINK_KAFKA_BIND_HOST',
   metaStream: 'MINK_META_STREAM',
@@ -173,6 +182,8 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     coordinatorTickMs: duration(env[ENV.coordinatorTickMs], DEFAULTS.coordinatorTickMs, ENV.coordinatorTickMs),
     httpPort: integer(env[ENV.httpPort], defaults.httpPort ?? 0, ENV.httpPort),
     httpBindHost: bindHost(env[ENV.httpBindHost], env[ENV.advertisedHost], ENV.httpBindHost),
+    grpcPort: integer(env[ENV.grpcPort], DEFAULTS.grpcPort, ENV.grpcPort),
+    grpcBindHost: bindHost(env[ENV.grpcBindHost], env[ENV.advertisedHost], ENV.grpcBindHost),
     advertisedHost: env[ENV.advertisedHost] ?? '127.0.0.1',
     kafkaPort: integer(env[ENV.kafkaPort], DEFAULTS.kafkaPort, ENV.kafkaPort),
     kafkaBindHost: bindHost(env[ENV.kafkaBindHost], env[ENV.advertisedHost], ENV.kafkaBindHost),

@@ -79,6 +79,20 @@ export const LIMITS = {
   /** How long a scan at the high watermark may wait for records (`wait=`). */
   scanWaitMsMax: 30_000,
   /**
+   * Bytes of one gRPC message the gateway takes (an Append or Put of rows as JSON text): the HTTP body bound,
+   * so a call carries no more than one HTTP request could.
+   */
+  grpcMessageBytesMax: 64 * 1024 * 1024,
+  /** How often the gateway's gRPC health Watch looks at readiness to send a change. */
+  grpcHealthWatchIntervalMs: 1_000,
+  /** On shutdown, how long the gRPC listener lets calls in progress finish before it cancels them (within `serviceStopTimeoutMs`). */
+  grpcShutdownGraceMs: 5_000,
+  /**
+   * Shortest wait at the high watermark of a following gRPC Scan: each wait that ends empty starts another
+   * one, so a tiny `wait_ms` would poll the bucket's leader in a tight loop.
+   */
+  scanFollowWaitMsMin: 1_000,
+  /**
    * Bytes of one scan page a data node sends (an Arrow IPC stream in one NATS message; also bounded by the
    * connection's max payload). A larger scan is several pages, which the gateway streams as they come: pages
    * of 2 MiB rather than 8 let the gateway forward one page while the node reads the next (prefetched from
@@ -415,6 +429,8 @@ export function assertLimits(): void {
   if (LIMITS.heartbeatsPerLeaseTtl < 2) throw new Error('a lease must see at least two heartbeats');
   if (LIMITS.clientBackoffInitialMs > LIMITS.clientBackoffMaxMs) throw new Error('backoff bounds are inverted');
   if (LIMITS.httpInFlightBodyBytesMax < LIMITS.httpBodyBytesMax) throw new Error('one request of the largest body must fit in flight');
+  if (LIMITS.grpcShutdownGraceMs >= LIMITS.serviceStopTimeoutMs) throw new Error('the gRPC shutdown grace must end before a stopping service is killed');
+  if (LIMITS.scanFollowWaitMsMin > LIMITS.scanWaitMsMax) throw new Error('a following scan must be able to wait its shortest wait');
   if (LIMITS.writerBatchesRemembered < LIMITS.writerRequestsInFlightMax) throw new Error('a writer must be able to retry every request it has in flight');
   if (LIMITS.proposeAttemptsMax * (LIMITS.metaAppendTimeoutMs + LIMITS.proposeBackoffMaxMs) >= LIMITS.metaDuplicateWindowMs) {
     throw new Error('retries of one metadata append must fit in the de-duplication window');

@@ -33,7 +33,7 @@ export const CLUSTER_FILE_NAME = 'cluster.json';
  * - `pid` belongs to the current incarnation; it stays after that incarnation exits (with `running`
  *   false) so a caller can tell which process died, and changes when `restart` starts a new one.
  * - `ports`: `{client}` for a single nats, `{client, cluster, monitor}` for a server of a NATS cluster,
- *   `{http}` for s3 and every service, plus `{kafka}` for data nodes.
+ *   `{http}` for s3 and every service, plus `{kafka}` for data nodes and `{grpc}` for the gateway.
  */
 export interface ClusterProcessInfo {
   role: ClusterRole;
@@ -73,6 +73,11 @@ export interface LocalClusterOptions {
    * listens on 127.0.0.1 only, so a local cluster is reachable from this machine alone unless told otherwise.
    */
   gatewayBindHost?: string;
+  /**
+   * gRPC port of the gateway (`MINK_GRPC_PORT`, bound on the gateway's address); a free one when absent or 0,
+   * so that clusters of tests never meet on one port (`mink up` passes `DEFAULTS.grpcPort`).
+   */
+  grpcPort?: number;
   /** Kafka port of data node 1; node n gets this plus n - 1 (default `DEFAULTS.kafkaPort`); 0 picks free ports. */
   kafkaPort?: number;
   leaseTtlMs?: number;
@@ -134,6 +139,7 @@ interface ResolvedOptions {
   tieringWorkers: number;
   gatewayPort: number;
   gatewayBindHost: string;
+  grpcPort: number;
   kafkaPort: number;
   leaseTtlMs: number;
   coordinatorTickMs: number;
@@ -194,6 +200,11 @@ export class LocalCluster {
 
   get gatewayUrl(): string {
     return `http://${LOOPBACK_HOST}:${this.find('gateway', 'gateway-1').ports.http}`;
+  }
+
+  /** `host:port` of the gateway's gRPC listener. */
+  get gatewayGrpcAddress(): string {
+    return `${LOOPBACK_HOST}:${this.find('gateway', 'gateway-1').ports.grpc}`;
   }
 
   /**
@@ -452,6 +463,7 @@ export class LocalCluster {
     const ports: Record<string, number> = {};
     ports.http = role === 'gateway' && options.gatewayPort !== 0 ? options.gatewayPort : await freePort(LOOPBACK_HOST);
     if (role === 'data-node') ports.kafka = options.kafkaPort === 0 ? await freePort(LOOPBACK_HOST) : options.kafkaPort + index;
+    if (role === 'gateway') ports.grpc = options.grpcPort === 0 ? await freePort(LOOPBACK_HOST) : options.grpcPort;
     const entry: TrackedProcess = {
       role,
       nodeId,
@@ -493,6 +505,10 @@ export class LocalCluster {
       [ENV.dataDir]: join(options.dataDir, 'local', nodeId),
     };
     if (ports.kafka !== undefined) env[ENV.kafkaPort] = String(ports.kafka);
+    if (ports.grpc !== undefined) {
+      env[ENV.grpcPort] = String(ports.grpc);
+      env[ENV.grpcBindHost] = options.gatewayBindHost;
+    }
     return withEnvChanges(env, options.env);
   }
 
@@ -669,6 +685,7 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
     tieringWorkers: options.tieringWorkers ?? 1,
     gatewayPort: options.gatewayPort ?? DEFAULTS.gatewayPort,
     gatewayBindHost: options.gatewayBindHost ?? LOOPBACK_HOST,
+    grpcPort: options.grpcPort ?? 0,
     kafkaPort: options.kafkaPort ?? DEFAULTS.kafkaPort,
     leaseTtlMs: options.leaseTtlMs ?? DEFAULTS.leaseTtlMs,
     coordinatorTickMs: options.coordinatorTickMs ?? DEFAULTS.coordinatorTickMs,
@@ -689,6 +706,7 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
   checkCount(resolved.tieringWorkers, 1, LIMITS.localTieringWorkersMax, 'tieringWorkers');
   for (const [name, port] of [
     ['gatewayPort', resolved.gatewayPort],
+    ['grpcPort', resolved.grpcPort],
     ['kafkaPort', resolved.kafkaPort],
   ] as const) {
     checkCount(port, 0, 65_535, name);

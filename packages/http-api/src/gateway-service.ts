@@ -1,6 +1,6 @@
 import { LIMITS, parseDurationMs } from '@mink/config';
 import { bucketsOfTable, compareNodeIds, ownRecord, streamBucketOfLake, valuesIn, type TableRecord, type View } from '@mink/meta';
-import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus } from '@mink/protocol';
+import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus, type ScanPage } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { MinkClient } from '@mink/client';
 import { RawJsonBody, type ClusterMember } from '@mink/runtime';
@@ -87,17 +87,22 @@ export class GatewayService {
    */
   async scan(name: string, query: Record<string, string | undefined>, accept: string | undefined): Promise<ScanReply> {
     this.describeTable(name);
-    const bucket = integerParameter(query, 'bucket', undefined);
-    const offset = integerParameter(query, 'offset', 0);
-    const limit = integerParameter(query, 'limit', LIMITS.scanRecordsDefault);
-    const waitMs = waitParameter(query);
-    // Required for a partitioned table and refused for an unpartitioned one; the client checks which.
-    const partition = query.partition === undefined || query.partition === '' ? undefined : query.partition;
-    const columns = columnsParameter(query);
+    const { first, rest, offset, limit } = await this.openScan(name, readScanQuery(query));
+    return scanReplyOf(scanFormatOf(accept), { offset, limit }, first, rest);
+  }
+
+  /**
+   * The pages of a scan whatever the wire (the HTTP scan above, gRPC's streaming Scan): the first page is
+   * awaited, so a bad request or an unavailable bucket fails here; `rest` yields the pages after it.
+   */
+  async openScan(name: string, parameters: ScanParameters): Promise<{ first: ScanPage; rest: AsyncIterator<ScanPage>; offset: number; limit: number }> {
+    this.describeTable(name);
+    const { partition, bucket, offset, limit, columns, waitMs } = parameters;
+    // A partition is required for a partitioned table and refused for an unpartitioned one; the client checks which.
     const pages = this.client.table(name).scanPages({ ...(partition === undefined ? {} : { partition }), bucket, offset, limit, columns, waitMs });
     const first = await pages.next();
     if (first.done) throw new Error('a scan yielded no page');
-    return scanReplyOf(scanFormatOf(accept), { offset, limit }, first.value, pages);
+    return { first: first.value, rest: pages, offset, limit };
   }
 
   /** PATCH /v1/tables/{name} `{properties: {key: value or null}}`: the table's description once altered. */
@@ -222,6 +227,27 @@ function lakeOf(table: TableRecord) {
     tieringEpoch: lake.tieringEpoch,
     round: lake.round ? { tieringEpoch: lake.round.epoch, worker: lake.round.worker, startedAt: new Date(lake.round.startedAtMs).toISOString(), ranges: lake.round.ranges } : null,
   };
+}
+
+/** What a scan reads: one bucket (of one partition) from `offset`, at most `limit` records, waiting up to `waitMs` at the high watermark. */
+export interface ScanParameters {
+  bucket: number;
+  offset: number;
+  limit: number;
+  waitMs: number;
+  partition?: string;
+  columns?: string[];
+}
+
+/** The query of `GET /v1/tables/{name}/scan`: `bucket` (required), `offset`, `limit`, `wait`, `partition`, `columns`. */
+export function readScanQuery(query: Record<string, string | undefined>): ScanParameters {
+  const bucket = integerParameter(query, 'bucket', undefined);
+  const offset = integerParameter(query, 'offset', 0);
+  const limit = integerParameter(query, 'limit', LIMITS.scanRecordsDefault);
+  const waitMs = waitParameter(query);
+  const partition = query.partition === undefined || query.partition === '' ? undefined : query.partition;
+  const columns = columnsParameter(query);
+  return { bucket, offset, limit, waitMs, ...(partition === undefined ? {} : { partition }), ...(columns === undefined ? {} : { columns }) };
 }
 
 function integerParameter(query: Record<string, string | undefined>, name: string, fallback: number | undefined): number {

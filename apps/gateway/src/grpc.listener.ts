@@ -1,0 +1,36 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import type { ServiceConfig } from '@mink/config';
+import { GrpcGateway } from '@mink/grpc-api';
+import { GatewayService, type AccessPolicy } from '@mink/http-api';
+import { LOGGER, SERVICE_CONFIG, SERVICE_STATE, type Logger, type ServiceState } from '@mink/runtime';
+import { ACCESS_POLICY } from './access.guard';
+
+/**
+ * The gateway's gRPC listener (@mink/grpc-api) in the Nest application's lifecycle: it binds
+ * `MINK_GRPC_BIND_HOST:MINK_GRPC_PORT` when the application boots (before the HTTP server listens, so a
+ * port in use stops the start) and stops before the application shuts down, while the cluster connection
+ * its calls use is still open. Its health service follows the readiness /readyz reports.
+ */
+@Injectable()
+export class GrpcListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private grpc: GrpcGateway | null = null;
+
+  constructor(
+    @Inject(GatewayService) private readonly gateway: GatewayService,
+    @Inject(ACCESS_POLICY) private readonly policy: AccessPolicy | null,
+    @Inject(SERVICE_STATE) private readonly state: ServiceState,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const grpc = new GrpcGateway({ gateway: this.gateway, policy: this.policy, isReady: () => this.state.readiness().ready, logger: this.logger });
+    const port = await grpc.listen(this.config.grpcBindHost, this.config.grpcPort);
+    this.grpc = grpc;
+    this.logger.info({ grpcPort: port, grpcBindHost: this.config.grpcBindHost }, 'gRPC listening');
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.grpc?.stop();
+  }
+}
