@@ -6,8 +6,9 @@ import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, Service
 import { ACCESS_POLICY, loadAccessPolicy } from './access.guard';
 import { TablesController } from './tables.controller';
 import { ClusterController } from './cluster.controller';
+import { ConsoleController } from './console.controller';
 
-const API_CONTROLLERS = [TablesController, ClusterController];
+const API_CONTROLLERS = [TablesController, ClusterController, ConsoleController];
 
 /** The HTTP gateway: the public API (docs/architecture.md §12) over its own view and the TypeScript client. */
 @Module({})
