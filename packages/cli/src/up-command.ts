@@ -167,6 +167,7 @@ export function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags)
   if (natsServers.length > 1) nats.push(['', `MINK_NATS_URL=${cluster.natsUrl} (JetStream cluster, ${natsServers.length} replicas)`]);
   const rows: [string, string][] = [
     ['gateway', cluster.gatewayUrl],
+    ['console', `${cluster.gatewayUrl}/console`],
     ...nats,
     ['s3', `${cluster.s3Endpoint} (bucket ${cluster.s3Bucket}, path-style, credentials S3RVER/S3RVER)`],
     ['kafka', kafka],

@@ -166,7 +166,7 @@ class ConsolePage {
     const earliest = this.samples.length > 1 ? this.samples[0]! : null;
 
     const { status } = sample;
-    element('coordinator').textContent = status.coordinator.node === null ? 'none' : `node ${status.coordinator.node}, epoch ${status.coordinator.epoch}`;
+    element('coordinator').textContent = status.coordinator.node === null ? 'none yet' : `${status.coordinator.node} (epoch ${status.coordinator.epoch})`;
     element('coordinator').setAttribute('data-coordinator', status.coordinator.node ?? '');
     element('coordinator').setAttribute('data-epoch', String(status.coordinator.epoch));
 
@@ -233,6 +233,8 @@ class ConsolePage {
 
   private async previewRebalance(): Promise<void> {
     this.say('rebalance-message', 'Asking for a plan (dry run)…', 'ok');
+    element('rebalance-plan').hidden = true;
+    element('rebalance-moves').replaceChildren();
     try {
       const plan = await callApi<{ moves: RebalanceMove[] }>('POST', '/v1/cluster/rebalance?dryRun=true');
       const moves = element('rebalance-moves');
@@ -250,12 +252,9 @@ class ConsolePage {
           ),
         ),
       );
-      element('rebalance-plan').hidden = false;
-      element('rebalance-apply').hidden = plan.moves.length === 0;
-      element('rebalance-plan').setAttribute('data-moves', String(plan.moves.length));
+      element('rebalance-plan').hidden = plan.moves.length === 0;
       this.say('rebalance-message', plan.moves.length === 0 ? 'Dry run: the buckets are balanced, nothing to move.' : `Dry run: ${plan.moves.length} bucket(s) would move. Nothing has moved yet.`, 'ok');
     } catch (error) {
-      element('rebalance-plan').hidden = true;
       this.sayCallError(error, 'rebalance-message');
     }
   }
