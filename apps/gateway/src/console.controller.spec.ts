@@ -2,13 +2,10 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LIMITS } from '@mink/config';
 import { parseAccessPolicy, type GatewayService } from '@mink/http-api';
-import { createHttpAdapter, HttpErrorFilter, InFlightBytes, ServiceState } from '@mink/runtime';
 import { readConsoleFiles } from './console.controller';
-import { GatewayModule } from './gateway.module';
+import { startGatewayOver } from './gateway-app.fixture';
 
 /**
  * The web console's files over the real Nest/Fastify stack of a gateway that asks for tokens: the page and
@@ -24,13 +21,7 @@ describe('gateway web console files', () => {
   const service = { clusterStatus: async () => ({ coordinator: { node: null, epoch: 0 }, nodes: [], buckets: [] }) } as unknown as GatewayService;
 
   beforeAll(async () => {
-    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.over(service, new ServiceState('gateway', 'test'), POLICY), createHttpAdapter(new InFlightBytes(LIMITS.httpInFlightBodyBytesMax)), {
-      logger: false,
-      bodyParser: false,
-    });
-    app.useGlobalFilters(new HttpErrorFilter());
-    await app.init();
-    await app.getHttpAdapter().getInstance().ready();
+    app = await startGatewayOver(service, { policy: POLICY });
   });
   afterAll(async () => {
     await app.close();
