@@ -4,9 +4,10 @@
  * every bucket with its leader as GET /v1/cluster reports them; after `kill -9` of a data node the page
  * shows it dead and its buckets led by live nodes (as the API says); once it is back, the rebalance
  * preview lists the dry run's moves and moves nothing, and confirming it moves those buckets to it.
- * Saves a screenshot of the page to docs/console.png.
+ * Takes a screenshot of the page with the node dead; MINK_CONSOLE_SCREENSHOT=docs/console.png refreshes the
+ * README's picture (otherwise it goes to the test's temporary folder, so a test run changes no tracked file).
  */
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { launch, type Browser, type Page } from 'puppeteer-core';
 import { ENV } from '@mink/config';
@@ -17,7 +18,6 @@ jest.setTimeout(240_000);
 
 /** The Debian package's browser (scripts/bootstrap.sh installs it); MINK_CHROMIUM names another. */
 const CHROMIUM = process.env.MINK_CHROMIUM ?? '/usr/bin/chromium';
-const SCREENSHOT = resolve(__dirname, '../../docs/console.png');
 const ADMIN_TOKEN = 'console-admin-secret-7e1d04';
 const TABLE = 'clicks';
 const BUCKETS = 6;
@@ -64,6 +64,7 @@ function shownLeaders(rows: PageRow[]): Record<string, string> {
 
 describe('the web console on a real local cluster', () => {
   const directory = temporaryDirectory('console');
+  const screenshot = process.env.MINK_CONSOLE_SCREENSHOT === undefined ? join(directory.path, 'console.png') : resolve(process.env.MINK_CONSOLE_SCREENSHOT);
   let cluster: LocalCluster | null = null;
   let browser: Browser | null = null;
 
@@ -142,7 +143,8 @@ describe('the web console on a real local cluster', () => {
     const whileDead = (await api('POST', '/v1/cluster/rebalance?dryRun=true')).body;
     await eventually('the preview while a node is dead', async () => ((await page.$eval('#rebalance-message', (element) => element.textContent)) ?? '').startsWith('Dry run:'));
     expect(await rowsOf(page, 'rebalance-moves', 'data-move')).toHaveLength(whileDead.moves.length);
-    await page.screenshot({ path: SCREENSHOT as `${string}.png`, fullPage: true });
+    await page.screenshot({ path: screenshot as `${string}.png`, fullPage: true });
+    expect(statSync(screenshot).size).toBeGreaterThan(0);
 
     // The node comes back with nothing to lead; the preview lists the dry run's moves and moves nothing.
     await cluster.restart('data-node', victim);
