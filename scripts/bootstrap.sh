@@ -53,3 +53,14 @@ if ! command -v kcat >/dev/null 2>&1 || ! { /usr/bin/python3 -c 'import confluen
     exit 1
   fi
 fi
+
+# Chromium, which the web console's end-to-end test drives headless through puppeteer-core (no browser is
+# downloaded: puppeteer-core uses this one), from Debian like nats-server.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium not found: install it (Debian: apt-get install chromium)" >&2
+    exit 1
+  fi
+fi

@@ -23,10 +23,11 @@ export interface HttpResult<T = any> {
   headers: Headers;
 }
 
-export async function http<T = any>(baseUrl: string, method: string, path: string, body?: unknown): Promise<HttpResult<T>> {
+/** One HTTP call; `token`, when given, goes as `Authorization: Bearer`. */
+export async function http<T = any>(baseUrl: string, method: string, path: string, body?: unknown, token?: string): Promise<HttpResult<T>> {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await response.text();

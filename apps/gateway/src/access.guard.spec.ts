@@ -1,12 +1,8 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LIMITS } from '@mink/config';
 import { parseAccessPolicy, type AccessPolicy, type GatewayService } from '@mink/http-api';
-import { createHttpAdapter, HttpErrorFilter, InFlightBytes, ServiceState } from '@mink/runtime';
 import { loadAccessPolicy } from './access.guard';
-import { GatewayModule } from './gateway.module';
-import { APPEND_ROUTE } from './tables.controller';
+import { startGatewayOver } from './gateway-app.fixture';
 
 /**
  * Bearer tokens on every route of the gateway's API, over the real Nest/Fastify stack with the service replaced
@@ -74,17 +70,7 @@ describe('gateway access tokens', () => {
     rebalance: answer('rebalance'),
   } as unknown as GatewayService;
 
-  async function start(policy: AccessPolicy | null): Promise<NestFastifyApplication> {
-    const app = await NestFactory.create<NestFastifyApplication>(
-      GatewayModule.over(service, new ServiceState('gateway', 'test'), policy),
-      createHttpAdapter(new InFlightBytes(LIMITS.httpInFlightBodyBytesMax), { rawJsonRoutes: new Set([APPEND_ROUTE]) }),
-      { logger: false, bodyParser: false },
-    );
-    app.useGlobalFilters(new HttpErrorFilter());
-    await app.init();
-    await app.getHttpAdapter().getInstance().ready();
-    return app;
-  }
+  const start = (policy: AccessPolicy | null): Promise<NestFastifyApplication> => startGatewayOver(service, { policy });
 
   let guarded: NestFastifyApplication;
   let open: NestFastifyApplication;

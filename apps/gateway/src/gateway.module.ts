@@ -6,9 +6,10 @@ import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, Service
 import { ACCESS_POLICY, loadAccessPolicy } from './access.guard';
 import { TablesController } from './tables.controller';
 import { ClusterController } from './cluster.controller';
+import { ConsoleController } from './console.controller';
 import { GrpcListener } from './grpc.listener';
 
-const API_CONTROLLERS = [TablesController, ClusterController];
+const API_CONTROLLERS = [TablesController, ClusterController, ConsoleController];
 
 /** The gateway: the public API (docs/architecture.md §12) over HTTP and gRPC, over its own view and the TypeScript client. */
 @Module({})

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { NatsConnection } from 'nats';
 import { MinkClient } from '@mink/client';
@@ -8,13 +7,12 @@ import { partitionStartMs, type ColumnSpec, type TableSpec } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { MinkError, SUBJECTS, toErrorBody, type AppendBucketRequest, type ScanRequest, type TableRoute } from '@mink/protocol';
 import { bucketOfRow, decodeBatch, encodeScanPage, stampBatch, type Row } from '@mink/records';
-import { createHttpAdapter, HttpErrorFilter, InFlightBytes, ServiceState, type ClusterMember } from '@mink/runtime';
+import type { ClusterMember } from '@mink/runtime';
 import { GatewayService } from '@mink/http-api';
 import { InMemoryMetaLog } from '@mink/testing';
 import { decodeRequest, encodeJson, encodeWithBinary } from '@mink/transport';
 
-import { GatewayModule } from './gateway.module';
-import { APPEND_ROUTE } from './tables.controller';
+import { startGatewayOver } from './gateway-app.fixture';
 
 /**
  * The HTTP API on a partitioned table, through the gateway's real routes, service and MinkClient: the data
@@ -108,14 +106,7 @@ describe('gateway on a partitioned table', () => {
     node = new FakeDataNode({ clicks: routeOf(CLICKS, clicksId!, [HOUR_A, HOUR_B]), plain: routeOf(PLAIN, plainId!) });
     const member = { get view() { return meta.view; }, store: meta } as unknown as ClusterMember;
     const service = new GatewayService(member, MinkClient.over(node.nc, { scanOverHttp: false }));
-    app = await NestFactory.create<NestFastifyApplication>(
-      GatewayModule.over(service, new ServiceState('gateway', 'test')),
-      createHttpAdapter(new InFlightBytes(LIMITS.httpInFlightBodyBytesMax), { rawJsonRoutes: new Set([APPEND_ROUTE]) }),
-      { logger: false, bodyParser: false },
-    );
-    app.useGlobalFilters(new HttpErrorFilter());
-    await app.init();
-    await app.getHttpAdapter().getInstance().ready();
+    app = await startGatewayOver(service);
   });
 
   afterAll(async () => {

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { MinkClient, TableClient } from '@mink/client';
 import { emptyShardedMap, type TableRecord } from '@mink/meta';
@@ -7,10 +6,9 @@ import { InvalidArgumentError, type WriteTableResult } from '@mink/protocol';
 import { LIMITS } from '@mink/config';
 import { decodeBatch, stampBatch, type BucketingOfRows, type RowsByBucket } from '@mink/records';
 import { GatewayService } from '@mink/http-api';
-import { createHttpAdapter, HttpErrorFilter, InFlightBytes, ServiceState, type ClusterMember } from '@mink/runtime';
+import { InFlightBytes, type ClusterMember } from '@mink/runtime';
 
-import { GatewayModule } from './gateway.module';
-import { APPEND_ROUTE } from './tables.controller';
+import { startGatewayOver } from './gateway-app.fixture';
 
 /**
  * The primary-key endpoints of docs/architecture.md §12 over HTTP, with the table client replaced by a recorder: routes,
@@ -80,13 +78,7 @@ describe('gateway primary-key endpoints', () => {
   beforeAll(async () => {
     const member = { view: { tables: { orders: ORDERS, events: EVENTS }, buckets: emptyShardedMap(), nodes: {} } } as unknown as ClusterMember;
     const client = { table: (name: string) => (name === 'orders' ? table : name === 'events' ? events : undefined) } as unknown as MinkClient;
-    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.over(new GatewayService(member, client), new ServiceState('gateway', 'test')), createHttpAdapter(inFlight, { rawJsonRoutes: new Set([APPEND_ROUTE]) }), {
-      logger: false,
-      bodyParser: false,
-    });
-    app.useGlobalFilters(new HttpErrorFilter());
-    await app.init();
-    await app.getHttpAdapter().getInstance().ready();
+    app = await startGatewayOver(new GatewayService(member, client), { inFlight });
   });
 
   afterAll(async () => {

@@ -123,6 +123,7 @@ describe('mink up --nats-cluster', () => {
       'mink is up: 2 coordinator(s), 3 data node(s), a gateway and 1 tiering worker(s), 3 clustered nats-servers',
       '  gateway       http://127.0.0.1:8080',
       '  grpc          127.0.0.1:50051 (mink.v1.Mink, grpc.health.v1, reflection)',
+      '  console       http://127.0.0.1:8080/console',
       '  nats          nats://127.0.0.1:4301 (nats-1, monitoring http://127.0.0.1:8301/jsz)',
       '                nats://127.0.0.1:4302 (nats-2, monitoring http://127.0.0.1:8302/jsz)',
       '                nats://127.0.0.1:4303 (nats-3, monitoring http://127.0.0.1:8303/jsz)',

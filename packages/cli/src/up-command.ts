@@ -172,6 +172,7 @@ export function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags)
   const rows: [string, string][] = [
     ['gateway', cluster.gatewayUrl],
     ['grpc', `${cluster.gatewayGrpcAddress} (mink.v1.Mink, grpc.health.v1, reflection)`],
+    ['console', `${cluster.gatewayUrl}/console`],
     ...nats,
     ['s3', `${cluster.s3Endpoint} (bucket ${cluster.s3Bucket}, path-style, credentials S3RVER/S3RVER)`],
     ['kafka', kafka],

@@ -7,6 +7,7 @@ import { RawJsonBody, type ClusterMember } from '@mink/runtime';
 import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 import { readAppendBody } from '@mink/records';
 import { type ScanReply, scanFormatOf, scanReplyOf } from './scan-reply';
+import { bucketFiguresOf } from './bucket-figures';
 
 /**
  * The gateway's answers. Writes of metadata go to the coordinator through the client; reads come from
@@ -133,7 +134,10 @@ export class GatewayService {
     return { moves: result.moves, dryRun: result.dryRun };
   }
 
-  /** GET /v1/cluster: nodes with liveness and load, buckets with the state their leader reports. */
+  /**
+   * GET /v1/cluster: nodes with liveness and load, buckets with the state their leader reports and the
+   * figures of their data (bucketFiguresOf). The web console polls it.
+   */
   async clusterStatus() {
     const view = this.member.view;
     const live = this.member.liveNodes();
@@ -145,8 +149,8 @@ export class GatewayService {
       .map((node) => ({ id: node.id, epoch: node.epoch, live: live.has(node.id), address: node.address, kafka: node.kafka, http: node.http, buckets: load.get(node.id) ?? 0 }));
     const buckets = Object.values(view.tables)
       .sort((a, b) => a.name.localeCompare(b.name))
-      .flatMap((table) => bucketsOfTable(view, table.name))
-      .map((bucket) => {
+      .flatMap((table) => bucketsOfTable(view, table.name).map((bucket) => ({ table, bucket })))
+      .map(({ table, bucket }) => {
         const id = `${bucket.tableId}/${bucket.partition ?? ''}/${bucket.bucket}`;
         return {
           table: bucket.table,
@@ -156,6 +160,7 @@ export class GatewayService {
           leaderEpoch: bucket.leaderEpoch,
           streamEpoch: bucket.stream.epoch,
           state: servingState(bucket.leader, live, statuses, id),
+          ...bucketFiguresOf(table, bucket),
         };
       });
     return { coordinator: { node: view.coordinator.node, epoch: view.coordinator.epoch }, nodes, buckets };

@@ -1,0 +1,91 @@
+import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, tableFigures, type BucketStatus, type ClusterSample, type ClusterStatus } from './figures';
+
+/**
+ * The console's derivations from polls of GET /v1/cluster: per-table sums and the records/s rate between
+ * two polls (none without an earlier poll, over no elapsed time, or when a table's sum went down), the
+ * buckets whose leader changed, and the text forms of counts, rates and sizes.
+ */
+
+function bucket(table: string, number: number, endOffset: number, extra: Partial<BucketStatus> = {}): BucketStatus {
+  return { table, bucket: number, leader: '1', leaderEpoch: 1, streamEpoch: 1, state: 'open', startOffset: 0, endOffset, bytes: endOffset * 10, ...extra };
+}
+
+function sample(atMs: number, buckets: BucketStatus[]): ClusterSample {
+  return { atMs, status: { coordinator: { node: 'c1', epoch: 1 }, nodes: [], buckets } };
+}
+
+describe('tableFigures', () => {
+  const CASES: [string, ClusterSample | null, ClusterSample, object[]][] = [
+    ['no earlier poll: sums, no rate', null, sample(1000, [bucket('a', 0, 5), bucket('a', 1, 7)]), [{ table: 'a', buckets: 2, records: 12, recordsPerSecond: null, bytes: 120, lakeOffset: null }]],
+    [
+      'a rate over two seconds, per table, in order of appearance',
+      sample(1000, [bucket('b', 0, 10), bucket('a', 0, 100)]),
+      sample(3000, [bucket('b', 0, 30), bucket('a', 0, 100)]),
+      [
+        { table: 'b', buckets: 1, records: 30, recordsPerSecond: 10, bytes: 300, lakeOffset: null },
+        { table: 'a', buckets: 1, records: 100, recordsPerSecond: 0, bytes: 1000, lakeOffset: null },
+      ],
+    ],
+    ['a table new since the earlier poll has no rate yet', sample(1000, []), sample(2000, [bucket('a', 0, 4)]), [{ table: 'a', buckets: 1, records: 4, recordsPerSecond: null, bytes: 40, lakeOffset: null }]],
+    ['a table whose sum went down (dropped, created again) has no rate', sample(1000, [bucket('a', 0, 50)]), sample(2000, [bucket('a', 0, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: null, bytes: 30, lakeOffset: null }]],
+    ['no elapsed time, no rate', sample(1000, [bucket('a', 0, 1)]), sample(1000, [bucket('a', 0, 9)]), [{ table: 'a', buckets: 1, records: 9, recordsPerSecond: null, bytes: 90, lakeOffset: null }]],
+    [
+      'partitions count as buckets of their table; lake offsets sum',
+      null,
+      sample(1000, [bucket('p', 0, 5, { partition: '20261201', lakeOffset: 5 }), bucket('p', 0, 8, { partition: '20261202', lakeOffset: 0 })]),
+      [{ table: 'p', buckets: 2, records: 13, recordsPerSecond: null, bytes: 130, lakeOffset: 5 }],
+    ],
+    ['half a second', sample(0, [bucket('a', 0, 0)]), sample(500, [bucket('a', 0, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: 6, bytes: 30, lakeOffset: null }]],
+  ];
+  it.each(CASES)('%s', (_name, earlier, current, expected) => {
+    expect(tableFigures(earlier, current)).toEqual(expected);
+  });
+});
+
+describe('movedBuckets', () => {
+  const status = (buckets: BucketStatus[]): ClusterStatus => ({ coordinator: { node: 'c1', epoch: 1 }, nodes: [], buckets });
+  it('names the buckets whose leader changed, by table, partition and number', () => {
+    const earlier = status([bucket('a', 0, 0, { leader: '1' }), bucket('a', 1, 0, { leader: '2' }), bucket('p', 0, 0, { partition: 'x', leader: '1' })]);
+    const current = status([
+      bucket('a', 0, 0, { leader: '3' }),
+      bucket('a', 1, 0, { leader: '2' }),
+      bucket('p', 0, 0, { partition: 'x', leader: null }),
+      bucket('p', 0, 0, { partition: 'y', leader: '2' }),
+    ]);
+    expect([...movedBuckets(earlier, current)].sort()).toEqual(['a//0', 'p/x/0']);
+  });
+  it('names none without an earlier poll', () => {
+    expect(movedBuckets(null, status([bucket('a', 0, 0)])).size).toBe(0);
+  });
+  it('keys a bucket by table, partition and number', () => {
+    expect([bucketKey({ table: 't', bucket: 3 }), bucketKey({ table: 't', partition: '2026120213', bucket: 0 })]).toEqual(['t//3', 't/2026120213/0']);
+  });
+});
+
+describe('formats', () => {
+  it.each([
+    [0, '0'],
+    [999, '999'],
+    [1234, '1 234'],
+    [1234567.4, '1 234 567'],
+    [-45000, '-45 000'],
+  ])('formatCount(%p) = %p', (value, text) => expect(formatCount(value)).toBe(text));
+
+  it.each([
+    [null, '–'],
+    [0, '0/s'],
+    [0.25, '0.3/s'],
+    [9.5, '9.5/s'],
+    [12.4, '12/s'],
+    [250_000, '250 000/s'],
+  ])('formatRate(%p) = %p', (value, text) => expect(formatRate(value)).toBe(text));
+
+  it.each([
+    [0, '0 B'],
+    [1023, '1023 B'],
+    [1536, '1.50 KiB'],
+    [10 * 1024 * 1024, '10.0 MiB'],
+    [300 * 1024 ** 3, '300 GiB'],
+    [2 * 1024 ** 6, '2048 PiB'],
+  ])('formatBytes(%p) = %p', (value, text) => expect(formatBytes(value)).toBe(text));
+});

@@ -1,0 +1,302 @@
+/**
+ * The console page (static/index.html loads it as a module): polls `GET /v1/cluster` and `GET /v1/tables`
+ * once a second and redraws the coordinator, nodes, tables and buckets; previews a rebalance with a dry
+ * run and carries it out once confirmed. Every text that comes from the cluster goes into the page as
+ * `textContent`, never as HTML, so a table name cannot inject markup.
+ *
+ * When the gateway asks for a bearer token (401), the page asks the user for one, keeps it in
+ * sessionStorage (gone with the tab) and sends it as `Authorization: Bearer` on every call.
+ */
+import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, tableFigures, type ClusterSample, type ClusterStatus } from './figures.js';
+
+/** Time between the end of one poll and the start of the next. */
+const POLL_INTERVAL_MS = 1_000;
+/** A poll or a rebalance call that has not answered by then is abandoned (the next poll tries again). */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** Records/s is measured over the polls of about this long, so one slow poll does not make it jump. */
+const RATE_WINDOW_MS = 5_000;
+/** How long a bucket whose leader changed stays marked as moved. */
+const MOVED_MARK_MS = 10_000;
+const TOKEN_KEY = 'mink.console.token';
+
+interface TableSummary {
+  name: string;
+  kind: string;
+  buckets: number;
+  partition?: { column: string; unit: string };
+  partitions?: string[];
+}
+
+interface RebalanceMove {
+  table: string;
+  partition?: string;
+  bucket: number;
+  from: string | null;
+  to: string;
+}
+
+/** An answer of the API that was not a success: its status and the `{error:{code, message}}` it carried. */
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+function element<T extends HTMLElement = HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (found === null) throw new Error(`the page has no #${id}`);
+  return found as T;
+}
+
+/** A new element with text content (never parsed as HTML) and attributes. */
+function make(tag: string, text = '', attributes: Record<string, string> = {}): HTMLElement {
+  const created = document.createElement(tag);
+  created.textContent = text;
+  for (const [name, value] of Object.entries(attributes)) created.setAttribute(name, value);
+  return created;
+}
+
+/** A table row of cells, each given as its text and the field name tests and styles find it by. */
+function row(cells: [field: string, text: string][], attributes: Record<string, string> = {}): HTMLTableRowElement {
+  const created = make('tr', '', attributes) as HTMLTableRowElement;
+  for (const [field, text] of cells) created.append(make('td', text, { 'data-field': field }));
+  return created;
+}
+
+async function callApi<T>(method: 'GET' | 'POST', path: string): Promise<T> {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const response = await fetch(path, {
+    method,
+    headers: token === null ? {} : { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    cache: 'no-store',
+  });
+  const text = await response.text();
+  let body: unknown = null;
+  try {
+    body = text === '' ? null : JSON.parse(text);
+  } catch {
+    // Not JSON (a proxy's error page): the status says enough.
+  }
+  if (!response.ok) {
+    const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    throw new ApiError(response.status, typeof error?.code === 'string' ? error.code : `HTTP ${response.status}`, typeof error?.message === 'string' ? error.message : text.slice(0, 200));
+  }
+  return body as T;
+}
+
+class ConsolePage {
+  /** Polls of about the last RATE_WINDOW_MS, oldest first. */
+  private samples: ClusterSample[] = [];
+  /** Buckets whose leader changed, and until when (performance.now() ms) they stay marked. */
+  private readonly moved = new Map<string, number>();
+  private pollTimer: ReturnType<typeof setTimeout> | null = null;
+
+  start(): void {
+    element<HTMLFormElement>('token-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      const input = element<HTMLInputElement>('token-input');
+      const token = input.value.trim();
+      if (token === '') return;
+      sessionStorage.setItem(TOKEN_KEY, token);
+      input.value = '';
+      this.hideTokenForm();
+      this.pollSoon(0);
+    });
+    element('token-forget').addEventListener('click', () => {
+      sessionStorage.removeItem(TOKEN_KEY);
+      this.showTokenForm('Token forgotten. Enter a token to go on.');
+    });
+    element('rebalance-preview').addEventListener('click', () => void this.previewRebalance());
+    element('rebalance-apply').addEventListener('click', () => void this.applyRebalance());
+    element('rebalance-cancel').addEventListener('click', () => this.closeRebalance('Rebalance cancelled: nothing moved.'));
+    element('token-forget').hidden = sessionStorage.getItem(TOKEN_KEY) === null;
+    this.pollSoon(0);
+  }
+
+  private pollSoon(delayMs: number): void {
+    if (this.pollTimer !== null) clearTimeout(this.pollTimer);
+    this.pollTimer = setTimeout(() => void this.poll(), delayMs);
+  }
+
+  private async poll(): Promise<void> {
+    this.pollTimer = null;
+    try {
+      const [status, tables] = await Promise.all([callApi<ClusterStatus>('GET', '/v1/cluster'), callApi<{ tables: TableSummary[] }>('GET', '/v1/tables')]);
+      this.draw({ atMs: performance.now(), status }, tables.tables);
+      this.say('status', `Updated ${new Date().toLocaleTimeString()}`, 'ok');
+    } catch (error) {
+      if (this.needsToken(error)) return;
+      this.say('status', `Not updated: ${describe(error)}`, 'error');
+    }
+    this.pollSoon(POLL_INTERVAL_MS);
+  }
+
+  /** True, and the token form shown, when `error` is the gateway asking for a (valid) token: polling waits for one. */
+  private needsToken(error: unknown): boolean {
+    if (!(error instanceof ApiError) || error.status !== 401) return false;
+    this.showTokenForm(sessionStorage.getItem(TOKEN_KEY) === null ? 'This gateway asks for a bearer token.' : 'The gateway did not accept that token.');
+    return true;
+  }
+
+  private showTokenForm(message: string): void {
+    element('token-panel').hidden = false;
+    element('token-message').textContent = message;
+    element('token-forget').hidden = true;
+    element<HTMLInputElement>('token-input').focus();
+  }
+
+  private hideTokenForm(): void {
+    element('token-panel').hidden = true;
+    element('token-forget').hidden = false;
+  }
+
+  private draw(sample: ClusterSample, tables: TableSummary[]): void {
+    const previous = this.samples.at(-1) ?? null;
+    const nowMs = sample.atMs;
+    for (const key of movedBuckets(previous?.status ?? null, sample.status)) this.moved.set(key, nowMs + MOVED_MARK_MS);
+    for (const [key, untilMs] of this.moved) if (untilMs <= nowMs) this.moved.delete(key);
+    this.samples.push(sample);
+    while (this.samples.length > 2 && nowMs - this.samples[1]!.atMs >= RATE_WINDOW_MS) this.samples.shift();
+    const earliest = this.samples.length > 1 ? this.samples[0]! : null;
+
+    const { status } = sample;
+    element('coordinator').textContent = status.coordinator.node === null ? 'none yet' : `${status.coordinator.node} (epoch ${status.coordinator.epoch})`;
+    element('coordinator').setAttribute('data-coordinator', status.coordinator.node ?? '');
+    element('coordinator').setAttribute('data-epoch', String(status.coordinator.epoch));
+
+    element('nodes-body').replaceChildren(
+      ...status.nodes.map((node) =>
+        row(
+          [
+            ['id', node.id],
+            ['live', node.live ? 'live' : 'dead'],
+            ['epoch', String(node.epoch)],
+            ['buckets', String(node.buckets)],
+            ['kafka', node.kafka],
+            ['http', node.http],
+          ],
+          { 'data-node': node.id, class: node.live ? 'live' : 'dead' },
+        ),
+      ),
+    );
+
+    const summaries = new Map(tables.map((table) => [table.name, table]));
+    element('tables-body').replaceChildren(
+      ...tableFigures(earliest, sample).map((figures) => {
+        const summary = summaries.get(figures.table);
+        const partitions = summary?.partition ? `, ${summary.partitions?.length ?? 0} ${summary.partition.unit} partitions` : '';
+        return row(
+          [
+            ['name', figures.table],
+            ['kind', summary?.kind ?? ''],
+            ['buckets', `${figures.buckets}${partitions}`],
+            ['records', formatCount(figures.records)],
+            ['rate', formatRate(figures.recordsPerSecond)],
+            ['bytes', formatBytes(figures.bytes)],
+            ['lake', figures.lakeOffset === null ? 'no lake' : `${formatCount(figures.lakeOffset)} (${formatCount(figures.records - figures.lakeOffset)} behind)`],
+          ],
+          { 'data-table': figures.table },
+        );
+      }),
+    );
+    element('tables-empty').hidden = status.buckets.length > 0;
+
+    const live = new Set(status.nodes.filter((node) => node.live).map((node) => node.id));
+    element('buckets-body').replaceChildren(
+      ...status.buckets.map((bucket) => {
+        const key = bucketKey(bucket);
+        const classes = [bucket.state, this.moved.has(key) ? 'moved' : '', bucket.leader !== null && !live.has(bucket.leader) ? 'leader-dead' : ''].filter((name) => name !== '');
+        return row(
+          [
+            ['table', bucket.table],
+            ['partition', bucket.partition ?? ''],
+            ['bucket', String(bucket.bucket)],
+            ['leader', bucket.leader ?? 'none'],
+            ['leader-epoch', String(bucket.leaderEpoch)],
+            ['stream-epoch', String(bucket.streamEpoch)],
+            ['state', bucket.state],
+            ['offsets', `${formatCount(bucket.startOffset)}–${formatCount(bucket.endOffset)}`],
+            ['bytes', formatBytes(bucket.bytes)],
+            ['lake', bucket.lakeOffset === undefined ? '' : formatCount(bucket.lakeOffset)],
+          ],
+          { 'data-bucket': key, class: classes.join(' ') },
+        );
+      }),
+    );
+  }
+
+  private async previewRebalance(): Promise<void> {
+    this.say('rebalance-message', 'Asking for a plan (dry run)…', 'ok');
+    element('rebalance-plan').hidden = true;
+    element('rebalance-moves').replaceChildren();
+    try {
+      const plan = await callApi<{ moves: RebalanceMove[] }>('POST', '/v1/cluster/rebalance?dryRun=true');
+      const moves = element('rebalance-moves');
+      moves.replaceChildren(
+        ...plan.moves.map((move) =>
+          row(
+            [
+              ['table', move.table],
+              ['partition', move.partition ?? ''],
+              ['bucket', String(move.bucket)],
+              ['from', move.from ?? 'none'],
+              ['to', move.to],
+            ],
+            { 'data-move': bucketKey(move) },
+          ),
+        ),
+      );
+      element('rebalance-plan').hidden = plan.moves.length === 0;
+      this.say('rebalance-message', plan.moves.length === 0 ? 'Dry run: the buckets are balanced, nothing to move.' : `Dry run: ${plan.moves.length} bucket(s) would move. Nothing has moved yet.`, 'ok');
+    } catch (error) {
+      this.sayCallError(error, 'rebalance-message');
+    }
+  }
+
+  private async applyRebalance(): Promise<void> {
+    this.say('rebalance-message', 'Rebalancing…', 'ok');
+    try {
+      // The coordinator plans again from its current view: the moves carried out may differ from the preview.
+      const done = await callApi<{ moves: RebalanceMove[] }>('POST', '/v1/cluster/rebalance?dryRun=false');
+      this.closeRebalance(`Rebalanced: ${done.moves.length} bucket(s) moved.`);
+      this.pollSoon(0);
+    } catch (error) {
+      this.sayCallError(error, 'rebalance-message');
+    }
+  }
+
+  private closeRebalance(message: string): void {
+    element('rebalance-plan').hidden = true;
+    element('rebalance-moves').replaceChildren();
+    this.say('rebalance-message', message, 'ok');
+  }
+
+  private sayCallError(error: unknown, where: string): void {
+    if (this.needsToken(error)) {
+      this.say(where, 'A token is needed first.', 'error');
+      return;
+    }
+    const denied = error instanceof ApiError && error.status === 403;
+    this.say(where, denied ? `Refused: ${describe(error)} (a rebalance needs a token with the admin scope)` : `Failed: ${describe(error)}`, 'error');
+  }
+
+  private say(where: string, text: string, kind: 'ok' | 'error'): void {
+    const target = element(where);
+    target.textContent = text;
+    target.className = kind;
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof ApiError) return `${error.code}: ${error.message}`;
+  if (error instanceof Error) return error.name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : error.message;
+  return String(error);
+}
+
+new ConsolePage().start();
