@@ -118,7 +118,7 @@ describe('mink up --nats-cluster', () => {
       logDir: '/data/logs',
     } as unknown as LocalCluster;
     printEndpoints(io, cluster, { ...FLAGS, natsCluster: 3 });
-    expect(stdout.split('\n').slice(0, 8)).toEqual([
+    expect(stdout.split('\n').slice(0, 9)).toEqual([
       '',
       'mink is up: 2 coordinator(s), 3 data node(s), a gateway and 1 tiering worker(s), 3 clustered nats-servers',
       '  gateway       http://127.0.0.1:8080',
