@@ -136,6 +136,17 @@ interface BucketAnswers {
  * fresh id per generation, after a request failed for good), the next sequence, the newest acknowledged
  * one, the requests in flight and those waiting for a place in the window.
  */
+/**
+ * How a numbered write names its writer: id, sequence, the newest acknowledged sequence below it, and the
+ * newest acknowledged at all when that is this sequence or later (a retry after a lost reply).
+ */
+interface NumberedWriter {
+  id: string;
+  seq: number;
+  acked: number;
+  newestAcked?: number;
+}
+
 interface BucketWrites {
   generation: number;
   nextSeq: number;
@@ -149,7 +160,7 @@ interface BucketWrites {
   waiting: {
     /** How messages name the writes of this window: `append`, or `write` for puts and deletes. */
     what: 'append' | 'write';
-    requestOf: (writer: { id: string; seq: number; acked: number }) => AppendBucketRequest | PutBucketRequest | DeleteBucketRequest;
+    requestOf: (writer: NumberedWriter) => AppendBucketRequest | PutBucketRequest | DeleteBucketRequest;
     resolve: (result: unknown) => void;
     reject: (error: unknown) => void;
   }[];
@@ -543,7 +554,8 @@ export class TableClient {
     return this.queueNumbered<AppendBucketRequest>(
       target,
       'append',
-      chunks.map((batch) => (writer) => ({ op: 'append', ...this.addressOf(route, target), batch, writer })),
+      // Appends name committed batches by their writer state in the view; newestAcked is for puts and deletes.
+      chunks.map((batch) => (writer) => ({ op: 'append', ...this.addressOf(route, target), batch, writer: { id: writer.id, seq: writer.seq, acked: writer.acked } })),
     );
   }
 
@@ -555,7 +567,7 @@ export class TableClient {
   private queueNumbered<R extends AppendBucketRequest | PutBucketRequest | DeleteBucketRequest>(
     target: BucketTarget,
     what: 'append' | 'write',
-    requestsOf: ((writer: { id: string; seq: number; acked: number }) => R)[],
+    requestsOf: ((writer: NumberedWriter) => R)[],
   ): Promise<BucketAnswers[R['op']][]> {
     const key = targetKeyOf(target);
     let writes = this.writesByBucket.get(key);
@@ -597,7 +609,10 @@ export class TableClient {
       const sent = this.sendToBucket(
         target,
         // The newest acknowledgement so far, below this sequence (a retry may follow a later one's ack).
-        () => next.requestOf({ id: writerId, seq, acked: Math.min(state.generation === generation ? state.ackedSeq : -1, seq - 1) }),
+        () => {
+          const newestAcked = state.generation === generation ? state.ackedSeq : -1;
+          return next.requestOf({ id: writerId, seq, acked: Math.min(newestAcked, seq - 1), ...(newestAcked >= seq ? { newestAcked } : {}) });
+        },
         async () => {
           await previous.catch(() => {
             previousFailed = true;

@@ -90,7 +90,12 @@ function checkedWriter(writer: unknown, ackedRequired: boolean): { id: string; s
 function pkWriterOf(writer: unknown): PkWriterSequence | undefined {
   if (writer === undefined) return undefined;
   const { id, seq, acked } = checkedWriter(writer, true);
-  return { id, seq, acked: acked! };
+  const { newestAcked } = writer as { newestAcked?: unknown };
+  if (newestAcked === undefined) return { id, seq, acked: acked! };
+  if (typeof newestAcked !== 'number' || !Number.isSafeInteger(newestAcked) || newestAcked < acked!) {
+    throw new InvalidArgumentError(`writer.newestAcked must be an integer at least writer.acked (${acked}), got ${String(newestAcked)}`);
+  }
+  return { id, seq, acked: acked!, newestAcked };
 }
 
 /** A Kafka record batch to store: its bytes, the offsets it takes, and how to write its base offset into it. */

@@ -13,6 +13,7 @@ import type { DataNodeMetrics } from './node-metrics';
 import { NodeRequestHandler } from './node-request-handler';
 import { PkBuckets } from './pk-buckets';
 import { ReadFence } from './read-fence';
+import type { TabletStorage } from './tablet-storage';
 
 /** What an incarnation needs from the process that hosts it; shared by all its incarnations. */
 export interface IncarnationContext {
@@ -30,6 +31,8 @@ export interface IncarnationContext {
   httpPort: number;
   /** Local folder for the KV tablets of PK buckets (a cache of object storage; emptied at process start). */
   tabletsDir: string;
+  /** Where PK tablets live and how their snapshots move (LMDB in `tabletsDir` when absent). */
+  tablets?: TabletStorage;
 }
 
 /**
@@ -91,6 +94,7 @@ export class Incarnation {
       tabletsDir: context.tabletsDir,
       snapshotIntervalMs: config.kvSnapshotIntervalMs,
       ...(context.nodeMetrics ? { observer: context.nodeMetrics.pk } : {}),
+      ...(context.tablets ? { tablets: context.tablets } : {}),
     });
     const sync = new BucketSync(member, self, logger, context.metrics, pk);
     const readFence = new ReadFence(

@@ -11,3 +11,4 @@ export * from './internal-scans';
 export * from './kafka-backend';
 export * from './node-metrics';
 export * from './request-figures';
+export * from './tablet-storage';

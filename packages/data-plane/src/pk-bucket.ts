@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { LIMITS } from '@mink/config';
-import { LmdbKvTablet, packSnapshotFile, restoreTabletFromFile, type KvTablet } from '@mink/kv';
+import type { KvTablet } from '@mink/kv';
+import { LMDB_TABLETS, type TabletStorage } from './tablet-storage';
 import { bucketId as bucketIdOf, getIn, ownRecord, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
 import {
   afterAccepting,
@@ -43,6 +42,8 @@ export interface PkBucketDeps {
   nowMs: () => number;
   /** Told of each restore and committed snapshot (metrics). */
   observer?: PkBucketObserver;
+  /** Where tablets live and how snapshots move (LMDB_TABLETS when absent). */
+  tablets?: TabletStorage;
 }
 
 /** What PK buckets report for metrics. */
@@ -64,6 +65,8 @@ export interface PkWriteOutcome {
   operations: number;
   baseOffset: number;
   count: number;
+  /** A retry of a request written before, answered without writing it again (baseOffset -1, count 0). */
+  duplicate?: true;
 }
 
 /** A request's place in its writer's order (see decidePkWriterOrder): the writer id, its sequence, the newest it had acknowledged. */
@@ -71,6 +74,8 @@ export interface PkWriterSequence {
   id: string;
   seq: number;
   acked: number;
+  /** The newest sequence the writer had acknowledged, even above `seq` (see decidePkWriterOrder). */
+  newestAcked?: number;
 }
 
 /** What this leader knows of one writer: its order (PkWriterKnown), its requests in flight and the outcomes it remembers. */
@@ -186,25 +191,18 @@ export class PkBucket {
     if (!record || !table || table.id !== address.tableId) throw new NotFoundError(`bucket ${id} no longer exists`);
     const options = parsePkOptions(table);
     const started = Date.now();
-    await rm(deps.directory, { recursive: true, force: true });
-    // The archive is downloaded beside the tablet's folder, whose parent a fresh process has not made yet.
-    await mkdir(dirname(deps.directory), { recursive: true });
+    const tablets = deps.tablets ?? LMDB_TABLETS;
     const newest = record.kvSnapshots.at(-1);
     let tablet: KvTablet;
     let downloadedBytes = 0;
     let downloadMs = 0;
     if (newest) {
-      // The archive goes through a file beside the tablet's folder, so restoring holds none of it in memory.
-      const archivePath = `${deps.directory}.archive`;
-      try {
-        downloadedBytes = await deps.objectStore.getToFile(newest.object, archivePath);
-        downloadMs = Date.now() - started;
-        tablet = await restoreTabletFromFile(archivePath, deps.directory);
-      } finally {
-        await rm(archivePath, { force: true });
-      }
+      const restored = await tablets.restore(deps.objectStore, newest.object, deps.directory);
+      tablet = restored.tablet;
+      downloadedBytes = restored.bytes;
+      downloadMs = Date.now() - started;
     } else {
-      tablet = await LmdbKvTablet.open(deps.directory);
+      tablet = await tablets.openEmpty(deps.directory);
     }
     const restoredMs = Date.now() - started;
     const bucket = new PkBucket(deps, address, streamEpoch, table, options, tablet, tablet.appliedOffset());
@@ -251,7 +249,7 @@ export class PkBucket {
       });
     }
     const known = this.writers.get(writer.id);
-    const decision = decidePkWriterOrder({ seq: writer.seq, acked: writer.acked, known });
+    const decision = decidePkWriterOrder({ seq: writer.seq, acked: writer.acked, newestAcked: writer.newestAcked, known });
     switch (decision.kind) {
       case 'join':
         return known!.pending.get(writer.seq)!;
@@ -265,6 +263,8 @@ export class PkBucket {
         return Promise.reject(
           new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than what bucket ${this.address.bucket} remembers of it (next ${decision.next})`),
         );
+      case 'written':
+        return Promise.resolve({ operations: operations.length, baseOffset: -1, count: 0, duplicate: true });
       case 'accept':
         return this.acceptNumbered(operations, known ?? { id: writer.id, next: 0, failedAt: null, pending: new Map(), remembered: new Map() }, writer.seq);
     }
@@ -530,26 +530,13 @@ export class PkBucket {
   private async takeSnapshot(): Promise<KvSnapshotRecord | null> {
     const applied = this.tablet.appliedOffset();
     if (applied === this.lastSnapshotOffset) return null;
-    const folder = await mkdtemp(`${this.deps.directory}-snapshot-`);
-    // The archive is packed into a file and uploaded from it, so a snapshot holds none of the table in memory.
-    const archivePath = `${folder}.archive`;
-    let archiveBytes: number;
-    let appliedOffset: number;
     const { tableId, partition, bucket } = this.address;
-    let object: string;
-    try {
-      try {
-        const snapshot = await this.tablet.snapshot(folder);
-        appliedOffset = snapshot.appliedOffset;
-        archiveBytes = (await packSnapshotFile(folder, snapshot, archivePath)).bytes;
-      } finally {
-        await rm(folder, { recursive: true, force: true });
-      }
-      object = `kv/${tableId}/${partition ?? '_'}/${bucket}/${this.streamEpoch}-${appliedOffset}-${randomBytes(4).toString('hex')}`;
-      await this.deps.objectStore.putFile(object, archivePath);
-    } finally {
-      await rm(archivePath, { force: true });
-    }
+    const { object, appliedOffset, bytes: archiveBytes } = await (this.deps.tablets ?? LMDB_TABLETS).upload(
+      this.deps.objectStore,
+      this.tablet,
+      this.deps.directory,
+      (offset) => `kv/${tableId}/${partition ?? '_'}/${bucket}/${this.streamEpoch}-${offset}-${randomBytes(4).toString('hex')}`,
+    );
     const outcome = await this.deps.meta.propose({
       type: 'CommitKvSnapshot',
       nodeId: this.deps.nodeId,

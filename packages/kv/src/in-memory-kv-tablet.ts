@@ -30,7 +30,12 @@ export class InMemoryKvTablet implements KvTablet {
 
   /** Reads a tablet back from a directory written by `snapshot`. */
   static async restore(directory: string): Promise<InMemoryKvTablet> {
-    const encoded = await readFile(join(directory, SNAPSHOT_FILE));
+    return InMemoryKvTablet.decode(await readFile(join(directory, SNAPSHOT_FILE)));
+  }
+
+  /** A tablet from the bytes of `encode` (the content of a snapshot's one file). */
+  static decode(bytes: Uint8Array): InMemoryKvTablet {
+    const encoded = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const tablet = new InMemoryKvTablet();
     tablet.offset = Number(encoded.readBigUInt64BE(0));
     tablet.highestRequestedOffset = tablet.offset;
@@ -46,6 +51,23 @@ export class InMemoryKvTablet implements KvTablet {
       tablet.entries.push({ key, value });
     }
     return tablet;
+  }
+
+  /** The whole state, as `decode` reads it: the applied offset, then every entry with its lengths. */
+  encode(): { appliedOffset: number; bytes: Buffer } {
+    this.assertOpen();
+    const appliedOffset = this.offset;
+    const parts: Buffer[] = [];
+    const header = Buffer.alloc(8);
+    header.writeBigUInt64BE(BigInt(appliedOffset));
+    parts.push(header);
+    for (const { key, value } of this.entries) {
+      const lengths = Buffer.alloc(8);
+      lengths.writeUInt32BE(key.length, 0);
+      lengths.writeUInt32BE(value.length, 4);
+      parts.push(lengths, Buffer.from(key), Buffer.from(value));
+    }
+    return { appliedOffset, bytes: Buffer.concat(parts) };
   }
 
   get(key: Uint8Array): Uint8Array | undefined {
@@ -98,20 +120,8 @@ export class InMemoryKvTablet implements KvTablet {
   }
 
   async snapshot(toDirectory: string): Promise<KvSnapshot> {
-    this.assertOpen();
     // The state is captured synchronously, before the first await, so applies that follow are not in it.
-    const appliedOffset = this.offset;
-    const parts: Buffer[] = [];
-    const header = Buffer.alloc(8);
-    header.writeBigUInt64BE(BigInt(appliedOffset));
-    parts.push(header);
-    for (const { key, value } of this.entries) {
-      const lengths = Buffer.alloc(8);
-      lengths.writeUInt32BE(key.length, 0);
-      lengths.writeUInt32BE(value.length, 4);
-      parts.push(lengths, Buffer.from(key), Buffer.from(value));
-    }
-    const encoded = Buffer.concat(parts);
+    const { appliedOffset, bytes: encoded } = this.encode();
     await mkdir(toDirectory, { recursive: true });
     if ((await readdir(toDirectory)).length > 0) {
       throw new InvalidArgumentError(`snapshot directory ${toDirectory} is not empty`);

@@ -28,6 +28,22 @@ describe('decidePkWriterOrder', () => {
   it.each(cases)('%s', (_what, seq, acked, state, decision) => {
     expect(decidePkWriterOrder({ seq, acked, known: state })).toEqual(decision);
   });
+
+  // Found by the cluster simulation: seq 3's reply was lost after seq 4 (same key, newer value) was
+  // acknowledged; its retry reached a new leader with acked 2 and was written again, over seq 4's value.
+  const withNewestAcked: [string, number, number, number, PkWriterKnown | undefined, PkWriterDecision][] = [
+    // [what, seq, acked, newestAcked, known, decision]
+    ['a retry at a new leader after a later sequence was acknowledged was written before', 3, 2, 4, undefined, { kind: 'written' }],
+    ['a retry of the newest acknowledged sequence itself', 4, 3, 4, undefined, { kind: 'written' }],
+    ['a request after the newest acknowledged one is decided as before', 5, 4, 4, undefined, { kind: 'accept' }],
+    ['a retry still in flight here is joined, not answered without its outcome', 3, 2, 4, known(5, { pending: [3] }), { kind: 'join' }],
+    ['a retry remembered here is answered with its outcome', 3, 2, 4, known(5, { remembered: [3] }), { kind: 'answer' }],
+    ['a retry this leader forgot, below the newest acknowledged', 1, 0, 4, known(5), { kind: 'written' }],
+    ['after a failure, an earlier acknowledged-past retry', 2, 1, 3, known(6, { failedAt: 4 }), { kind: 'written' }],
+  ];
+  it.each(withNewestAcked)('%s', (_what, seq, acked, newestAcked, state, decision) => {
+    expect(decidePkWriterOrder({ seq, acked, newestAcked, known: state })).toEqual(decision);
+  });
 });
 
 describe('the writer state around a decision', () => {

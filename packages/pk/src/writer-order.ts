@@ -18,14 +18,19 @@
  *   is `accept`ed only when every sequence before it was acknowledged (`acked` = seq − 1), else it is
  *   `outOfOrder`;
  * - a writer this leader does not know is `accept`ed when every sequence before it was acknowledged, else
- *   `outOfOrder` (an earlier request may still be on its way, or in flight at the previous leader).
+ *   `outOfOrder` (an earlier request may still be on its way, or in flight at the previous leader);
+ * - a sequence neither in flight nor remembered here, at or below the newest one the writer had
+ *   acknowledged (`newestAcked`), is `written`: a later request of its writer was written and answered, and
+ *   none is written before the ones ahead of it, so this one was written before (here or at a previous
+ *   leader). Writing it again would put its older values over the later request's.
  */
 export type PkWriterDecision =
   | { kind: 'accept' }
   | { kind: 'join' }
   | { kind: 'answer' }
   | { kind: 'outOfOrder'; expected: number }
-  | { kind: 'forgotten'; next: number };
+  | { kind: 'forgotten'; next: number }
+  | { kind: 'written' };
 
 /** What a PK bucket's leader knows of one writer. */
 export interface PkWriterKnown {
@@ -41,17 +46,24 @@ export interface PkWriterKnown {
 
 export interface PkWriterInput {
   seq: number;
-  /** The newest sequence the writer had acknowledged when it sent this request (-1 for none). */
+  /** The newest sequence the writer had acknowledged when it sent this request, below `seq` (-1 for none). */
   acked: number;
+  /** The newest sequence the writer had acknowledged, even above `seq`; absent from writers that do not say. */
+  newestAcked?: number;
   known: PkWriterKnown | undefined;
 }
 
 export function decidePkWriterOrder(input: PkWriterInput): PkWriterDecision {
   const { seq, acked, known } = input;
   const everyEarlierAcknowledged = acked === seq - 1;
-  if (!known) return everyEarlierAcknowledged ? { kind: 'accept' } : { kind: 'outOfOrder', expected: acked + 1 };
+  const writtenBefore = input.newestAcked !== undefined && input.newestAcked >= seq;
+  if (!known) {
+    if (writtenBefore) return { kind: 'written' };
+    return everyEarlierAcknowledged ? { kind: 'accept' } : { kind: 'outOfOrder', expected: acked + 1 };
+  }
   if (known.pending.has(seq)) return { kind: 'join' };
   if (known.remembered.has(seq)) return { kind: 'answer' };
+  if (writtenBefore) return { kind: 'written' };
   if (known.failedAt !== null) {
     if (seq === known.failedAt) return { kind: 'accept' };
     return seq < known.failedAt ? { kind: 'forgotten', next: known.failedAt } : { kind: 'outOfOrder', expected: known.failedAt };

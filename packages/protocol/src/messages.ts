@@ -254,6 +254,12 @@ export interface PkWriterField {
   id: string;
   seq: number;
   acked: number;
+  /**
+   * The newest sequence the writer had acknowledged, even above `seq` (a retry after a lost reply, sent
+   * after a later request's answer): a request at or below it was written before, since a later one of its
+   * writer is only written after it, and a leader that no longer remembers it answers without writing it again.
+   */
+  newestAcked?: number;
 }
 
 /**
@@ -265,8 +271,11 @@ export interface WriteBucketResult {
   bucket: number;
   partition?: string;
   operations: number;
+  /** Where its change records went; -1 (and `count` 0) for a retry of a request written before whose outcome this leader no longer knows (`duplicate`). */
   baseOffset: number;
   count: number;
+  /** A retry of a request already written (a later one of its writer was acknowledged); nothing was written again. */
+  duplicate?: true;
 }
 
 /** A table-addressed put: the receiving node splits it by bucket and forwards each part to its leader. */
