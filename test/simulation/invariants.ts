@@ -82,3 +82,26 @@ export function checkStoredRows(stored: StoredRow[], acknowledged: Map<number, S
     lastSeq.set(key, row);
   }
 }
+
+/**
+ * After the run, for the PK table: no acknowledged put is lost or overwritten by an older one (each key
+ * holds at least the newest version acknowledged for it), nothing is stored that was never sent (at most
+ * the newest version sent), and a key never put is absent.
+ */
+export function checkStoredVersions(rows: (Record<string, unknown> | null)[], acknowledged: Map<number, number>, sent: Map<number, number>): void {
+  rows.forEach((row, key) => {
+    const newestSent = sent.get(key);
+    if (newestSent === undefined) {
+      check(row === null, `key ${key} was never put but holds ${JSON.stringify(row)}`);
+      return;
+    }
+    const newestAcknowledged = acknowledged.get(key);
+    if (row === null) {
+      check(newestAcknowledged === undefined, `key ${key} is missing, though version ${newestAcknowledged} of it was acknowledged`);
+      return;
+    }
+    const version = Number(row.v);
+    check(version >= (newestAcknowledged ?? 0), `key ${key} holds version ${version}, older than the acknowledged version ${newestAcknowledged} (an acknowledged put lost)`);
+    check(version <= newestSent, `key ${key} holds version ${version}, never sent (newest sent ${newestSent})`);
+  });
+}

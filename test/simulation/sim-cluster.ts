@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { readServiceConfig, type ServiceConfig } from '@mink/config';
@@ -18,6 +15,7 @@ import { ProcessGate } from './process-gate';
 import { SimBus, type SimConnection } from './sim-bus';
 import { GatedMetaLog, NO_STORAGE_FAULTS, SimObjectStore, type StorageFaults } from './sim-ports';
 import type { SimRandom } from './sim-random';
+import { IN_MEMORY_TABLETS } from './sim-tablets';
 
 /** Timings of the simulated cluster: those of the fault tests on real processes (lease 3 s, tick 0.5 s). */
 export const SIM_LEASE_TTL_MS = 3_000;
@@ -38,7 +36,6 @@ export class SimWorld {
   logLatencyMsMax = 5;
   /** Every process's log lines, newest last, to print when a seed fails. */
   readonly logLines: string[] = [];
-  private readonly tabletsDir = mkdtempSync(join(tmpdir(), 'mink-sim-'));
 
   constructor(readonly random: SimRandom) {
     this.bus = new SimBus(random);
@@ -51,6 +48,8 @@ export class SimWorld {
       MINK_COORDINATOR_TICK_MS: String(SIM_TICK_MS),
       // No metadata snapshots: the in-memory log is never purged.
       MINK_META_SNAPSHOT_EVERY: String(1_000_000_000),
+      // KV snapshots of PK buckets every few seconds, so a run restores from snapshots plus replays.
+      MINK_KV_SNAPSHOT_INTERVAL: '4s',
     });
   }
 
@@ -70,13 +69,11 @@ export class SimWorld {
     return new SimObjectStore(this.objects, gate, this.random, () => this.storageFaults, () => (this.storageFailures += 1));
   }
 
+  /** A name for a process's tablets: they live in memory (IN_MEMORY_TABLETS), so nothing is written there. */
   tabletsDirOf(name: string): string {
-    return join(this.tabletsDir, name);
+    return `/simulated/${name}/kv`;
   }
 
-  close(): void {
-    rmSync(this.tabletsDir, { recursive: true, force: true });
-  }
 }
 
 /** What every simulated service has: a gate, a bus connection and its own copy of the view. */
@@ -174,6 +171,7 @@ export class SimDataNode extends SimProcess {
       metrics: new BucketSyncMetrics(state),
       httpPort: 0,
       tabletsDir: this.world.tabletsDirOf(this.name),
+      tablets: IN_MEMORY_TABLETS,
     };
     const handle = (body: unknown) => (this.incarnation ? this.incarnation.handle(body) : notRegistered(this.nodeId));
     this.incarnation = await Incarnation.begin(this.context);

@@ -3,12 +3,16 @@ import * as perfHooks from 'node:perf_hooks';
 import { bucketsOfTable, ownRecord, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import type { MinkClient } from '@mink/client';
-import { InvariantViolation, LogInvariants, checkStoredRows, type SentRow, type StoredRow } from './invariants';
+import { InvariantViolation, LogInvariants, checkStoredRows, checkStoredVersions, type SentRow, type StoredRow } from './invariants';
 import { SIM_LEASE_TTL_MS, SIM_TICK_MS, SimClient, SimCoordinator, SimDataNode, SimWorld } from './sim-cluster';
 import { SimRandom } from './sim-random';
 
 export const SIM_TABLE = 'sim';
 const BUCKETS = 4;
+/** The PK table of the run: keys owned by one writer each (key % writers), versions rising per writer. */
+export const SIM_PK_TABLE = 'simkv';
+const PK_BUCKETS = 2;
+const PK_KEYS = 40;
 const DATA_NODES = ['1', '2', '3'];
 const COORDINATORS = ['c1', 'c2'];
 const WRITERS = 2;
@@ -29,6 +33,7 @@ export interface SeedReport {
   simulatedMs: number;
   acknowledgedRows: number;
   unacknowledgedRows: number;
+  acknowledgedPuts: number;
   storedRows: number;
   faults: Record<string, number>;
   acceptedEntries: number;
@@ -75,6 +80,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     run.observe(invariants);
     await run.createTable();
     const workload = new Workload(run.writers.map((writer) => writer.client));
+    const puts = new PutWorkload(run.writers.map((writer) => writer.client));
     // Faults of this seed's network and storage: some seeds run clean, others lossy or slow.
     const lossy = random.chance(0.5);
     world.bus.faults = lossy ? { dropChance: random.integer(0, 3) / 100, duplicateChance: random.integer(0, 5) / 100, delayMsMax: random.integer(0, 40) } : world.bus.faults;
@@ -83,6 +89,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     const logFaultChance = random.chance(0.5) ? random.integer(1, 5) / 100 : 0;
     for (let step = 0; step < options.steps; step++) {
       if (random.chance(0.6)) workload.send(random);
+      if (random.chance(0.4)) puts.send(random);
       if (random.chance(logFaultChance)) {
         world.log.failNextAppends(1, random.chance(0.5) ? 'lost-request' : 'lost-ack');
         count('metadata append lost');
@@ -103,15 +110,22 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     world.storageFaults = { failChance: 0, lostAnswerChance: 0, latencyMsMax: 0 };
     await run.healAll();
     await workload.settle(advance);
+    await puts.settle(advance);
     await run.waitAllLed(advance);
     const stored = await run.readBack(advance);
     checkStoredRows(stored, workload.acknowledged, workload.unacknowledged);
+    checkStoredVersions(await run.lookUpKeys(PK_KEYS), puts.acknowledged, puts.sent);
     if (run.failure) throw run.failure;
     if (world.storageFailures > 0) faults['storage call failed'] = world.storageFailures;
+    // What the PK buckets went through, from their log lines: snapshots taken, restores from one.
+    const said = (message: string, extra = '') => world.logLines.filter((line) => line.includes(`"msg":"${message}"`) && line.includes(extra)).length;
+    faults['KV snapshot committed'] = said('committed KV snapshot');
+    faults['PK bucket restored from a snapshot'] = said('restored PK bucket', '"snapshot":"kv/');
     return {
       seed,
       simulatedMs: Date.now() - startedAtMs,
       acknowledgedRows: workload.acknowledged.size,
+      acknowledgedPuts: puts.acknowledgedCalls,
       unacknowledgedRows: workload.unacknowledged.size,
       storedRows: stored.length,
       faults,
@@ -121,7 +135,6 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     throw new SeedFailure(seed, `${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, world.logLines.slice(-40));
   } finally {
     run.stopAll();
-    world.close();
     mathRandom.mockRestore();
     if (process.env.MINK_SIM_TRACE) writeFileSync(process.env.MINK_SIM_TRACE, world.logLines.join('\n'));
   }
@@ -235,6 +248,17 @@ class ClusterRun {
       buckets: BUCKETS,
     };
     await this.settle(client.createTable(spec), 'creating the table');
+    const pkSpec = {
+      name: SIM_PK_TABLE,
+      columns: [
+        { name: 'k', type: 'int64' },
+        { name: 'v', type: 'int64' },
+        { name: 'writer', type: 'string' },
+      ],
+      primaryKey: ['k'],
+      buckets: PK_BUCKETS,
+    };
+    await this.settle(client.createTable(pkSpec), 'creating the PK table');
     await this.waitAllLed(this.advance);
   }
 
@@ -243,9 +267,9 @@ class ClusterRun {
     const deadline = Date.now() + limitMs;
     for (;;) {
       const view = this.view;
-      const buckets = bucketsOfTable(view, SIM_TABLE);
+      const buckets = [...bucketsOfTable(view, SIM_TABLE), ...bucketsOfTable(view, SIM_PK_TABLE)];
       const running = (nodeId: string | null) => nodeId !== null && this.dataNodes.get(nodeId)?.gate.running === true;
-      if (buckets.length === BUCKETS && buckets.every((bucket) => running(bucket.leader) && bucket.stream.state === 'open')) return;
+      if (buckets.length === BUCKETS + PK_BUCKETS && buckets.every((bucket) => running(bucket.leader) && bucket.stream.state === 'open')) return;
       if (Date.now() >= deadline) {
         throw new InvariantViolation(`buckets not all open at running leaders after ${limitMs} ms: ${JSON.stringify(buckets.map((bucket) => [bucket.leader, bucket.stream.state]))}`);
       }
@@ -338,7 +362,7 @@ class ClusterRun {
     if (!this.oracle) return;
     const now = Date.now();
     const coordinatorsSteadyAt = this.lastCoordinatorEventMs + 2 * SIM_LEASE_TTL_MS;
-    for (const bucket of bucketsOfTable(this.view, SIM_TABLE)) {
+    for (const bucket of [...bucketsOfTable(this.view, SIM_TABLE), ...bucketsOfTable(this.view, SIM_PK_TABLE)]) {
       const leader = bucket.leader;
       if (leader === null) continue;
       const downSince = this.downSince.get(leader);
@@ -388,6 +412,13 @@ class ClusterRun {
     return rows;
   }
 
+  /** The stored row of every key of the PK table (null for a key never stored), looked up through the client. */
+  async lookUpKeys(keys: number): Promise<(Record<string, unknown> | null)[]> {
+    const table = this.writers[0].client.table(SIM_PK_TABLE);
+    const result = await this.settle(table.lookup(Array.from({ length: keys }, (_, key) => ({ k: key }))), 'looking up every key');
+    return result.rows;
+  }
+
   stopAll(): void {
     for (const process of [...this.dataNodes.values(), ...this.coordinators.values(), ...this.writers]) process.kill();
     void this.oracle?.stop();
@@ -432,6 +463,52 @@ class Workload {
     const deadline = Date.now() + limitMs;
     while (this.inFlight.size > 0) {
       if (Date.now() >= deadline) throw new InvariantViolation(`${this.inFlight.size} appends still unanswered after ${limitMs} ms of simulated time`);
+      await advance(50);
+    }
+  }
+}
+
+/**
+ * The writers' puts to the PK table: each key belongs to one writer (key % writers), each put carries a
+ * version that rises with every call of its writer, so the newest version of a key is its writer's last
+ * call that wrote it. Remembers, per key, the newest version acknowledged and the newest sent.
+ */
+class PutWorkload {
+  readonly acknowledged = new Map<number, number>();
+  readonly sent = new Map<number, number>();
+  acknowledgedCalls = 0;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly nextVersion: number[];
+
+  constructor(private readonly clients: MinkClient[]) {
+    this.nextVersion = clients.map(() => 1);
+  }
+
+  send(random: SimRandom): void {
+    if (this.inFlight.size >= APPENDS_IN_FLIGHT_MAX) return;
+    const writer = random.integer(0, this.clients.length - 1);
+    const version = this.nextVersion[writer]++;
+    const keys = new Set<number>();
+    for (let count = random.integer(1, 4); count > 0; count--) keys.add(random.integer(0, PK_KEYS / this.clients.length - 1) * this.clients.length + writer);
+    for (const key of keys) this.sent.set(key, Math.max(this.sent.get(key) ?? 0, version));
+    const call = this.clients[writer]
+      .table(SIM_PK_TABLE)
+      .put([...keys].map((k) => ({ k, v: version, writer: `w${writer}` })))
+      .then(
+        () => {
+          this.acknowledgedCalls += 1;
+          for (const key of keys) this.acknowledged.set(key, Math.max(this.acknowledged.get(key) ?? 0, version));
+        },
+        () => undefined,
+      )
+      .finally(() => this.inFlight.delete(call));
+    this.inFlight.add(call);
+  }
+
+  async settle(advance: Advance, limitMs = 300_000): Promise<void> {
+    const deadline = Date.now() + limitMs;
+    while (this.inFlight.size > 0) {
+      if (Date.now() >= deadline) throw new InvariantViolation(`${this.inFlight.size} puts still unanswered after ${limitMs} ms of simulated time`);
       await advance(50);
     }
   }

@@ -40,12 +40,13 @@ describe('whole-cluster simulation', () => {
     for (const report of reports) for (const [fault, count] of Object.entries(report.faults)) faults[fault] = (faults[fault] ?? 0) + count;
     // eslint-disable-next-line no-console
     console.log(
-      JSON.stringify({ seeds: reports.length, acknowledgedRows: total((r) => r.acknowledgedRows), unacknowledgedRows: total((r) => r.unacknowledgedRows), faults, simulatedS: total((r) => r.simulatedMs) / 1000 }),
+      JSON.stringify({ seeds: reports.length, acknowledgedRows: total((r) => r.acknowledgedRows), acknowledgedPuts: total((r) => r.acknowledgedPuts), unacknowledgedRows: total((r) => r.unacknowledgedRows), faults, simulatedS: total((r) => r.simulatedMs) / 1000 }),
     );
     // The workload did something and the faults happened: a run that acknowledged nothing checks nothing.
     expect(total((report) => report.acknowledgedRows)).toBeGreaterThan(0);
+    expect(total((report) => report.acknowledgedPuts)).toBeGreaterThan(0);
     if (REPLAY === undefined) {
-      for (const fault of ['kill data node', 'restart data node', 'pause data node', 'kill coordinator', 'pause coordinator', 'storage call failed', 'metadata append lost']) {
+      for (const fault of ['kill data node', 'restart data node', 'pause data node', 'kill coordinator', 'pause coordinator', 'storage call failed', 'metadata append lost', 'KV snapshot committed', 'PK bucket restored from a snapshot']) {
         expect([fault, faults[fault] ?? 0]).toEqual([fault, expect.any(Number)]);
         expect(faults[fault]).toBeGreaterThan(0);
       }
