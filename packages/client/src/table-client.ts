@@ -127,8 +127,9 @@ interface BucketAnswers {
  * write of a key never overtakes an earlier one, nor a retry (see pumpWrites). A retried append after a
  * lost reply is answered with the original offsets and never stores the rows twice (the view remembers its
  * writer, across leaders). A retried put or delete is answered from the leader's memory while the same
- * leader remembers it; at a new leader it is written again, which leaves the table in the same state (its
- * changelog may show the repeat). Lookups are not queued behind writes: a lookup sees every write whose
+ * leader remembers it, and by any leader without writing when a later request of its writer was acknowledged
+ * (it names `newestAcked`); otherwise at a new leader it is written again, which leaves the table in the same
+ * state (its changelog may show the repeat). Lookups are not queued behind writes: a lookup sees every write whose
  * call has resolved.
  */
 /**
