@@ -1,18 +1,24 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { ENV } from '@mink/config';
+import { ENV, LIMITS, NODE_ID_PATTERN, readServiceConfig, type HostFacts } from '@mink/config';
 import { parseAccessPolicy } from '@mink/http-api';
 
 /**
  * No Docker engine runs on the development machines (docs/architecture.md §13), so docker/docker-compose.yml is kept
  * correct by reading it: every mink service must build an existing Dockerfile target that runs an
  * existing app, set only environment variables the services read, expose the ports it configures, and
- * wait for NATS and MinIO.
+ * wait for NATS and MinIO; the three NATS servers must form one JetStream cluster (docker/nats-cluster.conf);
+ * scalable services must derive each replica's identity; Prometheus must find every replica
+ * (docker/prometheus.yml); and only the documented ports may reach the host.
  */
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const COMPOSE_PATH = join(REPO_ROOT, 'docker', 'docker-compose.yml');
+const NATS_CONFIG_PATH = join(REPO_ROOT, 'docker', 'nats-cluster.conf');
+
+/** The ports compose publishes on the host, as README "Docker" documents them: the gateway's HTTP and gRPC APIs, Prometheus on loopback. */
+const DOCUMENTED_HOST_PORTS = ['8080:8080', '50051:50051', '127.0.0.1:9090:9090'];
 
 interface ComposeService {
   image?: string;
@@ -24,6 +30,10 @@ interface ComposeService {
   expose?: (string | number)[];
   depends_on?: string[] | Record<string, unknown>;
   secrets?: string[];
+  volumes?: string[];
+  deploy?: { replicas?: number };
+  hostname?: string;
+  container_name?: string;
 }
 
 interface DockerfileStage {
@@ -32,10 +42,60 @@ interface DockerfileStage {
   command: string[] | null;
 }
 
-const compose = parse(readFileSync(COMPOSE_PATH, 'utf8'), { merge: true }) as { services: Record<string, ComposeService>; secrets?: Record<string, { file?: string }> };
+const compose = parse(readFileSync(COMPOSE_PATH, 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+  secrets?: Record<string, { file?: string }>;
+  volumes?: Record<string, unknown>;
+};
 
 /** Services built from this repository's Dockerfile: the mink apps (as opposed to nats, minio, …). */
 const minkServices = Object.entries(compose.services).filter(([, service]) => service.build !== undefined);
+
+/** The nats-server services: the servers of the NATS cluster. */
+const natsServices = Object.entries(compose.services).filter(([, service]) => /^nats:/.test(service.image ?? ''));
+
+/** How many containers `docker compose up` starts for a service (`deploy.replicas`, 1 when absent). */
+function replicasOf(service: ComposeService): number {
+  return service.deploy?.replicas ?? 1;
+}
+
+/**
+ * The settings of a nats-server configuration file as `block.key` → value (quoted values unquoted), for the
+ * plain `key: value` lines and `name { … }` blocks that docker/nats-cluster.conf uses; comments dropped.
+ */
+function parseNatsConfig(text: string): Record<string, string> {
+  const settings: Record<string, string> = {};
+  const blocks: string[] = [];
+  for (const rawLine of text.split('\n')) {
+    const line = rawLine.replace(/#.*$/, '').trim();
+    if (line === '') continue;
+    const open = /^([a-z_]+)\s*\{$/.exec(line);
+    if (open) {
+      blocks.push(open[1]!);
+      continue;
+    }
+    if (line === '}') {
+      blocks.pop();
+      continue;
+    }
+    const setting = /^([a-z_]+)\s*:\s*(.+)$/.exec(line);
+    if (!setting) throw new Error(`unexpected line in a NATS configuration: ${line}`);
+    const value = setting[2]!.trim();
+    settings[[...blocks, setting[1]!].join('.')] = value.startsWith('"') ? (JSON.parse(value) as string) : value;
+  }
+  return settings;
+}
+
+/** The value following `flag` in a command given as a list, or undefined. */
+function flagValue(command: string[], flag: string): string | undefined {
+  const index = command.indexOf(flag);
+  return index < 0 ? undefined : command[index + 1];
+}
+
+/** The port of a `host:port` listen address. */
+function portOf(listen: string | undefined): number {
+  return Number(String(listen).split(':').pop());
+}
 
 /** The stages of a Dockerfile with their base image and their exec-form CMD (inherited from the base stage). */
 function parseDockerfile(text: string): DockerfileStage[] {
@@ -86,6 +146,31 @@ function dockerfileOf(service: ComposeService): { path: string; stages: Dockerfi
 
 const ENV_NAMES = new Set<string>(Object.values(ENV));
 
+/** docker/nats-cluster.conf, the configuration the NATS services share. */
+const natsConfig = parseNatsConfig(readFileSync(NATS_CONFIG_PATH, 'utf8'));
+
+/** A container as a data node sees it: its short id as hostname, loopback and one address on the compose network. */
+const SYNTHETIC_CONTAINER: HostFacts = {
+  hostname: '3f2a9c81d0b7',
+  interfaces: {
+    lo: [{ address: '127.0.0.1', family: 'IPv4', internal: true }],
+    eth0: [{ address: '172.18.0.7', family: 'IPv4', internal: false }],
+  },
+};
+
+describe('parseNatsConfig', () => {
+  it('reads top-level settings and settings of blocks, unquoting strings and dropping comments', () => {
+    // Proves the helper the NATS checks below rely on, on a synthetic configuration.
+    expect(parseNatsConfig('# a comment\nlisten: "0.0.0.0:4222"\nmax_payload: 1024 # bytes\njetstream {\n  store_dir: "/data"\n}\ncluster {\n  name: "c"\n}\n')).toEqual({
+      listen: '0.0.0.0:4222',
+      max_payload: '1024',
+      'jetstream.store_dir': '/data',
+      'cluster.name': 'c',
+    });
+    expect(() => parseNatsConfig('routes = [a]')).toThrow('unexpected line');
+  });
+});
+
 describe('parseDockerfile', () => {
   it('reads stages, bases and inherited exec-form commands', () => {
     // Proves the helper the checks below rely on, on a synthetic Dockerfile.
@@ -99,19 +184,19 @@ describe('parseDockerfile', () => {
 });
 
 describe('docker/docker-compose.yml', () => {
-  it('declares the cluster of docs/architecture.md §13: NATS, MinIO, two coordinators, three data nodes, a gateway and a tiering worker', () => {
-    // Proves the set of services, and which Dockerfile target each mink service builds.
-    expect(Object.fromEntries(minkServices.map(([name, service]) => [name, service.build?.target]))).toEqual({
-      'coordinator-1': 'coordinator',
-      'coordinator-2': 'coordinator',
-      'data-node-1': 'data-node',
-      'data-node-2': 'data-node',
-      'data-node-3': 'data-node',
-      gateway: 'gateway',
-      'tiering-worker': 'tiering-worker',
+  it('declares the cluster of the issue: three NATS servers, MinIO, two coordinators, three data nodes, two tiering workers, a gateway', () => {
+    // Proves the set of services, which Dockerfile target each mink service builds and how many replicas it starts.
+    expect(Object.fromEntries(minkServices.map(([name, service]) => [name, { target: service.build?.target, replicas: replicasOf(service) }]))).toEqual({
+      coordinator: { target: 'coordinator', replicas: 2 },
+      'data-node': { target: 'data-node', replicas: 3 },
+      gateway: { target: 'gateway', replicas: 1 },
+      'tiering-worker': { target: 'tiering-worker', replicas: 2 },
     });
-    expect(compose.services.nats?.image).toMatch(/^nats:2\.10/);
-    expect([compose.services.nats?.command].flat()).toContain('-js');
+    expect(natsServices.map(([name, service]) => [name, service.image])).toEqual([
+      ['nats-1', 'nats:2.10'],
+      ['nats-2', 'nats:2.10'],
+      ['nats-3', 'nats:2.10'],
+    ]);
     expect(compose.services.minio?.image).toMatch(/^minio\/minio/);
   });
 
@@ -128,6 +213,50 @@ describe('docker/docker-compose.yml', () => {
     const stageNames = new Set(stages.map((stage) => stage.name));
     const externalBases = stages.map((stage) => stage.base).filter((base) => !stageNames.has(base));
     expect(new Set(externalBases)).toEqual(new Set(['node:20-bookworm-slim']));
+  });
+
+  describe('the NATS cluster', () => {
+    const clusterPort = portOf(natsConfig['cluster.listen']);
+
+    it('shares one configuration with JetStream, a cluster name and the payload limit of `mink up`', () => {
+      // Proves the servers run JetStream in one named cluster, listen where MINK_NATS_URL and the routes point,
+      // and take scan pages as large as the local cluster's servers do.
+      expect(natsConfig).toEqual(
+        expect.objectContaining({ listen: '0.0.0.0:4222', 'jetstream.store_dir': '/data', 'cluster.name': 'mink', 'cluster.listen': '0.0.0.0:6222' }),
+      );
+      expect(Number(natsConfig.max_payload)).toBe(LIMITS.natsMaxPayloadBytes);
+    });
+
+    describe.each(natsServices)('%s', (name, service) => {
+      const command = [service.command ?? []].flat();
+
+      it('reads the shared configuration, mounted read-only', () => {
+        const configPath = flagValue(command, '--config');
+        expect(configPath).toBeDefined();
+        expect(service.volumes).toContain(`./nats-cluster.conf:${configPath}:ro`);
+      });
+
+      it('is named after its service and routes to the other two servers at their cluster port', () => {
+        // Proves the three servers form one cluster: each solicits a route to every other one (a server missing
+        // from a route list, or a route to itself, fails here), and JetStream peers have distinct names.
+        expect(flagValue(command, '--name')).toBe(name);
+        const routes = (flagValue(command, '--routes') ?? '').split(',').sort();
+        const others = natsServices.map(([other]) => other).filter((other) => other !== name);
+        expect(others).toHaveLength(2);
+        expect(routes).toEqual(others.map((other) => `nats-route://${other}:${clusterPort}`).sort());
+      });
+
+      it('keeps its JetStream store on a named volume of its own', () => {
+        // Proves a server's streams survive its container, and no two servers share a store.
+        const store = (service.volumes ?? []).find((volume) => volume.split(':')[1] === natsConfig['jetstream.store_dir']);
+        expect(store).toBe(`${name}-data:/data`);
+        expect(Object.keys(compose.volumes ?? {})).toContain(`${name}-data`);
+      });
+
+      it('publishes no port on the host', () => {
+        expect(service.ports).toBeUndefined();
+      });
+    });
   });
 
   describe.each(minkServices)('%s', (name, service) => {
@@ -148,12 +277,11 @@ describe('docker/docker-compose.yml', () => {
     });
 
     it('sets only MINK_* variables that the services read, including the shared ones', () => {
-      // Proves no misspelt variable hides in the file and every service reaches the same NATS and S3.
+      // Proves no misspelt variable hides in the file and every service reaches the same S3.
       const unknown = Object.keys(environment).filter((variable) => variable.startsWith('MINK_') && !ENV_NAMES.has(variable));
       expect(unknown).toEqual([]);
       expect(environment).toEqual(
         expect.objectContaining({
-          [ENV.natsUrl]: 'nats://nats:4222',
           [ENV.s3Endpoint]: 'http://minio:9000',
           [ENV.s3Bucket]: 'mink',
           [ENV.s3AccessKeyId]: expect.any(String),
@@ -162,6 +290,15 @@ describe('docker/docker-compose.yml', () => {
           [ENV.httpPort]: expect.stringMatching(/^\d+$/),
         }),
       );
+    });
+
+    it('reaches all three NATS servers and creates its streams and KV buckets at 3 replicas', () => {
+      // Proves every process survives the loss of any one NATS server: it knows every server of the cluster,
+      // and what it creates in JetStream (R3) keeps a quorum with one server down.
+      const clientPort = portOf(natsConfig.listen);
+      expect(environment[ENV.natsUrl]!.split(',')).toEqual(natsServices.map(([server]) => `nats://${server}:${clientPort}`));
+      expect(environment[ENV.metaReplicas]).toBe(String(natsServices.length));
+      expect(readServiceConfig(environment, {}, () => SYNTHETIC_CONTAINER)).toMatchObject({ natsServers: environment[ENV.natsUrl]!.split(','), metaReplicas: 3 });
     });
 
     it('listens on the compose network, not on the container loopback where no other container reaches it', () => {
@@ -180,31 +317,69 @@ describe('docker/docker-compose.yml', () => {
       expect(containerPortsOf(service)).toEqual(configured);
     });
 
-    it('starts after NATS and MinIO', () => {
+    it('starts after every NATS server and MinIO', () => {
       // Proves the dependency order compose uses to start the cluster.
-      expect(dependenciesOf(service)).toEqual(expect.arrayContaining(['nats', 'minio']));
+      expect(dependenciesOf(service)).toEqual(expect.arrayContaining([...natsServices.map(([server]) => server), 'minio', 'createbucket']));
     });
   });
 
-  it('gives data nodes distinct ids and ports, a Kafka port each, and their service name as advertised host', () => {
-    // Proves Kafka metadata can point clients at each data node separately.
-    const dataNodes = minkServices.filter(([, service]) => service.build?.target === 'data-node');
-    const rows = dataNodes.map(([name, service]) => {
-      const environment = environmentOf(service);
-      return { name, id: environment[ENV.nodeId], http: environment[ENV.httpPort], kafka: environment[ENV.kafkaPort], host: environment[ENV.advertisedHost] };
+  describe('scaling', () => {
+    const scalable = minkServices.filter(([, service]) => environmentOf(service)[ENV.nodeId] === 'auto');
+
+    it('derives the node id of every replicated service, and of the data nodes their advertised host, per container', () => {
+      // Proves `--scale` cannot give two containers one id: every service with more than one replica (and the
+      // data nodes, whatever their count) takes its id from the container, and a data node advertises its own address.
+      expect(scalable.map(([name]) => name).sort()).toEqual(['coordinator', 'data-node', 'tiering-worker']);
+      expect(minkServices.filter(([, service]) => replicasOf(service) > 1).every(([name]) => scalable.some(([other]) => other === name))).toBe(true);
+      expect(environmentOf(compose.services['data-node']!)[ENV.advertisedHost]).toBe('auto');
     });
-    expect(rows.map((row) => row.host)).toEqual(rows.map((row) => row.name));
-    for (const field of ['id', 'http', 'kafka'] as const) {
-      const values = rows.map((row) => row[field]);
-      expect(values.every((value) => value !== undefined && value !== '')).toBe(true);
-      expect(new Set(values).size).toBe(rows.length);
-    }
+
+    it.each(scalable)('leaves %s nothing that two replicas would fight over: no container name, hostname or host port', (_, service) => {
+      // Proves `docker compose up --scale <service>=N` can start N containers: a fixed name or a published port
+      // would make the second one fail, and a fixed hostname would give every replica the same derived id.
+      expect({ containerName: service.container_name, hostname: service.hostname, ports: service.ports }).toEqual({
+        containerName: undefined,
+        hostname: undefined,
+        ports: undefined,
+      });
+    });
+
+    it('gives two data-node containers distinct valid ids and their own addresses for Kafka and internal scans', () => {
+      // Proves the compose environment and @mink/config together: the same variables in two containers give two
+      // identities, each a valid node id, each advertising the address other containers reach it at.
+      const environment = environmentOf(compose.services['data-node']!);
+      const configs = [SYNTHETIC_CONTAINER, { hostname: '7c0de2b19f44', interfaces: { eth0: [{ address: '172.18.0.8', family: 'IPv4', internal: false }] } }].map((host) =>
+        readServiceConfig(environment, {}, () => host),
+      );
+      expect(configs.map((config) => [config.nodeId, config.advertisedHost])).toEqual([
+        ['3f2a9c81d0b7', '172.18.0.7'],
+        ['7c0de2b19f44', '172.18.0.8'],
+      ]);
+      for (const config of configs) expect(config.nodeId).toMatch(NODE_ID_PATTERN);
+    });
+
+    it('gives the services with a fixed id one replica and distinct ids', () => {
+      const fixed = minkServices.filter(([, service]) => environmentOf(service)[ENV.nodeId] !== 'auto');
+      expect(fixed.map(([, service]) => replicasOf(service))).toEqual(fixed.map(() => 1));
+      const ids = fixed.map(([, service]) => environmentOf(service)[ENV.nodeId]);
+      expect(new Set(ids).size).toBe(ids.length);
+    });
   });
 
-  it('publishes the gateway API on port 8080', () => {
-    // Proves the documented default port of the HTTP API reaches the host.
-    expect(compose.services.gateway?.ports).toContain('8080:8080');
+  it('publishes only the documented ports on the host', () => {
+    // Proves nothing else reaches the host (NATS, MinIO, data nodes and coordinators stay on the compose network),
+    // and that README "Docker" names every port that does.
+    const published = Object.values(compose.services).flatMap((service) => (service.ports ?? []).map(String));
+    expect(published.sort()).toEqual([...DOCUMENTED_HOST_PORTS].sort());
+    const docker = readmeSection('Docker');
+    for (const port of DOCUMENTED_HOST_PORTS) expect(docker).toContain(port.split(':').slice(-1)[0]);
+  });
+
+  it('publishes the gateway API on port 8080 and its gRPC API on 50051', () => {
+    // Proves the documented default ports of the HTTP and gRPC APIs reach the host.
+    expect(compose.services.gateway?.ports).toEqual(['8080:8080', '50051:50051']);
     expect(environmentOf(compose.services.gateway!)[ENV.httpPort]).toBe('8080');
+    expect(environmentOf(compose.services.gateway!)[ENV.grpcPort]).toBe('50051');
   });
 
   it('asks for bearer tokens at the gateway, from a secret file the operator writes from the example', () => {
@@ -222,16 +397,31 @@ describe('docker/docker-compose.yml', () => {
     expect(parseAccessPolicy(filledIn, 'tokens.json').tokens).toHaveLength(3);
   });
 
-  it('runs Prometheus on the host loopback, scraping /metrics of every mink service at the port it listens on', () => {
-    // Proves the scrape targets are exactly the mink services and their MINK_HTTP_PORTs, so a service added
-    // to compose without a target (or a port changed on one side only) fails here.
+  it('runs Prometheus on the host loopback, finding every replica of every mink service by DNS at the port it listens on', () => {
+    // Proves each mink service is one job that asks Docker's DNS for the A records of the service name (every
+    // replica's address) at its MINK_HTTP_PORT, so a scaled service is scraped whole, and a service added to
+    // compose without a job (or a port changed on one side only) fails here.
     const prometheus = compose.services.prometheus!;
     expect(prometheus.image).toMatch(/^prom\/prometheus:/);
     expect(prometheus.ports).toEqual(['127.0.0.1:9090:9090']);
-    const config = parse(readFileSync(join(REPO_ROOT, 'docker', 'prometheus.yml'), 'utf8')) as { scrape_configs: { metrics_path: string; static_configs: { targets: string[] }[] }[] };
-    expect(config.scrape_configs.map((job) => job.metrics_path)).toEqual(['/metrics']);
-    const targets = config.scrape_configs.flatMap((job) => job.static_configs.flatMap((each) => each.targets)).sort();
-    expect(targets).toEqual(minkServices.map(([name, service]) => `${name}:${environmentOf(service)[ENV.httpPort]}`).sort());
+    expect(dependenciesOf(prometheus).sort()).toEqual(minkServices.map(([name]) => name).sort());
+    const config = parse(readFileSync(join(REPO_ROOT, 'docker', 'prometheus.yml'), 'utf8')) as {
+      scrape_configs: { job_name: string; metrics_path: string; static_configs?: unknown; dns_sd_configs?: { names: string[]; type: string; port: number }[] }[];
+    };
+    const jobs = config.scrape_configs.map((job) => ({ job: job.job_name, path: job.metrics_path, static: job.static_configs, discovery: job.dns_sd_configs }));
+    expect(jobs.sort((left, right) => left.job.localeCompare(right.job))).toEqual(
+      minkServices
+        .map(([name, service]) => ({ job: name, path: '/metrics', static: undefined, discovery: [{ names: [name], type: 'A', port: Number(environmentOf(service)[ENV.httpPort]), refresh_interval: expect.any(String) }] }))
+        .sort((left, right) => left.job.localeCompare(right.job)),
+    );
+  });
+
+  it('documents scaling, `auto`, the NATS cluster and Prometheus discovery in README "Docker"', () => {
+    // Proves the operator finds how to use what this file sets up.
+    const docker = readmeSection('Docker');
+    for (const phrase of ['--scale data-node=', 'MINK_NODE_ID=auto', 'MINK_ADVERTISED_HOST=auto', 'MINK_META_REPLICAS=3', 'nats-cluster.conf', 'dns_sd_configs']) {
+      expect(docker).toContain(phrase);
+    }
   });
 
   it('ships a Grafana dashboard whose panels query metrics the services export', () => {
@@ -247,6 +437,15 @@ describe('docker/docker-compose.yml', () => {
     expect(asked.filter((name) => !registered.has(name))).toEqual([]);
   });
 });
+
+/** The text of a `## <title>` section of the README, up to the next `## ` heading. */
+function readmeSection(title: string): string {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`README.md has no section "## ${title}"`);
+  const end = readme.indexOf('\n## ', start + 1);
+  return readme.slice(start, end < 0 ? undefined : end);
+}
 
 /** The TypeScript sources under `root`, specs and builds left out. */
 function sourcesOf(root: string): string[] {

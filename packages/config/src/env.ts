@@ -1,5 +1,6 @@
 import { DEFAULTS, LIMITS } from './limits';
 import { parseDurationMs } from './duration';
+import { currentHostFacts, resolveProcessIdentity, type HostFacts } from './host-identity';
 
 /**
  * Configuration shared by every service, read from environment variables. The same names are used by
@@ -21,7 +22,7 @@ export interface ServiceConfig {
   s3Region: string;
   s3AccessKeyId: string;
   s3SecretAccessKey: string;
-  /** Identity of this process: data node id ("1", "2", …) or coordinator id ("coordinator-1"). */
+  /** Identity of this process: data node id ("1", "2", …) or coordinator id ("coordinator-1"); `MINK_NODE_ID=auto`: the hostname. */
   nodeId: string;
   leaseTtlMs: number;
   coordinatorTickMs: number;
@@ -40,7 +41,7 @@ export interface ServiceConfig {
    * advertised host is a loopback one, else every interface; `MINK_GRPC_BIND_HOST` overrides it.
    */
   grpcBindHost: string;
-  /** Host name other processes and clients use to reach this one. */
+  /** Host name other processes and clients use to reach this one; `MINK_ADVERTISED_HOST=auto`: the machine's one non-loopback IPv4 address. */
   advertisedHost: string;
   kafkaPort: number;
   /**
@@ -168,7 +169,13 @@ export function parseNatsServers(value: string, name: string = ENV.natsUrl): str
 
 const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 
-export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults: { httpPort?: number } = {}): ServiceConfig {
+/**
+ * The configuration of this process from `env`. `MINK_NODE_ID=auto` and `MINK_ADVERTISED_HOST=auto` are derived
+ * from `host` (this machine's hostname and network interfaces; see `resolveProcessIdentity`), and every
+ * value below that follows the advertised host follows the derived one.
+ */
+export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults: { httpPort?: number } = {}, host: () => HostFacts = currentHostFacts): ServiceConfig {
+  const identity = resolveProcessIdentity({ nodeId: env[ENV.nodeId] ?? '1', advertisedHost: env[ENV.advertisedHost] }, host, ENV);
   return {
     natsUrl: env[ENV.natsUrl] ?? DEFAULT_NATS_URL,
     natsServers: parseNatsServers(env[ENV.natsUrl] ?? DEFAULT_NATS_URL),
@@ -177,16 +184,16 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     s3Region: env[ENV.s3Region] ?? 'us-east-1',
     s3AccessKeyId: env[ENV.s3AccessKeyId] ?? 'S3RVER',
     s3SecretAccessKey: env[ENV.s3SecretAccessKey] ?? 'S3RVER',
-    nodeId: env[ENV.nodeId] ?? '1',
+    nodeId: identity.nodeId,
     leaseTtlMs: duration(env[ENV.leaseTtlMs], DEFAULTS.leaseTtlMs, ENV.leaseTtlMs),
     coordinatorTickMs: duration(env[ENV.coordinatorTickMs], DEFAULTS.coordinatorTickMs, ENV.coordinatorTickMs),
     httpPort: integer(env[ENV.httpPort], defaults.httpPort ?? 0, ENV.httpPort),
-    httpBindHost: bindHost(env[ENV.httpBindHost], env[ENV.advertisedHost], ENV.httpBindHost),
+    httpBindHost: bindHost(env[ENV.httpBindHost], identity.advertisedHost, ENV.httpBindHost),
     grpcPort: integer(env[ENV.grpcPort], DEFAULTS.grpcPort, ENV.grpcPort),
-    grpcBindHost: bindHost(env[ENV.grpcBindHost], env[ENV.advertisedHost], ENV.grpcBindHost),
-    advertisedHost: env[ENV.advertisedHost] ?? '127.0.0.1',
+    grpcBindHost: bindHost(env[ENV.grpcBindHost], identity.advertisedHost, ENV.grpcBindHost),
+    advertisedHost: identity.advertisedHost ?? '127.0.0.1',
     kafkaPort: integer(env[ENV.kafkaPort], DEFAULTS.kafkaPort, ENV.kafkaPort),
-    kafkaBindHost: bindHost(env[ENV.kafkaBindHost], env[ENV.advertisedHost], ENV.kafkaBindHost),
+    kafkaBindHost: bindHost(env[ENV.kafkaBindHost], identity.advertisedHost, ENV.kafkaBindHost),
     metaStream: env[ENV.metaStream] ?? DEFAULTS.metaStream,
     metaReplicas: boundedInteger(env[ENV.metaReplicas], 1, 1, LIMITS.metaReplicasMax, ENV.metaReplicas),
     metaSnapshotEveryCommands: positiveInteger(env[ENV.metaSnapshotEveryCommands], DEFAULTS.metaSnapshotEveryCommands, ENV.metaSnapshotEveryCommands),

@@ -2,3 +2,4 @@ export * from './duration';
 export * from './limits';
 export * from './env';
 export * from './backoff';
+export * from './host-identity';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { ErrorCode, NatsError, type KV, type KvEntry, type NatsConnection, type QueuedIterator } from 'nats';
-import { LIMITS } from '@mink/config';
+import { LIMITS, NODE_ID_PATTERN } from '@mink/config';
 import { UnavailableError } from '@mink/protocol';
 import type { View } from '@mink/meta';
 import { openLatestValueBucket, translateNatsError, type BucketCreationOptions } from './nats-errors';
@@ -42,9 +42,6 @@ export interface MemberProgress {
   /** Local monotonic time since which its heartbeats have shown `appliedSeq`. */
   sinceMs: number;
 }
-
-/** Process ids become KV key tokens, so they are limited to characters every KV key accepts. */
-const NODE_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 
 export function heartbeatKey(role: HeartbeatRole, nodeId: string): string {
   if (!NODE_ID_PATTERN.test(nodeId)) throw new Error(`node id '${nodeId}' must match ${NODE_ID_PATTERN}`);
