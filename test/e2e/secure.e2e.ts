@@ -17,7 +17,7 @@ import { credentials } from '@grpc/grpc-js';
 import { MinkClient } from '@mink/client';
 import { LocalCluster, natsConnectionOutcome, readClusterFile } from '@mink/devcluster';
 import { bearerMetadata, callUnary, openGatewayGrpcClients } from '@mink/grpc-api';
-import { eventually, temporaryDirectory } from './helpers';
+import { ONE_NODE_CLUSTER, eventually, temporaryDirectory } from './helpers';
 
 jest.setTimeout(180_000);
 
@@ -89,17 +89,7 @@ describe('a secure local cluster: NATS credentials, a generated admin token, TLS
     ]);
     const ca = readFileSync(certFile);
     const dataDir = join(directory.path, 'cluster');
-    cluster = await LocalCluster.start({
-      dataDir,
-      nodes: 1,
-      coordinators: 1,
-      gatewayPort: 0,
-      kafkaPort: 0,
-      leaseTtlMs: 3_000,
-      coordinatorTickMs: 500,
-      secure: true,
-      tls: { certFile, keyFile },
-    });
+    cluster = await LocalCluster.start({ ...ONE_NODE_CLUSTER, dataDir, secure: true, tls: { certFile, keyFile } });
     const natsCredentials = cluster.natsCredentials!;
     const adminToken = readFileSync(cluster.adminTokenFile!, 'utf8').trim();
     expect(natsCredentials.password).toMatch(/^[0-9a-f]{32}$/);

@@ -19,6 +19,22 @@ const FLAGS: UpFlags = {
   logLevel: 'info',
 };
 
+/** What printEndpoints reads of a LocalCluster: one nats-server, one data node, a plain gateway; `changes` replace any of it. */
+function fakeCluster(changes: Record<string, unknown>): LocalCluster {
+  return {
+    processes: () => [{ role: 'nats', nodeId: null, ports: { client: 4301 } }, { role: 'data-node', nodeId: '1', ports: { http: 9000, kafka: 9092 } }],
+    gatewayUrl: 'http://127.0.0.1:8080',
+    gatewayGrpcAddress: '127.0.0.1:50051',
+    natsUrl: 'nats://127.0.0.1:4301',
+    s3Endpoint: 'http://127.0.0.1:9999',
+    s3Bucket: 'mink',
+    dataDir: '/data',
+    clusterFile: '/data/cluster.json',
+    logDir: '/data/logs',
+    ...changes,
+  } as unknown as LocalCluster;
+}
+
 describe('mink up options', () => {
   it('runs no process under the profiler unless asked', () => {
     // Proves profiling is opt-in: without --cpu-prof the cluster options carry no profile folder.
@@ -84,19 +100,7 @@ describe('mink up options', () => {
     // Proves `mink up --secure --tls-cert …` tells the user the files to read, and that the gateway speaks https.
     let stdout = '';
     const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
-    const cluster = {
-      processes: () => [{ role: 'nats', nodeId: null, ports: { client: 4301 } }, { role: 'data-node', nodeId: '1', ports: { http: 9000, kafka: 9092 } }],
-      gatewayUrl: 'https://127.0.0.1:8080',
-      gatewayGrpcAddress: '127.0.0.1:50051',
-      natsUrl: 'nats://127.0.0.1:4301',
-      natsEnvFile: '/data/secrets/nats.env',
-      adminTokenFile: '/data/secrets/admin-token',
-      s3Endpoint: 'http://127.0.0.1:9999',
-      s3Bucket: 'mink',
-      dataDir: '/data',
-      clusterFile: '/data/cluster.json',
-      logDir: '/data/logs',
-    } as unknown as LocalCluster;
+    const cluster = fakeCluster({ gatewayUrl: 'https://127.0.0.1:8080', natsEnvFile: '/data/secrets/nats.env', adminTokenFile: '/data/secrets/admin-token' });
     printEndpoints(io, cluster, { ...FLAGS, secure: true, tlsCert: '/certs/gw.crt', tlsKey: '/certs/gw.key' });
     expect(stdout.split('\n').slice(2, 11)).toEqual([
       '  gateway       https://127.0.0.1:8080',
@@ -158,17 +162,10 @@ describe('mink up --nats-cluster', () => {
     let stdout = '';
     const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
     const nats = [1, 2, 3].map((index) => ({ role: 'nats', nodeId: `nats-${index}`, ports: { client: 4300 + index, cluster: 6300 + index, monitor: 8300 + index } }));
-    const cluster = {
+    const cluster = fakeCluster({
       processes: () => [...nats, { role: 'data-node', nodeId: '1', ports: { http: 9000, kafka: 9092 } }],
-      gatewayUrl: 'http://127.0.0.1:8080',
-      gatewayGrpcAddress: '127.0.0.1:50051',
       natsUrl: 'nats://127.0.0.1:4301,nats://127.0.0.1:4302,nats://127.0.0.1:4303',
-      s3Endpoint: 'http://127.0.0.1:9999',
-      s3Bucket: 'mink',
-      dataDir: '/data',
-      clusterFile: '/data/cluster.json',
-      logDir: '/data/logs',
-    } as unknown as LocalCluster;
+    });
     printEndpoints(io, cluster, { ...FLAGS, natsCluster: 3 });
     expect(stdout.split('\n').slice(0, 9)).toEqual([
       '',
