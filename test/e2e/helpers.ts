@@ -12,6 +12,8 @@ export { eventually } from '@mink/testing';
  * lease_ttl (3 s) and coordinator tick (500 ms) so that liveness decisions happen within a test's time.
  */
 export const SHORT_LEASE_CLUSTER = { nodes: 3, coordinators: 2, gatewayPort: 0, kafkaPort: 0, leaseTtlMs: 3_000, coordinatorTickMs: 500 } as const;
+/** The smallest whole cluster with the short lease: one data node and one coordinator, for tests of the surface rather than of failover. */
+export const ONE_NODE_CLUSTER = { ...SHORT_LEASE_CLUSTER, nodes: 1, coordinators: 1 } as const;
 export function temporaryDirectory(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `mink-${prefix}-`));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };

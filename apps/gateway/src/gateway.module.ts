@@ -2,20 +2,23 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import type { ServiceConfig } from '@mink/config';
 import { MinkClient } from '@mink/client';
 import { GatewayService, type AccessPolicy } from '@mink/http-api';
-import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type ServiceState } from '@mink/runtime';
+import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type ServiceState, type TlsCredentials } from '@mink/runtime';
 import { ACCESS_POLICY, loadAccessPolicy } from './access.guard';
 import { TablesController } from './tables.controller';
 import { ClusterController } from './cluster.controller';
 import { ConsoleController } from './console.controller';
-import { GrpcListener } from './grpc.listener';
+import { GATEWAY_TLS, GrpcListener } from './grpc.listener';
 
 const API_CONTROLLERS = [TablesController, ClusterController, ConsoleController];
 
 /** The gateway: the public API (docs/architecture.md §12) over HTTP and gRPC, over its own view and the TypeScript client. */
 @Module({})
 export class GatewayModule {
-  /** The gateway process: the service shell (config, logger, health, cluster membership), the client and the API. */
-  static register(config: ServiceConfig): DynamicModule {
+  /**
+   * The gateway process: the service shell (config, logger, health, cluster membership), the client and the
+   * API; `tls` (MINK_TLS_CERT_FILE and MINK_TLS_KEY_FILE, read by main) puts the gRPC listener on TLS.
+   */
+  static register(config: ServiceConfig, tls: TlsCredentials | null = null): DynamicModule {
     return {
       module: GatewayModule,
       imports: [ServiceModule.forRoot({ role: 'gateway', config, connectionName: `gateway-${config.nodeId}` })],
@@ -29,7 +32,8 @@ export class GatewayModule {
         { provide: GatewayService, useFactory: (member: ClusterMember, client: MinkClient) => new GatewayService(member, client), inject: [ClusterMember, MinkClient] },
         // Bearer tokens when MINK_AUTH_TOKENS_FILE names a file (a file that cannot be used stops the start).
         { provide: ACCESS_POLICY, useFactory: (serviceConfig: ServiceConfig) => loadAccessPolicy(serviceConfig.authTokensFile), inject: [SERVICE_CONFIG] },
-        // The gRPC API (MINK_GRPC_PORT) over the same service and tokens.
+        // The gRPC API (MINK_GRPC_PORT) over the same service and tokens, and the same certificate.
+        { provide: GATEWAY_TLS, useValue: tls },
         GrpcListener,
       ],
     };

@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { DEFAULT_GATEWAY_URL, GATEWAY_URL_VARIABLE, GatewayClient, TOKEN_VARIABLE, resolveGatewayUrl } from './gateway-client';
 import { printLine, type CliIo } from './io';
 import { renderJson } from './render';
+import { gatewayFetch } from './tls-fetch';
 
 /** The options every command that talks to the gateway accepts. */
 export interface GatewayFlags {
@@ -17,9 +18,11 @@ export function addGatewayOptions(command: Command): Command {
     .option('--json', 'print the raw JSON answer');
 }
 
+/** The client of the gateway the flags and the environment name, with MINK_TOKEN, trusting MINK_TLS_CA_FILE for an https gateway. */
 export function gatewayClient(flags: GatewayFlags, io: CliIo): GatewayClient {
   const token = io.env[TOKEN_VARIABLE];
-  return new GatewayClient(resolveGatewayUrl(flags.gateway, io.env), io, token === undefined || token === '' ? undefined : token);
+  const fetcher = gatewayFetch(io.env, io.fetch);
+  return new GatewayClient(resolveGatewayUrl(flags.gateway, io.env), { fetch: fetcher }, token === undefined || token === '' ? undefined : token);
 }
 
 /** Prints `result` as JSON when --json is given, otherwise as `render` formats it. */

@@ -19,6 +19,22 @@ const FLAGS: UpFlags = {
   logLevel: 'info',
 };
 
+/** What printEndpoints reads of a LocalCluster: one nats-server, one data node, a plain gateway; `changes` replace any of it. */
+function fakeCluster(changes: Record<string, unknown>): LocalCluster {
+  return {
+    processes: () => [{ role: 'nats', nodeId: null, ports: { client: 4301 } }, { role: 'data-node', nodeId: '1', ports: { http: 9000, kafka: 9092 } }],
+    gatewayUrl: 'http://127.0.0.1:8080',
+    gatewayGrpcAddress: '127.0.0.1:50051',
+    natsUrl: 'nats://127.0.0.1:4301',
+    s3Endpoint: 'http://127.0.0.1:9999',
+    s3Bucket: 'mink',
+    dataDir: '/data',
+    clusterFile: '/data/cluster.json',
+    logDir: '/data/logs',
+    ...changes,
+  } as unknown as LocalCluster;
+}
+
 describe('mink up options', () => {
   it('runs no process under the profiler unless asked', () => {
     // Proves profiling is opt-in: without --cpu-prof the cluster options carry no profile folder.
@@ -57,6 +73,46 @@ describe('mink up options', () => {
       });
     }
     expect(started.map((options) => options.grpcPort)).toEqual([50051, 0]);
+  });
+
+  it('starts a secure cluster only with --secure, and gives the gateway a certificate only with --tls-cert and --tls-key', () => {
+    // Proves the default stays the open cluster, and both flags reach LocalCluster with absolute paths.
+    expect(clusterOptionsFromFlags(FLAGS)).not.toHaveProperty('secure');
+    expect(clusterOptionsFromFlags(FLAGS)).not.toHaveProperty('tls');
+    expect(clusterOptionsFromFlags({ ...FLAGS, secure: true, tlsCert: 'gw.crt', tlsKey: 'gw.key' })).toMatchObject({
+      secure: true,
+      tls: { certFile: resolve('gw.crt'), keyFile: resolve('gw.key') },
+    });
+  });
+
+  it('refuses --tls-cert without --tls-key before starting anything, and exits 2', async () => {
+    let stderr = '';
+    const io: CliIo = { writeOut: () => undefined, writeError: (text) => void (stderr += text), env: {}, fetch: async () => new Response(null) };
+    const started: LocalClusterOptions[] = [];
+    const exitCode = await run(['up', '--tls-cert', 'gw.crt'], io, async (options) => {
+      started.push(options);
+      throw new Error('not started in this test');
+    });
+    expect({ exitCode, stderr, started }).toEqual({ exitCode: 2, stderr: 'error: --tls-cert and --tls-key go together: the certificate and its private key\n', started: [] });
+  });
+
+  it('prints where the secrets of a secure cluster are and how to use them, never a secret', () => {
+    // Proves `mink up --secure --tls-cert …` tells the user the files to read, and that the gateway speaks https.
+    let stdout = '';
+    const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
+    const cluster = fakeCluster({ gatewayUrl: 'https://127.0.0.1:8080', natsEnvFile: '/data/secrets/nats.env', adminTokenFile: '/data/secrets/admin-token' });
+    printEndpoints(io, cluster, { ...FLAGS, secure: true, tlsCert: '/certs/gw.crt', tlsKey: '/certs/gw.key' });
+    expect(stdout.split('\n').slice(2, 11)).toEqual([
+      '  gateway       https://127.0.0.1:8080',
+      '  grpc          127.0.0.1:50051 (mink.v1.Mink, grpc.health.v1, reflection)',
+      '  console       https://127.0.0.1:8080/console',
+      '  nats          nats://127.0.0.1:4301',
+      '                user and password in /data/secrets/nats.env (MINK_NATS_USER, MINK_NATS_PASSWORD: set -a; . /data/secrets/nats.env; set +a)',
+      '  s3            http://127.0.0.1:9999 (bucket mink, path-style, credentials S3RVER/S3RVER)',
+      '  token         admin token in /data/secrets/admin-token: MINK_TOKEN=$(cat /data/secrets/admin-token) mink table list',
+      "  tls           /certs/gw.crt; MINK_GATEWAY_URL=https://127.0.0.1:8080 (add MINK_TLS_CA_FILE=<the CA's PEM> for a self-signed or private CA)",
+      '  kafka         127.0.0.1:9092 (node 1)',
+    ]);
   });
 
   it('passes --tiering-workers to the cluster', () => {
@@ -106,17 +162,10 @@ describe('mink up --nats-cluster', () => {
     let stdout = '';
     const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
     const nats = [1, 2, 3].map((index) => ({ role: 'nats', nodeId: `nats-${index}`, ports: { client: 4300 + index, cluster: 6300 + index, monitor: 8300 + index } }));
-    const cluster = {
+    const cluster = fakeCluster({
       processes: () => [...nats, { role: 'data-node', nodeId: '1', ports: { http: 9000, kafka: 9092 } }],
-      gatewayUrl: 'http://127.0.0.1:8080',
-      gatewayGrpcAddress: '127.0.0.1:50051',
       natsUrl: 'nats://127.0.0.1:4301,nats://127.0.0.1:4302,nats://127.0.0.1:4303',
-      s3Endpoint: 'http://127.0.0.1:9999',
-      s3Bucket: 'mink',
-      dataDir: '/data',
-      clusterFile: '/data/cluster.json',
-      logDir: '/data/logs',
-    } as unknown as LocalCluster;
+    });
     printEndpoints(io, cluster, { ...FLAGS, natsCluster: 3 });
     expect(stdout.split('\n').slice(0, 9)).toEqual([
       '',

@@ -29,6 +29,11 @@ export interface UpFlags {
   cpuProf?: string;
   /** The gateway's access tokens file (`--auth-tokens`, MINK_AUTH_TOKENS_FILE); absent: no credentials asked for. */
   authTokens?: string;
+  /** `--secure`: NATS user and password for every server and service, and a generated admin token for the gateway. */
+  secure?: boolean;
+  /** `--tls-cert` and `--tls-key`: the gateway serves HTTPS and gRPC over TLS with this certificate and key. */
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 /** Starts a cluster; LocalCluster.start outside tests. */
@@ -53,6 +58,8 @@ export function clusterOptionsFromFlags(flags: UpFlags): LocalClusterOptions {
     logLevel: flags.logLevel,
     ...(flags.cpuProf ? { cpuProfileDir: resolve(flags.cpuProf) } : {}),
     ...(flags.authTokens ? { env: { [ENV.authTokensFile]: resolve(flags.authTokens) } } : {}),
+    ...(flags.secure ? { secure: true } : {}),
+    ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: resolve(flags.tlsCert), keyFile: resolve(flags.tlsKey) } } : {}),
   };
 }
 
@@ -99,6 +106,12 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     .addOption(new Option('--s3-port <port>', 'port of the S3 server').argParser(parsePort).default(undefined, 'a free port'))
     .option('--log-level <level>', 'log level of every service (MINK_LOG_LEVEL)', 'info')
     .option('--auth-tokens <file>', 'the gateway asks for bearer tokens with scopes from this JSON file (MINK_AUTH_TOKENS_FILE; see README "Authentication")')
+    .option(
+      '--secure',
+      'NATS asks every process for a generated user and password, and the gateway for bearer tokens (a generated admin token unless --auth-tokens); secrets go to 0600 files in <data-dir>/secrets',
+    )
+    .option('--tls-cert <file>', 'PEM certificate (chain) of the gateway: it serves HTTPS and gRPC over TLS (MINK_TLS_CERT_FILE; with --tls-key)')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert (MINK_TLS_KEY_FILE)')
     .option('--cpu-prof <dir>', 'run every service under node --cpu-prof; each writes a .cpuprofile into this folder when it stops')
     .action(async (flags: UpFlags) => {
       await runUp(flags, io, startCluster);
@@ -114,6 +127,7 @@ export async function runUp(flags: UpFlags, io: CliIo, startCluster: StartCluste
   if ((flags.natsCluster ?? 1) > 1 && flags.natsPort !== undefined) {
     throw new UsageError('--nats-port sets the port of a single nats-server; with --nats-cluster every server gets a free port');
   }
+  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together: the certificate and its private key');
   const options = clusterOptionsFromFlags(flags);
   const interrupt = new AbortController();
   let stopRequested: () => void = () => undefined;
@@ -169,12 +183,16 @@ export function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags)
           `nats://127.0.0.1:${entry.ports.client} (${entry.nodeId}, monitoring http://127.0.0.1:${entry.ports.monitor}/jsz)`,
         ]);
   if (natsServers.length > 1) nats.push(['', `MINK_NATS_URL=${cluster.natsUrl} (JetStream cluster, ${natsServers.length} replicas)`]);
+  // Secrets are never printed: only the files that hold them, and how to use those.
+  if (cluster.natsEnvFile) nats.push(['', `user and password in ${cluster.natsEnvFile} (${ENV.natsUser}, ${ENV.natsPassword}: set -a; . ${cluster.natsEnvFile}; set +a)`]);
   const rows: [string, string][] = [
     ['gateway', cluster.gatewayUrl],
     ['grpc', `${cluster.gatewayGrpcAddress} (mink.v1.Mink, grpc.health.v1, reflection)`],
     ['console', `${cluster.gatewayUrl}/console`],
     ...nats,
     ['s3', `${cluster.s3Endpoint} (bucket ${cluster.s3Bucket}, path-style, credentials S3RVER/S3RVER)`],
+    ...(cluster.adminTokenFile ? [['token', `admin token in ${cluster.adminTokenFile}: MINK_TOKEN=$(cat ${cluster.adminTokenFile}) mink table list`] as [string, string]] : []),
+    ...(flags.tlsCert ? [['tls', `${resolve(flags.tlsCert)}; MINK_GATEWAY_URL=${cluster.gatewayUrl} (add MINK_TLS_CA_FILE=<the CA's PEM> for a self-signed or private CA)`] as [string, string]] : []),
     ['kafka', kafka],
     ['data dir', cluster.dataDir],
     ['cluster.json', cluster.clusterFile],

@@ -1,5 +1,5 @@
 import { connect, ErrorCode, Events, NatsError, type Msg, type NatsConnection, type Payload, type RequestOptions } from 'nats';
-import { CLIENT_BACKOFF, LIMITS, backoffDelayMs, parseNatsServers, sleep } from '@mink/config';
+import { CLIENT_BACKOFF, LIMITS, backoffDelayMs, natsAuthOptions, parseNatsServers, sleep } from '@mink/config';
 import { MinkError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult, type HolderResult } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import { HttpScanPages } from './http-scan-pages';
@@ -11,6 +11,12 @@ export interface MinkClientOptions {
    * (a `MINK_NATS_URL` value). The client reconnects to any of them, forever, when its server goes away.
    */
   servers: string | string[];
+  /**
+   * NATS user and password, for a cluster whose NATS servers ask for them (`mink up --secure` writes them to
+   * `secrets/nats.env` in its data dir; services read `MINK_NATS_USER` and `MINK_NATS_PASSWORD`). Both or none.
+   */
+  user?: string;
+  pass?: string;
   /** Name shown in NATS monitoring. */
   name?: string;
   /** Append requests in flight per bucket of a table (default LIMITS.writerRequestsInFlightMax). */
@@ -52,8 +58,17 @@ export class MinkClient {
   static async connect(options: MinkClientOptions): Promise<MinkClient> {
     // No Error (stack capture) per request: a request error names its subject and timeout itself.
     const servers = typeof options.servers === 'string' ? parseNatsServers(options.servers, 'servers') : options.servers;
+    if ((options.user === undefined) !== (options.pass === undefined)) throw new Error('MinkClient.connect: give user and pass together, or neither');
+    const credentials = options.user === undefined ? null : { user: options.user, password: options.pass! };
     const nc = failRequestsFastOnReconnect(
-      await connect({ servers, name: options.name ?? 'mink-client', maxReconnectAttempts: -1, reconnectTimeWait: 250, noAsyncTraces: true }),
+      await connect({
+        servers,
+        name: options.name ?? 'mink-client',
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        noAsyncTraces: true,
+        ...natsAuthOptions(credentials),
+      }),
     );
     return new MinkClient(nc, true, MinkClient.tableOptionsOf(options));
   }

@@ -1,5 +1,5 @@
 import { DEFAULTS } from './limits';
-import { ENV, readServiceConfig } from './env';
+import { ENV, natsAuthOptions, readServiceConfig } from './env';
 
 describe('readServiceConfig: MINK_META_SNAPSHOT_EVERY', () => {
   it('reads the snapshot interval of the metadata view, defaulting to DEFAULTS.metaSnapshotEveryCommands', () => {
@@ -127,5 +127,42 @@ describe('readServiceConfig: MINK_META_REPLICAS', () => {
     // Proves JetStream's bound (at most 5 replicas) and nonsense stop the service before it creates anything.
     expect(() => readServiceConfig({ MINK_META_REPLICAS: value })).toThrow(/MINK_META_REPLICAS/);
     if (/^\d+$/.test(value)) expect(() => readServiceConfig({ MINK_META_REPLICAS: value })).toThrow('is not an integer from 1 to 5');
+  });
+});
+
+describe('readServiceConfig: NATS credentials and the gateway TLS files', () => {
+  it('reads MINK_NATS_USER with MINK_NATS_PASSWORD, and none when neither is set or both are empty', () => {
+    // Proves a service connects with credentials exactly when both variables are given.
+    expect(readServiceConfig({}).natsCredentials).toBeNull();
+    expect(readServiceConfig({ MINK_NATS_USER: '', MINK_NATS_PASSWORD: '' }).natsCredentials).toBeNull();
+    expect(readServiceConfig({ MINK_NATS_USER: 'mink', MINK_NATS_PASSWORD: 'p4ss-w0rd' }).natsCredentials).toEqual({ user: 'mink', password: 'p4ss-w0rd' });
+  });
+
+  it.each([
+    [{ MINK_NATS_USER: 'mink' }, 'MINK_NATS_PASSWORD is missing'],
+    [{ MINK_NATS_PASSWORD: 'only-a-secret-1234' }, 'MINK_NATS_USER is missing'],
+    [{ MINK_TLS_CERT_FILE: '/etc/mink/cert.pem' }, 'MINK_TLS_KEY_FILE is missing'],
+    [{ MINK_TLS_KEY_FILE: '/etc/mink/key.pem' }, 'MINK_TLS_CERT_FILE is missing'],
+  ])('refuses half a pair %p, naming the missing variable and never a value', (env, message) => {
+    // Proves a half-configured secret stops the start (rather than connecting in the clear) and the error leaks no secret.
+    let error: Error | undefined;
+    try {
+      readServiceConfig(env);
+    } catch (thrown) {
+      error = thrown as Error;
+    }
+    expect(error?.message).toContain(message);
+    expect(error?.message).not.toContain('only-a-secret-1234');
+  });
+
+  it('reads MINK_TLS_CERT_FILE with MINK_TLS_KEY_FILE, and none without them', () => {
+    expect(readServiceConfig({}).tls).toBeNull();
+    expect(readServiceConfig({ MINK_TLS_CERT_FILE: '/c.pem', MINK_TLS_KEY_FILE: '/k.pem' }).tls).toEqual({ certFile: '/c.pem', keyFile: '/k.pem' });
+  });
+
+  it('gives nats.js user and pass for credentials, and nothing without them', () => {
+    expect(natsAuthOptions({ user: 'u', password: 'p' })).toEqual({ user: 'u', pass: 'p' });
+    expect(natsAuthOptions(null)).toEqual({});
+    expect(natsAuthOptions(undefined)).toEqual({});
   });
 });

@@ -74,6 +74,30 @@ export interface ServiceConfig {
    * credentials. Only the gateway reads it.
    */
   authTokensFile: string;
+  /**
+   * The user and password of every NATS connection of the process (`MINK_NATS_USER`, `MINK_NATS_PASSWORD`),
+   * for NATS servers with an authorization block; null: connect without credentials. The password is never
+   * logged: nothing logs the config, and the NATS client never puts it in an error.
+   */
+  natsCredentials: NatsCredentials | null;
+  /**
+   * The gateway's TLS certificate chain and private key (PEM files, `MINK_TLS_CERT_FILE`, `MINK_TLS_KEY_FILE`):
+   * both set, its HTTP API serves HTTPS and its gRPC listener TLS; both empty, plain text. Only the gateway
+   * reads them.
+   */
+  tls: TlsFiles | null;
+}
+
+/** A NATS user and its password (a NATS server's `authorization { user, password }`). */
+export interface NatsCredentials {
+  user: string;
+  password: string;
+}
+
+/** Where a TLS server finds its PEM certificate chain and private key. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 /** The environment variable names, in one place. */
@@ -104,6 +128,12 @@ export const ENV = {
   walUploadsInFlight: 'MINK_WAL_UPLOADS_IN_FLIGHT',
   partitionClockOffsetMs: 'MINK_PARTITION_CLOCK_OFFSET_MS',
   authTokensFile: 'MINK_AUTH_TOKENS_FILE',
+  natsUser: 'MINK_NATS_USER',
+  natsPassword: 'MINK_NATS_PASSWORD',
+  tlsCertFile: 'MINK_TLS_CERT_FILE',
+  tlsKeyFile: 'MINK_TLS_KEY_FILE',
+  /** Clients only (the `mink` commands): a PEM file of the CA that signed the gateway's certificate, trusted besides the system's. */
+  tlsCaFile: 'MINK_TLS_CA_FILE',
 } as const;
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -167,6 +197,39 @@ export function parseNatsServers(value: string, name: string = ENV.natsUrl): str
   return servers;
 }
 
+/**
+ * Two variables that are set together or not at all (a user without a password, a certificate without its
+ * key); empty counts as unset. Returns both values, or null for neither. The error names the variables,
+ * never a value, since one of them may be a secret.
+ */
+function pair(env: NodeJS.ProcessEnv, first: string, second: string): [string, string] | null {
+  const firstValue = env[first] ?? '';
+  const secondValue = env[second] ?? '';
+  if (firstValue === '' && secondValue === '') return null;
+  if (firstValue === '' || secondValue === '') throw new Error(`${first} and ${second} are set together or not at all; ${firstValue === '' ? first : second} is missing`);
+  return [firstValue, secondValue];
+}
+
+/** `MINK_NATS_USER` and `MINK_NATS_PASSWORD`, or null when neither is set. */
+export function readNatsCredentials(env: NodeJS.ProcessEnv): NatsCredentials | null {
+  const values = pair(env, ENV.natsUser, ENV.natsPassword);
+  return values === null ? null : { user: values[0], password: values[1] };
+}
+
+/** `MINK_TLS_CERT_FILE` and `MINK_TLS_KEY_FILE`, or null when neither is set. */
+export function readTlsFiles(env: NodeJS.ProcessEnv): TlsFiles | null {
+  const values = pair(env, ENV.tlsCertFile, ENV.tlsKeyFile);
+  return values === null ? null : { certFile: values[0], keyFile: values[1] };
+}
+
+/**
+ * The authentication options of a nats.js `connect` for `credentials` (`user` and `pass`); none for null.
+ * Every NATS connection of mink (services, clients, the local cluster's readiness checks) takes them from here.
+ */
+export function natsAuthOptions(credentials: NatsCredentials | null | undefined): { user?: string; pass?: string } {
+  return credentials ? { user: credentials.user, pass: credentials.password } : {};
+}
+
 const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 
 /**
@@ -204,5 +267,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     walUploadsInFlight: boundedInteger(env[ENV.walUploadsInFlight], LIMITS.walUploadsInFlightMax, 1, LIMITS.walUploadsInFlightLimit, ENV.walUploadsInFlight),
     partitionClockOffsetMs: signedInteger(env[ENV.partitionClockOffsetMs], 0, ENV.partitionClockOffsetMs),
     authTokensFile: env[ENV.authTokensFile] ?? '',
+    natsCredentials: readNatsCredentials(env),
+    tls: readTlsFiles(env),
   };
 }

@@ -4,3 +4,4 @@ export * from './nats-server';
 export * from './nats-cluster';
 export * from './s3-server';
 export * from './local-cluster';
+export * from './secrets';

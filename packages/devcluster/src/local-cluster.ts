@@ -1,12 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
+import { get as httpGet, type IncomingMessage } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
-import { DEFAULTS, ENV, LIMITS, sleep } from '@mink/config';
+import { DEFAULTS, ENV, LIMITS, sleep, type NatsCredentials, type TlsFiles } from '@mink/config';
 import { checkNatsClusterSize, natsMetaLeader, startNatsCluster, startNatsClusterNode, waitForJetStream, type NatsClusterNodeSpec } from './nats-cluster';
 import { startNatsServer } from './nats-server';
 import { freePort } from './ports';
 import { startS3Server } from './s3-server';
+import { ensureClusterSecrets, type ClusterSecrets } from './secrets';
 
 /** The mink apps, each built to `apps/<role>/dist/main.js`. */
 export type ServiceRole = 'coordinator' | 'data-node' | 'gateway' | 'tiering-worker';
@@ -55,6 +57,12 @@ export interface ExitStatus {
 export interface ClusterFile {
   processes: { role: ClusterRole; nodeId: string | null; pid: number; ports: Record<string, number>; running: boolean; log: string }[];
   endpoints: { gateway: string; nats: string; s3: string; s3Bucket: string };
+  /**
+   * Of a secure cluster only: the files holding its secrets (never the secrets themselves): the NATS
+   * credentials as `MINK_NATS_USER`/`MINK_NATS_PASSWORD` lines, and the gateway's admin token (null when the
+   * gateway was given a tokens file of its own).
+   */
+  secrets?: { natsEnvFile: string; adminTokenFile: string | null };
 }
 
 export interface LocalClusterOptions {
@@ -93,6 +101,15 @@ export interface LocalClusterOptions {
   natsCluster?: number;
   /** Port of the S3 server; a free one when absent or 0. */
   s3Port?: number;
+  /**
+   * A secure cluster (`mink up --secure`): every nats-server asks for a user and password, every service gets
+   * them by environment (`MINK_NATS_USER`, `MINK_NATS_PASSWORD`), and the gateway asks for bearer tokens from
+   * a generated tokens file holding one admin token (unless `env` names a tokens file of its own). The secrets
+   * live in 0600 files under `<dataDir>/secrets/` (see ClusterSecrets) and are reused by the next secure start.
+   */
+  secure?: boolean;
+  /** The gateway's certificate and key (`MINK_TLS_CERT_FILE`, `MINK_TLS_KEY_FILE`): it then serves HTTPS and gRPC over TLS. */
+  tls?: TlsFiles;
   /** The monorepo root holding `apps/`; found by walking up from this file to pnpm-workspace.yaml. */
   repoRoot?: string;
   /** Where each process's output is appended (default `${dataDir}/logs`). */
@@ -146,6 +163,8 @@ interface ResolvedOptions {
   natsPort: number | undefined;
   natsCluster: number;
   s3Port: number | undefined;
+  secure: boolean;
+  tls: TlsFiles | undefined;
   repoRoot: string;
   logDir: string;
   logLevel: string;
@@ -176,6 +195,7 @@ export class LocalCluster {
   private stopPromise: Promise<void> | null = null;
   private natsUrlsValue: string[] = [];
   private s3EndpointValue = '';
+  private secrets: ClusterSecrets | null = null;
   private readonly killAllOnExit = (): void => {
     for (const entry of this.tracked) {
       if (entry.exitStatus === null) signalQuietly(entry.pid, 'SIGKILL');
@@ -198,8 +218,28 @@ export class LocalCluster {
     return cluster;
   }
 
+  /** `http://127.0.0.1:<port>`, or `https://…` when the gateway was given a certificate (`tls`). */
   get gatewayUrl(): string {
-    return `http://${LOOPBACK_HOST}:${this.find('gateway', 'gateway-1').ports.http}`;
+    return this.gatewayUrlOf(this.find('gateway', 'gateway-1'));
+  }
+
+  private gatewayUrlOf(gateway: TrackedProcess): string {
+    return `${this.options.tls ? 'https' : 'http'}://${LOOPBACK_HOST}:${gateway.ports.http}`;
+  }
+
+  /** The NATS user and password of a secure cluster (what its services get), null otherwise. */
+  get natsCredentials(): NatsCredentials | null {
+    return this.secrets?.natsCredentials ?? null;
+  }
+
+  /** Of a secure cluster: the 0600 file of `MINK_NATS_USER`/`MINK_NATS_PASSWORD` lines; null otherwise. */
+  get natsEnvFile(): string | null {
+    return this.secrets?.natsEnvFile ?? null;
+  }
+
+  /** Of a secure cluster whose gateway uses the generated tokens file: the 0600 file holding the admin token; null otherwise. */
+  get adminTokenFile(): string | null {
+    return this.secrets !== null && this.options.env[ENV.authTokensFile] === undefined ? this.secrets.adminTokenFile : null;
   }
 
   /** `host:port` of the gateway's gRPC listener. */
@@ -347,6 +387,7 @@ export class LocalCluster {
     assertNoClusterRunning(options.dataDir);
     assertSameNatsLayout(options.dataDir, options.natsCluster);
     mkdirSync(options.logDir, { recursive: true });
+    if (options.secure) this.secrets = ensureClusterSecrets(options.dataDir);
 
     if (options.natsCluster === 1) {
       const nats = await this.startServer('nats', (entry) => this.launchNats(entry));
@@ -390,7 +431,12 @@ export class LocalCluster {
   /** Starts the servers of a NATS cluster together (they need each other for a JetStream quorum) and tracks each. */
   private async startNatsCluster(): Promise<void> {
     const { options } = this;
-    const handle = await startNatsCluster({ dataDir: join(options.dataDir, 'nats'), size: options.natsCluster, logDir: options.logDir });
+    const handle = await startNatsCluster({
+      dataDir: join(options.dataDir, 'nats'),
+      size: options.natsCluster,
+      logDir: options.logDir,
+      credentials: this.natsCredentials ?? undefined,
+    });
     const entries: TrackedProcess[] = handle.nodes().map((node) => ({
       role: 'nats',
       nodeId: node.spec.name,
@@ -421,7 +467,12 @@ export class LocalCluster {
       return;
     }
     const requested = entry.ports.client === 0 ? undefined : entry.ports.client;
-    const handle = await startNatsServer({ dataDir: join(this.options.dataDir, 'nats'), port: requested, logFile: entry.logFile });
+    const handle = await startNatsServer({
+      dataDir: join(this.options.dataDir, 'nats'),
+      port: requested,
+      logFile: entry.logFile,
+      credentials: this.natsCredentials ?? undefined,
+    });
     // Later restarts reuse the port, so services that keep reconnecting to this URL find the server again.
     entry.ports.client = handle.port;
     this.natsUrlsValue = [handle.url];
@@ -509,7 +560,16 @@ export class LocalCluster {
       env[ENV.grpcPort] = String(ports.grpc);
       env[ENV.grpcBindHost] = options.gatewayBindHost;
     }
-    return withEnvChanges(env, options.env);
+    // Secrets go by environment, never as arguments (which `ps` shows to every user of the machine). Without
+    // `secure`, none is passed on from this process's own environment either: the cluster is the open one.
+    const credentials = this.natsCredentials;
+    env[ENV.natsUser] = credentials?.user;
+    env[ENV.natsPassword] = credentials?.password;
+    if (role === 'gateway' && this.secrets) env[ENV.authTokensFile] = this.secrets.tokensFile;
+    // Only the gateway serves TLS; the others get no certificate variables at all.
+    env[ENV.tlsCertFile] = role === 'gateway' ? options.tls?.certFile : undefined;
+    env[ENV.tlsKeyFile] = role === 'gateway' ? options.tls?.keyFile : undefined;
+    return withEnvChanges(removeUndefined(env), options.env);
   }
 
   private spawnService(entry: TrackedProcess): void {
@@ -561,9 +621,9 @@ export class LocalCluster {
     });
   }
 
-  /** Polls /readyz until it answers 200; fails early, quoting the log, when the process exits. */
+  /** Polls /readyz until it answers 200 (over HTTPS for a gateway with TLS); fails early, quoting the log, when the process exits. */
   private async waitReady(entry: TrackedProcess): Promise<void> {
-    const url = `http://${LOOPBACK_HOST}:${entry.ports.http}/readyz`;
+    const url = `${entry.role === 'gateway' ? this.gatewayUrlOf(entry) : `http://${LOOPBACK_HOST}:${entry.ports.http}`}/readyz`;
     const deadlineMs = Date.now() + this.options.readyTimeoutMs;
     for (;;) {
       if (entry.exitStatus !== null) {
@@ -620,11 +680,12 @@ export class LocalCluster {
         log: entry.logFile,
       })),
       endpoints: {
-        gateway: gateway ? `http://${LOOPBACK_HOST}:${gateway.ports.http}` : '',
+        gateway: gateway ? this.gatewayUrlOf(gateway) : '',
         nats: this.natsUrl,
         s3: this.s3EndpointValue,
         s3Bucket: DEFAULTS.s3Bucket,
       },
+      ...(this.secrets ? { secrets: { natsEnvFile: this.secrets.natsEnvFile, adminTokenFile: this.adminTokenFile } } : {}),
     };
     const path = this.clusterFile;
     const temporaryPath = `${path}.${process.pid}.tmp`;
@@ -692,6 +753,8 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
     natsPort: options.natsPort || undefined,
     natsCluster: options.natsCluster ?? 1,
     s3Port: options.s3Port || undefined,
+    secure: options.secure ?? false,
+    tls: options.tls,
     repoRoot: options.repoRoot ?? findRepoRoot(),
     logDir: resolve(options.logDir ?? join(dataDir, 'logs')),
     logLevel: options.logLevel ?? 'info',
@@ -836,16 +899,27 @@ function logTail(logFile: string): string {
   return `last ${lines.length} lines of ${logFile}:\n${lines.join('\n')}`;
 }
 
-/** The status code of a GET, or 0 when the request fails or times out. Never keeps a connection open. */
+/**
+ * The status code of a GET, or 0 when the request fails or times out. Never keeps a connection open. An
+ * https URL is this cluster's own gateway on loopback, asked only whether it is ready: its certificate is not
+ * checked here (it may be made out to a public name, or self-signed).
+ */
 function httpStatus(url: string, timeoutMs: number): Promise<number> {
   return new Promise((resolveStatus) => {
-    const request = httpGet(url, { agent: false, timeout: timeoutMs }, (response) => {
+    const onResponse = (response: IncomingMessage): void => {
       response.resume();
       resolveStatus(response.statusCode ?? 0);
-    });
+    };
+    const options = { agent: false, timeout: timeoutMs };
+    const request = url.startsWith('https:') ? httpsGet(url, { ...options, rejectUnauthorized: false }, onResponse) : httpGet(url, options, onResponse);
     request.on('timeout', () => request.destroy());
     request.on('error', () => resolveStatus(0));
   });
+}
+
+/** `env` without its undefined entries, so a variable set to undefined is not passed on at all. */
+function removeUndefined(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined));
 }
 
 /** `env` with `changes` applied: an undefined value removes the variable. */

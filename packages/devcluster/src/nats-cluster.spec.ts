@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, StringCodec, type NatsConnection } from 'nats';
 import { eventually } from '@mink/testing';
 import { checkNatsClusterSize, natsClusterConfig, natsServerNames, startNatsCluster, type NatsClusterHandle } from './nats-cluster';
+import { natsConnectionOutcome } from './nats-server';
 import { isPortOpen } from './ports';
 
 jest.setTimeout(90_000);
@@ -45,6 +46,41 @@ describe('natsClusterConfig and the cluster size', () => {
       '',
     ]);
     expect(natsServerNames(3)).toEqual(['nats-1', 'nats-2', 'nats-3']);
+  });
+
+  it('asks clients and routes for the credentials: an authorization block at the top and in cluster {}, routes carrying them', () => {
+    // Proves a secure cluster's servers refuse both an anonymous client and an anonymous route, and dial each other with the credentials.
+    const config = natsClusterConfig({
+      name: 'nats-1',
+      clusterName: 'mink',
+      folder: '/data/nats-1',
+      ports: { client: 4301, cluster: 6301, monitor: 8301 },
+      routes: [6302],
+      credentials: { user: 'mink', password: 'f00d' },
+    });
+    expect(config.split('\n')).toEqual([
+      'server_name: "nats-1"',
+      'listen: "127.0.0.1:4301"',
+      'http: "127.0.0.1:8301"',
+      'max_payload: 8388608',
+      'authorization {',
+      '  user: "mink"',
+      '  password: "f00d"',
+      '}',
+      'jetstream {',
+      '  store_dir: "/data/nats-1/jetstream"',
+      '}',
+      'cluster {',
+      '  name: "mink"',
+      '  listen: "127.0.0.1:6301"',
+      '  authorization {',
+      '    user: "mink"',
+      '    password: "f00d"',
+      '  }',
+      '  routes: ["nats-route://mink:f00d@127.0.0.1:6302"]',
+      '}',
+      '',
+    ]);
   });
 
   it.each([3, 5])('accepts %d servers', (size) => {
@@ -122,5 +158,24 @@ describe('startNatsCluster', () => {
     cluster = undefined;
     expect(pids.filter(isAlive)).toEqual([]);
     for (const port of clientPorts) expect(await isPortOpen('127.0.0.1', port)).toBe(false);
+  });
+
+  it('forms a JetStream cluster whose routes and clients need the credentials, with the password in no argument and only 0600 files', async () => {
+    // Proves routes authenticate (else JetStream never gets a quorum and the start times out) and an anonymous client is refused.
+    const credentials = { user: 'mink', password: 'cafe0123456789abcdef' };
+    cluster = await startNatsCluster({ dataDir, size: 3, logDir: join(dataDir, 'logs'), credentials });
+    expect(await natsConnectionOutcome(cluster.urls)).toBe('AUTHORIZATION_VIOLATION');
+    connection = await connect({ servers: cluster.urls, user: credentials.user, pass: credentials.password });
+    const manager = await connection.jetstreamManager();
+    const info = await manager.streams.add({ name: 'SECURE', subjects: ['secure'], num_replicas: 3 });
+    expect(info.config.num_replicas).toBe(3);
+    expect((await connection.jetstream().publish('secure', codec.encode('x'))).seq).toBe(1);
+    for (const node of cluster.nodes()) {
+      expect(readFileSync(`/proc/${node.pid}/cmdline`, 'utf8')).not.toContain(credentials.password);
+      expect((statSync(join(node.spec.folder, 'nats-server.conf')).mode & 0o777).toString(8)).toBe('600');
+    }
+    const logs = natsServerNames(3).map((name) => readFileSync(join(dataDir, 'logs', `${name}.log`), 'utf8')).join('');
+    expect(logs).toContain('nats-2');
+    expect(logs).not.toContain(credentials.password);
   });
 });

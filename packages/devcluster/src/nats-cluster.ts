@@ -1,12 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
 import { connect } from 'nats';
-import { LIMITS, sleep } from '@mink/config';
+import { LIMITS, natsAuthOptions, sleep, type NatsCredentials } from '@mink/config';
 import { spawnManaged, type ManagedProcess } from './managed-process';
 import { findNatsServer } from './nats-server';
 import { freePort } from './ports';
+import { natsAuthorizationBlock, writeSecretFile } from './secrets';
 
 /**
  * A JetStream cluster of nats-servers on this machine, for `mink up --nats-cluster` and fault tests. Each
@@ -33,6 +34,8 @@ export interface NatsClusterNodeSpec {
   routes: number[];
   logFile?: string;
   binaryPath?: string;
+  /** The user and password every client, and every route from another server, must give; absent: none asked for. */
+  credentials?: NatsCredentials;
 }
 
 /** One running server of a cluster. */
@@ -59,6 +62,8 @@ export interface NatsClusterOptions {
   binaryPath?: string;
   /** The cluster's name (default `LOCAL_NATS_CLUSTER_NAME`). */
   clusterName?: string;
+  /** The user and password of clients and routes (see `NatsClusterNodeSpec.credentials`). */
+  credentials?: NatsCredentials;
 }
 
 /** A running cluster: its servers in name order and the URLs a client is given (all of them). */
@@ -87,21 +92,28 @@ export function checkNatsClusterSize(size: number): void {
   }
 }
 
-/** The nats-server configuration of one server of a cluster: loopback ports, JetStream store, routes to the others. */
+/**
+ * The nats-server configuration of one server of a cluster: loopback ports, JetStream store, routes to the
+ * others. With credentials, clients and routes both need them (the routes carry them in their URLs), so the
+ * file holds the password: it is written 0600.
+ */
 export function natsClusterConfig(spec: NatsClusterNodeSpec): string {
-  const routes = spec.routes.map((port) => JSON.stringify(`nats-route://${HOST}:${port}`)).join(', ');
+  const routeUser = spec.credentials ? `${spec.credentials.user}:${spec.credentials.password}@` : '';
+  const routes = spec.routes.map((port) => JSON.stringify(`nats-route://${routeUser}${HOST}:${port}`)).join(', ');
   return [
     `server_name: ${JSON.stringify(spec.name)}`,
     `listen: "${HOST}:${spec.ports.client}"`,
     `http: "${HOST}:${spec.ports.monitor}"`,
     // Larger messages than NATS' default 1 MiB let a scan page carry more records per round trip.
     `max_payload: ${LIMITS.natsMaxPayloadBytes}`,
+    ...(spec.credentials ? natsAuthorizationBlock(spec.credentials) : []),
     'jetstream {',
     `  store_dir: ${JSON.stringify(join(spec.folder, 'jetstream'))}`,
     '}',
     'cluster {',
     `  name: ${JSON.stringify(spec.clusterName)}`,
     `  listen: "${HOST}:${spec.ports.cluster}"`,
+    ...(spec.credentials ? natsAuthorizationBlock(spec.credentials, '  ') : []),
     `  routes: [${routes}]`,
     '}',
     '',
@@ -131,6 +143,7 @@ async function pickSpecs(options: NatsClusterOptions): Promise<NatsClusterNodeSp
     routes: ports.filter((_, other) => other !== index).map((otherPorts) => otherPorts.cluster),
     logFile: options.logDir === undefined ? undefined : join(options.logDir, `${name}.log`),
     binaryPath: options.binaryPath,
+    credentials: options.credentials,
   }));
 }
 
@@ -142,11 +155,11 @@ export async function startNatsClusterNode(spec: NatsClusterNodeSpec): Promise<N
   const binaryPath = spec.binaryPath ?? findNatsServer();
   mkdirSync(join(spec.folder, 'jetstream'), { recursive: true });
   const configFile = join(spec.folder, 'nats-server.conf');
-  writeFileSync(configFile, natsClusterConfig(spec));
+  writeSecretFile(configFile, natsClusterConfig(spec));
   const server = spawnManaged(binaryPath, ['-c', configFile], { logFile: spec.logFile });
   const url = `nats://${HOST}:${spec.ports.client}`;
   try {
-    await waitForConnection(url, server, spec.name);
+    await waitForConnection(url, server, spec);
   } catch (error) {
     await server.stop();
     throw error;
@@ -266,7 +279,7 @@ async function jetStreamProblem(node: NatsClusterNodeHandle): Promise<string | n
   if (!answer?.meta_cluster?.leader) return 'no JetStream meta leader known to it';
   let connection;
   try {
-    connection = await connect({ servers: node.url, reconnect: false, timeout: LIMITS.natsMonitorRequestTimeoutMs });
+    connection = await connect({ servers: node.url, reconnect: false, timeout: LIMITS.natsMonitorRequestTimeoutMs, ...natsAuthOptions(node.spec.credentials) });
   } catch (error) {
     return `no connection: ${(error as Error).message}`;
   }
@@ -304,15 +317,16 @@ function jsz(port: number): Promise<JszAnswer | null> {
   });
 }
 
-/** Polls until a NATS client can connect, failing early when the server exits. */
-async function waitForConnection(url: string, server: ManagedProcess, name: string): Promise<void> {
+/** Polls until a NATS client can connect (with the spec's credentials), failing early when the server exits. */
+async function waitForConnection(url: string, server: ManagedProcess, spec: NatsClusterNodeSpec): Promise<void> {
+  const { name } = spec;
   const deadlineMs = Date.now() + LIMITS.devServerStartTimeoutMs;
   for (;;) {
     if (server.hasExited()) {
       throw new Error(`nats-server ${name} exited during start on ${url}: ${server.outputTail().trim()}`);
     }
     try {
-      const connection = await connect({ servers: url, reconnect: false, timeout: LIMITS.devServerPollIntervalMs * 10 });
+      const connection = await connect({ servers: url, reconnect: false, timeout: LIMITS.devServerPollIntervalMs * 10, ...natsAuthOptions(spec.credentials) });
       await connection.close();
       return;
     } catch {

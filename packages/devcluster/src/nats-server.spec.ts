@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, StringCodec } from 'nats';
-import { findNatsServer, NATS_SERVER_NOT_FOUND_MESSAGE, startNatsServer, type NatsServerHandle } from './nats-server';
+import { findNatsServer, NATS_SERVER_NOT_FOUND_MESSAGE, natsConnectionOutcome, natsServerConfig, startNatsServer, type NatsServerHandle } from './nats-server';
 import { isPortOpen } from './ports';
 
 const codec = StringCodec();
@@ -62,6 +62,19 @@ describe('startNatsServer', () => {
     const message = await (await connection.jetstreamManager()).streams.getMessage('KEEP', { seq: 1 });
     expect(codec.decode(message.data)).toBe('first');
     await connection.close();
+  });
+
+  it('asks every client for the credentials it was given: none or a wrong password is an authorization violation', async () => {
+    // Proves a secure single server refuses anonymous clients, and that the launcher's own readiness check passes the credentials.
+    const credentials = { user: 'mink', password: 'beef0123456789abcdef' };
+    server = await startNatsServer({ dataDir, credentials, logFile: join(dataDir, 'nats.log') });
+    expect(await natsConnectionOutcome(server.url)).toBe('AUTHORIZATION_VIOLATION');
+    expect(await natsConnectionOutcome(server.url, { user: 'mink', pass: 'wrong' })).toBe('AUTHORIZATION_VIOLATION');
+    expect(await natsConnectionOutcome(server.url, { user: 'mink', pass: credentials.password })).toBe('connected');
+    expect(natsServerConfig(credentials)).toBe(`max_payload: 8388608\nauthorization {\n  user: "mink"\n  password: "${credentials.password}"\n}\n`);
+    expect(natsServerConfig()).toBe('max_payload: 8388608\n');
+    expect((statSync(join(dataDir, 'nats-server.conf')).mode & 0o777).toString(8)).toBe('600');
+    expect(readFileSync(`/proc/${server.pid}/cmdline`, 'utf8')).not.toContain(credentials.password);
   });
 
   it('names the missing binary in one line with the install hint', () => {

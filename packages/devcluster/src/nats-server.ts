@@ -1,10 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { connect } from 'nats';
-import { LIMITS, sleep } from '@mink/config';
+import { LIMITS, natsAuthOptions, sleep, type NatsCredentials } from '@mink/config';
 import { spawnManaged, type ManagedProcess } from './managed-process';
 import { freePort } from './ports';
+import { natsAuthorizationBlock, writeSecretFile } from './secrets';
 
 export interface NatsServerOptions {
   /** JetStream keeps its files in `<dataDir>/jetstream`; reuse the directory to keep streams across restarts. */
@@ -15,6 +16,11 @@ export interface NatsServerOptions {
   logFile?: string;
   /** The nats-server binary; found on PATH or in /usr/sbin when absent. */
   binaryPath?: string;
+  /**
+   * The user and password every client must give (an `authorization` block in the generated config file,
+   * which is then readable by its owner only); absent: the server asks for nothing.
+   */
+  credentials?: NatsCredentials;
 }
 
 /** A running nats-server with JetStream, listening on 127.0.0.1 only. */
@@ -67,7 +73,7 @@ export async function startNatsServer(options: NatsServerOptions): Promise<NatsS
   mkdirSync(storeDirectory, { recursive: true });
   // Larger messages than NATS' default 1 MiB let a scan page carry more records per round trip.
   const configFile = join(options.dataDir, 'nats-server.conf');
-  writeFileSync(configFile, `max_payload: ${LIMITS.natsMaxPayloadBytes}\n`);
+  writeSecretFile(configFile, natsServerConfig(options.credentials));
   const attemptsMax = options.port === undefined ? LIMITS.devServerStartAttemptsMax : 1;
   let lastError: Error | undefined;
   for (let attempt = 1; attempt <= attemptsMax; attempt++) {
@@ -76,7 +82,7 @@ export async function startNatsServer(options: NatsServerOptions): Promise<NatsS
     const server = spawnManaged(binaryPath, args, { logFile: options.logFile });
     const url = `nats://${HOST}:${port}`;
     try {
-      await waitForNats(url, server);
+      await waitForNats(url, server, options.credentials);
       return { url, port, pid: server.pid, process: server.process, stop: server.stop };
     } catch (error) {
       await server.stop();
@@ -86,15 +92,38 @@ export async function startNatsServer(options: NatsServerOptions): Promise<NatsS
   throw lastError;
 }
 
-/** Polls until a NATS client can connect, failing early when the server exits. */
-async function waitForNats(url: string, server: ManagedProcess): Promise<void> {
+/**
+ * The config file of a single nats-server: the larger payload, and the `authorization` block of `credentials`
+ * (the password is in it: the file is written 0600, and passed with `-c` so no argument shows a secret).
+ */
+export function natsServerConfig(credentials?: NatsCredentials): string {
+  return [`max_payload: ${LIMITS.natsMaxPayloadBytes}`, ...(credentials ? natsAuthorizationBlock(credentials) : []), ''].join('\n');
+}
+
+/**
+ * Whether a NATS server accepts a connection with `options` (credentials, or none): 'connected' (the
+ * connection is closed again at once), or the code of the NatsError that refused it ('AUTHORIZATION_VIOLATION'
+ * for missing or wrong credentials). For checks of a secure cluster; it never retries.
+ */
+export async function natsConnectionOutcome(servers: string | string[], options: { user?: string; pass?: string } = {}): Promise<string> {
+  try {
+    const connection = await connect({ servers, reconnect: false, timeout: LIMITS.natsMonitorRequestTimeoutMs, ...options });
+    await connection.close();
+    return 'connected';
+  } catch (error) {
+    return (error as { code?: string }).code ?? String(error);
+  }
+}
+
+/** Polls until a NATS client can connect (with `credentials`, when the server asks for them), failing early when the server exits. */
+async function waitForNats(url: string, server: ManagedProcess, credentials: NatsCredentials | undefined): Promise<void> {
   const deadlineMs = Date.now() + LIMITS.devServerStartTimeoutMs;
   for (;;) {
     if (server.hasExited()) {
       throw new Error(`nats-server exited during start on ${url}: ${server.outputTail().trim()}`);
     }
     try {
-      const connection = await connect({ servers: url, reconnect: false, timeout: LIMITS.devServerPollIntervalMs * 10 });
+      const connection = await connect({ servers: url, reconnect: false, timeout: LIMITS.devServerPollIntervalMs * 10, ...natsAuthOptions(credentials) });
       await connection.close();
       return;
     } catch {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { credentials, loadPackageDefinition, Metadata, type Client, type ServiceError } from '@grpc/grpc-js';
+import { credentials, loadPackageDefinition, Metadata, type ChannelCredentials, type Client, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { loadGatewayProtos, PROTO_OPTIONS } from './proto';
 
@@ -14,18 +14,20 @@ export interface GatewayGrpcClients {
   close(): void;
 }
 
-type Constructor = new (address: string, channelCredentials: ReturnType<typeof credentials.createInsecure>) => Client;
+type Constructor = new (address: string, channelCredentials: ChannelCredentials) => Client;
 
-/** Plain-text clients of `host:port` for mink.v1.Mink, grpc.health.v1.Health and grpc.reflection.v1. */
-export function openGatewayGrpcClients(address: string): GatewayGrpcClients {
+/**
+ * Clients of `host:port` for mink.v1.Mink, grpc.health.v1.Health and grpc.reflection.v1: plain text, or TLS
+ * with `channelCredentials` (`credentials.createSsl(ca)` for a gateway with MINK_TLS_CERT_FILE).
+ */
+export function openGatewayGrpcClients(address: string, channelCredentials: ChannelCredentials = credentials.createInsecure()): GatewayGrpcClients {
   const loaded = loadPackageDefinition(loadGatewayProtos()) as unknown as { mink: { v1: { Mink: Constructor } }; grpc: { health: { v1: { Health: Constructor } } } };
   const reflectionProto = join(require.resolve('@grpc/reflection/package.json'), '..', 'build', 'proto', 'grpc', 'reflection', 'v1', 'reflection.proto');
   const reflection = loadPackageDefinition(loadSync(reflectionProto, PROTO_OPTIONS)) as unknown as { grpc: { reflection: { v1: { ServerReflection: Constructor } } } };
-  const insecure = credentials.createInsecure();
   const clients = {
-    mink: new loaded.mink.v1.Mink(address, insecure),
-    health: new loaded.grpc.health.v1.Health(address, insecure),
-    reflection: new reflection.grpc.reflection.v1.ServerReflection(address, insecure),
+    mink: new loaded.mink.v1.Mink(address, channelCredentials),
+    health: new loaded.grpc.health.v1.Health(address, channelCredentials),
+    reflection: new reflection.grpc.reflection.v1.ServerReflection(address, channelCredentials),
   };
   return { ...clients, close: () => Object.values(clients).forEach((client) => client.close()) };
 }

@@ -37,6 +37,8 @@ export interface GrpcGatewayOptions {
   /** Whether the gateway can serve (its /readyz): what the health service answers. */
   isReady: () => boolean;
   logger?: { error(object: object, message: string): void };
+  /** A PEM certificate chain and its private key: the listener then speaks TLS only. Absent or null: plain text. */
+  tls?: { cert: Buffer; key: Buffer } | null;
 }
 
 interface TableMessage {
@@ -73,8 +75,14 @@ export class GrpcGateway {
   listen(host: string, port: number): Promise<number> {
     const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(address, ServerCredentials.createInsecure(), (error, boundPort) => (error ? reject(new Error(`gRPC listener on ${address}: ${error.message}`)) : resolve(boundPort)));
+      this.server.bindAsync(address, this.credentials(), (error, boundPort) => (error ? reject(new Error(`gRPC listener on ${address}: ${error.message}`)) : resolve(boundPort)));
     });
+  }
+
+  /** TLS with the gateway's certificate when it has one (no client certificate asked for: callers give bearer tokens), else plain text. */
+  private credentials(): ServerCredentials {
+    const { tls } = this.options;
+    return tls ? ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false) : ServerCredentials.createInsecure();
   }
 
   /** Ends following scans and health watches, lets other calls finish for `graceMs`, then cancels what is left. */

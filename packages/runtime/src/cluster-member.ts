@@ -1,5 +1,5 @@
 import { connect, ErrorCode, NatsError, type NatsConnection } from 'nats';
-import { LIMITS, sleep, type ServiceConfig } from '@mink/config';
+import { LIMITS, natsAuthOptions, sleep, type ServiceConfig } from '@mink/config';
 import { MinkError } from '@mink/protocol';
 import type { View } from '@mink/meta';
 import { JetStreamMetaLog, LivenessTracker, MetaStore, ViewSnapshots, ensureMetaBuckets, failRequestsFastAcrossReconnects, startMetaStore, type MetaResource } from '@mink/metalog';
@@ -39,9 +39,16 @@ export class ClusterMember {
     // Every server of MINK_NATS_URL: when the one this process is connected to goes away, it reconnects to
     // another (or to the same one once it is back), forever. noAsyncTraces: no Error (stack capture) per
     // request; requests are the hot path of every service, and the errors mink raises name their subject and
-    // timeout themselves.
+    // timeout themselves. MINK_NATS_USER/MINK_NATS_PASSWORD, when set, are the credentials of the connection.
     const nc = failRequestsFastAcrossReconnects(
-      await connect({ servers: config.natsServers, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, noAsyncTraces: true }),
+      await connect({
+        servers: config.natsServers,
+        name,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        noAsyncTraces: true,
+        ...natsAuthOptions(config.natsCredentials),
+      }),
     );
     // Joining a NATS cluster that is itself starting (or electing leaders) meets timeouts and "no responders"
     // for a few seconds: each step is tried again until LIMITS.joinCatchUpTimeoutMs has passed.

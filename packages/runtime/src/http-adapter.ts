@@ -1,6 +1,7 @@
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { LIMITS } from '@mink/config';
 import { HTTP_STATUS_OF_CODE, InvalidArgumentError, UnavailableError, toErrorBody } from '@mink/protocol';
+import type { TlsCredentials } from './tls-credentials';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -85,15 +86,16 @@ export class InFlightBytes {
  * The Fastify adapter of every mink HTTP service: the body size bound, the bound on bodies in flight
  * (`LIMITS.httpInFlightBodyBytesMax`: beyond it a 503 Unavailable with Retry-After, before the body is
  * read) and strict JSON bodies, parsed here except on `rawJsonRoutes` (route patterns), whose handlers
- * get a `RawJsonBody`. Create the Nest application with `bodyParser: false`, or Nest registers
+ * get a `RawJsonBody`; HTTPS when given `https` (a certificate and its key). Create the Nest application with `bodyParser: false`, or Nest registers
  * its own JSON parser over this one.
  */
 export function createHttpAdapter(
   inFlight: InFlightBytes = new InFlightBytes(LIMITS.httpInFlightBodyBytesMax),
-  options: { rawJsonRoutes?: ReadonlySet<string> } = {},
+  options: { rawJsonRoutes?: ReadonlySet<string>; https?: TlsCredentials | null } = {},
 ): FastifyAdapter {
   const rawJsonRoutes = options.rawJsonRoutes ?? new Set<string>();
-  const adapter = new FastifyAdapter({ bodyLimit: LIMITS.httpBodyBytesMax });
+  // With a certificate the server speaks HTTPS only (no plain-text port beside it).
+  const adapter = new FastifyAdapter(options.https ? { bodyLimit: LIMITS.httpBodyBytesMax, https: { cert: options.https.cert, key: options.https.key } } : { bodyLimit: LIMITS.httpBodyBytesMax });
   const instance = adapter.getInstance();
   instance.addHook('onRequest', (request, reply, done) => {
     const bytes = Number(request.headers['content-length'] ?? 0);

@@ -7,3 +7,4 @@ export * from './run-service';
 export * from './http-adapter';
 export * from './service-module';
 export * from './nats-request-transport';
+export * from './tls-credentials';

@@ -9,6 +9,7 @@ import { createHttpAdapter } from './http-adapter';
 import { HttpErrorFilter } from './http-errors';
 import { LOGGER, SERVICE_CONFIG } from './service-module';
 import { SERVICE_STATE, type ServiceState } from './service-state';
+import type { TlsCredentials } from './tls-credentials';
 
 /** Signals that stop a service cleanly (a clean leave, then exit code 0). */
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -16,13 +17,16 @@ const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 /**
  * Creates a service's Nest application over mink's Fastify adapter (see createHttpAdapter) from its root
  * module, which imports `ServiceModule`: building the providers joins the cluster. A service with NATS
- * endpoints then connects its transport (`connectNatsRequests`). A provider that fails to build rejects
+ * endpoints then connects its transport (`connectNatsRequests`). With `https` it serves HTTPS only. A provider that fails to build rejects
  * (Nest would otherwise `process.abort()`).
  */
-export async function createService(module: Type<unknown> | DynamicModule, options: { rawJsonRoutes?: ReadonlySet<string> } = {}): Promise<NestFastifyApplication> {
+export async function createService(
+  module: Type<unknown> | DynamicModule,
+  options: { rawJsonRoutes?: ReadonlySet<string>; https?: TlsCredentials | null } = {},
+): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(
     module,
-    createHttpAdapter(undefined, { rawJsonRoutes: options.rawJsonRoutes }),
+    createHttpAdapter(undefined, { rawJsonRoutes: options.rawJsonRoutes, https: options.https }),
     // The adapter parses JSON bodies itself (strictly); Nest's own parser would replace it.
     { logger: ['error', 'warn'], bodyParser: false, abortOnError: false },
   );

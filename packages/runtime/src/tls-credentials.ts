@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
+import { ENV, type TlsFiles } from '@mink/config';
+
+/** A TLS server's PEM certificate chain and private key, as read from their files. */
+export interface TlsCredentials {
+  cert: Buffer;
+  key: Buffer;
+}
+
+/**
+ * The certificate and key `files` name (`MINK_TLS_CERT_FILE`, `MINK_TLS_KEY_FILE`), or null for none. A file
+ * that cannot be read, or a pair that does not make a TLS context (not PEM, a key that does not match the
+ * certificate), throws an error naming the variable and the file, so the gateway stops at start instead of
+ * serving in the clear or failing at each handshake. The error never quotes the key.
+ */
+export function readTlsCredentials(files: TlsFiles | null): TlsCredentials | null {
+  if (files === null) return null;
+  const cert = readPem(ENV.tlsCertFile, files.certFile);
+  const key = readPem(ENV.tlsKeyFile, files.keyFile);
+  try {
+    createSecureContext({ cert, key });
+  } catch (error) {
+    throw new Error(`${ENV.tlsCertFile} ${files.certFile} and ${ENV.tlsKeyFile} ${files.keyFile} do not make a TLS certificate and its key: ${(error as Error).message}`);
+  }
+  return { cert, key };
+}
+
+function readPem(variable: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new Error(`${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+}
