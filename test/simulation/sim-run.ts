@@ -135,6 +135,9 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     throw new SeedFailure(seed, `${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, world.logLines.slice(-40));
   } finally {
     run.stopAll();
+    // The seed's processes are gone, but their timers (heartbeats, ticks, sync rounds) would keep firing
+    // through every later seed: dropped here, so each seed starts with a clock of its own.
+    jest.clearAllTimers();
     mathRandom.mockRestore();
     if (process.env.MINK_SIM_TRACE) writeFileSync(process.env.MINK_SIM_TRACE, world.logLines.join('\n'));
   }

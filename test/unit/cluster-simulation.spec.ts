@@ -9,7 +9,7 @@ import { fakePerformanceClock, runSeed, type SeedReport } from '../simulation/si
  *   MINK_SIM_SEEDS=<n>     how many seeds (default below); MINK_SIM_FIRST_SEED=<n> where they start
  *   MINK_SIM_STEPS=<n>     steps per seed
  */
-const SEEDS = Number(process.env.MINK_SIM_SEEDS ?? 25);
+const SEEDS = Number(process.env.MINK_SIM_SEEDS ?? 100);
 const FIRST_SEED = Number(process.env.MINK_SIM_FIRST_SEED ?? 1);
 const STEPS = Number(process.env.MINK_SIM_STEPS ?? 200);
 const REPLAY = process.env.MINK_SIM_SEED === undefined ? undefined : Number(process.env.MINK_SIM_SEED);
