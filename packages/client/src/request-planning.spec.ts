@@ -1,5 +1,7 @@
 import { LIMITS } from '@mink/config';
+import type { ColumnSpec } from '@mink/meta';
 import type { WriteBucketResult } from '@mink/protocol';
+import { decodeBatch, encodeRows, stampBatch } from '@mink/records';
 
 import {
   boundedEncodings,
@@ -7,8 +9,10 @@ import {
   chunksOf,
   indexesByBucket,
   jsonBytesOf,
+  mergedAppends,
   prefixLookupRequestBounds,
   reassemble,
+  splitAppendResult,
   writeTableResultOf,
   type AnsweredChunk,
   type RequestBounds,
@@ -144,5 +148,42 @@ describe('boundedEncodings', () => {
   it('sends an item larger than bytesMax alone', () => {
     // Proves the halving stops at one item rather than looping or dropping it.
     expect(boundedEncodings(2, (start, end) => new Uint8Array((end - start) * 100), { itemsMax: 10, bytesMax: 50 }).map((bytes) => bytes.byteLength)).toEqual([100, 100]);
+  });
+});
+
+describe('mergedAppends and splitAppendResult', () => {
+  const ID: ColumnSpec[] = [{ name: 'id', type: 'int64' }];
+  const streamOf = (first: number, rows: number) => encodeRows(ID, Array.from({ length: rows }, (_, index) => ({ id: BigInt(first + index) })));
+
+  it.each<[string, number[], RequestBounds, number | null]>([
+    ['one stream: nothing to merge', [5], { itemsMax: 100, bytesMax: 1 << 20 }, null],
+    ['every stream within the bounds', [5, 1, 7], { itemsMax: 100, bytesMax: 1 << 20 }, 3],
+    ['rows stop the run', [5, 1, 7], { itemsMax: 6, bytesMax: 1 << 20 }, 2],
+    ['rows stop it after the first', [5, 2, 7], { itemsMax: 6, bytesMax: 1 << 20 }, null],
+    ['bytes stop the run (streams of 328, 296 and 344 bytes)', [5, 1, 7], { itemsMax: 100, bytesMax: 700 }, 2],
+  ])('%s', (_name, sizes, bounds, count) => {
+    // Proves a merged request stays within what one request may carry, and holds the first streams in order.
+    let first = 0;
+    const streams = sizes.map((rows) => {
+      const stream = streamOf(first, rows);
+      first += rows;
+      return stream;
+    });
+    const merged = mergedAppends(streams, bounds);
+    expect(merged?.count ?? null).toBe(count);
+    if (merged === null) return;
+    expect(merged.rowCounts).toEqual(sizes.slice(0, count!));
+    const stored = decodeBatch(ID, stampBatch(ID, merged.batch, 1, LIMITS.appendRowsPerRequestMax).payload).rows;
+    expect(stored.map((row) => Number(row.id))).toEqual(Array.from({ length: merged.rowCounts.reduce((sum, rows) => sum + rows, 0) }, (_, index) => index));
+  });
+
+  it('splits the answer of a merged request into each append\'s offsets, and refuses an answer of another row count', () => {
+    // Proves each merged call learns where its own rows landed.
+    expect(splitAppendResult({ bucket: 2, baseOffset: 40, count: 6, duplicate: true }, [1, 3, 2])).toEqual([
+      { bucket: 2, baseOffset: 40, count: 1, duplicate: true },
+      { bucket: 2, baseOffset: 41, count: 3, duplicate: true },
+      { bucket: 2, baseOffset: 44, count: 2, duplicate: true },
+    ]);
+    expect(() => splitAppendResult({ bucket: 2, baseOffset: 40, count: 5 }, [1, 3, 2])).toThrow(/answered 5 rows for a request of 6/);
   });
 });

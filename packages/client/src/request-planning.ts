@@ -6,8 +6,8 @@
  */
 import { LIMITS } from '@mink/config';
 import type { ColumnSpec } from '@mink/meta';
-import type { WriteBucketResult } from '@mink/protocol';
-import { encodeRows, type Row } from '@mink/records';
+import type { AppendBucketResult, WriteBucketResult } from '@mink/protocol';
+import { concatIpcStreams, encodeRows, type Row } from '@mink/records';
 
 /** What one request may carry: at most `itemsMax` items (rows, keys or prefixes) and `bytesMax` bytes of their JSON. */
 export interface RequestBounds {
@@ -147,4 +147,43 @@ export function byBucketThenOffset<T extends { partition?: string; bucket: numbe
 /** The answer to a table-wide put or delete of `written` rows or keys from the results of its bucket requests. */
 export function writeTableResultOf(written: number, results: WriteBucketResult[]): { written: number; buckets: WriteBucketResult[] } {
   return { written, buckets: byBucketThenOffset(results) };
+}
+
+/**
+ * How many of `streams` (the Arrow streams of appends waiting in order for one bucket) go out as one request,
+ * and its stream: the longest run from the first that stays within `bounds` (their bytes and rows together)
+ * and shares one schema message (see `concatIpcStreams`). Null when fewer than two would: the first then
+ * goes alone, as it is. Kafka's producer fills its requests the same way from the batches waiting for a
+ * partition; here the window of requests in flight is full while they wait, so merging them costs no latency.
+ */
+export function mergedAppends(streams: readonly Uint8Array[], bounds: RequestBounds): { count: number; batch: Uint8Array; rowCounts: number[] } | null {
+  let count = 0;
+  let bytes = 0;
+  while (count < streams.length && bytes + streams[count]!.byteLength <= bounds.bytesMax) bytes += streams[count++]!.byteLength;
+  while (count >= 2) {
+    const merged = concatIpcStreams(streams.slice(0, count));
+    if (merged === null) return null;
+    let rows = 0;
+    let within = 0;
+    while (within < count && rows + merged.rowCounts[within]! <= bounds.itemsMax) rows += merged.rowCounts[within++]!;
+    if (within === count) return { count, batch: merged.bytes, rowCounts: merged.rowCounts };
+    count = within;
+  }
+  return null;
+}
+
+/**
+ * The answer of each append merged into one request (see `mergedAppends`) from the request's answer: the
+ * rows of each, in order, from the request's base offset. An answer that does not count the rows sent
+ * is an error (a leader stores a merged request as one batch of all its rows).
+ */
+export function splitAppendResult(result: AppendBucketResult, rowCounts: readonly number[]): AppendBucketResult[] {
+  const total = rowCounts.reduce((sum, rows) => sum + rows, 0);
+  if (result.count !== total) throw new Error(`the leader answered ${result.count} rows for a request of ${total}`);
+  let offset = result.baseOffset;
+  return rowCounts.map((count) => {
+    const part = { ...result, baseOffset: offset, count };
+    offset += count;
+    return part;
+  });
 }

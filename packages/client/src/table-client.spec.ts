@@ -16,8 +16,8 @@ import {
   type TableRoute,
   type WriteBucketResult,
 } from '@mink/protocol';
-import { Float64, Int32, Int64, RecordBatch, Utf8, makeData, vectorFromArray } from 'apache-arrow';
-import { bucketOfRow, decodeBatch, stampBatch, validateRows } from '@mink/records';
+import { Float64, Int32, Int64, RecordBatch, Utf8, makeData, tableFromIPC, vectorFromArray } from 'apache-arrow';
+import { batchRowCount, bucketOfRow, decodeBatch, encodeRows, stampBatch, validateRows } from '@mink/records';
 import { decodeRequest } from '@mink/transport';
 import { decidePkWriterOrder } from '@mink/pk';
 
@@ -501,9 +501,60 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     leader.releaseAll();
     const results = await Promise.all(calls);
     expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1, 2, 3, 4, 5, 6]);
-    expect(leader.received.slice(5).map((request) => request.writer!.seq)).toEqual([5, 6]);
+    // The two appends that waited for the window went out together, as the next sequence (see the next test).
+    expect(leader.received.slice(5).map((request) => [request.writer!.seq, batchRowCount(request.batch!)])).toEqual([[5, 2]]);
     expect(leader.received[5]!.writer!.acked).toBeGreaterThanOrEqual(0);
     expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['0', '1', '2', '3', '4', '5', '6']);
+  });
+
+  it('sends the appends that waited for the window as one request, and answers each with its own offsets', async () => {
+    // Proves merging: appends queued behind a full window go out as one numbered request of all their rows
+    // (Arrow record batches back to back), within the request bounds, and each call gets its own rows' offsets.
+    const leader = new FakeLogLeader();
+    leader.holdReplies = true;
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 1 });
+    const first = client.append([rowOf(0)]);
+    await eventually('the first append in flight', () => leader.received.length === 1, { timeoutMs: 1_000, intervalMs: 5 });
+    const sizes = [3, 1, 2, LIMITS.appendRowsPerRequestMax - 6, 4];
+    let next = 1;
+    const calls = sizes.map((size) => client.append(Array.from({ length: size }, () => rowOf(next++))));
+    const appendArrow = client.appendArrow(tableFromIPC(encodeRows(COLUMNS, [{ shop: 'alpha', id: BigInt(next), amount: 1 }])).batches[0]!);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(leader.received).toHaveLength(1);
+    leader.releaseAll();
+    const results = await Promise.all([first, ...calls, appendArrow]);
+    expect(results.map((result) => [result.buckets[0]!.baseOffset, result.buckets[0]!.count])).toEqual([
+      [0, 1],
+      [1, 3],
+      [4, 1],
+      [5, 2],
+      [7, LIMITS.appendRowsPerRequestMax - 6],
+      [LIMITS.appendRowsPerRequestMax + 1, 4],
+      [LIMITS.appendRowsPerRequestMax + 5, 1],
+    ]);
+    // Merged up to the row bound of one request: the first four waiting calls, then the last call and the Arrow one.
+    expect(leader.received.map((request) => [request.writer!.seq, batchRowCount(request.batch!)])).toEqual([
+      [0, 1],
+      [1, LIMITS.appendRowsPerRequestMax],
+      [2, 5],
+    ]);
+    expect(leader.committedRows.map((row) => Number((row as { id: bigint }).id))).toEqual(Array.from({ length: next + 1 }, (_, index) => index));
+  });
+
+  it('refuses a producer batch the leader would refuse before sending it, so it cannot fail the appends merged with it', async () => {
+    // Proves appendArrow checks a batch as the leader does: bad UTF-8 in a string column fails the call unsent.
+    const leader = new FakeLogLeader();
+    const client = new TableClient(leader.nc, 'events');
+    const bad = new RecordBatch({
+      shop: makeData({ type: new Utf8(), length: 1, valueOffsets: Int32Array.of(0, 2), data: Uint8Array.of(0xff, 0xfe) }),
+      id: makeData({ type: new Int64(), length: 1, data: BigInt64Array.of(1n) }),
+      amount: makeData({ type: new Float64(), length: 1, data: Float64Array.of(1) }),
+    });
+    const error = await client.appendArrow(bad).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MinkError);
+    expect((error as MinkError).code).toBe('InvalidArgument');
+    expect((error as MinkError).message).toMatch(/column 'shop' holds bytes that are not UTF-8/);
+    expect(leader.received).toEqual([]);
   });
 
   it('sends one at a time with appendsInFlightPerBucket 1', async () => {

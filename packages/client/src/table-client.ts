@@ -26,7 +26,7 @@ import {
   type WriteTableResult,
 } from '@mink/protocol';
 import { type RecordBatch, Table, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { encodeRowsOfBatch, fieldOf, rowsToJson, scanJsonText, setField, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
+import { checkRowsStream, encodeRowsOfBatch, fieldOf, rowsToJson, scanJsonText, setField, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import type { HttpScanPages } from './http-scan-pages';
 import {
@@ -43,6 +43,8 @@ import {
   APPEND_REQUEST_BOUNDS,
   arrowChunksOf,
   boundedEncodings,
+  mergedAppends,
+  splitAppendResult,
   LOOKUP_REQUEST_BOUNDS,
   PK_WRITE_REQUEST_BOUNDS,
   byBucketThenOffset,
@@ -158,13 +160,22 @@ interface BucketWrites {
   olderInFlight: number;
   /** Settles when the request sent last settles: a retry of the one after it waits for it. */
   last: Promise<unknown>;
-  waiting: {
-    /** How messages name the writes of this window: `append`, or `write` for puts and deletes. */
-    what: 'append' | 'write';
-    requestOf: (writer: NumberedWriter) => AppendBucketRequest | PutBucketRequest | DeleteBucketRequest;
-    resolve: (result: unknown) => void;
-    reject: (error: unknown) => void;
-  }[];
+  waiting: WaitingWrite[];
+}
+
+/** A write waiting for a place in its bucket's window. */
+interface WaitingWrite {
+  /** How messages name the writes of this window: `append`, or `write` for puts and deletes. */
+  what: 'append' | 'write';
+  requestOf: (writer: NumberedWriter) => AppendBucketRequest | PutBucketRequest | DeleteBucketRequest;
+  resolve: (result: unknown) => void;
+  reject: (error: unknown) => void;
+  /**
+   * An append's Arrow stream when the client knows it well formed (encoded from validated rows, or checked
+   * like the leader checks it): appends waiting behind each other may then go out as one request (see
+   * `takeWrite`), since none of them can make the leader refuse the others.
+   */
+  mergeable?: Uint8Array;
 }
 
 export interface TableClientOptions {
@@ -241,6 +252,9 @@ export class TableClient {
         parts.push(...split.parts);
       }
       if (appended === 0) throw new MinkError('InvalidArgument', 'rows must not be empty');
+      // Checked as the leader checks them (a producer's buffers may hold anything), so a bad batch fails the
+      // call before anything is sent and never fails the appends merged with it (see takeWrite).
+      for (const { chunks } of parts) for (const chunk of chunks) checkRowsStream(columns, chunk, LIMITS.appendRowsPerRequestMax);
       // Queued only once every batch is routed, so a batch with a row of a missing partition sends nothing.
       const queued = parts.map(({ target, chunks }) => this.queueAppends(route, target, chunks));
       return { done: Promise.all(queued).then((results) => ({ appended, buckets: byBucketThenOffset(results.flat()) })) };
@@ -550,13 +564,17 @@ export class TableClient {
     return this.queueAppends(route, target, arrowChunksOf(route.columns as ColumnSpec[], rows, APPEND_REQUEST_BOUNDS));
   }
 
-  /** Queues Arrow batches (IPC streams within APPEND_REQUEST_BOUNDS) for one bucket's window, in order. */
+  /**
+   * Queues Arrow batches (IPC streams within APPEND_REQUEST_BOUNDS, each well formed: encoded from
+   * validated rows or checked by `checkRowsStream`) for one bucket's window, in order.
+   */
   private queueAppends(route: TableRoute, target: BucketTarget, chunks: Uint8Array[]): Promise<AppendBucketResult[]> {
     return this.queueNumbered<AppendBucketRequest>(
       target,
       'append',
       // Appends name committed batches by their writer state in the view; newestAcked is for puts and deletes.
       chunks.map((batch) => (writer) => ({ op: 'append', ...this.addressOf(route, target), batch, writer: { id: writer.id, seq: writer.seq, acked: writer.acked } })),
+      chunks,
     );
   }
 
@@ -569,6 +587,7 @@ export class TableClient {
     target: BucketTarget,
     what: 'append' | 'write',
     requestsOf: ((writer: NumberedWriter) => R)[],
+    mergeable?: readonly Uint8Array[],
   ): Promise<BucketAnswers[R['op']][]> {
     const key = targetKeyOf(target);
     let writes = this.writesByBucket.get(key);
@@ -578,8 +597,10 @@ export class TableClient {
     }
     const state = writes;
     const queued = requestsOf.map(
-      (requestOf) =>
-        new Promise<BucketAnswers[R['op']]>((resolve, reject) => state.waiting.push({ what, requestOf, resolve: resolve as (result: unknown) => void, reject })),
+      (requestOf, index) =>
+        new Promise<BucketAnswers[R['op']]>((resolve, reject) =>
+          state.waiting.push({ what, requestOf, resolve: resolve as (result: unknown) => void, reject, ...(mergeable ? { mergeable: mergeable[index]! } : {}) }),
+        ),
     );
     this.pumpWrites(target, state);
     return Promise.all(queued);
@@ -601,7 +622,7 @@ export class TableClient {
   private pumpWrites(target: BucketTarget, state: BucketWrites): void {
     const oldestUnsettled = () => (state.unsettled.size === 0 ? state.nextSeq : Math.min(...state.unsettled));
     while (state.waiting.length > 0 && state.olderInFlight === 0 && state.nextSeq - oldestUnsettled() < this.writesInFlightMax) {
-      const next = state.waiting.shift()!;
+      const next = takeWrite(state.waiting);
       const generation = state.generation;
       const writerId = `${this.writerId}.${targetKeyOf(target)}.${generation}`;
       const seq = state.nextSeq++;
@@ -845,6 +866,38 @@ export class TableClient {
     }
     throw lastError;
   }
+}
+
+/**
+ * The next write to send from a bucket's waiting writes (taken off the queue): the first, or, when it and
+ * those behind it are mergeable appends, as many of them as `mergedAppends` puts into one request, whose
+ * answer is split back into each one's rows (the window was full while they waited, so merging adds no
+ * wait; fewer, larger requests cost the leader and the store less per row).
+ */
+function takeWrite(waiting: WaitingWrite[]): WaitingWrite {
+  const first = waiting[0]!;
+  let run = 0;
+  while (run < waiting.length && waiting[run]!.mergeable !== undefined) run++;
+  const merged = run >= 2 ? mergedAppends(waiting.slice(0, run).map((write) => write.mergeable!), APPEND_REQUEST_BOUNDS) : null;
+  if (merged === null) return waiting.shift()!;
+  const group = waiting.splice(0, merged.count);
+  return {
+    what: 'append',
+    requestOf: (writer) => ({ ...first.requestOf(writer), batch: merged.batch }),
+    resolve: (result) => {
+      let parts: AppendBucketResult[];
+      try {
+        parts = splitAppendResult(result as AppendBucketResult, merged.rowCounts);
+      } catch (error) {
+        for (const write of group) write.reject(new MinkError('Internal', error instanceof Error ? error.message : String(error)));
+        return;
+      }
+      group.forEach((write, index) => write.resolve(parts[index]));
+    },
+    reject: (error) => {
+      for (const write of group) write.reject(error);
+    },
+  };
 }
 
 /** A partition a read was planned for is gone from the table: its keys and prefixes have no rows. */

@@ -17,11 +17,13 @@ import {
   makeData,
   tableFromIPC,
 } from 'apache-arrow';
+import fc from 'fast-check';
 import type { ColumnSpec } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
 import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, batchRowCount, decodeBatch, encodeBatch, encodeRows, encodeRowsOfBatch, stampBatch } from './arrow-codec';
 import { rowToJson } from './json';
+import { concatIpcStreams } from './ipc-reader';
 import type { Row } from './row';
 import { validateRows } from './validate';
 import { EVERY_TYPE_COLUMNS } from './every-type.fixture';
@@ -377,11 +379,60 @@ describe('encodeRows and stampBatch', () => {
   it.each([
     ['cut inside the schema', (bytes: Uint8Array) => bytes.subarray(0, 20)],
     ['cut inside the record batch body', (bytes: Uint8Array) => bytes.subarray(0, bytes.byteLength - 40)],
-    ['followed by a second record batch', (bytes: Uint8Array) => Buffer.concat([bytes.subarray(0, bytes.byteLength - 8), bytes.subarray(bytes.byteLength - 8 - batchMessageBytes(bytes))])],
+    ['followed by a second record batch cut short', (bytes: Uint8Array) => Buffer.concat([bytes.subarray(0, bytes.byteLength - 8), bytes.subarray(bytes.byteLength - 8 - batchMessageBytes(bytes), bytes.byteLength - 16)])],
   ])('refuses a stream %s', (_case, damage) => {
     // Proves the in-place message reader bounds every length it reads.
     const bytes = encodeRows(ID_ONLY, [{ id: 1n }, { id: 2n }]);
     expect(() => stampBatch(ID_ONLY, damage(bytes), 1, 10)).toThrow(InvalidArgumentError);
+  });
+
+  it('stores a stream of several record batches (appends merged into one request) as one batch of all their rows', () => {
+    // Proves merging changes nothing stored: the batches of several client streams, stamped together, are what
+    // encodeBatch writes for all their rows (nulls, booleans and strings across batch boundaries included).
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 37 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 1_000 }), (sizes, seed) => {
+        const rows = randomRows(seed, sizes.reduce((sum, size) => sum + size, 0));
+        const streams: Uint8Array[] = [];
+        let start = 0;
+        for (const size of sizes) {
+          streams.push(encodeRows(COLUMNS, rows.slice(start, start + size)));
+          start += size;
+        }
+        const merged = concatIpcStreams(streams);
+        expect(merged?.rowCounts).toEqual(sizes);
+        const stamped = stampBatch(COLUMNS, merged!.bytes, 42, 100_000);
+        expect(stamped.rowCount).toBe(rows.length);
+        expect(Buffer.from(stamped.payload).equals(Buffer.from(encodeBatch(COLUMNS, rows, 42)))).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('counts the rows of every record batch of a stream against the request bound', () => {
+    // Proves merged appends cannot exceed what one request may append.
+    const merged = concatIpcStreams([encodeRows(ID_ONLY, [{ id: 1n }, { id: 2n }]), encodeRows(ID_ONLY, [{ id: 3n }])])!;
+    expect(stampBatch(ID_ONLY, merged.bytes, 1, 3).rowCount).toBe(3);
+    expect(() => stampBatch(ID_ONLY, merged.bytes, 1, 2)).toThrow(/at most 2 rows to one bucket, got 3/);
+  });
+
+  it('refuses a merged stream whose second record batch is malformed, naming the column', () => {
+    // Proves each record batch of a merged stream is checked, not only the first.
+    const names: ColumnSpec[] = [{ name: 'name', type: 'string' }];
+    const good = encodeRows(names, [{ name: 'ok' }]);
+    const bad = streamOf([new Field('name', new Utf8(), true)], [makeData({ type: new Utf8(), length: 1, valueOffsets: Int32Array.of(0, 2), data: Uint8Array.of(0xff, 0xfe) })], 1);
+    const merged = concatIpcStreams([good, bad]);
+    expect(merged).not.toBeNull();
+    expect(() => stampBatch(names, merged!.bytes, 1, 10)).toThrow(/column 'name' holds bytes that are not UTF-8/);
+  });
+
+  it('does not merge streams whose schema messages differ, nor bytes that are no stream', () => {
+    // Proves a batch is never read with another stream's schema.
+    const int64 = encodeRows(ID_ONLY, [{ id: 1n }]);
+    const notNullable = streamOf([new Field('id', new Int64(), false)], [makeData({ type: new Int64(), length: 1, data: BigInt64Array.of(7n) })], 1);
+    expect(concatIpcStreams([int64, notNullable])).toBeNull();
+    expect(concatIpcStreams([int64, new Uint8Array([1, 2, 3])])).toBeNull();
+    expect(concatIpcStreams([])).toBeNull();
+    expect(concatIpcStreams([int64, int64])?.rowCounts).toEqual([1, 1]);
   });
 
   it('takes a stream apache-arrow wrote from vectors of the right types', () => {

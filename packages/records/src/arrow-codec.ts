@@ -21,8 +21,8 @@ import type { ColumnSpec, ColumnType } from '@mink/meta';
 import { isUtf8 } from 'node:buffer';
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { type ColumnBuffers, bytesOf, encodeIpcStream } from './arrow-ipc';
-import { readIpcMessages } from './ipc-reader';
+import { type ColumnBuffers, bytesOf, concatBytes, encodeIpcStream } from './arrow-ipc';
+import { type IpcMessage, readIpcMessages } from './ipc-reader';
 import { type Row, fieldOf, setField } from './row';
 
 /**
@@ -198,20 +198,91 @@ export interface StampedBatch {
   rowCount: number;
 }
 
+/** A record batch of a client's Arrow IPC stream whose structure was checked: its rows and its columns' buffers (views of the stream). */
+export interface CheckedBatch {
+  length: number;
+  columns: ColumnBuffers[];
+}
+
 /**
  * Checks an Arrow IPC stream sent by a client (see `encodeRows`) against a table's columns and returns the
- * batch to store, with `appendTimeMs` as the append time of every record. The stream must hold exactly
- * one schema whose fields are the table's columns (names, types, in table order; a field may be declared
- * not nullable, it is stored nullable like every column), one record
- * batch, uncompressed, and the end-of-stream marker. Its structure is checked (buffer count and bounds,
- * validity bitmaps, value offsets, UTF-8 of string values, timestamps within the safe integers); values
- * are not converted one by one. Throws InvalidArgumentError naming what is wrong.
+ * batch to store, with `appendTimeMs` as the append time of every record. The stream is what
+ * `checkRowsStream` takes; several record batches (a client's appends to one bucket merged into one
+ * request, see `concatIpcStreams`) are stored as one batch of all their rows, in order. Throws
+ * InvalidArgumentError naming what is wrong.
  */
 export function stampBatch(columns: ColumnSpec[], bytes: Uint8Array, appendTimeMs: number, rowCountMax: number): StampedBatch {
+  const batches = checkRowsStream(columns, bytes, rowCountMax);
+  let length = 0;
+  for (const batch of batches) length += batch.length;
+  const stored = batches.length === 1 ? batches[0]!.columns : columns.map((column, index) => concatColumnBuffers(column.type, batches.map((batch) => batch.columns[index]!)));
+  stored.push({ length, nullCount: 0, buffers: [EMPTY, bytesOf(new BigInt64Array(length).fill(BigInt(appendTimeMs)))] });
+  return { payload: encodeLayout(columns, 'log', length, stored), rowCount: length };
+}
+
+/**
+ * One column of several checked record batches (see `checkRowsStream`) as the buffers of one batch of all
+ * their rows, in order: validity bitmaps and boolean bits joined bit by bit, fixed-width values and string
+ * bytes back to back, value offsets moved on by the bytes before them.
+ */
+function concatColumnBuffers(type: ColumnType, parts: readonly ColumnBuffers[]): ColumnBuffers {
+  let length = 0;
+  let nullCount = 0;
+  for (const part of parts) {
+    length += part.length;
+    nullCount += part.nullCount;
+  }
+  const joinBits = (bufferIndex: number, allSet: (part: ColumnBuffers) => boolean): Uint8Array => {
+    const bits = new Uint8Array(Math.ceil(length / 8));
+    let position = 0;
+    for (const part of parts) {
+      const source = part.buffers[bufferIndex]!;
+      const every = allSet(part);
+      for (let row = 0; row < part.length; row++, position++) {
+        if (every || (source[row >> 3]! & (1 << (row & 7))) !== 0) bits[position >> 3] |= 1 << (position & 7);
+      }
+    }
+    return bits;
+  };
+  const validity = nullCount === 0 ? EMPTY : joinBits(0, (part) => part.nullCount === 0);
+  switch (type) {
+    case 'boolean':
+      return { length, nullCount, buffers: [validity, joinBits(1, () => false)] };
+    case 'int32':
+    case 'float64':
+    case 'int64':
+    case 'timestamp':
+      return { length, nullCount, buffers: [validity, concatBytes(parts.map((part) => part.buffers[1]!))] };
+    case 'string':
+    case 'bytes': {
+      const offsets = new Int32Array(length + 1);
+      let row = 0;
+      let base = 0;
+      for (const part of parts) {
+        const source = part.buffers[1]!;
+        const view = new DataView(source.buffer, source.byteOffset, source.byteLength);
+        for (let index = 1; index <= part.length; index++) offsets[++row] = base + view.getInt32(index * 4, true);
+        base += part.buffers[2]!.byteLength;
+      }
+      if (base > 0x7fffffff) throw new InvalidArgumentError(`batch: the values of a string or bytes column reach ${base} bytes, more than 32-bit offsets hold`);
+      return { length, nullCount, buffers: [validity, bytesOf(offsets), concatBytes(parts.map((part) => part.buffers[2]!))] };
+    }
+  }
+}
+
+/**
+ * Checks an Arrow IPC stream of rows a client sends for a table with `columns` and returns its record
+ * batches. The stream must hold exactly one schema whose fields are the table's columns (names, types, in
+ * table order; a field may be declared not nullable, it is stored nullable like every column), then one or
+ * more record batches, uncompressed, of at most `rowCountMax` rows together, and the end-of-stream marker.
+ * Their structure is checked (buffer count and bounds, validity bitmaps, value offsets, UTF-8 of string
+ * values, timestamps within the safe integers); values are not converted one by one. Throws
+ * InvalidArgumentError naming what is wrong.
+ */
+export function checkRowsStream(columns: ColumnSpec[], bytes: Uint8Array, rowCountMax: number): CheckedBatch[] {
   const refuse = (reason: string) => new InvalidArgumentError(`batch: ${reason}`);
   let schemaFields: Field[];
-  let header: { length: number; nodes: { length: number; nullCount: number }[]; buffers: { offset: number; length: number }[]; compression: unknown };
-  let body: Uint8Array;
+  let batchMessages: IpcMessage[];
   try {
     // Bodies stay views of the request (no alignment copy): the checks below read them byte-wise and
     // through DataViews, and encodeLayout copies them into the stored batch once.
@@ -219,27 +290,57 @@ export function stampBatch(columns: ColumnSpec[], bytes: Uint8Array, appendTimeM
     const schemaMessage = messages[0]?.message;
     if (schemaMessage === undefined || !schemaMessage.isSchema()) throw refuse('an Arrow IPC stream must start with its schema message');
     schemaFields = schemaMessage.header().fields;
-    const batchMessage = messages[1]?.message;
-    if (batchMessage === undefined || !batchMessage.isRecordBatch()) throw refuse('the schema must be followed by one record batch (dictionaries are not taken)');
-    const recordBatch = batchMessage.header();
-    header = {
-      length: Number(recordBatch.length),
-      nodes: recordBatch.nodes.map((node) => ({ length: Number(node.length), nullCount: Number(node.nullCount) })),
-      buffers: recordBatch.buffers.map((buffer) => ({ offset: Number(buffer.offset), length: Number(buffer.length) })),
-      compression: recordBatch.compression,
-    };
-    body = messages[1]!.body;
-    if (messages.length > 2) throw refuse('the stream must hold one record batch and end there');
+    batchMessages = messages.slice(1);
+    if (batchMessages.length === 0 || !batchMessages.every(({ message }) => message.isRecordBatch())) {
+      throw refuse('the schema must be followed by record batches only (dictionaries are not taken)');
+    }
   } catch (error) {
     if (error instanceof InvalidArgumentError) throw error;
     throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);
   }
-
   checkFieldsAreColumns(columns, schemaFields);
+  let headers: BatchHeader[];
+  try {
+    headers = batchMessages.map(({ message }) => {
+      const recordBatch = message.header() as RecordBatchHeader;
+      return {
+        length: Number(recordBatch.length),
+        nodes: recordBatch.nodes.map((node) => ({ length: Number(node.length), nullCount: Number(node.nullCount) })),
+        buffers: recordBatch.buffers.map((buffer) => ({ offset: Number(buffer.offset), length: Number(buffer.length) })),
+        compression: recordBatch.compression,
+      };
+    });
+  } catch (error) {
+    throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);
+  }
+  let rowCount = 0;
+  for (const header of headers) rowCount += Number(header.length);
+  if (rowCount > rowCountMax) throw refuse(`a request appends at most ${rowCountMax} rows to one bucket, got ${rowCount}`);
+  return headers.map((header, index) => checkRecordBatch(columns, header, batchMessages[index]!.body));
+}
+
+/** The header of a record batch message as apache-arrow decodes it. */
+interface RecordBatchHeader {
+  length: number | bigint;
+  nodes: { length: number | bigint; nullCount: number | bigint }[];
+  buffers: { offset: number | bigint; length: number | bigint }[];
+  compression: unknown;
+}
+
+/** A record batch header with its figures as numbers. */
+interface BatchHeader {
+  length: number;
+  nodes: { length: number; nullCount: number }[];
+  buffers: { offset: number; length: number }[];
+  compression: unknown;
+}
+
+/** One record batch of a client's stream checked against the table's columns (see `checkRowsStream`). */
+function checkRecordBatch(columns: ColumnSpec[], header: BatchHeader, body: Uint8Array): CheckedBatch {
+  const refuse = (reason: string) => new InvalidArgumentError(`batch: ${reason}`);
   if (header.compression !== null && header.compression !== undefined) throw refuse('compressed record batches are not taken');
   const length = header.length;
   if (!Number.isSafeInteger(length) || length < 1) throw refuse(`a record batch must hold at least one row, got ${length}`);
-  if (length > rowCountMax) throw refuse(`a request appends at most ${rowCountMax} rows to one bucket, got ${length}`);
   if (header.nodes.length !== columns.length) throw refuse(`the record batch has ${header.nodes.length} field nodes for ${columns.length} fields`);
 
   const buffersPerColumn = columns.map((column) => (column.type === 'string' || column.type === 'bytes' ? 3 : 2));
@@ -319,8 +420,7 @@ export function stampBatch(columns: ColumnSpec[], bytes: Uint8Array, appendTimeM
       }
     }
   });
-  stored.push({ length, nullCount: 0, buffers: [EMPTY, bytesOf(new BigInt64Array(length).fill(BigInt(appendTimeMs)))] });
-  return { payload: encodeLayout(columns, 'log', length, stored), rowCount: length };
+  return { length, columns: stored };
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);

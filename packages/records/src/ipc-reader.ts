@@ -8,6 +8,7 @@
  * own storage or data nodes, so a failure here is a bug or corruption, not a caller's mistake.
  */
 import { type DataType, type Field, Message, Type } from 'apache-arrow';
+import { END_OF_STREAM, concatBytes } from './arrow-ipc';
 
 export interface RawColumn {
   length: number;
@@ -88,6 +89,9 @@ export function int32sOf(bytes: Uint8Array, count: number): Int32Array {
 export interface IpcMessage {
   message: Message;
   body: Uint8Array;
+  /** The whole encapsulated message (prefix, metadata and body): `[start, end)` of the input. */
+  start: number;
+  end: number;
 }
 
 /**
@@ -102,6 +106,7 @@ export function readIpcMessages(bytes: Uint8Array): IpcMessage[] {
   const messages: IpcMessage[] = [];
   let position = 0;
   while (position < bytes.byteLength) {
+    const start = position;
     if (position + 4 > bytes.byteLength) throw new Error(`a message length at byte ${position} is cut off`);
     let metadataLength = view.getInt32(position, true);
     position += 4;
@@ -121,8 +126,48 @@ export function readIpcMessages(bytes: Uint8Array): IpcMessage[] {
     if (!Number.isSafeInteger(bodyLength) || bodyLength < 0 || position + bodyLength > bytes.byteLength) {
       throw new Error(`a message body of ${bodyLength} bytes at byte ${position} does not fit in ${bytes.byteLength} bytes`);
     }
-    messages.push({ message, body: bytes.subarray(position, position + bodyLength) });
+    messages.push({ message, body: bytes.subarray(position, position + bodyLength), start, end: position + bodyLength });
     position += bodyLength;
   }
   return messages;
+}
+
+/**
+ * Several Arrow IPC streams of one schema as one stream, the way a client merges appends waiting for one
+ * bucket into one request: the schema message once, then every record batch message of each stream as it
+ * is (no copy of a column), then the end-of-stream marker; with the rows of each stream. Null when a stream
+ * is not a schema message followed by record batches only, or when its schema message differs in a byte
+ * from the first one's (its batches might be laid out otherwise).
+ */
+export function concatIpcStreams(streams: readonly Uint8Array[]): { bytes: Uint8Array; rowCounts: number[] } | null {
+  let schema: Uint8Array | undefined;
+  const parts: Uint8Array[] = [];
+  const rowCounts: number[] = [];
+  for (const stream of streams) {
+    let messages: IpcMessage[];
+    try {
+      messages = readIpcMessages(stream);
+    } catch {
+      return null;
+    }
+    const first = messages[0];
+    if (first === undefined || !first.message.isSchema() || messages.length < 2) return null;
+    const schemaBytes = stream.subarray(first.start, first.end);
+    if (schema === undefined) {
+      schema = schemaBytes;
+      parts.push(schemaBytes);
+    } else if (!Buffer.from(schemaBytes.buffer, schemaBytes.byteOffset, schemaBytes.byteLength).equals(schema)) {
+      return null;
+    }
+    let rows = 0;
+    for (const { message, start, end } of messages.slice(1)) {
+      if (!message.isRecordBatch()) return null;
+      rows += Number(message.header().length);
+      parts.push(stream.subarray(start, end));
+    }
+    rowCounts.push(rows);
+  }
+  if (schema === undefined) return null;
+  parts.push(END_OF_STREAM);
+  return { bytes: concatBytes(parts), rowCounts };
 }
