@@ -16,7 +16,7 @@ const PK_KEYS = 40;
 const DATA_NODES = ['1', '2', '3'];
 const COORDINATORS = ['c1', 'c2'];
 const WRITERS = 2;
-const APPENDS_IN_FLIGHT_MAX = 6;
+const APPENDS_IN_FLIGHT_MAX = 16;
 /** A dead leader's buckets move within lease_ttl + tick of its death (docs/ownership.md), plus this margin. */
 const RELEAD_MARGIN_MS = 1_000;
 
