@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import * as perfHooks from 'node:perf_hooks';
-import { bucketsOfTable, ownRecord, type View } from '@mink/meta';
+import { bucketsOfTable, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import type { MinkClient } from '@mink/client';
 import { InvariantViolation, LogInvariants, checkStoredRows, checkStoredVersions, type SentRow, type StoredRow } from './invariants';
@@ -78,7 +78,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     await run.start();
     const invariants = new LogInvariants();
     run.observe(invariants);
-    await run.createTable();
+    await run.createTables();
     const workload = new Workload(run.writers.map((writer) => writer.client));
     const puts = new PutWorkload(run.writers.map((writer) => writer.client));
     // Faults of this seed's network and storage: some seeds run clean, others lossy or slow.
@@ -112,7 +112,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     await workload.settle(advance);
     await puts.settle(advance);
     await run.waitAllLed(advance);
-    const stored = await run.readBack(advance);
+    const stored = await run.readBack();
     checkStoredRows(stored, workload.acknowledged, workload.unacknowledged);
     checkStoredVersions(await run.lookUpKeys(PK_KEYS), puts.acknowledged, puts.sent);
     if (run.failure) throw run.failure;
@@ -238,7 +238,8 @@ class ClusterRun {
     return this.oracle.view;
   }
 
-  async createTable(): Promise<void> {
+  /** The log table and the PK table of the workload, once every bucket of both is led. */
+  async createTables(): Promise<void> {
     const client = this.writers[0].client;
     const spec = {
       name: SIM_TABLE,
@@ -397,11 +398,11 @@ class ClusterRun {
   }
 
   /** Every record of every bucket, scanned through the client from offset 0 to the high watermark. */
-  async readBack(advance: Advance): Promise<StoredRow[]> {
+  async readBack(): Promise<StoredRow[]> {
     const table = this.writers[0].client.table(SIM_TABLE);
     const rows: StoredRow[] = [];
     for (let bucket = 0; bucket < BUCKETS; bucket++) {
-      let offset = ownRecord(this.view.tables, SIM_TABLE) ? 0 : 0;
+      let offset = 0;
       for (;;) {
         const page = await this.settle(table.scan({ bucket, offset, limit: 1000 }), `scanning bucket ${bucket} at ${offset}`);
         for (const record of page.records) {
@@ -411,7 +412,6 @@ class ClusterRun {
         if (offset >= page.highWatermark) break;
       }
     }
-    void advance;
     return rows;
   }
 
@@ -428,11 +428,36 @@ class ClusterRun {
   }
 }
 
+/** The calls a workload has sent and not seen answered. */
+class CallsInFlight {
+  private readonly calls = new Set<Promise<void>>();
+
+  constructor(private readonly what: string) {}
+
+  get size(): number {
+    return this.calls.size;
+  }
+
+  add(call: Promise<void>): void {
+    const tracked = call.finally(() => this.calls.delete(tracked));
+    this.calls.add(tracked);
+  }
+
+  /** Moves time until every call has an answer (the client's own timeouts and retries bound it). */
+  async settle(advance: Advance, limitMs = 300_000): Promise<void> {
+    const deadline = Date.now() + limitMs;
+    while (this.calls.size > 0) {
+      if (Date.now() >= deadline) throw new InvariantViolation(`${this.calls.size} ${this.what} still unanswered after ${limitMs} ms of simulated time`);
+      await advance(50);
+    }
+  }
+}
+
 /** The writers' appends: unique ids, each writer's calls numbered, acknowledged or not. */
 class Workload {
   readonly acknowledged = new Map<number, SentRow>();
   readonly unacknowledged = new Map<number, SentRow>();
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new CallsInFlight('appends');
   private nextId = 1;
   private readonly nextSeq: number[];
 
@@ -456,18 +481,12 @@ class Workload {
         () => {
           for (const row of rows) this.unacknowledged.set(row.id, row);
         },
-      )
-      .finally(() => this.inFlight.delete(call));
+      );
     this.inFlight.add(call);
   }
 
-  /** Moves time until every call has an answer (the client's own timeouts and retries bound it). */
-  async settle(advance: Advance, limitMs = 300_000): Promise<void> {
-    const deadline = Date.now() + limitMs;
-    while (this.inFlight.size > 0) {
-      if (Date.now() >= deadline) throw new InvariantViolation(`${this.inFlight.size} appends still unanswered after ${limitMs} ms of simulated time`);
-      await advance(50);
-    }
+  settle(advance: Advance): Promise<void> {
+    return this.inFlight.settle(advance);
   }
 }
 
@@ -480,7 +499,7 @@ class PutWorkload {
   readonly acknowledged = new Map<number, number>();
   readonly sent = new Map<number, number>();
   acknowledgedCalls = 0;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new CallsInFlight('puts');
   private readonly nextVersion: number[];
 
   constructor(private readonly clients: MinkClient[]) {
@@ -504,16 +523,11 @@ class PutWorkload {
         },
         () => undefined,
       )
-      .finally(() => this.inFlight.delete(call));
     this.inFlight.add(call);
   }
 
-  async settle(advance: Advance, limitMs = 300_000): Promise<void> {
-    const deadline = Date.now() + limitMs;
-    while (this.inFlight.size > 0) {
-      if (Date.now() >= deadline) throw new InvariantViolation(`${this.inFlight.size} puts still unanswered after ${limitMs} ms of simulated time`);
-      await advance(50);
-    }
+  settle(advance: Advance): Promise<void> {
+    return this.inFlight.settle(advance);
   }
 }
 
