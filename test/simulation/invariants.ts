@@ -83,25 +83,43 @@ export function checkStoredRows(stored: StoredRow[], acknowledged: Map<number, S
   }
 }
 
+/** What a workload sent to one key of the PK table: its put and delete versions, and the newest acknowledged. */
+export interface KeyHistory {
+  puts: Set<number>;
+  deletes: number[];
+  acknowledged?: { version: number; kind: 'put' | 'delete' };
+}
+
 /**
- * After the run, for the PK table: no acknowledged put is lost or overwritten by an older one (each key
- * holds at least the newest version acknowledged for it), nothing is stored that was never sent (at most
- * the newest version sent), and a key never put is absent.
+ * Checks the stored row of every key of the PK table (`rows[key]`, null when none) against what was sent:
+ * a key never written holds nothing; a stored row is a version that was put; and the state is at least as
+ * new as the newest acknowledged write: a row's version is not below it (above it when that write was a
+ * delete), and a missing row needs an acknowledged delete there or a delete sent after it (an acknowledged
+ * put lost otherwise).
  */
-export function checkStoredVersions(rows: (Record<string, unknown> | null)[], acknowledged: Map<number, number>, sent: Map<number, number>): void {
+export function checkStoredKeys(rows: (Record<string, unknown> | null)[], history: ReadonlyMap<number, KeyHistory>): void {
   rows.forEach((row, key) => {
-    const newestSent = sent.get(key);
-    if (newestSent === undefined) {
-      check(row === null, `key ${key} was never put but holds ${JSON.stringify(row)}`);
+    const sent = history.get(key);
+    if (sent === undefined) {
+      check(row === null, `key ${key} was never written but holds ${JSON.stringify(row)}`);
       return;
     }
-    const newestAcknowledged = acknowledged.get(key);
+    const acknowledged = sent.acknowledged;
     if (row === null) {
-      check(newestAcknowledged === undefined, `key ${key} is missing, though version ${newestAcknowledged} of it was acknowledged`);
+      if (acknowledged === undefined || acknowledged.kind === 'delete') return;
+      check(
+        sent.deletes.some((version) => version > acknowledged.version),
+        `key ${key} is missing, though version ${acknowledged.version} of it was put and acknowledged and no later delete was sent`,
+      );
       return;
     }
     const version = Number(row.v);
-    check(version >= (newestAcknowledged ?? 0), `key ${key} holds version ${version}, older than the acknowledged version ${newestAcknowledged} (an acknowledged put lost)`);
-    check(version <= newestSent, `key ${key} holds version ${version}, never sent (newest sent ${newestSent})`);
+    check(sent.puts.has(version), `key ${key} holds version ${version}, which was never put`);
+    if (acknowledged === undefined) return;
+    if (acknowledged.kind === 'put') {
+      check(version >= acknowledged.version, `key ${key} holds version ${version}, older than the acknowledged put of version ${acknowledged.version} (an acknowledged put lost)`);
+    } else {
+      check(version > acknowledged.version, `key ${key} holds version ${version}, though a later delete (version ${acknowledged.version}) was acknowledged`);
+    }
   });
 }

@@ -3,7 +3,7 @@ import * as perfHooks from 'node:perf_hooks';
 import { bucketsOfTable, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import type { MinkClient } from '@mink/client';
-import { InvariantViolation, LogInvariants, checkStoredRows, checkStoredVersions, type SentRow, type StoredRow } from './invariants';
+import { InvariantViolation, LogInvariants, checkStoredKeys, checkStoredRows, type KeyHistory, type SentRow, type StoredRow } from './invariants';
 import { SIM_LEASE_TTL_MS, SIM_TICK_MS, SimClient, SimCoordinator, SimDataNode, SimWorld } from './sim-cluster';
 import { SimRandom } from './sim-random';
 
@@ -114,7 +114,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     await run.waitAllLed(advance);
     const stored = await run.readBack();
     checkStoredRows(stored, workload.acknowledged, workload.unacknowledged);
-    checkStoredVersions(await run.lookUpKeys(PK_KEYS), puts.acknowledged, puts.sent);
+    checkStoredKeys(await run.lookUpKeys(PK_KEYS), puts.history);
     if (run.failure) throw run.failure;
     if (world.storageFailures > 0) faults['storage call failed'] = world.storageFailures;
     // What the PK buckets went through, from their log lines: snapshots taken, restores from one.
@@ -491,15 +491,15 @@ class Workload {
 }
 
 /**
- * The writers' puts to the PK table: each key belongs to one writer (key % writers), each put carries a
- * version that rises with every call of its writer, so the newest version of a key is its writer's last
- * call that wrote it. Remembers, per key, the newest version acknowledged and the newest sent.
+ * The writers' puts and deletes to the PK table: each key belongs to one writer (key % writers), each call
+ * carries a version that rises with every call of its writer (a put stores it in the row; a delete of a
+ * key is one in five calls), so the order of a key's writes is their versions' order. Remembers, per key,
+ * the versions put and deleted and the newest acknowledged write.
  */
 class PutWorkload {
-  readonly acknowledged = new Map<number, number>();
-  readonly sent = new Map<number, number>();
+  readonly history = new Map<number, KeyHistory>();
   acknowledgedCalls = 0;
-  private readonly inFlight = new CallsInFlight('puts');
+  private readonly inFlight = new CallsInFlight('puts and deletes');
   private readonly nextVersion: number[];
 
   constructor(private readonly clients: MinkClient[]) {
@@ -512,17 +512,25 @@ class PutWorkload {
     const version = this.nextVersion[writer]++;
     const keys = new Set<number>();
     for (let count = random.integer(1, 4); count > 0; count--) keys.add(random.integer(0, PK_KEYS / this.clients.length - 1) * this.clients.length + writer);
-    for (const key of keys) this.sent.set(key, Math.max(this.sent.get(key) ?? 0, version));
-    const call = this.clients[writer]
-      .table(SIM_PK_TABLE)
-      .put([...keys].map((k) => ({ k, v: version, writer: `w${writer}` })))
-      .then(
-        () => {
-          this.acknowledgedCalls += 1;
-          for (const key of keys) this.acknowledged.set(key, Math.max(this.acknowledged.get(key) ?? 0, version));
-        },
-        () => undefined,
-      )
+    const kind = random.integer(0, 4) === 0 ? 'delete' : 'put';
+    for (const key of keys) {
+      const history = this.history.get(key) ?? { puts: new Set<number>(), deletes: [] };
+      if (kind === 'put') history.puts.add(version);
+      else history.deletes.push(version);
+      this.history.set(key, history);
+    }
+    const table = this.clients[writer].table(SIM_PK_TABLE);
+    const written = kind === 'put' ? table.put([...keys].map((k) => ({ k, v: version, writer: `w${writer}` }))) : table.delete([...keys].map((k) => ({ k })));
+    const call = written.then(
+      () => {
+        this.acknowledgedCalls += 1;
+        for (const key of keys) {
+          const history = this.history.get(key)!;
+          if ((history.acknowledged?.version ?? 0) < version) history.acknowledged = { version, kind };
+        }
+      },
+      () => undefined,
+    );
     this.inFlight.add(call);
   }
 
