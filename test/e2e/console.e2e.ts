@@ -43,14 +43,27 @@ async function rowsOf(page: Page, body: string, keyAttribute: string): Promise<P
   );
 }
 
-/** What the page shows of the cluster, read from its DOM. */
-async function shown(page: Page) {
-  return {
-    coordinator: await page.$eval('#coordinator', (element) => ({ node: element.getAttribute('data-coordinator'), epoch: element.getAttribute('data-epoch') })),
-    nodes: await rowsOf(page, 'nodes-body', 'data-node'),
-    tables: await rowsOf(page, 'tables-body', 'data-table'),
-    buckets: await rowsOf(page, 'buckets-body', 'data-bucket'),
-  };
+/**
+ * What the page shows of the cluster, read from its DOM in one turn of the page's event loop: a redraw also
+ * happens in one turn, so the parts never come from two redraws (read one by one, the coordinator could be
+ * read before the first redraw and the tables after it).
+ */
+async function shown(page: Page): Promise<{ coordinator: { node: string | null; epoch: string | null }; nodes: PageRow[]; tables: PageRow[]; buckets: PageRow[] }> {
+  return page.$eval('html', (root) => {
+    const rows = (body: string, attribute: string) =>
+      [...root.querySelectorAll(`#${body} tr`)].map((row) => ({
+        key: row.getAttribute(attribute) ?? '',
+        classes: row.getAttribute('class') ?? '',
+        fields: Object.fromEntries([...row.querySelectorAll('td')].map((cell) => [cell.getAttribute('data-field') ?? '', cell.textContent ?? ''])),
+      }));
+    const coordinator = root.querySelector('#coordinator');
+    return {
+      coordinator: { node: coordinator?.getAttribute('data-coordinator') ?? null, epoch: coordinator?.getAttribute('data-epoch') ?? null },
+      nodes: rows('nodes-body', 'data-node'),
+      tables: rows('tables-body', 'data-table'),
+      buckets: rows('buckets-body', 'data-bucket'),
+    };
+  });
 }
 
 /** The bucket leaders the API reports, by the key the page gives a bucket (table/partition/bucket). */
