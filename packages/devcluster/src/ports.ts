@@ -1,12 +1,86 @@
+import { readFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { LIMITS, sleep } from '@mink/config';
 
+/** The lowest port `freePort` hands out: above the well-known and the usual fixed service ports. */
+export const LISTEN_PORT_FLOOR = 10_000;
+/** The kernel's default ephemeral range (Linux), used where `/proc` cannot be read. */
+const DEFAULT_EPHEMERAL_RANGE: PortRange = { low: 32_768, high: 60_999 };
+/** The fewest ports a range below the ephemeral one must hold for `freePort` to pick from it. */
+const MIN_LISTEN_RANGE = 1_000;
+
+export interface PortRange {
+  low: number;
+  high: number;
+}
+
 /**
- * A TCP port that is free on `host` right now. The port is found by letting the kernel pick one and
- * releasing it, so another process may still take it before the caller binds: good enough for local
- * servers started one after the other, not a reservation.
+ * The range `freePort` picks from, given the kernel's ephemeral range: the ports below it, from
+ * `LISTEN_PORT_FLOOR` on. A port picked there cannot be taken by an outgoing connection (those get
+ * ephemeral ports) between the pick and the bind. Null when too few ports lie below the ephemeral range:
+ * the caller then lets the kernel pick.
  */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+export function listenPortRange(ephemeral: PortRange): PortRange | null {
+  const high = ephemeral.low - 1;
+  if (high - LISTEN_PORT_FLOOR + 1 < MIN_LISTEN_RANGE) return null;
+  return { low: LISTEN_PORT_FLOOR, high };
+}
+
+/** Parses `/proc/sys/net/ipv4/ip_local_port_range` ("32768\t60999"); null when it is not two ports. */
+export function parsePortRange(text: string): PortRange | null {
+  const parts = text.trim().split(/\s+/).map(Number);
+  if (parts.length !== 2 || !parts.every((port) => Number.isInteger(port) && port > 0 && port < 65_536)) return null;
+  const [low, high] = parts as [number, number];
+  return low <= high ? { low, high } : null;
+}
+
+/** The kernel's ephemeral range, from which outgoing connections take their local ports. */
+export function ephemeralRange(): PortRange {
+  try {
+    return parsePortRange(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')) ?? DEFAULT_EPHEMERAL_RANGE;
+  } catch {
+    return DEFAULT_EPHEMERAL_RANGE;
+  }
+}
+
+/** Ports this process handed out: never handed out twice, so servers started together do not collide. */
+const handedOut = new Set<number>();
+/** How many random candidates `freePort` checks before it gives up. */
+const PICK_ATTEMPTS = 200;
+
+/**
+ * A TCP port that is free on `host` right now and lies below the kernel's ephemeral range, so no outgoing
+ * connection (of any process) can take it before the caller binds it; a server restarted on it finds it
+ * free for the same reason. Candidates are drawn at random (so neighbours of a port handed out are not
+ * handed out next) and checked by binding them; this process never hands out a port twice. Another
+ * process picking ports the same way could still pick the same one between the check and the bind: not a
+ * reservation.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const range = listenPortRange(ephemeralRange());
+  if (range === null) return kernelPickedPort(host);
+  for (let attempt = 0; attempt < PICK_ATTEMPTS; attempt += 1) {
+    const port = range.low + Math.floor(Math.random() * (range.high - range.low + 1));
+    if (handedOut.has(port)) continue;
+    if (await canBind(host, port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port on ${host} between ${range.low} and ${range.high} after ${PICK_ATTEMPTS} tries`);
+}
+
+function canBind(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port the kernel picks (from the ephemeral range), released at once. */
+function kernelPickedPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
