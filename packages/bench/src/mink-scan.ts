@@ -5,7 +5,7 @@ import { CliError, type CliIo } from '@mink/cli';
 import { MinkClient, type TableClient } from '@mink/client';
 import { LIMITS } from '@mink/config';
 import type { LocalCluster } from '@mink/devcluster';
-import type { AppendBucketResult } from '@mink/protocol';
+import type { AppendBucketResult, ScanPage } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
 import { createBenchTable, readClusterStatus, waitForOpenBuckets, type ClusterStatus } from './bench-cluster';
 import { BENCH_LIMITS, BENCH_PAYLOAD_CHARS, BENCH_SCAN, BENCH_SCAN_TABLE, BENCH_SCAN_WARMUP, BENCH_SCAN_WARMUP_TABLE, STREAM_KEY_PREFIX } from './bench-limits';
@@ -77,8 +77,9 @@ export const SCAN_PHASES = 3 + SCAN_FORMATS.length + 1;
  * 3. raw S3 GETs of 1 MiB, as many in flight as scans, on the same S3 server;
  * 4. for each format, one short untimed request per bucket (so the gateway has run that format's code),
  *    then every data node is restarted (caches cold) and every bucket is scanned from 0 to its
- *    high watermark through the gateway, `scansInFlight` buckets at a time, then at once again (hot); the
- *    rows of every reply are counted after the series and must be the rows appended;
+ *    high watermark through the gateway (for `client-arrow`, through the TypeScript client's reads from the
+ *    leaders), `scansInFlight` buckets at a time, then at once again (hot); the rows of every reply are
+ *    counted after the series and must be the rows appended;
  * 5. long polls: a scan waiting at the high watermark of one bucket, woken by an append through the client.
  * Returns null when the signal aborted the scenario before the table was loaded.
  */
@@ -127,10 +128,14 @@ export async function runScan(settings: ScanSettings): Promise<ScanResult | null
   for (const format of SCAN_FORMATS) {
     if (signal.aborted) return result;
     const accept = SCAN_MEDIA_TYPES[format];
+    const how =
+      format === 'client-arrow'
+        ? `with the TypeScript client's scanPages (Arrow pages from each bucket leader's HTTP route, no gateway)`
+        : `as ${SCAN_FORMAT_LABELS[format]} (Accept: ${accept}) through the gateway`;
     startPhase(
-      `scan as ${SCAN_FORMAT_LABELS[format]} (Accept: ${accept}): one untimed request of ${formatCount(BENCH_SCAN.warmupPageRecords)} records per bucket, restart every data node, ` +
-        `then scan the ${BENCH_SCAN_TABLE.buckets} buckets through the gateway ` +
-        `(${BENCH_SCAN.scansInFlight} in flight, pages of ${formatCount(BENCH_SCAN.pageRecords)} records) cold, then at once again hot`,
+      `scan ${how}: one untimed request of ${formatCount(BENCH_SCAN.warmupPageRecords)} records per bucket, restart every data node, ` +
+        `then scan the ${BENCH_SCAN_TABLE.buckets} buckets ` +
+        `(${BENCH_SCAN.scansInFlight} in flight, requests of ${formatCount(BENCH_SCAN.pageRecords)} records) cold, then at once again hot`,
     );
     const refused = await warmUpFormat(settings, format, [...recordsByBucket.keys()]);
     if (refused !== null) {
@@ -330,6 +335,7 @@ async function warmUpFormat(
   records: number = BENCH_SCAN.warmupPageRecords,
 ): Promise<ScanFormatSkipped | null> {
   const accept = SCAN_MEDIA_TYPES[format];
+  if (format === 'client-arrow') return warmUpClient(settings, buckets, table, records);
   for (const bucket of buckets) {
     const url = `${settings.cluster.gatewayUrl}/v1/tables/${encodeURIComponent(table)}/scan?bucket=${bucket}&offset=0&limit=${records}`;
     const response = await settings.io.fetch(url, { headers: { accept, 'accept-encoding': 'identity' } });
@@ -339,6 +345,19 @@ async function warmUpFormat(
     if (!servesFormat(format, answeredType)) return { format, accept, reason: `the gateway answered Content-Type ${answeredType ?? '(none)'} to Accept: ${accept}` };
   }
   return null;
+}
+
+/** `warmUpFormat` of the client's reads: `records` records of each bucket through `scanArrow`; why it failed, or null. */
+async function warmUpClient(settings: ScanSettings, buckets: readonly number[], table: string, records: number): Promise<ScanFormatSkipped | null> {
+  const client = await MinkClient.connect({ servers: settings.cluster.natsUrl, name: 'mink-bench scan warm-up' });
+  try {
+    for (const bucket of buckets) await client.table(table).scanArrow({ bucket, offset: 0, limit: records });
+    return null;
+  } catch (error) {
+    return { format: 'client-arrow', accept: SCAN_MEDIA_TYPES['client-arrow'], reason: `scanArrow of bucket … failed: ${error instanceof Error ? error.message : String(error)}` };
+  } finally {
+    await client.close();
+  }
 }
 
 const BUCKET_NUMBERS = Array.from({ length: BENCH_SCAN_WARMUP_TABLE.buckets }, (_, bucket) => bucket);
@@ -378,8 +397,9 @@ class FormatNotServed extends Error {
  * time per bucket and `scansInFlight` buckets at a time, timed from the first request to the last byte of
  * the last reply. Each next request asks for the `Mink-Next-Offset` of the reply before (without the header,
  * a JSON body is parsed for `nextOffset` while timed, and the series says so). The bodies are kept whole and
- * their rows counted after the series, so counting does not slow it down. Returns the series, the reason
- * the format was not measured, or null when the signal stopped the series.
+ * their rows counted after the series, so counting does not slow it down. `client-arrow` reads the same
+ * through the TypeScript client's `scanPages` (each page one IPC stream, counted the same way). Returns the
+ * series, the reason the format was not measured, or null when the signal stopped the series.
  */
 async function scanSeries(
   settings: ScanSettings,
@@ -421,10 +441,30 @@ async function scanSeries(
       offset = nextOffset;
     }
   };
+  // The client's reads: connected, and its route to the table known, before the series is timed.
+  const client = format === 'client-arrow' ? await MinkClient.connect({ servers: cluster.natsUrl, name: 'mink-bench scan' }) : null;
+  const table = client?.table(BENCH_SCAN_TABLE.name);
+  await table?.describe();
+  const scanBucketThroughClient = async (bucket: number): Promise<void> => {
+    const pages = pagesByBucket.get(bucket)!;
+    let offset = 0;
+    while (!signal.aborted) {
+      let last: ScanPage | undefined;
+      // One request of `pageRecords` records: the client reads it as pages of the leader's, each one IPC stream.
+      for await (const page of table!.scanPages({ bucket, offset, limit: BENCH_SCAN.pageRecords })) {
+        pages.push({ offset: last?.nextOffset ?? offset, nextOffset: page.nextOffset, body: page.batch });
+        last = page;
+      }
+      if (last === undefined || last.nextOffset >= last.highWatermark) return;
+      if (last.nextOffset <= offset) throw new Error(`bucket ${bucket}: the scan from offset ${offset} advanced to ${last.nextOffset}, below the high watermark ${last.highWatermark}`);
+      offset = last.nextOffset;
+    }
+  };
+  if (client !== null) contentType = SCAN_MEDIA_TYPES['client-arrow'];
   let elapsedMs: number;
   try {
     const run = await runClosedLoop(
-      { prepare: (index) => buckets[index]!, send: scanBucket },
+      { prepare: (index) => buckets[index]!, send: client === null ? scanBucket : scanBucketThroughClient },
       { operations: buckets.length, concurrency: BENCH_SCAN.scansInFlight, signal, failuresMax: 0 },
     );
     if (run.stoppedEarly || signal.aborted) return null;
@@ -435,6 +475,7 @@ async function scanSeries(
     return { format, accept, reason: error.firstFailureMessage };
   } finally {
     http.close();
+    await client?.close();
   }
 
   const countingMs = performance.now();

@@ -315,8 +315,12 @@ export interface MetadataResult {
 
 export type { ApplyCostResult } from './apply-cost';
 
-/** The formats a scan reply can take, by the Accept header of its request. */
-export type ScanFormat = 'json' | 'ndjson' | 'arrow';
+/**
+ * The formats a scan reply can take through the gateway, by the Accept header of its request; and the
+ * TypeScript client's own reads (`client-arrow`: `scanPages`, Arrow pages from each bucket leader's
+ * HTTP route, no gateway in between).
+ */
+export type ScanFormat = 'json' | 'ndjson' | 'arrow' | 'client-arrow';
 
 /** Whether a scan series ran right after every data node was restarted, or right after the cold series. */
 export type ScanCache = 'cold' | 'hot';

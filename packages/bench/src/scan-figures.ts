@@ -12,16 +12,20 @@ import type { BaselineResult, CompactedBucket, Ratio, RatioGoal, ScanCache, Scan
  */
 
 /** Every format, in the order a run scans them. */
-export const SCAN_FORMATS: readonly ScanFormat[] = ['json', 'ndjson', 'arrow'];
+export const SCAN_FORMATS: readonly ScanFormat[] = ['json', 'ndjson', 'arrow', 'client-arrow'];
 
-/** The Accept header of each format's requests, which is also the Content-Type its replies must carry. */
+/**
+ * The Accept header of each format's requests, which is also the Content-Type its replies must carry (the
+ * client's pages are Arrow IPC streams too).
+ */
 export const SCAN_MEDIA_TYPES: Readonly<Record<ScanFormat, string>> = {
   json: 'application/json',
   ndjson: 'application/x-ndjson',
   arrow: 'application/vnd.apache.arrow.stream',
+  'client-arrow': 'application/vnd.apache.arrow.stream',
 };
 
-export const SCAN_FORMAT_LABELS: Readonly<Record<ScanFormat, string>> = { json: 'JSON', ndjson: 'NDJSON', arrow: 'Arrow' };
+export const SCAN_FORMAT_LABELS: Readonly<Record<ScanFormat, string>> = { json: 'JSON', ndjson: 'NDJSON', arrow: 'Arrow', 'client-arrow': 'Arrow via the TS client' };
 
 /** The headers every scan reply carries, whatever its format (Headers.get is case-insensitive). */
 export const NEXT_OFFSET_HEADER = 'Mink-Next-Offset';
@@ -75,6 +79,7 @@ export function countRows(format: ScanFormat, body: Uint8Array): number {
     case 'ndjson':
       return countLines(body);
     case 'arrow':
+    case 'client-arrow':
       if (body.byteLength === 0) throw new Error('an Arrow scan reply must hold at least a schema');
       return tableFromIPC(body).numRows;
   }
@@ -237,7 +242,10 @@ export function describeCompaction(buckets: readonly CompactedBucket[]): string 
   return `${formatCount(moved)} of ${formatCount(records)} records in ${formatCount(objects)} stream objects, at most ${formatCount(walBatchesMax)} batches left in WAL objects per bucket`;
 }
 
-/** The issue's goal for a series, as a fraction of raw S3 GET MB/s: Arrow cold ≥ 0.5 ×, JSON ≥ 0.1 ×; none for the others. */
+/**
+ * The issue's goal for a series, as a fraction of raw S3 GET MB/s: Arrow cold ≥ 0.5 ×, JSON ≥ 0.1 ×, both
+ * through the gateway; none for the others.
+ */
 export function scanGoalMinimum(format: ScanFormat, cache: ScanCache): number | null {
   if (format === 'arrow' && cache === 'cold') return BENCH_SCAN.goals.arrowColdMin;
   if (format === 'json') return BENCH_SCAN.goals.jsonMin;
