@@ -1,3 +1,4 @@
+import { Field, Int64, RecordBatch, Schema, Struct, Table, makeData, tableToIPC } from 'apache-arrow';
 import { LIMITS } from '@mink/config';
 import type { ColumnSpec } from '@mink/meta';
 import type { WriteBucketResult } from '@mink/protocol';
@@ -175,6 +176,19 @@ describe('mergedAppends and splitAppendResult', () => {
     expect(merged.rowCounts).toEqual(sizes.slice(0, count!));
     const stored = decodeBatch(ID, stampBatch(ID, merged.batch, 1, LIMITS.appendRowsPerRequestMax).payload).rows;
     expect(stored.map((row) => Number(row.id))).toEqual(Array.from({ length: merged.rowCounts.reduce((sum, rows) => sum + rows, 0) }, (_, index) => index));
+  });
+
+  it('merges the appends before one of another schema message, and none when the second one differs', () => {
+    // Proves a waiting append of another schema (say a producer declaring a column not nullable) ends the run instead of stopping every merge.
+    const notNullable = (id: bigint): Uint8Array => {
+      const batch = new RecordBatch(new Schema([new Field('id', new Int64(), false)]), makeData({ type: new Struct([new Field('id', new Int64(), false)]), length: 1, children: [makeData({ type: new Int64(), length: 1, data: BigInt64Array.of(id) })] }));
+      return tableToIPC(new Table([batch]), 'stream');
+    };
+    const bounds = { itemsMax: 100, bytesMax: 1 << 20 };
+    const merged = mergedAppends([streamOf(0, 2), streamOf(2, 3), notNullable(9n), streamOf(5, 1)], bounds);
+    expect(merged?.count).toBe(2);
+    expect(merged?.rowCounts).toEqual([2, 3]);
+    expect(mergedAppends([streamOf(0, 2), notNullable(9n), streamOf(2, 3)], bounds)).toBeNull();
   });
 
   it('splits the answer of a merged request into each append\'s offsets, and refuses an answer of another row count', () => {

@@ -152,7 +152,7 @@ export function writeTableResultOf(written: number, results: WriteBucketResult[]
 /**
  * How many of `streams` (the Arrow streams of appends waiting in order for one bucket) go out as one request,
  * and its stream: the longest run from the first that stays within `bounds` (their bytes and rows together)
- * and shares one schema message (see `concatIpcStreams`). Null when fewer than two would: the first then
+ * and shares the first one's schema message (see `concatIpcStreams`). Null when fewer than two would: the first then
  * goes alone, as it is. Kafka's producer fills its requests the same way from the batches waiting for a
  * partition; here the window of requests in flight is full while they wait, so merging them costs no latency.
  */
@@ -162,11 +162,12 @@ export function mergedAppends(streams: readonly Uint8Array[], bounds: RequestBou
   while (count < streams.length && bytes + streams[count]!.byteLength <= bounds.bytesMax) bytes += streams[count++]!.byteLength;
   while (count >= 2) {
     const merged = concatIpcStreams(streams.slice(0, count));
-    if (merged === null) return null;
+    // The run ends before a stream of another schema message (see `concatIpcStreams`).
+    if (merged === null || merged.rowCounts.length < 2) return null;
     let rows = 0;
     let within = 0;
-    while (within < count && rows + merged.rowCounts[within]! <= bounds.itemsMax) rows += merged.rowCounts[within++]!;
-    if (within === count) return { count, batch: merged.bytes, rowCounts: merged.rowCounts };
+    while (within < merged.rowCounts.length && rows + merged.rowCounts[within]! <= bounds.itemsMax) rows += merged.rowCounts[within++]!;
+    if (within === merged.rowCounts.length) return { count: within, batch: merged.bytes, rowCounts: merged.rowCounts };
     count = within;
   }
   return null;

@@ -425,14 +425,22 @@ describe('encodeRows and stampBatch', () => {
     expect(() => stampBatch(names, merged!.bytes, 1, 10)).toThrow(/column 'name' holds bytes that are not UTF-8/);
   });
 
-  it('does not merge streams whose schema messages differ, nor bytes that are no stream', () => {
-    // Proves a batch is never read with another stream's schema.
+  it('merges the leading run of streams with the first one\'s schema message only, never bytes that are no stream', () => {
+    // Proves a batch is never read with another stream's schema, and a stream of another schema ends the run.
     const int64 = encodeRows(ID_ONLY, [{ id: 1n }]);
+    const two = encodeRows(ID_ONLY, [{ id: 2n }, { id: 3n }]);
     const notNullable = streamOf([new Field('id', new Int64(), false)], [makeData({ type: new Int64(), length: 1, data: BigInt64Array.of(7n) })], 1);
-    expect(concatIpcStreams([int64, notNullable])).toBeNull();
-    expect(concatIpcStreams([int64, new Uint8Array([1, 2, 3])])).toBeNull();
+    const garbage = new Uint8Array([1, 2, 3]);
+    expect(concatIpcStreams([int64, notNullable])?.rowCounts).toEqual([1]);
+    expect(concatIpcStreams([int64, two, notNullable, int64])?.rowCounts).toEqual([1, 2]);
+    expect(concatIpcStreams([int64, garbage, int64])?.rowCounts).toEqual([1]);
+    expect(concatIpcStreams([garbage, int64])).toBeNull();
+    expect(concatIpcStreams([notNullable, int64])?.rowCounts).toEqual([1]);
     expect(concatIpcStreams([])).toBeNull();
     expect(concatIpcStreams([int64, int64])?.rowCounts).toEqual([1, 1]);
+    // What the run holds is the run's rows alone, stored as one batch.
+    const run = concatIpcStreams([int64, two, notNullable])!;
+    expect(decodeBatch(ID_ONLY, stampBatch(ID_ONLY, run.bytes, 1, 10).payload).rows.map((row) => row.id)).toEqual([1n, 2n, 3n]);
   });
 
   it('takes a stream apache-arrow wrote from vectors of the right types', () => {

@@ -21,6 +21,7 @@ import type { ColumnSpec, ColumnType } from '@mink/meta';
 import { isUtf8 } from 'node:buffer';
 import { InvalidArgumentError } from '@mink/protocol';
 
+import type { RecordBatch as RecordBatchMetadata } from 'apache-arrow/ipc/metadata/message';
 import { type ColumnBuffers, bytesOf, concatBytes, encodeIpcStream } from './arrow-ipc';
 import { type IpcMessage, readIpcMessages } from './ipc-reader';
 import { type Row, fieldOf, setField } from './row';
@@ -299,44 +300,25 @@ export function checkRowsStream(columns: ColumnSpec[], bytes: Uint8Array, rowCou
     throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);
   }
   checkFieldsAreColumns(columns, schemaFields);
-  let headers: BatchHeader[];
+  let headers: RecordBatchMetadata[];
   try {
+    // Each header is decoded here, where a corrupt one is a readable refusal; apache-arrow turns its
+    // 64-bit figures into numbers, and throws on one beyond the safe integers.
     headers = batchMessages.map(({ message }) => {
-      const recordBatch = message.header() as RecordBatchHeader;
-      return {
-        length: Number(recordBatch.length),
-        nodes: recordBatch.nodes.map((node) => ({ length: Number(node.length), nullCount: Number(node.nullCount) })),
-        buffers: recordBatch.buffers.map((buffer) => ({ offset: Number(buffer.offset), length: Number(buffer.length) })),
-        compression: recordBatch.compression,
-      };
+      if (!message.isRecordBatch()) throw new Error('a message after the schema is not a record batch');
+      return message.header();
     });
   } catch (error) {
     throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);
   }
   let rowCount = 0;
-  for (const header of headers) rowCount += Number(header.length);
+  for (const header of headers) rowCount += header.length;
   if (rowCount > rowCountMax) throw refuse(`a request appends at most ${rowCountMax} rows to one bucket, got ${rowCount}`);
   return headers.map((header, index) => checkRecordBatch(columns, header, batchMessages[index]!.body));
 }
 
-/** The header of a record batch message as apache-arrow decodes it. */
-interface RecordBatchHeader {
-  length: number | bigint;
-  nodes: { length: number | bigint; nullCount: number | bigint }[];
-  buffers: { offset: number | bigint; length: number | bigint }[];
-  compression: unknown;
-}
-
-/** A record batch header with its figures as numbers. */
-interface BatchHeader {
-  length: number;
-  nodes: { length: number; nullCount: number }[];
-  buffers: { offset: number; length: number }[];
-  compression: unknown;
-}
-
 /** One record batch of a client's stream checked against the table's columns (see `checkRowsStream`). */
-function checkRecordBatch(columns: ColumnSpec[], header: BatchHeader, body: Uint8Array): CheckedBatch {
+function checkRecordBatch(columns: ColumnSpec[], header: RecordBatchMetadata, body: Uint8Array): CheckedBatch {
   const refuse = (reason: string) => new InvalidArgumentError(`batch: ${reason}`);
   if (header.compression !== null && header.compression !== undefined) throw refuse('compressed record batches are not taken');
   const length = header.length;

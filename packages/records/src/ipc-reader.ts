@@ -133,41 +133,51 @@ export function readIpcMessages(bytes: Uint8Array): IpcMessage[] {
 }
 
 /**
- * Several Arrow IPC streams of one schema as one stream, the way a client merges appends waiting for one
- * bucket into one request: the schema message once, then every record batch message of each stream as it
- * is (no copy of a column), then the end-of-stream marker; with the rows of each stream. Null when a stream
- * is not a schema message followed by record batches only, or when its schema message differs in a byte
- * from the first one's (its batches might be laid out otherwise).
+ * Arrow IPC streams of one schema as one stream, the way a client merges appends waiting for one bucket into
+ * one request: the longest leading run of `streams` that share the first one's schema message, as the
+ * schema message once, then every record batch message of each stream of the run as it is (no column
+ * re-encoded; the messages are copied once into the result), then the end-of-stream marker; with the rows
+ * of each stream of the run (as many entries as streams taken). Null when the first stream is not a schema
+ * message followed by record batches only. A later stream that is not such a stream, or whose schema message
+ * differs in a byte from the first one's (its batches might be laid out otherwise), ends the run.
  */
 export function concatIpcStreams(streams: readonly Uint8Array[]): { bytes: Uint8Array; rowCounts: number[] } | null {
   let schema: Uint8Array | undefined;
   const parts: Uint8Array[] = [];
   const rowCounts: number[] = [];
   for (const stream of streams) {
-    let messages: IpcMessage[];
-    try {
-      messages = readIpcMessages(stream);
-    } catch {
-      return null;
-    }
-    const first = messages[0];
-    if (first === undefined || !first.message.isSchema() || messages.length < 2) return null;
-    const schemaBytes = stream.subarray(first.start, first.end);
+    const read = schemaAndBatchesOf(stream);
+    if (read === null) break;
     if (schema === undefined) {
-      schema = schemaBytes;
-      parts.push(schemaBytes);
-    } else if (!Buffer.from(schemaBytes.buffer, schemaBytes.byteOffset, schemaBytes.byteLength).equals(schema)) {
-      return null;
+      schema = read.schema;
+      parts.push(schema);
+    } else if (!Buffer.from(read.schema.buffer, read.schema.byteOffset, read.schema.byteLength).equals(schema)) {
+      break;
     }
-    let rows = 0;
-    for (const { message, start, end } of messages.slice(1)) {
-      if (!message.isRecordBatch()) return null;
-      rows += Number(message.header().length);
-      parts.push(stream.subarray(start, end));
-    }
-    rowCounts.push(rows);
+    parts.push(...read.batches);
+    rowCounts.push(read.rows);
   }
   if (schema === undefined) return null;
   parts.push(END_OF_STREAM);
   return { bytes: concatBytes(parts), rowCounts };
+}
+
+/** A stream's schema message, its record batch messages and their rows; null when it is not a schema followed by record batches only. */
+function schemaAndBatchesOf(stream: Uint8Array): { schema: Uint8Array; batches: Uint8Array[]; rows: number } | null {
+  let messages: IpcMessage[];
+  try {
+    messages = readIpcMessages(stream);
+  } catch {
+    return null;
+  }
+  const first = messages[0];
+  if (first === undefined || !first.message.isSchema() || messages.length < 2) return null;
+  const batches: Uint8Array[] = [];
+  let rows = 0;
+  for (const { message, start, end } of messages.slice(1)) {
+    if (!message.isRecordBatch()) return null;
+    rows += Number(message.header().length);
+    batches.push(stream.subarray(start, end));
+  }
+  return { schema: stream.subarray(first.start, first.end), batches, rows };
 }
