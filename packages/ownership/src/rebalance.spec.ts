@@ -20,6 +20,24 @@ function viewOf(leaders: readonly string[]): View {
   return { ...emptyView(), buckets: shardedFrom(records) };
 }
 
+/** A view of the given buckets of several tables (table id n is named `t<n>`). */
+function viewOfTables(entries: readonly { tableId: number; partition?: string; bucket: number; leader: string }[]): View {
+  const records: Record<string, BucketRecord> = {};
+  for (const { tableId, partition = null, bucket, leader } of entries) {
+    records[bucketId(tableId, partition, bucket)] = {
+      tableId,
+      table: `t${tableId}`,
+      partition,
+      bucket,
+      leader,
+      leaderEpoch: 1,
+      stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
+      kvSnapshots: [],
+    };
+  }
+  return { ...emptyView(), buckets: shardedFrom(records) };
+}
+
 /** `count` copies of `leader`, to write loads such as 10/0/0 compactly. */
 function led(leader: string, count: number): string[] {
   return Array.from({ length: count }, () => leader);
@@ -99,6 +117,40 @@ describe('planRebalance', () => {
   ])('$name', ({ leaders, live, moves }) => {
     // Proves the rule (docs/ownership.md §2.4): orphans first, then one move at a time from above 110 % to below 90 % of the mean.
     expect(summary(planRebalance(viewOf(leaders), new Set(live)))).toEqual(moves);
+  });
+
+  it('spreads each table over the nodes: it moves buckets of the table the source holds most of beyond the target', () => {
+    // Proves a table does not end up on one node: 8/0 of two 4-bucket tables becomes 2/2 of each, where
+    // taking the last buckets in order would have given node 2 all of table 2 and node 1 all of table 1.
+    const view = viewOfTables([
+      ...[0, 1, 2, 3].map((bucket) => ({ tableId: 1, bucket, leader: '1' })),
+      ...[0, 1, 2, 3].map((bucket) => ({ tableId: 2, bucket, leader: '1' })),
+    ]);
+    expect(planRebalance(view, new Set(['1', '2'])).map((move) => `t${move.tableId}:${move.bucket}:${move.from}->${move.to}`)).toEqual([
+      't2:3:1->2',
+      't1:3:1->2',
+      't2:2:1->2',
+      't1:2:1->2',
+    ]);
+  });
+
+  it('counts what the target already leads of a table, and keeps partitions of a table apart', () => {
+    // Proves the surplus is the source's share minus the target's: node 2 already leads two buckets of
+    // table 1, so the first move takes one of table 2 although node 1 leads as many of each; the second,
+    // with the surpluses tied at one, takes the source's last bucket.
+    const view = viewOfTables([
+      ...[0, 1, 2].map((bucket) => ({ tableId: 1, bucket, leader: '1' })),
+      ...[0, 1, 2].map((bucket) => ({ tableId: 2, bucket, leader: '1' })),
+      ...[3, 4].map((bucket) => ({ tableId: 1, bucket, leader: '2' })),
+    ]);
+    expect(planRebalance(view, new Set(['1', '2'])).map((move) => `t${move.tableId}:${move.bucket}`)).toEqual(['t2:2', 't2:1']);
+    // Two partitions of one table are two groups: the first move takes one of the partition node 2 leads none of.
+    const partitioned = viewOfTables([
+      ...[0, 1, 2].map((bucket) => ({ tableId: 1, partition: 'a', bucket, leader: '1' })),
+      ...[0, 1, 2].map((bucket) => ({ tableId: 1, partition: 'b', bucket, leader: '1' })),
+      ...[3, 4].map((bucket) => ({ tableId: 1, partition: 'b', bucket, leader: '2' })),
+    ]);
+    expect(planRebalance(partitioned, new Set(['1', '2'])).map((move) => `${move.partition}:${move.bucket}`)).toEqual(['a:2', 'b:2']);
   });
 
   it('carries the view’s leader epoch and bucket identity in each move', () => {

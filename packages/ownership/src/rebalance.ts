@@ -12,9 +12,10 @@ import { compareBuckets, moveOf, planOrphanReleads, sortedBuckets, type Move } f
  * Plans the orphan re-leads of `planOrphanReleads`, then moves one bucket at a time from the most-loaded
  * live node to the least-loaded one (lowest id on ties for both) while the former is above 110 % of the
  * mean load, the latter below 90 % of it, and the move narrows their gap (they differ by at least two).
- * The moved bucket is the source's last in `compareBuckets` order, so the plan is deterministic. The
- * result lists the orphan moves first, then the balancing moves in the order they were decided; no
- * bucket appears twice. No live node, or no bucket, gives an empty plan.
+ * The moved bucket is one of the table (and partition) whose buckets the source leads most of beyond what
+ * the target leads of it (see `bucketToMove`), so the plan is deterministic and spreads each table's
+ * buckets over the nodes. The result lists the orphan moves first, then the balancing moves in the order
+ * they were decided; no bucket appears twice. No live node, or no bucket, gives an empty plan.
  */
 export function planRebalance(view: View, live: ReadonlySet<string>): Move[] {
   const orphanMoves = planOrphanReleads(view, live);
@@ -51,8 +52,7 @@ export function planRebalance(view: View, live: ReadonlySet<string>): Move[] {
     // moves at most once and the loop ends within `total` moves.
     if (balancingMoves >= total) throw new Error(`invariant broken: rebalance did not settle within ${total} moves`);
     // The gap of at least two above guarantees the source leads a bucket.
-    const record = sourceBuckets[sourceBuckets.length - 1];
-    sourceBuckets.pop();
+    const [record] = sourceBuckets.splice(bucketToMove(sourceBuckets, targetBuckets), 1);
     const movedBucketId = bucketId(record.tableId, record.partition, record.bucket);
     if (movedBucketIds.has(movedBucketId)) throw new Error(`invariant broken: bucket ${movedBucketId} planned to move twice`);
     movedBucketIds.add(movedBucketId);
@@ -61,6 +61,33 @@ export function planRebalance(view: View, live: ReadonlySet<string>): Move[] {
     moves.push(moveOf(record, source, target));
   }
   return moves;
+}
+
+/**
+ * The index in `source` (a node's buckets, in `compareBuckets` order) of the bucket a balancing move from it
+ * to `target` takes: one of the table and partition with the largest surplus, the buckets of it the source
+ * leads minus those the target leads, and the last such in `compareBuckets` order. The rule moves buckets
+ * by count alone (docs/ownership.md §2.4) and does not say which; taking them from the table the source
+ * holds most of keeps a table from piling up on one node after failovers, where one node's CPU and
+ * connections would serve all of its appends and scans. With one table every bucket ties, and the last moves.
+ */
+function bucketToMove(source: readonly BucketRecord[], target: readonly BucketRecord[]): number {
+  const surplus = new Map<string, number>();
+  for (const record of source) surplus.set(groupOf(record), (surplus.get(groupOf(record)) ?? 0) + 1);
+  for (const record of target) {
+    const count = surplus.get(groupOf(record));
+    if (count !== undefined) surplus.set(groupOf(record), count - 1);
+  }
+  let chosen = source.length - 1;
+  for (let index = source.length - 2; index >= 0; index--) {
+    if (surplus.get(groupOf(source[index]!))! > surplus.get(groupOf(source[chosen]!))!) chosen = index;
+  }
+  return chosen;
+}
+
+/** The table and partition of a bucket, as one key. */
+function groupOf(record: BucketRecord): string {
+  return record.partition === null ? `${record.tableId}` : `${record.tableId}\n${record.partition}`;
 }
 
 type NodeBuckets = [nodeId: string, buckets: BucketRecord[]];
