@@ -108,6 +108,9 @@ describe('LmdbKvTablet on a full disk', () => {
         offsetAfter: 2,
         lastAfter: true,
         firstAfter: 'kept',
+        racedRefused: { commitFailed: true, code: 'Unavailable' },
+        offsetAfterRace: 2,
+        offsetAfterRaceFreed: 3,
         unhandled: [],
       });
     } finally {

@@ -66,7 +66,10 @@ export class LmdbKvTablet implements KvTablet {
   static async open(directory: string, options: LmdbKvTabletOptions = {}): Promise<LmdbKvTablet> {
     await mkdir(directory, { recursive: true });
     // An explicit `noSubdir: false` keeps the directory layout even if a directory name contains a dot.
-    const root = open({ path: directory, noSubdir: false, maxDbs: 2 });
+    // No event-turn batching: every write here is in a `transaction`, which commits on its own, and the
+    // batching adds a commit promise of lmdb-js's that nobody holds, so a failed commit (a disk filled
+    // after the room check) would reject it unhandled and end the process.
+    const root = open({ path: directory, noSubdir: false, maxDbs: 2, eventTurnBatching: false });
     const entries = root.openDB<Buffer, Buffer>({ name: ENTRIES_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     const state = root.openDB<Buffer, Buffer>({ name: STATE_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     return new LmdbKvTablet(directory, root, entries, state, options.compactSnapshots ?? true);
@@ -130,9 +133,9 @@ export class LmdbKvTablet implements KvTablet {
 
   /**
    * Refuses the batch, as a failed commit would, when the tablet's file system has less room than the batch
-   * may need: LMDB is never asked to commit into a full disk, where lmdb-js rejects a promise of its own
-   * that nobody can handle (and the process ends). The estimate is generous: twice the batch's bytes and
-   * `LIMITS.kvDiskHeadroomBytes` for the pages LMDB grows its file by.
+   * may need, so LMDB is seldom asked to commit into a full disk; when the disk fills between this check
+   * and the commit, the commit fails and `apply` rejects the same way. The estimate is generous: twice the
+   * batch's bytes and `LIMITS.kvDiskHeadroomBytes` for the pages LMDB grows its file by.
    */
   private refuseWhenDiskIsFull(batch: readonly KvWrite[], appliedOffset: number): void {
     let batchBytes = 0;
