@@ -1,4 +1,4 @@
-import { bucketId, emptyView, shardedFrom, type BucketRecord, type TableRecord, type View, type WriterState } from '@mink/meta';
+import { bucketId, emptyView, getIn, shardedFrom, type BucketRecord, type TableRecord, type View, type WriterState } from '@mink/meta';
 import { MinkError, type AppendBucketRequest, type AppendBucketResult } from '@mink/protocol';
 import type { StreamReader, WalAppendRequest, WalWriter } from '@mink/s3stream';
 import type { ClusterMember } from '@mink/runtime';
@@ -69,12 +69,23 @@ class HeldWal {
   }
 }
 
-function start(): { data: DataPlane; wal: HeldWal } {
+function start(): { data: DataPlane; wal: HeldWal; member: { view: View } } {
   const wal = new HeldWal();
   const member = { view: view() } as unknown as ClusterMember;
   const sync = { isOpen: () => true, streamEpochOf: () => 2 } as unknown as BucketSync;
   const data = new DataPlane(member, { nodeId: '1', nodeEpoch: 1 }, sync, wal as unknown as WalWriter, {} as StreamReader, {} as PkBuckets, undefined, undefined, () => 1_000);
-  return { data, wal };
+  return { data, wal, member };
+}
+
+/** The view after writer `w`'s sequence 4 committed at [32, 34) of bucket 0. */
+function viewWithSequence4Committed(): View {
+  const result = view();
+  const id = bucketId(7, null, 0);
+  const before = getIn(result.buckets, id)!;
+  result.buckets = shardedFrom({
+    [id]: { ...before, stream: { ...before.stream, endOffset: 34, writers: { w: { seq: 4, baseOffset: 32, count: 2, earlier: [{ seq: 3, baseOffset: 30, count: 2 }] } } } },
+  });
+  return result;
 }
 
 function append(data: DataPlane, writer: AppendBucketRequest['writer']): Promise<AppendBucketResult> {
@@ -157,6 +168,29 @@ describe('DataPlane idempotent appends', () => {
     wal.settleNext();
     expect(await retry).toEqual({ bucket: 0, baseOffset: 32, count: 2 });
     expect(wal.appended).toHaveLength(2);
+  });
+
+  it('answers a retry refused because its first attempt committed meanwhile with that attempt\'s offsets', async () => {
+    // Proves the exactly-once rule holds when a first attempt's commit had an unknown outcome (a metadata
+    // leader failover) and applied after the retry was taken: the WAL writer (or the commit) refuses the
+    // retry, and the writer is answered from the view instead of getting an error or a second copy.
+    const { data, wal, member } = start();
+    const first = append(data, { id: 'w', seq: 4, acked: 3 });
+    wal.settleNext(new MinkError('Unavailable', 'commit of WAL object k failed: TIMEOUT'));
+    await expect(first).rejects.toThrow('TIMEOUT');
+    const retry = append(data, { id: 'w', seq: 4, acked: 3 });
+    expect(wal.appended).toHaveLength(2);
+    member.view = viewWithSequence4Committed();
+    wal.settleNext(new MinkError('Conflict', 'bucket 7//0: writer w sequence 4 is already committed (its last committed sequence is 4): not written twice'));
+    expect(await retry).toEqual({ bucket: 0, baseOffset: 32, count: 2, duplicate: true });
+  });
+
+  it('passes on the refusal of a retry when the view does not show its batch committed', async () => {
+    // Proves only a batch the view holds is answered as a duplicate: any other failure reaches the writer.
+    const { data, wal } = start();
+    const attempt = append(data, { id: 'w', seq: 4, acked: 3 });
+    wal.settleNext(new MinkError('Conflict', 'range [32, 34) does not start at the committed end 40'));
+    expect(await errorOf(attempt)).toEqual({ code: 'Conflict', message: 'range [32, 34) does not start at the committed end 40' });
   });
 
   it('writes an append without a writer as it comes', async () => {

@@ -232,14 +232,30 @@ export class DataPlane {
     }
     const writes = (this.writesInFlight.get(writerKey) ?? new Map<number, Promise<unknown>>()) as Map<number, Promise<T>>;
     this.writesInFlight.set(writerKey, writes);
-    const attempt = write({ id: writer.id, seq: writer.seq }).finally(() => {
-      // A failed batch fails the writer's later batches of this stream too (the WAL writer's rule), so
-      // none of them stays in flight; a committed one is in the view now.
-      writes.delete(writer.seq);
-      if (writes.size === 0 && this.writesInFlight.get(writerKey) === writes) this.writesInFlight.delete(writerKey);
-    });
+    const attempt = write({ id: writer.id, seq: writer.seq })
+      .catch((error: unknown) => {
+        // An earlier attempt whose commit's outcome was unknown (a metadata leader failover) may have applied
+        // after this one was taken, and then this one is refused (by the WAL writer or the commit) for it:
+        // the batch is committed, so the writer gets its offsets, as for any duplicate.
+        const committed = this.committedBatchOf(id, writer);
+        if (committed === undefined) throw error;
+        return duplicateOf(committed);
+      })
+      .finally(() => {
+        // A failed batch fails the writer's later batches of this stream too (the WAL writer's rule), so
+        // none of them stays in flight; a committed one is in the view now.
+        writes.delete(writer.seq);
+        if (writes.size === 0 && this.writesInFlight.get(writerKey) === writes) this.writesInFlight.delete(writerKey);
+      });
     writes.set(writer.seq, attempt);
     return attempt;
+  }
+
+  /** The batch the view now shows committed for the writer's sequence on stream `id`, if any. */
+  private committedBatchOf(id: string, writer: IdempotentWriter): WriterBatch | undefined {
+    const committed = ownRecord(getIn(this.member.view.buckets, id)?.stream.writers ?? {}, writer.id);
+    const decision = decideWriterSequence({ seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked, committed, inFlight: NO_WRITES });
+    return decision.kind === 'duplicate' ? decision.batch : undefined;
   }
 
   /**

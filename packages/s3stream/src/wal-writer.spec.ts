@@ -491,6 +491,26 @@ describe('WalWriter', () => {
     expect(streamOf(meta.view, streams[0]!).endOffset).toBe(3);
   });
 
+  it('refuses a batch whose writer sequence the view shows committed (an earlier attempt applied meanwhile) as Conflict, unwritten, without failing the other streams', async () => {
+    // Proves the placement check behind exactly-once: a retry taken before its first attempt's commit (of
+    // unknown outcome) applied is not written again at the new end, and the object still carries the rest.
+    const { meta, streams } = await cluster(2);
+    const store = new InMemoryObjectStore();
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: 1 });
+    expect(await walWriter.append(appendRequest(streams[0]!, 'first', 2, { id: 'w', seq: 0 }))).toEqual({ baseOffset: 0, count: 2 });
+
+    const [again, other] = await Promise.allSettled([
+      walWriter.append(appendRequest(streams[0]!, 'again', 2, { id: 'w', seq: 0 })),
+      walWriter.append(appendRequest(streams[1]!, 'other', 1, { id: 'w', seq: 0 })),
+    ]);
+    const refusal = (again as PromiseRejectedResult).reason as Error;
+    expect(refusal).toBeInstanceOf(ConflictError);
+    expect(refusal.message).toBe(`bucket ${streams[0]!.id}: writer w sequence 0 is already committed (its last committed sequence is 0): not written twice`);
+    expect(other).toEqual({ status: 'fulfilled', value: { baseOffset: 0, count: 1 } });
+    expect(decoder.decode(await store.get('wal/1/1/000000000001'))).toBe('other');
+    expect(streams.map((stream) => streamOf(meta.view, stream).endOffset)).toEqual([2, 1]);
+  });
+
   it('refuses malformed appends, appends beyond the queue bound, and appends after close, which flushes what was queued', async () => {
     // Proves the input checks, the back-pressure bound and the close contract.
     const { meta, streams } = await cluster(1);

@@ -1,7 +1,7 @@
 import { LIMITS } from '@mink/config';
-import { bucketId as bucketIdOf, getIn, isStreamOpenBy } from '@mink/meta';
+import { bucketId as bucketIdOf, describeCommittedSequence, getIn, isStreamOpenBy, ownRecord } from '@mink/meta';
 import type { CommitWal, DataSlice, Rejection, View, WalRange } from '@mink/meta';
-import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
+import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
 import type { MetaAccess } from './ports';
 
@@ -371,7 +371,15 @@ export class WalWriter {
         pending.reject(refusal);
         continue;
       }
-      const committedEnd = getIn(view.buckets, request.bucketId)!.stream.endOffset;
+      const stream = getIn(view.buckets, request.bucketId)!.stream;
+      // An earlier attempt of this batch whose commit's outcome was unknown may have applied since the leader
+      // took this one: written again here, its records would be stored twice.
+      const repeated = request.writer ? describeCommittedSequence(ownRecord(stream.writers, request.writer.id), request.writer.id, request.writer.seq) : null;
+      if (repeated !== null) {
+        pending.reject(new ConflictError(`bucket ${request.bucketId}: ${repeated}`));
+        continue;
+      }
+      const committedEnd = stream.endOffset;
       const startOffset = nextOffsetByStream.get(request.bucketId) ?? Math.max(committedEnd, this.committedEndByStream.get(request.bucketId) ?? 0);
       if (request.expectedStartOffset !== undefined && request.expectedStartOffset !== startOffset) {
         pending.reject(new UnavailableError(`a batch of bucket ${request.bucketId} planned for offset ${request.expectedStartOffset} would start at ${startOffset}: not written`));

@@ -1,4 +1,4 @@
-import { decideWriterSequence, type WriterSequenceDecision, type WriterSequenceInput } from './writer-sequence';
+import { decideWriterSequence, describeCommittedSequence, type WriterSequenceDecision, type WriterSequenceInput } from './writer-sequence';
 import type { WriterState } from './view';
 
 const committed7: WriterState = { seq: 7, baseOffset: 700, count: 10, earlier: [{ seq: 6, baseOffset: 650, count: 50 }, { seq: 5, baseOffset: 600, count: 50 }] };
@@ -31,5 +31,20 @@ const cases: [string, Partial<WriterSequenceInput> & { seq: number }, WriterSequ
 describe('decideWriterSequence', () => {
   it.each(cases)('%s', (_name, input, expected) => {
     expect(decideWriterSequence({ ackedSeq: undefined, committed: undefined, inFlight: new Set(), ...input })).toEqual(expected);
+  });
+});
+
+describe('describeCommittedSequence', () => {
+  const cases: [string, WriterState | undefined, number, boolean][] = [
+    ['a writer the stream does not know may commit', undefined, 0, false],
+    ['the sequence after the last committed may commit', committed7, 8, false],
+    ['a later sequence may commit (order is the leader check)', committed7, 12, false],
+    ['the last committed sequence may not commit again', committed7, 7, true],
+    ['a remembered earlier sequence may not commit again', committed7, 5, true],
+    ['a forgotten older sequence may not commit either', committed7, 0, true],
+  ];
+  it.each(cases)('%s', (_name, committed, seq, refused) => {
+    const refusal = describeCommittedSequence(committed, 'w', seq);
+    expect(refusal === null ? null : refusal).toEqual(refused ? `writer w sequence ${seq} is already committed (its last committed sequence is 7): not written twice` : null);
   });
 });

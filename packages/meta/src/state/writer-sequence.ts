@@ -51,3 +51,16 @@ export function decideWriterSequence(input: WriterSequenceInput): WriterSequence
   const expected = inFlight.size > 0 ? newestInFlight + 1 : committed ? committed.seq + 1 : input.ackedSeq + 1;
   return (input.firstSeq ?? seq) === expected ? { kind: 'write' } : { kind: 'outOfOrder', expected };
 }
+
+/**
+ * Why a batch of writer `writerId` numbered `seq` must not be committed to a stream whose view holds
+ * `committed` of that writer, or null when it may: a sequence at or below the writer's last committed one
+ * was committed before (or is too old to tell), and committing it again would store its records twice.
+ * The leader's `decideWriterSequence` answers such a batch at arrival; this is checked again where the
+ * batch is placed and where its commit applies, because an earlier attempt whose commit's outcome was
+ * unknown (a metadata leader failover) may apply in between.
+ */
+export function describeCommittedSequence(committed: WriterState | undefined, writerId: string, seq: number): string | null {
+  if (committed === undefined || seq > committed.seq) return null;
+  return `writer ${writerId} sequence ${seq} is already committed (its last committed sequence is ${committed.seq}): not written twice`;
+}
