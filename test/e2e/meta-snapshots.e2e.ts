@@ -4,7 +4,7 @@
  * tables are created and rows appended; after a whole-cluster restart on the same data dir every service
  * starts from the snapshots (a replay from entry 1 is impossible by then) and every table and row is back.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import { DEFAULTS } from '@mink/config';
@@ -46,6 +46,14 @@ async function logAndSnapshots(natsUrl: string): Promise<{ firstSeq: number; las
   }
 }
 
+/** The last lines of the coordinators' logs about snapshots, the lease or registration. */
+function coordinatorSnapshotLines(dataDir: string): string[] {
+  const logDir = join(dataDir, 'logs');
+  const files = existsSync(logDir) ? readdirSync(logDir).filter((file) => file.startsWith('coordinator')) : [];
+  const lines = files.flatMap((file) => readFileSync(join(logDir, file), 'utf8').split('\n').filter((line) => /snapshot|lease|coordinator|regist/i.test(line)));
+  return lines.slice(-20);
+}
+
 async function rowCount(gateway: string, table: string): Promise<number> {
   let count = 0;
   for (let bucket = 0; bucket < BUCKETS; bucket++) {
@@ -81,9 +89,14 @@ describe('metadata view snapshots on a real local cluster', () => {
       expect(appended.body.appended).toBe(ROWS_PER_APPEND);
     }
 
+    let lastSeen: Awaited<ReturnType<typeof logAndSnapshots>> | undefined;
     const before = await eventually('a purged log behind three kept snapshots', async () => {
       const state = await logAndSnapshots(cluster!.natsUrl);
+      lastSeen = state;
       return state.snapshotSeqs.length === 3 && state.firstSeq > 1 ? state : undefined;
+    }).catch((error: Error) => {
+      // What the wait saw last and what the lease holder said of its snapshot rounds: the cause, not just the timeout.
+      throw new Error(`${error.message}; last seen ${JSON.stringify(lastSeen)}; coordinator log:\n${coordinatorSnapshotLines(directory.path).join('\n')}`);
     });
     // The log is purged, never above the oldest kept snapshot (every kept snapshot can be started from); it
     // may keep a few more entries that a data node had not applied yet by its last heartbeat (the purge margin).

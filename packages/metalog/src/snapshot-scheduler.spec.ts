@@ -1,6 +1,7 @@
 import type { NatsConnection } from 'nats';
 import { LIMITS } from '@mink/config';
 import { UnavailableError } from '@mink/protocol';
+import { eventually } from '@mink/testing';
 import type { ObjectStore } from '@mink/s3stream';
 import { historyCommand, historyView } from './metadata-history.fixture';
 import { JetStreamMetaLog } from './meta-log';
@@ -48,7 +49,7 @@ describe('SnapshotScheduler on a real nats-server and S3 server', () => {
     return started;
   }
 
-  function startScheduler(store: MetaStore, log: JetStreamMetaLog, snapshots: ViewSnapshots, everyCommands = SNAPSHOT_EVERY_COMMANDS) {
+  function startScheduler(store: MetaStore, log: JetStreamMetaLog, snapshots: ViewSnapshots, everyCommands = SNAPSHOT_EVERY_COMMANDS, retryDelayMs?: number) {
     const rounds: SnapshotRound[] = [];
     const errors: Error[] = [];
     const scheduler = new SnapshotScheduler({
@@ -58,6 +59,7 @@ describe('SnapshotScheduler on a real nats-server and S3 server', () => {
       everyCommands,
       onSnapshot: (round) => rounds.push(round),
       onError: (error) => errors.push(error),
+      ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
     });
     stoppers.push(() => scheduler.stop());
     return { scheduler, rounds, errors };
@@ -212,5 +214,41 @@ describe('SnapshotScheduler on a real nats-server and S3 server', () => {
     expect(await snapshots.kept()).toEqual([]);
     expect(await log.firstSeq()).toBe(1);
     expect(scheduler.lastSnapshotSeq).toBe(0);
+  });
+
+  it('tries a failed round again after the retry delay on a quiet log, with no entry to start it', async () => {
+    // Proves a due snapshot (and its purge) is not left waiting for the next entry after a failed round:
+    // the log stays quiet after the failure, and the retry alone writes the snapshot and purges.
+    const working = servers.objectStore();
+    let failuresLeft = 1;
+    const onceFailingStore: ObjectStore = {
+      put: async (key, body) => {
+        if (failuresLeft > 0) {
+          failuresLeft -= 1;
+          throw new UnavailableError('the object store is down once');
+        }
+        return working.put(key, body);
+      },
+      get: (key, range) => working.get(key, range),
+      putFile: (key, path) => working.putFile(key, path),
+      getToFile: (key, path) => working.getToFile(key, path),
+      delete: (key) => working.delete(key),
+      list: (prefix) => working.list(prefix),
+    };
+    const { streamName, log, snapshots } = await newCluster({ objectStore: onceFailingStore });
+    await appendHistory(log, streamName, 0, 300);
+    const holder = await MetaStore.open(log);
+    stoppers.push(() => holder.stop());
+    await holder.start();
+    await holder.catchUp(CATCH_UP_TIMEOUT_MS);
+    const { scheduler, rounds, errors } = startScheduler(holder, log, snapshots, SNAPSHOT_EVERY_COMMANDS, 200);
+    await scheduler.start();
+    await scheduler.idle();
+    expect(errors.map((error) => error.message)).toEqual(['the object store is down once']);
+    expect(rounds).toEqual([]);
+    await eventually('the retried round wrote its snapshot', () => rounds.length === 1, { timeoutMs: CATCH_UP_TIMEOUT_MS, intervalMs: 20 });
+    expect(rounds[0]).toMatchObject({ seq: 300, purgedBeforeSeq: 301 });
+    expect((await snapshots.kept()).map((reference) => reference.seq)).toEqual([300]);
+    expect(await log.firstSeq()).toBe(301);
   });
 });

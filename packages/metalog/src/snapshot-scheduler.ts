@@ -25,8 +25,10 @@ export interface SnapshotSchedulerOptions {
   purgePoint?: (oldestKeptSnapshotSeq: number) => number;
   /** Called after each finished round (tests and logs). */
   onSnapshot?: (round: SnapshotRound) => void;
-  /** Called when a round fails; the next round waits `LIMITS.metaSnapshotRetryDelayMs`. */
+  /** Called when a round fails; the next round is tried `retryDelayMs` later. */
   onError?: (error: Error) => void;
+  /** How long after a failed round the next is tried, whether or not entries arrive meanwhile; `LIMITS.metaSnapshotRetryDelayMs` when absent. */
+  retryDelayMs?: number;
 }
 
 /**
@@ -41,7 +43,9 @@ export interface SnapshotSchedulerOptions {
  * never purges an entry that a kept snapshot needs.
  *
  * Rounds never overlap. They are started by applied entries, and once more after each round, so a round
- * that took long is followed by one for the view it fell behind on.
+ * that took long is followed by one for the view it fell behind on. A failed round is tried again after
+ * `retryDelayMs` by a timer, not by the next entry: a quiet log would otherwise keep its due snapshot (and
+ * its purge) until something else is written.
  */
 export class SnapshotScheduler {
   private readonly store: MetaStore;
@@ -51,6 +55,7 @@ export class SnapshotScheduler {
   private newestSnapshotSeq = 0;
   private round: Promise<void> | null = null;
   private retryNotBeforeMs = Number.NEGATIVE_INFINITY;
+  private retryTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
 
@@ -90,6 +95,8 @@ export class SnapshotScheduler {
   /** Stops starting rounds and waits for the one in flight, if any. */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     this.unsubscribe?.();
     this.unsubscribe = null;
     await this.round;
@@ -123,7 +130,7 @@ export class SnapshotScheduler {
       await this.log.purgeBefore(purgedBeforeSeq);
       round = { ...written, purgedBeforeSeq };
     } catch (error) {
-      this.retryNotBeforeMs = performance.now() + LIMITS.metaSnapshotRetryDelayMs;
+      this.scheduleRetry();
       this.report(error);
       return;
     }
@@ -132,6 +139,20 @@ export class SnapshotScheduler {
     } catch (error) {
       this.report(error);
     }
+  }
+
+  /** Holds rounds back for the retry delay, then tries the view of that moment. */
+  private scheduleRetry(): void {
+    const delayMs = this.options.retryDelayMs ?? LIMITS.metaSnapshotRetryDelayMs;
+    this.retryNotBeforeMs = performance.now() + delayMs;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.retryNotBeforeMs = Number.NEGATIVE_INFINITY;
+      this.maybeStartRound(this.store.view);
+    }, delayMs);
+    // A retry alone never keeps the process alive.
+    this.retryTimer.unref();
   }
 
   private report(error: unknown): void {
