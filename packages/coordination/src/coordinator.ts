@@ -58,6 +58,10 @@ export class Coordinator {
   private retaining = false;
   /** When this holder last heard from the worker of each table's tiering round, by table name; emptied on taking the lease. */
   private readonly tieringHeartbeats = new Map<string, number>();
+  /** True from acquiring the lease until this replica registered as coordinator (or lost the lease). */
+  private registrationDue = false;
+  /** True while a RegisterCoordinator of this replica is in flight. */
+  private registering = false;
   /** The round being given out: rounds are given one at a time. */
   private takingRound: Promise<unknown> = Promise.resolve();
   /** Creates and drops admitted and not finished (see decideAdmission). */
@@ -142,7 +146,10 @@ export class Coordinator {
     this.lease = lease ?? (await CoordinatorLease.open(nc, config.nodeId, config.leaseTtlMs));
     const runner = runLease({
       lease: this.lease,
-      onAcquired: () => void this.becomeHolder(),
+      onAcquired: () => {
+        this.registrationDue = true;
+        void this.becomeHolder();
+      },
       onLost: () => this.stepDown('lease lost'),
       onError: (error) => this.logger.warn({ err: error }, 'lease attempt failed'),
     });
@@ -168,9 +175,19 @@ export class Coordinator {
     this.stepDown('stopping');
   }
 
+  /**
+   * Registers this replica, which holds the lease, as coordinator with a new coordinator epoch, then starts
+   * the holder's loops. A registration that fails (a metadata log outage) is tried again at every tick
+   * while the lease is held: a holder that never registered would hold the lease and do nothing, so no
+   * orphaned bucket would be re-led until it lost the lease.
+   */
   private async becomeHolder(): Promise<void> {
+    if (this.registering || !this.registrationDue) return;
+    this.registering = true;
     try {
       const outcome = await this.member.store.proposeOrThrow({ type: 'RegisterCoordinator', coordinatorId: this.member.config.nodeId });
+      if (!this.registrationDue) return;
+      this.registrationDue = false;
       this.epoch = outcome.epoch!;
       this.acquiredAtMs = Date.now();
       this.seenLiveSinceAcquired.clear();
@@ -186,11 +203,14 @@ export class Coordinator {
       // Partitions due now (a holder that was away, or a clock that moved) are created without waiting a round.
       void this.partitions.requestRound();
     } catch (error) {
-      this.logger.error({ err: error }, 'could not register as coordinator');
+      this.logger.error({ err: error }, 'could not register as coordinator; trying again at the next tick while the lease is held');
+    } finally {
+      this.registering = false;
     }
   }
 
   private stepDown(reason: string): void {
+    this.registrationDue = false;
     if (this.epoch !== null) this.logger.warn({ coordinatorEpoch: this.epoch, reason }, 'no longer the coordinator');
     this.epoch = null;
     this.holderGauge.set(0);
@@ -295,6 +315,7 @@ export class Coordinator {
 
   /** docs/ownership.md §2.2 ("Node stops heartbeating"): on each tick re-lead buckets whose leader is not live. */
   private async tick(): Promise<void> {
+    if (this.registrationDue && this.lease.isHeld()) void this.becomeHolder();
     const epoch = this.actingEpoch();
     if (epoch === null || this.ticking) return;
     this.ticking = true;

@@ -1,0 +1,33 @@
+import { LIMITS } from '@mink/config';
+import { SimCoordinator, SimWorld, SIM_TICK_MS } from '../simulation/sim-cluster';
+import { SimRandom } from '../simulation/sim-random';
+import { useSimulatedClock } from '../simulation/sim-run';
+
+/**
+ * The production Coordinator over the simulation's in-memory ports (test/simulation): a replica that takes
+ * the lease while the metadata log refuses appends cannot register as coordinator at once; it must not
+ * sit on the lease doing nothing (no orphaned bucket would be re-led until it lost the lease), so it
+ * registers at a later tick, once the log takes appends again.
+ */
+describe('a coordinator whose registration fails when it takes the lease', () => {
+  useSimulatedClock();
+
+  it('registers at a later tick while it holds the lease, and acts as the coordinator from then on', async () => {
+    const world = new SimWorld(new SimRandom(1));
+    const lines = () => world.logLines.map((line) => JSON.parse(line) as { msg: string; coordinatorEpoch?: number });
+    // Every append of the first proposal is lost: RegisterCoordinator fails with Unavailable.
+    world.log.failNextAppends(LIMITS.proposeAttemptsMax, 'lost-request');
+    const coordinator = new SimCoordinator(world, 'c1', 1);
+    let started = false;
+    void coordinator.start().then(() => (started = true));
+    for (let step = 0; step < 100 && !started; step++) await jest.advanceTimersByTimeAsync(20);
+    expect(started).toBe(true);
+    for (let step = 0; step < 100 && !lines().some((line) => line.msg === 'acquired the coordinator lease'); step++) await jest.advanceTimersByTimeAsync(SIM_TICK_MS / 5);
+
+    const messages = lines().map((line) => line.msg);
+    expect(messages.filter((msg) => msg === 'could not register as coordinator; trying again at the next tick while the lease is held')).toHaveLength(1);
+    expect(lines().find((line) => line.msg === 'acquired the coordinator lease')?.coordinatorEpoch).toBe(1);
+    expect(world.log.entries().map((entry) => entry.command)).toEqual([{ type: 'RegisterCoordinator', coordinatorId: 'c1' }]);
+    coordinator.kill();
+  });
+});
