@@ -191,6 +191,10 @@ export class SimDataNode extends SimProcess {
       try {
         await fenced.abandon();
         this.incarnation = await Incarnation.begin(this.context!);
+      } catch (error) {
+        // As the real data node: a new incarnation that cannot register ends the process.
+        this.logger.fatal({ err: error }, 'could not register a new incarnation');
+        this.kill();
       } finally {
         this.reincarnating = false;
       }

@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import * as perfHooks from 'node:perf_hooks';
 import { bucketsOfTable, type View } from '@mink/meta';
+import { LIMITS } from '@mink/config';
+import { UnavailableError } from '@mink/protocol';
 import { MetaStore } from '@mink/metalog';
 import type { MinkClient } from '@mink/client';
 import { InvariantViolation, LogInvariants, checkStoredKeys, checkStoredRows, type KeyHistory, type SentRow, type StoredRow } from './invariants';
@@ -91,8 +93,16 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
       if (random.chance(0.6)) workload.send(random);
       if (random.chance(0.4)) puts.send(random);
       if (random.chance(logFaultChance)) {
-        world.log.failNextAppends(1, random.chance(0.5) ? 'lost-request' : 'lost-ack');
-        count('metadata append lost');
+        if (random.chance(0.3)) {
+          // A JetStream leader failover: an append and its retries fail, so its proposer is told the
+          // outcome is unknown, and the first append lands later all the same.
+          world.log.failNextAppends(1, 'lands-late', random.integer(20, 1_500));
+          world.log.failNextAppends(LIMITS.proposeAttemptsMax - 1, 'lost-request');
+          count('metadata append landed late');
+        } else {
+          world.log.failNextAppends(1, random.chance(0.5) ? 'lost-request' : 'lost-ack');
+          count('metadata append lost');
+        }
       }
       for (const resumed of run.resumeDue()) count(resumed);
       const fault = await run.maybeInjectFault();
@@ -108,6 +118,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     // Heal: every process back, faults off, and every call settled; then read everything back.
     world.bus.faults = { dropChance: 0, duplicateChance: 0, delayMsMax: 0 };
     world.storageFaults = { failChance: 0, lostAnswerChance: 0, latencyMsMax: 0 };
+    world.log.clearFaults();
     await run.healAll();
     await workload.settle(advance);
     await puts.settle(advance);
@@ -121,6 +132,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     const said = (message: string, extra = '') => world.logLines.filter((line) => line.includes(`"msg":"${message}"`) && line.includes(extra)).length;
     faults['KV snapshot committed'] = said('committed KV snapshot');
     faults['PK bucket restored from a snapshot'] = said('restored PK bucket', '"snapshot":"kv/');
+    faults['coordinator registration failed'] = said('could not register as coordinator; trying again at the next tick while the lease is held');
     return {
       seed,
       simulatedMs: Date.now() - startedAtMs,
@@ -196,7 +208,7 @@ class ClusterRun {
 
   async start(): Promise<void> {
     for (const id of COORDINATORS) await this.startCoordinator(id);
-    for (const id of DATA_NODES) await this.startDataNode(id);
+    for (const id of DATA_NODES) if (!(await this.startDataNode(id))) throw new InvariantViolation(`data node ${id} did not start on a healthy log`);
     for (let index = 0; index < WRITERS; index++) this.writers.push(new SimClient(this.world, `writer-${index}`));
   }
 
@@ -207,12 +219,23 @@ class ClusterRun {
     await this.settle(coordinator.start(), `starting ${coordinator.name}`);
   }
 
-  private async startDataNode(id: string): Promise<void> {
+  /**
+   * Starts data node `id`; false when its registration failed (a metadata log outage): like the real data
+   * node, the process then exits, so it stays dead until restarted.
+   */
+  private async startDataNode(id: string): Promise<boolean> {
     const node = new SimDataNode(this.world, id, this.nextLife(`n-${id}`));
     this.dataNodes.set(id, node);
-    await this.settle(node.start(), `starting ${node.name}`);
+    try {
+      await this.settle(node.start(), `starting ${node.name}`);
+    } catch (error) {
+      if (!(error instanceof UnavailableError)) throw error;
+      node.kill();
+      return false;
+    }
     this.downSince.delete(id);
     this.upSince.set(id, Date.now());
+    return true;
   }
 
   /** An observer's own copy of the view, fed every entry with the view before it. */
@@ -331,8 +354,7 @@ class ClusterRun {
     }
 
     if (action === 4 && dead.length > 0) {
-      await this.startDataNode(random.choice(dead).nodeId);
-      return 'restart data node';
+      return (await this.startDataNode(random.choice(dead).nodeId)) ? 'restart data node' : 'data node exited at start (registration failed)';
     }
     if (action === 5 && coordinators.every((coordinator) => coordinator.gate.running)) {
       random.choice(coordinators).kill();
@@ -393,7 +415,8 @@ class ClusterRun {
         this.downSince.delete(node.nodeId);
         this.upSince.set(node.nodeId, Date.now());
       }
-      if (node.gate.state === 'dead') await this.startDataNode(node.nodeId);
+      // Faults are off by now, so a registration fails only for a cause of its own.
+      if (node.gate.state === 'dead' && !(await this.startDataNode(node.nodeId))) throw new InvariantViolation(`data node ${node.nodeId} did not start once healed`);
     }
   }
 
@@ -540,6 +563,21 @@ class PutWorkload {
 }
 
 /** Puts node:perf_hooks' clock on jest's fake clock (jest fakes the global `performance` only). */
+/** Jest hooks that run each test of the enclosing block on the simulated clock (jest's modern timers, performance.now too). */
+export function useSimulatedClock(): void {
+  let restorePerformance: () => void = () => undefined;
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+    restorePerformance = fakePerformanceClock();
+  });
+  afterEach(() => {
+    restorePerformance();
+    jest.clearAllTimers();
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+  });
+}
+
 export function fakePerformanceClock(): () => void {
   const fake = globalThis.performance;
   const spy = jest.spyOn(perfHooks.performance, 'now').mockImplementation(() => fake.now());

@@ -1,4 +1,4 @@
-import { fakePerformanceClock, runSeed, type SeedReport } from '../simulation/sim-run';
+import { runSeed, useSimulatedClock, type SeedReport } from '../simulation/sim-run';
 
 /**
  * The deterministic whole-cluster simulation (issue 12 item 1; test/simulation): every seed runs the
@@ -15,18 +15,7 @@ const STEPS = Number(process.env.MINK_SIM_STEPS ?? 200);
 const REPLAY = process.env.MINK_SIM_SEED === undefined ? undefined : Number(process.env.MINK_SIM_SEED);
 
 describe('whole-cluster simulation', () => {
-  let restorePerformance: () => void = () => undefined;
-
-  beforeEach(() => {
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
-    restorePerformance = fakePerformanceClock();
-  });
-
-  afterEach(() => {
-    restorePerformance();
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  useSimulatedClock();
 
   const seeds = REPLAY === undefined ? Array.from({ length: SEEDS }, (_, index) => FIRST_SEED + index) : [REPLAY];
 
@@ -46,7 +35,7 @@ describe('whole-cluster simulation', () => {
     expect(total((report) => report.acknowledgedRows)).toBeGreaterThan(0);
     expect(total((report) => report.acknowledgedPuts)).toBeGreaterThan(0);
     if (REPLAY === undefined) {
-      for (const fault of ['kill data node', 'restart data node', 'pause data node', 'kill coordinator', 'pause coordinator', 'storage call failed', 'metadata append lost', 'KV snapshot committed', 'PK bucket restored from a snapshot']) {
+      for (const fault of ['kill data node', 'restart data node', 'pause data node', 'kill coordinator', 'pause coordinator', 'storage call failed', 'metadata append lost', 'metadata append landed late', 'KV snapshot committed', 'PK bucket restored from a snapshot']) {
         expect([fault, faults[fault] ?? 0]).toEqual([fault, expect.any(Number)]);
         expect(faults[fault]).toBeGreaterThan(0);
       }

@@ -1,5 +1,5 @@
 import { UnavailableError, TimeoutError, ConflictError } from '@mink/protocol';
-import type { Command, MetaLog, Outcome, TailSubscription } from '@mink/meta';
+import { ownRecord, type Command, type MetaLog, type Outcome, type TailSubscription } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { InMemoryMetaLog } from './in-memory-meta-log';
 
@@ -92,6 +92,20 @@ describe('InMemoryMetaLog', () => {
     log.failNextAppends(1, 'lost-request');
     expect(await metaStore.propose({ type: 'RegisterNode', nodeId: '1' })).toEqual({ ok: true, epoch: 2 });
     expect(log.entries()).toHaveLength(2);
+  });
+
+  it('lands an entry whose proposal failed later, when its first append lands late and the retries are lost', async () => {
+    // Proves the fault the simulation uses for a JetStream leader failover: the proposer is told the
+    // outcome is unknown (Unavailable), and the entry still applies afterwards, once.
+    const log = new InMemoryMetaLog();
+    const metaStore = await store(log, { proposeAttemptsMax: 2 });
+    log.failNextAppends(1, 'lands-late', 200);
+    log.failNextAppends(1, 'lost-request');
+    await expect(metaStore.propose({ type: 'RegisterNode', nodeId: '1' })).rejects.toBeInstanceOf(UnavailableError);
+    expect(log.entries()).toEqual([]);
+    await metaStore.waitForSeq(1, WAIT_MS);
+    expect(log.entries()).toEqual([{ seq: 1, command: { type: 'RegisterNode', nodeId: '1' } }]);
+    expect(ownRecord(metaStore.view.nodes, '1')?.epoch).toBe(1);
   });
 
   it('gives up with Unavailable after proposeAttemptsMax failed appends', async () => {

@@ -6,7 +6,13 @@ export type AppendFault =
   /** The append fails before it reaches the log: nothing is appended. */
   | 'lost-request'
   /** The append lands in the log but its ack is lost: the caller sees a failure. */
-  | 'lost-ack';
+  | 'lost-ack'
+  /**
+   * The caller sees a failure at once and the entry lands later (`failNextAppends`' `landsAfterMs`): a
+   * publish stored by a JetStream leader that was lost before it acknowledged, and replicated once a
+   * new leader is elected. Retries of the same message id meanwhile land it at once, as JetStream would.
+   */
+  | 'lands-late';
 
 interface Subscriber {
   nextSeq: number;
@@ -23,17 +29,23 @@ interface Subscriber {
  * copied through JSON on append, as the wire would, so no caller can share or mutate a stored entry.
  *
  * Faults for simulations: `failNextAppends(count, fault)` makes the next appends fail with
- * `UnavailableError`, either before the entry lands or after (a lost ack).
+ * `UnavailableError`, either before the entry lands, or after (a lost ack), or with the entry landing
+ * only later (a metadata leader failover).
  */
 export class InMemoryMetaLog implements MetaLog {
   private readonly commands: Command[] = [];
   private readonly seqByMessageId = new Map<string, number>();
   private readonly subscribers = new Set<Subscriber>();
-  private readonly faults: AppendFault[] = [];
+  private readonly faults: { fault: AppendFault; landsAfterMs: number }[] = [];
 
   async append(command: Command, messageId: string): Promise<AppendResult> {
-    const fault = this.faults.shift();
+    const { fault, landsAfterMs } = this.faults.shift() ?? { fault: undefined, landsAfterMs: 0 };
     if (fault === 'lost-request') throw new UnavailableError('injected fault: the append did not reach the log');
+    if (fault === 'lands-late') {
+      const landing = JSON.parse(JSON.stringify(command)) as Command;
+      setTimeout(() => this.appendNow(landing, messageId), landsAfterMs);
+      throw new UnavailableError(`injected fault: no ack; the entry lands in ${landsAfterMs} ms`);
+    }
     const result = this.appendNow(command, messageId);
     if (fault === 'lost-ack') throw new UnavailableError(`injected fault: the ack of entry ${result.seq} was lost`);
     return result;
@@ -57,8 +69,13 @@ export class InMemoryMetaLog implements MetaLog {
   }
 
   /** Makes the next `count` appends fail with `fault`. */
-  failNextAppends(count: number, fault: AppendFault): void {
-    for (let index = 0; index < count; index++) this.faults.push(fault);
+  failNextAppends(count: number, fault: AppendFault, landsAfterMs = 0): void {
+    for (let index = 0; index < count; index++) this.faults.push({ fault, landsAfterMs });
+  }
+
+  /** Drops the faults not yet injected (entries already landing late still land). */
+  clearFaults(): void {
+    this.faults.length = 0;
   }
 
   /** A copy of every entry, in order, for assertions. */
