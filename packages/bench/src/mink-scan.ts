@@ -350,11 +350,12 @@ async function warmUpFormat(
 /** `warmUpFormat` of the client's reads: `records` records of each bucket through `scanArrow`; why it failed, or null. */
 async function warmUpClient(settings: ScanSettings, buckets: readonly number[], table: string, records: number): Promise<ScanFormatSkipped | null> {
   const client = await MinkClient.connect({ servers: settings.cluster.natsUrl, name: 'mink-bench scan warm-up' });
+  let bucket: number | undefined;
   try {
-    for (const bucket of buckets) await client.table(table).scanArrow({ bucket, offset: 0, limit: records });
+    for (bucket of buckets) await client.table(table).scanArrow({ bucket, offset: 0, limit: records });
     return null;
   } catch (error) {
-    return { format: 'client-arrow', accept: SCAN_MEDIA_TYPES['client-arrow'], reason: `scanArrow of bucket … failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { format: 'client-arrow', accept: SCAN_MEDIA_TYPES['client-arrow'], reason: `scanArrow of bucket ${String(bucket)} failed: ${error instanceof Error ? error.message : String(error)}` };
   } finally {
     await client.close();
   }

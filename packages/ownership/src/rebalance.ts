@@ -73,14 +73,20 @@ export function planRebalance(view: View, live: ReadonlySet<string>): Move[] {
  */
 function bucketToMove(source: readonly BucketRecord[], target: readonly BucketRecord[]): number {
   const surplus = new Map<string, number>();
-  for (const record of source) surplus.set(groupOf(record), (surplus.get(groupOf(record)) ?? 0) + 1);
+  for (const record of source) {
+    const group = groupOf(record);
+    surplus.set(group, (surplus.get(group) ?? 0) + 1);
+  }
   for (const record of target) {
-    const count = surplus.get(groupOf(record));
-    if (count !== undefined) surplus.set(groupOf(record), count - 1);
+    const group = groupOf(record);
+    const count = surplus.get(group);
+    if (count !== undefined) surplus.set(group, count - 1);
   }
   let chosen = source.length - 1;
+  let chosenSurplus = surplus.get(groupOf(source[chosen]!))!;
   for (let index = source.length - 2; index >= 0; index--) {
-    if (surplus.get(groupOf(source[index]!))! > surplus.get(groupOf(source[chosen]!))!) chosen = index;
+    const candidate = surplus.get(groupOf(source[index]!))!;
+    if (candidate > chosenSurplus) [chosen, chosenSurplus] = [index, candidate];
   }
   return chosen;
 }

@@ -23,7 +23,7 @@ import { InvalidArgumentError } from '@mink/protocol';
 
 import type { RecordBatch as RecordBatchMetadata } from 'apache-arrow/ipc/metadata/message';
 import { type ColumnBuffers, bytesOf, concatBytes, encodeIpcStream } from './arrow-ipc';
-import { type IpcMessage, readIpcMessages } from './ipc-reader';
+import { readIpcMessages } from './ipc-reader';
 import { type Row, fieldOf, setField } from './row';
 
 /**
@@ -283,7 +283,7 @@ function concatColumnBuffers(type: ColumnType, parts: readonly ColumnBuffers[]):
 export function checkRowsStream(columns: ColumnSpec[], bytes: Uint8Array, rowCountMax: number): CheckedBatch[] {
   const refuse = (reason: string) => new InvalidArgumentError(`batch: ${reason}`);
   let schemaFields: Field[];
-  let batchMessages: IpcMessage[];
+  const batches: { header: RecordBatchMetadata; body: Uint8Array }[] = [];
   try {
     // Bodies stay views of the request (no alignment copy): the checks below read them byte-wise and
     // through DataViews, and encodeLayout copies them into the stored batch once.
@@ -291,30 +291,22 @@ export function checkRowsStream(columns: ColumnSpec[], bytes: Uint8Array, rowCou
     const schemaMessage = messages[0]?.message;
     if (schemaMessage === undefined || !schemaMessage.isSchema()) throw refuse('an Arrow IPC stream must start with its schema message');
     schemaFields = schemaMessage.header().fields;
-    batchMessages = messages.slice(1);
-    if (batchMessages.length === 0 || !batchMessages.every(({ message }) => message.isRecordBatch())) {
-      throw refuse('the schema must be followed by record batches only (dictionaries are not taken)');
+    for (const { message, body } of messages.slice(1)) {
+      if (!message.isRecordBatch()) throw refuse('the schema must be followed by record batches only (dictionaries are not taken)');
+      // Each header is decoded here, where a corrupt one is a readable refusal; apache-arrow turns its
+      // 64-bit figures into numbers, and throws on one beyond the safe integers.
+      batches.push({ header: message.header(), body });
     }
+    if (batches.length === 0) throw refuse('the schema must be followed by record batches only (dictionaries are not taken)');
   } catch (error) {
     if (error instanceof InvalidArgumentError) throw error;
     throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);
   }
   checkFieldsAreColumns(columns, schemaFields);
-  let headers: RecordBatchMetadata[];
-  try {
-    // Each header is decoded here, where a corrupt one is a readable refusal; apache-arrow turns its
-    // 64-bit figures into numbers, and throws on one beyond the safe integers.
-    headers = batchMessages.map(({ message }) => {
-      if (!message.isRecordBatch()) throw new Error('a message after the schema is not a record batch');
-      return message.header();
-    });
-  } catch (error) {
-    throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);
-  }
   let rowCount = 0;
-  for (const header of headers) rowCount += header.length;
+  for (const { header } of batches) rowCount += header.length;
   if (rowCount > rowCountMax) throw refuse(`a request appends at most ${rowCountMax} rows to one bucket, got ${rowCount}`);
-  return headers.map((header, index) => checkRecordBatch(columns, header, batchMessages[index]!.body));
+  return batches.map(({ header, body }) => checkRecordBatch(columns, header, body));
 }
 
 /** One record batch of a client's stream checked against the table's columns (see `checkRowsStream`). */
