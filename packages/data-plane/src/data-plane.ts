@@ -235,7 +235,8 @@ export class DataPlane {
     const attempt = write({ id: writer.id, seq: writer.seq })
       .catch((error: unknown) => {
         // An earlier attempt whose commit's outcome was unknown (a metadata leader failover) may have applied
-        // after this one was taken, and then this one is refused (by the WAL writer or the commit) for it:
+        // after this one was taken, and then this one is refused for it (by the WAL writer for its sequence,
+        // or by the commit for its offsets):
         // the batch is committed, so the writer gets its offsets, as for any duplicate.
         const committed = this.committedBatchOf(id, writer);
         if (committed === undefined) throw error;

@@ -1100,26 +1100,6 @@ describe('CommitWal rejects the whole command, changing nothing but the sequence
     ['the same range twice', commitWal([range(EVENTS_0, 10, 12), range(EVENTS_0, 10, 12)]), 'Conflict', "range [10, 12) of table 'events' bucket 0 does not start at the committed end 12"],
     ['two ranges of one stream listed out of offset order', commitWal([range(EVENTS_0, 12, 15), range(EVENTS_0, 10, 12)]), 'Conflict', "range [12, 15) of table 'events' bucket 0 does not start at the committed end 10"],
 
-    // A writer's batch is committed once: a retry whose first attempt applied meanwhile (its outcome was unknown) is refused.
-    [
-      "a writer's committed batch again at the new end",
-      commitWal([range(EVENTS_0, 10, 20, { writer: { id: 'w1', seq: 0 } })]),
-      'Conflict',
-      "range [10, 20) of table 'events' bucket 0: writer w1 sequence 0 is already committed (its last committed sequence is 0): not written twice",
-    ],
-    [
-      "one writer's sequence twice in one command",
-      commitWal([range(EVENTS_0, 10, 12, { writer: { id: 'w2', seq: 1 } }), range(EVENTS_0, 12, 14, { position: 20, writer: { id: 'w2', seq: 1 } })]),
-      'Conflict',
-      "range [12, 14) of table 'events' bucket 0: writer w2 sequence 1 is already committed (its last committed sequence is 1): not written twice",
-    ],
-    [
-      "a valid range, then an older sequence of a writer",
-      commitWal([next10, range(EVENTS_0, 12, 14, { writer: { id: 'w1', seq: 0 } })]),
-      'Conflict',
-      "range [12, 14) of table 'events' bucket 0: writer w1 sequence 0 is already committed",
-    ],
-
     // All or nothing: a valid first range of one stream is not committed when a range of another fails.
     ['a valid range, then one of another stream at a stale stream epoch', commitWal([next10, range(ORDERS_P1_0, 5, 6, { streamEpoch: 0 })]), 'Fenced', "stream epoch 0 is fenced: current is 1 for table 'orders' partition 'p1' bucket 0"],
     ['a valid range, then one of another stream leaving a gap', commitWal([next10, range(ORDERS_P1_0, 6, 8)]), 'Conflict', "range [6, 8) of table 'orders' partition 'p1' bucket 0 does not start at the committed end 5"],

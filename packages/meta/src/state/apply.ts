@@ -55,7 +55,6 @@ import {
   type WriterState,
 } from './view';
 import { isStreamOpenBy } from './fence';
-import { describeCommittedSequence } from './writer-sequence';
 
 /** The result of applying one log entry: the next view and what the proposer is told. */
 export interface Applied {
@@ -797,8 +796,6 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
         `range [${range.startOffset}, ${range.endOffset}) of ${describeBucket(record)} does not start at the committed end ${stream.endOffset}`,
       );
     }
-    const repeated = range.writer ? describeCommittedSequence(ownRecord(stream.writers, range.writer.id), range.writer.id, range.writer.seq) : null;
-    if (repeated !== null) return reject(view, seq, 'Conflict', `range [${range.startOffset}, ${range.endOffset}) of ${describeBucket(record)}: ${repeated}`);
     const slice: DataSlice = {
       object: command.object,
       startOffset: range.startOffset,

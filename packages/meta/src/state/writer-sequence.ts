@@ -56,9 +56,11 @@ export function decideWriterSequence(input: WriterSequenceInput): WriterSequence
  * Why a batch of writer `writerId` numbered `seq` must not be committed to a stream whose view holds
  * `committed` of that writer, or null when it may: a sequence at or below the writer's last committed one
  * was committed before (or is too old to tell), and committing it again would store its records twice.
- * The leader's `decideWriterSequence` answers such a batch at arrival; this is checked again where the
- * batch is placed and where its commit applies, because an earlier attempt whose commit's outcome was
- * unknown (a metadata leader failover) may apply in between.
+ * The leader's `decideWriterSequence` answers such a batch at arrival; the WAL writer checks it again
+ * where it places the batch, because an earlier attempt whose commit's outcome was unknown (a metadata
+ * leader failover) may apply in between. (A commit placed before that earlier one applied cannot land
+ * twice: its range starts at the end the earlier one moved, so `CommitWal` refuses it. Applying a
+ * `CommitWal` does not check sequences itself, so every existing log replays as it did.)
  */
 export function describeCommittedSequence(committed: WriterState | undefined, writerId: string, seq: number): string | null {
   if (committed === undefined || seq > committed.seq) return null;
