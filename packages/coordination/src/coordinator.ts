@@ -58,8 +58,6 @@ export class Coordinator {
   private retaining = false;
   /** When this holder last heard from the worker of each table's tiering round, by table name; emptied on taking the lease. */
   private readonly tieringHeartbeats = new Map<string, number>();
-  /** True from acquiring the lease until this replica registered as coordinator (or lost the lease). */
-  private registrationDue = false;
   /** True while a RegisterCoordinator of this replica is in flight. */
   private registering = false;
   /** The round being given out: rounds are given one at a time. */
@@ -146,10 +144,7 @@ export class Coordinator {
     this.lease = lease ?? (await CoordinatorLease.open(nc, config.nodeId, config.leaseTtlMs));
     const runner = runLease({
       lease: this.lease,
-      onAcquired: () => {
-        this.registrationDue = true;
-        void this.becomeHolder();
-      },
+      onAcquired: () => void this.becomeHolder(),
       onLost: () => this.stepDown('lease lost'),
       onError: (error) => this.logger.warn({ err: error }, 'lease attempt failed'),
     });
@@ -177,17 +172,19 @@ export class Coordinator {
 
   /**
    * Registers this replica, which holds the lease, as coordinator with a new coordinator epoch, then starts
-   * the holder's loops. A registration that fails (a metadata log outage) is tried again at every tick
-   * while the lease is held: a holder that never registered would hold the lease and do nothing, so no
-   * orphaned bucket would be re-led until it lost the lease.
+   * the holder's loops. Whenever the lease is held and this replica is not the acting coordinator — its
+   * registration failed (a metadata log outage), or a newer coordinator epoch fenced it (a registration of
+   * another replica, or a late one of its own, that landed after it registered) — it registers again at
+   * the next tick: a holder that does not act would hold the lease and do nothing, so no orphaned bucket
+   * would be re-led until it lost the lease.
    */
   private async becomeHolder(): Promise<void> {
-    if (this.registering || !this.registrationDue) return;
+    if (this.registering) return;
     this.registering = true;
     try {
       const outcome = await this.member.store.proposeOrThrow({ type: 'RegisterCoordinator', coordinatorId: this.member.config.nodeId });
-      if (!this.registrationDue) return;
-      this.registrationDue = false;
+      // A lease lost meanwhile: the epoch is not this replica's to act on (the next holder registers anew).
+      if (!this.lease.isHeld()) return;
       this.epoch = outcome.epoch!;
       this.acquiredAtMs = Date.now();
       this.seenLiveSinceAcquired.clear();
@@ -210,7 +207,6 @@ export class Coordinator {
   }
 
   private stepDown(reason: string): void {
-    this.registrationDue = false;
     if (this.epoch !== null) this.logger.warn({ coordinatorEpoch: this.epoch, reason }, 'no longer the coordinator');
     this.epoch = null;
     this.holderGauge.set(0);
@@ -315,7 +311,10 @@ export class Coordinator {
 
   /** docs/ownership.md §2.2 ("Node stops heartbeating"): on each tick re-lead buckets whose leader is not live. */
   private async tick(): Promise<void> {
-    if (this.registrationDue && this.lease.isHeld()) void this.becomeHolder();
+    // A registration that landed after this replica's (another replica's, or a late one of its own) fences
+    // it even when it proposes nothing; as the lease holder it registers again.
+    if (this.epoch !== null && this.member.view.coordinator.epoch > this.epoch) this.stepDown('a newer coordinator epoch is in the view');
+    if (this.epoch === null && this.lease.isHeld()) void this.becomeHolder();
     const epoch = this.actingEpoch();
     if (epoch === null || this.ticking) return;
     this.ticking = true;
