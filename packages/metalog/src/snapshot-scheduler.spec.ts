@@ -251,4 +251,34 @@ describe('SnapshotScheduler on a real nats-server and S3 server', () => {
     expect((await snapshots.kept()).map((reference) => reference.seq)).toEqual([300]);
     expect(await log.firstSeq()).toBe(301);
   });
+
+  it('purges after a failed purge on a quiet log, behind the snapshot already written', async () => {
+    // Proves the purge is owed, not forgotten: the snapshot was written, the purge failed, and no entry
+    // arrives; the retry purges behind that snapshot without writing another.
+    const { streamName, log, snapshots } = await newCluster();
+    await appendHistory(log, streamName, 0, 300);
+    const holder = await MetaStore.open(log);
+    stoppers.push(() => holder.stop());
+    await holder.start();
+    await holder.catchUp(CATCH_UP_TIMEOUT_MS);
+    let purgeFailures = 1;
+    const purgeOnceFailing = Object.assign(Object.create(log) as JetStreamMetaLog, {
+      purgeBefore: async (seq: number) => {
+        if (purgeFailures > 0) {
+          purgeFailures -= 1;
+          throw new UnavailableError('the purge timed out');
+        }
+        return log.purgeBefore(seq);
+      },
+    });
+    const { scheduler, rounds, errors } = startScheduler(holder, purgeOnceFailing, snapshots, SNAPSHOT_EVERY_COMMANDS, 200);
+    await scheduler.start();
+    await scheduler.idle();
+    expect(errors.map((error) => error.message)).toEqual(['the purge timed out']);
+    expect(await log.firstSeq()).toBe(1);
+    await eventually('the owed purge', () => rounds.length === 1, { timeoutMs: CATCH_UP_TIMEOUT_MS, intervalMs: 20 });
+    expect(rounds[0]).toMatchObject({ seq: 300, purgedBeforeSeq: 301 });
+    expect((await snapshots.kept()).map((reference) => reference.seq)).toEqual([300]);
+    expect(await log.firstSeq()).toBe(301);
+  });
 });

@@ -56,6 +56,8 @@ export class SnapshotScheduler {
   private round: Promise<void> | null = null;
   private retryNotBeforeMs = Number.NEGATIVE_INFINITY;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** The newest snapshot written whose purge has not been done yet (it failed, or is under way). */
+  private owedPurge: SnapshotWriteResult | null = null;
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
 
@@ -109,7 +111,7 @@ export class SnapshotScheduler {
 
   private maybeStartRound(view: View): void {
     if (this.stopped || this.round) return;
-    if (view.seq < this.newestSnapshotSeq + this.everyCommands) return;
+    if (!this.isSnapshotDue(view) && this.owedPurge === null) return;
     if (performance.now() < this.retryNotBeforeMs) return;
     this.round = this.runRound(view).finally(() => {
       this.round = null;
@@ -118,16 +120,26 @@ export class SnapshotScheduler {
     });
   }
 
+  private isSnapshotDue(view: View): boolean {
+    return view.seq >= this.newestSnapshotSeq + this.everyCommands;
+  }
+
+  /** Writes a snapshot of `view` when one is due, then purges behind the newest snapshot written (also one whose purge failed before). */
   private async runRound(view: View): Promise<void> {
     let round: SnapshotRound;
     try {
-      const written = await this.snapshots.write(view);
-      this.newestSnapshotSeq = Math.max(this.newestSnapshotSeq, written.kept[0]?.seq ?? written.seq);
+      if (this.isSnapshotDue(view)) {
+        const written = await this.snapshots.write(view);
+        this.newestSnapshotSeq = Math.max(this.newestSnapshotSeq, written.kept[0]?.seq ?? written.seq);
+        this.owedPurge = written;
+      }
+      const written = this.owedPurge!;
       // `kept` is never empty after a write: it holds the written snapshot or newer ones.
       const oldestKeptSeq = written.kept[written.kept.length - 1]!.seq;
       const rulePoint = oldestKeptSeq + 1;
       const purgedBeforeSeq = Math.min(rulePoint, this.options.purgePoint?.(oldestKeptSeq) ?? rulePoint);
       await this.log.purgeBefore(purgedBeforeSeq);
+      this.owedPurge = null;
       round = { ...written, purgedBeforeSeq };
     } catch (error) {
       this.scheduleRetry();
@@ -143,6 +155,7 @@ export class SnapshotScheduler {
 
   /** Holds rounds back for the retry delay, then tries the view of that moment. */
   private scheduleRetry(): void {
+    if (this.stopped) return;
     const delayMs = this.options.retryDelayMs ?? LIMITS.metaSnapshotRetryDelayMs;
     this.retryNotBeforeMs = performance.now() + delayMs;
     clearTimeout(this.retryTimer);
