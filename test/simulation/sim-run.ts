@@ -132,7 +132,6 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     const said = (message: string, extra = '') => world.logLines.filter((line) => line.includes(`"msg":"${message}"`) && line.includes(extra)).length;
     faults['KV snapshot committed'] = said('committed KV snapshot');
     faults['PK bucket restored from a snapshot'] = said('restored PK bucket', '"snapshot":"kv/');
-    faults['coordinator registration failed'] = said('could not register as coordinator; trying again at the next tick while the lease is held');
     return {
       seed,
       simulatedMs: Date.now() - startedAtMs,
