@@ -20,6 +20,8 @@ import { IN_MEMORY_TABLETS } from './sim-tablets';
 /** Timings of the simulated cluster: those of the fault tests on real processes (lease 3 s, tick 0.5 s). */
 export const SIM_LEASE_TTL_MS = 3_000;
 export const SIM_TICK_MS = 500;
+/** The longest one-way trip of a metadata log append when the log is healthy. */
+export const SIM_LOG_LATENCY_MS_MAX = 5;
 
 /** The shared world every simulated process reaches through its own gate: log, buckets, storage, bus. */
 export class SimWorld {
@@ -32,8 +34,8 @@ export class SimWorld {
   storageFaults: StorageFaults = NO_STORAGE_FAULTS;
   /** Storage calls failed by `storageFaults` so far. */
   storageFailures = 0;
-  /** The longest one-way trip of a metadata log append (JetStream publish). */
-  logLatencyMsMax = 5;
+  /** The longest one-way trip of a metadata log append (JetStream publish); a stall raises it for a while. */
+  logLatencyMsMax = SIM_LOG_LATENCY_MS_MAX;
   /** Every process's log lines, newest last, to print when a seed fails. */
   readonly logLines: string[] = [];
 

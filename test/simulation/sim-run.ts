@@ -6,7 +6,7 @@ import { UnavailableError } from '@mink/protocol';
 import { MetaStore } from '@mink/metalog';
 import type { MinkClient } from '@mink/client';
 import { InvariantViolation, LogInvariants, checkStoredKeys, checkStoredRows, type KeyHistory, type SentRow, type StoredRow } from './invariants';
-import { SIM_LEASE_TTL_MS, SIM_TICK_MS, SimClient, SimCoordinator, SimDataNode, SimWorld } from './sim-cluster';
+import { SIM_LEASE_TTL_MS, SIM_LOG_LATENCY_MS_MAX, SIM_TICK_MS, SimClient, SimCoordinator, SimDataNode, SimWorld } from './sim-cluster';
 import { SimRandom } from './sim-random';
 
 export const SIM_TABLE = 'sim';
@@ -89,7 +89,18 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     world.storageFaults = random.chance(0.5) ? { failChance: random.integer(1, 10) / 100, lostAnswerChance: 0.5, latencyMsMax: random.integer(0, 80) } : world.storageFaults;
     // Metadata log appends that fail (a JetStream publish lost on the way, or its ack lost after it landed).
     const logFaultChance = random.chance(0.5) ? random.integer(1, 5) / 100 : 0;
+    /** The step at which a stall of the metadata log ends (a JetStream leader election), or -1. */
+    let stallEndsAtStep = -1;
     for (let step = 0; step < options.steps; step++) {
+      if (step === stallEndsAtStep) {
+        world.logLatencyMsMax = SIM_LOG_LATENCY_MS_MAX;
+        stallEndsAtStep = -1;
+      } else if (stallEndsAtStep < 0 && random.chance(logFaultChance / 2)) {
+        // Every append takes up to a second or so each way for a while: commits queue behind it.
+        world.logLatencyMsMax = random.integer(200, 1_200);
+        stallEndsAtStep = step + random.integer(5, 30);
+        count('metadata log stalled');
+      }
       if (random.chance(0.6)) workload.send(random);
       if (random.chance(0.4)) puts.send(random);
       if (random.chance(logFaultChance)) {
@@ -119,6 +130,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     world.bus.faults = { dropChance: 0, duplicateChance: 0, delayMsMax: 0 };
     world.storageFaults = { failChance: 0, lostAnswerChance: 0, latencyMsMax: 0 };
     world.log.clearFaults();
+    world.logLatencyMsMax = SIM_LOG_LATENCY_MS_MAX;
     await run.healAll();
     await workload.settle(advance);
     await puts.settle(advance);

@@ -35,7 +35,7 @@ describe('whole-cluster simulation', () => {
     expect(total((report) => report.acknowledgedRows)).toBeGreaterThan(0);
     expect(total((report) => report.acknowledgedPuts)).toBeGreaterThan(0);
     if (REPLAY === undefined) {
-      for (const fault of ['kill data node', 'restart data node', 'pause data node', 'kill coordinator', 'pause coordinator', 'storage call failed', 'metadata append lost', 'metadata append landed late', 'KV snapshot committed', 'PK bucket restored from a snapshot']) {
+      for (const fault of ['kill data node', 'restart data node', 'pause data node', 'kill coordinator', 'pause coordinator', 'storage call failed', 'metadata append lost', 'metadata append landed late', 'metadata log stalled', 'KV snapshot committed', 'PK bucket restored from a snapshot']) {
         expect([fault, faults[fault] ?? 0]).toEqual([fault, expect.any(Number)]);
         expect(faults[fault]).toBeGreaterThan(0);
       }
