@@ -69,6 +69,7 @@ export class Coordinator {
   private readonly holderGauge: Gauge;
   private readonly releadCounter: Counter;
   private readonly gcDeletedCounter: Counter;
+  private readonly gcDeletedBytesCounter: Counter;
   private readonly seenLiveGauge: Gauge;
   private readonly refusedCounter: Counter;
   private readonly partitionCounter: Counter<'action'>;
@@ -83,6 +84,11 @@ export class Coordinator {
     this.holderGauge = new Gauge({ name: 'mink_coordinator_lease_held', help: '1 while this replica holds the lease', registers: [state.registry] });
     this.releadCounter = new Counter({ name: 'mink_coordinator_releads_total', help: 'LeadBucket proposals for orphaned buckets', registers: [state.registry] });
     this.gcDeletedCounter = new Counter({ name: 'mink_gc_objects_deleted_total', help: 'Unreferenced objects this replica deleted from storage and the view', registers: [state.registry] });
+    this.gcDeletedBytesCounter = new Counter({
+      name: 'mink_gc_bytes_deleted_total',
+      help: 'Bytes of the unreferenced objects this replica deleted, as far as the view knew their sizes (objects committed before sizes were kept count 0)',
+      registers: [state.registry],
+    });
     const coordinator = this;
     new Gauge({
       name: 'mink_coordinator_epoch',
@@ -246,7 +252,10 @@ export class Coordinator {
       meta: this.member.store,
       clock: { nowMs: () => Date.now() },
       logger: this.logger,
-      onDeleted: (objects) => this.gcDeletedCounter.inc(objects),
+      onDeleted: (objects, bytes) => {
+        this.gcDeletedCounter.inc(objects);
+        this.gcDeletedBytesCounter.inc(bytes);
+      },
     });
     this.garbageCollector = collector;
     collector.start(LIMITS.garbageCollectionIntervalMs);

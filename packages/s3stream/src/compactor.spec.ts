@@ -190,15 +190,17 @@ describe('Compactor', () => {
     expect(new Set(streamOf(meta.view, first).slices.map((slice) => slice.object))).toEqual(new Set([firstObject]));
     expect(streamOf(meta.view, second).slices.every((slice) => slice.object.startsWith('wal/'))).toBe(true);
     expect(recordOf(meta.view.garbage)).toEqual({});
-    expect(walKeys(store).map((key) => getShardEntry(meta.view.objects, key))).toEqual(walKeys(store).map(() => ({ references: 1 })));
-    expect(getShardEntry(meta.view.objects, firstObject)).toEqual({ references: 25 });
+    // Each object's size in the view is the size of the object stored (every byte of it is in a slice).
+    const walSizes = new Map(await Promise.all(walKeys(store).map(async (key) => [key, (await store.get(key)).byteLength] as const)));
+    expect(walKeys(store).map((key) => getShardEntry(meta.view.objects, key))).toEqual(walKeys(store).map((key) => ({ references: 1, bytes: walSizes.get(key) })));
+    expect(getShardEntry(meta.view.objects, firstObject)).toEqual({ references: 25, bytes: (await store.get(firstObject)).byteLength });
 
     clock.nowMsValue = START_MS + 500;
     led.push(second);
     expect(await firstCompactor.compactOnce()).toBe(1);
     const secondObject = streamObjectKey(second.tableId, null, second.bucket, 0, streamOf(meta.view, second).endOffset, 1, second.streamEpoch);
     expect(Object.keys(recordOf(meta.view.objects)).sort()).toEqual([firstObject, secondObject].sort());
-    expect(recordOf(meta.view.garbage)).toEqual(Object.fromEntries(walKeys(store).map((key) => [key, { unreferencedAtMs: START_MS + 500 }])));
+    expect(recordOf(meta.view.garbage)).toEqual(Object.fromEntries(walKeys(store).map((key) => [key, { unreferencedAtMs: START_MS + 500, bytes: walSizes.get(key) }])));
     // Each batch kept a slice of its own, laid out one after another in its stream object.
     const slices = streamOf(meta.view, second).slices;
     expect(slices).toHaveLength(25);

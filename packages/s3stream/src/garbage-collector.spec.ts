@@ -107,6 +107,15 @@ describe('GarbageCollector', () => {
     expect(store.calls.list).toBe(0);
   });
 
+  it('reports the objects and bytes of each forget, an object of unknown size counting 0 bytes', async () => {
+    // Proves the figures behind mink_gc_objects_deleted_total and mink_gc_bytes_deleted_total.
+    const { meta, store } = await setup({ 'wal/1/1/a': { unreferencedAtMs: 100, bytes: 3_000 }, 'kv/1/_/0/1-5': { unreferencedAtMs: 100, bytes: 40 }, 'wal/0/1/old': { unreferencedAtMs: 100 } });
+    const reported: [objects: number, bytes: number][] = [];
+    const gc = collector({ store, meta, clock: new FakeClock(100 + GRACE_MS), graceMs: GRACE_MS, onDeleted: (objects, bytes) => reported.push([objects, bytes]) });
+    expect(await gc.collectOnce()).toBe(3);
+    expect(reported).toEqual([[3, 3_040]]);
+  });
+
   it(`deletes and forgets in batches of LIMITS.forgetObjectsKeysMax (${LIMITS.forgetObjectsKeysMax}) keys, each deleted before it is forgotten`, async () => {
     // Proves the batching bound and the order delete-then-forget for every batch.
     const count = 2 * LIMITS.forgetObjectsKeysMax + 5;

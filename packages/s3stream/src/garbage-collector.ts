@@ -11,8 +11,8 @@ export interface GarbageCollectorOptions {
   /** How long an object stays after its last slice was released; `LIMITS.garbageGraceMs` when absent. */
   graceMs?: number;
   logger?: MaintenanceLogger;
-  /** Told how many objects each ForgetObjects removed from storage and the view (metrics). */
-  onDeleted?: (objects: number) => void;
+  /** Told how many objects each ForgetObjects removed from storage and the view, and their bytes as the view knew them (metrics). */
+  onDeleted?: (objects: number, bytes: number) => void;
 }
 
 /**
@@ -36,7 +36,7 @@ export class GarbageCollector {
   private readonly clock: Clock;
   private readonly graceMs: number;
   private readonly logger: MaintenanceLogger;
-  private readonly onDeleted: ((objects: number) => void) | undefined;
+  private readonly onDeleted: ((objects: number, bytes: number) => void) | undefined;
   private readonly rounds: PeriodicRounds<number>;
 
   constructor(options: GarbageCollectorOptions) {
@@ -73,10 +73,9 @@ export class GarbageCollector {
 
   private async runRound(): Promise<number> {
     const nowMs = this.clock.nowMs();
-    const due = [...entriesIn(this.meta.view.garbage)]
-      .filter(([, record]) => record.unreferencedAtMs + this.graceMs <= nowMs)
-      .map(([key]) => key)
-      .sort();
+    const dueRecords = [...entriesIn(this.meta.view.garbage)].filter(([, record]) => record.unreferencedAtMs + this.graceMs <= nowMs);
+    const bytesOf = new Map(dueRecords.map(([key, record]) => [key, record.bytes ?? 0]));
+    const due = dueRecords.map(([key]) => key).sort();
     let forgotten = 0;
     for (let start = 0; start < due.length; start += LIMITS.forgetObjectsKeysMax) {
       const keys = due.slice(start, start + LIMITS.forgetObjectsKeysMax);
@@ -101,7 +100,7 @@ export class GarbageCollector {
         break;
       }
       forgotten += keys.length;
-      this.onDeleted?.(keys.length);
+      this.onDeleted?.(keys.length, keys.reduce((sum, key) => sum + (bytesOf.get(key) ?? 0), 0));
     }
     return forgotten;
   }

@@ -848,7 +848,7 @@ function storageFixture(): View {
         writers: {},
       }),
     }),
-    objects: shardedFrom({ 'wal/1/2/1': { references: 2 } }),
+    objects: shardedFrom({ 'wal/1/2/1': { references: 2, bytes: 600 } }),
   });
 }
 
@@ -896,13 +896,13 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
     expectedObjects: Record<string, ObjectRecord>,
     view?: () => View,
   ];
-  const FIXTURE_OBJECTS = { 'wal/1/2/1': { references: 2 } };
+  const FIXTURE_OBJECTS = { 'wal/1/2/1': { references: 2, bytes: 600 } };
   const cases: Case[] = [
     [
       'one range without a writer: the end advances, the slice is appended, the writers stay',
       commitWal([range(EVENTS_0, 10, 14, { position: 0, length: 160 })]),
       { '1//0': { endOffset: 14, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 0, 160)] } },
-      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1 } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1, bytes: 160 } },
     ],
     [
       'one range of a new writer: the writer is remembered next to the others',
@@ -914,7 +914,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
           writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 3, baseOffset: 10, count: 4 } },
         },
       },
-      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1 } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1, bytes: 192 } },
     ],
     [
       "the next batch of a remembered writer: it becomes the writer's last batch, the one before is kept as earlier",
@@ -926,13 +926,13 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
           writers: { w1: { seq: 1, baseOffset: 10, count: 4, earlier: [{ seq: 0, baseOffset: 0, count: 10 }] } },
         },
       },
-      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1 } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1, bytes: 40 } },
     ],
     [
       "two ranges of one stream, the second starting at the first's end",
       commitWal([range(EVENTS_0, 10, 12, { position: 0, length: 80 }), range(EVENTS_0, 12, 15, { position: 80, length: 120 })]),
       { '1//0': { endOffset: 15, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 80), slice('wal/1/2/2', 12, 15, 80, 120)] } },
-      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2 } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2, bytes: 200 } },
     ],
     [
       'two ranges of one stream by one writer: the second batch is the one remembered',
@@ -944,7 +944,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
           writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 2, baseOffset: 12, count: 3, earlier: [{ seq: 1, baseOffset: 10, count: 2 }] } },
         },
       },
-      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2 } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2, bytes: 50 } },
     ],
     [
       `a writer's batches beyond LIMITS.writerBatchesRemembered (${LIMITS.writerBatchesRemembered}): the oldest is forgotten`,
@@ -974,7 +974,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
           },
         },
       },
-      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: LIMITS.writerBatchesRemembered + 1 } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: LIMITS.writerBatchesRemembered + 1, bytes: LIMITS.writerBatchesRemembered * 10 + 10 } },
     ],
     [
       'ranges of two streams of the proposer, each at its own committed end',
@@ -983,20 +983,20 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
         '1//0': { endOffset: 12, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 80)] },
         '2/p1/0': { endOffset: 9, slices: [ORDERS_P1_0_COMMITTED, slice('wal/1/2/2', 5, 9, 80, 50)], writers: { w1: { seq: 9, baseOffset: 5, count: 4 } } },
       },
-      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2 } },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2, bytes: 130 } },
     ],
     [
       'the first range of a stream that holds nothing yet, at offset 0',
       commitWal([range(EVENTS_0, 0, 3, { position: 5, length: 7 })], { object: 'wal/1/2/9' }),
       { '1//0': { endOffset: 3, slices: [slice('wal/1/2/9', 0, 3, 5, 7)] } },
-      { 'wal/1/2/9': { references: 1 } },
+      { 'wal/1/2/9': { references: 1, bytes: 12 } },
       fixture,
     ],
     [
       'a second object under a key already registered: its references add up, one per slice',
       commitWal([range(EVENTS_0, 10, 12, { position: 600, length: 80 })], { object: 'wal/1/2/1' }),
       { '1//0': { endOffset: 12, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/1', 10, 12, 600, 80)] } },
-      { 'wal/1/2/1': { references: 3 } },
+      { 'wal/1/2/1': { references: 3, bytes: 680 } },
     ],
   ];
 
@@ -1318,7 +1318,7 @@ describe('the compaction fixture is what CommitWal builds, with one reference pe
     const view = compactionFixture();
     expect(view.seq).toBe(12);
     expect(getIn(view.buckets, '1//0')!.stream).toMatchObject({ endOffset: 16, slices: EVENTS_0_WAL_SLICES });
-    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 } });
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2, bytes: 600 }, 'wal/1/2/2': { references: 2, bytes: 50 }, 'wal/1/2/3': { references: 1, bytes: 10 } });
     expect(recordOf(view.garbage)).toEqual({});
   });
 });
@@ -1336,43 +1336,43 @@ describe('CommitStreamObject replaces the slices of a range by slices of one str
       'every WAL slice after the shared object: both WAL objects it empties move to the garbage at the command time',
       commitStreamObject(),
       [EVENTS_0_COMMITTED, slice(STREAM_OBJECT, 10, 12, 0, 20), slice(STREAM_OBJECT, 12, 15, 20, 30), slice(STREAM_OBJECT, 15, 16, 50, 10)],
-      { 'wal/1/2/1': { references: 2 }, [STREAM_OBJECT]: { references: 3 } },
-      { 'wal/1/2/2': { unreferencedAtMs: 5_000 }, 'wal/1/2/3': { unreferencedAtMs: 5_000 } },
+      { 'wal/1/2/1': { references: 2, bytes: 600 }, [STREAM_OBJECT]: { references: 3, bytes: 60 } },
+      { 'wal/1/2/2': { unreferencedAtMs: 5_000, bytes: 50 }, 'wal/1/2/3': { unreferencedAtMs: 5_000, bytes: 10 } },
     ],
     [
       'the two slices of wal/1/2/2 only: it moves to the garbage, the later slice keeps its WAL object',
       commitStreamObject({ object: 'streams/a', endOffset: 15, slices: [piece(10, 12, 0, 20), piece(12, 15, 20, 30)], atMs: 7 }),
       [EVENTS_0_COMMITTED, slice('streams/a', 10, 12, 0, 20), slice('streams/a', 12, 15, 20, 30), slice('wal/1/2/3', 15, 16, 0, 10)],
-      { 'wal/1/2/1': { references: 2 }, 'wal/1/2/3': { references: 1 }, 'streams/a': { references: 2 } },
-      { 'wal/1/2/2': { unreferencedAtMs: 7 } },
+      { 'wal/1/2/1': { references: 2, bytes: 600 }, 'wal/1/2/3': { references: 1, bytes: 10 }, 'streams/a': { references: 2, bytes: 50 } },
+      { 'wal/1/2/2': { unreferencedAtMs: 7, bytes: 50 } },
     ],
     [
       'a range that splits the slices of one WAL object: that object loses one reference and stays',
       commitStreamObject({ object: 'streams/b', startOffset: 12, slices: [piece(12, 15, 0, 30), piece(15, 16, 30, 10)] }),
       [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 20), slice('streams/b', 12, 15, 0, 30), slice('streams/b', 15, 16, 30, 10)],
-      { 'wal/1/2/1': { references: 2 }, 'wal/1/2/2': { references: 1 }, 'streams/b': { references: 2 } },
-      { 'wal/1/2/3': { unreferencedAtMs: 5_000 } },
+      { 'wal/1/2/1': { references: 2, bytes: 600 }, 'wal/1/2/2': { references: 1, bytes: 50 }, 'streams/b': { references: 2, bytes: 40 } },
+      { 'wal/1/2/3': { unreferencedAtMs: 5_000, bytes: 10 } },
     ],
     [
       'the first slice, whose WAL object another stream still points into: nothing moves to the garbage',
       commitStreamObject({ object: 'streams/c', startOffset: 0, endOffset: 10, slices: [piece(0, 10, 0, 400)] }),
       [slice('streams/c', 0, 10, 0, 400), ...EVENTS_0_WAL_SLICES.slice(1)],
-      { 'wal/1/2/1': { references: 1 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 }, 'streams/c': { references: 1 } },
+      { 'wal/1/2/1': { references: 1, bytes: 600 }, 'wal/1/2/2': { references: 2, bytes: 50 }, 'wal/1/2/3': { references: 1, bytes: 10 }, 'streams/c': { references: 1, bytes: 400 } },
       {},
     ],
     [
       'three slices merged into one slice of the stream object',
       commitStreamObject({ slices: [piece(10, 16, 0, 60)] }),
       [EVENTS_0_COMMITTED, slice(STREAM_OBJECT, 10, 16, 0, 60)],
-      { 'wal/1/2/1': { references: 2 }, [STREAM_OBJECT]: { references: 1 } },
-      { 'wal/1/2/2': { unreferencedAtMs: 5_000 }, 'wal/1/2/3': { unreferencedAtMs: 5_000 } },
+      { 'wal/1/2/1': { references: 2, bytes: 600 }, [STREAM_OBJECT]: { references: 1, bytes: 60 } },
+      { 'wal/1/2/2': { unreferencedAtMs: 5_000, bytes: 50 }, 'wal/1/2/3': { unreferencedAtMs: 5_000, bytes: 10 } },
     ],
     [
       'the whole stream, one slice per batch with byte positions as the proposer laid them out',
       commitStreamObject({ startOffset: 0, slices: [piece(0, 10, 100, 400), piece(10, 12, 0, 20), piece(12, 15, 20, 30), piece(15, 16, 50, 10)] }),
       [slice(STREAM_OBJECT, 0, 10, 100, 400), slice(STREAM_OBJECT, 10, 12, 0, 20), slice(STREAM_OBJECT, 12, 15, 20, 30), slice(STREAM_OBJECT, 15, 16, 50, 10)],
-      { 'wal/1/2/1': { references: 1 }, [STREAM_OBJECT]: { references: 4 } },
-      { 'wal/1/2/2': { unreferencedAtMs: 5_000 }, 'wal/1/2/3': { unreferencedAtMs: 5_000 } },
+      { 'wal/1/2/1': { references: 1, bytes: 600 }, [STREAM_OBJECT]: { references: 4, bytes: 500 } },
+      { 'wal/1/2/2': { unreferencedAtMs: 5_000, bytes: 50 }, 'wal/1/2/3': { unreferencedAtMs: 5_000, bytes: 10 } },
     ],
   ];
 
@@ -1400,21 +1400,32 @@ describe('CommitStreamObject replaces the slices of a range by slices of one str
     expect(getIn(view.buckets, '1//0')!.stream).toEqual(getIn(once.buckets, '1//0')!.stream);
   });
 
+  it('keeps an object\'s size as far as its slices show it, also for a record of a log written before sizes were kept', () => {
+    // A record without a size (an older log or snapshot) gets one from the next slice committed into it,
+    // and a stream object's size is the end of its furthest slice, whatever the order of their bytes.
+    const legacy = deepFreeze({ ...compactionFixture(), objects: shardedFrom({ 'wal/1/2/1': { references: 2 }, 'wal/1/2/2': { references: 2 }, 'wal/1/2/3': { references: 1 } }) });
+    const grown = accepted(legacy, commitWal([range(EVENTS_0, 16, 18, { position: 700, length: 20 })], { object: 'wal/1/2/1' })).view;
+    expect(getIn(grown.objects, 'wal/1/2/1')).toEqual({ references: 3, bytes: 720 });
+    const compacted = accepted(legacy, commitStreamObject({ slices: [piece(10, 12, 40, 20), piece(12, 15, 0, 30), piece(15, 16, 30, 10)] })).view;
+    expect(getIn(compacted.objects, STREAM_OBJECT)).toEqual({ references: 3, bytes: 60 });
+    expect(recordOf(compacted.garbage)).toEqual({ 'wal/1/2/2': { unreferencedAtMs: 5_000 }, 'wal/1/2/3': { unreferencedAtMs: 5_000 } });
+  });
+
   it('moves a WAL object shared by two streams to the garbage only when the second stream is compacted, at that time', () => {
     const first = accepted(compactionFixture(), commitStreamObject({ object: 'streams/e', startOffset: 0, endOffset: 10, slices: [piece(0, 10, 0, 400)], atMs: 100 })).view;
-    expect(getIn(first.objects, 'wal/1/2/1')).toEqual({ references: 1 });
+    expect(getIn(first.objects, 'wal/1/2/1')).toEqual({ references: 1, bytes: 600 });
     expect(recordOf(first.garbage)).toEqual({});
     const ordersCompaction = commitStreamObject({ tableId: 2, partition: 'p1', streamEpoch: 1, object: 'streams/o', startOffset: 0, endOffset: 5, slices: [piece(0, 5, 0, 200)], atMs: 200 });
     const second = accepted(deepFreeze(first), ordersCompaction).view;
     expect(getIn(second.objects, 'wal/1/2/1')).toBeUndefined();
-    expect(recordOf(second.garbage)).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 200 } });
+    expect(recordOf(second.garbage)).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 200, bytes: 600 } });
     expect(getIn(second.buckets, '2/p1/0')!.stream.slices).toEqual([slice('streams/o', 0, 5, 0, 200)]);
   });
 
   it('keeps object keys named like prototype members as own entries, through the garbage and a JSON round trip', () => {
     let view = accepted(fixture(), commitWal([range(EVENTS_0, 0, 2)], { object: '__proto__' })).view;
-    expect(getIn(view.objects, '__proto__')).toEqual({ references: 1 });
-    expect(Object.getOwnPropertyDescriptor(recordOf(view.objects), '__proto__')?.value).toEqual({ references: 1 });
+    expect(getIn(view.objects, '__proto__')).toEqual({ references: 1, bytes: 20 });
+    expect(Object.getOwnPropertyDescriptor(recordOf(view.objects), '__proto__')?.value).toEqual({ references: 1, bytes: 20 });
     view = accepted(deepFreeze(view), commitStreamObject({ object: 'constructor', startOffset: 0, endOffset: 2, slices: [piece(0, 2, 0, 20)] })).view;
     expect(view.garbage.shards.every((shard) => Object.getPrototypeOf(shard) === Object.prototype)).toBe(true);
     const roundTripped = JSON.parse(JSON.stringify(view)) as View;
@@ -1534,17 +1545,17 @@ describe('DropTable and DropPartition release the slices of the buckets they rem
   it('drops events: the objects only it pointed into move to the garbage at atMs, the object orders shares loses one reference', () => {
     const before = compactionFixture();
     const { view } = accepted(before, { type: 'DropTable', coordinatorEpoch: 3, name: 'events', atMs: 7_000 });
-    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1 } });
-    expect(recordOf(view.garbage)).toEqual({ 'wal/1/2/2': { unreferencedAtMs: 7_000 }, 'wal/1/2/3': { unreferencedAtMs: 7_000 } });
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1, bytes: 600 } });
+    expect(recordOf(view.garbage)).toEqual({ 'wal/1/2/2': { unreferencedAtMs: 7_000, bytes: 50 }, 'wal/1/2/3': { unreferencedAtMs: 7_000, bytes: 10 } });
   });
 
   it('drops partition p1, then events without a time: the shared object reaches the garbage with the second drop, stamped 0', () => {
     const partitionDropped = accepted(storageFixture(), { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', atMs: 50 }).view;
-    expect(recordOf(partitionDropped.objects)).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(recordOf(partitionDropped.objects)).toEqual({ 'wal/1/2/1': { references: 1, bytes: 600 } });
     expect(recordOf(partitionDropped.garbage)).toEqual({});
     const tableDropped = accepted(deepFreeze(partitionDropped), { type: 'DropTable', coordinatorEpoch: 3, name: 'events' }).view;
     expect(recordOf(tableDropped.objects)).toEqual({});
-    expect(recordOf(tableDropped.garbage)).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 0 } });
+    expect(recordOf(tableDropped.garbage)).toEqual({ 'wal/1/2/1': { unreferencedAtMs: 0, bytes: 600 } });
   });
 
   it('drops a table whose streams hold nothing without touching the registry or the garbage', () => {
@@ -1689,7 +1700,11 @@ describe('the KV snapshot fixture is what two CommitKvSnapshot build, with one r
     expect(LIMITS.kvSnapshotsKept).toBe(2);
     expect(view.seq).toBe(12);
     expect(getIn(view.buckets, ORDERS_P1_0_ID)!.kvSnapshots).toEqual([SNAPSHOT_AT_2, SNAPSHOT_AT_4]);
-    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_2.object]: { references: 1 }, [SNAPSHOT_AT_4.object]: { references: 1 } });
+    expect(recordOf(view.objects)).toEqual({
+      'wal/1/2/1': { references: 2, bytes: 600 },
+      [SNAPSHOT_AT_2.object]: { references: 1, bytes: 100 },
+      [SNAPSHOT_AT_4.object]: { references: 1, bytes: 200 },
+    });
     expect(recordOf(view.garbage)).toEqual({});
   });
 });
@@ -1715,7 +1730,8 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
       ...before,
       seq: before.seq + 1,
       buckets: bucketsWith(before.buckets, { [ORDERS_P1_0_ID]: { ...getIn(before.buckets, ORDERS_P1_0_ID)!, kvSnapshots: expectedSnapshots } }),
-      objects: shardedFrom({ ...recordOf(before.objects), [command.object as string]: { references: 1 } }),
+      // A snapshot's object is as large as its archive (a size of 0 says nothing, so none is kept).
+      objects: shardedFrom({ ...recordOf(before.objects), [command.object as string]: { references: 1, ...((command.bytes as number) > 0 ? { bytes: command.bytes } : {}) } }),
     });
     // A snapshot changes nothing about the stream; the other buckets and the garbage are shared with the input.
     expect(getIn(view.buckets, ORDERS_P1_0_ID)!.stream).toBe(getIn(before.buckets, ORDERS_P1_0_ID)!.stream);
@@ -1732,8 +1748,12 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     const { view, outcome } = accepted(before, commitKvSnapshot({ atMs: 7_000 }));
     expect(outcome).toEqual({ ok: true });
     expect(getIn(view.buckets, ORDERS_P1_0_ID)!.kvSnapshots).toEqual([SNAPSHOT_AT_4, kvSnapshot('kv/2/p1/0/1-5', 5, 4_096)]);
-    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, [SNAPSHOT_AT_4.object]: { references: 1 }, 'kv/2/p1/0/1-5': { references: 1 } });
-    expect(recordOf(view.garbage)).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000 } });
+    expect(recordOf(view.objects)).toEqual({
+      'wal/1/2/1': { references: 2, bytes: 600 },
+      [SNAPSHOT_AT_4.object]: { references: 1, bytes: 200 },
+      'kv/2/p1/0/1-5': { references: 1, bytes: 4_096 },
+    });
+    expect(recordOf(view.garbage)).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000, bytes: 100 } });
   });
 
   it('keeps rotating as snapshots follow one another, each released object stamped with the time of the commit that released it', () => {
@@ -1743,11 +1763,11 @@ describe('CommitKvSnapshot records a snapshot of a PK bucket and keeps the newes
     view = accepted(deepFreeze(view), commitKvSnapshot({ object: 'kv/c', appliedOffset: 5, atMs: 3_000 })).view;
     expect(getIn(view.buckets, ORDERS_P1_0_ID)!.kvSnapshots.map((snapshot) => snapshot.object)).toEqual(['kv/b', 'kv/c']);
     expect(recordOf(view.garbage)).toEqual({
-      [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 1_000 },
-      [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 2_000 },
-      'kv/a': { unreferencedAtMs: 3_000 },
+      [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 1_000, bytes: 100 },
+      [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 2_000, bytes: 200 },
+      'kv/a': { unreferencedAtMs: 3_000, bytes: 4_096 },
     });
-    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2 }, 'kv/b': { references: 1 }, 'kv/c': { references: 1 } });
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 2, bytes: 600 }, 'kv/b': { references: 1, bytes: 4_096 }, 'kv/c': { references: 1, bytes: 4_096 } });
   });
 
   it('records the stream epoch of the leader that took it, which grows when the bucket is re-led and reopened', () => {
@@ -1853,19 +1873,19 @@ describe('DropTable and DropPartition release the KV snapshots of the buckets th
   it('drops partition p1: both snapshot objects move to the garbage at atMs, the WAL object events shares loses one reference', () => {
     const before = kvSnapshotFixture();
     const { view } = accepted(before, { type: 'DropPartition', coordinatorEpoch: 3, table: 'orders', partition: 'p1', atMs: 9_000 });
-    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1 } });
-    expect(recordOf(view.garbage)).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 9_000 }, [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 9_000 } });
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1, bytes: 600 } });
+    expect(recordOf(view.garbage)).toEqual({ [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 9_000, bytes: 100 }, [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 9_000, bytes: 200 } });
   });
 
   it('drops orders after a rotation: the kept snapshots join the rotated one in the garbage, which keeps its own time', () => {
     const rotated = accepted(kvSnapshotFixture(), commitKvSnapshot({ atMs: 7_000 })).view;
     const { view } = accepted(deepFreeze(rotated), { type: 'DropTable', coordinatorEpoch: 3, name: 'orders', atMs: 9_000 });
     expect(getIn(view.buckets, ORDERS_P1_0_ID)).toBeUndefined();
-    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1 } });
+    expect(recordOf(view.objects)).toEqual({ 'wal/1/2/1': { references: 1, bytes: 600 } });
     expect(recordOf(view.garbage)).toEqual({
-      [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000 },
-      [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 9_000 },
-      'kv/2/p1/0/1-5': { unreferencedAtMs: 9_000 },
+      [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 7_000, bytes: 100 },
+      [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 9_000, bytes: 200 },
+      'kv/2/p1/0/1-5': { unreferencedAtMs: 9_000, bytes: 4_096 },
     });
   });
 
@@ -1874,9 +1894,9 @@ describe('DropTable and DropPartition release the KV snapshots of the buckets th
     const { view } = accepted(deepFreeze(ordersDropped), { type: 'DropTable', coordinatorEpoch: 3, name: 'events' });
     expect(recordOf(view.objects)).toEqual({});
     expect(recordOf(view.garbage)).toEqual({
-      [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 50 },
-      [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 50 },
-      'wal/1/2/1': { unreferencedAtMs: 0 },
+      [SNAPSHOT_AT_2.object]: { unreferencedAtMs: 50, bytes: 100 },
+      [SNAPSHOT_AT_4.object]: { unreferencedAtMs: 50, bytes: 200 },
+      'wal/1/2/1': { unreferencedAtMs: 0, bytes: 600 },
     });
   });
 });

@@ -980,6 +980,11 @@ function applyForgetObjects(view: View, seq: number, command: ForgetObjects): Ap
  */
 type ObjectReference = Pick<DataSlice | KvSnapshotRecord, 'object'>;
 
+/** The bytes of its object that an added reference shows: a slice's end, a KV snapshot's archive size. */
+function bytesShownBy(reference: DataSlice | KvSnapshotRecord): number {
+  return 'bytes' in reference ? reference.bytes : reference.position + reference.length;
+}
+
 /**
  * The object registry and garbage after the references `added` were committed and the references
  * `released` were dropped or replaced. References change by the net count per object, so an object whose
@@ -991,28 +996,39 @@ type ObjectReference = Pick<DataSlice | KvSnapshotRecord, 'object'>;
  */
 function withReferences(
   view: View,
-  added: readonly ObjectReference[],
+  added: readonly (DataSlice | KvSnapshotRecord)[],
   released: readonly ObjectReference[],
   atMs: number,
 ): Pick<View, 'objects' | 'garbage'> {
   if (added.length === 0 && released.length === 0) return { objects: view.objects, garbage: view.garbage };
   const deltas = new Map<string, number>();
-  for (const reference of added) deltas.set(reference.object, (deltas.get(reference.object) ?? 0) + 1);
+  const shownBytes = new Map<string, number>();
+  for (const reference of added) {
+    deltas.set(reference.object, (deltas.get(reference.object) ?? 0) + 1);
+    shownBytes.set(reference.object, Math.max(shownBytes.get(reference.object) ?? 0, bytesShownBy(reference)));
+  }
   for (const reference of released) deltas.set(reference.object, (deltas.get(reference.object) ?? 0) - 1);
   // Only the shards of the objects that change are copied (a whole-map copy cost 150–250 ms at 100 000 objects).
   const objects = new ShardedMapEditor<ObjectRecord>(view.objects);
   const garbage = new ShardedMapEditor<GarbageRecord>(view.garbage);
   for (const [key, delta] of deltas) {
-    if (delta === 0) continue;
+    const record = objects.get(key);
+    const bytes = Math.max(record?.bytes ?? 0, shownBytes.get(key) ?? 0);
+    const sized = bytes > 0 ? { bytes } : {};
+    if (delta === 0) {
+      // Slices replaced by slices of the same object may show more of it.
+      if (record && bytes !== (record.bytes ?? 0)) objects.set(key, { ...record, bytes });
+      continue;
+    }
     if (getIn(view.garbage, key)) throw new Error(`invariant broken: object ${key} is in the garbage but a slice or KV snapshot points into it`);
-    const references = (objects.get(key)?.references ?? 0) + delta;
+    const references = (record?.references ?? 0) + delta;
     if (references < 0) throw new Error(`invariant broken: object ${key} would have ${references} references`);
     if (references > 0) {
-      objects.set(key, { references });
+      objects.set(key, { references, ...sized });
       continue;
     }
     objects.delete(key);
-    garbage.set(key, { unreferencedAtMs: atMs });
+    garbage.set(key, { unreferencedAtMs: atMs, ...sized });
   }
   return { objects: objects.result(), garbage: garbage.result() };
 }

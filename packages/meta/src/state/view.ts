@@ -208,6 +208,12 @@ export interface CoordinatorRecord {
  */
 export interface ObjectRecord {
   references: number;
+  /**
+   * The object's size as far as the view knows it: the end of the furthest slice committed into it, or a
+   * KV snapshot's archive size. A WAL object may be larger (bytes of appends taken out of it before its
+   * commit). Absent in records written before sizes were kept.
+   */
+  bytes?: number;
 }
 
 /**
@@ -218,6 +224,8 @@ export interface ObjectRecord {
 export interface GarbageRecord {
   /** When the last slice or KV snapshot pointing into it was released, as the releasing command stated it. */
   unreferencedAtMs: number;
+  /** The object's size as its record knew it (`ObjectRecord.bytes`), for the collector's figures; absent when unknown. */
+  bytes?: number;
 }
 
 export interface View {
