@@ -53,10 +53,11 @@ describe('retention on a real local cluster', () => {
     const store = new S3ObjectStore({ endpoint: cluster.s3Endpoint, bucket: 'mink', region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
     const prefix = `streams/${tableId}-_-0/`;
     // Compaction writes the bucket's stream object(s) before retention releases them.
-    const compacted = await eventually('a stream object of the bucket', async () => {
+    const compactedObjects = await eventually('a stream object of the bucket', async () => {
       const listed = await store.list(prefix);
-      return listed.length > 0 ? listed.map((object) => object.key) : undefined;
+      return listed.length > 0 ? listed : undefined;
     }, { timeoutMs: 60_000, intervalMs: 500 });
+    const compacted = compactedObjects.map((object) => object.key);
 
     // Every record is older than 15 s some seconds later: the stream starts at its end.
     const trimmed = await eventually('the stream trimmed to its end', async () => {
@@ -79,6 +80,18 @@ describe('retention on a real local cluster', () => {
       const listed = new Set((await store.list(prefix)).map((object) => object.key));
       return compacted.every((key) => !listed.has(key)) ? true : undefined;
     }, { timeoutMs: 120_000, intervalMs: 1_000 });
+    // The coordinators count what their collector deleted, in bytes too: at least the stream objects above
+    // (the WAL objects compaction released went the same way).
+    const streamObjectBytes = compactedObjects.reduce((sum, object) => sum + object.size, 0);
+    expect(streamObjectBytes).toBeGreaterThan(0);
+    await eventually(`at least the ${streamObjectBytes} bytes of the stream objects counted as deleted`, async () => {
+      let total = 0;
+      for (const coordinator of cluster.processes().filter((process) => process.role === 'coordinator' && process.running)) {
+        const metrics = (await http(`http://127.0.0.1:${coordinator.ports.http}`, 'GET', '/metrics')).body as string;
+        total += Number(/^mink_gc_bytes_deleted_total(?:\{[^}]*\})? (\S+)$/m.exec(metrics)?.[1] ?? 0);
+      }
+      return total >= streamObjectBytes ? total : undefined;
+    });
   });
 
   it('never trims a lake table beyond what its lake holds', async () => {
