@@ -149,7 +149,7 @@ export async function runScan(settings: ScanSettings): Promise<ScanResult | null
     progress(`  data nodes restarted and buckets rebalanced in ${formatSeconds(restart.restartMs)} s; buckets led: ${describeLeaders(restart.bucketsByLeader)}`);
     if ((await waitForOpenBuckets(io, cluster.gatewayUrl, signal, undefined, BENCH_SCAN_WARMUP_TABLE)) === null) return result;
     for (let round = 0; round < BENCH_SCAN_WARMUP.rounds; round++) {
-      const warmupRefused = await warmUpFormat(settings, format, BUCKET_NUMBERS, BENCH_SCAN_WARMUP_TABLE.name, BENCH_SCAN_WARMUP.rows);
+      const warmupRefused = await warmUpFormat(settings, format, BUCKET_NUMBERS, BENCH_SCAN_WARMUP_TABLE.name, Math.min(BENCH_SCAN_WARMUP.rows, LIMITS.scanRecordsMax));
       if (warmupRefused !== null) throw new CliError(`scanning ${BENCH_SCAN_WARMUP_TABLE.name} after the restart failed: ${warmupRefused.reason}`);
     }
     progress(`  scanned ${BENCH_SCAN_WARMUP_TABLE.name} ${BENCH_SCAN_WARMUP.rounds} times (code warm, ${BENCH_SCAN_TABLE.name} still uncached)`);
