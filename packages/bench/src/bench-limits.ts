@@ -161,8 +161,8 @@ export const BENCH_SCAN_WARMUP_TABLE = { ...BENCH_SCAN_TABLE, name: 'bench_scan_
  * As many rows as the default scan table: the first scan after a restart reads them from S3, so the
  * restarted data nodes have run their S3 GET and page code over as many bytes as the cold series reads.
  * With 24 000 rows (one GET per bucket) that code was still being optimised during the cold series: on
- * this 2-core machine the cold Arrow series took 1.0–2.0 s after such a warm-up and 0.6–0.8 s after a
- * warm-up of 200 000 rows, so the cold figure measured cold code as much as uncached data.
+ * this 2-core machine a cold Arrow scan of the 8 buckets took 1.0–1.45 s after such a warm-up and 0.6–1.0 s
+ * after a warm-up of 200 000 rows, so the cold figure measured cold code as much as uncached data.
  */
 export const BENCH_SCAN_WARMUP = { rows: 200_000, callRows: 1_000, rounds: 2 } as const;
 
