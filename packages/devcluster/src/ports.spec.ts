@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { ephemeralRange, freePort, listenPortRange, LISTEN_PORT_FLOOR, parsePortRange } from './ports';
+import { ephemeralRange, freePort, isFetchBlockedPort, listenPortRange, LISTEN_PORT_FLOOR, parsePortRange } from './ports';
 
 describe('listenPortRange', () => {
   it.each([
@@ -40,6 +40,40 @@ describe('freePort', () => {
     }
     const servers = await Promise.all(ports.slice(0, 5).map((port) => listen(port)));
     await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  });
+});
+
+describe('isFetchBlockedPort', () => {
+  it.each([
+    [10_080, true],
+    [6_667, true],
+    [5_060, true],
+    [22, true],
+    [10_079, false],
+    [10_081, false],
+    [8_080, false],
+    [4_222, false],
+  ])('port %p: %p', (port, blocked) => {
+    expect(isFetchBlockedPort(port)).toBe(blocked);
+  });
+
+  it('is what fetch refuses: a request to a blocked port fails with "bad port" before any connection', async () => {
+    await expect(fetch('http://127.0.0.1:10080/')).rejects.toMatchObject({ cause: { message: 'bad port' } });
+  });
+
+  it('is never handed out by freePort, even when the random draw lands on it', async () => {
+    // Proves the cause of a flaky end-to-end test (a data node's HTTP port drawn as 10080, which fetch refused) is gone.
+    const range = listenPortRange(ephemeralRange());
+    if (range === null) return;
+    const onBlocked = (10_080 - range.low + 0.5) / (range.high - range.low + 1);
+    const random = jest.spyOn(Math, 'random').mockReturnValueOnce(onBlocked);
+    try {
+      const port = await freePort();
+      expect(random.mock.calls.length).toBeGreaterThanOrEqual(2);
+      expect(port).not.toBe(10_080);
+    } finally {
+      random.mockRestore();
+    }
   });
 });
 

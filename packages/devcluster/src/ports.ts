@@ -43,6 +43,24 @@ export function ephemeralRange(): PortRange {
   }
 }
 
+/**
+ * The ports WHATWG fetch refuses to connect to (the Fetch standard's "bad ports"): Node's `fetch` and every
+ * browser fail on them ("bad port"), so a service there could not be reached by the web console, by
+ * scripts using `fetch`, or by the tests. Only 10080 lies in the range `freePort` picks from, which once
+ * made an end-to-end test that fetched a data node's HTTP port fail; the list is whole so the rule holds
+ * for any range.
+ */
+const FETCH_BLOCKED_PORTS: ReadonlySet<number> = new Set([
+  0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117,
+  119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989,
+  990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
+/** Whether `fetch` (and a browser) refuses connections to `port`; `freePort` never hands such a port out. */
+export function isFetchBlockedPort(port: number): boolean {
+  return FETCH_BLOCKED_PORTS.has(port);
+}
+
 /** Ports this process handed out: never handed out twice, so servers started together do not collide. */
 const handedOut = new Set<number>();
 /** How many random candidates `freePort` checks before it gives up. */
@@ -52,16 +70,23 @@ const PICK_ATTEMPTS = 200;
  * A TCP port that is free on `host` right now and lies below the kernel's ephemeral range, so no outgoing
  * connection (of any process) can take it before the caller binds it; a server restarted on it finds it
  * free for the same reason. Candidates are drawn at random (so neighbours of a port handed out are not
- * handed out next) and checked by binding them; this process never hands out a port twice. Another
+ * handed out next) and checked by binding them; this process never hands out a port twice, nor one that
+ * `fetch` refuses (`isFetchBlockedPort`). Another
  * process picking ports the same way could still pick the same one between the check and the bind: not a
  * reservation.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const range = listenPortRange(ephemeralRange());
-  if (range === null) return kernelPickedPort(host);
+  if (range === null) {
+    for (let attempt = 0; attempt < PICK_ATTEMPTS; attempt += 1) {
+      const port = await kernelPickedPort(host);
+      if (!isFetchBlockedPort(port)) return port;
+    }
+    throw new Error(`the kernel kept picking ports that fetch refuses on ${host}`);
+  }
   for (let attempt = 0; attempt < PICK_ATTEMPTS; attempt += 1) {
     const port = range.low + Math.floor(Math.random() * (range.high - range.low + 1));
-    if (handedOut.has(port)) continue;
+    if (handedOut.has(port) || isFetchBlockedPort(port)) continue;
     if (await canBind(host, port)) {
       handedOut.add(port);
       return port;
