@@ -164,7 +164,7 @@ export const BENCH_SCAN_WARMUP_TABLE = { ...BENCH_SCAN_TABLE, name: 'bench_scan_
  * this 2-core machine a cold Arrow scan of the 8 buckets took 1.0–1.45 s after such a warm-up and 0.6–1.0 s
  * after a warm-up of 200 000 rows, so the cold figure measured cold code as much as uncached data.
  */
-export const BENCH_SCAN_WARMUP = { rows: 200_000, callRows: 1_000, rounds: 2 } as const;
+export const BENCH_SCAN_WARMUP = { rows: BENCH_DEFAULTS.scanRows, callRows: 1_000, rounds: 2 } as const;
 
 /**
  * The scan figures (issue "Read path at the speed of S3", item 5): the scan table is loaded through the

@@ -71,9 +71,8 @@ const PICK_ATTEMPTS = 200;
  * connection (of any process) can take it before the caller binds it; a server restarted on it finds it
  * free for the same reason. Candidates are drawn at random (so neighbours of a port handed out are not
  * handed out next) and checked by binding them; this process never hands out a port twice, nor one that
- * `fetch` refuses (`isFetchBlockedPort`). Another
- * process picking ports the same way could still pick the same one between the check and the bind: not a
- * reservation.
+ * `fetch` refuses (`isFetchBlockedPort`). Another process picking ports the same way could still pick the
+ * same one between the check and the bind: not a reservation.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const range = listenPortRange(ephemeralRange());
