@@ -1,12 +1,13 @@
 import 'reflect-metadata';
 import { assertLimits, readServiceConfig } from '@mink/config';
-import { connectNatsRequests, createService, startService } from '@mink/runtime';
+import { applyHeapGrowing, connectNatsRequests, createService, startService } from '@mink/runtime';
 import { CoordinatorModule } from './coordinator.module';
 
 /** A coordinator replica: competes for the lease; only the holder runs assignment and the tick loop. */
 async function main(): Promise<void> {
   assertLimits();
   const config = readServiceConfig(process.env);
+  applyHeapGrowing(config.heapGrowingPercent);
   const app = await createService(CoordinatorModule.register(config));
   connectNatsRequests(app);
   await startService(app);

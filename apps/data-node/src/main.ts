@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { assertLimits, readServiceConfig } from '@mink/config';
-import { connectNatsRequests, createService, startService } from '@mink/runtime';
+import { applyHeapGrowing, connectNatsRequests, createService, startService } from '@mink/runtime';
 import { DataNode } from './data-node';
 import { DataNodeModule } from './data-node.module';
 
@@ -12,6 +12,7 @@ import { DataNodeModule } from './data-node.module';
 async function main(): Promise<void> {
   assertLimits();
   const config = readServiceConfig(process.env);
+  applyHeapGrowing(config.heapGrowingPercent);
   const app = await createService(DataNodeModule.register(config));
   connectNatsRequests(app);
   // The incarnation registers the address of the HTTP server (MINK_HTTP_PORT may be 0): it begins once that listens.

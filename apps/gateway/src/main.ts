@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { assertLimits, readServiceConfig, DEFAULTS } from '@mink/config';
-import { createService, readTlsCredentials, startService } from '@mink/runtime';
+import { applyHeapGrowing, createService, readTlsCredentials, startService } from '@mink/runtime';
 import { GatewayModule } from './gateway.module';
 import { APPEND_ROUTE } from './tables.controller';
 
@@ -8,6 +8,7 @@ import { APPEND_ROUTE } from './tables.controller';
 async function main(): Promise<void> {
   assertLimits();
   const config = readServiceConfig(process.env, { httpPort: DEFAULTS.gatewayPort });
+  applyHeapGrowing(config.heapGrowingPercent);
   // MINK_TLS_CERT_FILE/MINK_TLS_KEY_FILE: read (and checked) before anything starts, so a bad file stops the
   // start with its name; both the HTTP API and the gRPC listener then speak TLS only.
   const tls = readTlsCredentials(config.tls);

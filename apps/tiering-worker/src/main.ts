@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { assertLimits, readServiceConfig } from '@mink/config';
-import { createService, startService } from '@mink/runtime';
+import { applyHeapGrowing, createService, startService } from '@mink/runtime';
 import { readTieringWorkerConfig } from '@mink/tiering';
 import { TieringWorkerModule } from './tiering-worker.module';
 
@@ -11,6 +11,7 @@ import { TieringWorkerModule } from './tiering-worker.module';
 async function main(): Promise<void> {
   assertLimits();
   const config = readServiceConfig(process.env);
+  applyHeapGrowing(config.heapGrowingPercent);
   const tieringConfig = readTieringWorkerConfig(process.env);
   const app = await createService(TieringWorkerModule.register(config, tieringConfig));
   await startService(app);

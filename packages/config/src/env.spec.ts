@@ -35,6 +35,19 @@ describe('readServiceConfig: MINK_APPENDS_IN_FLIGHT and MINK_WAL_UPLOADS_IN_FLIG
   });
 });
 
+describe('readServiceConfig: MINK_HEAP_GROWING_PERCENT', () => {
+  it('defaults to DEFAULTS.heapGrowingPercent (300) and reads 0 to LIMITS.heapGrowingPercentMax', () => {
+    // Proves the GC tuning reaches every service's config and can be turned off (0) or changed without a build.
+    expect(readServiceConfig({}).heapGrowingPercent).toBe(300);
+    expect(readServiceConfig({ MINK_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(readServiceConfig({ MINK_HEAP_GROWING_PERCENT: '1000' }).heapGrowingPercent).toBe(1000);
+  });
+
+  it.each(['-1', '1001', '3.5', 'lots'])('refuses %p at start, naming the variable', (value) => {
+    expect(() => readServiceConfig({ MINK_HEAP_GROWING_PERCENT: value })).toThrow('MINK_HEAP_GROWING_PERCENT');
+  });
+});
+
 describe('readServiceConfig: the bind addresses of the HTTP, Kafka and gRPC listeners', () => {
   it.each([
     [undefined, '127.0.0.1'],

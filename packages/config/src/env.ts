@@ -65,6 +65,12 @@ export interface ServiceConfig {
   /** WAL objects a data node uploads at once (committed in order). */
   walUploadsInFlight: number;
   /**
+   * V8's heap growing factor as a percentage over 100 (`--heap-growing-percent`): after a full collection
+   * the next one starts once the heap has grown by this much. 0 leaves V8's own choice. See
+   * `DEFAULTS.heapGrowingPercent` for why mink sets it.
+   */
+  heapGrowingPercent: number;
+  /**
    * For tests: moves the clock the coordinator's partition loop plans with (which partitions are current,
    * due ahead or past retain) by this many milliseconds, positive or negative. Nothing else uses it.
    */
@@ -126,6 +132,7 @@ export const ENV = {
   kvSnapshotIntervalMs: 'MINK_KV_SNAPSHOT_INTERVAL',
   appendsInFlightPerBucket: 'MINK_APPENDS_IN_FLIGHT',
   walUploadsInFlight: 'MINK_WAL_UPLOADS_IN_FLIGHT',
+  heapGrowingPercent: 'MINK_HEAP_GROWING_PERCENT',
   partitionClockOffsetMs: 'MINK_PARTITION_CLOCK_OFFSET_MS',
   authTokensFile: 'MINK_AUTH_TOKENS_FILE',
   natsUser: 'MINK_NATS_USER',
@@ -265,6 +272,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     kvSnapshotIntervalMs: duration(env[ENV.kvSnapshotIntervalMs], DEFAULTS.kvSnapshotIntervalMs, ENV.kvSnapshotIntervalMs),
     appendsInFlightPerBucket: boundedInteger(env[ENV.appendsInFlightPerBucket], LIMITS.writerRequestsInFlightMax, 1, LIMITS.writerBatchesRemembered, ENV.appendsInFlightPerBucket),
     walUploadsInFlight: boundedInteger(env[ENV.walUploadsInFlight], LIMITS.walUploadsInFlightMax, 1, LIMITS.walUploadsInFlightLimit, ENV.walUploadsInFlight),
+    heapGrowingPercent: boundedInteger(env[ENV.heapGrowingPercent], DEFAULTS.heapGrowingPercent, 0, LIMITS.heapGrowingPercentMax, ENV.heapGrowingPercent),
     partitionClockOffsetMs: signedInteger(env[ENV.partitionClockOffsetMs], 0, ENV.partitionClockOffsetMs),
     authTokensFile: env[ENV.authTokensFile] ?? '',
     natsCredentials: readNatsCredentials(env),

@@ -8,3 +8,4 @@ export * from './http-adapter';
 export * from './service-module';
 export * from './nats-request-transport';
 export * from './tls-credentials';
+export * from './heap-tuning';
