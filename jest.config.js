@@ -11,6 +11,8 @@ module.exports = {
       transform,
       moduleNameMapper,
       testMatch: ['<rootDir>/packages/*/src/**/*.spec.ts', '<rootDir>/apps/*/src/**/*.spec.ts', '<rootDir>/test/unit/**/*.spec.ts'],
+      // No --forceExit: a handle left open fails the run with what it is (see the file), instead of hanging CI.
+      globalTeardown: '<rootDir>/test/support/exit-watchdog.js',
     },
     {
       displayName: 'e2e',
