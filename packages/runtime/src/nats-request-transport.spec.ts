@@ -190,9 +190,38 @@ describe('NatsRequestTransport on a real nats-server', () => {
     }
   });
 
+  it('starts listening only once the server has its subscriptions (a flush answered), so no request right after start finds no responder', async () => {
+    // Proves the cause of a flaky start is gone: subscriptions travel with the connection's next write, and a
+    // request from another connection that overtook them found no responder. Start now waits for a flush.
+    const replica = await startReplica(server.url, 'flushing', { echo: { subject: 'test.flushing' }, ...withoutEcho(ROUTES, 'flushing') });
+    const flush = replica.connection.flush.bind(replica.connection);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const flushes: string[] = [];
+    replica.connection.flush = async () => {
+      flushes.push('asked');
+      await gate;
+      return flush();
+    };
+    let started = false;
+    const starting = replica.start().then(() => (started = true));
+    try {
+      await eventually('the transport asked for a flush', () => flushes.length > 0, { timeoutMs: 5_000, intervalMs: 5 });
+      // Whatever else start has to do settles within a turn of the event loop; the flush is still unanswered.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(started).toBe(false);
+      release();
+      await starting;
+      await expect(requestJson(caller, 'test.flushing', { n: 2 })).resolves.toEqual({ n: 2 });
+    } finally {
+      release();
+      await replica.stop();
+    }
+  });
+
   it('unsubscribes when the application closes, and leaves the connection open', async () => {
     // Proves a closed service stops answering (no responders) while its ClusterMember still owns the connection.
-    const replica = await startReplica(server.url, 'closing', { echo: { subject: 'test.closing' }, ...withoutEcho(ROUTES) });
+    const replica = await startReplica(server.url, 'closing', { echo: { subject: 'test.closing' }, ...withoutEcho(ROUTES, 'closing') });
     await replica.start();
     await expect(requestJson(caller, 'test.closing', { n: 1 })).resolves.toEqual({ n: 1 });
     await replica.app.close();
@@ -202,8 +231,8 @@ describe('NatsRequestTransport on a real nats-server', () => {
   });
 });
 
-function withoutEcho(routes: Record<string, NatsRequestRoute>): Record<string, NatsRequestRoute> {
+function withoutEcho(routes: Record<string, NatsRequestRoute>, suffix: string): Record<string, NatsRequestRoute> {
   const { echo: _echo, ...rest } = routes;
   // Subjects of its own, so that closing this replica leaves the shared ones served by the others.
-  return Object.fromEntries(Object.entries(rest).map(([pattern, route]) => [pattern, { ...route, subject: `${route.subject}.closing` }]));
+  return Object.fromEntries(Object.entries(rest).map(([pattern, route]) => [pattern, { ...route, subject: `${route.subject}.${suffix}` }]));
 }

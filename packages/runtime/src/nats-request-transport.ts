@@ -86,8 +86,17 @@ export class NatsRequestTransport extends Server implements CustomTransportStrat
       });
       this.subscriptions.push(subscription);
     }
-    this._status$.next('listening');
-    callback();
+    // A subscription reaches the server with the next write of the connection, and another connection's
+    // request that arrives before the server has it finds no responder. The server answers a flush once it
+    // has handled everything sent before it, so listening (and `startAllMicroservices`, and the readiness
+    // that follows it) waits for that answer.
+    this.connection.flush().then(
+      () => {
+        this._status$.next('listening');
+        callback();
+      },
+      (error: unknown) => callback(error),
+    );
   }
 
   /** Unsubscribes; the connection belongs to the process (its `ClusterMember`) and stays open. */
