@@ -368,6 +368,13 @@ export const LIMITS = {
   metaTailStallMs: 2_000,
   /** How often the metadata log tail checks for a stall while nothing arrives. */
   metaTailCheckIntervalMs: 500,
+  /**
+   * After a process appends an entry, its tail looks this long later whether the entry arrived; if the
+   * consumer delivered nothing at all meanwhile, the tail replaces it (see `appendedEntryAction` in
+   * @mink/metalog). Delivery normally takes well under a millisecond, so this is far above it, and far
+   * below the two idle heartbeats nats.js waits before it pulls again.
+   */
+  metaTailAppendedEntryWaitMs: 100,
   /** A consumer of the metadata log tail left behind (its process died) is removed by the server after this long. */
   metaTailConsumerInactiveMs: 60_000,
   /** Pause before the metadata log tail tries again to create a consumer; grows by this much per failure. */

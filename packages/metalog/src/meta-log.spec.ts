@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
 import type { Command } from '@mink/meta';
+import { LIMITS } from '@mink/config';
 import { JetStreamMetaLog, LogPurgedError, metaLogSubject } from './meta-log';
+import { startPublishFilterProxy } from './nats-publish-filter.fixture';
 import { startTcpProxy } from './tcp-proxy.fixture';
 
 function registerNode(nodeId: string): Command {
@@ -111,6 +113,38 @@ describe('JetStreamMetaLog', () => {
     await tail.until(6, 20_000);
     await subscription.stop();
     expect(tail.entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+  }, 30_000);
+
+  it('replaces a consumer that stops delivering an entry this log appended, long before heartbeats or the stall check would', async () => {
+    // Proves the appended-entry watch: the first consumer's refill pulls are dropped on their way to the
+    // server (as nats-server < 2.9.15 drops a pull that expires just as a message arrives), so after the 256
+    // entries of its first pull it delivers nothing while nats.js counts its pulls as pending. Idle
+    // heartbeats are set to 2 s (the server refuses pulls whose heartbeat is not well below their 5 s
+    // expiry), so nats.js would pull again only after 4 s, and the stall check (no progress for
+    // metaTailStallMs, then the next entry held for metaTailStallMs more) needs at least as long; the watch
+    // recovers the tail within a few looks of LIMITS.metaTailAppendedEntryWaitMs.
+    const proxy = await startPublishFilterProxy(Number(new URL(server.url).port));
+    const proxied = await connect({ servers: `nats://127.0.0.1:${proxy.port}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    try {
+      const log = await JetStreamMetaLog.create(proxied, { streamName: 'STALL_META', tailIdleHeartbeatMs: 2_000 });
+      await log.append(registerNode('0'), 'stall-0');
+      const tail = collector();
+      const subscription = log.tail(1, tail.onEntry);
+      await tail.until(1);
+      // The first consumer's initial pull (256 entries) went through; its later pulls do not.
+      proxy.setDrop((subject) => subject.startsWith('$JS.API.CONSUMER.MSG.NEXT.STALL_META.') && subject.endsWith('_1'));
+      const appended = 300;
+      for (let index = 1; index < appended; index++) await log.append(registerNode(String(index)), `stall-${index}`);
+      const otherRecoveryMs = Math.min(2 * LIMITS.metaTailStallMs, 2 * 2_000);
+      await tail.until(appended, otherRecoveryMs - 1_000);
+      await subscription.stop();
+      expect(proxy.dropped.length).toBeGreaterThan(0);
+      expect(tail.entries.map((entry) => entry.seq)).toEqual(Array.from({ length: appended }, (_unused, index) => index + 1));
+      expect(tail.entries.map((entry) => (entry.command as { nodeId: string }).nodeId)).toEqual(Array.from({ length: appended }, (_unused, index) => String(index)));
+    } finally {
+      await proxied.close();
+      await proxy.close();
+    }
   }, 30_000);
 
   it('reports through onError when its connection closes for good', async () => {

@@ -19,6 +19,7 @@ import type { Command } from '@mink/meta';
 import type { AppendResult, MetaLog, TailSubscription } from '@mink/meta';
 import { connectionWatch } from './nats-connection';
 import { creationError, isStreamNotFound, translateNatsError } from './nats-errors';
+import { appendedEntryAction } from './tail-watch';
 
 export interface JetStreamMetaLogOptions {
   /** JetStream stream name; `DEFAULTS.metaStream` ('MINK_META') when absent. */
@@ -32,6 +33,11 @@ export interface JetStreamMetaLogOptions {
   replicas?: number;
   /** How long one append waits for its ack; `LIMITS.metaAppendTimeoutMs` when absent. */
   appendTimeoutMs?: number;
+  /**
+   * Idle heartbeat of the tail's pulls; `LIMITS.metaTailIdleHeartbeatMs` when absent. Tests set it longer to
+   * see what else recovers a tail; the server refuses pulls whose heartbeat is not well below their expiry.
+   */
+  tailIdleHeartbeatMs?: number;
 }
 
 /**
@@ -97,7 +103,11 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     private readonly appendTimeoutMs: number,
     /** Replicas of the stream as the server reported them when this log was created (an existing stream keeps its own). */
     readonly replicas: number,
+    private readonly tailIdleHeartbeatMs: number,
   ) {}
+
+  /** The running tails, told the sequence of each entry this log appended (see `appendedEntryAction`). */
+  private readonly appendWatchers = new Set<(seq: number) => void>();
 
   /** Connects to the stream, creating it if it does not exist yet (several processes may race to do so). */
   static async create(connection: NatsConnection, options: JetStreamMetaLogOptions = {}): Promise<JetStreamMetaLog> {
@@ -114,6 +124,7 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
       subject,
       options.appendTimeoutMs ?? LIMITS.metaAppendTimeoutMs,
       replicas,
+      options.tailIdleHeartbeatMs ?? LIMITS.metaTailIdleHeartbeatMs,
     );
   }
 
@@ -124,6 +135,7 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
         expect: { streamName: this.streamName },
         timeout: this.appendTimeoutMs,
       });
+      for (const watcher of this.appendWatchers) watcher(ack.seq);
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
       throw translateNatsError(error, `append to ${this.streamName}`);
@@ -143,7 +155,10 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
    * - when it delivers a later entry than the next one (a delivery lost on the way) while the log still
    *   holds the next one (otherwise that entry was purged: `LogPurgedError`);
    * - when the log has held the next entry for `LIMITS.metaTailStallMs` without it being delivered (checked
-   *   every `LIMITS.metaTailCheckIntervalMs` while nothing arrives), whatever the reason.
+   *   every `LIMITS.metaTailCheckIntervalMs` while nothing arrives), whatever the reason;
+   * - when this log appended an entry the tail has not delivered and nothing at all arrived for
+   *   `LIMITS.metaTailAppendedEntryWaitMs` (`appendedEntryAction`): a proposer waits for its own entry, so
+   *   this bounds how long a consumer that stopped delivering holds up the process's own proposals.
    * Creating a consumer fails while JetStream elects leaders; it is retried after a short pause.
    */
   tail(fromSeq: number, onEntry: (seq: number, command: Command) => void, onError?: (error: Error) => void): TailSubscription {
@@ -203,8 +218,38 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
           checking = false;
         });
     }, LIMITS.metaTailCheckIntervalMs);
+    // The appended-entry watch: the log holds `appendedSeq` (this process appended it), so it must arrive.
+    let appendedSeq = 0;
+    let appendedLook: NodeJS.Timeout | undefined;
+    let progressAtLastLookMs = lastProgressAtMs;
+    const lookAgainLater = (): void => {
+      if (appendedLook !== undefined || stopped || ended || appendedSeq < expectedSeq) return;
+      progressAtLastLookMs = lastProgressAtMs;
+      // The look runs after the I/O that is due, so an entry already on the socket counts as arrived.
+      appendedLook = setTimeout(() => setImmediate(look), LIMITS.metaTailAppendedEntryWaitMs);
+    };
+    const look = (): void => {
+      appendedLook = undefined;
+      if (stopped || ended) return;
+      const action = appendedEntryAction({
+        appendedSeq,
+        expectedSeq,
+        consuming: messages !== undefined && !replaceRequested,
+        progressedSinceLastLook: lastProgressAtMs !== progressAtLastLookMs,
+      });
+      if (action === 'delivered') return;
+      if (action === 'replace') replace();
+      lookAgainLater();
+    };
+    const watchAppended = (seq: number): void => {
+      if (seq > appendedSeq) appendedSeq = seq;
+      lookAgainLater();
+    };
+    this.appendWatchers.add(watchAppended);
     cleanUp = () => {
       clearInterval(stallCheck);
+      if (appendedLook !== undefined) clearTimeout(appendedLook);
+      this.appendWatchers.delete(watchAppended);
       stopReplacingOnReconnect();
     };
     const consumerPrefix = `mink_tail_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
@@ -225,7 +270,7 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
         if (stopped || ended || replaceRequested) return;
         messages = await this.jetStream.consumers.getPullConsumerFor(info).consume({
           max_messages: LIMITS.metaTailBatchMessagesMax,
-          idle_heartbeat: LIMITS.metaTailIdleHeartbeatMs,
+          idle_heartbeat: this.tailIdleHeartbeatMs,
           expires: LIMITS.metaTailPullExpiresMs,
         });
         lastProgressAtMs = performance.now();

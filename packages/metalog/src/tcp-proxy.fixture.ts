@@ -13,20 +13,25 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+/** Per connection, what of each chunk a client sends goes on to the server (it may keep bytes for later). */
+export type ClientBytesFilter = () => (chunk: Buffer) => Buffer;
+
+export async function startTcpProxy(targetPort: number, clientFilter?: ClientBytesFilter): Promise<TcpProxy> {
   let partitioned = false;
   const pairs = new Set<[Socket, Socket]>();
   const server: Server = createServer((client) => {
     const upstream = connect({ host: '127.0.0.1', port: targetPort });
     const pair: [Socket, Socket] = [client, upstream];
     pairs.add(pair);
-    const forward = (from: Socket, to: Socket): void => {
-      from.on('data', (chunk) => {
-        if (!partitioned) to.write(chunk);
+    const forward = (from: Socket, to: Socket, filter: (chunk: Buffer) => Buffer): void => {
+      from.on('data', (chunk: Buffer) => {
+        if (partitioned) return;
+        const passed = filter(chunk);
+        if (passed.length > 0) to.write(passed);
       });
     };
-    forward(client, upstream);
-    forward(upstream, client);
+    forward(client, upstream, clientFilter?.() ?? ((chunk) => chunk));
+    forward(upstream, client, (chunk) => chunk);
     const closeBoth = (): void => {
       pairs.delete(pair);
       client.destroy();
