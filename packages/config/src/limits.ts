@@ -189,8 +189,13 @@ export const LIMITS = {
   metaPurgeMarginEntriesMax: 200_000,
   /** A data node whose applied sequence has not advanced for this long while the log moved on no longer holds the purge back. */
   metaMemberStalledAfterMs: 60_000,
-  /** A metadata log tail that misses two server heartbeats of this interval recreates its consumer. */
-  metaTailIdleHeartbeatMs: 1_000,
+  /**
+   * A metadata log tail that misses two server heartbeats of this interval recreates its consumer. Short,
+   * because it is also what ends the stall of a tail whose pull the server dropped without a word (see
+   * `metaTailAppendedEntryWaitMs`) in processes that append nothing; the server sends them only while a
+   * pull waits without messages, a few a second per process.
+   */
+  metaTailIdleHeartbeatMs: 250,
   /** Recent samples of the NATS server's clock kept to estimate its offset from the local clock. */
   serverClockSamplesMax: 64,
   /** `mink up` and LocalCluster: how long one service may take until its /readyz answers 200. */

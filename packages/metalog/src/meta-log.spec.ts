@@ -115,36 +115,60 @@ describe('JetStreamMetaLog', () => {
     expect(tail.entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5, 6]);
   }, 30_000);
 
-  it('replaces a consumer that stops delivering an entry this log appended, long before heartbeats or the stall check would', async () => {
-    // Proves the appended-entry watch: the first consumer's refill pulls are dropped on their way to the
-    // server (as nats-server < 2.9.15 drops a pull that expires just as a message arrives), so after the 256
-    // entries of its first pull it delivers nothing while nats.js counts its pulls as pending. Idle
-    // heartbeats are set to 2 s (the server refuses pulls whose heartbeat is not well below their 5 s
-    // expiry), so nats.js would pull again only after 4 s, and the stall check (no progress for
-    // metaTailStallMs, then the next entry held for metaTailStallMs more) needs at least as long; the watch
-    // recovers the tail within a few looks of LIMITS.metaTailAppendedEntryWaitMs.
+  /**
+   * Tails `streamName` from entry 1 through a proxy; once the first entry has arrived, the refill pulls of
+   * the tail's first consumer are dropped on their way to the server (as nats-server < 2.9.15 drops a pull
+   * that expires just as a message arrives), so after the 256 entries of its first pull it delivers nothing
+   * while nats.js counts its pulls as pending. Then 299 more entries are appended through `appender` (the
+   * tail's own log, or another); resolves with what arrived within `withinMs` and the pulls dropped.
+   */
+  async function tailWithLostPulls(
+    streamName: string,
+    options: { tailIdleHeartbeatMs?: number; appendThroughTail: boolean; withinMs: number },
+  ): Promise<{ seqs: number[]; nodeIds: string[]; dropped: number }> {
     const proxy = await startPublishFilterProxy(Number(new URL(server.url).port));
     const proxied = await connect({ servers: `nats://127.0.0.1:${proxy.port}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     try {
-      const log = await JetStreamMetaLog.create(proxied, { streamName: 'STALL_META', tailIdleHeartbeatMs: 2_000 });
-      await log.append(registerNode('0'), 'stall-0');
+      const log = await JetStreamMetaLog.create(proxied, { streamName, tailIdleHeartbeatMs: options.tailIdleHeartbeatMs });
+      const appender = options.appendThroughTail ? log : await JetStreamMetaLog.create(connection, { streamName });
+      await appender.append(registerNode('0'), `${streamName}-0`);
       const tail = collector();
       const subscription = log.tail(1, tail.onEntry);
       await tail.until(1);
-      // The first consumer's initial pull (256 entries) went through; its later pulls do not.
-      proxy.setDrop((subject) => subject.startsWith('$JS.API.CONSUMER.MSG.NEXT.STALL_META.') && subject.endsWith('_1'));
-      const appended = 300;
-      for (let index = 1; index < appended; index++) await log.append(registerNode(String(index)), `stall-${index}`);
-      const otherRecoveryMs = Math.min(2 * LIMITS.metaTailStallMs, 2 * 2_000);
-      await tail.until(appended, otherRecoveryMs - 1_000);
-      await subscription.stop();
-      expect(proxy.dropped.length).toBeGreaterThan(0);
-      expect(tail.entries.map((entry) => entry.seq)).toEqual(Array.from({ length: appended }, (_unused, index) => index + 1));
-      expect(tail.entries.map((entry) => (entry.command as { nodeId: string }).nodeId)).toEqual(Array.from({ length: appended }, (_unused, index) => String(index)));
+      proxy.setDrop((subject) => subject.startsWith(`$JS.API.CONSUMER.MSG.NEXT.${streamName}.`) && subject.endsWith('_1'));
+      for (let index = 1; index < 300; index++) await appender.append(registerNode(String(index)), `${streamName}-${index}`);
+      await tail.until(300, options.withinMs).finally(() => subscription.stop());
+      return {
+        seqs: tail.entries.map((entry) => entry.seq),
+        nodeIds: tail.entries.map((entry) => (entry.command as { nodeId: string }).nodeId),
+        dropped: proxy.dropped.length,
+      };
     } finally {
       await proxied.close();
       await proxy.close();
     }
+  }
+
+  it('replaces a consumer that stops delivering an entry this log appended, long before heartbeats or the stall check would', async () => {
+    // Proves the appended-entry watch. Idle heartbeats are set to 2 s (the server refuses pulls whose
+    // heartbeat is not well below their 5 s expiry), so nats.js would pull again only after 4 s, and the
+    // stall check (no progress for metaTailStallMs, then the next entry held for metaTailStallMs more) needs
+    // at least as long; the watch recovers the tail within a few looks of LIMITS.metaTailAppendedEntryWaitMs.
+    const withinMs = Math.min(2 * LIMITS.metaTailStallMs, 2 * 2_000) - 1_000;
+    const result = await tailWithLostPulls('STALL_META', { tailIdleHeartbeatMs: 2_000, appendThroughTail: true, withinMs });
+    expect(result.dropped).toBeGreaterThan(0);
+    expect(result.seqs).toEqual(Array.from({ length: 300 }, (_unused, index) => index + 1));
+    expect(result.nodeIds).toEqual(Array.from({ length: 300 }, (_unused, index) => String(index)));
+  }, 30_000);
+
+  it('recovers a tail that appends nothing from a consumer that stops delivering through its idle heartbeats', async () => {
+    // Proves the heartbeat path for the processes the appended-entry watch does not cover (gateway, idle
+    // nodes): another log appends, and two missed heartbeats of LIMITS.metaTailIdleHeartbeatMs replace the
+    // consumer: within 8 heartbeats and before the stall check could (4 s).
+    const withinMs = Math.min(8 * LIMITS.metaTailIdleHeartbeatMs, 2 * LIMITS.metaTailStallMs - 1_000);
+    const result = await tailWithLostPulls('QUIET_META', { appendThroughTail: false, withinMs });
+    expect(result.dropped).toBeGreaterThan(0);
+    expect(result.seqs).toEqual(Array.from({ length: 300 }, (_unused, index) => index + 1));
   }, 30_000);
 
   it('reports through onError when its connection closes for good', async () => {
