@@ -64,6 +64,19 @@ describe('readAppendBody', () => {
     }
   });
 
+  it('grows past the sizes it estimates from the first row: a long first row, then many short rows, then long strings', () => {
+    // Each bucket's buffers start sized for body length / first row's bytes rows and the first row's string
+    // lengths; here the first row is far longer than the others (so the estimate is too small), later
+    // strings far longer than the first (so string buffers grow), and one bucket gets most rows.
+    const first = { id: 0, name: 'x'.repeat(5_000), flag: true, count: 1, score: 0.5, at: 1 };
+    const many = Array.from({ length: 3_000 }, (_, index) => ({ id: index % 100 === 0 ? index : 7, name: index > 2_500 ? 'y'.repeat(9_000 + index) : `n${index}` }));
+    const body = JSON.stringify({ rows: [first, ...many] });
+    expectSameAsGeneral(body, KEYED);
+    expectSameAsGeneral(body, { ...KEYED, bucketKey: [], spreadStart: 2 });
+    // And the other way round: a short first row before long ones.
+    expectSameAsGeneral(JSON.stringify({ rows: [{ id: 1 }, ...many] }), KEYED);
+  });
+
   it('gives up (null) on everything outside its shape, so the general path answers it', () => {
     const bodies = [
       '',

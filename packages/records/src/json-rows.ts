@@ -136,6 +136,7 @@ class AppendBodyReader {
     if (!this.equalBytes(keyStart, keyEnd, ROWS_KEY)) throw UNSUPPORTED;
     this.expect(COLON);
     this.expect(OPEN_BRACKET);
+    this.rowsStart = this.position;
     let rowCount = 0;
     if (this.peek() === CLOSE_BRACKET) throw UNSUPPORTED;
     for (;;) {
@@ -253,10 +254,30 @@ class AppendBodyReader {
   private columnsOf(bucket: number): BucketColumns {
     let columns = this.byBucket.get(bucket);
     if (columns === undefined) {
-      columns = new BucketColumns(this.bucketing.columns);
+      this.sizing ??= this.sizingFromFirstRow();
+      columns = new BucketColumns(this.bucketing.columns, this.sizing);
       this.byBucket.set(bucket, columns);
     }
     return columns;
+  }
+
+  /** Where the row list starts in the body. */
+  private rowsStart = 0;
+  /** What each bucket's buffers start with, estimated once the first row is read (see `sizingFromFirstRow`). */
+  private sizing: BucketSizing | null = null;
+
+  /**
+   * Rows and string bytes a bucket's buffers start with so that they rarely grow: the body holds about
+   * `body.length / (bytes of the first row)` rows, spread over the buckets (all in one without a bucket
+   * key), with a quarter more for an uneven spread; string columns get as many bytes per row as the first
+   * row's value had. Called right after the first row is read, with its values in `scratch`.
+   */
+  private sizingFromFirstRow(): BucketSizing {
+    const rowsEstimate = this.body.length / Math.max(1, this.position - this.rowsStart);
+    const buckets = this.bucketing.bucketKey.length === 0 ? 1 : this.bucketing.buckets;
+    const rows = Math.min(BUCKET_ROWS_INITIAL_MAX, Math.max(BUCKET_ROWS_INITIAL_MIN, Math.ceil((1.25 * rowsEstimate) / buckets)));
+    const stringBytes = this.scratch.map((value) => (value.present ? rows * Math.max(1, value.end - value.start) : 0));
+    return { rows, stringBytes };
   }
 
   /** Set by `stringEnd`: whether the string just read held an escape. */
@@ -429,10 +450,23 @@ class AppendBodyReader {
   }
 }
 
+/** Rows, and bytes per string column, a bucket's buffers are made for at first. */
+interface BucketSizing {
+  rows: number;
+  stringBytes: number[];
+}
+
+/** Bounds of the rows a bucket's buffers start with (they grow beyond it as needed). */
+const BUCKET_ROWS_INITIAL_MIN = 64;
+const BUCKET_ROWS_INITIAL_MAX = 65_536;
+/** Bounds of the bytes a string column's buffer starts with. */
+const STRING_BYTES_INITIAL_MIN = 1_024;
+const STRING_BYTES_INITIAL_MAX = 16 * 1024 * 1024;
+
 /** Growable buffers of one bucket's columns, filled a row at a time, read as `ColumnBuffers` of row ranges. */
 class BucketColumns {
   private count = 0;
-  private capacity = 64;
+  private capacity: number;
   /** Per column, one byte per row: 1 when the row holds a value. */
   private readonly present: Uint8Array[];
   /** Per fixed-width column (null for strings): the values, zero where absent; booleans as 0/1 bytes. */
@@ -444,12 +478,18 @@ class BucketColumns {
   /** Per int64 or timestamp column: its values array seen as 32-bit words. */
   private readonly words: (Int32Array | null)[];
 
-  constructor(private readonly columns: ColumnSpec[]) {
+  constructor(
+    private readonly columns: ColumnSpec[],
+    sizing: BucketSizing,
+  ) {
+    this.capacity = sizing.rows;
     this.present = columns.map(() => new Uint8Array(this.capacity));
     this.values = columns.map((column) => fixedArrayOf(column.type, this.capacity));
     this.words = this.values.map(wordsOf);
     this.ends = columns.map((column) => (column.type === 'string' ? new Int32Array(this.capacity) : null));
-    this.data = columns.map((column) => (column.type === 'string' ? Buffer.allocUnsafe(1024) : null));
+    this.data = columns.map((column, index) =>
+      column.type === 'string' ? Buffer.allocUnsafe(Math.min(STRING_BYTES_INITIAL_MAX, Math.max(STRING_BYTES_INITIAL_MIN, Math.ceil(1.25 * sizing.stringBytes[index]!)))) : null,
+    );
     this.dataLength = columns.map(() => 0);
   }
 
