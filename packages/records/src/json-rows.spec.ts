@@ -77,6 +77,37 @@ describe('readAppendBody', () => {
     expectSameAsGeneral(JSON.stringify({ rows: [{ id: 1 }, ...many] }), KEYED);
   });
 
+  it('finds the end of every string whatever its alignment: quotes, backslashes and control characters at each position of a word', () => {
+    // The string scan skips whole 32-bit words of plain bytes; every special byte must still be seen, for
+    // every offset of the body in its buffer and every position of the byte in a string.
+    const atOffset = (text: string, offset: number): Uint8Array => {
+      const bytes = encoder.encode(text);
+      const buffer = new Uint8Array(bytes.length + 8);
+      buffer.set(bytes, offset);
+      return buffer.subarray(offset, offset + bytes.length);
+    };
+    for (let offset = 0; offset < 4; offset++) {
+      for (let length = 0; length <= 13; length++) {
+        for (let at = 0; at <= length; at++) {
+          const plain = 'abcdéfghijklmnop'.slice(0, length);
+          const names = [plain, `${plain.slice(0, at)}"${plain.slice(at)}`, `${plain.slice(0, at)}\\${plain.slice(at)}`, `${plain.slice(0, at)}\n${plain.slice(at)}`];
+          const body = JSON.stringify({ rows: names.map((name, index) => ({ id: index, name })) });
+          const fast = onePass(atOffset(body, offset), KEYED);
+          const general = generalPath(body, KEYED);
+          expect([...fast!.keys()]).toEqual([...general.keys()]);
+          for (const [bucket, bytes] of general) expect(Buffer.from(fast!.get(bucket)!).equals(Buffer.from(bytes))).toBe(true);
+          // A raw control character inside a string is not JSON: the reader gives up on it wherever it is.
+          const raw = `{"rows":[{"id":1,"name":"${plain.slice(0, at)}\u0001${plain.slice(at)}"}]}`;
+          expect(onePass(atOffset(raw, offset), KEYED)).toBeNull();
+        }
+      }
+    }
+    // A body shorter than a word that ends its buffer before the next word boundary.
+    const tiny = new Uint8Array(3);
+    tiny.set(encoder.encode('{}'), 1);
+    expect(onePass(tiny.subarray(1), KEYED)).toBeNull();
+  });
+
   it('gives up (null) on everything outside its shape, so the general path answers it', () => {
     const bodies = [
       '',

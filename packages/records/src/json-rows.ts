@@ -116,10 +116,19 @@ class AppendBodyReader {
   private readonly byBucket = new Map<number, BucketColumns>();
   private readonly keyWriter = new BucketKeyWriter();
 
+  /** The body's whole aligned 32-bit words, the first at position `wordsAt` (0 to 3) of the body, for `plainRunEnd`. */
+  private readonly words: Int32Array;
+  private readonly wordsAt: number;
+
   constructor(
     private readonly body: Buffer,
     private readonly bucketing: BucketingOfRows,
   ) {
+    const wordsStart = (body.byteOffset + 3) & ~3;
+    this.wordsAt = wordsStart - body.byteOffset;
+    const wordCount = Math.max(0, (body.byteOffset + body.length - wordsStart) >> 2);
+    // A body too short to hold a whole aligned word may end before `wordsStart` is inside its buffer.
+    this.words = wordCount > 0 ? new Int32Array(body.buffer, wordsStart, wordCount) : NO_WORDS;
     this.columnNames = bucketing.columns.map((column) => Buffer.from(column.name, 'utf8'));
     this.types = bucketing.columns.map((column) => column.type);
     this.scratch = bucketing.columns.map(() => ({ present: false, number: 0, start: 0, end: 0, text: null }));
@@ -296,8 +305,9 @@ class AppendBodyReader {
    */
   private stringEnd(start: number, isKey: boolean): number {
     const body = this.body;
+    const length = body.length;
     let escaped = false;
-    for (let index = start; index < body.length; index++) {
+    for (let index = this.plainRunEnd(start); index < length; index++) {
       const byte = body[index]!;
       if (byte === QUOTE) {
         this.position = index + 1;
@@ -312,6 +322,26 @@ class AppendBodyReader {
       }
     }
     throw UNSUPPORTED;
+  }
+
+  /**
+   * The first position from `start` whose byte may be a quote, a backslash or a control character: plain
+   * bytes are skipped one by one up to a word boundary, then whole plain words four bytes at a time. It
+   * never skips such a byte, so `stringEnd` reads on from there as if it had read every byte itself.
+   */
+  private plainRunEnd(start: number): number {
+    const body = this.body;
+    const length = body.length;
+    let index = start;
+    while (((index - this.wordsAt) & 3) !== 0) {
+      if (index >= length) return index;
+      const byte = body[index]!;
+      if (byte === QUOTE || byte === BACKSLASH || byte < 0x20) return index;
+      index++;
+    }
+    const words = this.words;
+    for (let word = (index - this.wordsAt) >> 2; index + 4 <= length && isPlainWord(words[word]!); word++) index += 4;
+    return index;
   }
 
   /** A string with escapes, decoded as JSON decodes it; one that is not well-formed Unicode goes the general way. */
@@ -448,6 +478,19 @@ class AppendBodyReader {
     }
     this.position = index;
   }
+}
+
+const NO_WORDS = new Int32Array(0);
+
+/**
+ * Whether none of the four bytes of `word` is a quote, a backslash or below 0x20 (SWAR: a word has a zero
+ * byte iff `(w - 0x01010101) & ~w & 0x80808080` is not zero; XOR with a repeated byte finds that byte, and
+ * subtracting 0x20 from each byte finds those below it).
+ */
+function isPlainWord(word: number): boolean {
+  const quote = word ^ 0x22222222;
+  const backslash = word ^ 0x5c5c5c5c;
+  return ((((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash) | ((word - 0x20202020) & ~word)) & 0x80808080) === 0;
 }
 
 /** Rows, and bytes per string column, a bucket's buffers are made for at first. */
