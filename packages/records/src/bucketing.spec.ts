@@ -153,7 +153,7 @@ describe('splitByBucket', () => {
 });
 
 describe('BucketKeyWriter', () => {
-  it('gives every key the bucket bucketOfRow gives it, values written as canonical values or as UTF-8 bytes, through a growing buffer', () => {
+  it('gives every key the bucket bucketOfRow gives it, values written as canonical values, strings as UTF-8 bytes or numbers as decimal text, through a growing buffer', () => {
     const value = fc.oneof(
       fc.constant(null),
       fc.boolean(),
@@ -165,14 +165,18 @@ describe('BucketKeyWriter', () => {
     );
     const writer = new BucketKeyWriter();
     fc.assert(
-      fc.property(fc.array(value, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 1024 }), fc.boolean(), (values, buckets, stringsAsBytes) => {
+      fc.property(fc.array(value, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 1024 }), fc.boolean(), (values, buckets, asBytes) => {
         const bucketKey = values.map((_, index) => `k${index}`);
         const row: Row = Object.fromEntries(values.map((each, index) => [`k${index}`, each]));
         writer.reset();
         for (const each of values) {
-          if (stringsAsBytes && typeof each === 'string') {
+          if (asBytes && typeof each === 'string') {
             const utf8 = Buffer.from(`«${each}»`, 'utf8');
             writer.utf8String(utf8, Buffer.byteLength('«'), utf8.length - Buffer.byteLength('»'));
+          } else if (asBytes && (typeof each === 'bigint' || typeof each === 'number')) {
+            // A number as the decimal text toString gives, inside other bytes (as in a JSON body).
+            const text = Buffer.from(`:${each.toString()},`, 'latin1');
+            writer.asciiNumber(text, 1, text.length - 1);
           } else writer.value(each);
         }
         expect(writer.bucket(buckets)).toBe(bucketOfRow(row, bucketKey, buckets));

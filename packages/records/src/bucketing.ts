@@ -128,6 +128,17 @@ export class BucketKeyWriter {
     this.length += utf8.copy(this.bytes, this.length, start, end);
   }
 
+  /**
+   * A number of the key given as its decimal text `ascii[start, end)`, which must be exactly what
+   * `Number#toString` (or `BigInt#toString`) gives for it.
+   */
+  asciiNumber(ascii: Uint8Array, start: number, end: number): void {
+    this.reserve(5 + end - start);
+    this.bytes[this.length++] = TAG_NUMBER;
+    this.length = this.bytes.writeUInt32LE(end - start, this.length);
+    for (let index = start; index < end; index++) this.bytes[this.length++] = ascii[index]!;
+  }
+
   bucket(buckets: number): number {
     checkBuckets(buckets);
     return murmur3Hash32(this.bytes.subarray(0, this.length), BUCKET_HASH_SEED) % buckets;

@@ -43,12 +43,14 @@ describe('readAppendBody', () => {
       {"name": "esc\\"aped \\u00e9 \\ud83d\\ude00 \\n", "id": "-42", "at": "0012", "flag": false, "count": 0, "score": -0},
       {},
       {"id": null, "name": null, "score": 0.1, "count": 2147483647, "at": -0},
-      {"id": 900719925474099, "name": "ünïcödé 😀", "count": -2147483648, "score": 123456789.123456789}
+      {"id": 900719925474099, "name": "ünïcödé 😀", "count": -2147483648, "score": 123456789.123456789},
+      {"id": "-0", "count": -0, "at": "0"}, {"id": "007", "count": 0, "at": 0}, {"id": -0, "count": -7, "at": "-12"}, {"id": "-120", "at": "100"}
     ] }`;
     expectSameAsGeneral(body, KEYED);
     expectSameAsGeneral(body, { ...KEYED, bucketKey: ['name', 'count'] });
     expectSameAsGeneral(body, { ...KEYED, bucketKey: ['flag'] });
     expectSameAsGeneral(body, { ...KEYED, bucketKey: ['score', 'at'] });
+    expectSameAsGeneral(body, { ...KEYED, bucketKey: ['count', 'id', 'at'], buckets: 61 });
     // Without a bucket key every row goes to the bucket of the spread start.
     expectSameAsGeneral(body, { ...KEYED, bucketKey: [], spreadStart: 13 });
     expectSameAsGeneral(body, { ...KEYED, bucketKey: [], spreadStart: -3 });

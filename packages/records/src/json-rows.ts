@@ -101,10 +101,15 @@ interface ScratchValue {
   present: boolean;
   /** boolean, int32, float64, timestamp: the value; int64: the value when it is a plain number. */
   number: number;
-  /** string: where its bytes are in the body, or `text` when it held escapes. */
+  /**
+   * string: where its bytes are in the body, or `text` when it held escapes. int32, int64, timestamp: where
+   * the decimal text of `number` is in the body, when `decimal` says the body holds it as `Number#toString`
+   * writes it (the bucket key's encoding, see bucketing.ts).
+   */
   start: number;
   end: number;
   text: string | null;
+  decimal: boolean;
 }
 
 class AppendBodyReader {
@@ -131,7 +136,7 @@ class AppendBodyReader {
     this.words = wordCount > 0 ? new Int32Array(body.buffer, wordsStart, wordCount) : NO_WORDS;
     this.columnNames = bucketing.columns.map((column) => Buffer.from(column.name, 'utf8'));
     this.types = bucketing.columns.map((column) => column.type);
-    this.scratch = bucketing.columns.map(() => ({ present: false, number: 0, start: 0, end: 0, text: null }));
+    this.scratch = bucketing.columns.map(() => ({ present: false, number: 0, start: 0, end: 0, text: null, decimal: false }));
     this.keyColumns = bucketing.bucketKey.map((name) => bucketing.columns.findIndex((column) => column.name === name));
     if (this.keyColumns.some((index) => index < 0)) throw UNSUPPORTED;
     // bytes columns are read by the general path only (base64).
@@ -219,11 +224,18 @@ class AppendBodyReader {
         const number = this.integer();
         if (number < INT32_MIN || number > INT32_MAX) throw UNSUPPORTED;
         value.number = number;
+        this.noteDecimal(value, this.position - 1);
         return;
       }
       case 'int64':
       case 'timestamp':
-        value.number = first === QUOTE ? this.quotedInteger() : this.integer();
+        if (first === QUOTE) {
+          value.number = this.quotedInteger();
+          this.noteDecimal(value, this.position - 2);
+        } else {
+          value.number = this.integer();
+          this.noteDecimal(value, this.position - 1);
+        }
         return;
       case 'float64':
         value.number = this.float();
@@ -241,6 +253,21 @@ class AppendBodyReader {
     }
   }
 
+  /**
+   * Notes where the decimal text of the integer just read ends (`last`, its last digit) and starts, and
+   * whether it is the text `Number#toString` gives: no leading zero (a quoted int64 may have them) and not
+   * `-0` (which reads as 0).
+   */
+  private noteDecimal(value: ScratchValue, last: number): void {
+    const body = this.body;
+    let start = last;
+    while (start > 0 && body[start - 1]! >= ZERO && body[start - 1]! <= NINE) start--;
+    const negative = start > 0 && body[start - 1] === MINUS;
+    value.decimal = !(body[start] === ZERO && (last > start || negative));
+    value.start = negative ? start - 1 : start;
+    value.end = last + 1;
+  }
+
   /** The bucket of the row in the scratch values, by the same hash as `splitByBucket`. */
   private bucketOfRow(): number {
     const { bucketKey, buckets, spreadStart } = this.bucketing;
@@ -254,7 +281,9 @@ class AppendBodyReader {
         if (value.text === null) writer.utf8String(this.body, value.start, value.end);
         else writer.value(value.text);
       } else if (this.types[column] === 'boolean') writer.value(value.number === 1);
-      // int32, int64, float64 and timestamp values hash by their decimal text, alike as number or bigint.
+      // int32, int64, float64 and timestamp values hash by their decimal text, alike as number or bigint:
+      // an integer's text is taken from the body when it is written as Number#toString writes it.
+      else if (value.decimal && this.types[column] !== 'float64') writer.asciiNumber(this.body, value.start, value.end);
       else writer.value(value.number);
     }
     return writer.bucket(buckets);
