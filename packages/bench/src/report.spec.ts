@@ -1,4 +1,4 @@
-import { averageWalObjectBytes, computeRatios, renderKafka, renderReport, renderScan, renderTiering, type WriteRatioInput } from './report';
+import { averageWalObjectBytes, computeRatios, cpuElsewhereLine, renderKafka, renderReport, renderScan, renderTiering, type WriteRatioInput } from './report';
 import type { AppendResult, BaselineResult, BenchResult, KafkaResult, PutResult, ScanResult, ScanSeriesResult, TieringResult } from './results';
 import { summarizeLatencies } from './stats';
 
@@ -140,7 +140,15 @@ describe('averageWalObjectBytes', () => {
 describe('renderReport', () => {
   it('prints the put, lookup and restore sections with their units', () => {
     // Proves the PK figures reach the printed report, each with its unit, and a trial without a snapshot prints dashes.
-    const put: PutResult = { ...append('client', [40, 90], 10_000, 500_000), path: 'client', table: 'bench_pk', buckets: 8 };
+    const put: PutResult = {
+      ...append('client', [40, 90], 10_000, 500_000),
+      path: 'client',
+      table: 'bench_pk',
+      buckets: 8,
+      serverCpuSecondsPerMegabyte: 0.031,
+      benchCpuSecondsPerMegabyte: 0.012,
+      coresBusy: 1.9,
+    };
     const result: BenchResult = {
       machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
       options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600], scanRows: 1, longPolls: 1, kafkaRecords: 1, tieringRows: 1 },
@@ -189,6 +197,7 @@ describe('renderReport', () => {
     expect(report).toContain('figures: pk');
     expect(report).toContain('pk: 50 000 keys put in calls of 100 rows, then looked up; 1 000 000 keys loaded into a one-bucket table whose restore is timed');
     expect(report).toContain('mink put of new keys into PK table bench_pk of 8 buckets');
+    expect(report).toContain('client: CPU s/MB outside mink: S3 + NATS servers 0.031, load generator 0.012; all processes kept 1.90 cores busy');
     expect(report).toMatch(/KEYS\/CALL +IN FLIGHT +CALLS +CALLS\/S +KEYS\/S +P50 MS +P99 MS +MAX MS +REQUEST +REPLY\n +100 +8 +500 +500 +50 000 +2\.0 +7\.0 +7\.0 +1 100 B +6 000 B/);
     expect(report).toContain('1 000 000 keys put at 66 667 keys/s');
     expect(report).toMatch(/SIGTERM +2 +1 +1\.9 +847 +12\.1 +70 +0\n +kill -9 +1 +3 +3\.6 +400 +- +- +1 010 000/);
@@ -409,5 +418,15 @@ describe('renderTiering', () => {
     expect(stuck).toMatch(/catch-up: from enabling +1 +204 000 +45\.8 +2\.0 +8 +- +- +-/);
     expect(stuck).toContain('catch-up: STOPPED: the lake still lacked 4 000 of 204 000 records 300 s after it was enabled');
     expect(stuck).not.toContain('freshness lag');
+  });
+});
+
+describe('cpuElsewhereLine', () => {
+  it.each([
+    [{ serverCpuSecondsPerMegabyte: 0.0345, benchCpuSecondsPerMegabyte: 0.0151, coresBusy: 1.834 }, 'CPU s/MB outside mink: S3 + NATS servers 0.035, load generator 0.015; all processes kept 1.83 cores busy'],
+    [{ serverCpuSecondsPerMegabyte: null, benchCpuSecondsPerMegabyte: 0.02, coresBusy: null }, 'CPU s/MB outside mink: load generator 0.020'],
+    [{}, null],
+  ])('%j', (write, expected) => {
+    expect(cpuElsewhereLine(write)).toBe(expected);
   });
 });

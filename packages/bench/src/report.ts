@@ -259,9 +259,23 @@ function renderWrites(writes: readonly { label: string; write: WriteScenarioResu
     ),
   ];
   for (const { label, write } of writes) {
+    const elsewhere = cpuElsewhereLine(write);
+    if (elsewhere !== null) lines.push(`  ${label}: ${elsewhere}`);
+  }
+  for (const { label, write } of writes) {
     if (write.firstFailureMessage !== null) lines.push(`  ${label}: first failure: ${write.firstFailureMessage}`);
   }
   return lines;
+}
+
+/** Where else a write scenario's CPU went, and how many cores everything kept busy; null when none of it is known. */
+export function cpuElsewhereLine(write: Pick<WriteScenarioResult, 'serverCpuSecondsPerMegabyte' | 'benchCpuSecondsPerMegabyte' | 'coresBusy'>): string | null {
+  const parts: string[] = [];
+  if (write.serverCpuSecondsPerMegabyte != null) parts.push(`S3 + NATS servers ${write.serverCpuSecondsPerMegabyte.toFixed(3)}`);
+  if (write.benchCpuSecondsPerMegabyte != null) parts.push(`load generator ${write.benchCpuSecondsPerMegabyte.toFixed(3)}`);
+  if (parts.length === 0) return null;
+  const busy = write.coresBusy == null ? '' : `; all processes kept ${write.coresBusy.toFixed(2)} cores busy`;
+  return `CPU s/MB outside mink: ${parts.join(', ')}${busy}`;
 }
 
 /** The lookup section: one row per series, with the message sizes its NATS request/reply baseline was measured at. */

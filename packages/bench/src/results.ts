@@ -63,6 +63,15 @@ export interface WriteScenarioResult {
    */
   cpuSecondsPerMegabyte?: number | null;
   rssMaxBytes?: number | null;
+  /**
+   * Where else the CPU went during the measured calls, per MB of JSON rows: the cluster's S3 and NATS
+   * servers, and the load generator (this process); and the cores all of them kept busy on average (their
+   * CPU seconds over the elapsed seconds), to show when the machine itself is the limit. Null or absent
+   * where /proc is not readable or the run did not say which processes are the servers.
+   */
+  serverCpuSecondsPerMegabyte?: number | null;
+  benchCpuSecondsPerMegabyte?: number | null;
+  coresBusy?: number | null;
 }
 
 /**

@@ -253,6 +253,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
 
     // The cluster's mink processes, whose CPU time and memory the write scenarios report.
     const minkProcessIds = (): number[] => (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => entry.pid);
+    const serverProcessIds = (): number[] => (cluster?.processes() ?? []).filter((entry) => entry.running && (entry.role === 'nats' || entry.role === 's3')).map((entry) => entry.pid);
     const scenario = (rows: number, firstId: number, payloadChars = 0) => ({
       rows,
       payloadChars,
@@ -264,6 +265,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       store: listStore!,
       progress: note,
       processIds: minkProcessIds,
+      serverProcessIds,
     });
     // Each append scenario's ids (warm-up included) lie in their own range.
     const idRange = options.rows + options.batchRows * BENCH_BASELINES.warmupOperations;

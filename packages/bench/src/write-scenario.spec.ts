@@ -1,4 +1,4 @@
-import { acknowledgedIds, benchRows, writeCallCount } from './write-scenario';
+import { acknowledgedIds, benchRows, cpuElsewhere, writeCallCount } from './write-scenario';
 
 describe('the rows of a write scenario', () => {
   const settings = { rows: 25, batchRows: 10, firstId: 100 };
@@ -17,5 +17,32 @@ describe('the rows of a write scenario', () => {
     // Proves the lookups read only keys whose put was acknowledged, whatever order the calls finished in.
     expect(acknowledgedIds(settings, [2, 0])).toEqual([100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 120, 121, 122, 123, 124]);
     expect(acknowledgedIds(settings, [])).toEqual([]);
+  });
+});
+
+describe('cpuElsewhere: the CPU of the servers and the load generator beside mink', () => {
+  it.each([
+    [
+      'everything known: per MB, and cores busy = all CPU seconds over the elapsed seconds',
+      { minkCpuSeconds: 2, serverCpuSeconds: 1, benchCpuSeconds: 0.5, megabytes: 50, elapsedMs: 2_000 },
+      { serverCpuSecondsPerMegabyte: 0.02, benchCpuSecondsPerMegabyte: 0.01, coresBusy: 1.75 },
+    ],
+    [
+      'servers unknown: no server figure and no cores busy',
+      { minkCpuSeconds: 2, serverCpuSeconds: null, benchCpuSeconds: 0.5, megabytes: 50, elapsedMs: 2_000 },
+      { serverCpuSecondsPerMegabyte: null, benchCpuSecondsPerMegabyte: 0.01, coresBusy: null },
+    ],
+    [
+      'mink unknown: no cores busy',
+      { minkCpuSeconds: null, serverCpuSeconds: 1, benchCpuSeconds: 0.5, megabytes: 50, elapsedMs: 2_000 },
+      { serverCpuSecondsPerMegabyte: 0.02, benchCpuSecondsPerMegabyte: 0.01, coresBusy: null },
+    ],
+    [
+      'nothing written, no time: nothing per MB or per second',
+      { minkCpuSeconds: 0, serverCpuSeconds: 0, benchCpuSeconds: 0, megabytes: 0, elapsedMs: 0 },
+      { serverCpuSecondsPerMegabyte: null, benchCpuSecondsPerMegabyte: null, coresBusy: null },
+    ],
+  ])('%s', (_name, usage, expected) => {
+    expect(cpuElsewhere(usage)).toEqual(expected);
   });
 });

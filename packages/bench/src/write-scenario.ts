@@ -33,6 +33,8 @@ export interface WriteScenarioSettings {
   store: ObjectStore;
   /** Pids of the cluster's mink processes, whose CPU time and memory the scenario reports. */
   processIds?: () => number[];
+  /** Pids of the cluster's S3 and NATS servers, whose CPU time the scenario reports beside mink's and its own. */
+  serverProcessIds?: () => number[];
   progress: (line: string) => void;
 }
 
@@ -117,6 +119,8 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   const prepared: (PreparedBatch<Payload> | undefined)[] = Array.from({ length: calls }, (_, index) => writer.encode(benchRows(settings, index)));
   const walBefore = await listWalObjects(settings.store);
   const usageBefore = settings.processIds ? readProcessUsage(settings.processIds()) : null;
+  const serverUsageBefore = settings.serverProcessIds ? readProcessUsage(settings.serverProcessIds()) : null;
+  const benchUsageBefore = process.cpuUsage();
   const progress = new ProgressReporter(label, settings.rows, 'rows', settings.progress);
   let rows = 0;
   let jsonBytes = 0;
@@ -139,6 +143,8 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   if (measured.latenciesMs.length === 0 && settings.signal?.aborted) return null;
   if (measured.latenciesMs.length === 0) throw new CliError(`${label}: no call succeeded (${measured.firstFailureMessage ?? 'none ran'})`);
   const usageAfter = settings.processIds ? readProcessUsage(settings.processIds()) : null;
+  const serverUsageAfter = settings.serverProcessIds ? readProcessUsage(settings.serverProcessIds()) : null;
+  const benchUsage = process.cpuUsage(benchUsageBefore);
   const walAfter = await listWalObjects(settings.store);
   const megabytes = jsonBytes / 1e6;
   return {
@@ -155,7 +161,33 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
       wal: walObjectsWrittenSince(walBefore, walAfter, measured.elapsedMs),
       cpuSecondsPerMegabyte: usageBefore && usageAfter && megabytes > 0 && usageAfter.cpuSeconds > 0 ? (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / megabytes : null,
       rssMaxBytes: usageAfter && usageAfter.rssMaxBytes > 0 ? usageAfter.rssMaxBytes : null,
+      ...cpuElsewhere({
+        minkCpuSeconds: usageBefore && usageAfter && usageAfter.cpuSeconds > 0 ? usageAfter.cpuSeconds - usageBefore.cpuSeconds : null,
+        serverCpuSeconds: serverUsageBefore && serverUsageAfter && serverUsageAfter.cpuSeconds > 0 ? serverUsageAfter.cpuSeconds - serverUsageBefore.cpuSeconds : null,
+        benchCpuSeconds: (benchUsage.user + benchUsage.system) / 1e6,
+        megabytes,
+        elapsedMs: measured.elapsedMs,
+      }),
     },
     acknowledgedCalls: measured.succeededIndexes,
+  };
+}
+
+/**
+ * The CPU of the S3 and NATS servers and of the load generator per MB of JSON rows, and the cores all of
+ * them and mink's processes kept busy on average; each null where its inputs are unknown.
+ */
+export function cpuElsewhere(usage: {
+  minkCpuSeconds: number | null;
+  serverCpuSeconds: number | null;
+  benchCpuSeconds: number;
+  megabytes: number;
+  elapsedMs: number;
+}): { serverCpuSecondsPerMegabyte: number | null; benchCpuSecondsPerMegabyte: number | null; coresBusy: number | null } {
+  const { minkCpuSeconds, serverCpuSeconds, benchCpuSeconds, megabytes, elapsedMs } = usage;
+  return {
+    serverCpuSecondsPerMegabyte: serverCpuSeconds !== null && megabytes > 0 ? serverCpuSeconds / megabytes : null,
+    benchCpuSecondsPerMegabyte: megabytes > 0 ? benchCpuSeconds / megabytes : null,
+    coresBusy: minkCpuSeconds !== null && serverCpuSeconds !== null && elapsedMs > 0 ? (minkCpuSeconds + serverCpuSeconds + benchCpuSeconds) / (elapsedMs / 1_000) : null,
   };
 }
