@@ -78,10 +78,12 @@ export function spawnManaged(command: string, args: string[], options: ManagedPr
     child.once('exit', (code) => {
       hasExited = true;
       runningChildren.delete(child);
-      logStream?.end();
       resolve(code);
     });
   });
+  // The log ends once the output pipes have: output can still arrive after 'exit' (read late, or written by
+  // a process the child left behind holding them), and a write after the end would crash the launcher.
+  child.once('close', () => logStream?.end());
 
   const stop = async (): Promise<void> => {
     if (hasExited) return;
