@@ -147,6 +147,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   const benchUsage = process.cpuUsage(benchUsageBefore);
   const walAfter = await listWalObjects(settings.store);
   const megabytes = jsonBytes / 1e6;
+  const minkCpuSeconds = usageBefore && usageAfter && usageAfter.cpuSeconds > 0 ? usageAfter.cpuSeconds - usageBefore.cpuSeconds : null;
   return {
     result: {
       rows,
@@ -159,10 +160,10 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
       payloadBytesPerSecond: ratePerSecond(jsonBytes, measured.elapsedMs),
       latency: summarizeLatencies(measured.latenciesMs),
       wal: walObjectsWrittenSince(walBefore, walAfter, measured.elapsedMs),
-      cpuSecondsPerMegabyte: usageBefore && usageAfter && megabytes > 0 && usageAfter.cpuSeconds > 0 ? (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / megabytes : null,
+      cpuSecondsPerMegabyte: minkCpuSeconds !== null && megabytes > 0 ? minkCpuSeconds / megabytes : null,
       rssMaxBytes: usageAfter && usageAfter.rssMaxBytes > 0 ? usageAfter.rssMaxBytes : null,
       ...cpuElsewhere({
-        minkCpuSeconds: usageBefore && usageAfter && usageAfter.cpuSeconds > 0 ? usageAfter.cpuSeconds - usageBefore.cpuSeconds : null,
+        minkCpuSeconds,
         serverCpuSeconds: serverUsageBefore && serverUsageAfter && serverUsageAfter.cpuSeconds > 0 ? serverUsageAfter.cpuSeconds - serverUsageBefore.cpuSeconds : null,
         benchCpuSeconds: (benchUsage.user + benchUsage.system) / 1e6,
         megabytes,

@@ -224,18 +224,13 @@ class AppendBodyReader {
         const number = this.integer();
         if (number < INT32_MIN || number > INT32_MAX) throw UNSUPPORTED;
         value.number = number;
-        this.noteDecimal(value, this.position - 1);
+        this.noteDecimal(value);
         return;
       }
       case 'int64':
       case 'timestamp':
-        if (first === QUOTE) {
-          value.number = this.quotedInteger();
-          this.noteDecimal(value, this.position - 2);
-        } else {
-          value.number = this.integer();
-          this.noteDecimal(value, this.position - 1);
-        }
+        value.number = first === QUOTE ? this.quotedInteger() : this.integer();
+        this.noteDecimal(value);
         return;
       case 'float64':
         value.number = this.float();
@@ -253,20 +248,21 @@ class AppendBodyReader {
     }
   }
 
-  /**
-   * Notes where the decimal text of the integer just read ends (`last`, its last digit) and starts, and
-   * whether it is the text `Number#toString` gives: no leading zero (a quoted int64 may have them) and not
-   * `-0` (which reads as 0).
-   */
-  private noteDecimal(value: ScratchValue, last: number): void {
-    const body = this.body;
-    let start = last;
-    while (start > 0 && body[start - 1]! >= ZERO && body[start - 1]! <= NINE) start--;
-    const negative = start > 0 && body[start - 1] === MINUS;
-    value.decimal = !(body[start] === ZERO && (last > start || negative));
-    value.start = negative ? start - 1 : start;
-    value.end = last + 1;
+  /** Notes where the text of the integer just read is (as `signedDigits` left it) and whether it is canonical. */
+  private noteDecimal(value: ScratchValue): void {
+    value.start = this.integerTextStart;
+    value.end = this.integerTextEnd;
+    value.decimal = this.integerTextCanonical;
   }
+
+  /**
+   * Set by `signedDigits`: where the text of the integer it read is in the body (sign included), and whether
+   * it is the text `Number#toString` gives for its value: no leading zero (a quoted int64 may have them)
+   * and not `-0` (which reads as 0).
+   */
+  private integerTextStart = 0;
+  private integerTextEnd = 0;
+  private integerTextCanonical = false;
 
   /** The bucket of the row in the scratch values, by the same hash as `splitByBucket`. */
   private bucketOfRow(): number {
@@ -420,6 +416,9 @@ class AppendBodyReader {
     const digits = index - digitsStart;
     if (digits === 0 || digits > INTEGER_DIGITS_MAX || (strict && digits > 1 && body[digitsStart] === ZERO)) throw UNSUPPORTED;
     this.position = index;
+    this.integerTextStart = negative ? digitsStart - 1 : digitsStart;
+    this.integerTextEnd = index;
+    this.integerTextCanonical = !(body[digitsStart] === ZERO && (digits > 1 || negative));
     // `- 0` would be -0; the canonical forms of int32, int64 and timestamp have no negative zero.
     return negative && value !== 0 ? -value : value;
   }
