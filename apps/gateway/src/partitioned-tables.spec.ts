@@ -10,7 +10,7 @@ import { bucketOfRow, decodeBatch, encodeScanPage, stampBatch, type Row } from '
 import type { ClusterMember } from '@mink/runtime';
 import { GatewayService } from '@mink/http-api';
 import { InMemoryMetaLog } from '@mink/testing';
-import { decodeRequest, encodeJson, encodeWithBinary } from '@mink/transport';
+import { answeringMultiMessages, decodeRequest, encodeJson, encodeWithBinary } from '@mink/transport';
 
 import { startGatewayOver } from './gateway-app.fixture';
 
@@ -40,7 +40,7 @@ class FakeDataNode {
   constructor(private readonly routes: Record<string, TableRoute>) {}
 
   readonly nc = {
-    request: async (_subject: string, data: Uint8Array) => {
+    request: answeringMultiMessages(async (_subject: string, data: Uint8Array) => {
       const body = decodeRequest(data) as { op: string; table: string };
       try {
         const route = this.routes[body.table];
@@ -65,7 +65,7 @@ class FakeDataNode {
       } catch (error) {
         return { data: encodeJson(toErrorBody(error)) };
       }
-    },
+    }),
   } as unknown as NatsConnection;
 }
 

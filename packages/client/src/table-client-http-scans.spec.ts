@@ -4,7 +4,7 @@ import type { NatsConnection } from 'nats';
 import type { ColumnSpec } from '@mink/meta';
 import { NotLeaderError, SUBJECTS, scanPageHeadersOf, toErrorBody, type ScanPageMetadata, type ScanRequest, type TableRoute } from '@mink/protocol';
 import { encodeBatch, encodeScanPage } from '@mink/records';
-import { encodeJson, encodeWithBinary } from '@mink/transport';
+import { answeringMultiMessages, encodeJson, encodeWithBinary } from '@mink/transport';
 
 import { HttpScanPages } from './http-scan-pages';
 import { TableClient } from './table-client';
@@ -81,13 +81,13 @@ class FakeNats {
   constructor(public route: TableRoute) {}
 
   readonly nc = {
-    request: async (subject: string, data: Uint8Array) => {
+    request: answeringMultiMessages(async (subject: string, data: Uint8Array) => {
       const body = JSON.parse(new TextDecoder().decode(data)) as ScanRequest | { op: 'describeTable' };
       if (body.op === 'describeTable') return { data: encodeJson({ result: structuredClone(this.route) }) };
       this.scans.push({ subject, request: body });
       const { metadata, bytes } = pageOf(body);
       return { data: encodeWithBinary({ result: metadata }, bytes) };
-    },
+    }),
   } as unknown as NatsConnection;
 }
 

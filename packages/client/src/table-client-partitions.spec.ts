@@ -18,7 +18,7 @@ import {
 } from '@mink/protocol';
 import { Float64, Int64, RecordBatch, TimestampMillisecond, Utf8, makeData, vectorFromArray } from 'apache-arrow';
 import { bucketOfRow, decodeBatch, encodeBatch, encodeScanPage, rowsToJson, stampBatch, validateRows, type Row } from '@mink/records';
-import { decodeRequest, encodeJson, encodeWithBinary } from '@mink/transport';
+import { answeringMultiMessages, decodeRequest, encodeJson, encodeWithBinary } from '@mink/transport';
 
 import { TableClient } from './table-client';
 
@@ -90,7 +90,7 @@ class FakePartitionedCluster {
   ) {}
 
   readonly nc = {
-    request: async (subject: string, data: Uint8Array) => {
+    request: answeringMultiMessages(async (subject: string, data: Uint8Array) => {
       const body = decodeRequest(data) as { op: string };
       try {
         if (body.op === 'describeTable') {
@@ -111,7 +111,7 @@ class FakePartitionedCluster {
       } catch (error) {
         return { data: encodeJson(toErrorBody(error)) };
       }
-    },
+    }),
   } as unknown as NatsConnection;
 
   /** The rows stored in bucket `bucket` of `partition`, in offset order. */

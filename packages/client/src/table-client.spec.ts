@@ -18,7 +18,7 @@ import {
 } from '@mink/protocol';
 import { Float64, Int32, Int64, RecordBatch, Utf8, makeData, tableFromIPC, vectorFromArray } from 'apache-arrow';
 import { batchRowCount, bucketOfRow, decodeBatch, encodeRows, stampBatch, validateRows } from '@mink/records';
-import { decodeRequest } from '@mink/transport';
+import { answeringMultiMessages, decodeRequest } from '@mink/transport';
 import { decidePkWriterOrder } from '@mink/pk';
 
 import { TableClient } from './table-client';
@@ -78,7 +78,7 @@ class FakeCluster {
   constructor(readonly route: TableRoute) {}
 
   readonly nc = {
-    request: async (subject: string, data: Uint8Array) => {
+    request: answeringMultiMessages(async (subject: string, data: Uint8Array) => {
       const body = JSON.parse(new TextDecoder().decode(data)) as { op: string };
       let reply: unknown;
       try {
@@ -87,7 +87,7 @@ class FakeCluster {
         reply = toErrorBody(error);
       }
       return { data: new TextEncoder().encode(JSON.stringify(reply)) };
-    },
+    }),
   } as unknown as NatsConnection;
 
   private async answer(subject: string, body: { op: string }): Promise<unknown> {
@@ -393,7 +393,7 @@ describe('TableClient on a log table', () => {
 /** A fake NATS connection of one leader: answers describeTable with `route()` and every other request with `write`, errors as error bodies. */
 function fakeLeaderConnection(route: () => TableRoute, write: (body: unknown) => Promise<unknown>): NatsConnection {
   return {
-    request: async (_subject: string, data: Uint8Array) => {
+    request: answeringMultiMessages(async (_subject: string, data: Uint8Array) => {
       const body = decodeRequest(data) as { op: string };
       let reply: unknown;
       try {
@@ -402,7 +402,7 @@ function fakeLeaderConnection(route: () => TableRoute, write: (body: unknown) =>
         reply = toErrorBody(error);
       }
       return { data: new TextEncoder().encode(JSON.stringify(reply)) };
-    },
+    }),
   } as unknown as NatsConnection;
 }
 
@@ -595,7 +595,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     type Request = (subject: string, data: Uint8Array) => Promise<{ data: Uint8Array }>;
     const fake = leader.nc as unknown as { request: Request };
     const realRequest = fake.request.bind(fake);
-    fake.request = async (subject, data) => {
+    fake.request = answeringMultiMessages(async (subject, data) => {
       const reply = await realRequest(subject, data);
       const body = decodeRequest(data) as AppendBucketRequest;
       if (body.op === 'append' && body.writer!.seq === 0 && !lost) {
@@ -604,7 +604,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
         throw Object.assign(new Error('timeout'), { code: 'TIMEOUT' });
       }
       return reply;
-    };
+    });
     const results = await Promise.all([client.append([rowOf(0)]), client.append([rowOf(1)])]);
     expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['0', '1']);
     expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1]);
@@ -621,25 +621,28 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     type Request = (subject: string, data: Uint8Array) => Promise<{ data: Uint8Array }>;
     const fake = leader.nc as unknown as { request: Request };
     const realRequest = fake.request.bind(fake);
-    let lost = false;
-    let sentWhileLost: number[] = [];
-    fake.request = async (subject, data) => {
+    // Counted from the first send of seq 0 until its retry, so it does not matter whether seq 1 leaves with it.
+    let seq0Sends = 0;
+    const sentWhileUnanswered: number[] = [];
+    fake.request = answeringMultiMessages(async (subject, data) => {
       const body = decodeRequest(data) as AppendBucketRequest;
-      if (body.op === 'append' && lost) sentWhileLost.push(body.writer!.seq);
+      if (body.op === 'append') {
+        if (body.writer!.seq === 0) seq0Sends++;
+        else if (seq0Sends === 1) sentWhileUnanswered.push(body.writer!.seq);
+      }
       const reply = await realRequest(subject, data);
-      if (body.op === 'append' && body.writer!.seq === 0 && sentWhileLost.length === 0 && !lost) {
-        lost = true;
+      if (body.op === 'append' && body.writer!.seq === 0 && seq0Sends === 1) {
+        // The reply of the first send of seq 0 is lost.
         await new Promise((resolve) => setTimeout(resolve, 50));
-        lost = false;
         throw Object.assign(new Error('timeout'), { code: 'TIMEOUT' });
       }
       return reply;
-    };
+    });
     const results = await Promise.all(Array.from({ length: 8 }, (_, index) => client.append([rowOf(index)])));
-    expect(sentWhileLost).toEqual([1]);
+    expect(seq0Sends).toBe(2);
+    expect(sentWhileUnanswered).toEqual([1]);
     expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
-    sentWhileLost = [];
   });
 
   it('never retries a request of a writer generation that ended, and starts the next one after it settled', async () => {
@@ -655,7 +658,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     const fake = leader.nc as unknown as { request: Request };
     const realRequest = fake.request.bind(fake);
     let dropped = false;
-    fake.request = async (subject, data) => {
+    fake.request = answeringMultiMessages(async (subject, data) => {
       const body = decodeRequest(data) as AppendBucketRequest;
       if (body.op === 'append' && body.writer!.seq === 0 && !dropped) {
         dropped = true;
@@ -663,7 +666,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
         throw Object.assign(new Error('timeout'), { code: 'TIMEOUT' });
       }
       return realRequest(subject, data);
-    };
+    });
     const first = client.append([rowOf(0)]);
     const firstFailed = first.catch((error: unknown) => error);
     await expect(client.append([rowOf(1)])).rejects.toThrow('refused for good');

@@ -105,6 +105,12 @@ export const LIMITS = {
    */
   natsMaxPayloadBytes: 8 * 1024 * 1024,
   /**
+   * Requests in one multi message at most (see `coalesce` of requestJson in @mink/transport): the writes a
+   * client issues to one node in one turn of its event loop travel together up to this many (and up to the
+   * connection's max payload).
+   */
+  multiRequestPartsMax: 64,
+  /**
    * Bytes of one Kafka request frame a data node's Kafka listener takes (Kafka's socket.request.max.bytes is
    * 100 MiB; a produce larger than the WAL queue could never be written anyway). A larger frame closes the
    * connection, as in Kafka.

@@ -10,7 +10,7 @@ import { bucketOfRow, encodeRows } from '@mink/records';
 import type { ClusterMember } from '@mink/runtime';
 import { InMemoryObjectStore, StreamReader, WalWriter } from '@mink/s3stream';
 import { InMemoryMetaLog } from '@mink/testing';
-import { WithBinary, decodeRequest, encodeJson, encodeWithBinary } from '@mink/transport';
+import { answeringMultiMessages, WithBinary, decodeRequest, encodeJson, encodeWithBinary } from '@mink/transport';
 
 import type { BucketSync } from './bucket-sync';
 import { DataPlane } from './data-plane';
@@ -113,14 +113,14 @@ async function startNode(): Promise<Node> {
   // Every subject reaches this node, which answers as serveJson does.
   const clientConnection = {
     info: nc.info,
-    request: async (_subject: string, payload: Uint8Array) => {
+    request: answeringMultiMessages(async (_subject: string, payload: Uint8Array) => {
       try {
         const result = await handler.handle(decodeRequest(payload));
         return { data: result instanceof WithBinary ? encodeWithBinary({ result: result.result }, result.bytes) : encodeJson({ result }) };
       } catch (error) {
         return { data: encodeJson(toErrorBody(error)) };
       }
-    },
+    }),
   } as unknown as NatsConnection;
   return { meta, data, client: (table) => new TableClient(clientConnection, table), pkBuckets, wal, folder };
 }

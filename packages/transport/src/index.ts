@@ -1,1 +1,2 @@
 export * from './rpc';
+export * from './multi-message';

@@ -1,6 +1,7 @@
 import { headers as natsHeaders, type NatsConnection, type Subscription, type Msg } from 'nats';
 import { LIMITS } from '@mink/config';
 import { InvalidArgumentError, MinkError, TimeoutError, UnavailableError, fromErrorBody, isErrorBody, toErrorBody } from '@mink/protocol';
+import { decodeMultiMessage, encodeMultiMessage, groupForMultiMessages, isMultiMessage } from './multi-message';
 
 /**
  * JSON request/reply over NATS. A reply is either `{result}` or an error body `{error:{code,…}}`; the
@@ -58,17 +59,31 @@ export function decodeRequest(data: Uint8Array): unknown {
   return { ...body, [BINARY_FIELD]: data.subarray(BINARY_HEADER_BYTES + jsonBytes) };
 }
 
+export interface RequestOptions {
+  /**
+   * Requests with the same `coalesce.key`, subject and timeout that a process issues in one turn of the
+   * event loop travel as one multi message (see multi-message.ts) and come back as one reply holding each
+   * one's answer: one NATS message per node for a call's writes to several buckets, instead of one per
+   * bucket. Requests with the same `coalesce.apart` never share a message (a bucket's writes keep fates of
+   * their own: one lost or refused does not take another of the bucket with it). Each request is still
+   * answered, fails and times out as it would alone, but the multi reply waits for the slowest: only for
+   * requests whose answers take about as long as each other (the writes a node puts in its next WAL object).
+   */
+  coalesce?: { key: string; apart?: string };
+}
+
 export async function requestJson<T>(
   nc: NatsConnection,
   subject: string,
   body: unknown,
   timeoutMs: number = LIMITS.requestTimeoutMs,
   binary?: Uint8Array,
+  options: RequestOptions = {},
 ): Promise<T> {
-  let reply: Msg;
+  let replyData: Uint8Array;
   const payload = binary === undefined ? encodeJson(body) : encodeWithBinary(body as object, binary);
   try {
-    reply = await nc.request(subject, payload, { timeout: timeoutMs });
+    replyData = options.coalesce === undefined ? (await nc.request(subject, payload, { timeout: timeoutMs })).data : await coalescerOf(nc).request(options.coalesce, subject, payload, timeoutMs);
   } catch (error) {
     const code = (error as { code?: string }).code;
     // Too big for one NATS message: the request itself is wrong (a table of 100 000 columns, say), not the cluster.
@@ -79,11 +94,111 @@ export async function requestJson<T>(
     if (code === 'TIMEOUT' || code === 'timeout') throw new TimeoutError(`no reply on ${subject} within ${timeoutMs} ms`);
     throw error;
   }
-  const decoded = decodeRequest(reply.data) as { result: T; [BINARY_FIELD]?: Uint8Array };
+  const decoded = decodeRequest(replyData) as { result: T; [BINARY_FIELD]?: Uint8Array };
   if (isErrorBody(decoded)) throw fromErrorBody(decoded);
   const bytes = decoded[BINARY_FIELD];
   if (bytes === undefined) return decoded.result;
   return { ...decoded.result, [BINARY_FIELD]: bytes } as T;
+}
+
+/** Requests of one multi message in the making. */
+interface PendingRequest {
+  payload: Uint8Array;
+  apart: string | undefined;
+  resolve: (reply: Uint8Array) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Requests of one process's connection to be coalesced (see `RequestOptions.coalesce`), sent at the end of the event loop turn. */
+class RequestCoalescer {
+  private readonly pending = new Map<string, { subject: string; timeoutMs: number; requests: PendingRequest[] }>();
+  private scheduled = false;
+
+  constructor(private readonly nc: NatsConnection) {}
+
+  request(coalesce: { key: string; apart?: string }, subject: string, payload: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const groupKey = `${coalesce.key}\u0000${subject}\u0000${timeoutMs}`;
+      let group = this.pending.get(groupKey);
+      if (group === undefined) {
+        group = { subject, timeoutMs, requests: [] };
+        this.pending.set(groupKey, group);
+      }
+      group.requests.push({ payload, apart: coalesce.apart, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // After every callback and promise job of this turn, so all the writes a call plans go together.
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const groups = [...this.pending.values()];
+    this.pending.clear();
+    const messageBytesMax = this.nc.info?.max_payload ?? LIMITS.natsMaxPayloadBytes;
+    for (const { subject, timeoutMs, requests } of groups) {
+      for (const indexes of groupForMultiMessages(
+        requests.map((request) => request.payload.byteLength),
+        messageBytesMax,
+        LIMITS.multiRequestPartsMax,
+        requests.map((request) => request.apart),
+      )) {
+        const members = indexes.map((index) => requests[index]!);
+        if (members.length === 1) this.sendAlone(subject, timeoutMs, members[0]!);
+        else this.sendTogether(subject, timeoutMs, members);
+      }
+    }
+  }
+
+  private sendAlone(subject: string, timeoutMs: number, request: PendingRequest): void {
+    this.nc.request(subject, request.payload, { timeout: timeoutMs }).then(
+      (reply) => request.resolve(reply.data),
+      (error: unknown) => request.reject(error),
+    );
+  }
+
+  private sendTogether(subject: string, timeoutMs: number, requests: PendingRequest[]): void {
+    this.nc.request(subject, encodeMultiMessage(requests.map((request) => request.payload)), { timeout: timeoutMs }).then(
+      (reply) => {
+        let answers: Uint8Array[] | null = null;
+        if (isMultiMessage(reply.data)) {
+          try {
+            answers = decodeMultiMessage(reply.data);
+          } catch {
+            answers = null;
+          }
+        }
+        if (answers !== null && answers.length === requests.length) {
+          requests.forEach((request, index) => request.resolve(answers![index]!));
+          return;
+        }
+        // Not one answer per request (a responder that refused the message as a whole): each gets the reply
+        // as its own, so an error body reaches every caller.
+        for (const request of requests) request.resolve(reply.data);
+      },
+      (error: unknown) => {
+        // A server limit below the one this process knows of: each request goes alone, as it would have.
+        if ((error as { code?: string }).code === 'MAX_PAYLOAD_EXCEEDED') {
+          for (const request of requests) this.sendAlone(subject, timeoutMs, request);
+          return;
+        }
+        for (const request of requests) request.reject(error);
+      },
+    );
+  }
+}
+
+const coalescers = new WeakMap<NatsConnection, RequestCoalescer>();
+
+function coalescerOf(nc: NatsConnection): RequestCoalescer {
+  let coalescer = coalescers.get(nc);
+  if (coalescer === undefined) {
+    coalescer = new RequestCoalescer(nc);
+    coalescers.set(nc, coalescer);
+  }
+  return coalescer;
 }
 
 /**
@@ -127,14 +242,64 @@ export function serveJson(
  * @mink/runtime): decodes its body (JSON, or JSON with binary bytes), runs `handler`, and responds with
  * `{result}`, with the result and its bytes (`WithBinary`), or with the error body of what the handler threw
  * (a `MinkError` keeps its code and details; anything else is `Internal` and also goes to `onError`). A
- * message without a reply subject is handled and not answered. Never rejects.
+ * multi message (several requests, see `RequestOptions.coalesce`) has each of its requests answered so, in
+ * one multi reply; one whose framing is broken is answered InvalidArgument as a whole. A message without a
+ * reply subject is handled and not answered. Never rejects.
  */
 export async function answerRequest(nc: NatsConnection, msg: Msg, handler: RpcHandler, onError?: (error: unknown) => void): Promise<void> {
+  const maxPayload = nc.info?.max_payload;
+  const encoded = await answerMessage(msg.data, (data) => answerOf(data, msg, handler, maxPayload, onError), maxPayload);
+  if (!msg.reply) return;
+  try {
+    msg.respond(encoded);
+  } catch (error) {
+    // The connection closed while the handler ran (the process is stopping): nobody can be answered.
+    onError?.(error);
+  }
+}
+
+/**
+ * The reply to a request message: `answerOne`'s reply to it, or for a multi message (see
+ * `RequestOptions.coalesce`) a multi reply of `answerOne`'s reply to each of its requests, started in order,
+ * or an InvalidArgument error body when its framing is broken. `answerOne` must not reject. What
+ * `answerRequest` sends; exported for fakes of a responder in tests.
+ */
+export async function answerMessage(data: Uint8Array, answerOne: (request: Uint8Array) => Promise<Uint8Array>, maxPayload?: number): Promise<Uint8Array> {
+  if (!isMultiMessage(data)) return answerOne(data);
+  let parts: Uint8Array[];
+  try {
+    parts = decodeMultiMessage(data);
+  } catch (error) {
+    return encodeJson(toErrorBody(error));
+  }
+  const encoded = encodeMultiMessage(await Promise.all(parts.map((part) => answerOne(part))));
+  if (maxPayload === undefined || encoded.length <= maxPayload) return encoded;
+  const tooLarge = encodeJson(toErrorBody(new MinkError('Internal', `the replies of ${parts.length} requests take ${encoded.length} bytes, more than the NATS max payload of ${maxPayload}`)));
+  return encodeMultiMessage(parts.map(() => tooLarge));
+}
+
+/**
+ * A fake responder's `request` (of a fake NatsConnection in tests) made to answer multi messages as a
+ * mink endpoint does: `request` answers each of their requests (see `answerMessage`); a rejection of any
+ * rejects the whole message, as a missing responder or a timeout would.
+ */
+export function answeringMultiMessages<A extends unknown[]>(
+  request: (subject: string, data: Uint8Array, ...rest: A) => Promise<{ data: Uint8Array }>,
+): (subject: string, data: Uint8Array, ...rest: A) => Promise<{ data: Uint8Array }> {
+  return async (subject, data, ...rest) => {
+    if (!isMultiMessage(data)) return request(subject, data, ...rest);
+    const answers = await Promise.all(decodeMultiMessage(data).map((part) => request(subject, part, ...rest)));
+    return { data: encodeMultiMessage(answers.map((answer) => answer.data)) };
+  };
+}
+
+/** The encoded reply to one request (`data`, JSON or JSON with binary bytes); never rejects. */
+async function answerOf(data: Uint8Array, msg: Msg, handler: RpcHandler, maxPayload: number | undefined, onError?: (error: unknown) => void): Promise<Uint8Array> {
   let reply: unknown;
   try {
     let body: unknown;
     try {
-      body = decodeRequest(msg.data);
+      body = decodeRequest(data);
     } catch (error) {
       throw error instanceof MinkError ? error : new InvalidArgumentError(`the request is not JSON: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -144,21 +309,14 @@ export async function answerRequest(nc: NatsConnection, msg: Msg, handler: RpcHa
     if (!(error instanceof MinkError)) onError?.(error);
     reply = toErrorBody(error);
   }
-  if (!msg.reply) return;
-  let encoded = reply instanceof WithBinary ? encodeWithBinary({ result: reply.result }, reply.bytes) : encodeJson(reply);
+  const encoded = reply instanceof WithBinary ? encodeWithBinary({ result: reply.result }, reply.bytes) : encodeJson(reply);
   // nats.js has no server info while the connection is down (a NATS server restarting, or a failover in a NATS
   // cluster): the reply is then sent as it is, and lost with the connection like any other message.
-  const maxPayload = nc.info?.max_payload;
   if (maxPayload !== undefined && encoded.length > maxPayload) {
     // An answer NATS cannot carry would leave the caller waiting for its timeout: say so instead.
-    encoded = encodeJson(toErrorBody(new MinkError('Internal', `reply of ${encoded.length} bytes exceeds the NATS max payload of ${maxPayload}`)));
+    return encodeJson(toErrorBody(new MinkError('Internal', `reply of ${encoded.length} bytes exceeds the NATS max payload of ${maxPayload}`)));
   }
-  try {
-    msg.respond(encoded);
-  } catch (error) {
-    // The connection closed while the handler ran (the process is stopping): nobody can be answered.
-    onError?.(error);
-  }
+  return encoded;
 }
 
 export { natsHeaders };
