@@ -17,7 +17,7 @@ import {
   type WriteBucketResult,
 } from '@mink/protocol';
 import { Float64, Int32, Int64, RecordBatch, Utf8, makeData, tableFromIPC, vectorFromArray } from 'apache-arrow';
-import { batchRowCount, bucketOfRow, decodeBatch, encodeRows, stampBatch, validateRows } from '@mink/records';
+import { batchRowCount, bucketOfRow, decodeBatch, encodeRows, stampBatch, validateRows, type Row } from '@mink/records';
 import { answeringMultiMessages, decodeRequest } from '@mink/transport';
 import { decidePkWriterOrder } from '@mink/pk';
 
@@ -806,6 +806,48 @@ describe('TableClient.appendArrow', () => {
     expect(result).toEqual({ appended: 3, buckets: [{ bucket: 0, baseOffset: 0, count: 3 }] });
     expect(leader.received.every((request) => request.batch instanceof Uint8Array && request.rows === undefined)).toBe(true);
     expect(leader.committedRows).toEqual([1, 2, 3].map((id) => ({ shop: 'alpha', id: BigInt(id), amount: id / 2 })));
+  });
+
+  it.each([[['shop']], [['id']], [['shop', 'id']]])('sends each row of a batch spanning buckets to the bucket of its key %j, as append does', async (bucketKey: string[]) => {
+    // Proves routing from the key columns' buffers (no row objects): every row reaches the bucket
+    // bucketOfRow gives for it, once, and in each bucket the rows keep the batch's order.
+    const route: TableRoute = {
+      table: 'events',
+      tableId: 3,
+      kind: 'log',
+      columns: COLUMNS,
+      primaryKey: [],
+      bucketKey,
+      buckets: 4,
+      leaders: Array.from({ length: 4 }, (_, bucket) => ({ node: `n${bucket % 2}`, address: addressOf(bucket % 2), leaderEpoch: 1 })),
+    };
+    const stored = new Map<number, Row[]>();
+    const client = new TableClient(
+      fakeLeaderConnection(
+        () => route,
+        async (body) => {
+          const request = body as AppendBucketRequest;
+          const rows = decodeBatch(COLUMNS, stampBatch(COLUMNS, request.batch!, 0, LIMITS.appendRowsPerRequestMax).payload).rows;
+          stored.set(request.bucket, [...(stored.get(request.bucket) ?? []), ...rows]);
+          return { bucket: request.bucket, baseOffset: 0, count: rows.length };
+        },
+      ),
+      'events',
+    );
+    const ids = Array.from({ length: 100 }, (_, index) => index * 7919 - 300);
+    const shops = ids.map((id) => (id % 5 === 0 ? null : `shop-${id % 13}-ü`));
+    const batch = new RecordBatch({
+      shop: vectorFromArray(shops, new Utf8()).data[0]!,
+      id: makeData({ type: new Int64(), length: ids.length, data: BigInt64Array.from(ids, BigInt) }),
+      amount: makeData({ type: new Float64(), length: ids.length, data: Float64Array.from(ids, (id) => id / 2) }),
+    });
+    const result = await client.appendArrow(batch);
+    expect(result.appended).toBe(100);
+    expect(stored.size).toBeGreaterThan(1);
+    const rows: Row[] = ids.map((id, index) => ({ shop: shops[index]!, id: BigInt(id), amount: id / 2 }));
+    for (const bucket of [0, 1, 2, 3]) {
+      expect(stored.get(bucket) ?? []).toEqual(rows.filter((row) => bucketOfRow(row, bucketKey, 4) === bucket));
+    }
   });
 
   it('is refused by the leader as InvalidArgument when the batch does not have the table\'s columns', async () => {

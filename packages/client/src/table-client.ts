@@ -26,7 +26,7 @@ import {
   type WriteTableResult,
 } from '@mink/protocol';
 import { type RecordBatch, Table, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { checkRowsStream, encodeRowsOfBatch, fieldOf, rowsToJson, scanJsonText, setField, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
+import { bucketsOfBatch, checkRowsStream, encodeRowsOfBatch, fieldOf, rowsToJson, scanJsonText, setField, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import type { HttpScanPages } from './http-scan-pages';
 import {
@@ -299,6 +299,12 @@ export class TableClient {
     if (routingColumns.length === 0) {
       return { route: described, parts: [{ target: { partition: null, bucket: this.spreadCounter++ % described.buckets }, chunks: arrowSlicesOf(batch) }] };
     }
+    // Without partitions, and with key columns of the types read from their buffers, no row is built.
+    const rowBuckets = described.partition ? null : bucketsOfBatch(columns, batch, described.bucketKey, described.buckets);
+    if (rowBuckets !== null) {
+      this.spreadCounter++;
+      return { route: described, parts: this.arrowPartsByBucket(columns, batch, rowBuckets) };
+    }
     const vectors = routingColumns.map((name) => {
       const vector = batch.getChild(name);
       if (vector === null) throw new MinkError('InvalidArgument', `the batch has no column '${name}', a column of the bucket key or the partition column`);
@@ -319,6 +325,21 @@ export class TableClient {
         chunks: boundedEncodings(indexes.length, (start, end) => encodeRowsOfBatch(columns, batch, indexes.slice(start, end)), APPEND_REQUEST_BOUNDS),
       })),
     };
+  }
+
+  /** The IPC batches of a record batch of an unpartitioned table by bucket, from each row's bucket (in the order of their first row). */
+  private arrowPartsByBucket(columns: ColumnSpec[], batch: RecordBatch, rowBuckets: Int32Array): { target: BucketTarget; chunks: Uint8Array[] }[] {
+    const indexesByBucket = new Map<number, number[]>();
+    rowBuckets.forEach((bucket, row) => {
+      const indexes = indexesByBucket.get(bucket);
+      if (indexes === undefined) indexesByBucket.set(bucket, [row]);
+      else indexes.push(row);
+    });
+    if (indexesByBucket.size === 1) return [{ target: { partition: null, bucket: rowBuckets[0]! }, chunks: arrowSlicesOf(batch) }];
+    return [...indexesByBucket].map(([bucket, indexes]) => ({
+      target: { partition: null, bucket },
+      chunks: boundedEncodings(indexes.length, (start, end) => encodeRowsOfBatch(columns, batch, indexes.slice(start, end)), APPEND_REQUEST_BOUNDS),
+    }));
   }
 
   /**

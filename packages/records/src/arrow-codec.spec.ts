@@ -21,7 +21,8 @@ import fc from 'fast-check';
 import type { ColumnSpec } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, batchRowCount, decodeBatch, encodeBatch, encodeRows, encodeRowsOfBatch, stampBatch } from './arrow-codec';
+import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, batchRowCount, bucketsOfBatch, decodeBatch, encodeBatch, encodeRows, encodeRowsOfBatch, stampBatch } from './arrow-codec';
+import { bucketOfRow } from './bucketing';
 import { rowToJson } from './json';
 import { concatIpcStreams } from './ipc-reader';
 import type { Row } from './row';
@@ -498,6 +499,46 @@ describe('encodeRows and stampBatch', () => {
     }
     expect(caught).toBeInstanceOf(InvalidArgumentError);
     expect((caught as Error).message).toMatch(message);
+  });
+});
+
+describe('bucketsOfBatch', () => {
+  const rows = [...EDGE_ROWS, ...randomRows(41, 400)];
+  const batchOf = (begin: number, end: number) => tableFromIPC(encodeRows(COLUMNS, rows)).batches[0]!.slice(begin, end);
+
+  it.each([
+    [['id'], 8],
+    [['flag'], 8],
+    [['count'], 1000],
+    [['name'], 7],
+    [['name', 'id', 'flag', 'count'], 64],
+    [['count', 'name'], 1],
+  ])('gives what bucketOfRow gives for each row, key %j of %d buckets, whole and sliced', (bucketKey, buckets) => {
+    // Proves reading the key from the buffers (nulls, -2^63, -0, non-ASCII and empty strings, a sliced
+    // batch whose validity, bits and offsets start at an offset) routes every row where its row would go.
+    for (const [begin, end] of [
+      [0, rows.length],
+      [37, 211],
+    ] as const) {
+      const expected = rows.slice(begin, end).map((row) => bucketOfRow(row, bucketKey, buckets));
+      expect(Array.from(bucketsOfBatch(COLUMNS, batchOf(begin, end), bucketKey, buckets)!)).toEqual(expected);
+    }
+  });
+
+  it.each([
+    ['a float64 key', ['score']],
+    ['a bytes key', ['payload']],
+    ['a timestamp key', ['at']],
+    ['a key with one column read value by value', ['id', 'at']],
+  ])('leaves %s to the rows\' way (null)', (_name, bucketKey) => {
+    // Proves the columns whose values are checked one by one first are never routed from raw buffers.
+    expect(bucketsOfBatch(COLUMNS, batchOf(0, 10), bucketKey, 8)).toBeNull();
+  });
+
+  it('leaves a batch whose key field is not the column\'s Arrow type to the rows\' way (null)', () => {
+    // Proves an int32 field is not read as int64 values: the batch's checks refuse it by name instead.
+    const batch = tableFromIPC(encodeRows([{ name: 'id', type: 'int32' }], [{ id: 1 }])).batches[0]!;
+    expect(bucketsOfBatch([{ name: 'id', type: 'int64' }], batch, ['id'], 8)).toBeNull();
   });
 });
 

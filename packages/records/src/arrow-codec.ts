@@ -23,6 +23,7 @@ import { InvalidArgumentError } from '@mink/protocol';
 
 import type { RecordBatch as RecordBatchMetadata } from 'apache-arrow/ipc/metadata/message';
 import { type ColumnBuffers, bytesOf, concatBytes, encodeIpcStream } from './arrow-ipc';
+import { BucketKeyWriter } from './bucketing';
 import { readIpcMessages } from './ipc-reader';
 import { type Row, fieldOf, setField } from './row';
 
@@ -186,11 +187,68 @@ function gatherColumn(column: ColumnSpec, data: Data, indexes: readonly number[]
         bytes += sourceOffsets[row + 1]! - sourceOffsets[row]!;
         valueOffsets[index + 1] = bytes;
       });
-      const values = new Uint8Array(bytes);
-      indexes.forEach((row, index) => values.set(source.subarray(sourceOffsets[row]!, sourceOffsets[row + 1]!), valueOffsets[index]!));
+      // Not zero-filled (every byte is copied over), and copied without a view per value.
+      const values = Buffer.allocUnsafe(bytes);
+      const from = bufferOf(source);
+      indexes.forEach((row, index) => from.copy(values, valueOffsets[index]!, sourceOffsets[row]!, sourceOffsets[row + 1]!));
       return { length, nullCount, buffers: [validity, bytesOf(valueOffsets), values] };
     }
   }
+}
+
+/** Column types whose bucket key values `bucketsOfBatch` reads straight from their buffers. */
+const BUCKET_KEY_TYPES_READ_FROM_BUFFERS: ReadonlySet<ColumnType> = new Set(['boolean', 'int32', 'int64', 'string']);
+
+/**
+ * The bucket among `buckets` of every row of a record batch whose fields are the table's `columns`, from
+ * its `bucketKey` columns read straight from their buffers: what `bucketOfRow` gives for the rows
+ * `validateRows` makes of the batch's values, without the rows. Null, for the caller to take the rows'
+ * way, when a key column is not of a type read so (float64, timestamp and bytes are checked value by value
+ * first), or its field is not the column's Arrow type (which the batch's checks refuse by name). String
+ * values are hashed as the UTF-8 bytes they hold; a batch whose strings are not valid UTF-8 is refused by
+ * its checks (`checkRowsStream`) before anything is sent.
+ */
+export function bucketsOfBatch(columns: ColumnSpec[], batch: RecordBatch, bucketKey: readonly string[], buckets: number): Int32Array | null {
+  const keys: { type: ColumnType; data: Data; isValid: (row: number) => boolean; bytes: Buffer | null }[] = [];
+  for (const name of bucketKey) {
+    const index = columns.findIndex((column) => column.name === name);
+    const column = columns[index];
+    const field = batch.schema.fields[index];
+    const data = batch.data.children[index];
+    if (column === undefined || field === undefined || data === undefined || field.name !== name) return null;
+    if (!BUCKET_KEY_TYPES_READ_FROM_BUFFERS.has(column.type) || String(field.type) !== String(arrowTypeOf(column.type))) return null;
+    keys.push({ type: column.type, data, isValid: validityReaderOf(data), bytes: column.type === 'string' ? bufferOf(data.values as Uint8Array) : null });
+  }
+  const writer = new BucketKeyWriter();
+  const rowBuckets = new Int32Array(batch.numRows);
+  for (let row = 0; row < rowBuckets.length; row++) {
+    writer.reset();
+    for (const { type, data, isValid, bytes } of keys) {
+      if (!isValid(row)) {
+        writer.value(null);
+        continue;
+      }
+      switch (type) {
+        case 'string': {
+          // Value offsets of a sliced Data are sliced (read at `row`), as gatherColumn reads them.
+          const offsets = data.valueOffsets as Int32Array;
+          writer.utf8String(bytes!, offsets[row]!, offsets[row + 1]!);
+          break;
+        }
+        case 'boolean':
+          writer.value(bitAt(data.values as Uint8Array, data.offset + row));
+          break;
+        case 'int32':
+          // `| 0` as validateRows makes it: -0 is 0.
+          writer.value((data.values as Int32Array)[row]! | 0);
+          break;
+        default:
+          writer.value((data.values as BigInt64Array)[row]!);
+      }
+    }
+    rowBuckets[row] = writer.bucket(buckets);
+  }
+  return rowBuckets;
 }
 
 /** What the leader stores for a batch a client sent: the batch with the append time of its records added. */

@@ -27,6 +27,14 @@ describe('murmur3Hash32', () => {
     // Proves the implementation is the reference algorithm, including every tail length and seed handling.
     expect(murmur3Hash32(bytes, seed)).toBe(expected);
   });
+
+  it('hashes the first `length` bytes as it hashes them alone, whatever follows them', () => {
+    // Proves a reused buffer (BucketKeyWriter) hashes its key only: every prefix length, every tail length.
+    const bytes = text('The quick brown fox jumps over the lazy dog');
+    for (let length = 0; length <= bytes.length; length++) {
+      expect(murmur3Hash32(bytes, 0x9747b28c, length)).toBe(murmur3Hash32(bytes.slice(0, length), 0x9747b28c));
+    }
+  });
 });
 
 describe('bucketOfRow', () => {

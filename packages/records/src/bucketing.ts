@@ -108,6 +108,15 @@ export class BucketKeyWriter {
 
   /** A canonical value (row.ts) of the key. */
   value(value: unknown): void {
+    if (typeof value === 'number' || typeof value === 'bigint') {
+      // Decimal text is ASCII: written char by char, cheaper than a UTF-8 encoding call for a few digits.
+      const decimal = value.toString();
+      this.reserve(5 + decimal.length);
+      this.bytes[this.length++] = TAG_NUMBER;
+      this.length = this.bytes.writeUInt32LE(decimal.length, this.length);
+      for (let index = 0; index < decimal.length; index++) this.bytes[this.length++] = decimal.charCodeAt(index);
+      return;
+    }
     const part = keyPartOf('', value);
     const content = part.content;
     this.reserve(5 + part.byteLength);
@@ -141,7 +150,7 @@ export class BucketKeyWriter {
 
   bucket(buckets: number): number {
     checkBuckets(buckets);
-    return murmur3Hash32(this.bytes.subarray(0, this.length), BUCKET_HASH_SEED) % buckets;
+    return murmur3Hash32(this.bytes, BUCKET_HASH_SEED, this.length) % buckets;
   }
 
   private reserve(bytes: number): void {
@@ -180,12 +189,13 @@ const TRUE_BYTE = new Uint8Array([1]);
 
 /**
  * MurmurHash3 x86_32 (Austin Appleby's reference `MurmurHash3_x86_32`) of `bytes`, as an unsigned 32-bit
- * integer. Blocks are read little-endian as in the reference on x86.
+ * integer. Blocks are read little-endian as in the reference on x86. `length` hashes the first `length`
+ * bytes only (a buffer reused for many keys, without a view per key).
  */
-export function murmur3Hash32(bytes: Uint8Array, seed: number): number {
+export function murmur3Hash32(bytes: Uint8Array, seed: number, length: number = bytes.length): number {
   const c1 = 0xcc9e2d51;
   const c2 = 0x1b873593;
-  const blockCount = bytes.length >>> 2;
+  const blockCount = length >>> 2;
   let hash = seed >>> 0;
   for (let block = 0; block < blockCount; block++) {
     const at = block << 2;
@@ -199,7 +209,7 @@ export function murmur3Hash32(bytes: Uint8Array, seed: number): number {
   }
   const tail = blockCount << 2;
   let k = 0;
-  switch (bytes.length & 3) {
+  switch (length & 3) {
     case 3:
       k ^= bytes[tail + 2] << 16;
     // falls through
@@ -213,7 +223,7 @@ export function murmur3Hash32(bytes: Uint8Array, seed: number): number {
       k = Math.imul(k, c2);
       hash ^= k;
   }
-  hash ^= bytes.length;
+  hash ^= length;
   hash ^= hash >>> 16;
   hash = Math.imul(hash, 0x85ebca6b);
   hash ^= hash >>> 13;
