@@ -14,6 +14,12 @@ describe('multi messages', () => {
     expect(decodeMultiMessage(message).map((part) => Array.from(part))).toEqual(parts.map((part) => Array.from(part)));
   });
 
+  it('writes a part given as pieces as those pieces back to back', () => {
+    // Proves a request's header, JSON and binary batch land in the message as one part, in order.
+    const message = encodeMultiMessage([[bytes(1, 2), bytes(), bytes(3)], bytes(4), [bytes(5, 6, 7)]]);
+    expect(decodeMultiMessage(message).map((part) => Array.from(part))).toEqual([[1, 2, 3], [4], [5, 6, 7]]);
+  });
+
   it.each([
     ['JSON', new TextEncoder().encode('{"op":"append"}'), false],
     ['the binary framing', bytes(0x00, 2, 0, 0, 0), false],

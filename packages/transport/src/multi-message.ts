@@ -23,18 +23,22 @@ export function multiMessageBytes(partBytes: readonly number[]): number {
   return total;
 }
 
-/** One multi message of `parts`, in order. */
-export function encodeMultiMessage(parts: readonly Uint8Array[]): Uint8Array {
-  const out = Buffer.allocUnsafe(multiMessageBytes(parts.map((part) => part.byteLength)));
+/** One multi message of `parts`, in order; a part may be given as pieces sent back to back (copied once, into the message). */
+export function encodeMultiMessage(parts: readonly (Uint8Array | readonly Uint8Array[])[]): Uint8Array {
+  const pieces = parts.map((part) => (part instanceof Uint8Array ? [part] : part));
+  const partBytes = pieces.map((each) => each.reduce((sum, piece) => sum + piece.byteLength, 0));
+  const out = Buffer.allocUnsafe(multiMessageBytes(partBytes));
   out[0] = MULTI_MARKER;
   out.writeUInt32LE(parts.length, 1);
   let position = 1 + COUNT_BYTES;
-  for (const part of parts) {
-    out.writeUInt32LE(part.byteLength, position);
+  pieces.forEach((each, index) => {
+    out.writeUInt32LE(partBytes[index]!, position);
     position += LENGTH_BYTES;
-    out.set(part, position);
-    position += part.byteLength;
-  }
+    for (const piece of each) {
+      out.set(piece, position);
+      position += piece.byteLength;
+    }
+  });
   return out;
 }
 

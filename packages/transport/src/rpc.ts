@@ -30,16 +30,27 @@ export const BINARY_FIELD = 'batch';
 
 /** The message of `value` with `bytes` (one array, or parts sent back to back) after it. */
 export function encodeWithBinary(value: object, bytes: Uint8Array | readonly Uint8Array[]): Uint8Array {
+  return joinParts(withBinaryParts(value, bytes));
+}
+
+/** The message `encodeWithBinary` writes, as parts to send back to back: its header and JSON, then `bytes`. */
+function withBinaryParts(value: object, bytes: Uint8Array | readonly Uint8Array[]): Uint8Array[] {
   const json = Buffer.from(JSON.stringify(value));
-  const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
-  let total = BINARY_HEADER_BYTES + json.byteLength;
+  const head = Buffer.allocUnsafe(BINARY_HEADER_BYTES + json.byteLength);
+  head[0] = BINARY_MARKER;
+  head.writeUInt32LE(json.byteLength, 1);
+  json.copy(head, BINARY_HEADER_BYTES);
+  return [head, ...(bytes instanceof Uint8Array ? [bytes] : bytes)];
+}
+
+/** `parts` back to back in one array (the one part itself when there is one). */
+function joinParts(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  let total = 0;
   for (const part of parts) total += part.byteLength;
   // Not zero-filled: every byte is written below.
   const out = Buffer.allocUnsafe(total);
-  out[0] = BINARY_MARKER;
-  out.writeUInt32LE(json.byteLength, 1);
-  json.copy(out, BINARY_HEADER_BYTES);
-  let position = BINARY_HEADER_BYTES + json.byteLength;
+  let position = 0;
   for (const part of parts) {
     out.set(part, position);
     position += part.byteLength;
@@ -81,14 +92,19 @@ export async function requestJson<T>(
   options: RequestOptions = {},
 ): Promise<T> {
   let replyData: Uint8Array;
-  const payload = binary === undefined ? encodeJson(body) : encodeWithBinary(body as object, binary);
+  // A coalesced request's parts are copied once, into the message that carries it (alone or with others).
+  const parts = binary === undefined ? [encodeJson(body)] : withBinaryParts(body as object, binary);
   try {
-    replyData = options.coalesce === undefined ? (await nc.request(subject, payload, { timeout: timeoutMs })).data : await coalescerOf(nc).request(options.coalesce, subject, payload, timeoutMs);
+    replyData =
+      options.coalesce === undefined
+        ? (await nc.request(subject, joinParts(parts), { timeout: timeoutMs })).data
+        : await coalescerOf(nc).request(options.coalesce, subject, parts, timeoutMs);
   } catch (error) {
     const code = (error as { code?: string }).code;
     // Too big for one NATS message: the request itself is wrong (a table of 100 000 columns, say), not the cluster.
     if (code === 'MAX_PAYLOAD_EXCEEDED') {
-      throw new InvalidArgumentError(`the request is ${payload.length} bytes, more than the ${nc.info?.max_payload ?? 'server'} bytes one message may hold`);
+      const bytes = parts.reduce((sum, part) => sum + part.byteLength, 0);
+      throw new InvalidArgumentError(`the request is ${bytes} bytes, more than the ${nc.info?.max_payload ?? 'server'} bytes one message may hold`);
     }
     if (code === '503') throw new UnavailableError(`no process answers on ${subject}`);
     if (code === 'TIMEOUT' || code === 'timeout') throw new TimeoutError(`no reply on ${subject} within ${timeoutMs} ms`);
@@ -103,7 +119,9 @@ export async function requestJson<T>(
 
 /** Requests of one multi message in the making. */
 interface PendingRequest {
-  payload: Uint8Array;
+  /** The request's bytes, as parts sent back to back. */
+  parts: readonly Uint8Array[];
+  bytes: number;
   apart: string | undefined;
   resolve: (reply: Uint8Array) => void;
   reject: (error: unknown) => void;
@@ -116,7 +134,7 @@ class RequestCoalescer {
 
   constructor(private readonly nc: NatsConnection) {}
 
-  request(coalesce: { key: string; apart?: string }, subject: string, payload: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+  request(coalesce: { key: string; apart?: string }, subject: string, parts: readonly Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
     return new Promise<Uint8Array>((resolve, reject) => {
       const groupKey = `${coalesce.key}\u0000${subject}\u0000${timeoutMs}`;
       let group = this.pending.get(groupKey);
@@ -124,7 +142,7 @@ class RequestCoalescer {
         group = { subject, timeoutMs, requests: [] };
         this.pending.set(groupKey, group);
       }
-      group.requests.push({ payload, apart: coalesce.apart, resolve, reject });
+      group.requests.push({ parts, bytes: parts.reduce((sum, part) => sum + part.byteLength, 0), apart: coalesce.apart, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         // After every callback and promise job of this turn, so all the writes a call plans go together.
@@ -140,7 +158,7 @@ class RequestCoalescer {
     const messageBytesMax = this.nc.info?.max_payload ?? LIMITS.natsMaxPayloadBytes;
     for (const { subject, timeoutMs, requests } of groups) {
       for (const indexes of groupForMultiMessages(
-        requests.map((request) => request.payload.byteLength),
+        requests.map((request) => request.bytes),
         messageBytesMax,
         LIMITS.multiRequestPartsMax,
         requests.map((request) => request.apart),
@@ -153,14 +171,14 @@ class RequestCoalescer {
   }
 
   private sendAlone(subject: string, timeoutMs: number, request: PendingRequest): void {
-    this.nc.request(subject, request.payload, { timeout: timeoutMs }).then(
+    this.nc.request(subject, joinParts(request.parts), { timeout: timeoutMs }).then(
       (reply) => request.resolve(reply.data),
       (error: unknown) => request.reject(error),
     );
   }
 
   private sendTogether(subject: string, timeoutMs: number, requests: PendingRequest[]): void {
-    this.nc.request(subject, encodeMultiMessage(requests.map((request) => request.payload)), { timeout: timeoutMs }).then(
+    this.nc.request(subject, encodeMultiMessage(requests.map((request) => request.parts)), { timeout: timeoutMs }).then(
       (reply) => {
         let answers: Uint8Array[] | null = null;
         if (isMultiMessage(reply.data)) {
