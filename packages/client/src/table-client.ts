@@ -870,10 +870,11 @@ export class TableClient {
     // An append's Arrow batch travels as binary next to the JSON of the request.
     const { batch, ...json } = body as BucketRequest & { batch?: Uint8Array };
     // The writes a call (or several calls at once) sends to one node travel in one message, at most one per
-    // bucket, so each request of a bucket keeps its own fate (see pumpWrites): they all wait for the node's
-    // next WAL object, so none holds up the others' answers.
-    const writes = body.op === 'append' || body.op === 'put' || body.op === 'delete';
-    const coalesce = writes ? { coalesce: { key: 'write', apart: `${body.tableId}/${body.partition ?? ''}/${body.bucket}` } } : {};
+    // bucket, so each request of a bucket keeps its own fate (see pumpWrites). Appends all wait for the node's
+    // next WAL object, so none holds up the others' answers; puts and deletes, which also wait for their
+    // bucket's tablet, travel apart from appends, so an append never waits for a tablet.
+    const writes = body.op === 'append' ? 'append' : body.op === 'put' || body.op === 'delete' ? 'pk-write' : null;
+    const coalesce = writes === null ? {} : { coalesce: { key: writes, apart: `${body.tableId}/${body.partition ?? ''}/${body.bucket}` } };
     return requestJson<T>(this.nc, SUBJECTS.nodeRpc(leader.address), json, timeoutOf(json), batch, coalesce);
   }
 
