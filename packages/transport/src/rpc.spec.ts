@@ -203,6 +203,15 @@ describe('coalesced requests on a real nats-server', () => {
     for (const answer of answers) expect((answer as PromiseRejectedResult).reason).toBeInstanceOf(TimeoutError);
   });
 
+  it('rejects coalesced requests on a closed connection, each of them', async () => {
+    // Proves a request sent at the end of the event loop turn fails its caller when the connection is gone,
+    // rather than throwing where nobody waits for it.
+    const closed = await connect({ servers: server.url });
+    await closed.close();
+    const answers = await Promise.allSettled([0, 1].map((n) => requestJson(closed, 'co.echo', { n }, 5_000, undefined, { coalesce: { key: 'write' } })));
+    expect(answers.map((answer) => answer.status)).toEqual(['rejected', 'rejected']);
+  });
+
   it('answers a multi message whose framing is broken as InvalidArgument, as a whole', async () => {
     // Proves bad input from a foreign client is its error, not a crash and not a silence.
     const reply = await connection.request('co.echo', Uint8Array.of(MULTI_MARKER, 2, 0, 0, 0, 1, 0, 0, 0, 0x7b));

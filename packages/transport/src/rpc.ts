@@ -170,15 +170,24 @@ class RequestCoalescer {
     }
   }
 
+  /** nats.js's request, with anything it throws at once (a closed connection, say) as its rejection: the flush runs outside every caller. */
+  private send(subject: string, data: Uint8Array, timeoutMs: number): Promise<Msg> {
+    try {
+      return this.nc.request(subject, data, { timeout: timeoutMs });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   private sendAlone(subject: string, timeoutMs: number, request: PendingRequest): void {
-    this.nc.request(subject, joinParts(request.parts), { timeout: timeoutMs }).then(
+    this.send(subject, joinParts(request.parts), timeoutMs).then(
       (reply) => request.resolve(reply.data),
       (error: unknown) => request.reject(error),
     );
   }
 
   private sendTogether(subject: string, timeoutMs: number, requests: PendingRequest[]): void {
-    this.nc.request(subject, encodeMultiMessage(requests.map((request) => request.parts)), { timeout: timeoutMs }).then(
+    this.send(subject, encodeMultiMessage(requests.map((request) => request.parts)), timeoutMs).then(
       (reply) => {
         let answers: Uint8Array[] | null = null;
         if (isMultiMessage(reply.data)) {
@@ -280,9 +289,9 @@ export async function answerRequest(nc: NatsConnection, msg: Msg, handler: RpcHa
  * The reply to a request message: `answerOne`'s reply to it, or for a multi message (see
  * `RequestOptions.coalesce`) a multi reply of `answerOne`'s reply to each of its requests, started in order,
  * or an InvalidArgument error body when its framing is broken. `answerOne` must not reject. What
- * `answerRequest` sends; exported for fakes of a responder in tests.
+ * `answerRequest` sends.
  */
-export async function answerMessage(data: Uint8Array, answerOne: (request: Uint8Array) => Promise<Uint8Array>, maxPayload?: number): Promise<Uint8Array> {
+async function answerMessage(data: Uint8Array, answerOne: (request: Uint8Array) => Promise<Uint8Array>, maxPayload?: number): Promise<Uint8Array> {
   if (!isMultiMessage(data)) return answerOne(data);
   let parts: Uint8Array[];
   try {
