@@ -18,7 +18,7 @@ import {
 } from '@mink/protocol';
 import { Float64, Int32, Int64, RecordBatch, Utf8, makeData, tableFromIPC, vectorFromArray } from 'apache-arrow';
 import { batchRowCount, bucketOfRow, decodeBatch, encodeRows, stampBatch, validateRows, type Row } from '@mink/records';
-import { answeringMultiMessages, decodeRequest } from '@mink/transport';
+import { answeringMultiMessages, decodeMultiMessage, decodeRequest, isMultiMessage } from '@mink/transport';
 import { decidePkWriterOrder } from '@mink/pk';
 
 import { TableClient } from './table-client';
@@ -786,6 +786,47 @@ describe('TableClient puts: several requests in flight per bucket', () => {
     expect(results.map((result) => result.written)).toEqual([1, 1, 1, 1, 1]);
     expect(leader.written).toEqual(['0', '1', '2', '3', '4']);
     expect(leader.received.filter((request) => request.writer!.seq === 1).length).toBe(2);
+  });
+});
+
+describe('TableClient writes in multi messages', () => {
+  it("sends the appends of a call to one node in one message, and puts in another", async () => {
+    // Proves the client coalesces a call's bucket requests per node (one message for four buckets' appends)
+    // and keeps puts, which also wait for their bucket's tablet, out of the appends' message.
+    const leaders = Array.from({ length: BUCKETS }, () => ({ node: 'n0', address: addressOf(0), leaderEpoch: 1 }));
+    const routes: Record<string, TableRoute> = {
+      events: { table: 'events', tableId: 3, kind: 'log', columns: COLUMNS, primaryKey: [], bucketKey: ['id'], buckets: BUCKETS, leaders },
+      orders: pkRoute({ leaders }),
+    };
+    const answer = answeringMultiMessages(async (_subject: string, data: Uint8Array) => {
+      const body = decodeRequest(data) as { op: string; table: string; bucket: number; batch?: Uint8Array; rows?: unknown[] };
+      let result: unknown;
+      if (body.op === 'describeTable') result = structuredClone(routes[body.table]);
+      else if (body.op === 'append') result = { bucket: body.bucket, baseOffset: 0, count: batchRowCount(body.batch!) };
+      else result = { bucket: body.bucket, operations: body.rows!.length, baseOffset: 0, count: body.rows!.length };
+      return { data: new TextEncoder().encode(JSON.stringify({ result })) };
+    });
+    /** The ops of the requests of each message sent, in order. */
+    const messages: string[][] = [];
+    const nc = {
+      request: async (subject: string, data: Uint8Array) => {
+        const requests = isMultiMessage(data) ? decodeMultiMessage(data) : [data];
+        messages.push(requests.map((request) => (decodeRequest(request) as { op: string }).op));
+        return answer(subject, data);
+      },
+    } as unknown as NatsConnection;
+    const events = new TableClient(nc, 'events');
+    const orders = new TableClient(nc, 'orders');
+    const ids = Array.from({ length: 64 }, (_, index) => index);
+    const appendRows = ids.map((id) => ({ shop: 'alpha', id, amount: 1 }));
+    const putRows = ids.map((id) => ({ shop: `shop-${id}`, id, amount: 1 }));
+    // Routes first, so both calls' requests leave in the same turn of the event loop.
+    await Promise.all([events.append(appendRows), orders.put(putRows)]);
+    messages.length = 0;
+    const [appended, put] = await Promise.all([events.append(appendRows), orders.put(putRows)]);
+    expect(appended.buckets).toHaveLength(BUCKETS);
+    expect(put.buckets).toHaveLength(BUCKETS);
+    expect(messages).toEqual([Array(BUCKETS).fill('append'), Array(BUCKETS).fill('put')]);
   });
 });
 
