@@ -2,7 +2,7 @@ import { partitionNameAt, partitionStartMs } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 
-import { indexesByTarget, missingPartitionError, missingPartitions, partitionsOfItems, scanPartitionOf, targetKeyOf, type Partitioning } from './partition-routing';
+import { indexesByBucket, indexesByTarget, missingPartitionError, missingPartitions, partitionsOfItems, scanPartitionOf, targetKeyOf, type Partitioning } from './partition-routing';
 
 /** The pure routing of items to the partitions and buckets of a table, case by case, bad input included. */
 
@@ -87,6 +87,24 @@ describe('indexesByTarget', () => {
 
   it('leaves out the items of skipped partitions', () => {
     expect(indexesByTarget(items, ['a', 'gone', 'a', 'gone'], { bucketKey: [], buckets: 1 }, 0, ['gone'])).toEqual([{ target: { partition: 'a', bucket: 0 }, indexes: [0, 2] }]);
+  });
+});
+
+describe('indexesByBucket', () => {
+  it.each([
+    ['no rows', [], []],
+    ['one bucket', [3, 3, 3], [{ target: { partition: null, bucket: 3 }, indexes: [0, 1, 2] }]],
+    [
+      'buckets in the order of their first row, rows in increasing order',
+      [2, 0, 2, 1, 0],
+      [
+        { target: { partition: null, bucket: 2 }, indexes: [0, 2] },
+        { target: { partition: null, bucket: 0 }, indexes: [1, 4] },
+        { target: { partition: null, bucket: 1 }, indexes: [3] },
+      ],
+    ],
+  ])('groups the rows of %s', (_name, rowBuckets, expected) => {
+    expect(indexesByBucket(Int32Array.from(rowBuckets))).toEqual(expected);
   });
 });
 

@@ -79,17 +79,45 @@ export function indexesByTarget(
   const { bucketKey, buckets } = bucketing;
   // The double modulo keeps a negative spread in range.
   const spreadBucket = ((spread % buckets) + buckets) % buckets;
+  return groupByTarget(
+    items.length,
+    (index) => {
+      const partition = partitions[index]!;
+      return partition !== null && skipped.includes(partition) ? undefined : partition;
+    },
+    (index) => (bucketKey.length === 0 ? spreadBucket : bucketOfRow(items[index]!, bucketKey, buckets)),
+  );
+}
+
+/**
+ * The rows of a batch of an unpartitioned table grouped by their bucket (`rowBuckets[i]`, as
+ * `bucketsOfBatch` of @mink/records gives them), in the order of their first row.
+ */
+export function indexesByBucket(rowBuckets: ArrayLike<number>): TargetIndexes[] {
+  return groupByTarget(
+    rowBuckets.length,
+    () => null,
+    (index) => rowBuckets[index]!,
+  );
+}
+
+/**
+ * Positions 0 … count − 1 grouped by partition (`partitionOf`; undefined leaves a position out), then by
+ * bucket (`bucketOf`, asked only for positions kept): partitions in the order of their first position, the
+ * buckets of each in the order of their first position in it, positions in increasing order.
+ */
+function groupByTarget(count: number, partitionOf: (index: number) => string | null | undefined, bucketOf: (index: number) => number): TargetIndexes[] {
   const byPartition = new Map<string | null, Map<number, TargetIndexes>>();
-  items.forEach((item, index) => {
-    const partition = partitions[index]!;
-    if (partition !== null && skipped.includes(partition)) return;
+  for (let index = 0; index < count; index++) {
+    const partition = partitionOf(index);
+    if (partition === undefined) continue;
     let byBucket = byPartition.get(partition);
     if (byBucket === undefined) byPartition.set(partition, (byBucket = new Map()));
-    const bucket = bucketKey.length === 0 ? spreadBucket : bucketOfRow(item, bucketKey, buckets);
+    const bucket = bucketOf(index);
     const group = byBucket.get(bucket);
     if (group === undefined) byBucket.set(bucket, { target: { partition, bucket }, indexes: [index] });
     else group.indexes.push(index);
-  });
+  }
   return [...byPartition.values()].flatMap((byBucket) => [...byBucket.values()]);
 }
 

@@ -30,6 +30,7 @@ import { bucketsOfBatch, checkRowsStream, encodeRowsOfBatch, fieldOf, rowsToJson
 import { requestJson } from '@mink/transport';
 import type { HttpScanPages } from './http-scan-pages';
 import {
+  indexesByBucket,
   indexesByTarget,
   missingPartitionError,
   missingPartitions,
@@ -299,23 +300,7 @@ export class TableClient {
     if (routingColumns.length === 0) {
       return { route: described, parts: [{ target: { partition: null, bucket: this.spreadCounter++ % described.buckets }, chunks: arrowSlicesOf(batch) }] };
     }
-    // Without partitions, and with key columns of the types read from their buffers, no row is built.
-    const rowBuckets = described.partition ? null : bucketsOfBatch(columns, batch, described.bucketKey, described.buckets);
-    if (rowBuckets !== null) {
-      this.spreadCounter++;
-      return { route: described, parts: this.arrowPartsByBucket(columns, batch, rowBuckets) };
-    }
-    const vectors = routingColumns.map((name) => {
-      const vector = batch.getChild(name);
-      if (vector === null) throw new MinkError('InvalidArgument', `the batch has no column '${name}', a column of the bucket key or the partition column`);
-      return [name, vector] as const;
-    });
-    const keys = validateRows(
-      columns,
-      Array.from({ length: batch.numRows }, (_, index) => Object.fromEntries(vectors.map(([name, vector]) => [name, vector.get(index)]))),
-      { allowedColumns: routingColumns },
-    );
-    const { route, parts } = await this.routeItems(described, keys, 'row', this.spreadCounter++);
+    const { route, parts } = await this.routeArrowRows(described, columns, batch, routingColumns);
     if (parts.length === 1) return { route, parts: [{ target: parts[0]!.target, chunks: arrowSlicesOf(batch) }] };
     // Each bucket's rows are copied out of the batch column by column, without row objects.
     return {
@@ -327,19 +312,28 @@ export class TableClient {
     };
   }
 
-  /** The IPC batches of a record batch of an unpartitioned table by bucket, from each row's bucket (in the order of their first row). */
-  private arrowPartsByBucket(columns: ColumnSpec[], batch: RecordBatch, rowBuckets: Int32Array): { target: BucketTarget; chunks: Uint8Array[] }[] {
-    const indexesByBucket = new Map<number, number[]>();
-    rowBuckets.forEach((bucket, row) => {
-      const indexes = indexesByBucket.get(bucket);
-      if (indexes === undefined) indexesByBucket.set(bucket, [row]);
-      else indexes.push(row);
+  /**
+   * The rows of a record batch by the bucket (and partition) they go to. Without partitions, and with key
+   * columns of the types read from their buffers, no row is built; else the routing columns' values are
+   * read into rows and validated.
+   */
+  private async routeArrowRows(described: TableRoute, columns: ColumnSpec[], batch: RecordBatch, routingColumns: string[]): Promise<{ route: TableRoute; parts: TargetIndexes[] }> {
+    const rowBuckets = described.partition ? null : bucketsOfBatch(columns, batch, described.bucketKey, described.buckets);
+    if (rowBuckets !== null) {
+      this.spreadCounter++;
+      return { route: described, parts: indexesByBucket(rowBuckets) };
+    }
+    const vectors = routingColumns.map((name) => {
+      const vector = batch.getChild(name);
+      if (vector === null) throw new MinkError('InvalidArgument', `the batch has no column '${name}', a column of the bucket key or the partition column`);
+      return [name, vector] as const;
     });
-    if (indexesByBucket.size === 1) return [{ target: { partition: null, bucket: rowBuckets[0]! }, chunks: arrowSlicesOf(batch) }];
-    return [...indexesByBucket].map(([bucket, indexes]) => ({
-      target: { partition: null, bucket },
-      chunks: boundedEncodings(indexes.length, (start, end) => encodeRowsOfBatch(columns, batch, indexes.slice(start, end)), APPEND_REQUEST_BOUNDS),
-    }));
+    const keys = validateRows(
+      columns,
+      Array.from({ length: batch.numRows }, (_, index) => Object.fromEntries(vectors.map(([name, vector]) => [name, vector.get(index)]))),
+      { allowedColumns: routingColumns },
+    );
+    return this.routeItems(described, keys, 'row', this.spreadCounter++);
   }
 
   /**
