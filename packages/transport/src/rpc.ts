@@ -190,12 +190,10 @@ class RequestCoalescer {
     this.send(subject, encodeMultiMessage(requests.map((request) => request.parts)), timeoutMs).then(
       (reply) => {
         let answers: Uint8Array[] | null = null;
-        if (isMultiMessage(reply.data)) {
-          try {
-            answers = decodeMultiMessage(reply.data);
-          } catch {
-            answers = null;
-          }
+        try {
+          if (isMultiMessage(reply.data)) answers = decodeMultiMessage(reply.data);
+        } catch {
+          // Broken framing: answered below as a reply that is not one answer per request.
         }
         if (answers !== null && answers.length === requests.length) {
           requests.forEach((request, index) => request.resolve(answers![index]!));
@@ -288,8 +286,8 @@ export async function answerRequest(nc: NatsConnection, msg: Msg, handler: RpcHa
 /**
  * The reply to a request message: `answerOne`'s reply to it, or for a multi message (see
  * `RequestOptions.coalesce`) a multi reply of `answerOne`'s reply to each of its requests, started in order,
- * or an InvalidArgument error body when its framing is broken. `answerOne` must not reject. What
- * `answerRequest` sends.
+ * or an InvalidArgument error body when its framing is broken; a rejection of `answerOne` rejects it (the
+ * one of `answerRequest` never rejects). What `answerRequest` sends.
  */
 async function answerMessage(data: Uint8Array, answerOne: (request: Uint8Array) => Promise<Uint8Array>, maxPayload?: number): Promise<Uint8Array> {
   if (!isMultiMessage(data)) return answerOne(data);
@@ -313,11 +311,7 @@ async function answerMessage(data: Uint8Array, answerOne: (request: Uint8Array) 
 export function answeringMultiMessages<A extends unknown[]>(
   request: (subject: string, data: Uint8Array, ...rest: A) => Promise<{ data: Uint8Array }>,
 ): (subject: string, data: Uint8Array, ...rest: A) => Promise<{ data: Uint8Array }> {
-  return async (subject, data, ...rest) => {
-    if (!isMultiMessage(data)) return request(subject, data, ...rest);
-    const answers = await Promise.all(decodeMultiMessage(data).map((part) => request(subject, part, ...rest)));
-    return { data: encodeMultiMessage(answers.map((answer) => answer.data)) };
-  };
+  return async (subject, data, ...rest) => ({ data: await answerMessage(data, async (part) => (await request(subject, part, ...rest)).data) });
 }
 
 /** The encoded reply to one request (`data`, JSON or JSON with binary bytes); never rejects. */
