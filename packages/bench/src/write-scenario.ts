@@ -6,7 +6,7 @@ import { formatCount } from './format';
 import { ProgressReporter } from './progress';
 import type { WriteScenarioResult } from './results';
 import { ratePerSecond, summarizeLatencies } from './stats';
-import { readProcessUsage } from './process-usage';
+import { readProcessUsage, type ProcessUsage } from './process-usage';
 import { listWalObjects, walObjectsWrittenSince } from './wal-objects';
 
 /** One row of the bench tables, as JSON sends it. */
@@ -147,7 +147,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   const benchUsage = process.cpuUsage(benchUsageBefore);
   const walAfter = await listWalObjects(settings.store);
   const megabytes = jsonBytes / 1e6;
-  const minkCpuSeconds = usageBefore && usageAfter && usageAfter.cpuSeconds > 0 ? usageAfter.cpuSeconds - usageBefore.cpuSeconds : null;
+  const minkCpuSeconds = cpuSecondsBetween(usageBefore, usageAfter);
   return {
     result: {
       rows,
@@ -164,7 +164,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
       rssMaxBytes: usageAfter && usageAfter.rssMaxBytes > 0 ? usageAfter.rssMaxBytes : null,
       ...cpuElsewhere({
         minkCpuSeconds,
-        serverCpuSeconds: serverUsageBefore && serverUsageAfter && serverUsageAfter.cpuSeconds > 0 ? serverUsageAfter.cpuSeconds - serverUsageBefore.cpuSeconds : null,
+        serverCpuSeconds: cpuSecondsBetween(serverUsageBefore, serverUsageAfter),
         benchCpuSeconds: (benchUsage.user + benchUsage.system) / 1e6,
         megabytes,
         elapsedMs: measured.elapsedMs,
@@ -172,6 +172,11 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
     },
     acknowledgedCalls: measured.succeededIndexes,
   };
+}
+
+/** The CPU seconds processes used between two readings; null when either is missing or /proc gave nothing. */
+function cpuSecondsBetween(before: ProcessUsage | null, after: ProcessUsage | null): number | null {
+  return before && after && after.cpuSeconds > 0 ? after.cpuSeconds - before.cpuSeconds : null;
 }
 
 /**
