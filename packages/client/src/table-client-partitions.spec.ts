@@ -17,7 +17,7 @@ import {
   type TableRoute,
 } from '@mink/protocol';
 import { Float64, Int64, RecordBatch, TimestampMillisecond, Utf8, makeData, vectorFromArray } from 'apache-arrow';
-import { bucketOfRow, decodeBatch, encodeBatch, encodeScanPage, rowsToJson, stampBatch, validateRows, type Row } from '@mink/records';
+import { bucketOfRow, columnsInTableOrder, decodeBatch, decodeRowsStream, encodeBatch, encodeScanPage, rowsToJson, stampBatch, validateRows, type Row } from '@mink/records';
 import { answeringMultiMessages, decodeRequest, encodeJson, encodeWithBinary } from '@mink/transport';
 
 import { TableClient } from './table-client';
@@ -152,13 +152,14 @@ class FakePartitionedCluster {
         return { metadata: { records: page.records, nextOffset: page.nextOffset, highWatermark: bucket.rows.length, startOffset: 0 }, bytes: page.stream };
       }
       case 'put': {
-        const rows = validateRows(columns, request.rows);
+        // As the data node reads a put: an Arrow batch of the put's columns in table order.
+        const rows = decodeRowsStream(columnsInTableOrder(columns, request.columns), request.batch!, { rowCountMax: LIMITS.pkBatchOperationsMax, required: this.route.primaryKey });
         checkPlacement(rows);
         for (const row of rows) bucket.kv.set(keyOf(row), row);
         return { bucket: request.bucket, partition: request.partition, operations: rows.length, baseOffset: 0, count: rows.length };
       }
       case 'delete': {
-        const keys = validateRows(columns, request.keys, { allowedColumns: this.route.primaryKey });
+        const keys = decodeRowsStream(columnsInTableOrder(columns, this.route.primaryKey), request.batch!, { rowCountMax: LIMITS.pkBatchOperationsMax, required: this.route.primaryKey });
         checkPlacement(keys);
         for (const row of keys) bucket.kv.delete(keyOf(row));
         return { bucket: request.bucket, partition: request.partition, operations: keys.length, baseOffset: 0, count: keys.length };

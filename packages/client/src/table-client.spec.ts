@@ -17,7 +17,7 @@ import {
   type WriteBucketResult,
 } from '@mink/protocol';
 import { Float64, Int32, Int64, RecordBatch, Utf8, makeData, tableFromIPC, vectorFromArray } from 'apache-arrow';
-import { batchRowCount, bucketOfRow, decodeBatch, encodeRows, stampBatch, validateRows, type Row } from '@mink/records';
+import { batchRowCount, bucketOfRow, columnsInTableOrder, decodeBatch, decodeRowsStream, encodeRows, rowsToJson, stampBatch, validateRows, type Row } from '@mink/records';
 import { answeringMultiMessages, decodeMultiMessage, decodeRequest, isMultiMessage } from '@mink/transport';
 import { decidePkWriterOrder } from '@mink/pk';
 
@@ -57,6 +57,16 @@ function addressOf(node: number): string {
 
 type BucketRequest = PutBucketRequest | DeleteBucketRequest | LookupBucketRequest | PrefixLookupBucketRequest;
 
+/**
+ * The JSON rows of a put (or the keys of a delete) of a table with COLUMNS, read as a leader reads them: from
+ * the request's Arrow batch of the put's columns (the primary key's for a delete) in table order, or its JSON.
+ */
+function writtenRowsOf(request: PutBucketRequest | DeleteBucketRequest, primaryKey: readonly string[]): Record<string, unknown>[] {
+  if (request.batch === undefined) return (request.op === 'put' ? request.rows : request.keys) as Record<string, unknown>[];
+  const columns = columnsInTableOrder(COLUMNS, request.op === 'delete' ? primaryKey : request.columns);
+  return rowsToJson(columns, decodeRowsStream(columns, request.batch, { rowCountMax: LIMITS.pkBatchOperationsMax, required: [...primaryKey] }));
+}
+
 interface Received {
   subject: string;
   request: BucketRequest;
@@ -79,7 +89,7 @@ class FakeCluster {
 
   readonly nc = {
     request: answeringMultiMessages(async (subject: string, data: Uint8Array) => {
-      const body = JSON.parse(new TextDecoder().decode(data)) as { op: string };
+      const body = decodeRequest(data) as { op: string };
       let reply: unknown;
       try {
         reply = { result: await this.answer(subject, body) };
@@ -120,14 +130,16 @@ class FakeCluster {
     };
     switch (request.op) {
       case 'put': {
-        checkBucket(request.rows as Record<string, unknown>[], this.route.bucketKey, request.columns);
-        for (const row of request.rows as Record<string, unknown>[]) bucketRows.set(keyOf(row), { ...bucketRows.get(keyOf(row)), ...row });
-        return this.written(request.bucket, request.rows.length);
+        const rows = writtenRowsOf(request, keyColumns);
+        checkBucket(rows, this.route.bucketKey, request.columns);
+        for (const row of rows) bucketRows.set(keyOf(row), { ...bucketRows.get(keyOf(row)), ...row });
+        return this.written(request.bucket, rows.length);
       }
       case 'delete': {
-        checkBucket(request.keys as Record<string, unknown>[], this.route.bucketKey, keyColumns);
-        for (const key of request.keys as Record<string, unknown>[]) bucketRows.delete(keyOf(key));
-        return this.written(request.bucket, request.keys.length);
+        const keys = writtenRowsOf(request, keyColumns);
+        checkBucket(keys, this.route.bucketKey, keyColumns);
+        for (const key of keys) bucketRows.delete(keyOf(key));
+        return this.written(request.bucket, keys.length);
       }
       case 'lookup': {
         checkBucket(request.keys as Record<string, unknown>[], this.route.bucketKey, keyColumns);
@@ -166,7 +178,7 @@ function bucketOfShop(shop: string): number {
 
 describe('TableClient on a primary-key table', () => {
   it('puts rows to the bucket of their bucket key and answers with results by bucket then offset', async () => {
-    // Proves put routes each row by bucketOfRow, sends JSON rows (int64 as strings), and sorts the answer.
+    // Proves put routes each row by bucketOfRow, sends each bucket's rows as an Arrow batch of the table's columns, and sorts the answer.
     const cluster = new FakeCluster(pkRoute());
     const client = new TableClient(cluster.nc, 'orders');
     const rows = SHOPS.map((shop, index) => ({ shop, id: index, amount: index * 1.5 }));
@@ -177,7 +189,11 @@ describe('TableClient on a primary-key table', () => {
     const put = cluster.received.find((received) => received.request.op === 'put')!.request as PutBucketRequest;
     expect(put).toMatchObject({ table: 'orders', tableId: 7, partition: null });
     expect(put.columns).toBeUndefined();
-    expect(typeof (put.rows[0] as { id: unknown }).id).toBe('string');
+    expect(put.rows).toBeUndefined();
+    const sent = decodeRowsStream(COLUMNS, put.batch!, { rowCountMax: rows.length });
+    expect(sent.length).toBeGreaterThan(0);
+    for (const row of sent) expect(row).toEqual({ shop: row.shop, id: BigInt(SHOPS.indexOf(row.shop as string)), amount: SHOPS.indexOf(row.shop as string) * 1.5 });
+    expect(cluster.received.filter((received) => received.request.op === 'put').flatMap((received) => decodeRowsStream(COLUMNS, (received.request as PutBucketRequest).batch!, { rowCountMax: rows.length }).map((row) => row.shop))).toHaveLength(rows.length);
   });
 
   it('fails a put with one bad row before anything is sent', async () => {
@@ -345,7 +361,7 @@ describe('TableClient on a primary-key table', () => {
     releases.shift()!();
     await first;
     await eventually('the leader to receive the request', () => cluster.received.length >= 2, { timeoutMs: 1_000, intervalMs: 5 });
-    expect((cluster.received[1].request as PutBucketRequest).rows).toEqual([{ shop: 'alpha', id: '1', amount: 2 }]);
+    expect(writtenRowsOf(cluster.received[1].request as PutBucketRequest, ['shop', 'id'])).toEqual([{ shop: 'alpha', id: '1', amount: 2 }]);
     releases.shift()!();
     await second;
     expect(await third).toMatchObject({ written: 1 });
@@ -745,9 +761,10 @@ class FakePkLeader {
         throw new UnavailableError('the upload failed', 10);
       }
       if (state.failedAt !== null && writer.seq > state.failedAt) throw new UnavailableError(`sequence ${state.failedAt} failed`, 0);
-      this.written.push(...(request.rows as { id: number }[]).map((row) => String(row.id)));
-      const result = { bucket: 0, operations: request.rows.length, baseOffset: this.nextOffset, count: request.rows.length };
-      this.nextOffset += request.rows.length;
+      const rows = writtenRowsOf(request, this.route.primaryKey);
+      this.written.push(...rows.map((row) => String(row.id)));
+      const result = { bucket: 0, operations: rows.length, baseOffset: this.nextOffset, count: rows.length };
+      this.nextOffset += rows.length;
       state.remembered.set(writer.seq, result);
       return result;
     })();
@@ -803,7 +820,10 @@ describe('TableClient writes in multi messages', () => {
       let result: unknown;
       if (body.op === 'describeTable') result = structuredClone(routes[body.table]);
       else if (body.op === 'append') result = { bucket: body.bucket, baseOffset: 0, count: batchRowCount(body.batch!) };
-      else result = { bucket: body.bucket, operations: body.rows!.length, baseOffset: 0, count: body.rows!.length };
+      else {
+        const rows = writtenRowsOf(body as unknown as PutBucketRequest, ['shop', 'id']);
+        result = { bucket: body.bucket, operations: rows.length, baseOffset: 0, count: rows.length };
+      }
       return { data: new TextEncoder().encode(JSON.stringify({ result })) };
     });
     /** The ops of the requests of each message sent, in order. */

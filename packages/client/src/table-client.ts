@@ -26,7 +26,7 @@ import {
   type WriteTableResult,
 } from '@mink/protocol';
 import { type RecordBatch, Table, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { bucketsOfBatch, checkRowsStream, encodeRowsOfBatch, fieldOf, rowsToJson, scanJsonText, setField, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
+import { bucketsOfBatch, checkRowsStream, columnsInTableOrder, encodeRowsOfBatch, fieldOf, rowsToJson, scanJsonText, setField, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
 import { requestJson } from '@mink/transport';
 import type { HttpScanPages } from './http-scan-pages';
 import {
@@ -350,10 +350,10 @@ export class TableClient {
         rows,
         partialColumns === undefined ? { required: route.primaryKey } : { allowedColumns: partialColumns, required: route.primaryKey },
       );
-      const queued = await this.writeByBucket(route, canonical, 'row', (target, chunk): PutBucketRequest => ({
+          const queued = await this.writeByBucket(route, canonical, 'row', columnsInTableOrder(route.columns as ColumnSpec[], partialColumns), (target, batch): PutBucketRequest => ({
         op: 'put',
         ...this.addressOf(route, target),
-        rows: chunk,
+        batch,
         ...(partialColumns === undefined ? {} : { columns: partialColumns }),
       }));
       return { done: queued.done.then((results) => writeTableResultOf(canonical.length, results)) };
@@ -365,7 +365,7 @@ export class TableClient {
     return this.planWrite(async () => {
       const route = requirePrimaryKeyTable(await this.describe());
       const canonical = this.validateKeys(route, keys);
-      const queued = await this.writeByBucket(route, canonical, 'key', (target, chunk): DeleteBucketRequest => ({ op: 'delete', ...this.addressOf(route, target), keys: chunk }));
+      const queued = await this.writeByBucket(route, canonical, 'key', columnsInTableOrder(route.columns as ColumnSpec[], route.primaryKey), (target, batch): DeleteBucketRequest => ({ op: 'delete', ...this.addressOf(route, target), batch }));
       return { done: queued.done.then((results) => writeTableResultOf(canonical.length, results)) };
     });
   }
@@ -693,25 +693,25 @@ export class TableClient {
   }
 
   /**
-   * Queues puts or deletes of `items` (canonical rows or keys) by bucket: each bucket's share is cut into
-   * requests within one PK write batch and sent through the bucket's write queue, buckets in parallel.
-   * Everything is queued before the returned promise resolves (an item of a missing partition queues
-   * nothing and rejects it), so the caller's planning step fixes the order.
+   * Queues puts or deletes of `items` (canonical rows or keys holding `columns`) by bucket: each bucket's
+   * share is cut into Arrow batches of `columns` within one PK write batch and sent through the bucket's
+   * write queue, buckets in parallel. Everything is queued before the returned promise resolves (an item of
+   * a missing partition queues nothing and rejects it), so the caller's planning step fixes the order.
    */
   private async writeByBucket(
     described: TableRoute,
     items: Row[],
     what: 'row' | 'key',
-    requestOf: (target: BucketTarget, chunk: Record<string, unknown>[]) => PutBucketRequest | DeleteBucketRequest,
+    columns: ColumnSpec[],
+    requestOf: (target: BucketTarget, batch: Uint8Array) => PutBucketRequest | DeleteBucketRequest,
   ): Promise<{ done: Promise<WriteBucketResult[]> }> {
-    const { route, parts } = await this.routeItems(described, items, what, 0);
-    const columns = route.columns as ColumnSpec[];
+    const { parts } = await this.routeItems(described, items, what, 0);
     const queued = parts.map(({ target, indexes }) => {
-      const chunks = chunksOf(rowsToJson(columns, indexes.map((index) => items[index]!)), PK_WRITE_REQUEST_BOUNDS);
+      const batches = arrowChunksOf(columns, indexes.map((index) => items[index]!), PK_WRITE_REQUEST_BOUNDS);
       return this.queueNumbered(
         target,
         'write',
-        chunks.map((chunk) => (writer) => ({ ...requestOf(target, chunk), writer })),
+        batches.map((batch) => (writer) => ({ ...requestOf(target, batch), writer })),
       );
     });
     // Wrapped: awaiting the queueing must not wait for the writes (see planWrite).

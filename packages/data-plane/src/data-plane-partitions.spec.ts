@@ -5,8 +5,8 @@ import type { NatsConnection } from 'nats';
 import { TableClient } from '@mink/client';
 import { bucketId, getIn, partitionStartMs, type TableSpec } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
-import { InvalidArgumentError, MinkError, NotFoundError, SUBJECTS, toErrorBody, type AppendBucketRequest, type PutBucketRequest, type ScanRequest } from '@mink/protocol';
-import { bucketOfRow, encodeRows } from '@mink/records';
+import { InvalidArgumentError, MinkError, NotFoundError, SUBJECTS, toErrorBody, type AppendBucketRequest, type DeleteBucketRequest, type PutBucketRequest, type ScanRequest } from '@mink/protocol';
+import { bucketOfRow, columnsInTableOrder, encodeRows } from '@mink/records';
 import type { ClusterMember } from '@mink/runtime';
 import { InMemoryObjectStore, StreamReader, WalWriter } from '@mink/s3stream';
 import { InMemoryMetaLog } from '@mink/testing';
@@ -269,6 +269,47 @@ describe('DataPlane on partitioned tables', () => {
     };
     await expect(node.data.put(request)).rejects.toThrow(`row 0 belongs to partition '${DAY_B}' of table 'visits', not to partition '${DAY_A}'`);
     expect(recordsInTable(node, 'visits', [DAY_A, DAY_B])).toBe(0);
+  });
+
+  it('takes a put\'s rows and a delete\'s keys as Arrow batches of their columns in table order, and refuses a bad batch writing nothing', async () => {
+    // Proves the leader's binary PK path: whole and partial puts and deletes read from Arrow columns mean what
+    // their JSON forms mean, and a batch is refused, unwritten, when it comes with JSON rows, holds other
+    // columns, lacks a key value or belongs to another partition.
+    const address = { table: 'visits', tableId: node.meta.view.tables.visits!.id, partition: DAY_A, bucket: bucketOfUser('ann') };
+    const columns = node.meta.view.tables.visits!.columns;
+    const keyColumns = columnsInTableOrder(columns, ['day', 'user', 'seq']);
+    const partial = columnsInTableOrder(columns, ['page', 'seq', 'user', 'day']);
+    const refusals: [PutBucketRequest | DeleteBucketRequest, string][] = [
+      [{ op: 'put', ...address, batch: encodeRows(columns, [{ day: DAY_A, user: 'ann', seq: 1n, page: '/a' }]), rows: [] }, 'a put carries rows or a batch, not both'],
+      [{ op: 'put', ...address, batch: encodeRows(keyColumns, [{ day: DAY_A, user: 'ann', seq: 1n }]) }, "batch: the schema has 3 fields, the table 4 columns"],
+      [{ op: 'put', ...address, batch: encodeRows(columns, [{ day: DAY_A, user: 'ann', seq: null, page: '/a' }]) }, "row 0, column 'seq': a value is required, got null"],
+      [{ op: 'put', ...address, batch: encodeRows(columns, [{ day: DAY_B, user: 'ann', seq: 1n, page: '/b' }]) }, `row 0 belongs to partition '${DAY_B}' of table 'visits', not to partition '${DAY_A}'`],
+      [{ op: 'put', ...address, batch: new Uint8Array([1, 2, 3]) }, 'batch: not a readable Arrow IPC stream'],
+      [{ op: 'delete', ...address, batch: encodeRows(keyColumns, [{ day: DAY_A, user: 'ann', seq: 1n }]), keys: [] }, 'a delete carries keys or a batch, not both'],
+    ];
+    for (const [request, message] of refusals) {
+      const refused = await (request.op === 'put' ? node.data.put(request) : node.data.delete(request)).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(InvalidArgumentError);
+      expect((refused as Error).message).toContain(message);
+    }
+    expect(recordsInTable(node, 'visits', [DAY_A, DAY_B])).toBe(0);
+
+    await node.data.put({ op: 'put', ...address, batch: encodeRows(columns, [{ day: DAY_A, user: 'ann', seq: 1n, page: '/a' }, { day: DAY_A, user: 'ann', seq: 2n, page: null }]) });
+    await node.data.put({ op: 'put', ...address, columns: ['page', 'seq', 'user', 'day'], batch: encodeRows(partial, [{ day: DAY_A, user: 'ann', seq: 2n, page: '/two' }]) });
+    await node.data.delete({ op: 'delete', ...address, batch: encodeRows(keyColumns, [{ day: DAY_A, user: 'ann', seq: 1n }]) });
+    const keys = [1, 2].map((seq) => ({ day: DAY_A, user: 'ann', seq }));
+    expect((await node.client('visits').lookup(keys)).rows).toEqual([null, { day: DAY_A, user: 'ann', seq: '2', page: '/two' }]);
+    const changelog = await node.client('visits').scan({ partition: DAY_A, bucket: address.bucket, offset: 0, limit: 10 });
+    expect(changelog.records.map((record) => [record.changeType, record.row.seq, record.row.page])).toEqual([
+      ['+I', '1', '/a'],
+      ['+I', '2', null],
+      ['-U', '2', null],
+      ['+U', '2', '/two'],
+      ['-D', '1', '/a'],
+    ]);
   });
 
   it('keeps the Kafka paths to unpartitioned tables', async () => {

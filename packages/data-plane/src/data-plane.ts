@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, decideWriterSequence, getIn, lakeBucketOf, logFormatOf, ownRecord, type BucketRecord, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision } from '@mink/meta';
+import { bucketId, decideWriterSequence, getIn, lakeBucketOf, logFormatOf, ownRecord, type BucketRecord, type ColumnSpec, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -27,7 +27,7 @@ import {
   type TableRoute,
 } from '@mink/protocol';
 import { indexesByTarget, missingPartitionError, missingPartitions, partitionsOfItems, type BucketTarget, type Partitioning } from '@mink/client';
-import { bucketOfRow, decodeBatch, encodeBatch, encodeScanPage, projectedColumns, rowsToJson, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
+import { bucketOfRow, columnsInTableOrder, decodeBatch, decodeRowsStream, encodeBatch, encodeScanPage, projectedColumns, rowsToJson, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
 import type { StreamBatch, StreamReader, WalWriter } from '@mink/s3stream';
 import { RecordBatchConversionError, recordBatchOfStoredRows, storedRowsOfRecordBatch } from '@mink/kafka';
 import { WithBinary, requestJson } from '@mink/transport';
@@ -281,7 +281,7 @@ export class DataPlane {
     const table = this.table(this.member.view, request.table);
     if (table.kind !== 'pk') throw new InvalidArgumentError(`table '${table.name}' is a log table: use append`);
     if (request.op === 'putTable') {
-      const { rows, partialColumns } = this.putRowsOf(table, request.rows, request.columns);
+      const { rows, partialColumns } = this.putRowsOf(table, { rows: request.rows, columns: request.columns });
       const columns = partialColumns ? table.columns.filter((column) => partialColumns.includes(column.name)) : table.columns;
       const results = await this.forwardByBucket(
         table,
@@ -488,7 +488,7 @@ export class DataPlane {
   /** Upserts into a PK bucket; a partial put names its columns, which must include the primary key. */
   async put(request: PutBucketRequest): Promise<WriteBucketResult> {
     const { table, record, bucket } = this.pkBucketOf(request);
-    const { rows, partialColumns } = this.putRowsOf(table, request.rows, request.columns);
+    const { rows, partialColumns } = this.putRowsOf(table, request);
     this.checkOperationCount(rows.length);
     this.checkPartitionOfEach(table, record, rows, 'row');
     this.checkBucketOfEach(table, record, rows, 'row');
@@ -499,7 +499,7 @@ export class DataPlane {
   /** Deletes keys from a PK bucket, as its table's delete behaviour allows. */
   async delete(request: DeleteBucketRequest): Promise<WriteBucketResult> {
     const { table, record, bucket } = this.pkBucketOf(request);
-    const keys = this.keysOf(table, request.keys);
+    const keys = this.deletedKeysOf(table, request);
     this.checkOperationCount(keys.length);
     this.checkPartitionOfEach(table, record, keys, 'key');
     this.checkBucketOfEach(table, record, keys, 'key');
@@ -576,13 +576,32 @@ export class DataPlane {
     return { table, record, bucket };
   }
 
-  /** The rows of a put, checked against the table; a partial put's `columns` must be distinct columns of it. */
-  private putRowsOf(table: TableRecord, rows: unknown, columns: unknown): { rows: Row[]; partialColumns: string[] | undefined } {
-    const partialColumns = columns === undefined ? undefined : this.columnList(table, columns, 'columns');
+  /**
+   * The rows of a put, checked against the table: JSON `rows`, or an Arrow `batch` of the put's columns in
+   * table order (see PutBucketRequest); a partial put's `columns` must be distinct columns of it.
+   */
+  private putRowsOf(table: TableRecord, request: { rows?: unknown; batch?: unknown; columns?: unknown }): { rows: Row[]; partialColumns: string[] | undefined } {
+    const partialColumns = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
+    if (request.batch !== undefined) {
+      return { rows: this.rowsOfBatch(columnsInTableOrder(table.columns, partialColumns), request.rows, request.batch, table.primaryKey, 'a put carries rows or a batch, not both'), partialColumns };
+    }
     return {
-      rows: validateRows(table.columns, rows, { required: table.primaryKey, ...(partialColumns ? { allowedColumns: partialColumns } : {}) }),
+      rows: validateRows(table.columns, request.rows, { required: table.primaryKey, ...(partialColumns ? { allowedColumns: partialColumns } : {}) }),
       partialColumns,
     };
+  }
+
+  /** The keys of a delete: JSON `keys`, or an Arrow `batch` of the primary key columns in table order. */
+  private deletedKeysOf(table: TableRecord, request: { keys?: unknown; batch?: unknown }): Row[] {
+    if (request.batch === undefined) return this.keysOf(table, request.keys);
+    return this.rowsOfBatch(columnsInTableOrder(table.columns, table.primaryKey), request.keys, request.batch, table.primaryKey, 'a delete carries keys or a batch, not both');
+  }
+
+  /** The rows of a PK write's Arrow batch (decodeRowsStream), which comes instead of JSON `json`. */
+  private rowsOfBatch(columns: ColumnSpec[], json: unknown, batch: unknown, required: string[], both: string): Row[] {
+    if (json !== undefined) throw new InvalidArgumentError(both);
+    if (!(batch instanceof Uint8Array)) throw new InvalidArgumentError('batch must be binary Arrow IPC bytes');
+    return decodeRowsStream(columns, batch, { rowCountMax: LIMITS.pkBatchOperationsMax, required });
   }
 
   /** Keys of a delete or lookup: objects holding exactly the primary key columns. */

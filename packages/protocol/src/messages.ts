@@ -233,7 +233,14 @@ export interface NodeStatus {
  */
 export interface PutBucketRequest extends BucketAddress {
   op: 'put';
-  rows: unknown[];
+  /** The rows as JSON (as in the HTTP API); or, instead, `batch`. */
+  rows?: unknown[];
+  /**
+   * The rows as an Arrow IPC stream of the put's columns in table order (every column, or those `columns`
+   * names; see `encodeRows` in @mink/records), carried as binary next to the JSON of the request; the leader
+   * checks its schema and structure and reads the rows from its columns (`decodeRowsStream`).
+   */
+  batch?: Uint8Array;
   columns?: string[];
   writer?: PkWriterField;
 }
@@ -241,7 +248,10 @@ export interface PutBucketRequest extends BucketAddress {
 /** Deletes keys (objects holding the primary key columns) from one bucket of a primary-key table. */
 export interface DeleteBucketRequest extends BucketAddress {
   op: 'delete';
-  keys: unknown[];
+  /** The keys as JSON objects; or, instead, `batch`. */
+  keys?: unknown[];
+  /** The keys as an Arrow IPC stream of the primary key columns in table order, carried as `PutBucketRequest.batch` is. */
+  batch?: Uint8Array;
   writer?: PkWriterField;
 }
 

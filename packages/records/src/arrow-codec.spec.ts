@@ -27,43 +27,9 @@ import { rowToJson } from './json';
 import { concatIpcStreams } from './ipc-reader';
 import type { Row } from './row';
 import { validateRows } from './validate';
-import { EVERY_TYPE_COLUMNS } from './every-type.fixture';
+import { EDGE_ROWS, EVERY_TYPE_COLUMNS, randomRows } from './every-type.fixture';
 
 const COLUMNS = EVERY_TYPE_COLUMNS;
-
-const ALL_BYTE_VALUES = Uint8Array.from({ length: 256 }, (_, index) => index);
-
-/** Rows covering the edge values of every type, a row of nulls, and empty string and bytes. */
-const EDGE_ROWS: Row[] = [
-  { id: -(2n ** 63n), flag: true, count: -(2 ** 31), score: -0, name: '', payload: new Uint8Array(0), at: -1 },
-  { id: 2n ** 63n - 1n, flag: false, count: 2 ** 31 - 1, score: Number.MAX_VALUE, name: 'grüße 👋', payload: ALL_BYTE_VALUES, at: 9007199254740991 },
-  { id: null, flag: null, count: null, score: null, name: null, payload: null, at: null },
-  { id: 2n ** 53n + 1n, flag: true, count: 0, score: Number.MIN_VALUE, name: 'x'.repeat(1000), payload: new Uint8Array([0]), at: 0 },
-];
-
-/** A small deterministic generator (a 32-bit LCG), so a failing randomized case replays the same way. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
-/** `count` rows with about a third of the values null, so validity bitmaps span many bytes. */
-function randomRows(seed: number, count: number): Row[] {
-  const random = generator(seed);
-  const maybe = <T>(value: T): T | null => (random() < 0.33 ? null : value);
-  return Array.from({ length: count }, (_, index) => ({
-    id: maybe(BigInt(Math.floor(random() * 2 ** 40)) * (random() < 0.5 ? -1n : 1n) * 1000003n),
-    flag: maybe(random() < 0.5),
-    count: maybe(Math.floor(random() * 2 ** 32) - 2 ** 31),
-    score: maybe((random() - 0.5) * 1e6),
-    name: maybe(`name-${index}-${'é'.repeat(Math.floor(random() * 5))}`),
-    payload: maybe(Uint8Array.from({ length: Math.floor(random() * 9) }, () => Math.floor(random() * 256))),
-    at: maybe(Math.floor(random() * 2e12)),
-  }));
-}
 
 /** The message of the InvalidArgumentError that `action` throws; fails the test if it throws anything else. */
 function messageOf(action: () => unknown): string {
@@ -413,7 +379,7 @@ describe('encodeRows and stampBatch', () => {
     // Proves merged appends cannot exceed what one request may append.
     const merged = concatIpcStreams([encodeRows(ID_ONLY, [{ id: 1n }, { id: 2n }]), encodeRows(ID_ONLY, [{ id: 3n }])])!;
     expect(stampBatch(ID_ONLY, merged.bytes, 1, 3).rowCount).toBe(3);
-    expect(() => stampBatch(ID_ONLY, merged.bytes, 1, 2)).toThrow(/at most 2 rows to one bucket, got 3/);
+    expect(() => stampBatch(ID_ONLY, merged.bytes, 1, 2)).toThrow(/at most 2 rows for one bucket, got 3/);
   });
 
   it('refuses a merged stream whose second record batch is malformed, naming the column', () => {
@@ -488,7 +454,7 @@ describe('encodeRows and stampBatch', () => {
       () => streamOf([new Field('at', new TimestampMillisecond('UTC'), true)], [makeData({ type: new TimestampMillisecond('UTC'), length: 1, data: BigInt64Array.of(2n ** 60n) })], 1),
       /timestamp 1152921504606846976 is beyond the safe integers/,
     ],
-    ['more rows than one request may append', ID, () => encodeRows(ID, Array.from({ length: 11 }, (_, index) => ({ id: BigInt(index) }))), /at most 10 rows to one bucket, got 11/],
+    ['more rows than one request may append', ID, () => encodeRows(ID, Array.from({ length: 11 }, (_, index) => ({ id: BigInt(index) }))), /at most 10 rows for one bucket, got 11/],
   ])('refuses %s as InvalidArgument', (_name, columns, bytes, message) => {
     // Proves bad binary input is the caller's error, named, never stored or thrown as a crash.
     let caught: unknown;

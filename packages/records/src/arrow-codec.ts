@@ -363,7 +363,7 @@ export function checkRowsStream(columns: ColumnSpec[], bytes: Uint8Array, rowCou
   checkFieldsAreColumns(columns, schemaFields);
   let rowCount = 0;
   for (const { header } of batches) rowCount += header.length;
-  if (rowCount > rowCountMax) throw refuse(`a request appends at most ${rowCountMax} rows to one bucket, got ${rowCount}`);
+  if (rowCount > rowCountMax) throw refuse(`a request carries at most ${rowCountMax} rows for one bucket, got ${rowCount}`);
   return batches.map(({ header, body }) => checkRecordBatch(columns, header, body));
 }
 

@@ -1,6 +1,7 @@
 export * from './row';
 export * from './validate';
 export * from './arrow-codec';
+export * from './arrow-rows';
 export * from './json';
 export * from './bucketing';
 export * from './ipc-reader';
