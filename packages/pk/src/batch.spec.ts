@@ -25,17 +25,19 @@ const remove = (id: bigint): PkOperation => ({ kind: 'delete', key: { id } });
 
 /** The plan with tablet keys as text, so expectations compare data rather than buffers. */
 function readable(plan: BatchPlan): { writes: [string, Row | null][]; changes: BatchPlan['changes'] } {
+  for (const write of plan.writes) expect(write.text).toBe(keyText(write.key));
   return { writes: plan.writes.map((write) => [keyText(write.key), write.row]), changes: plan.changes };
 }
 
 /** A lookup over `stored` that counts its calls per key. */
-function storeOf(stored: Row[]): { lookup: (bytes: Uint8Array) => Row | undefined; calls: Map<string, number> } {
+function storeOf(stored: Row[]): { lookup: (bytes: Uint8Array, text: string) => Row | undefined; calls: Map<string, number> } {
   const rows = new Map(stored.map((each) => [key(each.id as bigint), each]));
   const calls = new Map<string, number>();
   return {
     calls,
-    lookup: (bytes) => {
+    lookup: (bytes, given) => {
       const text = keyText(bytes);
+      expect(given).toBe(text);
       calls.set(text, (calls.get(text) ?? 0) + 1);
       return rows.get(text);
     },

@@ -23,6 +23,8 @@ export type PkOperation = { kind: 'put'; row: Row; partialColumns?: string[] } |
 /** The final state of one key after a batch: the row to store, or null to remove the key. */
 export interface PkWrite {
   key: Uint8Array;
+  /** The key's `keyText`, by which writes not applied yet are tracked. */
+  text: string;
   row: Row | null;
 }
 
@@ -37,14 +39,14 @@ export interface BatchPlan {
 }
 
 /**
- * Plans `operations` on `table` given `lookup`, which returns the stored row of a tablet key (undefined
- * when there is none). `lookup` is called at most once per key; later operations on a key see the state
- * the earlier ones left.
+ * Plans `operations` on `table` given `lookup`, which returns the stored row of a tablet key, given with
+ * its `keyText` (undefined when there is none). `lookup` is called at most once per key; later operations
+ * on a key see the state the earlier ones left.
  */
 export function planBatch(
   options: PkOptions,
   table: Pick<TableRecord, 'columns' | 'primaryKey' | 'bucketKey'>,
-  lookup: (key: Uint8Array) => Row | undefined,
+  lookup: (key: Uint8Array, text: string) => Row | undefined,
   operations: readonly PkOperation[],
 ): BatchPlan {
   if (operations.length > LIMITS.pkBatchOperationsMax) {
@@ -57,7 +59,7 @@ export function planBatch(
   const changes: ChangeRecord[] = [];
 
   const currentOf = (key: Uint8Array, text: string): Row | undefined => {
-    if (!seen.has(text)) seen.set(text, lookup(key));
+    if (!seen.has(text)) seen.set(text, lookup(key, text));
     return seen.get(text) ?? undefined;
   };
 
@@ -77,7 +79,7 @@ export function planBatch(
       if (plan.next === undefined) return;
       seen.set(text, plan.next);
       const write = writes.get(text);
-      if (write === undefined) writes.set(text, { key, row: plan.next });
+      if (write === undefined) writes.set(text, { key, text, row: plan.next });
       else write.row = plan.next;
       changes.push(...plan.changes);
     } catch (error) {

@@ -12,7 +12,6 @@ import type { Row } from '@mink/records';
 
 import { planBatch, type PkOperation, type PkWrite } from './batch';
 import type { ChangeRecord } from './changelog';
-import { keyText } from './keys';
 import type { PkOptions } from './merge-engine';
 
 /** What the bucket's write queue looks like when it decides its next step. */
@@ -61,10 +60,8 @@ export function nextGroupCommitStep(state: GroupCommitState, limits: GroupCommit
   return { step: 'startGroup', requests };
 }
 
-/** The final state of one key after a request (see PkWrite), with the key's `keyText`, by which the bucket tracks writes not yet applied. */
-export interface GroupWrite extends PkWrite {
-  text: string;
-}
+/** The final state of one key after a request (see PkWrite; its `text` is how the bucket tracks writes not yet applied). */
+export type GroupWrite = PkWrite;
 
 /** The plan of one request of a group: its change records and final key states, or why it was refused. */
 export type GroupRequestPlan = { planned: true; changes: ChangeRecord[]; writes: GroupWrite[] } | { planned: false; error: unknown };
@@ -89,17 +86,13 @@ export function planGroup(
 ): GroupPlan {
   // The writes of the requests planned so far, by key text: the row, or null when deleted.
   const written = new Map<string, Row | null>();
-  const lookupAfterEarlier = (key: Uint8Array): Row | undefined => {
-    const text = keyText(key);
-    return written.has(text) ? (written.get(text) ?? undefined) : lookup(key, text);
-  };
+  const lookupAfterEarlier = (key: Uint8Array, text: string): Row | undefined => (written.has(text) ? (written.get(text) ?? undefined) : lookup(key, text));
   const plans: GroupRequestPlan[] = [];
   for (const operations of requests) {
     try {
       const plan = planBatch(options, table, lookupAfterEarlier, operations);
-      const writes = plan.writes.map((write) => ({ ...write, text: keyText(write.key) }));
-      for (const write of writes) written.set(write.text, write.row);
-      plans.push({ planned: true, changes: plan.changes, writes });
+      for (const write of plan.writes) written.set(write.text, write.row);
+      plans.push({ planned: true, changes: plan.changes, writes: plan.writes });
     } catch (error) {
       plans.push({ planned: false, error });
     }

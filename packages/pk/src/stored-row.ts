@@ -4,12 +4,38 @@
  * (the stored form is nearly the answer) and every value exact (int64 as decimal text, bytes as base64).
  */
 import type { ColumnSpec } from '@mink/meta';
-import { type Row, fieldOf, rowToJson, setField, validateRows } from '@mink/records';
+import { type Row, fieldOf, setField, validateRows } from '@mink/records';
 
-/** The stored bytes of a canonical `row` holding every column of the table. */
+/**
+ * The stored bytes of a canonical `row` holding every column of the table: the text
+ * `JSON.stringify(columns.map((column) => rowToJson(columns, row)[column.name] ?? null))` would give, written
+ * value by value without the intermediate JSON object and array (every put stores one, so this is on the
+ * write path of every row). A value that is not canonical for its column is a bug of the caller and throws
+ * a plain Error, as rowToJson does.
+ */
 export function encodeStoredRow(columns: readonly ColumnSpec[], row: Row): Uint8Array {
-  const json = rowToJson(columns as ColumnSpec[], row);
-  return Buffer.from(JSON.stringify(columns.map((column) => fieldOf(json, column.name) ?? null)), 'utf8');
+  let text = '[';
+  for (let index = 0; index < columns.length; index++) {
+    const column = columns[index]!;
+    if (index > 0) text += ',';
+    text += storedValueText(column, fieldOf(row, column.name));
+  }
+  return Buffer.from(`${text}]`, 'utf8');
+}
+
+/** One value of a stored row as JSON text, in the JSON form of the API (see @mink/records json.ts). */
+function storedValueText(column: ColumnSpec, value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  switch (column.type) {
+    case 'int64':
+      if (typeof value !== 'bigint') throw new Error(`column '${column.name}': int64 wants a bigint, got ${typeof value}`);
+      return `"${value.toString()}"`;
+    case 'bytes':
+      if (!(value instanceof Uint8Array)) throw new Error(`column '${column.name}': bytes wants a Uint8Array, got ${typeof value}`);
+      return `"${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}"`;
+    default:
+      return JSON.stringify(value);
+  }
 }
 
 /** The JSON form of a stored row (as the HTTP API returns rows), holding `projection` or every column. */
