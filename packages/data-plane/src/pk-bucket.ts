@@ -18,8 +18,10 @@ import {
   primaryKeyBytes,
   rangesOfRequests,
   storedRowJson,
+  tabletWritesOf,
   unappliedChanges,
   type ChangeRecord,
+  type GroupWrite,
   type GroupCommitLimits,
   type PkOperation,
   type PkOptions,
@@ -100,6 +102,8 @@ const GROUP_COMMIT_LIMITS: GroupCommitLimits = { groupsInFlightMax: LIMITS.pkGro
 /** A planned group in flight: its requests with their change records, and its batch's append. */
 interface GroupInFlight {
   planned: { queued: QueuedWrite; changes: ChangeRecord[] }[];
+  /** The final key states its planned requests left, in request order: what its commit applies to the tablet. */
+  writes: GroupWrite[];
   changes: ChangeRecord[];
   /** The changelog offset the plan assumes the batch starts at. */
   baseOffset: number;
@@ -118,7 +122,8 @@ const REPLAY_READ_RECORDS = 10_000;
  * The changelog (the bucket's stream) is the truth; the tablet is the fold of it: `+I` and `+U` store the
  * row under its key, `-D` removes the key, `-U` changes nothing. Opening restores the newest snapshot the
  * view names and replays the changelog from the snapshot's offset to the committed end; live writes apply
- * their own change records with the same fold, so a replay after failover yields the same table.
+ * the key states their plan left (tabletWritesOf), which is what the fold of their own change records gives
+ * (property-tested in @mink/pk), so a replay after failover yields the same table.
  *
  * Writes are ordered per bucket and group-committed: the requests queued when a group starts are planned
  * together (each against the state the earlier ones leave), and their change records go to the changelog as
@@ -425,7 +430,7 @@ export class PkBucket {
       return stored === undefined ? undefined : decodeStoredRow(this.table.columns, stored);
     };
     const plan = planGroup(this.options, this.table, lookup, group.map((queued) => queued.operations));
-    const inFlight: GroupInFlight = { planned: [], changes: plan.changes, baseOffset: this.plannedEnd, keys: [], appended: Promise.resolve({ ok: true }) };
+    const inFlight: GroupInFlight = { planned: [], writes: [], changes: plan.changes, baseOffset: this.plannedEnd, keys: [], appended: Promise.resolve({ ok: true }) };
     plan.requests.forEach((request, index) => {
       const queued = group[index]!;
       if (!request.planned) {
@@ -436,6 +441,7 @@ export class PkBucket {
       for (const write of request.writes) {
         this.pendingWrites.set(write.text, { row: write.row, group: inFlight });
         inFlight.keys.push(write.text);
+        inFlight.writes.push(write);
       }
       inFlight.planned.push({ queued, changes: request.changes });
     });
@@ -484,7 +490,8 @@ export class PkBucket {
         if (group.baseOffset !== this.tablet.appliedOffset()) {
           throw new Error(`changelog batch at ${group.baseOffset} does not follow the tablet's applied offset ${this.tablet.appliedOffset()}`);
         }
-        await this.tablet.apply(foldChanges(this.table.columns, this.keyColumns, group.changes), group.baseOffset + group.changes.length);
+        // The planned writes leave the tablet as folding the group's change records would (tabletWritesOf), keys already derived.
+        await this.tablet.apply(tabletWritesOf(this.table.columns, group.writes), group.baseOffset + group.changes.length);
       }
       const startOffset = group.changes.length > 0 ? group.baseOffset : this.tablet.appliedOffset();
       const ranges = rangesOfRequests(group.planned.map((each) => each.changes.length), startOffset);

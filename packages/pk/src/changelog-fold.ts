@@ -1,12 +1,13 @@
 /**
  * The fold of a PK bucket's changelog into its KV tablet (docs/architecture.md §8.3, issue 5): the changelog is the truth
  * and the tablet is the fold of it. `+I` and `+U` store the row under its key, `-D` removes the key, `-U`
- * changes nothing (the `+U` after it stores the new row). Live writes and the replay after a failover fold
- * with the same function, so both yield the same tablet.
+ * changes nothing (the `+U` after it stores the new row). The replay after a failover folds with
+ * foldChanges; live writes apply their planned key states with tabletWritesOf, which gives the same tablet.
  */
 import type { ColumnSpec } from '@mink/meta';
 import type { ChangeType, Row } from '@mink/records';
 
+import type { PkWrite } from './batch';
 import type { ChangeRecord } from './changelog';
 import { keyText, primaryKeyBytes } from './keys';
 import { encodeStoredRow } from './stored-row';
@@ -34,6 +35,22 @@ export function foldChanges(columns: readonly ColumnSpec[], keyColumns: readonly
     writes.set(text, { key, value });
   }
   return [...writes.values()];
+}
+
+/**
+ * The tablet writes of planned writes (PkWrite, in plan order, several requests' one after another): the
+ * last state of each key, stored or removed, ordered by each key's last write. For the writes of a plan
+ * this is what foldChanges makes of the plan's change records (property-tested), without deriving each
+ * change's key again: the leader applies a committed group's writes with it, and a replay folds the
+ * changelog with foldChanges.
+ */
+export function tabletWritesOf(columns: readonly ColumnSpec[], planned: readonly PkWrite[]): TabletWrite[] {
+  const writes = new Map<string, PkWrite>();
+  for (const write of planned) {
+    writes.delete(write.text);
+    writes.set(write.text, write);
+  }
+  return Array.from(writes.values(), (write) => ({ key: write.key, value: write.row === null ? null : encodeStoredRow(columns, write.row) }));
 }
 
 /**
