@@ -40,7 +40,7 @@ export function primaryKeyBytes(row: Row, keyColumns: readonly string[]): Uint8A
     const value = fieldOf(row, column);
     if (value === null || value === undefined) throw new InvalidArgumentError(`primary key column '${column}' must have a value`);
   }
-  return checkedLength(bucketKeyBytes(row, [...keyColumns]), 'primary key');
+  return checkedLength(bucketKeyBytes(row, keyColumns), 'primary key');
 }
 
 /**
@@ -58,7 +58,7 @@ export function prefixBytes(values: readonly unknown[], columns: readonly string
     if (value === null || value === undefined) throw new InvalidArgumentError(`key prefix column '${columns[index]}' must have a value`);
     setField(row, columns[index], value);
   }
-  return checkedLength(bucketKeyBytes(row, [...columns]), 'key prefix');
+  return checkedLength(bucketKeyBytes(row, columns), 'key prefix');
 }
 
 function checkedLength(bytes: Uint8Array, what: string): Uint8Array {

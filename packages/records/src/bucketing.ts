@@ -37,7 +37,7 @@ const BUCKET_HASH_SEED = 0;
 export function bucketOfRow(row: Row, bucketKey: string[], buckets: number): number {
   checkBuckets(buckets);
   if (bucketKey.length === 0) throw new Error('a row without a bucket key has no bucket of its own; use splitByBucket');
-  return murmur3Hash32(bucketKeyBytes(row, bucketKey), BUCKET_HASH_SEED) % buckets;
+  return keyWrittenOf(row, bucketKey).bucket(buckets);
 }
 
 /**
@@ -58,7 +58,7 @@ export function splitByBucket(rows: Row[], bucketKey: string[], buckets: number,
     return split;
   }
   for (const row of rows) {
-    const bucket = murmur3Hash32(bucketKeyBytes(row, bucketKey), BUCKET_HASH_SEED) % buckets;
+    const bucket = keyWrittenOf(row, bucketKey).bucket(buckets);
     const bucketRows = split.get(bucket);
     if (bucketRows === undefined) split.set(bucket, [row]);
     else bucketRows.push(row);
@@ -72,25 +72,9 @@ function checkBuckets(buckets: number): void {
   }
 }
 
-/** The encoding of the bucket key values of `row` described at the top of this file. */
-export function bucketKeyBytes(row: Row, bucketKey: string[]): Uint8Array {
-  const parts = bucketKey.map((name) => keyPartOf(name, fieldOf(row, name)));
-  let byteLength = 0;
-  for (const part of parts) byteLength += 1 + (part.lengthPrefixed ? 4 : 0) + part.byteLength;
-  const bytes = Buffer.allocUnsafe(byteLength);
-  let offset = 0;
-  for (const part of parts) {
-    bytes[offset++] = part.tag;
-    if (part.lengthPrefixed) offset = bytes.writeUInt32LE(part.byteLength, offset);
-    if (typeof part.content === 'string') offset += bytes.write(part.content, offset, 'utf8');
-    else {
-      bytes.set(part.content, offset);
-      offset += part.content.byteLength;
-    }
-  }
-  // The buffer is not zeroed, so every byte of it must have been written over.
-  if (offset !== byteLength) throw new Error(`bucket key encoding wrote ${offset} of ${byteLength} bytes`);
-  return bytes;
+/** The encoding of the bucket key values of `row` described at the top of this file (a copy of its own). */
+export function bucketKeyBytes(row: Row, bucketKey: readonly string[]): Uint8Array {
+  return keyWrittenOf(row, bucketKey).copy();
 }
 
 /**
@@ -106,8 +90,8 @@ export class BucketKeyWriter {
     this.length = 0;
   }
 
-  /** A canonical value (row.ts) of the key. */
-  value(value: unknown): void {
+  /** A canonical value (row.ts) of the key, of column `name` (for the error of a value that is not canonical). */
+  value(value: unknown, name = ''): void {
     if (typeof value === 'number' || typeof value === 'bigint') {
       // Decimal text is ASCII: written char by char, cheaper than a UTF-8 encoding call for a few digits.
       const decimal = value.toString();
@@ -117,7 +101,7 @@ export class BucketKeyWriter {
       for (let index = 0; index < decimal.length; index++) this.bytes[this.length++] = decimal.charCodeAt(index);
       return;
     }
-    const part = keyPartOf('', value);
+    const part = keyPartOf(name, value);
     const content = part.content;
     this.reserve(5 + part.byteLength);
     this.bytes[this.length++] = part.tag;
@@ -153,12 +137,29 @@ export class BucketKeyWriter {
     return murmur3Hash32(this.bytes, BUCKET_HASH_SEED, this.length) % buckets;
   }
 
+  /** The key written so far, as bytes of its own. */
+  copy(): Uint8Array {
+    const bytes = Buffer.allocUnsafe(this.length);
+    this.bytes.copy(bytes, 0, 0, this.length);
+    return bytes;
+  }
+
   private reserve(bytes: number): void {
     if (this.length + bytes <= this.bytes.length) return;
     const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + bytes));
     this.bytes.copy(grown, 0, 0, this.length);
     this.bytes = grown;
   }
+}
+
+/** One writer for bucketOfRow, splitByBucket and bucketKeyBytes, which use it within one synchronous call each. */
+const SHARED_KEY_WRITER = new BucketKeyWriter();
+
+/** The shared writer holding the key of `row`'s `bucketKey` values (valid until the next call). */
+function keyWrittenOf(row: Row, bucketKey: readonly string[]): BucketKeyWriter {
+  SHARED_KEY_WRITER.reset();
+  for (const name of bucketKey) SHARED_KEY_WRITER.value(fieldOf(row, name), name);
+  return SHARED_KEY_WRITER;
 }
 
 /** One value of a bucket key: its tag, then its content, with the content's length before it where it varies. */
