@@ -33,10 +33,18 @@ function storedValueText(column: ColumnSpec, value: unknown): string {
     case 'bytes':
       if (!(value instanceof Uint8Array)) throw new Error(`column '${column.name}': bytes wants a Uint8Array, got ${typeof value}`);
       return `"${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}"`;
+    case 'string':
+      // Most strings need no escape: quoted as they are, they are what JSON.stringify writes (surrogates,
+      // paired or not, take JSON.stringify's way too).
+      if (typeof value === 'string' && !NEEDS_ESCAPE.test(value)) return `"${value}"`;
+      return JSON.stringify(value);
     default:
       return JSON.stringify(value);
   }
 }
+
+/** Characters JSON.stringify writes escaped (quote, backslash, control characters) or may (surrogates). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** The JSON form of a stored row (as the HTTP API returns rows), holding `projection` or every column. */
 export function storedRowJson(columns: readonly ColumnSpec[], bytes: Uint8Array, projection?: readonly string[]): Record<string, unknown> {

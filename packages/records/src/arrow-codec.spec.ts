@@ -322,6 +322,20 @@ function batchMessageBytes(stream: Uint8Array): number {
   return stream.byteLength - 8 - schemaBytes;
 }
 
+describe('string columns', () => {
+  it.each([
+    ['written in one pass', 'ü€👋 ascii', 1_000],
+    ['counted first (their bound passes the one-pass limit)', 'é', 1_500_000],
+  ])('round-trip, %s', (_name, unit, repeats) => {
+    // Proves both ways of writing a string column give the exact UTF-8 bytes: multi-byte characters, empty and null values.
+    const columns: ColumnSpec[] = [{ name: 'text', type: 'string' }];
+    const rows: Row[] = [{ text: unit.repeat(repeats) }, { text: '' }, { text: null }, { text: `${unit}-tail` }, { text: unit.repeat(repeats) }];
+    expect(decodeBatch(columns, encodeBatch(columns, rows, 7)).rows).toEqual(rows);
+    const ipc = tableFromIPC(encodeRows(columns, rows));
+    expect(ipc.getChild('text')!.toArray()).toEqual(rows.map((row) => row.text));
+  });
+});
+
 describe('encodeRows and stampBatch', () => {
   it.each([
     ['edge values of every type, nulls included', COLUMNS, EDGE_ROWS],

@@ -671,22 +671,33 @@ function encodeColumn(column: ColumnSpec, rows: Row[]): ColumnBuffers {
   }
 }
 
+/**
+ * A string column's values written in one pass into a buffer of this many bytes at most (3 bytes of UTF-8
+ * per UTF-16 code unit bound them); a column whose bound is larger counts its bytes first.
+ */
+const ONE_PASS_STRING_BYTES_MAX = 8 << 20;
+
 /** A Utf8 or Binary column: one offset per row plus one, into the concatenated bytes of all values. */
 function encodeVariableWidth(column: ColumnSpec, values: unknown[], common: ColumnValidity): ColumnBuffers {
   const isString = column.type === 'string';
   let byteLength = 0;
+  let boundBytes = 0;
   values.forEach((value, index) => {
     if (value === null || value === undefined) return;
     if (isString ? typeof value !== 'string' : !(value instanceof Uint8Array)) {
       throw new Error(`row ${index}, column '${column.name}': ${column.type} wants ${isString ? 'a string' : 'a Uint8Array'}, got ${typeof value}`);
     }
-    byteLength += isString ? Buffer.byteLength(value as string, 'utf8') : (value as Uint8Array).byteLength;
+    if (isString) boundBytes += (value as string).length * 3;
+    else byteLength += (value as Uint8Array).byteLength;
   });
+  // Strings: written into a buffer of their bound, without measuring each one first, unless it is large.
+  const onePass = isString && boundBytes <= ONE_PASS_STRING_BYTES_MAX;
+  if (isString && !onePass) for (const value of values) if (typeof value === 'string') byteLength += Buffer.byteLength(value, 'utf8');
   if (byteLength > VARIABLE_WIDTH_BYTES_MAX) {
     throw new Error(`column '${column.name}' holds ${byteLength} bytes, more than one Arrow batch can (${VARIABLE_WIDTH_BYTES_MAX})`);
   }
   const valueOffsets = new Int32Array(values.length + 1);
-  const data = Buffer.allocUnsafe(byteLength);
+  const data = Buffer.allocUnsafe(onePass ? boundBytes : byteLength);
   let offset = 0;
   values.forEach((value, index) => {
     if (typeof value === 'string') {
@@ -697,9 +708,10 @@ function encodeVariableWidth(column: ColumnSpec, values: unknown[], common: Colu
     }
     valueOffsets[index + 1] = offset;
   });
+  if (onePass) byteLength = offset;
   // The buffer is not zeroed, so every byte of it must have been written over.
-  if (offset !== byteLength) throw new Error(`column '${column.name}': wrote ${offset} of ${byteLength} bytes`);
-  return { length: common.length, nullCount: common.nullCount, buffers: [common.nullBitmap, bytesOf(valueOffsets), bytesOf(data)] };
+  else if (offset !== byteLength) throw new Error(`column '${column.name}': wrote ${offset} of ${byteLength} bytes`);
+  return { length: common.length, nullCount: common.nullCount, buffers: [common.nullBitmap, bytesOf(valueOffsets), data.subarray(0, byteLength)] };
 }
 
 /** Reads the value of one row of one column of one batch; null where the row has none. */
