@@ -808,13 +808,15 @@ export class TableClient {
         await this.describe(true);
         continue;
       }
-      // Ends an HTTP request that lost the race against a leader change, so it does not hold its connection.
-      const abandon = new AbortController();
+      // Ends an HTTP request (only scans go over HTTP) that lost the race against a leader change, so it
+      // does not hold its connection; other requests need none (a signal costs microseconds per write).
+      let abandon: AbortController | undefined;
       try {
         const body = typeof request === 'function' ? request() : request;
-        return await this.answerOrLeaderChange(target, leader, this.requestOf<BucketAnswers[R['op']]>(leader, { ...body, tableId: route.tableId }, abandon.signal));
+        if (body.op === 'scan') abandon = new AbortController();
+        return await this.answerOrLeaderChange(target, leader, this.requestOf<BucketAnswers[R['op']]>(leader, { ...body, tableId: route.tableId }, abandon?.signal));
       } catch (error) {
-        abandon.abort();
+        abandon?.abort();
         if (!(error instanceof MinkError)) throw error;
         lastError = error;
         const redirect = error.details?.redirect;
@@ -856,8 +858,8 @@ export class TableClient {
    * one and a connection to it is free, anything else over NATS. Both answer the same (see scan-http.ts in
    * @mink/protocol). An aborted `abandoned` ends an HTTP request still in flight.
    */
-  private requestOf<T>(leader: { address: string; http?: string }, body: BucketRequest, abandoned: AbortSignal): Promise<T> {
-    if (body.op === 'scan' && leader.http && this.httpScans) {
+  private requestOf<T>(leader: { address: string; http?: string }, body: BucketRequest, abandoned: AbortSignal | undefined): Promise<T> {
+    if (body.op === 'scan' && leader.http && this.httpScans && abandoned) {
       const page = this.httpScans.fetch(leader.http, body, timeoutOf(body), abandoned);
       if (page) return page as Promise<T>;
     }
