@@ -300,16 +300,30 @@ describe('DataPlane on partitioned tables', () => {
     await node.data.put({ op: 'put', ...address, batch: encodeRows(columns, [{ day: DAY_A, user: 'ann', seq: 1n, page: '/a' }, { day: DAY_A, user: 'ann', seq: 2n, page: null }]) });
     await node.data.put({ op: 'put', ...address, columns: ['page', 'seq', 'user', 'day'], batch: encodeRows(partial, [{ day: DAY_A, user: 'ann', seq: 2n, page: '/two' }]) });
     await node.data.delete({ op: 'delete', ...address, batch: encodeRows(keyColumns, [{ day: DAY_A, user: 'ann', seq: 1n }]) });
-    const keys = [1, 2].map((seq) => ({ day: DAY_A, user: 'ann', seq }));
-    expect((await node.client('visits').lookup(keys)).rows).toEqual([null, { day: DAY_A, user: 'ann', seq: '2', page: '/two' }]);
-    const changelog = await node.client('visits').scan({ partition: DAY_A, bucket: address.bucket, offset: 0, limit: 10 });
+    // New keys only (their batches become the changelog as they are), in two requests at once; then a new key and an update together.
+    const visit = (seq: bigint, page: string) => ({ day: DAY_A, user: 'ann', seq, page });
+    await Promise.all([
+      node.data.put({ op: 'put', ...address, batch: encodeRows(columns, [visit(3n, '/3'), visit(4n, '/4')]) }),
+      node.data.put({ op: 'put', ...address, batch: encodeRows(columns, [visit(5n, '/5')]) }),
+    ]);
+    await node.data.put({ op: 'put', ...address, batch: encodeRows(columns, [visit(6n, '/6'), visit(2n, '/2b')]) });
+    const keys = [1, 2, 3, 4, 5, 6].map((seq) => ({ day: DAY_A, user: 'ann', seq }));
+    expect((await node.client('visits').lookup(keys, { columns: ['page'] })).rows).toEqual([null, { page: '/2b' }, { page: '/3' }, { page: '/4' }, { page: '/5' }, { page: '/6' }]);
+    const changelog = await node.client('visits').scan({ partition: DAY_A, bucket: address.bucket, offset: 0, limit: 20 });
     expect(changelog.records.map((record) => [record.changeType, record.row.seq, record.row.page])).toEqual([
       ['+I', '1', '/a'],
       ['+I', '2', null],
       ['-U', '2', null],
       ['+U', '2', '/two'],
       ['-D', '1', '/a'],
+      ['+I', '3', '/3'],
+      ['+I', '4', '/4'],
+      ['+I', '5', '/5'],
+      ['+I', '6', '/6'],
+      ['-U', '2', '/two'],
+      ['+U', '2', '/2b'],
     ]);
+    expect(changelog.records.every((record) => record.row.day === DAY_A && record.row.user === 'ann')).toBe(true);
   });
 
   it('keeps the Kafka paths to unpartitioned tables', async () => {

@@ -27,7 +27,7 @@ import {
   type TableRoute,
 } from '@mink/protocol';
 import { indexesByTarget, missingPartitionError, missingPartitions, partitionsOfItems, type BucketTarget, type Partitioning } from '@mink/client';
-import { bucketOfRow, columnsInTableOrder, decodeBatch, decodeRowsStream, encodeBatch, encodeScanPage, projectedColumns, rowsToJson, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
+import { bucketOfRow, columnsInTableOrder, decodeBatch, encodeBatch, readRowsStream, type CheckedBatch, encodeScanPage, projectedColumns, rowsToJson, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
 import type { StreamBatch, StreamReader, WalWriter } from '@mink/s3stream';
 import { RecordBatchConversionError, recordBatchOfStoredRows, storedRowsOfRecordBatch } from '@mink/kafka';
 import { WithBinary, requestJson } from '@mink/transport';
@@ -488,12 +488,13 @@ export class DataPlane {
   /** Upserts into a PK bucket; a partial put names its columns, which must include the primary key. */
   async put(request: PutBucketRequest): Promise<WriteBucketResult> {
     const { table, record, bucket } = this.pkBucketOf(request);
-    const { rows, partialColumns } = this.putRowsOf(table, request);
+    const { rows, partialColumns, batches } = this.putRowsOf(table, request);
     this.checkOperationCount(rows.length);
     this.checkPartitionOfEach(table, record, rows, 'row');
     this.checkBucketOfEach(table, record, rows, 'row');
     const operations: PkOperation[] = rows.map((row) => (partialColumns ? { kind: 'put', row, partialColumns } : { kind: 'put', row }));
-    return this.writeResultOf(record, await bucket.write(operations, pkWriterOf(request.writer)));
+    // A whole-row put's batches may become its changelog as they are (when all its keys are new).
+    return this.writeResultOf(record, await bucket.write(operations, pkWriterOf(request.writer), partialColumns ? undefined : batches));
   }
 
   /** Deletes keys from a PK bucket, as its table's delete behaviour allows. */
@@ -580,10 +581,13 @@ export class DataPlane {
    * The rows of a put, checked against the table: JSON `rows`, or an Arrow `batch` of the put's columns in
    * table order (see PutBucketRequest); a partial put's `columns` must be distinct columns of it.
    */
-  private putRowsOf(table: TableRecord, request: { rows?: unknown; batch?: unknown; columns?: unknown }): { rows: Row[]; partialColumns: string[] | undefined } {
+  private putRowsOf(
+    table: TableRecord,
+    request: { rows?: unknown; batch?: unknown; columns?: unknown },
+  ): { rows: Row[]; partialColumns: string[] | undefined; batches?: CheckedBatch[] } {
     const partialColumns = request.columns === undefined ? undefined : this.columnList(table, request.columns, 'columns');
     if (request.batch !== undefined) {
-      return { rows: this.rowsOfBatch(columnsInTableOrder(table.columns, partialColumns), request.rows, request.batch, table.primaryKey, 'a put carries rows or a batch, not both'), partialColumns };
+      return { ...this.rowsOfBatch(columnsInTableOrder(table.columns, partialColumns), request.rows, request.batch, table.primaryKey, 'a put carries rows or a batch, not both'), partialColumns };
     }
     return {
       rows: validateRows(table.columns, request.rows, { required: table.primaryKey, ...(partialColumns ? { allowedColumns: partialColumns } : {}) }),
@@ -594,14 +598,14 @@ export class DataPlane {
   /** The keys of a delete: JSON `keys`, or an Arrow `batch` of the primary key columns in table order. */
   private deletedKeysOf(table: TableRecord, request: { keys?: unknown; batch?: unknown }): Row[] {
     if (request.batch === undefined) return this.keysOf(table, request.keys);
-    return this.rowsOfBatch(columnsInTableOrder(table.columns, table.primaryKey), request.keys, request.batch, table.primaryKey, 'a delete carries keys or a batch, not both');
+    return this.rowsOfBatch(columnsInTableOrder(table.columns, table.primaryKey), request.keys, request.batch, table.primaryKey, 'a delete carries keys or a batch, not both').rows;
   }
 
-  /** The rows of a PK write's Arrow batch (decodeRowsStream), which comes instead of JSON `json`. */
-  private rowsOfBatch(columns: ColumnSpec[], json: unknown, batch: unknown, required: string[], both: string): Row[] {
+  /** The rows of a PK write's Arrow batch and its checked record batches (readRowsStream); it comes instead of JSON `json`. */
+  private rowsOfBatch(columns: ColumnSpec[], json: unknown, batch: unknown, required: string[], both: string): { rows: Row[]; batches: CheckedBatch[] } {
     if (json !== undefined) throw new InvalidArgumentError(both);
     if (!(batch instanceof Uint8Array)) throw new InvalidArgumentError('batch must be binary Arrow IPC bytes');
-    return decodeRowsStream(columns, batch, { rowCountMax: LIMITS.pkBatchOperationsMax, required });
+    return readRowsStream(columns, batch, { rowCountMax: LIMITS.pkBatchOperationsMax, required });
   }
 
   /** Keys of a delete or lookup: objects holding exactly the primary key columns. */

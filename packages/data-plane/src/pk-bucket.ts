@@ -9,6 +9,7 @@ import {
   decidePkWriterOrder,
   decodeStoredRow,
   foldChanges,
+  insertBatchesOf,
   mayPlan,
   keyColumnOrder,
   nextGroupCommitStep,
@@ -27,7 +28,7 @@ import {
   type PkOptions,
 } from '@mink/pk';
 import { MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
-import { decodeBatch, encodeBatch, fieldOf, type Row } from '@mink/records';
+import { changelogOfInserts, decodeBatch, encodeBatch, fieldOf, type CheckedBatch, type Row } from '@mink/records';
 import type { MetaAccess, ObjectStore, StreamReader, WalAppendRequest, WalAppendResult } from '@mink/s3stream';
 
 /** Where a PK bucket lives and what it acts with; one per open bucket. */
@@ -91,6 +92,8 @@ interface PkWriter {
 
 interface QueuedWrite {
   operations: readonly PkOperation[];
+  /** The Arrow batches of a put's whole rows, one row per operation in order, when it came as a batch. */
+  inserts?: readonly CheckedBatch[];
   /** The writer and sequence of a numbered request. */
   writer?: { state: PkWriter; seq: number };
   resolve: (outcome: PkWriteOutcome) => void;
@@ -245,11 +248,11 @@ export class PkBucket {
    * arrived ahead of an earlier sequence is refused `Unavailable` (to be sent again after that one), and
    * once one fails the writer's later requests that wait here are refused with it.
    */
-  write(operations: readonly PkOperation[], writer?: PkWriterSequence): Promise<PkWriteOutcome> {
+  write(operations: readonly PkOperation[], writer?: PkWriterSequence, inserts?: readonly CheckedBatch[]): Promise<PkWriteOutcome> {
     if (this.closed) return Promise.reject(this.closedError());
     if (writer === undefined) {
       return new Promise<PkWriteOutcome>((resolve, reject) => {
-        this.queue.push({ operations, resolve, reject });
+        this.queue.push({ operations, ...(inserts ? { inserts } : {}), resolve, reject });
         this.pump();
       });
     }
@@ -271,11 +274,11 @@ export class PkBucket {
       case 'written':
         return Promise.resolve({ operations: operations.length, baseOffset: -1, count: 0, duplicate: true });
       case 'accept':
-        return this.acceptNumbered(operations, known ?? { id: writer.id, next: 0, failedAt: null, pending: new Map(), remembered: new Map() }, writer.seq);
+        return this.acceptNumbered(operations, known ?? { id: writer.id, next: 0, failedAt: null, pending: new Map(), remembered: new Map() }, writer.seq, inserts);
     }
   }
 
-  private acceptNumbered(operations: readonly PkOperation[], state: PkWriter, seq: number): Promise<PkWriteOutcome> {
+  private acceptNumbered(operations: readonly PkOperation[], state: PkWriter, seq: number, inserts?: readonly CheckedBatch[]): Promise<PkWriteOutcome> {
     Object.assign(state, afterAccepting(seq));
     // Most recently used last; the least recently used writer with nothing in flight is forgotten first.
     this.writers.delete(state.id);
@@ -290,6 +293,7 @@ export class PkBucket {
     const outcome = new Promise<PkWriteOutcome>((resolve, reject) => {
       this.queue.push({
         operations,
+        ...(inserts ? { inserts } : {}),
         writer: { state, seq },
         resolve: (result) => {
           state.pending.delete(seq);
@@ -447,12 +451,7 @@ export class PkBucket {
     });
     if (inFlight.changes.length > 0) {
       try {
-        const payload = encodeBatch(
-          this.table.columns,
-          inFlight.changes.map((change) => change.row),
-          this.deps.nowMs(),
-          inFlight.changes.map((change) => change.changeType),
-        );
+        const payload = this.changelogBatchOf(inFlight);
         inFlight.appended = this.deps.wal
           .append({
             bucketId: this.id,
@@ -473,6 +472,25 @@ export class PkBucket {
     }
     this.inFlight.push(inFlight);
     this.settling = this.settling.then(() => this.settle(inFlight));
+  }
+
+  /**
+   * The changelog batch of a group: built from its requests' incoming Arrow columns when its records are
+   * exactly their rows as `+I` (insertBatchesOf: puts of new keys), else encoded from its change records.
+   */
+  private changelogBatchOf(group: GroupInFlight): Uint8Array {
+    const nowMs = this.deps.nowMs();
+    const inserts = insertBatchesOf(group.planned.map(({ queued, changes }) => ({ operations: queued.operations.length, changes, inserts: queued.inserts })));
+    if (inserts !== null) {
+      const batch = changelogOfInserts(this.table.columns, inserts, nowMs);
+      if (batch.rowCount === group.changes.length) return batch.payload;
+    }
+    return encodeBatch(
+      this.table.columns,
+      group.changes.map((change) => change.row),
+      nowMs,
+      group.changes.map((change) => change.changeType),
+    );
   }
 
   /**

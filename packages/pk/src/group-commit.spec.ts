@@ -4,7 +4,7 @@ import type { Row } from '@mink/records';
 
 import type { PkOperation } from './batch';
 import type { ChangeRecord } from './changelog';
-import { nextGroupCommitStep, planGroup, rangesOfRequests, type GroupCommitLimits, type GroupCommitState, type GroupCommitStep, type GroupPlan } from './group-commit';
+import { insertBatchesOf, nextGroupCommitStep, planGroup, rangesOfRequests, type GroupCommitLimits, type GroupCommitState, type GroupCommitStep, type GroupPlan } from './group-commit';
 import { keyText, primaryKeyBytes } from './keys';
 import type { PkOptions } from './merge-engine';
 
@@ -252,5 +252,23 @@ describe('rangesOfRequests', () => {
   ])('%s', (_name, counts, startOffset, expected) => {
     // Proves the offsets each acknowledged request is answered with.
     expect(rangesOfRequests(counts, startOffset)).toEqual(expected);
+  });
+});
+
+describe('insertBatchesOf', () => {
+  const insert = (id: number): ChangeRecord => ({ changeType: '+I', row: { id: BigInt(id) } });
+  const request = (operations: number, changes: ChangeRecord[], inserts?: string[]) => ({ operations, changes, ...(inserts ? { inserts } : {}) });
+
+  it.each<[string, ReturnType<typeof request>[], string[] | null]>([
+    ['one request of new keys: its batches', [request(2, [insert(1), insert(2)], ['a'])], ['a']],
+    ['several such requests: their batches in queue order', [request(1, [insert(1)], ['a']), request(3, [insert(2), insert(3), insert(4)], ['b', 'c'])], ['a', 'b', 'c']],
+    ['a request without batches (JSON rows, a partial put)', [request(1, [insert(1)], ['a']), request(1, [insert(2)])], null],
+    ['an update (-U, +U)', [request(1, [{ changeType: '-U', row: {} }, { changeType: '+U', row: {} }], ['a'])], null],
+    ['a delete', [request(1, [{ changeType: '-D', row: {} }], ['a'])], null],
+    ['a put that left its key as it was (no change)', [request(2, [insert(1)], ['a'])], null],
+    ['nothing planned', [], null],
+  ])('%s', (_name, planned, expected) => {
+    // Proves the changelog is built from the incoming columns only when its records are exactly the rows sent, in order.
+    expect(insertBatchesOf(planned)).toEqual(expected);
   });
 });

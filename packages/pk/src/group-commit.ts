@@ -101,6 +101,23 @@ export function planGroup(
 }
 
 /**
+ * The incoming record batches a group's changelog batch can be built from, in order, instead of encoding
+ * its change records: when every planned request came with the Arrow batches of its whole rows (`inserts`)
+ * and each of its operations made exactly one `+I` (a new key, stored as sent), its change records are its
+ * rows in order. Null otherwise (a request without batches, an update, a delete, a key left as it was).
+ * `planned` are the group's planned requests in queue order, with their operation counts and change records.
+ */
+export function insertBatchesOf<B>(planned: readonly { operations: number; changes: readonly ChangeRecord[]; inserts?: readonly B[] }[]): B[] | null {
+  const batches: B[] = [];
+  for (const request of planned) {
+    if (request.inserts === undefined || request.changes.length !== request.operations) return null;
+    if (request.changes.some((change) => change.changeType !== '+I')) return null;
+    batches.push(...request.inserts);
+  }
+  return batches.length > 0 ? batches : null;
+}
+
+/**
  * The changelog offsets each request of a committed group took, in queue order: the group's batch starts
  * at `startOffset`, and each request's change records follow those of the requests before it. A request
  * that changed nothing takes no offsets and is answered with the offset where the next record goes.

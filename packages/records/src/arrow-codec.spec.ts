@@ -21,7 +21,7 @@ import fc from 'fast-check';
 import type { ColumnSpec } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, batchRowCount, bucketsOfBatch, decodeBatch, encodeBatch, encodeRows, encodeRowsOfBatch, stampBatch } from './arrow-codec';
+import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, CHANGE_TYPES, type ChangeType, type CheckedBatch, batchRowCount, bucketsOfBatch, changelogOfInserts, checkRowsStream, decodeBatch, encodeBatch, encodeRows, encodeRowsOfBatch, stampBatch } from './arrow-codec';
 import { bucketOfRow } from './bucketing';
 import { rowToJson } from './json';
 import { concatIpcStreams } from './ipc-reader';
@@ -386,6 +386,28 @@ describe('encodeRows and stampBatch', () => {
         expect(Buffer.from(stamped.payload).equals(Buffer.from(encodeBatch(COLUMNS, rows, 42)))).toBe(true);
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('writes the changelog of +I records of checked batches as encodeBatch writes it for their rows (changelogOfInserts)', () => {
+    // Proves a group of new keys' puts may store its changelog from the requests' columns: the same bytes as
+    // encoding the change records (every row '+I'), one or several batches, nulls and strings across their boundaries.
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 37 }), { minLength: 1, maxLength: 5 }), fc.integer({ min: 0, max: 1_000 }), (sizes, seed) => {
+        const rows = [...EDGE_ROWS, ...randomRows(seed, sizes.reduce((sum, size) => sum + size, 0))];
+        const batches: CheckedBatch[] = [];
+        let start = 0;
+        for (const size of [EDGE_ROWS.length, ...sizes]) {
+          batches.push(...checkRowsStream(COLUMNS, encodeRows(COLUMNS, rows.slice(start, start + size)), 100));
+          start += size;
+        }
+        const inserts = changelogOfInserts(COLUMNS, batches, 42);
+        expect(inserts.rowCount).toBe(rows.length);
+        const encoded = encodeBatch(COLUMNS, rows, 42, rows.map(() => '+I'));
+        expect(Buffer.from(inserts.payload).equals(Buffer.from(encoded))).toBe(true);
+        expect(decodeBatch(COLUMNS, inserts.payload).changeTypes).toEqual(rows.map(() => '+I'));
+      }),
+      { numRuns: 40 },
     );
   });
 

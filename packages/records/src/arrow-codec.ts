@@ -271,12 +271,34 @@ export interface CheckedBatch {
  * InvalidArgumentError naming what is wrong.
  */
 export function stampBatch(columns: ColumnSpec[], bytes: Uint8Array, appendTimeMs: number, rowCountMax: number): StampedBatch {
-  const batches = checkRowsStream(columns, bytes, rowCountMax);
+  const { length, stored } = joinedColumns(columns, checkRowsStream(columns, bytes, rowCountMax));
+  stored.push(appendTimesColumn(length, appendTimeMs));
+  return { payload: encodeLayout(columns, 'log', length, stored), rowCount: length };
+}
+
+/**
+ * The changelog batch of a primary-key table whose records are `+I` of the rows of checked client batches
+ * (see `checkRowsStream`; whole rows, every column of the table), in order, with `appendTimeMs` as every
+ * record's time: what `encodeBatch` writes for those rows with change type `+I`, built from their columns
+ * without rows (a group of puts of new keys, whose change records are its rows).
+ */
+export function changelogOfInserts(columns: ColumnSpec[], batches: readonly CheckedBatch[], appendTimeMs: number): StampedBatch {
+  const { length, stored } = joinedColumns(columns, batches);
+  stored.push(appendTimesColumn(length, appendTimeMs), { length, nullCount: 0, buffers: [EMPTY, bytesOf(new Int8Array(length).fill(CHANGE_TYPES.indexOf('+I')))] });
+  return { payload: encodeLayout(columns, 'changelog', length, stored), rowCount: length };
+}
+
+/** The columns of checked batches as the buffers of one batch of all their rows (a new array, the callers add system columns to it). */
+function joinedColumns(columns: ColumnSpec[], batches: readonly CheckedBatch[]): { length: number; stored: ColumnBuffers[] } {
   let length = 0;
   for (const batch of batches) length += batch.length;
-  const stored = batches.length === 1 ? batches[0]!.columns : columns.map((column, index) => concatColumnBuffers(column.type, batches.map((batch) => batch.columns[index]!)));
-  stored.push({ length, nullCount: 0, buffers: [EMPTY, bytesOf(new BigInt64Array(length).fill(BigInt(appendTimeMs)))] });
-  return { payload: encodeLayout(columns, 'log', length, stored), rowCount: length };
+  const stored = batches.length === 1 ? [...batches[0]!.columns] : columns.map((column, index) => concatColumnBuffers(column.type, batches.map((batch) => batch.columns[index]!)));
+  return { length, stored };
+}
+
+function appendTimesColumn(length: number, appendTimeMs: number): ColumnBuffers {
+  if (!Number.isSafeInteger(appendTimeMs)) throw new Error(`append time ${appendTimeMs} is not a safe integer`);
+  return { length, nullCount: 0, buffers: [EMPTY, bytesOf(new BigInt64Array(length).fill(BigInt(appendTimeMs)))] };
 }
 
 /**

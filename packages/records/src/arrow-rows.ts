@@ -9,7 +9,7 @@
 import type { ColumnSpec, ColumnType } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { checkRowsStream } from './arrow-codec';
+import { type CheckedBatch, checkRowsStream } from './arrow-codec';
 import type { ColumnBuffers } from './arrow-ipc';
 import { type Row, setField } from './row';
 
@@ -27,12 +27,18 @@ export interface RowsStreamOptions {
  * is not finite.
  */
 export function decodeRowsStream(columns: ColumnSpec[], bytes: Uint8Array, options: RowsStreamOptions): Row[] {
+  return readRowsStream(columns, bytes, options).rows;
+}
+
+/** `decodeRowsStream`, with the checked record batches the rows were read from (`changelogOfInserts` takes them). */
+export function readRowsStream(columns: ColumnSpec[], bytes: Uint8Array, options: RowsStreamOptions): { rows: Row[]; batches: CheckedBatch[] } {
   const required = new Set(options.required ?? []);
   for (const name of required) {
     if (!columns.some((column) => column.name === name)) throw new InvalidArgumentError(`column '${name}' is required and must be among the batch's columns`);
   }
   const rows: Row[] = [];
-  for (const batch of checkRowsStream(columns, bytes, options.rowCountMax)) {
+  const batches = checkRowsStream(columns, bytes, options.rowCountMax);
+  for (const batch of batches) {
     const first = rows.length;
     for (let index = 0; index < batch.length; index++) rows.push({});
     columns.forEach((column, position) => {
@@ -54,7 +60,7 @@ export function decodeRowsStream(columns: ColumnSpec[], bytes: Uint8Array, optio
       }
     });
   }
-  return rows;
+  return { rows, batches };
 }
 
 function validityOf(column: ColumnBuffers): (index: number) => boolean {
