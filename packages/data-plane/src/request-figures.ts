@@ -9,7 +9,7 @@ export interface RequestFigures {
   op: string;
   /** Rows appended, put, deleted or scanned, keys looked up, prefixes asked for. */
   rows: number;
-  /** Bytes of the Arrow batch appended or of the scan page answered; 0 where rows travel as JSON. */
+  /** Bytes of the Arrow batch appended, put or deleted, or of the scan page answered; 0 where rows travel as JSON. */
   bytes: number;
 }
 
@@ -40,9 +40,16 @@ function rowsOf(op: string, body: Record<string, unknown>, result: unknown): num
       return typeof count === 'number' ? count : 0;
     }
     case 'put':
+    case 'delete': {
+      // Rows or keys sent as an Arrow batch: counted from the answer (the request's JSON does not hold them).
+      if (body.batch instanceof Uint8Array) {
+        const operations = (result as { operations?: unknown } | undefined)?.operations;
+        return typeof operations === 'number' ? operations : 0;
+      }
+      return lengthOf(op === 'put' ? body.rows : body.keys);
+    }
     case 'putTable':
       return lengthOf(body.rows);
-    case 'delete':
     case 'deleteTable':
     case 'lookup':
       return lengthOf(body.keys);
@@ -58,7 +65,7 @@ function rowsOf(op: string, body: Record<string, unknown>, result: unknown): num
 }
 
 function bytesOf(op: string, body: Record<string, unknown>, result: unknown): number {
-  if (op === 'append') return body.batch instanceof Uint8Array ? body.batch.byteLength : 0;
+  if (op === 'append' || op === 'put' || op === 'delete') return body.batch instanceof Uint8Array ? body.batch.byteLength : 0;
   if (op === 'scan') {
     const bytes = (result as { bytes?: unknown } | undefined)?.bytes;
     if (bytes instanceof Uint8Array) return bytes.byteLength;
