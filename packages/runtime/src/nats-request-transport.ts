@@ -99,13 +99,20 @@ export class NatsRequestTransport extends Server implements CustomTransportStrat
     );
   }
 
-  /** Unsubscribes; the connection belongs to the process (its `ClusterMember`) and stays open. */
-  close(): void {
+  /**
+   * Unsubscribes, and resolves once nats-server has the unsubscriptions (a flush), so that once the
+   * application is closed another connection's request finds no responder at once instead of reaching a
+   * subscription that no longer answers and waiting out its timeout. The connection belongs to the process
+   * (its `ClusterMember`) and stays open.
+   */
+  async close(): Promise<void> {
     const subscriptions = this.subscriptions;
     this.subscriptions = [];
     if (this.connection.isClosed()) return;
     for (const subscription of subscriptions) subscription.unsubscribe();
     this._status$.next('closed');
+    // A connection closing meanwhile has no subscriptions left either.
+    await this.connection.flush().catch(() => undefined);
   }
 
   /** The subjects subscribed now, in order (for tests and logs). */
