@@ -282,7 +282,7 @@ export class DataPlane {
     if (table.kind !== 'pk') throw new InvalidArgumentError(`table '${table.name}' is a log table: use append`);
     if (request.op === 'putTable') {
       const { rows, partialColumns } = this.putRowsOf(table, { rows: request.rows, columns: request.columns });
-      const columns = partialColumns ? table.columns.filter((column) => partialColumns.includes(column.name)) : table.columns;
+      const columns = columnsInTableOrder(table.columns, partialColumns);
       const results = await this.forwardByBucket(
         table,
         this.partsByBucket(table, rows, 'row', 0),
@@ -297,7 +297,7 @@ export class DataPlane {
       return { written: rows.length, buckets: results };
     }
     const keys = this.keysOf(table, request.keys);
-    const keyColumns = table.columns.filter((column) => table.primaryKey.includes(column.name));
+    const keyColumns = columnsInTableOrder(table.columns, table.primaryKey);
     const results = await this.forwardByBucket(
       table,
       this.partsByBucket(table, keys, 'key', 0),

@@ -105,13 +105,14 @@ const GROUP_COMMIT_LIMITS: GroupCommitLimits = { groupsInFlightMax: LIMITS.pkGro
 /** A planned group in flight: its requests with their change records, and its batch's append. */
 interface GroupInFlight {
   planned: { queued: QueuedWrite; changes: ChangeRecord[] }[];
-  /** The final key states its planned requests left, in request order: what its commit applies to the tablet. */
+  /**
+   * The final key states its planned requests left, in request order: what its commit applies to the
+   * tablet. Their entries in `pendingWrites` may belong to a later group since.
+   */
   writes: GroupWrite[];
   changes: ChangeRecord[];
   /** The changelog offset the plan assumes the batch starts at. */
   baseOffset: number;
-  /** Key texts of the writes it planned (their entries in `pendingWrites` may belong to a later group since). */
-  keys: string[];
   /** Settles with the append's outcome; never rejects. */
   appended: Promise<{ ok: true } | { ok: false; error: unknown }>;
 }
@@ -434,7 +435,7 @@ export class PkBucket {
       return stored === undefined ? undefined : decodeStoredRow(this.table.columns, stored);
     };
     const plan = planGroup(this.options, this.table, lookup, group.map((queued) => queued.operations));
-    const inFlight: GroupInFlight = { planned: [], writes: [], changes: plan.changes, baseOffset: this.plannedEnd, keys: [], appended: Promise.resolve({ ok: true }) };
+    const inFlight: GroupInFlight = { planned: [], writes: [], changes: plan.changes, baseOffset: this.plannedEnd, appended: Promise.resolve({ ok: true }) };
     plan.requests.forEach((request, index) => {
       const queued = group[index]!;
       if (!request.planned) {
@@ -444,7 +445,6 @@ export class PkBucket {
       }
       for (const write of request.writes) {
         this.pendingWrites.set(write.text, { row: write.row, group: inFlight });
-        inFlight.keys.push(write.text);
         inFlight.writes.push(write);
       }
       inFlight.planned.push({ queued, changes: request.changes });
@@ -519,7 +519,7 @@ export class PkBucket {
       for (const { queued } of group.planned) queued.reject(error);
     } finally {
       this.inFlight.shift();
-      for (const key of group.keys) if (this.pendingWrites.get(key)?.group === group) this.pendingWrites.delete(key);
+      for (const { text } of group.writes) if (this.pendingWrites.get(text)?.group === group) this.pendingWrites.delete(text);
       if (this.mustCatchUp && this.inFlight.length === 0) this.pendingWrites.clear();
       this.pump();
     }
