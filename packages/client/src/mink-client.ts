@@ -21,6 +21,8 @@ export interface MinkClientOptions {
   name?: string;
   /** Append requests in flight per bucket of a table (default LIMITS.writerRequestsInFlightMax). */
   appendsInFlightPerBucket?: number;
+  /** Bytes of a bucket's waiting appends sent while another of its requests is in flight (see TableClientOptions). */
+  pipelinedAppendBytesMin?: number;
   /**
    * Scan pages come from the leader's internal HTTP route when it has an HTTP address (default true);
    * false sends them over NATS like every other request.
@@ -47,9 +49,10 @@ export class MinkClient {
     private readonly tableOptions: TableClientOptions,
   ) {}
 
-  private static tableOptionsOf(options: Pick<MinkClientOptions, 'appendsInFlightPerBucket' | 'scanOverHttp'>): TableClientOptions {
+  private static tableOptionsOf(options: Pick<MinkClientOptions, 'appendsInFlightPerBucket' | 'pipelinedAppendBytesMin' | 'scanOverHttp'>): TableClientOptions {
     return {
       appendsInFlightPerBucket: options.appendsInFlightPerBucket,
+      pipelinedAppendBytesMin: options.pipelinedAppendBytesMin,
       // One pool of connections per client, shared by its tables.
       ...(options.scanOverHttp === false ? {} : { httpScans: new HttpScanPages() }),
     };
@@ -74,7 +77,7 @@ export class MinkClient {
   }
 
   /** Wraps an existing connection (services that already have one); `close()` leaves it open. */
-  static over(nc: NatsConnection, options: Pick<MinkClientOptions, 'appendsInFlightPerBucket' | 'scanOverHttp'> = {}): MinkClient {
+  static over(nc: NatsConnection, options: Pick<MinkClientOptions, 'appendsInFlightPerBucket' | 'pipelinedAppendBytesMin' | 'scanOverHttp'> = {}): MinkClient {
     return new MinkClient(nc, false, MinkClient.tableOptionsOf(options));
   }
 

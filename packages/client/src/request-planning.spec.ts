@@ -8,6 +8,7 @@ import {
   boundedEncodings,
   byBucketThenOffset,
   chunksOf,
+  fillsRequest,
   indexesByBucket,
   jsonBytesOf,
   mergedAppends,
@@ -149,6 +150,23 @@ describe('boundedEncodings', () => {
   it('sends an item larger than bytesMax alone', () => {
     // Proves the halving stops at one item rather than looping or dropping it.
     expect(boundedEncodings(2, (start, end) => new Uint8Array((end - start) * 100), { itemsMax: 10, bytesMax: 50 }).map((bytes) => bytes.byteLength)).toEqual([100, 100]);
+  });
+});
+
+describe('fillsRequest', () => {
+  const append = (bytes: number) => ({ mergeable: new Uint8Array(bytes) });
+  const put = {};
+  it.each([
+    ['nothing waits', [], false],
+    ['one small append', [append(100)], false],
+    ['small appends short of the bound', [append(400), append(500)], false],
+    ['appends reaching the bound together', [append(400), append(600)], true],
+    ['one append of the bound', [append(1_000)], true],
+    ['a put (never merged)', [put], true],
+    ['small appends, then a put they cannot merge with', [append(100), put], true],
+    ['small appends reaching the bound only after a put', [append(100), put, append(1_000)], true],
+  ])('%s: %s', (_name, waiting: { mergeable?: Uint8Array }[], expected) => {
+    expect(fillsRequest(waiting, 1_000)).toBe(expected);
   });
 });
 

@@ -174,6 +174,27 @@ export function mergedAppends(streams: readonly Uint8Array[], bounds: RequestBou
 }
 
 /**
+ * Whether a bucket's waiting writes (in order; `mergeable` for an append that may merge with its
+ * neighbours, see `mergedAppends`) may send their head while another request of the bucket is in flight:
+ * a put or delete always (they are not merged), appends when those waiting in a row hold `bytesMin` bytes
+ * (by default a full request), or when a write that cannot merge with them follows (waiting would add
+ * nothing to them). Otherwise they wait for the bucket's requests to settle and then go out as one. So, as
+ * the WAL writer forms its objects, a full request goes out while the window has room and a smaller one
+ * when nothing is in flight: under load a bucket sends few large requests instead of many small ones, each
+ * of which costs its leader a dispatch, a WAL range and a slice of the stream, and a lone append never waits.
+ */
+export function fillsRequest(waiting: readonly { mergeable?: Uint8Array }[], bytesMin: number): boolean {
+  let bytes = 0;
+  for (const write of waiting) {
+    // A put or delete, or an append that cannot merge: waiting would merge nothing more with what is before it.
+    if (write.mergeable === undefined) return true;
+    bytes += write.mergeable.byteLength;
+    if (bytes >= bytesMin) return true;
+  }
+  return false;
+}
+
+/**
  * The answer of each append merged into one request (see `mergedAppends`) from the request's answer: the
  * rows of each, in order, from the request's base offset. An answer that does not count the rows sent
  * is an error (a leader stores a merged request as one batch of all its rows).

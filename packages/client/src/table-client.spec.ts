@@ -511,7 +511,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     // Proves the window: 5 requests go out before any answer, the rest follow as answers come, and the rows commit in call order.
     const leader = new FakeLogLeader();
     leader.holdReplies = true;
-    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5 });
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, pipelinedAppendBytesMin: 1 });
     const calls = Array.from({ length: 7 }, (_, index) => client.append([rowOf(index)]));
     await expectFiveInFlightUnacknowledged(leader.received);
     leader.releaseAll();
@@ -521,6 +521,37 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     expect(leader.received.slice(5).map((request) => [request.writer!.seq, batchRowCount(request.batch!)])).toEqual([[5, 2]]);
     expect(leader.received[5]!.writer!.acked).toBeGreaterThanOrEqual(0);
     expect(leader.committedRows.map((row) => String((row as { id: bigint }).id))).toEqual(['0', '1', '2', '3', '4', '5', '6']);
+  });
+
+  it('by default sends small appends one request at a time, merged while one is in flight, and full ones up to the window', async () => {
+    // Proves fillsRequest in the pump: seven one-row appends make one request in flight and then one merged
+    // request of the six that waited, although the window had room; appends of a full request each go out at
+    // once, five in flight.
+    const leader = new FakeLogLeader();
+    leader.holdReplies = true;
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5 });
+    const small = Array.from({ length: 7 }, (_, index) => client.append([rowOf(index)]));
+    await eventually('the first append in flight', () => leader.received.length === 1, { timeoutMs: 1_000, intervalMs: 5 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(leader.received).toHaveLength(1);
+    leader.releaseAll();
+    const results = await Promise.all(small);
+    expect(results.map((result) => result.buckets[0]!.baseOffset)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(leader.received.map((request) => [request.writer!.seq, batchRowCount(request.batch!)])).toEqual([
+      [0, 1],
+      [1, 6],
+    ]);
+
+    leader.holdReplies = true;
+    const shop = 'x'.repeat(LIMITS.appendRequestBytesMax);
+    const full = Array.from({ length: 6 }, (_, index) => client.append([{ shop, id: 7 + index, amount: 0 }]));
+    await eventually('five full appends in flight', () => leader.received.length === 2 + 5, { timeoutMs: 2_000, intervalMs: 5 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(leader.received).toHaveLength(7);
+    leader.releaseAll();
+    await Promise.all(full);
+    expect(leader.received.slice(2).map((request) => batchRowCount(request.batch!))).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(leader.committedRows.map((row) => Number((row as { id: bigint }).id))).toEqual(Array.from({ length: 13 }, (_, index) => index));
   });
 
   it('sends the appends that waited for the window as one request, and answers each with its own offsets', async () => {
@@ -633,7 +664,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     // Here the reply of seq 0 is lost for a while: nothing past seq 1 goes out meanwhile, and the retry
     // of seq 0 is answered with its original offsets.
     const leader = new FakeLogLeader();
-    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 2, random: () => 0 });
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 2, pipelinedAppendBytesMin: 1, random: () => 0 });
     type Request = (subject: string, data: Uint8Array) => Promise<{ data: Uint8Array }>;
     const fake = leader.nc as unknown as { request: Request };
     const realRequest = fake.request.bind(fake);
@@ -669,7 +700,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     leader.failures.set(1, () => {
       throw new MinkError('Conflict', 'refused for good');
     });
-    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, random: () => 0 });
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, pipelinedAppendBytesMin: 1, random: () => 0 });
     type Request = (subject: string, data: Uint8Array) => Promise<{ data: Uint8Array }>;
     const fake = leader.nc as unknown as { request: Request };
     const realRequest = fake.request.bind(fake);
@@ -701,7 +732,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     leader.failures.set(0, () => {
       throw new MinkError('Conflict', 'refused for good');
     });
-    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, random: () => 0 });
+    const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5, pipelinedAppendBytesMin: 1, random: () => 0 });
     const first = client.append([rowOf(0)]);
     const second = client.append([rowOf(1)]);
     await expect(first).rejects.toThrow('refused for good');

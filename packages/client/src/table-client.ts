@@ -50,6 +50,7 @@ import {
   PK_WRITE_REQUEST_BOUNDS,
   byBucketThenOffset,
   chunksOf,
+  fillsRequest,
   jsonBytesOf,
   prefixLookupRequestBounds,
   reassemble,
@@ -182,6 +183,12 @@ interface WaitingWrite {
 export interface TableClientOptions {
   /** Append, put and delete requests in flight per bucket (default LIMITS.writerRequestsInFlightMax; 1 sends one at a time). */
   appendsInFlightPerBucket?: number;
+  /**
+   * Bytes of appends waiting for a bucket that go out while another request of the bucket is in flight
+   * (default LIMITS.appendRequestBytesMax, a full request); smaller ones wait for the bucket's requests to
+   * settle and go out merged (see fillsRequest). 1 sends every append as soon as the window has room.
+   */
+  pipelinedAppendBytesMin?: number;
   random?: () => number;
   /**
    * Where scan pages come from when the bucket's leader has an HTTP address: its internal scan route
@@ -197,6 +204,7 @@ export class TableClient {
   /** Write pipelines by `targetKeyOf` their bucket. */
   private readonly writesByBucket = new Map<string, BucketWrites>();
   private readonly writesInFlightMax: number;
+  private readonly pipelinedAppendBytesMin: number;
   private readonly random: () => number;
   private readonly httpScans: HttpScanPages | undefined;
   /**
@@ -216,6 +224,10 @@ export class TableClient {
     this.writesInFlightMax = options.appendsInFlightPerBucket ?? LIMITS.writerRequestsInFlightMax;
     if (!Number.isSafeInteger(this.writesInFlightMax) || this.writesInFlightMax < 1 || this.writesInFlightMax > LIMITS.writerBatchesRemembered) {
       throw new MinkError('InvalidArgument', `appendsInFlightPerBucket must be an integer from 1 to ${LIMITS.writerBatchesRemembered}, got ${this.writesInFlightMax}`);
+    }
+    this.pipelinedAppendBytesMin = options.pipelinedAppendBytesMin ?? APPEND_REQUEST_BOUNDS.bytesMax;
+    if (!Number.isSafeInteger(this.pipelinedAppendBytesMin) || this.pipelinedAppendBytesMin < 1 || this.pipelinedAppendBytesMin > APPEND_REQUEST_BOUNDS.bytesMax) {
+      throw new MinkError('InvalidArgument', `pipelinedAppendBytesMin must be an integer from 1 to ${APPEND_REQUEST_BOUNDS.bytesMax}, got ${this.pipelinedAppendBytesMin}`);
     }
   }
 
@@ -637,6 +649,8 @@ export class TableClient {
   private pumpWrites(target: BucketTarget, state: BucketWrites): void {
     const oldestUnsettled = () => (state.unsettled.size === 0 ? state.nextSeq : Math.min(...state.unsettled));
     while (state.waiting.length > 0 && state.olderInFlight === 0 && state.nextSeq - oldestUnsettled() < this.writesInFlightMax) {
+      // While a request of the bucket is in flight, small appends wait to go out merged (see fillsRequest).
+      if (state.unsettled.size > 0 && !fillsRequest(state.waiting, this.pipelinedAppendBytesMin)) return;
       const next = takeWrite(state.waiting);
       const generation = state.generation;
       const writerId = `${this.writerId}.${targetKeyOf(target)}.${generation}`;
