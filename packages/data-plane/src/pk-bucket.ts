@@ -22,10 +22,10 @@ import {
   tabletWritesOf,
   unappliedChanges,
   type ChangeRecord,
-  type GroupWrite,
   type GroupCommitLimits,
   type PkOperation,
   type PkOptions,
+  type PkWrite,
 } from '@mink/pk';
 import { MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import { changelogOfInserts, decodeBatch, encodeBatch, fieldOf, type CheckedBatch, type Row } from '@mink/records';
@@ -109,7 +109,7 @@ interface GroupInFlight {
    * The final key states its planned requests left, in request order: what its commit applies to the
    * tablet. Their entries in `pendingWrites` may belong to a later group since.
    */
-  writes: GroupWrite[];
+  writes: PkWrite[];
   changes: ChangeRecord[];
   /** The changelog offset the plan assumes the batch starts at. */
   baseOffset: number;

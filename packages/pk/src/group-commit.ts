@@ -60,11 +60,8 @@ export function nextGroupCommitStep(state: GroupCommitState, limits: GroupCommit
   return { step: 'startGroup', requests };
 }
 
-/** The final state of one key after a request (see PkWrite; its `text` is how the bucket tracks writes not yet applied). */
-export type GroupWrite = PkWrite;
-
 /** The plan of one request of a group: its change records and final key states, or why it was refused. */
-export type GroupRequestPlan = { planned: true; changes: ChangeRecord[]; writes: GroupWrite[] } | { planned: false; error: unknown };
+export type GroupRequestPlan = { planned: true; changes: ChangeRecord[]; writes: PkWrite[] } | { planned: false; error: unknown };
 
 /** The plan of one group: one entry per request in queue order, and the change records of the planned ones in that order (the group's batch). */
 export interface GroupPlan {

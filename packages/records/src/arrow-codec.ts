@@ -22,7 +22,7 @@ import { isUtf8 } from 'node:buffer';
 import { InvalidArgumentError } from '@mink/protocol';
 
 import type { RecordBatch as RecordBatchMetadata } from 'apache-arrow/ipc/metadata/message';
-import { type ColumnBuffers, bytesOf, concatBytes, encodeIpcStream } from './arrow-ipc';
+import { type ColumnBuffers, bitAt, bytesOf, concatBytes, encodeIpcStream } from './arrow-ipc';
 import { BucketKeyWriter } from './bucketing';
 import { readIpcMessages } from './ipc-reader';
 import { type Row, fieldOf, setField } from './row';
@@ -778,9 +778,6 @@ function validityReaderOf(data: Data): (index: number) => boolean {
   return (index) => bitAt(nullBitmap, offset + index);
 }
 
-function bitAt(bits: Uint8Array, position: number): boolean {
-  return (bits[position >> 3] & (1 << (position & 7))) !== 0;
-}
 
 /** A Buffer over the same memory, for Node's fast UTF-8 decoding; no bytes are copied. */
 function bufferOf(bytes: Uint8Array): Buffer {

@@ -135,3 +135,8 @@ export function ipcStreamParts(stream: Uint8Array): { schema: Uint8Array; messag
   }
   return { schema: stream.subarray(0, schemaBytes), messages: stream.subarray(schemaBytes, end) };
 }
+
+/** Bit `position` of an Arrow bitmap (validity or boolean values; least significant bit first). */
+export function bitAt(bits: Uint8Array, position: number): boolean {
+  return (bits[position >> 3]! & (1 << (position & 7))) !== 0;
+}

@@ -10,7 +10,7 @@ import type { ColumnSpec, ColumnType } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
 import { type CheckedBatch, checkRowsStream } from './arrow-codec';
-import type { ColumnBuffers } from './arrow-ipc';
+import { type ColumnBuffers, bitAt } from './arrow-ipc';
 import { type Row, setField } from './row';
 
 export interface RowsStreamOptions {
@@ -66,7 +66,7 @@ export function readRowsStream(columns: ColumnSpec[], bytes: Uint8Array, options
 function validityOf(column: ColumnBuffers): (index: number) => boolean {
   const bits = column.buffers[0]!;
   if (column.nullCount === 0) return () => true;
-  return (index) => (bits[index >> 3]! & (1 << (index & 7))) !== 0;
+  return (index) => bitAt(bits, index);
 }
 
 /** Reads the value at a row of a checked column (buffers are views of the request, not aligned: read through DataViews). */
@@ -75,7 +75,7 @@ function valueReaderOf(type: ColumnType, column: ColumnBuffers): (index: number)
   const view = new DataView(values.buffer, values.byteOffset, values.byteLength);
   switch (type) {
     case 'boolean':
-      return (index) => (values[index >> 3]! & (1 << (index & 7))) !== 0;
+      return (index) => bitAt(values, index);
     case 'int32':
       return (index) => view.getInt32(index * 4, true);
     case 'float64':
