@@ -159,14 +159,19 @@ describe('fillsRequest', () => {
   it.each([
     ['nothing waits', [], false],
     ['one small append', [append(100)], false],
-    ['small appends short of the bound', [append(400), append(500)], false],
-    ['appends reaching the bound together', [append(400), append(600)], true],
-    ['one append of the bound', [append(1_000)], true],
+    ['small appends short of the minimum', [append(400), append(500)], false],
+    ['appends reaching the minimum together', [append(400), append(600)], true],
+    ['one append of the minimum', [append(1_000)], true],
+    ['an append the request cannot take after a smaller one (700 + 700 > 1 200)', [append(700), append(700)], true],
     ['a put (never merged)', [put], true],
     ['small appends, then a put they cannot merge with', [append(100), put], true],
-    ['small appends reaching the bound only after a put', [append(100), put, append(1_000)], true],
-  ])('%s: %s', (_name, waiting: { mergeable?: Uint8Array }[], expected) => {
-    expect(fillsRequest(waiting, 1_000)).toBe(expected);
+    ['small appends reaching the minimum only after a put', [append(100), put, append(1_000)], true],
+  ])('%s', (_name, waiting: { mergeable?: Uint8Array }[], expected) => {
+    expect(fillsRequest(waiting, 1_000, 1_200)).toBe(expected);
+  });
+
+  it('sends every append at once with a minimum of 1 byte', () => {
+    expect(fillsRequest([append(1)], 1, 1_200)).toBe(true);
   });
 });
 

@@ -176,19 +176,22 @@ export function mergedAppends(streams: readonly Uint8Array[], bounds: RequestBou
 /**
  * Whether a bucket's waiting writes (in order; `mergeable` for an append that may merge with its
  * neighbours, see `mergedAppends`) may send their head while another request of the bucket is in flight:
- * a put or delete always (they are not merged), appends when those waiting in a row hold `bytesMin` bytes
- * (by default a full request), or when a write that cannot merge with them follows (waiting would add
- * nothing to them). Otherwise they wait for the bucket's requests to settle and then go out as one. So, as
- * the WAL writer forms its objects, a full request goes out while the window has room and a smaller one
- * when nothing is in flight: under load a bucket sends few large requests instead of many small ones, each
- * of which costs its leader a dispatch, a WAL range and a slice of the stream, and a lone append never waits.
+ * a put or delete always (they are not merged); appends when those waiting in a row hold `bytesMin` bytes
+ * (by default half a request), when the request they make can take no more (the next one waiting would
+ * carry it past `bytesMax`), or when a write that cannot merge with them follows. In each of those cases
+ * waiting would add nothing to the request. Otherwise they wait for the bucket's requests to settle and go
+ * out as one. So, as the WAL writer forms its objects, a large request goes out while the window has room
+ * and a smaller one when nothing is in flight: under load a bucket sends few large requests instead of many
+ * small ones, each of which costs its leader a dispatch, a WAL range and a slice of the stream, and a lone
+ * append never waits.
  */
-export function fillsRequest(waiting: readonly { mergeable?: Uint8Array }[], bytesMin: number): boolean {
+export function fillsRequest(waiting: readonly { mergeable?: Uint8Array }[], bytesMin: number, bytesMax: number): boolean {
   let bytes = 0;
   for (const write of waiting) {
-    // A put or delete, or an append that cannot merge: waiting would merge nothing more with what is before it.
     if (write.mergeable === undefined) return true;
-    bytes += write.mergeable.byteLength;
+    const size = write.mergeable.byteLength;
+    if (bytes > 0 && bytes + size > bytesMax) return true;
+    bytes += size;
     if (bytes >= bytesMin) return true;
   }
   return false;

@@ -526,7 +526,7 @@ describe('TableClient appends: several requests in flight per bucket', () => {
   it('by default sends small appends one request at a time, merged while one is in flight, and full ones up to the window', async () => {
     // Proves fillsRequest in the pump: seven one-row appends make one request in flight and then one merged
     // request of the six that waited, although the window had room; appends of a full request each go out at
-    // once, five in flight.
+    // once, five in flight, and so does each append of more than half a request.
     const leader = new FakeLogLeader();
     leader.holdReplies = true;
     const client = new TableClient(leader.nc, 'events', { appendsInFlightPerBucket: 5 });
@@ -551,7 +551,15 @@ describe('TableClient appends: several requests in flight per bucket', () => {
     leader.releaseAll();
     await Promise.all(full);
     expect(leader.received.slice(2).map((request) => batchRowCount(request.batch!))).toEqual([1, 1, 1, 1, 1, 1]);
-    expect(leader.committedRows.map((row) => Number((row as { id: bigint }).id))).toEqual(Array.from({ length: 13 }, (_, index) => index));
+
+    // Two appends of 60 % of a request each (more than LIMITS.appendRequestBytesPipelined): the second goes out beside the first.
+    leader.holdReplies = true;
+    const most = 'y'.repeat(Math.floor(0.6 * LIMITS.appendRequestBytesMax));
+    const halves = [13, 14].map((id) => client.append([{ shop: most, id, amount: 0 }]));
+    await eventually('both appends in flight', () => leader.received.length === 10, { timeoutMs: 2_000, intervalMs: 5 });
+    leader.releaseAll();
+    await Promise.all(halves);
+    expect(leader.committedRows.map((row) => Number((row as { id: bigint }).id))).toEqual(Array.from({ length: 15 }, (_, index) => index));
   });
 
   it('sends the appends that waited for the window as one request, and answers each with its own offsets', async () => {

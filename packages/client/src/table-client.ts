@@ -185,8 +185,8 @@ export interface TableClientOptions {
   appendsInFlightPerBucket?: number;
   /**
    * Bytes of appends waiting for a bucket that go out while another request of the bucket is in flight
-   * (default LIMITS.appendRequestBytesMax, a full request); smaller ones wait for the bucket's requests to
-   * settle and go out merged (see fillsRequest). 1 sends every append as soon as the window has room.
+   * (default LIMITS.appendRequestBytesPipelined, half a request); smaller ones wait for the bucket's requests
+   * to settle and go out merged (see fillsRequest). 1 sends every append as soon as the window has room.
    */
   pipelinedAppendBytesMin?: number;
   random?: () => number;
@@ -225,7 +225,7 @@ export class TableClient {
     if (!Number.isSafeInteger(this.writesInFlightMax) || this.writesInFlightMax < 1 || this.writesInFlightMax > LIMITS.writerBatchesRemembered) {
       throw new MinkError('InvalidArgument', `appendsInFlightPerBucket must be an integer from 1 to ${LIMITS.writerBatchesRemembered}, got ${this.writesInFlightMax}`);
     }
-    this.pipelinedAppendBytesMin = options.pipelinedAppendBytesMin ?? APPEND_REQUEST_BOUNDS.bytesMax;
+    this.pipelinedAppendBytesMin = options.pipelinedAppendBytesMin ?? LIMITS.appendRequestBytesPipelined;
     if (!Number.isSafeInteger(this.pipelinedAppendBytesMin) || this.pipelinedAppendBytesMin < 1 || this.pipelinedAppendBytesMin > APPEND_REQUEST_BOUNDS.bytesMax) {
       throw new MinkError('InvalidArgument', `pipelinedAppendBytesMin must be an integer from 1 to ${APPEND_REQUEST_BOUNDS.bytesMax}, got ${this.pipelinedAppendBytesMin}`);
     }
@@ -650,7 +650,7 @@ export class TableClient {
     const oldestUnsettled = () => (state.unsettled.size === 0 ? state.nextSeq : Math.min(...state.unsettled));
     while (state.waiting.length > 0 && state.olderInFlight === 0 && state.nextSeq - oldestUnsettled() < this.writesInFlightMax) {
       // While a request of the bucket is in flight, small appends wait to go out merged (see fillsRequest).
-      if (state.unsettled.size > 0 && !fillsRequest(state.waiting, this.pipelinedAppendBytesMin)) return;
+      if (state.unsettled.size > 0 && !fillsRequest(state.waiting, this.pipelinedAppendBytesMin, APPEND_REQUEST_BOUNDS.bytesMax)) return;
       const next = takeWrite(state.waiting);
       const generation = state.generation;
       const writerId = `${this.writerId}.${targetKeyOf(target)}.${generation}`;

@@ -73,6 +73,13 @@ export const LIMITS = {
   appendRowsPerRequestMax: 10_000,
   /** Encoded JSON bytes a client puts in one append request (NATS' default max payload is 1 MiB). */
   appendRequestBytesMax: 512 * 1024,
+  /**
+   * Bytes of appends waiting for one bucket that go out while another request of the bucket is in flight
+   * (the client's default `pipelinedAppendBytesMin`); smaller ones wait for it and go out merged. Half a
+   * request: large enough that a leader's fixed cost per request is small beside its bytes, small enough
+   * that a producer of large appends still keeps several in flight.
+   */
+  appendRequestBytesPipelined: 256 * 1024,
   /** Records a scan returns when no limit is given, and at most (a reply that large is streamed). */
   scanRecordsDefault: 1_000,
   scanRecordsMax: 100_000,
@@ -462,6 +469,9 @@ export function assertLimits(): void {
   if (LIMITS.grpcShutdownGraceMs >= LIMITS.serviceStopTimeoutMs) throw new Error('the gRPC shutdown grace must end before a stopping service is killed');
   if (LIMITS.scanFollowWaitMsMin > LIMITS.scanWaitMsMax) throw new Error('a following scan must be able to wait its shortest wait');
   if (LIMITS.writerBatchesRemembered < LIMITS.writerRequestsInFlightMax) throw new Error('a writer must be able to retry every request it has in flight');
+  if (LIMITS.appendRequestBytesPipelined < 1 || LIMITS.appendRequestBytesPipelined > LIMITS.appendRequestBytesMax) {
+    throw new Error('the bytes of appends sent beside a request in flight must fit in one request');
+  }
   if (LIMITS.proposeAttemptsMax * (LIMITS.metaAppendTimeoutMs + LIMITS.proposeBackoffMaxMs) >= LIMITS.metaDuplicateWindowMs) {
     throw new Error('retries of one metadata append must fit in the de-duplication window');
   }
