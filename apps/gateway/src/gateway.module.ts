@@ -26,7 +26,10 @@ export class GatewayModule {
       providers: [
         {
           provide: MinkClient,
-          useFactory: (member: ClusterMember, serviceConfig: ServiceConfig) => MinkClient.over(member.nc, { appendsInFlightPerBucket: serviceConfig.appendsInFlightPerBucket }),
+          useFactory: (member: ClusterMember, serviceConfig: ServiceConfig) => MinkClient.over(member.nc, {
+              appendsInFlightPerBucket: serviceConfig.appendsInFlightPerBucket,
+              pipelinedAppendBytesMin: serviceConfig.pipelinedAppendBytesMin,
+            }),
           inject: [ClusterMember, SERVICE_CONFIG],
         },
         { provide: GatewayService, useFactory: (member: ClusterMember, client: MinkClient) => new GatewayService(member, client), inject: [ClusterMember, MinkClient] },

@@ -16,21 +16,29 @@ describe('readServiceConfig: MINK_META_SNAPSHOT_EVERY', () => {
   });
 });
 
-describe('readServiceConfig: MINK_APPENDS_IN_FLIGHT and MINK_WAL_UPLOADS_IN_FLIGHT', () => {
-  it('defaults to LIMITS.writerRequestsInFlightMax (5) and LIMITS.walUploadsInFlightMax (4), and reads values in range', () => {
+describe('readServiceConfig: MINK_APPENDS_IN_FLIGHT, MINK_PIPELINED_APPEND_BYTES and MINK_WAL_UPLOADS_IN_FLIGHT', () => {
+  it('defaults to LIMITS.writerRequestsInFlightMax (5), LIMITS.appendRequestBytesPipelined (256 KiB) and LIMITS.walUploadsInFlightMax (4), and reads values in range', () => {
     // Proves the pipelining knobs reach the config, so the gateway and data nodes can be tuned without a build.
-    expect(readServiceConfig({})).toMatchObject({ appendsInFlightPerBucket: 5, walUploadsInFlight: 4 });
-    expect(readServiceConfig({ MINK_APPENDS_IN_FLIGHT: '1', MINK_WAL_UPLOADS_IN_FLIGHT: '16' })).toMatchObject({ appendsInFlightPerBucket: 1, walUploadsInFlight: 16 });
+    expect(readServiceConfig({})).toMatchObject({ appendsInFlightPerBucket: 5, pipelinedAppendBytesMin: 262_144, walUploadsInFlight: 4 });
+    expect(readServiceConfig({ MINK_APPENDS_IN_FLIGHT: '1', MINK_PIPELINED_APPEND_BYTES: '1', MINK_WAL_UPLOADS_IN_FLIGHT: '16' })).toMatchObject({
+      appendsInFlightPerBucket: 1,
+      pipelinedAppendBytesMin: 1,
+      walUploadsInFlight: 16,
+    });
+    expect(readServiceConfig({ MINK_PIPELINED_APPEND_BYTES: '524288' })).toMatchObject({ pipelinedAppendBytesMin: 524_288 });
   });
 
   it.each([
     ['MINK_APPENDS_IN_FLIGHT', '0'],
     ['MINK_APPENDS_IN_FLIGHT', '6'],
+    ['MINK_PIPELINED_APPEND_BYTES', '0'],
+    ['MINK_PIPELINED_APPEND_BYTES', '524289'],
+    ['MINK_PIPELINED_APPEND_BYTES', '256KiB'],
     ['MINK_WAL_UPLOADS_IN_FLIGHT', '0'],
     ['MINK_WAL_UPLOADS_IN_FLIGHT', '65'],
     ['MINK_WAL_UPLOADS_IN_FLIGHT', 'many'],
   ])('refuses %s=%p at start, naming the variable', (name, value) => {
-    // Proves a window the writer sequences cannot cover (more than 5 appends) or a nonsense count stops the service.
+    // Proves a window the writer sequences cannot cover (more than 5 appends), bytes beyond one request or a nonsense count stops the service.
     expect(() => readServiceConfig({ [name]: value })).toThrow(name);
   });
 });

@@ -62,6 +62,8 @@ export interface ServiceConfig {
   kvSnapshotIntervalMs: number;
   /** Append requests the gateway keeps in flight per bucket (1 to LIMITS.writerBatchesRemembered). */
   appendsInFlightPerBucket: number;
+  /** Bytes of a bucket's waiting appends the gateway sends beside a request in flight (1 to LIMITS.appendRequestBytesMax; smaller ones wait and merge). */
+  pipelinedAppendBytesMin: number;
   /** WAL objects a data node uploads at once (committed in order). */
   walUploadsInFlight: number;
   /**
@@ -131,6 +133,7 @@ export const ENV = {
   dataDir: 'MINK_DATA_DIR',
   kvSnapshotIntervalMs: 'MINK_KV_SNAPSHOT_INTERVAL',
   appendsInFlightPerBucket: 'MINK_APPENDS_IN_FLIGHT',
+  pipelinedAppendBytesMin: 'MINK_PIPELINED_APPEND_BYTES',
   walUploadsInFlight: 'MINK_WAL_UPLOADS_IN_FLIGHT',
   heapGrowingPercent: 'MINK_HEAP_GROWING_PERCENT',
   partitionClockOffsetMs: 'MINK_PARTITION_CLOCK_OFFSET_MS',
@@ -271,6 +274,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     dataDir: env[ENV.dataDir] ?? '',
     kvSnapshotIntervalMs: duration(env[ENV.kvSnapshotIntervalMs], DEFAULTS.kvSnapshotIntervalMs, ENV.kvSnapshotIntervalMs),
     appendsInFlightPerBucket: boundedInteger(env[ENV.appendsInFlightPerBucket], LIMITS.writerRequestsInFlightMax, 1, LIMITS.writerBatchesRemembered, ENV.appendsInFlightPerBucket),
+    pipelinedAppendBytesMin: boundedInteger(env[ENV.pipelinedAppendBytesMin], LIMITS.appendRequestBytesPipelined, 1, LIMITS.appendRequestBytesMax, ENV.pipelinedAppendBytesMin),
     walUploadsInFlight: boundedInteger(env[ENV.walUploadsInFlight], LIMITS.walUploadsInFlightMax, 1, LIMITS.walUploadsInFlightLimit, ENV.walUploadsInFlight),
     heapGrowingPercent: boundedInteger(env[ENV.heapGrowingPercent], DEFAULTS.heapGrowingPercent, 0, LIMITS.heapGrowingPercentMax, ENV.heapGrowingPercent),
     partitionClockOffsetMs: signedInteger(env[ENV.partitionClockOffsetMs], 0, ENV.partitionClockOffsetMs),
