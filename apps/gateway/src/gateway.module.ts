@@ -26,7 +26,8 @@ export class GatewayModule {
       providers: [
         {
           provide: MinkClient,
-          useFactory: (member: ClusterMember, serviceConfig: ServiceConfig) => MinkClient.over(member.nc, {
+          useFactory: (member: ClusterMember, serviceConfig: ServiceConfig) =>
+            MinkClient.over(member.nc, {
               appendsInFlightPerBucket: serviceConfig.appendsInFlightPerBucket,
               pipelinedAppendBytesMin: serviceConfig.pipelinedAppendBytesMin,
             }),

@@ -154,7 +154,8 @@ export function writeTableResultOf(written: number, results: WriteBucketResult[]
  * and its stream: the longest run from the first that stays within `bounds` (their bytes and rows together)
  * and shares the first one's schema message (see `concatIpcStreams`). Null when fewer than two would: the first then
  * goes alone, as it is. Kafka's producer fills its requests the same way from the batches waiting for a
- * partition; here the window of requests in flight is full while they wait, so merging them costs no latency.
+ * partition; here they waited for a place in the window, or for the bucket's request in flight (see
+ * `fillsRequest`), so merging them adds no wait of its own.
  */
 export function mergedAppends(streams: readonly Uint8Array[], bounds: RequestBounds): { count: number; batch: Uint8Array; rowCounts: number[] } | null {
   let count = 0;

@@ -908,8 +908,9 @@ export class TableClient {
 /**
  * The next write to send from a bucket's waiting writes (taken off the queue): the first, or, when it and
  * those behind it are mergeable appends, as many of them as `mergedAppends` puts into one request, whose
- * answer is split back into each one's rows (the window was full while they waited, so merging adds no
- * wait; fewer, larger requests cost the leader and the store less per row).
+ * answer is split back into each one's rows (they waited for the window or for the bucket's request in
+ * flight, see fillsRequest, so merging adds no wait; fewer, larger requests cost the leader and the store
+ * less per row).
  */
 function takeWrite(waiting: WaitingWrite[]): WaitingWrite {
   const first = waiting[0]!;

@@ -778,7 +778,6 @@ function validityReaderOf(data: Data): (index: number) => boolean {
   return (index) => bitAt(nullBitmap, offset + index);
 }
 
-
 /** A Buffer over the same memory, for Node's fast UTF-8 decoding; no bytes are copied. */
 function bufferOf(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
