@@ -9,4 +9,11 @@ describe('measureApplyCost', () => {
     expect(result.liveObjects).toBe(500 + 22);
     expect(result.msPerCommitWal).toBeGreaterThan(0);
   });
+
+  it('starts every stream remembering the asked writers, and the commits succeed at the bound', () => {
+    // Proves the many-writers case runs: the remembered writers are shared by the streams and evicted past the bound without a refusal.
+    const result = measureApplyCost(10, 100, 20, 4, 1_024);
+    expect(result).toMatchObject({ buckets: 10, writersPerStream: 1_024, commits: 20 });
+    expect(result.msPerCommitWal).toBeGreaterThan(0);
+  });
 });

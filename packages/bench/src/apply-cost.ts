@@ -1,11 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { apply, emptyView, shardedFrom, type BucketRecord, type CommitWal, type DataSlice, type View } from '@mink/meta';
+import { NO_WRITERS, WRITER_SHARDS, apply, emptyView, shardedFrom, type BucketRecord, type CommitWal, type DataSlice, type StreamRecord, type View } from '@mink/meta';
 
 /** What one apply-cost measurement found: the mean time one process spends applying one `CommitWal`. */
 export interface ApplyCostResult {
   buckets: number;
   liveObjects: number;
   rangesPerCommit: number;
+  /** Idempotent writers each stream remembered before the timed commits. */
+  writersPerStream: number;
   commits: number;
   msPerCommitWal: number;
 }
@@ -15,9 +17,11 @@ export interface ApplyCostResult {
  * view of `buckets` open streams of one node whose streams hold `liveObjects` stream-object slices in
  * all, built directly, then `commits` CommitWals of `rangesPerCommit` ranges applied one after another
  * (each is its own batch, as a steady stream of commits is) with the real `apply`. Pure computation on
- * this process; the first tenth of the commits warms up and is not timed.
+ * this process; the first tenth of the commits warms up and is not timed. With `writersPerStream`, each
+ * stream starts remembering that many idempotent writers (as a stream written by many short-lived clients
+ * does), older than the writers of the timed commits.
  */
-export function measureApplyCost(buckets: number, liveObjects: number, commits = 300, rangesPerCommit = 8): ApplyCostResult {
+export function measureApplyCost(buckets: number, liveObjects: number, commits = 300, rangesPerCommit = 8, writersPerStream = 0): ApplyCostResult {
   const slicesPerStream = Math.max(1, Math.floor(liveObjects / buckets));
   const objects: Record<string, { references: number }> = {};
   const bucketRecords: Record<string, BucketRecord> = {};
@@ -38,7 +42,7 @@ export function measureApplyCost(buckets: number, liveObjects: number, commits =
       leader: '1',
       leaderEpoch: 1,
       kvSnapshots: [],
-      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: slicesPerStream, slices, writers: {} },
+      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: slicesPerStream, slices, writers: rememberedWriters(writersPerStream) },
     };
   }
   let view: View = {
@@ -71,5 +75,19 @@ export function measureApplyCost(buckets: number, liveObjects: number, commits =
     if (!applied.outcome.ok) throw new Error(`the apply-cost view refused CommitWal ${index}: ${applied.outcome.rejection.message}`);
     view = applied.view;
   }
-  return { buckets, liveObjects: view.objects.size, rangesPerCommit, commits, msPerCommitWal: (performance.now() - startedMs) / commits };
+  return { buckets, liveObjects: view.objects.size, rangesPerCommit, writersPerStream, commits, msPerCommitWal: (performance.now() - startedMs) / commits };
 }
+
+/** `count` writers whose last batches are at offset 0 (shared by every stream: the view is immutable). */
+const rememberedWriters = (() => {
+  const made = new Map<number, StreamRecord['writers']>();
+  return (count: number): StreamRecord['writers'] => {
+    if (count === 0) return NO_WRITERS;
+    let writers = made.get(count);
+    if (writers === undefined) {
+      writers = shardedFrom(Object.fromEntries(Array.from({ length: count }, (_, index) => [`earlier-writer-${index}`, { seq: 0, baseOffset: 0, count: 1 }])), WRITER_SHARDS);
+      made.set(count, writers);
+    }
+    return writers;
+  };
+})();

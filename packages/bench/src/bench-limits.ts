@@ -377,6 +377,8 @@ export const BENCH_METADATA = {
   stageBuckets: [1_600, 16_000],
   /** Live objects per bucket of the view whose CommitWal apply cost is measured after the stages (16 000 buckets: 160 000 objects). */
   applyCostObjectsPerBucket: 10,
+  /** Buckets of the view whose CommitWal apply cost is measured with every stream remembering `LIMITS.writersPerStreamMax` writers. */
+  applyCostWritersBuckets: 1_000,
   /** At most this many buckets in a stage: 6 250 tables of 16. */
   bucketTargetMax: 100_000,
   bucketsPerTable: 16,

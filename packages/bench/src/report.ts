@@ -572,16 +572,17 @@ function renderFailover(failover: FailoverResult): string[] {
   return lines;
 }
 
-/** The metadata section: creation and opening per stage, the health of the metadata plane meanwhile, and the restart after each stage. */
 /** The apply-cost lines of the metadata section. */
 function renderApplyCosts(costs: readonly ApplyCostResult[]): string[] {
   return costs.map(
     (cost) =>
-      `  apply of one CommitWal of ${cost.rangesPerCommit} ranges at ${formatCount(cost.buckets)} buckets and ${formatCount(cost.liveObjects)} live objects: ` +
+      `  apply of one CommitWal of ${cost.rangesPerCommit} ranges at ${formatCount(cost.buckets)} buckets and ${formatCount(cost.liveObjects)} live objects` +
+      `${cost.writersPerStream > 0 ? `, ${formatCount(cost.writersPerStream)} writers remembered per stream` : ''}: ` +
       `${cost.msPerCommitWal.toFixed(2)} ms per process (mean of ${formatCount(cost.commits)})`,
   );
 }
 
+/** The metadata section: creation and opening per stage, the health of the metadata plane meanwhile, and the restart after each stage. */
 function renderMetadata(metadata: MetadataResult, leaseTtlMs: number): string[] {
   const optional = (value: number | null, format: (value: number) => string = formatCount): string => (value === null ? '-' : format(value));
   const stages = metadata.stages;

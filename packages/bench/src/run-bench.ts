@@ -464,7 +464,11 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       });
       // Item 4 of the write-path issue: what one CommitWal costs every process at these view sizes.
       if (!interrupt.signal.aborted) {
-        metadata.applyCosts = options.metadataBuckets.map((buckets) => measureApplyCost(buckets, buckets * BENCH_METADATA.applyCostObjectsPerBucket));
+        metadata.applyCosts = [
+          ...options.metadataBuckets.map((buckets) => measureApplyCost(buckets, buckets * BENCH_METADATA.applyCostObjectsPerBucket)),
+          // Streams written by many short-lived clients remember writers up to the bound.
+          measureApplyCost(BENCH_METADATA.applyCostWritersBuckets, BENCH_METADATA.applyCostWritersBuckets * BENCH_METADATA.applyCostObjectsPerBucket, undefined, undefined, LIMITS.writersPerStreamMax),
+        ];
       }
     }
     return finish();

@@ -1,4 +1,4 @@
-import { bucketId, emptyView, getIn, shardedFrom, type BucketRecord, type TableRecord, type View, type WriterState } from '@mink/meta';
+import { WRITER_SHARDS, bucketId, emptyView, getIn, shardedFrom, type BucketRecord, type TableRecord, type View, type WriterState } from '@mink/meta';
 import { MinkError, type AppendBucketRequest, type AppendBucketResult } from '@mink/protocol';
 import type { StreamReader, WalAppendRequest, WalWriter } from '@mink/s3stream';
 import type { ClusterMember } from '@mink/runtime';
@@ -36,7 +36,7 @@ function view(): View {
     bucket: 0,
     leader: '1',
     leaderEpoch: 2,
-    stream: { state: 'open', epoch: 2, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: 32, slices: [], writers: { w: REMEMBERED } },
+    stream: { state: 'open', epoch: 2, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: 32, slices: [], writers: shardedFrom({ w: REMEMBERED }, WRITER_SHARDS) },
     kvSnapshots: [],
   };
   const result = emptyView();
@@ -83,7 +83,7 @@ function viewWithSequence4Committed(): View {
   const id = bucketId(7, null, 0);
   const before = getIn(result.buckets, id)!;
   result.buckets = shardedFrom({
-    [id]: { ...before, stream: { ...before.stream, endOffset: 34, writers: { w: { seq: 4, baseOffset: 32, count: 2, earlier: [{ seq: 3, baseOffset: 30, count: 2 }] } } } },
+    [id]: { ...before, stream: { ...before.stream, endOffset: 34, writers: shardedFrom({ w: { seq: 4, baseOffset: 32, count: 2, earlier: [{ seq: 3, baseOffset: 30, count: 2 }] } }, WRITER_SHARDS) } },
   });
   return result;
 }

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, decideWriterSequence, getIn, lakeBucketOf, logFormatOf, ownRecord, type BucketRecord, type ColumnSpec, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision } from '@mink/meta';
+import { bucketId, decideWriterSequence, getIn, lakeBucketOf, logFormatOf, ownRecord, type BucketRecord, type ColumnSpec, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision, writerOf } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -218,7 +218,7 @@ export class DataPlane {
   ): Promise<T> {
     const writerKey = `${id}|${writer.id}`;
     const inFlight = (this.writesInFlight.get(writerKey) ?? NO_WRITES) as Map<number, Promise<T>>;
-    const decision = decideWriterSequence({ seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked, committed: ownRecord(record.stream.writers, writer.id), inFlight });
+    const decision = decideWriterSequence({ seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked, committed: writerOf(record.stream, writer.id), inFlight });
     switch (decision.kind) {
       case 'duplicate':
         return Promise.resolve(duplicateOf(decision.batch));
@@ -254,7 +254,8 @@ export class DataPlane {
 
   /** The batch the view now shows committed for the writer's sequence on stream `id`, if any. */
   private committedBatchOf(id: string, writer: IdempotentWriter): WriterBatch | undefined {
-    const committed = ownRecord(getIn(this.member.view.buckets, id)?.stream.writers ?? {}, writer.id);
+    const stream = getIn(this.member.view.buckets, id)?.stream;
+    const committed = stream === undefined ? undefined : writerOf(stream, writer.id);
     const decision = decideWriterSequence({ seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked, committed, inFlight: NO_WRITES });
     return decision.kind === 'duplicate' ? decision.batch : undefined;
   }

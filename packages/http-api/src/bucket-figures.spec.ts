@@ -1,4 +1,4 @@
-import type { BucketRecord, TableRecord } from '@mink/meta';
+import { NO_WRITERS, type BucketRecord, type TableRecord } from '@mink/meta';
 import { bucketFiguresOf } from './bucket-figures';
 
 /**
@@ -18,7 +18,7 @@ function bucket(partition: string | null, number: number, slices: number[], star
       startOffset,
       endOffset,
       slices: slices.map((length, index) => ({ object: `wal/${index}`, startOffset: index, endOffset: index + 1, position: 0, length })),
-      writers: {},
+      writers: NO_WRITERS,
     },
   };
 }

@@ -11,7 +11,8 @@ import { SNAPSHOT_KEY_PREFIX, ViewSnapshots, openSnapshotBucket, snapshotLocatio
 
 /** `view` as a snapshot stores it: the buckets, the object registry and the garbage as flat records. */
 function storedForm(view: View) {
-  return { ...view, buckets: recordOf(view.buckets), objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
+  const buckets = Object.fromEntries(Object.entries(recordOf(view.buckets)).map(([id, record]) => [id, { ...record, stream: { ...record.stream, writers: recordOf(record.stream.writers) } }]));
+  return { ...view, buckets, objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
 }
 
 /** A view at `seq` whose content says which seq it is, for tests that only care about ordering. */
@@ -77,7 +78,7 @@ describe('ViewSnapshots on a real nats-server and S3 server', () => {
     const snapshots = await newSnapshots();
     const view = historyView(120);
     await snapshots.write(view);
-    const buckets = Object.fromEntries(Object.entries(recordOf(view.buckets)).map(([id, { kvSnapshots: _dropped, ...record }]) => [id, record]));
+    const buckets = Object.fromEntries(Object.entries(storedForm(view).buckets).map(([id, { kvSnapshots: _dropped, ...record }]) => [id, record]));
     const { nextProducerId: _absent, ...older } = { ...storedForm(view), buckets };
     await store.put(snapshots.keyOf(120), gzipSync(JSON.stringify({ format: 1, view: older })));
     const loaded = await snapshots.loadNewest();

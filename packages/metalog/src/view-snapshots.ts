@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
-import { recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type View } from '@mink/meta';
+import { WRITER_SHARDS, recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type StreamRecord, type View, type WriterState } from '@mink/meta';
 import { NotFoundError, UnavailableError } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
 import { isWrongRevision, openLatestValueBucket, translateNatsError, type BucketCreationOptions } from './nats-errors';
@@ -37,9 +37,12 @@ interface SnapshotPointer {
   snapshots: SnapshotReference[];
 }
 
-/** A view as a snapshot stores it: the buckets, the object registry and the garbage as flat records. */
+/** A view as a snapshot stores it: the buckets (with each stream's writers), the object registry and the garbage as flat records. */
+/** A bucket record as a snapshot stores it: its stream's writers as a flat record. */
+type StoredBucketRecord = Omit<BucketRecord, 'stream'> & { stream: Omit<StreamRecord, 'writers'> & { writers: Record<string, WriterState> } };
+
 type StoredView = Omit<View, 'buckets' | 'objects' | 'garbage'> & {
-  buckets: Record<string, BucketRecord>;
+  buckets: Record<string, StoredBucketRecord>;
   objects: Record<string, ObjectRecord>;
   garbage: Record<string, GarbageRecord>;
 };
@@ -226,7 +229,9 @@ function decodePointer(entry: KvEntry): SnapshotReference[] {
 
 async function encodeSnapshot(view: View): Promise<Uint8Array> {
   // The buckets, the object registry and the garbage are stored flat, whatever the sharding in memory.
-  const stored: StoredView = { ...view, buckets: recordOf(view.buckets), objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
+  const buckets: Record<string, StoredBucketRecord> = {};
+  for (const [id, record] of Object.entries(recordOf(view.buckets))) buckets[id] = { ...record, stream: { ...record.stream, writers: recordOf(record.stream.writers) } };
+  const stored: StoredView = { ...view, buckets, objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
   const json = JSON.stringify({ format: SNAPSHOT_FORMAT, view: stored } satisfies SnapshotBody);
   const jsonBytes = Buffer.byteLength(json);
   if (jsonBytes > LIMITS.metaSnapshotJsonBytesMax) {
@@ -243,15 +248,16 @@ async function decodeSnapshot(body: Uint8Array, key: string): Promise<View> {
     throw new Error(`snapshot ${key} is not a metadata view snapshot of format ${SNAPSHOT_FORMAT}`);
   }
   // Snapshots written before PK tables kept KV snapshots have buckets without the list: they had none.
-  for (const bucket of Object.values(parsed.view.buckets ?? {})) {
-    (bucket as { kvSnapshots?: unknown }).kvSnapshots ??= [];
+  const buckets: Record<string, BucketRecord> = {};
+  for (const [id, bucket] of Object.entries(parsed.view.buckets ?? {})) {
+    buckets[id] = { ...bucket, kvSnapshots: bucket.kvSnapshots ?? [], stream: { ...bucket.stream, writers: shardedFrom(bucket.stream.writers ?? {}, WRITER_SHARDS) } };
   }
   const stored = parsed.view;
   // Snapshots written before Kafka producer ids existed had allocated none.
   return {
     ...stored,
     nextProducerId: stored.nextProducerId ?? 0,
-    buckets: shardedFrom(stored.buckets ?? {}),
+    buckets: shardedFrom(buckets),
     objects: shardedFrom(stored.objects ?? {}),
     garbage: shardedFrom(stored.garbage ?? {}),
   };

@@ -1,4 +1,4 @@
-import { bucketId, emptyView, shardedFrom, type BucketRecord, type View } from '@mink/meta';
+import { NO_WRITERS, bucketId, emptyView, shardedFrom, type BucketRecord, type View } from '@mink/meta';
 import { compareBuckets, planOrphanReleads } from './orphans';
 import { releadsNow, type ReleadTiming } from './orphans';
 
@@ -11,7 +11,7 @@ function bucket(tableId: number, partition: string | null, number: number, leade
     bucket: number,
     leader,
     leaderEpoch: leader === null ? 0 : 2,
-    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
+    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: NO_WRITERS },
     kvSnapshots: [],
   };
 }

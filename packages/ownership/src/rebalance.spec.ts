@@ -1,4 +1,4 @@
-import { ShardedMapEditor, bucketId, emptyView, getIn, shardedFrom, valuesIn, type BucketRecord, type View } from '@mink/meta';
+import { NO_WRITERS, ShardedMapEditor, bucketId, emptyView, getIn, shardedFrom, valuesIn, type BucketRecord, type View } from '@mink/meta';
 import { planRebalance } from './rebalance';
 import type { Move } from './orphans';
 
@@ -13,7 +13,7 @@ function viewOf(leaders: readonly string[]): View {
       bucket: number,
       leader,
       leaderEpoch: 1,
-      stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
+      stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: NO_WRITERS },
       kvSnapshots: [],
     };
   });
@@ -31,7 +31,7 @@ function viewOfTables(entries: readonly { tableId: number; partition?: string; b
       bucket,
       leader,
       leaderEpoch: 1,
-      stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
+      stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: NO_WRITERS },
       kvSnapshots: [],
     };
   }

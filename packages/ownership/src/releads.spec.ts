@@ -1,4 +1,4 @@
-import { bucketId, emptyView, shardedFrom, type BucketRecord, type View } from '@mink/meta';
+import { NO_WRITERS, bucketId, emptyView, shardedFrom, type BucketRecord, type View } from '@mink/meta';
 import type { ReleadTiming } from './orphans';
 import { orphanReleadsDue } from './releads';
 
@@ -19,7 +19,7 @@ function view(): View {
     bucket,
     leader,
     leaderEpoch: leader === null ? 0 : 2,
-    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
+    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: NO_WRITERS },
     kvSnapshots: [],
   }));
   return { ...emptyView(), buckets: shardedFrom(Object.fromEntries(records.map((record) => [bucketId(1, null, record.bucket), record]))) };

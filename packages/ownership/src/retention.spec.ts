@@ -1,4 +1,4 @@
-import { bucketId, emptyView, shardedFrom, type BucketRecord, type DataSlice, type TableRecord, type View } from '@mink/meta';
+import { NO_WRITERS, bucketId, emptyView, shardedFrom, type BucketRecord, type DataSlice, type TableRecord, type View } from '@mink/meta';
 import { planStreamTrims, withEndSample, type EndSample } from './retention';
 
 describe('withEndSample', () => {
@@ -50,7 +50,7 @@ function viewOf(table: TableRecord, options: { startOffset?: number; kvOffset?: 
     bucket: 0,
     leader: '1',
     leaderEpoch: 1,
-    stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset, endOffset: 20, slices: SLICES.filter((slice) => slice.endOffset > startOffset), writers: {} },
+    stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset, endOffset: 20, slices: SLICES.filter((slice) => slice.endOffset > startOffset), writers: NO_WRITERS },
     kvSnapshots: options.kvOffset === undefined ? [] : [{ object: 'kv', appliedOffset: options.kvOffset, bytes: 1, streamEpoch: 1 }],
   };
   return { ...emptyView(), tables: { t: table }, buckets: shardedFrom({ [bucketId(1, null, 0)]: record }) };

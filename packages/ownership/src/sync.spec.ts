@@ -1,4 +1,4 @@
-import { bucketId, emptyView, shardedFrom, type BucketRecord, type StreamRecord, type View } from '@mink/meta';
+import { NO_WRITERS, bucketId, emptyView, shardedFrom, type BucketRecord, type StreamRecord, type View } from '@mink/meta';
 import { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision } from './sync';
 import type { Command, Outcome } from '@mink/meta';
 
@@ -25,7 +25,7 @@ function viewWith(records: readonly BucketRecord[]): View {
   return view;
 }
 
-const STORAGE_EMPTY = { startOffset: 0, endOffset: 0, slices: [], writers: {} };
+const STORAGE_EMPTY = { startOffset: 0, endOffset: 0, slices: [], writers: NO_WRITERS };
 const open = (node: string, nodeEpoch: number, epoch: number): StreamRecord => ({ state: 'open', epoch, node, nodeEpoch, ...STORAGE_EMPTY });
 const closed = (epoch: number, node: string | null = null, nodeEpoch = 0): StreamRecord => ({ state: 'closed', epoch, node, nodeEpoch, ...STORAGE_EMPTY });
 

@@ -1,4 +1,4 @@
-import { bucketId, emptyView, lakeBucketOf, shardedFrom, type BucketRecord, type LakeRecord, type TableRecord, type View } from '@mink/meta';
+import { NO_WRITERS, bucketId, emptyView, lakeBucketOf, shardedFrom, type BucketRecord, type LakeRecord, type TableRecord, type View } from '@mink/meta';
 import { planTieringRound, tieringStateOf, type TieringTiming } from './tiering';
 
 function table(name: string, id: number, properties: Record<string, string>, lake?: LakeRecord): TableRecord {
@@ -44,7 +44,7 @@ function viewOf(tables: TableRecord[], ends: Record<string, number>): View {
         bucket,
         leader: '1',
         leaderEpoch: 1,
-        stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: ends[`${each.name}/${bucket}`] ?? 0, slices: [], writers: {} },
+        stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: ends[`${each.name}/${bucket}`] ?? 0, slices: [], writers: NO_WRITERS },
         kvSnapshots: [],
       };
     }
@@ -93,7 +93,7 @@ describe('planTieringRound of a partitioned table', () => {
       bucket,
       leader: '1',
       leaderEpoch: 1,
-      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset, slices: [], writers: {} },
+      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset, slices: [], writers: NO_WRITERS },
       kvSnapshots: [],
     });
     const tiered = lakeBucketOf(hourly, '2026120117', 0)!;

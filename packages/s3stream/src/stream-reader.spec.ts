@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startS3Server, type S3ServerHandle } from '@mink/devcluster';
-import { bucketId, emptyView, shardedFrom, type BucketRecord, type DataSlice, type View } from '@mink/meta';
+import { NO_WRITERS, bucketId, emptyView, shardedFrom, type BucketRecord, type DataSlice, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { LIMITS } from '@mink/config';
 import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
@@ -210,7 +210,7 @@ describe('StreamReader', () => {
       bucket: 0,
       leader: NODE,
       leaderEpoch: 1,
-      stream: { state: 'open', epoch: 1, node: NODE, nodeEpoch: 1, startOffset: 15, endOffset: 1_000, slices, writers: {} },
+      stream: { state: 'open', epoch: 1, node: NODE, nodeEpoch: 1, startOffset: 15, endOffset: 1_000, slices, writers: NO_WRITERS },
       kvSnapshots: [],
     } satisfies BucketRecord;
     const view: View = { ...emptyView(), buckets: shardedFrom({ [id]: record }) };
@@ -251,7 +251,7 @@ function bucketRecordOf(bucket: number, slices: DataSlice[]): BucketRecord {
     bucket,
     leader: NODE,
     leaderEpoch: 1,
-    stream: { state: 'open', epoch: 1, node: NODE, nodeEpoch: 1, startOffset: 0, endOffset, slices, writers: {} },
+    stream: { state: 'open', epoch: 1, node: NODE, nodeEpoch: 1, startOffset: 0, endOffset, slices, writers: NO_WRITERS },
     kvSnapshots: [],
   };
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { bucketId, getIn, type Command, type CommitWal, type Outcome, type View } from '@mink/meta';
+import { bucketId, getIn, recordOf, type Command, type CommitWal, type Outcome, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
 import { ConflictError, InvalidArgumentError, MinkError, UnavailableError } from '@mink/protocol';
 import { eventually, InMemoryMetaLog, type LedStream as StreamAddress, type LedTable as Cluster, startLedTable } from '@mink/testing';
@@ -196,7 +196,7 @@ describe('WalWriter', () => {
       [2, 3, 4, 8, 2],
     ]);
     expect(streams.map((stream) => streamOf(meta.view, stream).endOffset)).toEqual([3, 1, 4]);
-    expect(streamOf(meta.view, streams[1]!).writers).toEqual({ 'producer-7': { seq: 4, baseOffset: 0, count: 1 } });
+    expect(recordOf(streamOf(meta.view, streams[1]!).writers)).toEqual({ 'producer-7': { seq: 4, baseOffset: 0, count: 1 } });
     expect(committed.map((entry) => [entry.bucketId, entry.text, entry.startOffset, entry.endOffset])).toEqual([
       [streams[0]!.id, 'a0', 0, 2],
       [streams[1]!.id, 'b0', 0, 1],

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId as bucketIdOf, describeCommittedSequence, getIn, isStreamOpenBy, ownRecord } from '@mink/meta';
+import { bucketId as bucketIdOf, describeCommittedSequence, getIn, isStreamOpenBy, writerOf } from '@mink/meta';
 import type { CommitWal, DataSlice, Rejection, View, WalRange } from '@mink/meta';
 import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
@@ -374,7 +374,7 @@ export class WalWriter {
       const stream = getIn(view.buckets, request.bucketId)!.stream;
       // An earlier attempt of this batch whose commit's outcome was unknown may have applied since the leader
       // took this one: written again here, its records would be stored twice.
-      const repeated = request.writer ? describeCommittedSequence(ownRecord(stream.writers, request.writer.id), request.writer.id, request.writer.seq) : null;
+      const repeated = request.writer ? describeCommittedSequence(writerOf(stream, request.writer.id), request.writer.id, request.writer.seq) : null;
       if (repeated !== null) {
         pending.reject(new ConflictError(`bucket ${request.bucketId}: ${repeated}`));
         continue;

@@ -1,4 +1,4 @@
-import type { BucketRecord, TableRecord } from '@mink/meta';
+import { NO_WRITERS, type BucketRecord, type TableRecord } from '@mink/meta';
 
 /**
  * Records of a metadata view for table tests of the rules that read one (routing, assignment, …): a log
@@ -31,7 +31,7 @@ export function bucketRecordOf(table: TableRecord, partition: string | null, buc
     bucket,
     leader,
     leaderEpoch: leader === null ? 0 : leaderEpoch,
-    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: {} },
+    stream: { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, startOffset: 0, endOffset: 0, slices: [], writers: NO_WRITERS },
     kvSnapshots: [],
   };
 }

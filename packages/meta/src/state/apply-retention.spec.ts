@@ -7,7 +7,7 @@ import { apply } from './apply';
 import type { Command } from './commands';
 import { deepFreeze } from './deep-freeze';
 import { getIn, shardedFrom } from './sharded-map';
-import { bucketId, emptyView, type BucketRecord, type DataSlice, type TableRecord, type View } from './view';
+import { NO_WRITERS, bucketId, emptyView, type BucketRecord, type DataSlice, type TableRecord, type View } from './view';
 
 const SLICES: DataSlice[] = [
   { object: 'wal/1/1/a', startOffset: 0, endOffset: 10, position: 0, length: 100 },
@@ -39,7 +39,7 @@ function viewOf(table: TableRecord, kvSnapshotOffset?: number): View {
     bucket: 0,
     leader: '1',
     leaderEpoch: 1,
-    stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: 30, slices: SLICES, writers: {} },
+    stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: 30, slices: SLICES, writers: NO_WRITERS },
     kvSnapshots: kvSnapshotOffset === undefined ? [] : [{ object: 'kv/3//0/s', appliedOffset: kvSnapshotOffset, bytes: 10, streamEpoch: 1 }],
   };
   const objects: Record<string, { references: number }> = { 'wal/1/1/a': { references: 2 }, 'wal/1/1/b': { references: 1 } };

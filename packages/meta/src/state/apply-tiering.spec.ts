@@ -9,7 +9,7 @@ import type { Command, StartTieringRound } from './commands';
 import { deepFreeze } from './deep-freeze';
 import { lakeBucketOf } from './lake-properties';
 import { getIn, shardedFrom } from './sharded-map';
-import { bucketId, emptyView, type BucketRecord, type TableRecord, type View } from './view';
+import { NO_WRITERS, bucketId, emptyView, type BucketRecord, type TableRecord, type View } from './view';
 
 const EVENTS: TableRecord = {
   id: 4,
@@ -32,7 +32,7 @@ function bucketOf(bucket: number, endOffset: number): BucketRecord {
     bucket,
     leader: '1',
     leaderEpoch: 1,
-    stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset, slices: [], writers: {} },
+    stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset, slices: [], writers: NO_WRITERS },
     kvSnapshots: [],
   };
 }

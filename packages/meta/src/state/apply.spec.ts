@@ -1,9 +1,11 @@
-import { emptyShardedMap, entriesIn, getIn, recordOf, shardedFrom } from './sharded-map';
+import { emptyShardedMap, entriesIn, getIn, recordOf, shardOf, shardedFrom } from './sharded-map';
 import { LIMITS } from '@mink/config';
 import { apply, describeMalformedCommand } from './apply';
 import type { Command, Rejection, WalRange } from './commands';
 import { deepFreeze } from './deep-freeze';
 import {
+  NO_WRITERS,
+  WRITER_SHARDS,
   bucketId,
   bucketsInTableOrder,
   emptyView,
@@ -19,7 +21,7 @@ import {
   type ObjectRecord,
 } from './view';
 
-const STORAGE_EMPTY = { startOffset: 0, endOffset: 0, slices: [], writers: {} };
+const STORAGE_EMPTY = { startOffset: 0, endOffset: 0, slices: [], writers: NO_WRITERS };
 const CLOSED_NEVER_OPENED: StreamRecord = { state: 'closed', epoch: 0, node: null, nodeEpoch: 0, ...STORAGE_EMPTY };
 
 function node(id: string, epoch: number): NodeRecord {
@@ -814,6 +816,11 @@ function slice(object: string, startOffset: number, endOffset: number, position:
   return { object, startOffset, endOffset, position, length };
 }
 
+/** A stream's writers map holding the writers of a flat record. */
+function writersOf(writers: Record<string, WriterState>): StreamRecord['writers'] {
+  return shardedFrom(writers, WRITER_SHARDS);
+}
+
 const EVENTS_0_COMMITTED = slice('wal/1/2/1', 0, 10, 0, 400);
 const ORDERS_P1_0_COMMITTED = slice('wal/1/2/1', 0, 5, 400, 200);
 
@@ -835,7 +842,7 @@ function storageFixture(): View {
     buckets: bucketsWith(base.buckets, {
       '1//0': {
         ...events0,
-        stream: { ...events0.stream, endOffset: 10, slices: [EVENTS_0_COMMITTED], writers: { w1: { seq: 0, baseOffset: 0, count: 10 } } },
+        stream: { ...events0.stream, endOffset: 10, slices: [EVENTS_0_COMMITTED], writers: writersOf({ w1: { seq: 0, baseOffset: 0, count: 10 } }) },
       },
       '2/p1/0': bucket(ORDERS, 'p1', 0, '1', 1, {
         state: 'open',
@@ -845,7 +852,7 @@ function storageFixture(): View {
         startOffset: 0,
         endOffset: 5,
         slices: [ORDERS_P1_0_COMMITTED],
-        writers: {},
+        writers: NO_WRITERS,
       }),
     }),
     objects: shardedFrom({ 'wal/1/2/1': { references: 2, bytes: 600 } }),
@@ -911,7 +918,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
         '1//0': {
           endOffset: 14,
           slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 32, 160)],
-          writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 3, baseOffset: 10, count: 4 } },
+          writers: writersOf({ w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 3, baseOffset: 10, count: 4 } }),
         },
       },
       { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1, bytes: 192 } },
@@ -923,7 +930,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
         '1//0': {
           endOffset: 14,
           slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 14, 0, 40)],
-          writers: { w1: { seq: 1, baseOffset: 10, count: 4, earlier: [{ seq: 0, baseOffset: 0, count: 10 }] } },
+          writers: writersOf({ w1: { seq: 1, baseOffset: 10, count: 4, earlier: [{ seq: 0, baseOffset: 0, count: 10 }] } }),
         },
       },
       { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1, bytes: 40 } },
@@ -941,7 +948,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
         '1//0': {
           endOffset: 15,
           slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 20), slice('wal/1/2/2', 12, 15, 20, 30)],
-          writers: { w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 2, baseOffset: 12, count: 3, earlier: [{ seq: 1, baseOffset: 10, count: 2 }] } },
+          writers: writersOf({ w1: { seq: 0, baseOffset: 0, count: 10 }, w2: { seq: 2, baseOffset: 12, count: 3, earlier: [{ seq: 1, baseOffset: 10, count: 2 }] } }),
         },
       },
       { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2, bytes: 50 } },
@@ -960,7 +967,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
             EVENTS_0_COMMITTED,
             ...Array.from({ length: LIMITS.writerBatchesRemembered + 1 }, (_, index) => slice('wal/1/2/2', 10 + index, 11 + index, index * 10, 10)),
           ],
-          writers: {
+          writers: writersOf({
             w1: {
               seq: 1 + LIMITS.writerBatchesRemembered,
               baseOffset: 10 + LIMITS.writerBatchesRemembered,
@@ -971,7 +978,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
                 count: 1,
               })),
             },
-          },
+          }),
         },
       },
       { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: LIMITS.writerBatchesRemembered + 1, bytes: LIMITS.writerBatchesRemembered * 10 + 10 } },
@@ -981,7 +988,7 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
       commitWal([range(EVENTS_0, 10, 12, { position: 0, length: 80 }), range(ORDERS_P1_0, 5, 9, { position: 80, length: 50, writer: { id: 'w1', seq: 9 } })]),
       {
         '1//0': { endOffset: 12, slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 80)] },
-        '2/p1/0': { endOffset: 9, slices: [ORDERS_P1_0_COMMITTED, slice('wal/1/2/2', 5, 9, 80, 50)], writers: { w1: { seq: 9, baseOffset: 5, count: 4 } } },
+        '2/p1/0': { endOffset: 9, slices: [ORDERS_P1_0_COMMITTED, slice('wal/1/2/2', 5, 9, 80, 50)], writers: writersOf({ w1: { seq: 9, baseOffset: 5, count: 4 } }) },
       },
       { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2, bytes: 130 } },
     ],
@@ -1124,6 +1131,9 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
   const WRITERS_MAX = LIMITS.writersPerStreamMax;
   const STREAM_END = 10_000;
 
+  /** The writers events/0 remembers in `view`, as a flat record. */
+  const rememberedOf = (view: View): Record<string, WriterState> => recordOf(getIn(view.buckets, '1//0')!.stream.writers);
+
   /**
    * The storage fixture with events/0 at end 10 000 (one slice) remembering `count` writers: the given
    * ones, in that insertion order, then fillers `filler-N` whose batches are newer than every given one.
@@ -1132,12 +1142,12 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
     const writers: Record<string, WriterState> = {};
     for (const [id, baseOffset] of given) writers[id] = { seq: 0, baseOffset, count: 1 };
     for (let index = 0; Object.keys(writers).length < count; index++) writers[`filler-${index}`] = { seq: 0, baseOffset: 5_000 + index, count: 1 };
-    return deepFreeze(withEvents0Stream(storageFixture(), { endOffset: STREAM_END, slices: [slice('wal/1/2/1', 0, STREAM_END, 0, 99_999)], writers }));
+    return deepFreeze(withEvents0Stream(storageFixture(), { endOffset: STREAM_END, slices: [slice('wal/1/2/1', 0, STREAM_END, 0, 99_999)], writers: writersOf(writers) }));
   }
 
   /** Commits one batch of writer `id` at the end of events/0 and returns the writers remembered after it. */
   function commitBatchOf(view: View, id: string, seq = 1): Record<string, WriterState> {
-    return getIn(accepted(view, commitWal([range(EVENTS_0, STREAM_END, STREAM_END + 2, { writer: { id, seq } })])).view.buckets, '1//0')!.stream.writers;
+    return rememberedOf(accepted(view, commitWal([range(EVENTS_0, STREAM_END, STREAM_END + 2, { writer: { id, seq } })])).view);
   }
 
   type Case = [description: string, given: [id: string, baseOffset: number][], evicted: string];
@@ -1152,10 +1162,10 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
   it.each(cases)('evicts %s when a new writer pushes the count past the bound', (_description, given, evicted) => {
     const before = withRememberedWriters(given, WRITERS_MAX);
     const writers = commitBatchOf(before, 'newcomer');
-    const expectedIds = [...Object.keys(getIn(before.buckets, '1//0')!.stream.writers).filter((id) => id !== evicted), 'newcomer'].sort();
+    const expectedIds = [...Object.keys(rememberedOf(before)).filter((id) => id !== evicted), 'newcomer'].sort();
     expect(Object.keys(writers).sort()).toEqual(expectedIds);
     expect(writers.newcomer).toEqual({ seq: 1, baseOffset: STREAM_END, count: 2 });
-    for (const id of expectedIds) if (id !== 'newcomer') expect(writers[id]).toEqual(getIn(before.buckets, '1//0')!.stream.writers[id]);
+    for (const id of expectedIds) if (id !== 'newcomer') expect(writers[id]).toEqual(rememberedOf(before)[id]);
   });
 
   it('evicts the same writer whatever the order the map lists the writers in', () => {
@@ -1174,11 +1184,27 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
   ])('evicts nobody when %s', (_description, count, writer) => {
     const before = withRememberedWriters([['a', 1], ['b', 2]], count);
     const writers = commitBatchOf(before, writer, 5);
-    expect(Object.keys(writers).sort()).toEqual([...new Set([...Object.keys(getIn(before.buckets, '1//0')!.stream.writers), writer])].sort());
+    expect(Object.keys(writers).sort()).toEqual([...new Set([...Object.keys(rememberedOf(before)), writer])].sort());
     // A remembered writer keeps its previous batch as earlier; a new one has none.
     const earlier = writer === 'a' ? { earlier: [{ seq: 0, baseOffset: 1, count: 1 }] } : {};
     expect(writers[writer]).toEqual({ seq: 5, baseOffset: STREAM_END, count: 2, ...earlier });
     expect(writers.b).toEqual({ seq: 0, baseOffset: 2, count: 1 });
+  });
+
+  it.each([
+    ['a remembered writer commits again', 'filler-3', [] as string[]],
+    ['a new writer evicts the oldest at the bound', 'newcomer', ['oldest']],
+  ])('copies only the shards of the writers it changes when %s', (_description, writer, evicted) => {
+    // Proves what keeps a commit's cost independent of how many writers a stream remembers: the other shards are shared.
+    const before = withRememberedWriters([['oldest', 1]], WRITERS_MAX);
+    const after = accepted(before, commitWal([range(EVENTS_0, STREAM_END, STREAM_END + 2, { writer: { id: writer, seq: 9 } })])).view;
+    const [old, next] = [before, after].map((view) => getIn(view.buckets, '1//0')!.stream.writers);
+    const touched = new Set([writer, ...evicted].map((id) => shardOf(id, WRITER_SHARDS)));
+    expect(next!.shards).toHaveLength(WRITER_SHARDS);
+    next!.shards.forEach((shard, index) => (touched.has(index) ? expect(shard).not.toBe(old!.shards[index]) : expect(shard).toBe(old!.shards[index])));
+    expect(next!.size).toBe(WRITERS_MAX);
+    expect(getIn(next!, writer)).toEqual(expect.objectContaining({ seq: 9, baseOffset: STREAM_END, count: 2 }));
+    for (const id of evicted) expect(getIn(next!, id)).toBeUndefined();
   });
 
   it(`forgets the first of LIMITS.writersPerStreamMax + 1 writers that commit one after another`, () => {
@@ -1186,7 +1212,7 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
     for (let index = 0; index <= WRITERS_MAX; index++) {
       view = accepted(view, commitWal([range(EVENTS_0, index, index + 1, { writer: { id: `writer-${index}`, seq: index } })])).view;
     }
-    const writers = getIn(view.buckets, '1//0')!.stream.writers;
+    const writers = rememberedOf(view);
     expect(Object.keys(writers)).toHaveLength(WRITERS_MAX);
     expect(writers['writer-0']).toBeUndefined();
     expect(writers['writer-1']).toEqual({ seq: 1, baseOffset: 1, count: 1 });
@@ -1196,9 +1222,10 @@ describe('CommitWal remembers at most LIMITS.writersPerStreamMax writers per str
 
   it('keeps writer ids named like prototype members as own entries', () => {
     const { view } = accepted(storageFixture(), commitWal([range(EVENTS_0, 10, 11, { writer: { id: '__proto__', seq: 4 } }), range(EVENTS_0, 11, 12, { writer: { id: 'constructor', seq: 5 } })]));
-    const writers = JSON.parse(JSON.stringify(getIn(view.buckets, '1//0')!.stream.writers)) as Record<string, WriterState>;
-    expect(Object.getPrototypeOf(getIn(view.buckets, '1//0')!.stream.writers)).toBe(Object.prototype);
-    expect(Object.keys(writers)).toEqual(['w1', '__proto__', 'constructor']);
+    const remembered = getIn(view.buckets, '1//0')!.stream.writers;
+    for (const shard of remembered.shards) expect(Object.getPrototypeOf(shard)).toBe(Object.prototype);
+    const writers = JSON.parse(JSON.stringify(recordOf(remembered))) as Record<string, WriterState>;
+    expect(Object.keys(writers).sort()).toEqual(['__proto__', 'constructor', 'w1']);
     expect(Object.getOwnPropertyDescriptor(writers, '__proto__')?.value).toEqual({ seq: 4, baseOffset: 10, count: 1 });
   });
 });

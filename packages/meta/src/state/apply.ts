@@ -53,6 +53,7 @@ import {
   type TableRecord,
   type View,
   type WriterState,
+  NO_WRITERS,
 } from './view';
 import { isStreamOpenBy } from './fence';
 
@@ -141,7 +142,7 @@ export const NEVER_OPENED_STREAM: Readonly<StreamRecord> = Object.freeze({
   startOffset: 0,
   endOffset: 0,
   slices: Object.freeze([]) as unknown as DataSlice[],
-  writers: Object.freeze({}) as Record<string, WriterState>,
+  writers: NO_WRITERS,
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -516,7 +517,7 @@ function newBuckets(table: TableRecord, partition: string | null, leaders: reado
       bucket,
       leader,
       leaderEpoch: leader === null ? epochFloor : nextEpoch(epochFloor),
-      stream: { ...NEVER_OPENED_STREAM, epoch: epochFloor, slices: [], writers: {} },
+      stream: { ...NEVER_OPENED_STREAM, epoch: epochFloor, slices: [], writers: NO_WRITERS },
       kvSnapshots: [],
     };
   }
@@ -814,25 +815,33 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
 
 /**
  * Records a writer's last batch (keeping the few before it, for retries of a writer with several requests
- * in flight), evicting the writer whose last batch is oldest beyond the bound.
+ * in flight), evicting the writer whose last batch is oldest beyond the bound. Copies only the shard of
+ * the writer (and of the evicted one).
  */
-function withWriter(writers: Record<string, WriterState>, writer: { id: string; seq: number }, range: WalRange): Record<string, WriterState> {
-  const previous = ownRecord(writers, writer.id);
+function withWriter(writers: ShardedMap<WriterState>, writer: { id: string; seq: number }, range: WalRange): ShardedMap<WriterState> {
+  const previous = getIn(writers, writer.id);
   const earlier = previous ? [{ seq: previous.seq, baseOffset: previous.baseOffset, count: previous.count }, ...(previous.earlier ?? [])].slice(0, LIMITS.writerBatchesRemembered - 1) : [];
   const batch = { seq: writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset };
-  const next: Record<string, WriterState> = { ...writers, [writer.id]: earlier.length > 0 ? { ...batch, earlier } : batch };
-  const ids = Object.keys(next);
-  if (ids.length > LIMITS.writersPerStreamMax) {
-    // Deterministic eviction: the smallest base offset, then the smallest id.
-    let oldest = ids[0]!;
-    for (const id of ids) {
-      const candidate = next[id]!;
-      const current = next[oldest]!;
-      if (candidate.baseOffset < current.baseOffset || (candidate.baseOffset === current.baseOffset && id < oldest)) oldest = id;
+  const editor = new ShardedMapEditor(writers);
+  editor.set(writer.id, earlier.length > 0 ? { ...batch, earlier } : batch);
+  if (editor.size > LIMITS.writersPerStreamMax) editor.delete(oldestWriter(editor.result()));
+  return editor.result();
+}
+
+/** The writer to evict: the smallest base offset, then the smallest id (deterministic whatever the order of the map). */
+function oldestWriter(writers: ShardedMap<WriterState>): string {
+  let oldestId = '';
+  let oldestOffset = Infinity;
+  for (const shard of writers.shards) {
+    for (const id of Object.keys(shard)) {
+      const baseOffset = shard[id]!.baseOffset;
+      if (baseOffset < oldestOffset || (baseOffset === oldestOffset && id < oldestId)) {
+        oldestId = id;
+        oldestOffset = baseOffset;
+      }
     }
-    delete next[oldest];
   }
-  return next;
+  return oldestId;
 }
 
 function applyCommitStreamObject(view: View, seq: number, command: CommitStreamObject): Applied {

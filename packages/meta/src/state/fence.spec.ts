@@ -1,8 +1,8 @@
 import { isStreamOpenBy } from './fence';
-import type { StreamRecord, StreamState } from './view';
+import { NO_WRITERS, type StreamRecord, type StreamState } from './view';
 
 function stream(state: StreamState, node: string | null, nodeEpoch: number, epoch: number): StreamRecord {
-  return { state, epoch, node, nodeEpoch, startOffset: 0, endOffset: 0, slices: [], writers: {} };
+  return { state, epoch, node, nodeEpoch, startOffset: 0, endOffset: 0, slices: [], writers: NO_WRITERS };
 }
 
 describe('isStreamOpenBy', () => {

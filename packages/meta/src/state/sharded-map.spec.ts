@@ -31,6 +31,31 @@ describe('ShardedMap', () => {
     after.shards.forEach((shard, index) => (touched.has(index) ? expect(shard).not.toBe(before.shards[index]) : expect(shard).toBe(before.shards[index])));
   });
 
+  it('keeps the number of shards it was made with, and an editor edits in those shards', () => {
+    // Proves a small map (a stream's writers) can have fewer shards: lookups, edits and copies use its own count.
+    const before = deepFreeze(shardedFrom(Object.fromEntries(Array.from({ length: 300 }, (_, index) => [`writer/${index}`, index])), 32));
+    expect(before.shards).toHaveLength(32);
+    expect(emptyShardedMap(32).shards).toHaveLength(32);
+    for (let index = 0; index < 300; index++) expect(getIn(before, `writer/${index}`)).toBe(index);
+    for (const [index, shard] of before.shards.entries()) for (const key of Object.keys(shard)) expect(shardOf(key, 32)).toBe(index);
+    const editor = new ShardedMapEditor(before);
+    editor.set('writer/7', 70);
+    editor.set('writer/new', 1);
+    expect(editor.size).toBe(301);
+    editor.delete('writer/8');
+    expect(editor.size).toBe(300);
+    const after = editor.result();
+    expect(after.shards).toHaveLength(32);
+    expect([after.size, getIn(after, 'writer/7'), getIn(after, 'writer/new'), getIn(after, 'writer/8'), getIn(before, 'writer/8')]).toEqual([300, 70, 1, undefined, 8]);
+    const touched = new Set(['writer/7', 'writer/new', 'writer/8'].map((key) => shardOf(key, 32)));
+    after.shards.forEach((shard, index) => (touched.has(index) ? expect(shard).not.toBe(before.shards[index]) : expect(shard).toBe(before.shards[index])));
+    expect(recordOf(after)).toEqual({ ...recordOf(before), 'writer/7': 70, 'writer/new': 1, 'writer/8': undefined });
+  });
+
+  it.each([0, 3, 48, -4, 1.5])('refuses %p shards: a count must be a power of two', (shards) => {
+    expect(() => emptyShardedMap(shards)).toThrow(`a sharded map needs a power of two of shards, got ${shards}`);
+  });
+
   it.each<[string, [string, number][]]>([
     ['an empty map', []],
     ['one key', [['1//0', 7]]],

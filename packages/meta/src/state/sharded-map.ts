@@ -14,29 +14,38 @@ export interface ShardedMap<V> {
   readonly shards: readonly Readonly<Record<string, V>>[];
 }
 
-/** Shards of every map; a power of two. At 100 000 keys a change copies a record of about 400. */
+/**
+ * Shards of the view's maps (a power of two); at 100 000 keys a change copies a record of about 400. A map
+ * keeps the number of shards it was made with (the length of `shards`), so a small map, such as the writers
+ * of one stream, can have fewer.
+ */
 export const SHARDS = 256;
 
 const EMPTY_SHARD: Readonly<Record<string, never>> = Object.freeze({});
 
-export function emptyShardedMap<V>(): ShardedMap<V> {
-  return { size: 0, shards: new Array<Readonly<Record<string, V>>>(SHARDS).fill(EMPTY_SHARD) };
+/** An empty map of `shards` shards (a power of two). */
+export function emptyShardedMap<V>(shards: number = SHARDS): ShardedMap<V> {
+  if (!(Number.isSafeInteger(shards) && shards >= 1 && (shards & (shards - 1)) === 0)) throw new Error(`a sharded map needs a power of two of shards, got ${shards}`);
+  return { size: 0, shards: new Array<Readonly<Record<string, V>>>(shards).fill(EMPTY_SHARD) };
 }
 
-/** The shard of a key: FNV-1a over its UTF-16 code units. Stored maps depend on it only in memory. */
-export function shardOf(key: string): number {
+/**
+ * The shard of a key among `shards` (a power of two): FNV-1a over its UTF-16 code units. Stored maps depend
+ * on it only in memory.
+ */
+export function shardOf(key: string, shards: number = SHARDS): number {
   let hash = 0x811c9dc5;
   for (let index = 0; index < key.length; index++) {
     hash ^= key.charCodeAt(index);
     hash = Math.imul(hash, 0x01000193);
   }
-  return (hash >>> 0) & (SHARDS - 1);
+  return (hash >>> 0) & (shards - 1);
 }
 
 /** The value of `key`, or undefined; a key that is not a string (from a malformed command) has none. */
 export function getIn<V>(map: ShardedMap<V>, key: string): V | undefined {
   if (typeof key !== 'string') return undefined;
-  const shard = map.shards[shardOf(key)]!;
+  const shard = map.shards[shardOf(key, map.shards.length)]!;
   return Object.prototype.hasOwnProperty.call(shard, key) ? shard[key] : undefined;
 }
 
@@ -57,9 +66,9 @@ export function recordOf<V>(map: ShardedMap<V>): Record<string, V> {
   return record;
 }
 
-/** A map holding the entries of a flat record. */
-export function shardedFrom<V>(record: Readonly<Record<string, V>>): ShardedMap<V> {
-  const editor = new ShardedMapEditor<V>(emptyShardedMap<V>());
+/** A map of `shards` shards holding the entries of a flat record. */
+export function shardedFrom<V>(record: Readonly<Record<string, V>>, shards: number = SHARDS): ShardedMap<V> {
+  const editor = new ShardedMapEditor<V>(emptyShardedMap<V>(shards));
   for (const key of Object.keys(record)) editor.set(key, record[key]!);
   return editor.result();
 }
@@ -71,32 +80,41 @@ export function shardedFrom<V>(record: Readonly<Record<string, V>>): ShardedMap<
 export class ShardedMapEditor<V> {
   private shards: Readonly<Record<string, V>>[] | undefined;
   private readonly copied = new Set<number>();
-  private size: number;
+  private count: number;
 
   constructor(private readonly base: ShardedMap<V>) {
-    this.size = base.size;
+    this.count = base.size;
+  }
+
+  /** Entries of the map as edited so far. */
+  get size(): number {
+    return this.count;
   }
 
   get(key: string): V | undefined {
-    const shard = (this.shards ?? this.base.shards)[shardOf(key)]!;
+    const shard = (this.shards ?? this.base.shards)[this.shardOf(key)]!;
     return Object.prototype.hasOwnProperty.call(shard, key) ? shard[key] : undefined;
   }
 
   set(key: string, value: V): void {
-    const shard = this.writableShard(shardOf(key));
-    if (!Object.prototype.hasOwnProperty.call(shard, key)) this.size++;
+    const shard = this.writableShard(this.shardOf(key));
+    if (!Object.prototype.hasOwnProperty.call(shard, key)) this.count++;
     setOwn(shard, key, value);
   }
 
   delete(key: string): void {
-    const index = shardOf(key);
+    const index = this.shardOf(key);
     if (!Object.prototype.hasOwnProperty.call((this.shards ?? this.base.shards)[index]!, key)) return;
     delete this.writableShard(index)[key];
-    this.size--;
+    this.count--;
   }
 
   result(): ShardedMap<V> {
-    return this.shards === undefined ? this.base : { size: this.size, shards: this.shards };
+    return this.shards === undefined ? this.base : { size: this.count, shards: this.shards };
+  }
+
+  private shardOf(key: string): number {
+    return shardOf(key, this.base.shards.length);
   }
 
   private writableShard(index: number): Record<string, V> {

@@ -6,7 +6,7 @@ import type { Command, CommitKvSnapshot, CommitStreamObject, Outcome, StreamObje
 import { deepFreeze } from './deep-freeze';
 import { ownRecord } from './lookup';
 import { mulberry32, randomChance, randomChoice, randomInteger, type Random } from './prng';
-import { bucketId, bucketsInTableOrder, emptyView, type BucketRecord, type DataSlice, type KvSnapshotRecord, type StreamRecord, type View, type WriterState } from './view';
+import { NO_WRITERS, bucketId, bucketsInTableOrder, emptyView, type BucketRecord, type DataSlice, type KvSnapshotRecord, type StreamRecord, type View, type WriterState } from './view';
 
 /**
  * Seeded simulation of long metadata-log histories. Each seed generates a history that mixes plausible
@@ -844,7 +844,7 @@ function checkAcceptedCommitWal(before: View, after: View, fields: Record<string
     state.endOffset = range.endOffset;
     if (range.writer) {
       // The batch becomes the writer's last; the batches before it stay remembered, newest first, up to the bound.
-      const previous = state.writers.get(range.writer.id) ?? ownRecord(stream.writers, range.writer.id);
+      const previous = state.writers.get(range.writer.id) ?? getIn(stream.writers, range.writer.id);
       const remembered = previous ? [previous, ...(previous.earlier ?? [])].map(({ seq, baseOffset, count }) => ({ seq, baseOffset, count })) : [];
       const earlier = remembered.slice(0, LIMITS.writerBatchesRemembered - 1);
       const last = { seq: range.writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset };
@@ -858,7 +858,7 @@ function checkAcceptedCommitWal(before: View, after: View, fields: Record<string
     check(isDeepStrictEqual(stream.slices, state.slices), `CommitWal left bucket ${id} with slices other than the old ones plus its ranges`);
     for (const [writer, last] of state.writers) {
       // The simulation uses fewer writer ids than the bound, so no writer is ever evicted here.
-      check(isDeepStrictEqual(ownRecord(stream.writers, writer), last), `CommitWal did not record the last batch of writer ${writer} in bucket ${id}`);
+      check(isDeepStrictEqual(getIn(stream.writers, writer), last), `CommitWal did not record the last batch of writer ${writer} in bucket ${id}`);
     }
   }
   return new Set(expected.keys());
@@ -880,7 +880,7 @@ function checkStorage(id: string, stream: StreamRecord): void {
     offset = slice.endOffset;
   }
   check(offset === endOffset, `bucket ${id} slices end at ${offset}, the stream at ${endOffset}`);
-  const writers = Object.entries(stream.writers);
+  const writers = [...entriesIn(stream.writers)];
   check(writers.length <= LIMITS.writersPerStreamMax, `bucket ${id} remembers ${writers.length} writers`);
   for (const [writer, last] of writers) {
     check(last.baseOffset >= startOffset && last.baseOffset + last.count <= endOffset, `bucket ${id} writer ${writer} last batch lies outside the stream`);
@@ -1355,7 +1355,7 @@ describe('the simulation catches a broken state machine and names the seed and t
       const result = apply(view, seq, command);
       if (!result.outcome.ok || command?.type !== 'CommitWal') return result;
       const changed = command.ranges.filter((range) => range.writer !== undefined);
-      return { ...result, view: withRangeStreams(result.view, changed, (stream) => ({ ...stream, writers: {} })) };
+      return { ...result, view: withRangeStreams(result.view, changed, (stream) => ({ ...stream, writers: NO_WRITERS })) };
     });
     expect(message).toMatch(/CommitWal did not record the last batch of writer/);
   });
