@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
-import { WRITER_SHARDS, recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type StreamRecord, type View, type WriterState } from '@mink/meta';
+import { NO_WRITERS, WRITER_SHARDS, recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type StreamRecord, type View, type WriterState } from '@mink/meta';
 import { NotFoundError, UnavailableError } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
 import { isWrongRevision, openLatestValueBucket, translateNatsError, type BucketCreationOptions } from './nats-errors';
@@ -250,7 +250,9 @@ async function decodeSnapshot(body: Uint8Array, key: string): Promise<View> {
   // Snapshots written before PK tables kept KV snapshots have buckets without the list: they had none.
   const buckets: Record<string, BucketRecord> = {};
   for (const [id, bucket] of Object.entries(parsed.view.buckets ?? {})) {
-    buckets[id] = { ...bucket, kvSnapshots: bucket.kvSnapshots ?? [], stream: { ...bucket.stream, writers: shardedFrom(bucket.stream.writers ?? {}, WRITER_SHARDS) } };
+    const writers = bucket.stream.writers ?? {};
+    // Streams without writers share one empty map, as the streams of a view built by `apply` do.
+    buckets[id] = { ...bucket, kvSnapshots: bucket.kvSnapshots ?? [], stream: { ...bucket.stream, writers: Object.keys(writers).length === 0 ? NO_WRITERS : shardedFrom(writers, WRITER_SHARDS) } };
   }
   const stored = parsed.view;
   // Snapshots written before Kafka producer ids existed had allocated none.
