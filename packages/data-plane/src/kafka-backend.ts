@@ -1,6 +1,6 @@
 import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { NO_WRITERS, bucketId, checkName, entriesIn, getIn, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
+import { NO_WRITERS, bucketId, checkName, getIn, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 import {
@@ -9,7 +9,6 @@ import {
   hostAndPortOf,
   kafkaNodeIdOf,
   batchSequences,
-  newestProducerEpoch,
   producerWriterId,
   searchTimestampInBatch,
   setBaseOffset,
@@ -27,6 +26,7 @@ import {
 import type { ClusterMember } from '@mink/runtime';
 import type { DataPlane, IdempotentWriter, RefuseSequence } from './data-plane';
 import type { DataNodeMetrics } from './node-metrics';
+import { newestProducerEpochIn } from './producer-epochs';
 
 /**
  * The Kafka broker port of a data node (packages/kafka's `KafkaBackend`) over its view and the data plane
@@ -162,7 +162,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   private producerOf(data: DataPlane, topic: string, partition: number, producer: ProducerSequence, offsetCount: number): { writer: IdempotentWriter; refuse: RefuseSequence } {
     const { bucketId: id } = data.streamBoundsOf(topic, partition);
     const writers = getIn(this.member.view.buckets, id)?.stream.writers ?? NO_WRITERS;
-    const newest = newestProducerEpoch(Array.from(entriesIn(writers), ([writerId]) => writerId), producer.producerId);
+    const newest = newestProducerEpochIn(writers, producer.producerId);
     if (newest > producer.producerEpoch) {
       throw new KafkaError(ERROR_CODES.INVALID_PRODUCER_EPOCH, `producer ${producer.producerId} is at epoch ${newest} on ${topic}-${partition}, not ${producer.producerEpoch}`);
     }

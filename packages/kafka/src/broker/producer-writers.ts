@@ -25,6 +25,27 @@ export function newestProducerEpoch(writerIds: Iterable<string>, producerId: num
   return newest;
 }
 
+/**
+ * The newest epoch of every producer among a stream's writer ids, by producer id: for each id `p`, what
+ * `newestProducerEpoch(writerIds, p)` returns when it is not -1. Read once per set of ids, it answers every
+ * producer without a scan (a stream may remember `writersPerStreamMax` writers).
+ */
+export function producerEpochsOf(writerIds: Iterable<string>): Map<number, number> {
+  const newest = new Map<number, number>();
+  for (const id of writerIds) {
+    if (!id.startsWith(WRITER_ID_PREFIX)) continue;
+    const separator = id.indexOf(':', WRITER_ID_PREFIX.length);
+    if (separator < 0) continue;
+    const producerText = id.slice(WRITER_ID_PREFIX.length, separator);
+    const producerId = Number(producerText);
+    // Only the text `producerWriterId` writes for that number matches its prefix in newestProducerEpoch.
+    if (String(producerId) !== producerText) continue;
+    const epoch = Number(id.slice(separator + 1));
+    if (Number.isSafeInteger(epoch) && epoch > (newest.get(producerId) ?? -1)) newest.set(producerId, epoch);
+  }
+  return newest;
+}
+
 /** The sequences a batch of `recordCount` records from `baseSequence` covers: first and last. */
 export function batchSequences(baseSequence: number, recordCount: number): { firstSeq: number; seq: number } {
   return { firstSeq: baseSequence, seq: baseSequence + recordCount - 1 };
