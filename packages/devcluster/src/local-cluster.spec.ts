@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENV } from '@mink/config';
-import { CLUSTER_ROLES, LocalCluster, SERVICE_ROLES, readClusterFile, type ClusterProcessInfo } from './local-cluster';
+import { CLUSTER_ROLES, LocalCluster, SERVICE_ROLES, fixedPortsOf, readClusterFile, type ClusterProcessInfo } from './local-cluster';
 import { freePort } from './ports';
 import { eventually } from '@mink/testing';
 
@@ -66,6 +66,17 @@ async function fetchJson(url: string, timeoutMs = 2_000): Promise<{ role: string
   const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   return (await response.json()) as { role: string; env: Record<string, string> };
 }
+
+describe('fixedPortsOf', () => {
+  it.each([
+    ['every port picked free', { gatewayPort: 0, grpcPort: 0, kafkaPort: 0, nodes: 3, natsPort: undefined, s3Port: undefined }, []],
+    ['mink up defaults: the gateway, gRPC and a Kafka port per data node', { gatewayPort: 8080, grpcPort: 50051, kafkaPort: 9092, nodes: 3, natsPort: undefined, s3Port: undefined }, [8080, 50051, 9092, 9093, 9094]],
+    ['fixed NATS and S3 ports, Kafka ports picked free', { gatewayPort: 0, grpcPort: 0, kafkaPort: 0, nodes: 2, natsPort: 4333, s3Port: 9000 }, [4333, 9000]],
+    ['one data node', { gatewayPort: 0, grpcPort: 0, kafkaPort: 31000, nodes: 1, natsPort: undefined, s3Port: undefined }, [31000]],
+  ])('%s', (_case, options, expected) => {
+    expect(fixedPortsOf(options)).toEqual(expected);
+  });
+});
 
 describe('LocalCluster', () => {
   let workDirectory: string;

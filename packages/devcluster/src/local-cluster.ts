@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { DEFAULTS, ENV, LIMITS, sleep, type NatsCredentials, type TlsFiles } from '@mink/config';
 import { checkNatsClusterSize, natsMetaLeader, startNatsCluster, startNatsClusterNode, waitForJetStream, type NatsClusterNodeSpec } from './nats-cluster';
 import { startNatsServer } from './nats-server';
-import { freePort } from './ports';
+import { freePort, reservePorts } from './ports';
 import { startS3Server } from './s3-server';
 import { ensureClusterSecrets, type ClusterSecrets } from './secrets';
 
@@ -204,6 +204,7 @@ export class LocalCluster {
 
   private constructor(private readonly options: ResolvedOptions) {
     process.on('exit', this.killAllOnExit);
+    reservePorts(fixedPortsOf(options));
   }
 
   /** Starts every process and resolves once all are ready; on failure stops what it started and rejects. */
@@ -735,6 +736,12 @@ export function logFileName(role: ClusterRole, nodeId: string | null): string {
 /** Reads a cluster.json written by a LocalCluster (for example by a running `mink up`). */
 export function readClusterFile(dataDir: string): ClusterFile {
   return JSON.parse(readFileSync(join(dataDir, CLUSTER_FILE_NAME), 'utf8')) as ClusterFile;
+}
+
+/** The ports the options fix (0 or absent: picked free): the services bind them later, so no free pick may take one. */
+export function fixedPortsOf(options: Pick<ResolvedOptions, 'gatewayPort' | 'grpcPort' | 'kafkaPort' | 'nodes' | 'natsPort' | 's3Port'>): number[] {
+  const kafka = options.kafkaPort === 0 ? [] : Array.from({ length: options.nodes }, (_, index) => options.kafkaPort + index);
+  return [options.gatewayPort, options.grpcPort, ...kafka, options.natsPort ?? 0, options.s3Port ?? 0].filter((port) => port !== 0);
 }
 
 function resolveOptions(options: LocalClusterOptions): ResolvedOptions {

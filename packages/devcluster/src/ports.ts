@@ -61,8 +61,20 @@ export function isFetchBlockedPort(port: number): boolean {
   return FETCH_BLOCKED_PORTS.has(port);
 }
 
-/** Ports this process handed out: never handed out twice, so servers started together do not collide. */
+/**
+ * Ports this process handed out or was told are taken (`reservePorts`): never handed out, so servers
+ * started together do not collide.
+ */
 const handedOut = new Set<number>();
+
+/**
+ * Keeps `ports` from ever being handed out by `freePort` in this process: the fixed ports a cluster's
+ * services will bind later (a data node's Kafka port given as base + n - 1 is free when the first services
+ * pick theirs, and was once handed to a coordinator that started before the data node).
+ */
+export function reservePorts(ports: Iterable<number>): void {
+  for (const port of ports) handedOut.add(port);
+}
 /** How many random candidates `freePort` checks before it gives up. */
 const PICK_ATTEMPTS = 200;
 
