@@ -211,6 +211,13 @@ export const LIMITS = {
   metaTailIdleHeartbeatMs: 250,
   /** Recent samples of the NATS server's clock kept to estimate its offset from the local clock. */
   serverClockSamplesMax: 64,
+  /**
+   * Reads of the clock probe's key after its write before the probe fails: in a NATS cluster a KV get may
+   * be answered by a replica that has not stored the write yet, so a miss is read again after
+   * `serverClockProbeReadRetryMs`.
+   */
+  serverClockProbeReadsMax: 40,
+  serverClockProbeReadRetryMs: 25,
   /** `mink up` and LocalCluster: how long one service may take until its /readyz answers 200. */
   serviceReadyTimeoutMs: 60_000,
   /** How often a starting service's /readyz is polled, and how long one poll may take. */

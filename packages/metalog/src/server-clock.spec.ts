@@ -1,4 +1,18 @@
+import type { KvEntry } from 'nats';
+import { LIMITS } from '@mink/config';
 import { ServerClock } from './server-clock';
+
+/** A KV whose gets miss `misses` times after the put (a lagging replica), then find the entry stamped `stampMs`. */
+function laggingKv(misses: number, stampMs: number) {
+  let gets = 0;
+  return {
+    gets: () => gets,
+    kv: {
+      put: jest.fn(async () => 1),
+      get: jest.fn(async () => (++gets > misses ? ({ created: new Date(stampMs) } as KvEntry) : null)),
+    },
+  };
+}
 
 describe('ServerClock', () => {
   it('refuses to guess before it has seen any stamp', () => {
@@ -16,6 +30,25 @@ describe('ServerClock', () => {
     clock.observe(1_000_000 + 200 - 5, 200); // an entry received 5 ms after the server stamped it
     expect(clock.serverNowMs(300)).toBe(1_000_000 + 300 - 5);
     expect(clock.ageMs(1_000_000 + 250, 300)).toBe(45);
+  });
+
+  it.each([0, 1, LIMITS.serverClockProbeReadsMax - 1])('takes its sample once a read finds the write, after %d misses', async (misses) => {
+    // Proves a replica that has not stored the probe's write yet (a cluster of NATS servers) does not fail the probe.
+    const clock = new ServerClock();
+    const { kv, gets } = laggingKv(misses, 5_000_000);
+    await clock.probe(kv, 'clock', 0);
+    expect(kv.put).toHaveBeenCalledTimes(1);
+    expect(gets()).toBe(misses + 1);
+    expect(clock.hasEstimate()).toBe(true);
+    expect(clock.serverNowMs(1_000)).toBeGreaterThan(5_000_000 - 1_000_000);
+  });
+
+  it('fails the probe when no read finds the write', async () => {
+    const clock = new ServerClock();
+    const { kv, gets } = laggingKv(Infinity, 0);
+    await expect(clock.probe(kv, 'clock', 0)).rejects.toThrow(`the clock probe clock could not be read back after ${LIMITS.serverClockProbeReadsMax} reads`);
+    expect(gets()).toBe(LIMITS.serverClockProbeReadsMax);
+    expect(clock.hasEstimate()).toBe(false);
   });
 
   it('forgets samples beyond its bound so it follows a drifting server clock', () => {

@@ -45,13 +45,21 @@ export class ServerClock {
    * Writes `key` in `kv` and reads the key back: the tight sample that makes the estimate usable even
    * when every other entry in the bucket is old. Several processes may probe the same key; whatever entry
    * is read back was written no earlier than this probe's own write, so it is at least as tight. Sharing
-   * one key keeps the bucket from growing with every process that ever started.
+   * one key keeps the bucket from growing with every process that ever started. In a NATS cluster the read
+   * may reach a replica that has not stored the write yet (seen at the start of a cluster of three): a miss
+   * is read again, up to `LIMITS.serverClockProbeReadsMax` reads.
    */
-  async probe(kv: KV, key: string): Promise<void> {
+  async probe(kv: Pick<KV, 'put' | 'get'>, key: string, retryMs: number = LIMITS.serverClockProbeReadRetryMs): Promise<void> {
     await kv.put(key, new Uint8Array(0));
-    const entry = await kv.get(key);
-    const receivedAtMs = performance.now();
-    if (entry === null) throw new Error(`the clock probe ${key} could not be read back`);
-    this.observe(entry.created.getTime(), receivedAtMs);
+    for (let read = 1; read <= LIMITS.serverClockProbeReadsMax; read++) {
+      const entry = await kv.get(key);
+      const receivedAtMs = performance.now();
+      if (entry !== null) {
+        this.observe(entry.created.getTime(), receivedAtMs);
+        return;
+      }
+      if (read < LIMITS.serverClockProbeReadsMax) await new Promise((resolve) => setTimeout(resolve, retryMs));
+    }
+    throw new Error(`the clock probe ${key} could not be read back after ${LIMITS.serverClockProbeReadsMax} reads`);
   }
 }
