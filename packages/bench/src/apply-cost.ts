@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { NO_WRITERS, WRITER_SHARDS, apply, emptyView, shardedFrom, type BucketRecord, type CommitWal, type DataSlice, type StreamRecord, type View } from '@mink/meta';
+import { NO_WRITERS, WRITER_SHARDS, apply, emptyView, shardedFrom, type BucketRecord, type CommitWal, type DataSlice, type View } from '@mink/meta';
 
 /** What one apply-cost measurement found: the mean time one process spends applying one `CommitWal`. */
 export interface ApplyCostResult {
@@ -23,6 +23,11 @@ export interface ApplyCostResult {
  */
 export function measureApplyCost(buckets: number, liveObjects: number, commits = 300, rangesPerCommit = 8, writersPerStream = 0): ApplyCostResult {
   const slicesPerStream = Math.max(1, Math.floor(liveObjects / buckets));
+  // Writers whose last batches are at offset 0, one map shared by every stream (the view is immutable).
+  const remembered =
+    writersPerStream === 0
+      ? NO_WRITERS
+      : shardedFrom(Object.fromEntries(Array.from({ length: writersPerStream }, (_, index) => [`earlier-writer-${index}`, { seq: 0, baseOffset: 0, count: 1 }])), WRITER_SHARDS);
   const objects: Record<string, { references: number }> = {};
   const bucketRecords: Record<string, BucketRecord> = {};
   for (let bucket = 0; bucket < buckets; bucket++) {
@@ -42,7 +47,7 @@ export function measureApplyCost(buckets: number, liveObjects: number, commits =
       leader: '1',
       leaderEpoch: 1,
       kvSnapshots: [],
-      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: slicesPerStream, slices, writers: rememberedWriters(writersPerStream) },
+      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: slicesPerStream, slices, writers: remembered },
     };
   }
   let view: View = {
@@ -77,17 +82,3 @@ export function measureApplyCost(buckets: number, liveObjects: number, commits =
   }
   return { buckets, liveObjects: view.objects.size, rangesPerCommit, writersPerStream, commits, msPerCommitWal: (performance.now() - startedMs) / commits };
 }
-
-/** `count` writers whose last batches are at offset 0 (shared by every stream: the view is immutable). */
-const rememberedWriters = (() => {
-  const made = new Map<number, StreamRecord['writers']>();
-  return (count: number): StreamRecord['writers'] => {
-    if (count === 0) return NO_WRITERS;
-    let writers = made.get(count);
-    if (writers === undefined) {
-      writers = shardedFrom(Object.fromEntries(Array.from({ length: count }, (_, index) => [`earlier-writer-${index}`, { seq: 0, baseOffset: 0, count: 1 }])), WRITER_SHARDS);
-      made.set(count, writers);
-    }
-    return writers;
-  };
-})();

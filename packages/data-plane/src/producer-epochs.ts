@@ -8,8 +8,8 @@ import { producerEpochsOf } from '@mink/kafka';
 const epochsByShard = new WeakMap<object, Map<number, number>>();
 
 /**
- * The newest epoch of `producerId` among a stream's writers, or -1: what `newestProducerEpoch` finds over
- * every writer id, for the cost of one lookup per shard instead of a scan of up to `writersPerStreamMax` ids
+ * The newest epoch of `producerId` among a stream's writers, or -1: what `producerEpochsOf` finds over
+ * every writer id, for the cost of one lookup per shard instead of a read of up to `writersPerStreamMax` ids
  * on each idempotent produce.
  */
 export function newestProducerEpochIn(writers: ShardedMap<WriterState>, producerId: number): number {

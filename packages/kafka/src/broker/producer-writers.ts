@@ -13,22 +13,11 @@ export function producerWriterId(producerId: number, producerEpoch: number): str
   return `${WRITER_ID_PREFIX}${producerId}:${producerEpoch}`;
 }
 
-/** The newest epoch of `producerId` among a stream's writer ids, or -1 when none of them is that producer's. */
-export function newestProducerEpoch(writerIds: Iterable<string>, producerId: number): number {
-  const prefix = `${WRITER_ID_PREFIX}${producerId}:`;
-  let newest = -1;
-  for (const id of writerIds) {
-    if (!id.startsWith(prefix)) continue;
-    const epoch = Number(id.slice(prefix.length));
-    if (Number.isSafeInteger(epoch) && epoch > newest) newest = epoch;
-  }
-  return newest;
-}
-
 /**
- * The newest epoch of every producer among a stream's writer ids, by producer id: for each id `p`, what
- * `newestProducerEpoch(writerIds, p)` returns when it is not -1. Read once per set of ids, it answers every
- * producer without a scan (a stream may remember `writersPerStreamMax` writers).
+ * The newest epoch of every producer among a stream's writer ids, by producer id (a producer with none
+ * is absent): only ids that `producerWriterId` writes count, ids with an epoch that is not a safe integer
+ * are skipped. Read once per set of ids, it answers every producer without a scan (a stream may remember
+ * `writersPerStreamMax` writers).
  */
 export function producerEpochsOf(writerIds: Iterable<string>): Map<number, number> {
   const newest = new Map<number, number>();
@@ -38,7 +27,7 @@ export function producerEpochsOf(writerIds: Iterable<string>): Map<number, numbe
     if (separator < 0) continue;
     const producerText = id.slice(WRITER_ID_PREFIX.length, separator);
     const producerId = Number(producerText);
-    // Only the text `producerWriterId` writes for that number matches its prefix in newestProducerEpoch.
+    // Only the text `producerWriterId` writes for that number names it (not `07`, nor `1e1` for 10).
     if (String(producerId) !== producerText) continue;
     const epoch = Number(id.slice(separator + 1));
     if (Number.isSafeInteger(epoch) && epoch > (newest.get(producerId) ?? -1)) newest.set(producerId, epoch);
