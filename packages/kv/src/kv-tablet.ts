@@ -29,8 +29,9 @@ export interface KvSnapshot {
  *
  * Contract:
  * - Keys hold 1 to `LIMITS.kvKeyBytesMax` bytes; values any number of bytes, including none.
- * - `apply` is atomic: every write of the batch and the new applied offset become visible (and durable) together
- *   or not at all. Writes to one key within a batch take effect in batch order, so the last one wins. Batches
+ * - `apply` is atomic: every write of the batch and the new applied offset become visible together or not at
+ *   all, and a crash of the process keeps them so (the LMDB tablet does not flush to disk, so a crash of the
+ *   machine may not: a PK bucket never reopens a tablet a process left, it restores from object storage). Writes to one key within a batch take effect in batch order, so the last one wins. Batches
  *   are applied in call order. The offset never goes backwards; an apply with a smaller offset than an earlier
  *   call is a broken invariant of the caller and throws a plain Error.
  * - `appliedOffset` is the offset of the first changelog record not yet included (0 for a new tablet): a

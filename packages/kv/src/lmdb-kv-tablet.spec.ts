@@ -108,9 +108,11 @@ describe('LmdbKvTablet on a full disk', () => {
         offsetAfter: 2,
         lastAfter: true,
         firstAfter: 'kept',
-        racedRefused: { commitFailed: true, code: 'Unavailable' },
-        offsetAfterRace: 2,
-        offsetAfterRaceFreed: 3,
+        commitRefused: { commitFailed: true, code: 'Unavailable', message: expect.stringMatching(/could not commit writes up to offset 3: /) },
+        offsetAfterCommitRefused: 2,
+        moreAfterCommitRefused: false,
+        offsetAfterFreed: 3,
+        moreAfterFreed: true,
         unhandled: [],
       });
     } finally {

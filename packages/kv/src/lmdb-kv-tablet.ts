@@ -24,6 +24,11 @@ export interface LmdbKvTabletOptions {
    * is smaller, at some extra CPU. Defaults to true because snapshots travel to object storage.
    */
   compactSnapshots?: boolean;
+  /**
+   * The free bytes of the tablet's file system, read before each apply (statfs when absent). A test gives
+   * one that reports room the disk no longer has, so that LMDB's own commit meets the full disk.
+   */
+  freeBytes?: (directory: string) => number;
 }
 
 /** The LMDB environment keeps two named databases: the entries, and the tablet's own state. */
@@ -49,17 +54,17 @@ type BytesDatabase = Database<Buffer, Buffer>;
  * snapshot reports is read back from the copy itself, so it is exactly the offset of the copied state.
  */
 export class LmdbKvTablet implements KvTablet {
-  /** The highest offset any apply has been called with, checked at call time because applies queue in order. */
-  private highestRequestedOffset: number;
+  /** The applied offset of the last commit, as stored in the state database (read there once, at open). */
+  private applied: number;
 
   private constructor(
     private readonly directory: string,
     private readonly root: RootDatabase,
     private readonly entries: BytesDatabase,
     private readonly state: BytesDatabase,
-    private readonly compactSnapshots: boolean,
+    private readonly options: LmdbKvTabletOptions,
   ) {
-    this.highestRequestedOffset = this.appliedOffset();
+    this.applied = decodeOffset(this.state.get(APPLIED_OFFSET_KEY));
   }
 
   /** Opens the tablet in `directory`, creating an empty one (applied offset 0) if there is none. */
@@ -69,10 +74,15 @@ export class LmdbKvTablet implements KvTablet {
     // No event-turn batching: every write here is in a `transaction`, which commits on its own, and the
     // batching adds a commit promise of lmdb-js's that nobody holds, so a failed commit (a disk filled
     // after the room check) would reject it unhandled and end the process.
-    const root = open({ path: directory, noSubdir: false, maxDbs: 2, eventTurnBatching: false });
+    // No flush to disk (`noSync`): a PK bucket's tablet is never read after its process stops using it (the
+    // bucket empties its folder before opening, removes it on close and restores from object storage), so
+    // what a crash of the machine could lose is never read again. LMDB still writes its pages at each
+    // commit, so a commit stays atomic and a full disk still fails it. Commits are synchronous (see apply),
+    // which would otherwise wait for the flush on the event loop.
+    const root = open({ path: directory, noSubdir: false, maxDbs: 2, eventTurnBatching: false, noSync: true });
     const entries = root.openDB<Buffer, Buffer>({ name: ENTRIES_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     const state = root.openDB<Buffer, Buffer>({ name: STATE_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
-    return new LmdbKvTablet(directory, root, entries, state, options.compactSnapshots ?? true);
+    return new LmdbKvTablet(directory, root, entries, state, options);
   }
 
   get(key: Uint8Array): Uint8Array | undefined {
@@ -107,42 +117,42 @@ export class LmdbKvTablet implements KvTablet {
     return found;
   }
 
+  /**
+   * Commits the batch and its offset in one synchronous LMDB write transaction, on this thread, before
+   * returning: without a flush this costs less CPU than handing the writes to lmdb-js's write thread
+   * (measured in one process, batches of 500 puts of 230 bytes: 6.4 µs per put against 8–9 through the
+   * write thread, and 11–14 with the flush), and applies reach LMDB in call order by construction. A failed commit (a full disk) throws from the transaction and rejects the
+   * returned promise; LMDB has aborted it, so nothing of the batch is stored and the offset stays.
+   */
   async apply(batch: readonly KvWrite[], appliedOffset: number): Promise<void> {
-    assertValidApply(batch, appliedOffset, this.highestRequestedOffset);
-    // Refused before the offset counts as requested (nothing was applied, so the same offsets may come
-    // again), and synchronously, so applies still reach LMDB in the order they were called.
+    assertValidApply(batch, appliedOffset, this.applied);
     this.refuseWhenDiskIsFull(batch, appliedOffset);
-    this.highestRequestedOffset = appliedOffset;
     const encodedOffset = encodeOffset(appliedOffset);
-    // Each write inside the transaction returns a promise of the commit too; the transaction's own promise
-    // carries the outcome, so theirs are handled at once: left alone, a failed commit (a full disk) would
-    // reject each of them unhandled and take the process down.
-    const settled = (write: Promise<unknown>): void => void write.catch(() => undefined);
     try {
-      await this.root.transaction(() => {
+      this.root.transactionSync(() => {
         for (const write of batch) {
-          settled(write.value === null ? this.entries.remove(asBuffer(write.key)) : this.entries.put(asBuffer(write.key), asBuffer(write.value)));
+          if (write.value === null) this.entries.removeSync(asBuffer(write.key));
+          else this.entries.putSync(asBuffer(write.key), asBuffer(write.value));
         }
-        settled(this.state.put(APPLIED_OFFSET_KEY, encodedOffset));
+        this.state.putSync(APPLIED_OFFSET_KEY, encodedOffset);
       });
     } catch (error) {
-      this.highestRequestedOffset = this.appliedOffset();
       throw new KvCommitFailedError(`the KV tablet could not commit writes up to offset ${appliedOffset}: ${await describeCommitError(error)}`);
     }
+    this.applied = appliedOffset;
   }
 
   /**
    * Refuses the batch, as a failed commit would, when the tablet's file system has less room than the batch
-   * may need, so LMDB is seldom asked to commit into a full disk; when the disk fills between this check
-   * and the commit, the commit fails and `apply` rejects the same way. The estimate is generous: twice the
-   * batch's bytes and `LIMITS.kvDiskHeadroomBytes` for the pages LMDB grows its file by.
+   * may need, so LMDB is seldom asked to commit into a full disk; when the disk fills after this check, the
+   * commit fails and `apply` rejects the same way. The estimate is generous: twice the batch's bytes and
+   * `LIMITS.kvDiskHeadroomBytes` for the pages LMDB grows its file by.
    */
   private refuseWhenDiskIsFull(batch: readonly KvWrite[], appliedOffset: number): void {
     let batchBytes = 0;
     for (const write of batch) batchBytes += write.key.byteLength + (write.value?.byteLength ?? 0);
     const neededBytes = 2 * batchBytes + LIMITS.kvDiskHeadroomBytes;
-    const space = statfsSync(this.directory);
-    const freeBytes = space.bavail * space.bsize;
+    const freeBytes = (this.options.freeBytes ?? freeBytesOf)(this.directory);
     if (freeBytes < neededBytes) {
       throw new KvCommitFailedError(
         `the KV tablet could not commit writes up to offset ${appliedOffset}: No space left on device (${freeBytes} bytes free for a batch that may need ${neededBytes})`,
@@ -151,12 +161,12 @@ export class LmdbKvTablet implements KvTablet {
   }
 
   appliedOffset(): number {
-    return decodeOffset(this.state.get(APPLIED_OFFSET_KEY));
+    return this.applied;
   }
 
   async snapshot(toDirectory: string): Promise<KvSnapshot> {
     await prepareEmptyDirectory(toDirectory);
-    await this.root.backup(toDirectory, this.compactSnapshots);
+    await this.root.backup(toDirectory, this.options.compactSnapshots ?? true);
     const appliedOffset = await readAppliedOffsetOfCopy(toDirectory);
     const bytes = (await stat(join(toDirectory, DATA_FILE))).size;
     return { appliedOffset, files: [DATA_FILE], bytes };
@@ -192,6 +202,12 @@ async function readAppliedOffsetOfCopy(directory: string): Promise<number> {
     await copy.close();
     await rm(join(directory, LOCK_FILE), { force: true });
   }
+}
+
+/** The bytes free for an unprivileged writer on the file system of `directory`. */
+function freeBytesOf(directory: string): number {
+  const space = statfsSync(directory);
+  return space.bavail * space.bsize;
 }
 
 function encodeOffset(offset: number): Buffer {
