@@ -345,6 +345,15 @@ export const LIMITS = {
   pkGroupOperationsMax: 50_000,
   /** Group commits of one PK bucket in the WAL at once (their batches commit in order). */
   pkGroupsInFlightMax: 4,
+  /**
+   * Operations queued for a PK bucket that start another group while one is in flight; fewer wait for the
+   * group in flight to settle and go out together in the next. Each group costs its leader about as much as
+   * 60 operations (an Arrow batch read and written, an LMDB commit) and every process a range to apply, so
+   * 1 000 keeps that under 6 %; a writer of large requests still has several groups in flight. Measured on 3
+   * data nodes with 8 clients putting 125-row requests: every group held one request, and groups of all that
+   * waited took 20 % less data-node CPU per row.
+   */
+  pkGroupOperationsPipelined: 1_000,
   /** Writers whose numbered puts and deletes a PK bucket's leader keeps the order of (see decidePkWriterOrder); the least recently used beyond it is forgotten. */
   pkWritersRememberedMax: 1_024,
   /** Free bytes a KV tablet's file system must keep beyond twice a batch's size, or the batch is refused as a full disk (LMDB grows its file in steps of about 0.5 MiB). */
@@ -476,6 +485,9 @@ export function assertLimits(): void {
   if (LIMITS.grpcShutdownGraceMs >= LIMITS.serviceStopTimeoutMs) throw new Error('the gRPC shutdown grace must end before a stopping service is killed');
   if (LIMITS.scanFollowWaitMsMin > LIMITS.scanWaitMsMax) throw new Error('a following scan must be able to wait its shortest wait');
   if (LIMITS.writerBatchesRemembered < LIMITS.writerRequestsInFlightMax) throw new Error('a writer must be able to retry every request it has in flight');
+  if (LIMITS.pkGroupOperationsPipelined < 1 || LIMITS.pkGroupOperationsPipelined > LIMITS.pkGroupOperationsMax) {
+    throw new Error('a PK group of pkGroupOperationsPipelined operations must fit in one group');
+  }
   if (LIMITS.appendRequestBytesPipelined < 1 || LIMITS.appendRequestBytesPipelined > LIMITS.appendRequestBytesMax) {
     throw new Error('the bytes of appends sent beside a request in flight must fit in one request');
   }

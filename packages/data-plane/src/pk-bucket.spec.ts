@@ -76,6 +76,9 @@ async function changelog(f: Fixture): Promise<[string, string, unknown][]> {
 }
 
 /** A WAL that holds every append until the test releases it (`held`), and fails the first one it releases as an upload would. */
+/** Group commit that starts a group for every request while fewer than the most are in flight, so tests of pipelining can use requests of one operation. */
+const PIPELINE_EVERY_REQUEST = { groupOperationsPipelined: 1 };
+
 function heldWal(f: Fixture, held: (() => void)[]): PkBucketDeps['wal'] {
   let failNext = true;
   return {
@@ -265,7 +268,7 @@ describe('PkBucket', () => {
         return f.wal.append(request);
       },
     };
-    const bucket = await open({ wal: gated });
+    const bucket = await open({ wal: gated, groupCommit: PIPELINE_EVERY_REQUEST });
     const first = bucket.write(rows([{ tenant: 'a', id: 1, name: 'one', score: 1 }]).map((row) => ({ kind: 'put', row })));
     const partialColumns = ['tenant', 'id', 'score'];
     const second = bucket.write([{ kind: 'put', row: validateRows(COLUMNS, [{ tenant: 'a', id: 1, score: 5 }], { allowedColumns: partialColumns })[0]!, partialColumns }]);
@@ -290,9 +293,42 @@ describe('PkBucket', () => {
     ]);
   });
 
+  it('sends small requests that arrive while a group is in flight together, as one group after it', async () => {
+    // Proves the pipelining rule (LIMITS.pkGroupOperationsPipelined): requests of a few operations do not each
+    // become a group and a WAL batch of their own while one is in flight; they wait, go as one batch, and each
+    // is still answered with its own offsets.
+    const held: (() => void)[] = [];
+    const batches: number[] = [];
+    const gated = {
+      append: async (request: WalAppendRequest): Promise<WalAppendResult> => {
+        batches.push(request.recordCount);
+        await new Promise<void>((release) => held.push(release));
+        return f.wal.append(request);
+      },
+    };
+    const bucket = await open({ wal: gated });
+    const put = (id: number) => bucket.write(rows([{ tenant: 'a', id, name: `n${id}` }]).map((row) => ({ kind: 'put', row })));
+    const first = put(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const waiting = [put(2), put(3), put(4)];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([1]);
+    held.shift()!();
+    while (batches.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([1, 3]);
+    held.shift()!();
+    expect(await Promise.all([first, ...waiting])).toEqual([
+      { operations: 1, baseOffset: 0, count: 1 },
+      { operations: 1, baseOffset: 1, count: 1 },
+      { operations: 1, baseOffset: 2, count: 1 },
+      { operations: 1, baseOffset: 3, count: 1 },
+    ]);
+    expect((await changelog(f)).map(([, id]) => id)).toEqual(['1', '2', '3', '4']);
+  });
+
   it('refuses a group planned on one that failed, unwritten, and plans the next from the committed state', async () => {
     const held: (() => void)[] = [];
-    const bucket = await open({ wal: heldWal(f, held) });
+    const bucket = await open({ wal: heldWal(f, held), groupCommit: PIPELINE_EVERY_REQUEST });
     const lost = bucket.write(rows([{ tenant: 'a', id: 1, name: 'lost', score: 1 }]).map((row) => ({ kind: 'put', row })));
     const partialColumns = ['tenant', 'id', 'score'];
     const onLost = bucket.write([{ kind: 'put', row: validateRows(COLUMNS, [{ tenant: 'a', id: 1, score: 5 }], { allowedColumns: partialColumns })[0]!, partialColumns }]);
@@ -344,7 +380,7 @@ describe('PkBucket', () => {
 
     it('after a failure refuses the later requests still waiting and takes the failed one again first, so no retry is overtaken', async () => {
       const held: (() => void)[] = [];
-      const bucket = await open({ wal: heldWal(f, held) });
+      const bucket = await open({ wal: heldWal(f, held), groupCommit: PIPELINE_EVERY_REQUEST });
       // Four groups go to the WAL at once (LIMITS.pkGroupsInFlightMax); the fifth request waits to be planned.
       const sent = [0, 1, 2, 3, 4].map((seq) => bucket.write(putName(`v${seq}`), writer(seq)));
       await new Promise((resolve) => setImmediate(resolve));

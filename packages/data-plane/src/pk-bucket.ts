@@ -47,6 +47,8 @@ export interface PkBucketDeps {
   observer?: PkBucketObserver;
   /** Where tablets live and how snapshots move (LMDB_TABLETS when absent). */
   tablets?: TabletStorage;
+  /** Bounds of group commit in place of those of LIMITS (tests that pipeline single-operation requests). */
+  groupCommit?: Partial<GroupCommitLimits>;
 }
 
 /** What PK buckets report for metrics. */
@@ -100,7 +102,11 @@ interface QueuedWrite {
   reject: (error: unknown) => void;
 }
 
-const GROUP_COMMIT_LIMITS: GroupCommitLimits = { groupsInFlightMax: LIMITS.pkGroupsInFlightMax, groupOperationsMax: LIMITS.pkGroupOperationsMax };
+const GROUP_COMMIT_LIMITS: GroupCommitLimits = {
+  groupsInFlightMax: LIMITS.pkGroupsInFlightMax,
+  groupOperationsMax: LIMITS.pkGroupOperationsMax,
+  groupOperationsPipelined: LIMITS.pkGroupOperationsPipelined,
+};
 
 /** A planned group in flight: its requests with their change records, and its batch's append. */
 interface GroupInFlight {
@@ -134,7 +140,9 @@ const REPLAY_READ_RECORDS = 10_000;
  * one batch; only after that batch is committed are they applied to the tablet and acknowledged. A lookup
  * therefore sees every acknowledged write and nothing unacknowledged.
  *
- * Groups are pipelined: up to `LIMITS.pkGroupsInFlightMax` are in the WAL at once, each planned against the
+ * Groups are pipelined: up to `LIMITS.pkGroupsInFlightMax` are in the WAL at once (another starts while one is
+ * in flight only once `LIMITS.pkGroupOperationsPipelined` operations wait; fewer go together in the group
+ * after it, see nextGroupCommitStep), each planned against the
  * tablet plus the writes of the groups before it that are not applied yet (`pendingWrites`), and each
  * naming the offset its plan assumes (`expectedStartOffset`), so a group planned on a predecessor that then
  * failed is refused by the WAL writer unwritten rather than stored on a state that never was. Groups settle
@@ -162,6 +170,7 @@ export class PkBucket {
   private lastSnapshotOffset: number;
   /** The primary key columns in tablet key order (keyColumnOrder), fixed for the table's life. */
   private readonly keyColumns: string[];
+  private readonly groupCommitLimits: GroupCommitLimits;
   /** The writers whose numbered requests this leader took, least recently used first (at most `LIMITS.pkWritersRememberedMax`). */
   private readonly writers = new Map<string, PkWriter>();
 
@@ -177,6 +186,7 @@ export class PkBucket {
     this.lastSnapshotOffset = restoredFrom;
     this.plannedEnd = restoredFrom;
     this.keyColumns = keyColumnOrder(table.primaryKey, table.bucketKey);
+    this.groupCommitLimits = { ...GROUP_COMMIT_LIMITS, ...deps.groupCommit };
   }
 
   get id(): string {
@@ -384,14 +394,14 @@ export class PkBucket {
 
   /**
    * Takes the steps nextGroupCommitStep decides: starts groups while requests are queued and fewer than
-   * `LIMITS.pkGroupsInFlightMax` are in flight; after a failure, once the groups in flight have settled,
+   * `LIMITS.pkGroupsInFlightMax` are in flight (small ones wait for the group in flight); after a failure, once the groups in flight have settled,
    * catches the tablet up with the committed changelog (one catch-up at a time) and goes on from there.
    */
   private pump(): void {
     for (;;) {
       const next = nextGroupCommitStep(
         { closed: this.closed, catchingUp: this.catchingUp, mustCatchUp: this.mustCatchUp, groupsInFlight: this.inFlight.length, queued: this.queue },
-        GROUP_COMMIT_LIMITS,
+        this.groupCommitLimits,
       );
       switch (next.step) {
         case 'idle':

@@ -9,7 +9,7 @@ import { keyText, primaryKeyBytes } from './keys';
 import type { PkOptions } from './merge-engine';
 
 describe('nextGroupCommitStep', () => {
-  const limits: GroupCommitLimits = { groupsInFlightMax: 4, groupOperationsMax: 8 };
+  const limits: GroupCommitLimits = { groupsInFlightMax: 4, groupOperationsMax: 8, groupOperationsPipelined: 3 };
   /** A queue of requests holding these numbers of operations. */
   const queueOf = (...counts: number[]) => counts.map((count) => ({ operations: new Array<unknown>(count).fill(null) }));
   const ready: GroupCommitState = { closed: false, catchingUp: false, mustCatchUp: false, groupsInFlight: 0, queued: queueOf(1) };
@@ -24,7 +24,13 @@ describe('nextGroupCommitStep', () => {
     ['after a failure, with nothing queued: idle (the next write catches up)', { mustCatchUp: true, queued: [] }, { step: 'idle' }],
     ['a closed bucket that must catch up does not', { mustCatchUp: true, closed: true }, { step: 'idle' }],
     ['groupsInFlightMax groups in the WAL: wait for one to settle', { groupsInFlight: 4 }, { step: 'idle' }],
-    ['fewer in flight: start a group', { groupsInFlight: 3 }, { step: 'startGroup', requests: 1 }],
+    ['fewer in flight and groupOperationsPipelined queued: start a group', { groupsInFlight: 3, queued: queueOf(3) }, { step: 'startGroup', requests: 1 }],
+    ['none in flight: even one operation starts a group at once', { groupsInFlight: 0, queued: queueOf(1) }, { step: 'startGroup', requests: 1 }],
+    ['one in flight and fewer than groupOperationsPipelined queued: they wait for it', { groupsInFlight: 1, queued: queueOf(1, 1) }, { step: 'idle' }],
+    ['one in flight: requests that together reach groupOperationsPipelined go', { groupsInFlight: 1, queued: queueOf(1, 1, 1) }, { step: 'startGroup', requests: 3 }],
+    ['one in flight: one large request goes, and takes what fits behind it', { groupsInFlight: 1, queued: queueOf(6, 1, 5) }, { step: 'startGroup', requests: 2 }],
+    ['groupsInFlightMax in flight: even a large request waits', { groupsInFlight: 4, queued: queueOf(8) }, { step: 'idle' }],
+    ['after a failure with none in flight, a small queue catches up (no pipelining rule)', { mustCatchUp: true, queued: queueOf(1) }, { step: 'catchUp' }],
     ['the requests queued that fit go together', { queued: queueOf(1, 2, 3) }, { step: 'startGroup', requests: 3 }],
     ['a group may hold exactly groupOperationsMax', { queued: queueOf(3, 5, 1) }, { step: 'startGroup', requests: 2 }],
     ['the request that would overflow the group waits for the next', { queued: queueOf(3, 4, 5) }, { step: 'startGroup', requests: 2 }],

@@ -28,10 +28,14 @@ export interface GroupCommitState {
   queued: readonly { operations: readonly unknown[] }[];
 }
 
-/** The bounds of group commit: groups of one bucket in the WAL at once, and operations one group plans at most. */
+/**
+ * The bounds of group commit: groups of one bucket in the WAL at once, operations one group plans at most,
+ * and operations queued that start another group while one is in flight.
+ */
 export interface GroupCommitLimits {
   groupsInFlightMax: number;
   groupOperationsMax: number;
+  groupOperationsPipelined: number;
 }
 
 /**
@@ -43,14 +47,18 @@ export type GroupCommitStep = { step: 'idle' } | { step: 'catchUp' } | { step: '
 /**
  * Decides the bucket's next step. Nothing starts while the bucket is closed, catching up, or has nothing
  * queued. After a failure, the catch-up waits for every group in flight to settle (their outcomes decide
- * what the changelog holds). Otherwise a group starts while fewer than `groupsInFlightMax` are in flight:
- * it takes the oldest request, and the ones after it while the group's operations stay within
- * `groupOperationsMax` (a request is never split, so a group holds at least one whatever its size).
+ * what the changelog holds). Otherwise a group starts at once when none is in flight; while some are (fewer
+ * than `groupsInFlightMax`), only when the queue holds `groupOperationsPipelined` operations: smaller
+ * requests wait for the group in flight to settle and go out together, since a group's fixed cost is paid
+ * per group, not per request. A group takes the oldest request, and the ones after it while the group's
+ * operations stay within `groupOperationsMax` (a request is never split, so a group holds at least one
+ * whatever its size).
  */
 export function nextGroupCommitStep(state: GroupCommitState, limits: GroupCommitLimits): GroupCommitStep {
   if (state.closed || state.catchingUp || state.queued.length === 0) return { step: 'idle' };
   if (state.mustCatchUp) return state.groupsInFlight > 0 ? { step: 'idle' } : { step: 'catchUp' };
   if (state.groupsInFlight >= limits.groupsInFlightMax) return { step: 'idle' };
+  if (state.groupsInFlight > 0 && !holdsOperations(state.queued, limits.groupOperationsPipelined)) return { step: 'idle' };
   let requests = 1;
   let operations = state.queued[0]!.operations.length;
   while (requests < state.queued.length && operations + state.queued[requests]!.operations.length <= limits.groupOperationsMax) {
@@ -58,6 +66,16 @@ export function nextGroupCommitStep(state: GroupCommitState, limits: GroupCommit
     requests += 1;
   }
   return { step: 'startGroup', requests };
+}
+
+/** Whether the queued requests hold at least `count` operations together. */
+function holdsOperations(queued: readonly { operations: readonly unknown[] }[], count: number): boolean {
+  let operations = 0;
+  for (const request of queued) {
+    operations += request.operations.length;
+    if (operations >= count) return true;
+  }
+  return false;
 }
 
 /** The plan of one request of a group: its change records and final key states, or why it was refused. */
