@@ -42,6 +42,7 @@ import { runRestore } from './pk-restore';
 import { averageWalObjectBytes, computeRatios, type WriteRatioInput } from './report';
 import { scanRatios } from './scan-figures';
 import { tieringRatios } from './tiering-figures';
+import { measuredWarmupCalls } from './write-scenario';
 import type {
   AppendResult,
   BaselineResult,
@@ -266,9 +267,10 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       progress: note,
       processIds: minkProcessIds,
       serverProcessIds,
+      warmupCalls: measuredWarmupCalls(rows, options.batchRows),
     });
     // Each append scenario's ids (warm-up included) lie in their own range.
-    const idRange = options.rows + options.batchRows * BENCH_BASELINES.warmupOperations;
+    const idRange = options.rows + options.batchRows * measuredWarmupCalls(options.rows, options.batchRows);
     if (selected('append') && !interrupt.signal.aborted) {
       startPhase(`mink append through the gateway: POST ${cluster.gatewayUrl}/v1/tables/${BENCH_TABLE.name}/append`);
       const gateway = await runGatewayAppend(cluster.gatewayUrl, scenario(options.rows, 0, BENCH_PAYLOAD_CHARS));

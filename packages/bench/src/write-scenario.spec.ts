@@ -1,4 +1,4 @@
-import { acknowledgedIds, benchRows, cpuElsewhere, writeCallCount } from './write-scenario';
+import { acknowledgedIds, benchRows, cpuElsewhere, measuredWarmupCalls, writeCallCount } from './write-scenario';
 
 describe('the rows of a write scenario', () => {
   const settings = { rows: 25, batchRows: 10, firstId: 100 };
@@ -11,6 +11,15 @@ describe('the rows of a write scenario', () => {
     expect(benchRows(settings, 2).map((row) => row.id)).toEqual([120, 121, 122, 123, 124]);
     expect(benchRows(settings, 3)).toEqual([]);
     expect(benchRows(settings, 0)[1]).toEqual({ id: 101, name: 'sensor-101', value: 101 / 7 });
+  });
+
+  it('warms a measured series up with a fifth of its calls, and never fewer than the baselines warm up with', () => {
+    // Proves the append and put series warm up in proportion to what they measure (the default 200 append calls: 40).
+    expect(measuredWarmupCalls(200_000, 1_000)).toBe(40);
+    expect(measuredWarmupCalls(100_000, 1_000)).toBe(20);
+    expect(measuredWarmupCalls(100_500, 1_000)).toBe(21);
+    expect(measuredWarmupCalls(5_000, 1_000)).toBe(4);
+    expect(measuredWarmupCalls(0, 1_000)).toBe(4);
   });
 
   it('lists the ids of the acknowledged calls only, in id order', () => {

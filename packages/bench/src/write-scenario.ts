@@ -36,6 +36,8 @@ export interface WriteScenarioSettings {
   /** Pids of the cluster's S3 and NATS servers, whose CPU time the scenario reports beside mink's and its own. */
   serverProcessIds?: () => number[];
   progress: (line: string) => void;
+  /** Untimed calls before the measured ones (their ids follow the measured rows); `BENCH_BASELINES.warmupOperations` when absent. */
+  warmupCalls?: number;
 }
 
 /** A batch ready to send, with the figures the result counts once it is acknowledged. */
@@ -80,6 +82,11 @@ export function payloadOf(id: number, chars: number): string {
   return (head + 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(Math.ceil(chars / 36))).slice(0, chars);
 }
 
+/** The warm-up calls of a measured append or put series of `rows` (see BENCH_BASELINES.measuredWriteWarmupShare). */
+export function measuredWarmupCalls(rows: number, batchRows: number): number {
+  return Math.max(BENCH_BASELINES.warmupOperations, Math.ceil(writeCallCount(rows, batchRows) * BENCH_BASELINES.measuredWriteWarmupShare));
+}
+
 /** Calls a scenario makes: the last one carries the remainder. */
 export function writeCallCount(rows: number, batchRows: number): number {
   return Math.ceil(rows / batchRows);
@@ -99,15 +106,16 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   const calls = writeCallCount(settings.rows, settings.batchRows);
   // Warm-up calls (the first describe of the table, new connections) write ids after the measured ones,
   // so they are neither counted nor colliding with them.
+  const warmupCalls = settings.warmupCalls ?? BENCH_BASELINES.warmupOperations;
   const warmupRows = {
     firstId: settings.firstId + settings.rows,
-    rows: settings.batchRows * BENCH_BASELINES.warmupOperations,
+    rows: settings.batchRows * warmupCalls,
     batchRows: settings.batchRows,
     payloadChars: settings.payloadChars,
   };
   await runClosedLoop(
     { prepare: (index) => writer.encode(benchRows(warmupRows, index)), send: (batch) => writer.send(batch) },
-    { operations: BENCH_BASELINES.warmupOperations, concurrency: settings.concurrency, signal: settings.signal, failuresMax: BENCH_LIMITS.failedCallsMax },
+    { operations: warmupCalls, concurrency: settings.concurrency, signal: settings.signal, failuresMax: BENCH_LIMITS.failedCallsMax },
   ).catch((error: unknown) => {
     throw new CliError(`${label} failed while warming up: ${error instanceof Error ? error.message : String(error)}`);
   });
