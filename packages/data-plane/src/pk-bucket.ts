@@ -140,13 +140,12 @@ const REPLAY_READ_RECORDS = 10_000;
  * one batch; only after that batch is committed are they applied to the tablet and acknowledged. A lookup
  * therefore sees every acknowledged write and nothing unacknowledged.
  *
- * Groups are pipelined: up to `LIMITS.pkGroupsInFlightMax` are in the WAL at once (another starts while one is
- * in flight only once `LIMITS.pkGroupOperationsPipelined` operations wait; fewer go together in the group
- * after it, see nextGroupCommitStep), each planned against the
- * tablet plus the writes of the groups before it that are not applied yet (`pendingWrites`), and each
- * naming the offset its plan assumes (`expectedStartOffset`), so a group planned on a predecessor that then
- * failed is refused by the WAL writer unwritten rather than stored on a state that never was. Groups settle
- * strictly in order. After a failure no group starts until those in flight have settled; the tablet then
+ * Groups are pipelined: up to `LIMITS.pkGroupsInFlightMax` are in the WAL at once (another starts while one
+ * is in flight only once `LIMITS.pkGroupOperationsPipelined` operations wait; fewer go together in the group
+ * after it, see nextGroupCommitStep), each planned against the tablet plus the writes of the groups before
+ * it that are not applied yet (`pendingWrites`), and each naming the offset its plan assumes
+ * (`expectedStartOffset`), so a group planned on a predecessor that then failed is refused by the WAL writer
+ * unwritten rather than stored on a state that never was. Groups settle strictly in order. After a failure no group starts until those in flight have settled; the tablet then
  * catches up with the committed changelog and planning starts afresh from it.
  */
 export class PkBucket {
@@ -170,6 +169,7 @@ export class PkBucket {
   private lastSnapshotOffset: number;
   /** The primary key columns in tablet key order (keyColumnOrder), fixed for the table's life. */
   private readonly keyColumns: string[];
+  /** The bounds of group commit: LIMITS', or those the deps give instead. */
   private readonly groupCommitLimits: GroupCommitLimits;
   /** The writers whose numbered requests this leader took, least recently used first (at most `LIMITS.pkWritersRememberedMax`). */
   private readonly writers = new Map<string, PkWriter>();
@@ -394,8 +394,9 @@ export class PkBucket {
 
   /**
    * Takes the steps nextGroupCommitStep decides: starts groups while requests are queued and fewer than
-   * `LIMITS.pkGroupsInFlightMax` are in flight (small ones wait for the group in flight); after a failure, once the groups in flight have settled,
-   * catches the tablet up with the committed changelog (one catch-up at a time) and goes on from there.
+   * `LIMITS.pkGroupsInFlightMax` are in flight (small ones wait for the group in flight); after a failure,
+   * once the groups in flight have settled, catches the tablet up with the committed changelog (one
+   * catch-up at a time) and goes on from there.
    */
   private pump(): void {
     for (;;) {

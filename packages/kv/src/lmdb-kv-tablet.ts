@@ -71,9 +71,9 @@ export class LmdbKvTablet implements KvTablet {
   static async open(directory: string, options: LmdbKvTabletOptions = {}): Promise<LmdbKvTablet> {
     await mkdir(directory, { recursive: true });
     // An explicit `noSubdir: false` keeps the directory layout even if a directory name contains a dot.
-    // No event-turn batching: every write here is in a `transaction`, which commits on its own, and the
-    // batching adds a commit promise of lmdb-js's that nobody holds, so a failed commit (a disk filled
-    // after the room check) would reject it unhandled and end the process.
+    // No event-turn batching: every write here is a synchronous transaction of its own (see apply), and
+    // lmdb-js's batching of asynchronous writes would add a commit promise that nobody holds, which a failed
+    // commit (a full disk) would reject unhandled, ending the process.
     // No flush to disk (`noSync`): a PK bucket's tablet is never read after its process stops using it (the
     // bucket empties its folder before opening, removes it on close and restores from object storage), so
     // what a crash of the machine could lose is never read again. LMDB still writes its pages at each
@@ -121,8 +121,9 @@ export class LmdbKvTablet implements KvTablet {
    * Commits the batch and its offset in one synchronous LMDB write transaction, on this thread, before
    * returning: without a flush this costs less CPU than handing the writes to lmdb-js's write thread
    * (measured in one process, batches of 500 puts of 230 bytes: 6.4 µs per put against 8–9 through the
-   * write thread, and 11–14 with the flush), and applies reach LMDB in call order by construction. A failed commit (a full disk) throws from the transaction and rejects the
-   * returned promise; LMDB has aborted it, so nothing of the batch is stored and the offset stays.
+   * write thread, and 11–14 with the flush), and applies reach LMDB in call order by construction. A
+   * failed commit (a full disk) throws from the transaction and rejects the returned promise; LMDB has
+   * aborted it, so nothing of the batch is stored and the offset stays.
    */
   async apply(batch: readonly KvWrite[], appliedOffset: number): Promise<void> {
     assertValidApply(batch, appliedOffset, this.applied);
