@@ -101,6 +101,10 @@ describe('metrics that matter', () => {
     expect(samples(node, 'mink_wal_queued_bytes')).toHaveLength(1);
     // Each PK bucket restored its tablet (empty) when it opened here.
     expect(sum(node, 'mink_kv_restore_seconds_count')).toBe(2);
+    // Every put row went through a group commit of its bucket; the refused put never reached one.
+    expect(sum(node, 'mink_pk_group_operations_sum')).toBe(300);
+    expect(sum(node, 'mink_pk_group_requests_count')).toBeGreaterThanOrEqual(2);
+    expect(sum(node, 'mink_pk_group_requests_sum')).toBeGreaterThanOrEqual(sum(node, 'mink_pk_group_requests_count'));
 
     // The gateway counts its HTTP answers by route pattern and status.
     const gatewayMetrics = (await http(gateway, 'GET', '/metrics')).body as string;

@@ -53,6 +53,26 @@ describe('DataNodeMetrics', () => {
   });
 });
 
+describe('DataNodeMetrics.pk', () => {
+  it('records the requests and operations of each group commit of a PK bucket', async () => {
+    const registry = new Registry();
+    const metrics = new DataNodeMetrics(registry);
+    metrics.pk.groupStarted!(1, 125);
+    metrics.pk.groupStarted!(3, 375);
+    const json = await registry.getMetricsAsJSON();
+    const sampleOf = (name: string, sample: string, le?: number) =>
+      ((json.find((each) => each.name === name)?.values ?? []) as { metricName?: string; value: number; labels: Record<string, string | number> }[])
+        .filter((each) => each.metricName === `${name}_${sample}` && (le === undefined || each.labels.le === le))
+        .reduce((sum, each) => sum + each.value, 0);
+    expect(sampleOf('mink_pk_group_requests', 'count')).toBe(2);
+    expect(sampleOf('mink_pk_group_requests', 'sum')).toBe(4);
+    expect(sampleOf('mink_pk_group_requests', 'bucket', 2)).toBe(1);
+    expect(sampleOf('mink_pk_group_operations', 'sum')).toBe(500);
+    expect(sampleOf('mink_pk_group_operations', 'bucket', 100)).toBe(0);
+    expect(sampleOf('mink_pk_group_operations', 'bucket', 1_000)).toBe(2);
+  });
+});
+
 describe('DataNodeMetrics.trackWith', () => {
   it('counts an operation with the figures of its result, and a Kafka error by its code', async () => {
     const registry = new Registry();

@@ -11,8 +11,8 @@ const OBJECT_BYTES = [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 
 /**
  * The data node's metrics of its data path, created once per process and shared by its incarnations:
  * requests per table and bucket (count by outcome, rows, bytes, latency), WAL uploads and commits
- * (latency, object size, commits refused by code, bytes queued), compaction, and PK bucket restores and
- * snapshots. Prometheus naming: `_total` counters, `_seconds` and `_bytes` histograms.
+ * (latency, object size, commits refused by code, bytes queued), compaction, and PK bucket restores,
+ * snapshots and group commits. Prometheus naming: `_total` counters, `_seconds` and `_bytes` histograms.
  */
 export class DataNodeMetrics {
   private readonly requests: Counter<'table' | 'bucket' | 'op' | 'outcome'>;
@@ -25,6 +25,8 @@ export class DataNodeMetrics {
   private readonly compactedBytes: Counter;
   private readonly restoreSeconds: Histogram;
   private readonly snapshotBytes: Histogram;
+  private readonly groupRequests: Histogram;
+  private readonly groupOperations: Histogram;
   private queuedBytes: () => number = () => 0;
 
   constructor(registry: Registry) {
@@ -86,6 +88,18 @@ export class DataNodeMetrics {
       registers,
     });
     this.snapshotBytes = new Histogram({ name: 'mink_kv_snapshot_bytes', help: 'Size of the KV snapshots committed', buckets: OBJECT_BYTES, registers });
+    this.groupRequests = new Histogram({
+      name: 'mink_pk_group_requests',
+      help: 'Put and delete requests a PK bucket wrote together in one group commit (one changelog batch)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+      registers,
+    });
+    this.groupOperations = new Histogram({
+      name: 'mink_pk_group_operations',
+      help: 'Puts and deletes of one group commit of a PK bucket',
+      buckets: [1, 10, 100, 1_000, 10_000, 50_000],
+      registers,
+    });
   }
 
   /** Runs one request (`run`) and counts it: outcome, rows, bytes and latency, when it is about table data. */
@@ -123,6 +137,10 @@ export class DataNodeMetrics {
   readonly pk: PkBucketObserver = {
     restored: (seconds) => this.restoreSeconds.observe(seconds),
     snapshotCommitted: (bytes) => this.snapshotBytes.observe(bytes),
+    groupStarted: (requests, operations) => {
+      this.groupRequests.observe(requests);
+      this.groupOperations.observe(operations);
+    },
   };
 
   compacted(bytes: number): void {

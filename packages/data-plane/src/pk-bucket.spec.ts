@@ -306,7 +306,9 @@ describe('PkBucket', () => {
         return f.wal.append(request);
       },
     };
-    const bucket = await open({ wal: gated });
+    const groups: [number, number][] = [];
+    const observer = { restored: () => undefined, snapshotCommitted: () => undefined, groupStarted: (requests: number, operations: number) => groups.push([requests, operations]) };
+    const bucket = await open({ wal: gated, observer });
     const put = (id: number) => bucket.write(rows([{ tenant: 'a', id, name: `n${id}` }]).map((row) => ({ kind: 'put', row })));
     const first = put(1);
     await new Promise((resolve) => setImmediate(resolve));
@@ -324,6 +326,11 @@ describe('PkBucket', () => {
       { operations: 1, baseOffset: 3, count: 1 },
     ]);
     expect((await changelog(f)).map(([, id]) => id)).toEqual(['1', '2', '3', '4']);
+    // The node's metrics see the same: a group of one request, then one of three.
+    expect(groups).toEqual([
+      [1, 1],
+      [3, 3],
+    ]);
   });
 
   it('refuses a group planned on one that failed, unwritten, and plans the next from the committed state', async () => {

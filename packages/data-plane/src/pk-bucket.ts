@@ -57,6 +57,8 @@ export interface PkBucketObserver {
   restored(seconds: number, snapshotBytes: number): void;
   /** A snapshot archive of `bytes` was committed. */
   snapshotCommitted(bytes: number): void;
+  /** A group commit started with `requests` queued requests holding `operations` puts and deletes. */
+  groupStarted?(requests: number, operations: number): void;
 }
 
 export interface PkBucketAddress {
@@ -439,6 +441,11 @@ export class PkBucket {
 
   /** Plans one group (planGroup) against the tablet and the writes in flight, hands its batch to the WAL and queues its settling. */
   private startGroup(group: QueuedWrite[]): void {
+    if (this.deps.observer?.groupStarted) {
+      let operations = 0;
+      for (const queued of group) operations += queued.operations.length;
+      this.deps.observer.groupStarted(group.length, operations);
+    }
     const lookup = (key: Uint8Array, text: string): Row | undefined => {
       const pending = this.pendingWrites.get(text);
       if (pending !== undefined) return pending.row ?? undefined;
