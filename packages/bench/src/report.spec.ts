@@ -1,4 +1,4 @@
-import { averageWalObjectBytes, computeRatios, cpuElsewhereLine, renderKafka, renderReport, renderScan, renderTiering, type WriteRatioInput } from './report';
+import { averageWalObjectBytes, computeRatios, cpuElsewhereLine, renderKafka, requestShapeLine, renderReport, renderScan, renderTiering, type WriteRatioInput } from './report';
 import type { AppendResult, BaselineResult, BenchResult, KafkaResult, PutResult, ScanResult, ScanSeriesResult, TieringResult } from './results';
 import { summarizeLatencies } from './stats';
 
@@ -428,5 +428,18 @@ describe('cpuElsewhereLine', () => {
     [{}, null],
   ])('%j', (write, expected) => {
     expect(cpuElsewhereLine(write)).toBe(expected);
+  });
+});
+
+describe('requestShapeLine', () => {
+  const wal = { objects: 172, bytes: 48_729_768, averageObjectBytes: 283_313, bytesPerSecond: 8_083_283 };
+  it.each([
+    [{ bucketRequests: 420, calls: 200, rows: 200_000, wal }, '420 bucket requests (2.10 per call, 476 rows each), 172 WAL objects (0.86 per call)'],
+    [{ bucketRequests: 0, calls: 200, rows: 200_000, wal }, '0 bucket requests (0.00 per call, - rows each), 172 WAL objects (0.86 per call)'],
+    [{ bucketRequests: null, calls: 200, rows: 200_000, wal }, null],
+    [{ calls: 200, rows: 200_000, wal }, null],
+    [{ bucketRequests: 5, calls: 0, rows: 0, wal }, null],
+  ])('%j', (write, expected) => {
+    expect(requestShapeLine(write)).toBe(expected);
   });
 });

@@ -261,6 +261,8 @@ function renderWrites(writes: readonly { label: string; write: WriteScenarioResu
   for (const { label, write } of writes) {
     const elsewhere = cpuElsewhereLine(write);
     if (elsewhere !== null) lines.push(`  ${label}: ${elsewhere}`);
+    const travelled = requestShapeLine(write);
+    if (travelled !== null) lines.push(`  ${label}: ${travelled}`);
   }
   for (const { label, write } of writes) {
     if (write.firstFailureMessage !== null) lines.push(`  ${label}: first failure: ${write.firstFailureMessage}`);
@@ -276,6 +278,20 @@ export function cpuElsewhereLine(write: Pick<WriteScenarioResult, 'serverCpuSeco
   if (parts.length === 0) return null;
   const busy = write.coresBusy == null ? '' : `; all processes kept ${write.coresBusy.toFixed(2)} cores busy`;
   return `CPU s/MB outside mink: ${parts.join(', ')}${busy}`;
+}
+
+/**
+ * How a write scenario's rows reached S3: the bucket requests the data nodes answered and the WAL objects
+ * they wrote, each per call; null when the requests are unknown. Most of a data node's CPU under small
+ * calls goes per request and per object, so these explain the throughput beside them.
+ */
+export function requestShapeLine(write: Pick<WriteScenarioResult, 'bucketRequests' | 'calls' | 'rows' | 'wal'>): string | null {
+  if (write.bucketRequests == null || write.calls === 0) return null;
+  const rowsPerRequest = write.bucketRequests === 0 ? '-' : formatCount(Math.round(write.rows / write.bucketRequests));
+  return (
+    `${formatCount(write.bucketRequests)} bucket requests (${(write.bucketRequests / write.calls).toFixed(2)} per call, ${rowsPerRequest} rows each), ` +
+    `${formatCount(write.wal.objects)} WAL objects (${(write.wal.objects / write.calls).toFixed(2)} per call)`
+  );
 }
 
 /** The lookup section: one row per series, with the message sizes its NATS request/reply baseline was measured at. */

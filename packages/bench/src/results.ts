@@ -57,6 +57,12 @@ export interface WriteScenarioResult {
   latency: LatencySummary;
   wal: WalObjectsWritten;
   /**
+   * Bucket requests of the scenario's table and operation the data nodes answered during the measured calls
+   * (retries and refusals included), from their `mink_bucket_requests_total`; null or absent when a data node
+   * did not answer its /metrics or restarted meanwhile.
+   */
+  bucketRequests?: number | null;
+  /**
    * CPU seconds (user + system, from /proc) all mink processes of the cluster used during the measured calls,
    * per MB of JSON rows acknowledged; and the largest peak resident set among them. Null where /proc is not
    * readable or the run did not say which processes to watch.

@@ -31,6 +31,7 @@ import { kafkaRatios } from './kafka-figures';
 import { runMetadata } from './metadata';
 import { metadataRatios } from './metadata-figures';
 import { measureApplyCost } from './apply-cost';
+import { readBucketRequests } from './bucket-requests';
 import { runClientAppend, runClientArrowAppend, runGatewayAppend } from './mink-append';
 import { KAFKA_PHASES, runKafka } from './mink-kafka';
 import { runClientLookups, runClientPut } from './mink-pk';
@@ -255,7 +256,10 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     // The cluster's mink processes, whose CPU time and memory the write scenarios report.
     const minkProcessIds = (): number[] => (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => entry.pid);
     const serverProcessIds = (): number[] => (cluster?.processes() ?? []).filter((entry) => entry.running && (entry.role === 'nats' || entry.role === 's3')).map((entry) => entry.pid);
-    const scenario = (rows: number, firstId: number, payloadChars = 0) => ({
+    // The bucket requests the data nodes answered, of one table and operation (see bucket-requests.ts).
+    const dataNodeMetricsUrls = (): string[] =>
+      (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role === 'data-node').map((entry) => `http://127.0.0.1:${entry.ports.http}/metrics`);
+    const scenario = (rows: number, firstId: number, payloadChars = 0, requestsOf: { table: string; op: 'append' | 'put' } = { table: BENCH_TABLE.name, op: 'append' }) => ({
       rows,
       payloadChars,
       batchRows: options.batchRows,
@@ -268,6 +272,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       processIds: minkProcessIds,
       serverProcessIds,
       warmupCalls: measuredWarmupCalls(rows, options.batchRows),
+      bucketRequests: () => readBucketRequests(dataNodeMetricsUrls(), requestsOf.table, requestsOf.op),
     });
     // Each append scenario's ids (warm-up included) lie in their own range.
     const idRange = options.rows + options.batchRows * measuredWarmupCalls(options.rows, options.batchRows);
@@ -289,7 +294,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     let writtenIds: number[] = [];
     if (selected('pk') && !interrupt.signal.aborted) {
       startPhase(`mink put of ${formatCount(options.pkKeys)} new keys into PK table ${BENCH_PK_TABLE.name} (${BENCH_PK_TABLE.buckets} buckets) through the TypeScript client`);
-      const outcome = await runClientPut(cluster.natsUrl, scenario(options.pkKeys, 0, BENCH_PAYLOAD_CHARS));
+      const outcome = await runClientPut(cluster.natsUrl, scenario(options.pkKeys, 0, BENCH_PAYLOAD_CHARS, { table: BENCH_PK_TABLE.name, op: 'put' }));
       if (outcome !== null) ({ put, writtenIds } = outcome);
     }
 

@@ -8,6 +8,7 @@ import type { WriteScenarioResult } from './results';
 import { ratePerSecond, summarizeLatencies } from './stats';
 import { readProcessUsage, type ProcessUsage } from './process-usage';
 import { listWalObjects, walObjectsWrittenSince } from './wal-objects';
+import { requestsBetween } from './bucket-requests';
 
 /** One row of the bench tables, as JSON sends it. */
 export interface BenchRow {
@@ -38,6 +39,8 @@ export interface WriteScenarioSettings {
   progress: (line: string) => void;
   /** Untimed calls before the measured ones (their ids follow the measured rows); `BENCH_BASELINES.warmupOperations` when absent. */
   warmupCalls?: number;
+  /** The bucket requests of the scenario's table and operation the data nodes have answered so far (see bucket-requests.ts); null when unknown. */
+  bucketRequests?: () => Promise<number | null>;
 }
 
 /** A batch ready to send, with the figures the result counts once it is acknowledged. */
@@ -126,6 +129,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   settings.progress(`${label}: preparing ${formatCount(calls)} calls`);
   const prepared: (PreparedBatch<Payload> | undefined)[] = Array.from({ length: calls }, (_, index) => writer.encode(benchRows(settings, index)));
   const walBefore = await listWalObjects(settings.store);
+  const requestsBefore = settings.bucketRequests ? await settings.bucketRequests() : null;
   const usageBefore = settings.processIds ? readProcessUsage(settings.processIds()) : null;
   const serverUsageBefore = settings.serverProcessIds ? readProcessUsage(settings.serverProcessIds()) : null;
   const benchUsageBefore = process.cpuUsage();
@@ -154,6 +158,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   const serverUsageAfter = settings.serverProcessIds ? readProcessUsage(settings.serverProcessIds()) : null;
   const benchUsage = process.cpuUsage(benchUsageBefore);
   const walAfter = await listWalObjects(settings.store);
+  const requestsAfter = settings.bucketRequests ? await settings.bucketRequests() : null;
   const megabytes = jsonBytes / 1e6;
   const minkCpuSeconds = cpuSecondsBetween(usageBefore, usageAfter);
   return {
@@ -168,6 +173,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
       payloadBytesPerSecond: ratePerSecond(jsonBytes, measured.elapsedMs),
       latency: summarizeLatencies(measured.latenciesMs),
       wal: walObjectsWrittenSince(walBefore, walAfter, measured.elapsedMs),
+      bucketRequests: requestsBetween(requestsBefore, requestsAfter),
       cpuSecondsPerMegabyte: minkCpuSeconds !== null && megabytes > 0 ? minkCpuSeconds / megabytes : null,
       rssMaxBytes: usageAfter && usageAfter.rssMaxBytes > 0 ? usageAfter.rssMaxBytes : null,
       ...cpuElsewhere({
