@@ -261,6 +261,36 @@ describe('primary-key tables on a real local cluster', () => {
       rows.forEach((row) => expected.set(Number(row.id), row));
     }
 
+    // 1b. Many small puts at once: the gateway's client merges those waiting for a bucket into requests of
+    // several parts, which each leader plans part by part. Every call is answered for its own rows, and the
+    // ranges the calls got in a bucket's changelog never overlap.
+    const dataNodeRequests = async (): Promise<number> => {
+      let total = 0;
+      for (const node of cluster!.processes().filter((entry) => entry.role === 'data-node')) {
+        const text = await (await fetch(`http://127.0.0.1:${node.ports.http}/metrics`)).text();
+        for (const line of text.split('\n')) {
+          if (line.startsWith('mink_bucket_requests_total{') && line.includes(`table="${TABLE}"`) && line.includes('op="put"')) total += Number(line.split(' ').at(-1));
+        }
+      }
+      return total;
+    };
+    const requestsBefore = await dataNodeRequests();
+    const smallCalls = Array.from({ length: 40 }, (_, call) => Array.from({ length: 25 }, (_, index) => rowOf(call * 25 + index, 2)));
+    const answers = await Promise.all(smallCalls.map((rows) => acknowledged(gateway, `/v1/tables/${TABLE}/put`, { rows })));
+    const ranges = new Map<number, [number, number][]>();
+    answers.forEach((answer, call) => {
+      expect(answer.written).toBe(25);
+      expect(answer.buckets.reduce((sum: number, bucket: any) => sum + bucket.operations, 0)).toBe(25);
+      for (const { bucket, baseOffset, count } of answer.buckets) ranges.set(bucket, [...(ranges.get(bucket) ?? []), [baseOffset, baseOffset + count]]);
+    });
+    for (const bucketRanges of ranges.values()) {
+      const sorted = bucketRanges.filter(([start, end]) => end > start).sort((a, b) => a[0] - b[0]);
+      sorted.slice(1).forEach(([start], index) => expect(start).toBeGreaterThanOrEqual(sorted[index]![1]));
+    }
+    smallCalls.flat().forEach((row) => expected.set(Number(row.id), row));
+    // Fewer requests reached the leaders than the calls sent to buckets: some went out merged.
+    expect(await dataNodeRequests() - requestsBefore).toBeLessThan(smallCalls.length * BUCKETS);
+
     // 2. Whole-row updates of every third key, partial updates (balance only) of every seventh, deletes of every eleventh.
     const updates = [...expected.values()].filter((row) => Number(row!.id) % 3 === 0).map((row) => rowOf(Number(row!.id), 1));
     for (let start = 0; start < updates.length; start += BATCH) {

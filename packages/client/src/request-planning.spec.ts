@@ -1,7 +1,7 @@
 import { Field, Int64, RecordBatch, Schema, Struct, Table, makeData, tableToIPC } from 'apache-arrow';
 import { LIMITS } from '@mink/config';
 import type { ColumnSpec } from '@mink/meta';
-import type { WriteBucketResult } from '@mink/protocol';
+import { MinkError, type WriteBucketResult } from '@mink/protocol';
 import { decodeBatch, encodeRows, stampBatch } from '@mink/records';
 
 import {
@@ -15,6 +15,7 @@ import {
   prefixLookupRequestBounds,
   reassemble,
   splitAppendResult,
+  splitWriteResult,
   writeTableResultOf,
   type AnsweredChunk,
   type RequestBounds,
@@ -222,5 +223,38 @@ describe('mergedAppends and splitAppendResult', () => {
       { bucket: 2, baseOffset: 44, count: 2, duplicate: true },
     ]);
     expect(() => splitAppendResult({ bucket: 2, baseOffset: 40, count: 5 }, [1, 3, 2])).toThrow(/answered 5 rows for a request of 6/);
+  });
+});
+
+describe('splitWriteResult', () => {
+  it('gives each merged put its part, with the bucket and partition of the request, or the error of a part refused alone', () => {
+    const result: WriteBucketResult = {
+      bucket: 3,
+      partition: '2026120400',
+      operations: 6,
+      baseOffset: 10,
+      count: 5,
+      parts: [
+        { operations: 1, baseOffset: 10, count: 1 },
+        { error: { code: 'InvalidArgument', message: 'operation 0: deletes are disabled for this table' } },
+        { operations: 3, baseOffset: 11, count: 4 },
+      ],
+    };
+    const parts = splitWriteResult(result, [1, 2, 3]);
+    expect(parts[0]).toEqual({ bucket: 3, partition: '2026120400', operations: 1, baseOffset: 10, count: 1 });
+    expect(parts[1]).toBeInstanceOf(MinkError);
+    expect(parts[1]).toMatchObject({ code: 'InvalidArgument', message: 'operation 0: deletes are disabled for this table' });
+    expect(parts[2]).toEqual({ bucket: 3, partition: '2026120400', operations: 3, baseOffset: 11, count: 4 });
+    expect(splitWriteResult({ bucket: 0, operations: 2, baseOffset: -1, count: 0, duplicate: true, parts: [{ operations: 2, baseOffset: -1, count: 0, duplicate: true }] }, [2])).toEqual([
+      { bucket: 0, operations: 2, baseOffset: -1, count: 0, duplicate: true },
+    ]);
+  });
+
+  it.each([
+    ['no parts', { bucket: 0, operations: 2, baseOffset: 0, count: 2 }, [1, 1], 'the leader answered no parts for a request of 2'],
+    ['too few parts', { bucket: 0, operations: 2, baseOffset: 0, count: 2, parts: [{ operations: 2, baseOffset: 0, count: 2 }] }, [1, 1], 'the leader answered 1 parts for a request of 2'],
+    ['a part of other rows', { bucket: 0, operations: 2, baseOffset: 0, count: 2, parts: [{ operations: 2, baseOffset: 0, count: 2 }] }, [1], 'the leader answered 2 operations for part 0 of 1 rows'],
+  ] as const)('refuses an answer with %s', (_, result, rowCounts, message) => {
+    expect(() => splitWriteResult(result as WriteBucketResult, rowCounts)).toThrow(message);
   });
 });

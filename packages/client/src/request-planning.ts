@@ -6,7 +6,7 @@
  */
 import { LIMITS } from '@mink/config';
 import type { ColumnSpec } from '@mink/meta';
-import type { AppendBucketResult, WriteBucketResult } from '@mink/protocol';
+import { MinkError, fromErrorBody, isErrorBody, type AppendBucketResult, type WriteBucketResult } from '@mink/protocol';
 import { concatIpcStreams, encodeRows, type Row } from '@mink/records';
 
 /** What one request may carry: at most `itemsMax` items (rows, keys or prefixes) and `bytesMax` bytes of their JSON. */
@@ -175,9 +175,9 @@ export function mergedAppends(streams: readonly Uint8Array[], bounds: RequestBou
 }
 
 /**
- * Whether a bucket's waiting writes (in order; `mergeable` for an append that may merge with its
- * neighbours, see `mergedAppends`) may send their head while another request of the bucket is in flight:
- * a put or delete always (they are not merged); appends when those waiting in a row hold `bytesMin` bytes
+ * Whether a bucket's waiting writes (in order; `mergeable` for an append or whole-row put that may merge
+ * with its neighbours, see `mergedAppends`) may send their head while another request of the bucket is in
+ * flight: a delete or partial put always (they are not merged); appends (or puts) when those waiting in a row hold `bytesMin` bytes
  * (by default half a request), when the request they make can take no more (the next one waiting would
  * carry it past `bytesMax`), or when a write that cannot merge with them follows. In each of those cases
  * waiting would add nothing to the request. Otherwise they wait for the bucket's requests to settle and go
@@ -211,5 +211,24 @@ export function splitAppendResult(result: AppendBucketResult, rowCounts: readonl
     const part = { ...result, baseOffset: offset, count };
     offset += count;
     return part;
+  });
+}
+
+/**
+ * The answer of each put merged into one request of several parts (see `PutBucketRequest.parts`) from the
+ * request's answer: each part's outcome with the bucket (and partition) of the request, or the error the
+ * leader refused that part alone with. An answer without one outcome per part, or whose part counts
+ * other rows than were sent, is an error.
+ */
+export function splitWriteResult(result: WriteBucketResult, rowCounts: readonly number[]): (WriteBucketResult | MinkError)[] {
+  const parts = result.parts;
+  if (parts === undefined || parts.length !== rowCounts.length) {
+    throw new Error(`the leader answered ${parts === undefined ? 'no parts' : `${parts.length} parts`} for a request of ${rowCounts.length}`);
+  }
+  const where = { bucket: result.bucket, ...(result.partition === undefined ? {} : { partition: result.partition }) };
+  return parts.map((part, index) => {
+    if (isErrorBody(part)) return fromErrorBody(part);
+    if (part.operations !== rowCounts[index]) throw new Error(`the leader answered ${part.operations} operations for part ${index} of ${rowCounts[index]} rows`);
+    return { ...where, ...part };
   });
 }

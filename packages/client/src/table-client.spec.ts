@@ -801,9 +801,22 @@ class FakePkLeader {
       }
       if (state.failedAt !== null && writer.seq > state.failedAt) throw new UnavailableError(`sequence ${state.failedAt} failed`, 0);
       const rows = writtenRowsOf(request, this.route.primaryKey);
-      this.written.push(...rows.map((row) => String(row.id)));
-      const result = { bucket: 0, operations: rows.length, baseOffset: this.nextOffset, count: rows.length };
-      this.nextOffset += rows.length;
+      // Each part is planned alone, as the real leader does: here a part holding a negative id is refused.
+      const partRows: Row[][] = [];
+      let start = 0;
+      for (const count of request.parts ?? [rows.length]) {
+        partRows.push(rows.slice(start, start + count));
+        start += count;
+      }
+      const baseOffset = this.nextOffset;
+      const parts = partRows.map((part) => {
+        if (part.some((row) => Number(row.id) < 0)) return { error: { code: 'InvalidArgument' as const, message: 'operation 0: a negative id' } };
+        this.written.push(...part.map((row) => String(row.id)));
+        const outcome = { operations: part.length, baseOffset: this.nextOffset, count: part.length };
+        this.nextOffset += part.length;
+        return outcome;
+      });
+      const result = { bucket: 0, operations: rows.length, baseOffset, count: this.nextOffset - baseOffset, ...(request.parts ? { parts } : {}) };
       state.remembered.set(writer.seq, result);
       return result;
     })();
@@ -819,12 +832,13 @@ describe('TableClient puts: several requests in flight per bucket', () => {
     // Proves puts share the append window: 5 go out before any answer, each with its sequence and the newest acknowledged one.
     const leader = new FakePkLeader();
     leader.holdReplies = true;
-    const client = new TableClient(leader.nc, 'orders', { appendsInFlightPerBucket: 5 });
+    const client = new TableClient(leader.nc, 'orders', { appendsInFlightPerBucket: 5, pipelinedAppendBytesMin: 1 });
     const calls = Array.from({ length: 7 }, (_, index) => client.put([putRow(index)]));
     await expectFiveInFlightUnacknowledged(leader.received);
     leader.releaseAll();
     await Promise.all(calls);
-    expect(leader.received.slice(5).map((request) => request.writer!.seq)).toEqual([5, 6]);
+    // The two puts that waited for the window went out together, as the next sequence, in two parts.
+    expect(leader.received.slice(5).map((request) => [request.writer!.seq, request.parts])).toEqual([[5, [1, 1]]]);
     expect(leader.written).toEqual(['0', '1', '2', '3', '4', '5', '6']);
   });
 
@@ -834,7 +848,7 @@ describe('TableClient puts: several requests in flight per bucket', () => {
     const leader = new FakePkLeader();
     leader.holdReplies = true;
     leader.failures.add(1);
-    const client = new TableClient(leader.nc, 'orders', { appendsInFlightPerBucket: 5, random: () => 0 });
+    const client = new TableClient(leader.nc, 'orders', { appendsInFlightPerBucket: 5, pipelinedAppendBytesMin: 1, random: () => 0 });
     const calls = Array.from({ length: 5 }, (_, index) => client.put([putRow(index)]));
     await eventually('five puts in flight', () => leader.received.length >= 5, { timeoutMs: 1_000, intervalMs: 5 });
     leader.releaseAll();
@@ -842,6 +856,70 @@ describe('TableClient puts: several requests in flight per bucket', () => {
     expect(results.map((result) => result.written)).toEqual([1, 1, 1, 1, 1]);
     expect(leader.written).toEqual(['0', '1', '2', '3', '4']);
     expect(leader.received.filter((request) => request.writer!.seq === 1).length).toBe(2);
+  });
+});
+
+describe('TableClient puts: merged while a request is in flight', () => {
+  const putRow = (id: number) => ({ shop: 'alpha', id, amount: id });
+
+  /** A client with one put (of id 0) in flight at a leader holding its replies, and then puts of `calls`, queued behind it. */
+  async function putsBehindOneInFlight(calls: ReturnType<typeof putRow>[][]) {
+    const leader = new FakePkLeader();
+    leader.holdReplies = true;
+    const client = new TableClient(leader.nc, 'orders');
+    const first = client.put([putRow(0)]);
+    await eventually('the first put in flight', () => leader.received.length === 1, { timeoutMs: 1_000, intervalMs: 5 });
+    const waiting = calls.map((rows) => client.put(rows));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return { leader, client, first, waiting };
+  }
+
+  it('sends whole-row puts waiting behind a request as one request of several parts and answers each call its own part', async () => {
+    // Proves the merge: one put in flight, five wait and go out as one request of five parts (one writer
+    // sequence), each call resolves with its part's offsets, and the rows are written in call order.
+    const { leader, first, waiting } = await putsBehindOneInFlight([[putRow(1), putRow(2)], [putRow(3)], [putRow(4)], [putRow(5), putRow(6)], [putRow(7)]]);
+    expect(leader.received).toHaveLength(1);
+    leader.releaseAll();
+    const results = await Promise.all([first, ...waiting]);
+    expect(leader.received.map((request) => [request.writer!.seq, request.parts])).toEqual([
+      [0, undefined],
+      [1, [2, 1, 1, 2, 1]],
+    ]);
+    expect(leader.written).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
+    expect(results.map((result) => result.buckets.map(({ baseOffset, count, operations }) => [baseOffset, count, operations]))).toEqual([
+      [[0, 1, 1]],
+      [[1, 2, 2]],
+      [[3, 1, 1]],
+      [[4, 1, 1]],
+      [[5, 2, 2]],
+      [[7, 1, 1]],
+    ]);
+  });
+
+  it('fails only the call whose part the leader refused; the others of the request are written', async () => {
+    // Proves a merged request keeps each put's own fate: the part with a negative id is refused alone.
+    const { leader, client, first, waiting } = await putsBehindOneInFlight([[putRow(1)], [putRow(-2)], [putRow(3)]]);
+    leader.releaseAll();
+    const settled = await Promise.allSettled([first, ...waiting]);
+    expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((settled[2] as PromiseRejectedResult).reason).toMatchObject({ code: 'InvalidArgument', message: 'operation 0: a negative id' });
+    expect(leader.written).toEqual(['0', '1', '3']);
+    // The client goes on with the same writer: the next put is numbered after the merged request.
+    await client.put([putRow(4)]);
+    expect(leader.received.map((request) => request.writer!.seq)).toEqual([0, 1, 2]);
+    expect(leader.received[1]!.parts).toEqual([1, 1, 1]);
+  });
+
+  it('does not merge partial puts', async () => {
+    // Proves only whole-row puts merge: partial puts keep one request each.
+    const leader = new FakePkLeader();
+    leader.holdReplies = true;
+    const client = new TableClient(leader.nc, 'orders');
+    const calls = [0, 1, 2].map((id) => client.put([{ shop: 'alpha', id }], { columns: ['shop', 'id'] }));
+    await eventually('three puts in flight', () => leader.received.length === 3, { timeoutMs: 1_000, intervalMs: 5 });
+    leader.releaseAll();
+    await Promise.all(calls);
+    expect(leader.received.map((request) => request.parts)).toEqual([undefined, undefined, undefined]);
   });
 });
 

@@ -46,6 +46,7 @@ import {
   boundedEncodings,
   mergedAppends,
   splitAppendResult,
+  splitWriteResult,
   LOOKUP_REQUEST_BOUNDS,
   PK_WRITE_REQUEST_BOUNDS,
   byBucketThenOffset,
@@ -175,7 +176,8 @@ interface WaitingWrite {
   /**
    * An append's Arrow stream when the client knows it well formed (encoded from validated rows, or checked
    * like the leader checks it): appends waiting behind each other may then go out as one request (see
-   * `takeWrite`), since none of them can make the leader refuse the others.
+   * `takeWrite`), since none of them can make the leader refuse the others. Likewise a whole-row put's
+   * stream: puts go out as one request of several parts, which the leader plans and answers one by one.
    */
   mergeable?: Uint8Array;
 }
@@ -184,9 +186,10 @@ export interface TableClientOptions {
   /** Append, put and delete requests in flight per bucket (default LIMITS.writerRequestsInFlightMax; 1 sends one at a time). */
   appendsInFlightPerBucket?: number;
   /**
-   * Bytes of appends waiting for a bucket that go out while another request of the bucket is in flight
-   * (default LIMITS.appendRequestBytesPipelined, half a request); smaller ones wait for the bucket's requests
-   * to settle and go out merged (see fillsRequest). 1 sends every append as soon as the window has room.
+   * Bytes of appends (or whole-row puts) waiting for a bucket that go out while another request of the
+   * bucket is in flight (default LIMITS.appendRequestBytesPipelined, half an append request); smaller ones
+   * wait for the bucket's requests to settle and go out merged (see fillsRequest). 1 sends every append or
+   * put as soon as the window has room.
    */
   pipelinedAppendBytesMin?: number;
   random?: () => number;
@@ -362,12 +365,20 @@ export class TableClient {
         rows,
         partialColumns === undefined ? { required: route.primaryKey } : { allowedColumns: partialColumns, required: route.primaryKey },
       );
-          const queued = await this.writeByBucket(route, canonical, 'row', columnsInTableOrder(route.columns as ColumnSpec[], partialColumns), (target, batch): PutBucketRequest => ({
-        op: 'put',
-        ...this.addressOf(route, target),
-        batch,
-        ...(partialColumns === undefined ? {} : { columns: partialColumns }),
-      }));
+          // Whole-row puts waiting for a bucket may go out as one request of several parts (see takeWrite).
+      const queued = await this.writeByBucket(
+        route,
+        canonical,
+        'row',
+        columnsInTableOrder(route.columns as ColumnSpec[], partialColumns),
+        (target, batch): PutBucketRequest => ({
+          op: 'put',
+          ...this.addressOf(route, target),
+          batch,
+          ...(partialColumns === undefined ? {} : { columns: partialColumns }),
+        }),
+        partialColumns === undefined,
+      );
       return { done: queued.done.then((results) => writeTableResultOf(canonical.length, results)) };
     });
   }
@@ -650,7 +661,7 @@ export class TableClient {
     const oldestUnsettled = () => (state.unsettled.size === 0 ? state.nextSeq : Math.min(...state.unsettled));
     while (state.waiting.length > 0 && state.olderInFlight === 0 && state.nextSeq - oldestUnsettled() < this.writesInFlightMax) {
       // While a request of the bucket is in flight, small appends wait to go out merged (see fillsRequest).
-      if (state.unsettled.size > 0 && !fillsRequest(state.waiting, this.pipelinedAppendBytesMin, APPEND_REQUEST_BOUNDS.bytesMax)) return;
+      if (state.unsettled.size > 0 && !fillsRequest(state.waiting, this.pipelinedAppendBytesMin, boundsOf(state.waiting[0]!).bytesMax)) return;
       const next = takeWrite(state.waiting);
       const generation = state.generation;
       const writerId = `${this.writerId}.${targetKeyOf(target)}.${generation}`;
@@ -718,6 +729,7 @@ export class TableClient {
     what: 'row' | 'key',
     columns: ColumnSpec[],
     requestOf: (target: BucketTarget, batch: Uint8Array) => PutBucketRequest | DeleteBucketRequest,
+    mergeable = false,
   ): Promise<{ done: Promise<WriteBucketResult[]> }> {
     const { parts } = await this.routeItems(described, items, what, 0);
     const queued = parts.map(({ target, indexes }) => {
@@ -726,6 +738,7 @@ export class TableClient {
         target,
         'write',
         batches.map((batch) => (writer) => ({ ...requestOf(target, batch), writer })),
+        mergeable ? batches : undefined,
       );
     });
     // Wrapped: awaiting the queueing must not wait for the writes (see planWrite).
@@ -916,9 +929,36 @@ function takeWrite(waiting: WaitingWrite[]): WaitingWrite {
   const first = waiting[0]!;
   let run = 0;
   while (run < waiting.length && waiting[run]!.mergeable !== undefined) run++;
-  const merged = run >= 2 ? mergedAppends(waiting.slice(0, run).map((write) => write.mergeable!), APPEND_REQUEST_BOUNDS) : null;
+  const merged = run >= 2 ? mergedAppends(waiting.slice(0, run).map((write) => write.mergeable!), boundsOf(first)) : null;
   if (merged === null) return waiting.shift()!;
   const group = waiting.splice(0, merged.count);
+  const failAll = (error: unknown) => {
+    for (const write of group) write.reject(new MinkError('Internal', error instanceof Error ? error.message : String(error)));
+  };
+  if (first.what === 'write') {
+    // Puts: the leader plans each part as a request of its own and answers each (see PutBucketRequest.parts).
+    return {
+      what: 'write',
+      requestOf: (writer) => ({ ...(first.requestOf(writer) as PutBucketRequest), batch: merged.batch, parts: merged.rowCounts }),
+      resolve: (result) => {
+        let parts: (WriteBucketResult | MinkError)[];
+        try {
+          parts = splitWriteResult(result as WriteBucketResult, merged.rowCounts);
+        } catch (error) {
+          failAll(error);
+          return;
+        }
+        group.forEach((write, index) => {
+          const part = parts[index]!;
+          if (part instanceof MinkError) write.reject(part);
+          else write.resolve(part);
+        });
+      },
+      reject: (error) => {
+        for (const write of group) write.reject(error);
+      },
+    };
+  }
   return {
     what: 'append',
     requestOf: (writer) => ({ ...first.requestOf(writer), batch: merged.batch }),
@@ -927,7 +967,7 @@ function takeWrite(waiting: WaitingWrite[]): WaitingWrite {
       try {
         parts = splitAppendResult(result as AppendBucketResult, merged.rowCounts);
       } catch (error) {
-        for (const write of group) write.reject(new MinkError('Internal', error instanceof Error ? error.message : String(error)));
+        failAll(error);
         return;
       }
       group.forEach((write, index) => write.resolve(parts[index]));
@@ -936,6 +976,11 @@ function takeWrite(waiting: WaitingWrite[]): WaitingWrite {
       for (const write of group) write.reject(error);
     },
   };
+}
+
+/** The bounds of one request of a bucket's writes: an append's, or a put's and delete's. */
+function boundsOf(write: Pick<WaitingWrite, 'what'>): RequestBounds {
+  return write.what === 'append' ? APPEND_REQUEST_BOUNDS : PK_WRITE_REQUEST_BOUNDS;
 }
 
 /** A partition a read was planned for is gone from the table: its keys and prefixes have no rows. */

@@ -25,6 +25,7 @@ import {
   type ScanPage,
   type ScanRequest,
   type TableRoute,
+  toErrorBody,
 } from '@mink/protocol';
 import { indexesByTarget, missingPartitionError, missingPartitions, partitionsOfItems, type BucketTarget, type Partitioning } from '@mink/client';
 import { bucketOfRow, columnsInTableOrder, decodeBatch, encodeBatch, readRowsStream, type CheckedBatch, encodeScanPage, projectedColumns, rowsToJson, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
@@ -37,7 +38,7 @@ import type { PkOperation } from '@mink/pk';
 import type { BucketSync } from './bucket-sync';
 import { CommitWaiters } from './commit-waiters';
 import type { LakeReads } from './lake-reads';
-import type { PkBucket, PkWriterSequence } from './pk-bucket';
+import type { PkBucket, PkWriteOutcome, PkWriterSequence } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
 const NO_WRITES: ReadonlyMap<number, Promise<unknown>> = new Map();
@@ -96,6 +97,15 @@ function pkWriterOf(writer: unknown): PkWriterSequence | undefined {
     throw new InvalidArgumentError(`writer.newestAcked must be an integer at least writer.acked (${acked}), got ${String(newestAcked)}`);
   }
   return { id, seq, acked: acked!, newestAcked };
+}
+
+/** The `parts` of a put request (see PutBucketRequest.parts): absent, or a list of row counts the bucket checks against its rows. */
+function partCountsOf(parts: unknown): number[] | undefined {
+  if (parts === undefined) return undefined;
+  if (!Array.isArray(parts) || parts.length > LIMITS.pkBatchOperationsMax || !parts.every((count) => typeof count === 'number')) {
+    throw new InvalidArgumentError('parts must be a list of row counts');
+  }
+  return parts as number[];
 }
 
 /** A Kafka record batch to store: its bytes, the offsets it takes, and how to write its base offset into it. */
@@ -495,7 +505,7 @@ export class DataPlane {
     this.checkBucketOfEach(table, record, rows, 'row');
     const operations: PkOperation[] = rows.map((row) => (partialColumns ? { kind: 'put', row, partialColumns } : { kind: 'put', row }));
     // A whole-row put's batches may become its changelog as they are (when all its keys are new).
-    return this.writeResultOf(record, await bucket.write(operations, pkWriterOf(request.writer), partialColumns ? undefined : batches));
+    return this.writeResultOf(record, await bucket.write(operations, pkWriterOf(request.writer), partialColumns ? undefined : batches, partCountsOf(request.parts)));
   }
 
   /** Deletes keys from a PK bucket, as its table's delete behaviour allows. */
@@ -631,8 +641,11 @@ export class DataPlane {
     }
   }
 
-  private writeResultOf(record: BucketRecord, outcome: { operations: number; baseOffset: number; count: number }): WriteBucketResult {
-    return { ...whereIs(record), ...outcome };
+  private writeResultOf(record: BucketRecord, outcome: PkWriteOutcome): WriteBucketResult {
+    const { parts, ...whole } = outcome;
+    if (parts === undefined) return { ...whereIs(record), ...whole };
+    // A part refused on its own travels as its error, for the client to give the call it came from.
+    return { ...whereIs(record), ...whole, parts: parts.map((part) => ('error' in part ? toErrorBody(part.error) : part)) };
   }
 
   /**

@@ -9,6 +9,7 @@ import { decodeBatch, validateRows } from '@mink/records';
 import { InMemoryObjectStore, StreamReader, WalWriter, type WalAppendRequest, type WalAppendResult } from '@mink/s3stream';
 import { startLedTable, type LedStream, type LedTable } from '@mink/testing';
 import { PkBucket, type PkBucketDeps } from './pk-bucket';
+import type { PkOperation } from '@mink/pk';
 
 const COLUMNS: ColumnSpec[] = [
   { name: 'tenant', type: 'string' },
@@ -168,6 +169,48 @@ describe('PkBucket', () => {
     // The partial put merged with the put queued before it, although neither was applied when it was planned.
     expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))).toEqual([{ tenant: 'a', id: '1', name: 'one', score: 5 }]);
     expect((await changelog(f)).map(([type, id]) => `${type}${id}`)).toEqual(['+I1', '-U1', '+U1', '+I2']);
+  });
+
+  it('plans each part of a request of several as a request of its own and answers each part, a bad one alone refused', async () => {
+    // Proves merged puts keep each call's fate and offsets: the parts follow each other in the changelog,
+    // the refused part writes nothing and carries its error, and a retry of the request gets the same parts.
+    const bucket = await open();
+    const put = (json: Record<string, unknown>): PkOperation => ({ kind: 'put', row: validateRows(COLUMNS, [json])[0]! });
+    // A part's planning refuses a partial put without the whole key (here the second part, alone).
+    const partial: PkOperation = { kind: 'put', row: validateRows(COLUMNS, [{ id: 1, score: 7 }], { allowedColumns: ['id', 'score'] })[0]!, partialColumns: ['id', 'score'] };
+    const operations = [put({ tenant: 'a', id: 1, name: 'one', score: 1 }), put({ tenant: 'a', id: 2, name: 'two', score: 2 }), partial, put({ tenant: 'a', id: 1, name: 'uno', score: 1 })];
+    const writer = { id: 'w', seq: 0, acked: -1 };
+    const outcome = await bucket.write(operations, writer, undefined, [2, 1, 1]);
+    expect(outcome).toEqual({
+      operations: 4,
+      baseOffset: 0,
+      count: 4,
+      parts: [{ operations: 2, baseOffset: 0, count: 2 }, { error: expect.any(InvalidArgumentError) }, { operations: 1, baseOffset: 2, count: 2 }],
+    });
+    expect((await changelog(f)).map(([type, id, name]) => `${type}${id}${name}`)).toEqual(['+I1one', '+I2two', '-U1one', '+U1uno']);
+    expect(bucket.lookup(keys([{ tenant: 'a', id: 1 }]))).toEqual([{ tenant: 'a', id: '1', name: 'uno', score: 1 }]);
+    // A retry of the same sequence is answered what the request did, part by part, and writes nothing again.
+    expect(await bucket.write(operations, writer, undefined, [2, 1, 1])).toEqual(outcome);
+    expect(bucket.appliedOffset).toBe(4);
+    // Parts that do not add up to the operations are refused as a whole.
+    await expect(bucket.write(operations, { id: 'w', seq: 1, acked: 0 }, undefined, [2, 1])).rejects.toThrow(new InvalidArgumentError('parts add up to 3 operations, the request holds 4'));
+  });
+
+  it('answers a retry of a request of several parts that its writer says was written, part by part, as duplicates', async () => {
+    // A leader that does not know the writer (a new one) takes the writer's word that a later sequence was acknowledged.
+    const bucket = await open();
+    const put = (id: number): PkOperation => ({ kind: 'put', row: validateRows(COLUMNS, [{ tenant: 'a', id, name: `n${id}`, score: id }])[0]! });
+    expect(await bucket.write([put(1), put(2), put(3)], { id: 'w', seq: 0, acked: -1, newestAcked: 1 }, undefined, [1, 2])).toEqual({
+      operations: 3,
+      baseOffset: -1,
+      count: 0,
+      duplicate: true,
+      parts: [
+        { operations: 1, baseOffset: -1, count: 0, duplicate: true },
+        { operations: 2, baseOffset: -1, count: 0, duplicate: true },
+      ],
+    });
+    expect(bucket.appliedOffset).toBe(0);
   });
 
   it('looks up by bucket-key prefix, bounded by the limit', async () => {

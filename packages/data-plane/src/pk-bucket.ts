@@ -13,7 +13,9 @@ import {
   mayPlan,
   keyColumnOrder,
   nextGroupCommitStep,
+  operationsOfParts,
   parsePkOptions,
+  partOutcomesOf,
   planGroup,
   prefixBytes,
   primaryKeyBytes,
@@ -23,6 +25,8 @@ import {
   unappliedChanges,
   type ChangeRecord,
   type GroupCommitLimits,
+  type GroupRequestPlan,
+  type PartPlan,
   type PkOperation,
   type PkOptions,
   type PkWrite,
@@ -74,7 +78,12 @@ export interface PkWriteOutcome {
   count: number;
   /** A retry of a request written before, answered without writing it again (baseOffset -1, count 0). */
   duplicate?: true;
+  /** For a request of several parts (puts of several calls merged by a client): what each part did, in order, or its error. */
+  parts?: PkPartOutcome[];
 }
+
+/** What one part of a request of several did: as a request's outcome, or why it alone was refused. */
+export type PkPartOutcome = { operations: number; baseOffset: number; count: number; duplicate?: true } | { error: unknown };
 
 /** A request's place in its writer's order (see decidePkWriterOrder): the writer id, its sequence, the newest it had acknowledged. */
 export interface PkWriterSequence {
@@ -96,6 +105,8 @@ interface PkWriter {
 
 interface QueuedWrite {
   operations: readonly PkOperation[];
+  /** The operations of each part, for a request of several (each planned as a request of its own). */
+  parts?: readonly (readonly PkOperation[])[];
   /** The Arrow batches of a put's whole rows, one row per operation in order, when it came as a batch. */
   inserts?: readonly CheckedBatch[];
   /** The writer and sequence of a numbered request. */
@@ -112,7 +123,7 @@ const GROUP_COMMIT_LIMITS: GroupCommitLimits = {
 
 /** A planned group in flight: its requests with their change records, and its batch's append. */
 interface GroupInFlight {
-  planned: { queued: QueuedWrite; changes: ChangeRecord[] }[];
+  planned: { queued: QueuedWrite; changes: ChangeRecord[]; parts?: PartPlan[] }[];
   /**
    * The final key states its planned requests left, in request order: what its commit applies to the
    * tablet. Their entries in `pendingWrites` may belong to a later group since.
@@ -259,13 +270,22 @@ export class PkBucket {
    * request numbered by its writer (`writer`) is planned in its writer's sequence order, as
    * decidePkWriterOrder decides: a retry of one in flight or remembered gets its outcome, one that
    * arrived ahead of an earlier sequence is refused `Unavailable` (to be sent again after that one), and
-   * once one fails the writer's later requests that wait here are refused with it.
+   * once one fails the writer's later requests that wait here are refused with it. `partCounts` cuts a
+   * request of several parts (puts of several calls a client merged) into its parts: each is planned as a
+   * request of its own, and the outcome says what each did, or why it alone was refused (`parts`).
    */
-  write(operations: readonly PkOperation[], writer?: PkWriterSequence, inserts?: readonly CheckedBatch[]): Promise<PkWriteOutcome> {
+  write(operations: readonly PkOperation[], writer?: PkWriterSequence, inserts?: readonly CheckedBatch[], partCounts?: readonly number[]): Promise<PkWriteOutcome> {
     if (this.closed) return Promise.reject(this.closedError());
+    let parts: PkOperation[][] | undefined;
+    try {
+      parts = partCounts === undefined ? undefined : operationsOfParts(operations, partCounts);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const request = { operations, ...(inserts ? { inserts } : {}), ...(parts ? { parts } : {}) };
     if (writer === undefined) {
       return new Promise<PkWriteOutcome>((resolve, reject) => {
-        this.queue.push({ operations, ...(inserts ? { inserts } : {}), resolve, reject });
+        this.queue.push({ ...request, resolve, reject });
         this.pump();
       });
     }
@@ -284,14 +304,16 @@ export class PkBucket {
         return Promise.reject(
           new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than what bucket ${this.address.bucket} remembers of it (next ${decision.next})`),
         );
-      case 'written':
-        return Promise.resolve({ operations: operations.length, baseOffset: -1, count: 0, duplicate: true });
+      case 'written': {
+        const written = (count: number) => ({ operations: count, baseOffset: -1, count: 0, duplicate: true as const });
+        return Promise.resolve({ ...written(operations.length), ...(parts ? { parts: parts.map((part) => written(part.length)) } : {}) });
+      }
       case 'accept':
-        return this.acceptNumbered(operations, known ?? { id: writer.id, next: 0, failedAt: null, pending: new Map(), remembered: new Map() }, writer.seq, inserts);
+        return this.acceptNumbered(request, known ?? { id: writer.id, next: 0, failedAt: null, pending: new Map(), remembered: new Map() }, writer.seq);
     }
   }
 
-  private acceptNumbered(operations: readonly PkOperation[], state: PkWriter, seq: number, inserts?: readonly CheckedBatch[]): Promise<PkWriteOutcome> {
+  private acceptNumbered(request: Pick<QueuedWrite, 'operations' | 'inserts' | 'parts'>, state: PkWriter, seq: number): Promise<PkWriteOutcome> {
     Object.assign(state, afterAccepting(seq));
     // Most recently used last; the least recently used writer with nothing in flight is forgotten first.
     this.writers.delete(state.id);
@@ -305,8 +327,7 @@ export class PkBucket {
     }
     const outcome = new Promise<PkWriteOutcome>((resolve, reject) => {
       this.queue.push({
-        operations,
-        ...(inserts ? { inserts } : {}),
+        ...request,
         writer: { state, seq },
         resolve: (result) => {
           state.pending.delete(seq);
@@ -452,21 +473,37 @@ export class PkBucket {
       const stored = this.tablet.get(key);
       return stored === undefined ? undefined : decodeStoredRow(this.table.columns, stored);
     };
-    const plan = planGroup(this.options, this.table, lookup, group.map((queued) => queued.operations));
+    // Each part of a request of several is planned as a request of its own, in order.
+    const plan = planGroup(this.options, this.table, lookup, group.flatMap((queued) => queued.parts ?? [queued.operations]));
     const inFlight: GroupInFlight = { planned: [], writes: [], changes: plan.changes, baseOffset: this.plannedEnd, appended: Promise.resolve({ ok: true }) };
-    plan.requests.forEach((request, index) => {
-      const queued = group[index]!;
-      if (!request.planned) {
-        // A bad request is refused on its own; the others of the group go on.
-        queued.reject(request.error);
-        return;
-      }
+    const take = (request: GroupRequestPlan): ChangeRecord[] => {
+      if (!request.planned) return [];
       for (const write of request.writes) {
         this.pendingWrites.set(write.text, { row: write.row, group: inFlight });
         inFlight.writes.push(write);
       }
-      inFlight.planned.push({ queued, changes: request.changes });
-    });
+      return request.changes;
+    };
+    let next = 0;
+    for (const queued of group) {
+      if (queued.parts !== undefined) {
+        // A refused part is answered its error alone; the request's other parts go on, as they would sent apart.
+        const parts = queued.parts.map((operations): PartPlan => {
+          const request = plan.requests[next++]!;
+          return request.planned ? { planned: true, operations: operations.length, changes: request.changes.length } : { planned: false, error: request.error };
+        });
+        const changes = plan.requests.slice(next - parts.length, next).flatMap(take);
+        inFlight.planned.push({ queued, changes, parts });
+        continue;
+      }
+      const request = plan.requests[next++]!;
+      if (!request.planned) {
+        // A bad request is refused on its own; the others of the group go on.
+        queued.reject(request.error);
+        continue;
+      }
+      inFlight.planned.push({ queued, changes: take(request) });
+    }
     if (inFlight.changes.length > 0) {
       try {
         const payload = this.changelogBatchOf(inFlight);
@@ -531,7 +568,10 @@ export class PkBucket {
       }
       const startOffset = group.changes.length > 0 ? group.baseOffset : this.tablet.appliedOffset();
       const ranges = rangesOfRequests(group.planned.map((each) => each.changes.length), startOffset);
-      group.planned.forEach(({ queued }, index) => queued.resolve({ operations: queued.operations.length, ...ranges[index]! }));
+      group.planned.forEach(({ queued, parts }, index) => {
+        const range = ranges[index]!;
+        queued.resolve({ operations: queued.operations.length, ...range, ...(parts ? { parts: partOutcomesOf(parts, range.baseOffset) } : {}) });
+      });
     } catch (error) {
       this.mustCatchUp = true;
       for (const { queued } of group.planned) queued.reject(error);

@@ -4,7 +4,7 @@ import type { Row } from '@mink/records';
 
 import type { PkOperation } from './batch';
 import type { ChangeRecord } from './changelog';
-import { insertBatchesOf, nextGroupCommitStep, planGroup, rangesOfRequests, type GroupCommitLimits, type GroupCommitState, type GroupCommitStep, type GroupPlan } from './group-commit';
+import { insertBatchesOf, nextGroupCommitStep, operationsOfParts, partOutcomesOf, planGroup, rangesOfRequests, type GroupCommitLimits, type GroupCommitState, type GroupCommitStep, type GroupPlan } from './group-commit';
 import { keyText, primaryKeyBytes } from './keys';
 import type { PkOptions } from './merge-engine';
 
@@ -276,5 +276,36 @@ describe('insertBatchesOf', () => {
   ])('%s', (_name, planned, expected) => {
     // Proves the changelog is built from the incoming columns only when its records are exactly the rows sent, in order.
     expect(insertBatchesOf(planned)).toEqual(expected);
+  });
+});
+
+describe('operationsOfParts', () => {
+  it.each([
+    [[1, 2, 3, 4, 5], [2, 3], [[1, 2], [3, 4, 5]]],
+    [[1, 2, 3], [3], [[1, 2, 3]]],
+    [[1, 2, 3], [1, 1, 1], [[1], [2], [3]]],
+  ])('%j in parts of %j', (operations, counts, expected) => {
+    expect(operationsOfParts(operations, counts)).toEqual(expected);
+  });
+
+  it.each([
+    [[1, 2, 3], [2], 'parts add up to 2 operations, the request holds 3'],
+    [[1, 2, 3], [2, 2], 'parts add up to 4 operations, the request holds 3'],
+    [[1, 2, 3], [0, 3], 'parts must be positive integers, got [0, 3]'],
+    [[1, 2, 3], [1.5, 1.5], 'parts must be positive integers, got [1.5, 1.5]'],
+    [[1, 2, 3], [], 'parts must be positive integers, got []'],
+  ])('refuses %j in parts of %j', (operations, counts, message) => {
+    expect(() => operationsOfParts(operations, counts)).toThrow(new InvalidArgumentError(message));
+  });
+});
+
+describe('partOutcomesOf', () => {
+  const refused = new InvalidArgumentError('operation 0: deletes are disabled for this table');
+  it.each([
+    ['parts follow each other from the base offset', [{ planned: true, operations: 2, changes: 2 }, { planned: true, operations: 3, changes: 4 }], 10, [{ operations: 2, baseOffset: 10, count: 2 }, { operations: 3, baseOffset: 12, count: 4 }]],
+    ['a part that changed nothing answers where the next record goes', [{ planned: true, operations: 1, changes: 0 }, { planned: true, operations: 1, changes: 1 }], 5, [{ operations: 1, baseOffset: 5, count: 0 }, { operations: 1, baseOffset: 5, count: 1 }]],
+    ['a refused part keeps its error and takes no offsets', [{ planned: true, operations: 1, changes: 1 }, { planned: false, error: refused }, { planned: true, operations: 2, changes: 2 }], 0, [{ operations: 1, baseOffset: 0, count: 1 }, { error: refused }, { operations: 2, baseOffset: 1, count: 2 }]],
+  ] as const)('%s', (_, parts, baseOffset, expected) => {
+    expect(partOutcomesOf(parts as never, baseOffset)).toEqual(expected);
   });
 });

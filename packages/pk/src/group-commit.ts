@@ -8,6 +8,7 @@
  * These functions decide and plan; the bucket keeps the queue, the WAL appends and the tablet.
  */
 import type { TableRecord } from '@mink/meta';
+import { InvalidArgumentError } from '@mink/protocol';
 import type { Row } from '@mink/records';
 
 import { planBatch, type PkOperation, type PkWrite } from './batch';
@@ -143,5 +144,43 @@ export function rangesOfRequests(changeCounts: readonly number[], startOffset: n
     const range = { baseOffset: offset, count };
     offset += count;
     return range;
+  });
+}
+
+/**
+ * The operations of a request of several parts (puts of several calls a client merged into one request),
+ * cut into its parts of `counts` operations each, in order; each is planned as a request of its own.
+ * Throws InvalidArgumentError when the counts are not positive integers adding up to the operations.
+ */
+export function operationsOfParts<T>(operations: readonly T[], counts: readonly number[]): T[][] {
+  if (counts.length === 0 || counts.some((count) => !Number.isSafeInteger(count) || count < 1)) {
+    throw new InvalidArgumentError(`parts must be positive integers, got [${counts.join(', ')}]`);
+  }
+  const total = counts.reduce((sum, count) => sum + count, 0);
+  if (total !== operations.length) throw new InvalidArgumentError(`parts add up to ${total} operations, the request holds ${operations.length}`);
+  const parts: T[][] = [];
+  let start = 0;
+  for (const count of counts) {
+    parts.push(operations.slice(start, start + count));
+    start += count;
+  }
+  return parts;
+}
+
+/** One part of a request of several as its group planned it: the change records it made, or why it was refused. */
+export type PartPlan = { planned: true; operations: number; changes: number } | { planned: false; error: unknown };
+
+/**
+ * What each part of a request of several did once its group committed: the parts' change records follow
+ * each other from the request's `baseOffset` (as the group's requests do, see rangesOfRequests), a refused
+ * part makes none and keeps its error.
+ */
+export function partOutcomesOf(parts: readonly PartPlan[], baseOffset: number): ({ operations: number; baseOffset: number; count: number } | { error: unknown })[] {
+  let offset = baseOffset;
+  return parts.map((part) => {
+    if (!part.planned) return { error: part.error };
+    const outcome = { operations: part.operations, baseOffset: offset, count: part.changes };
+    offset += part.changes;
+    return outcome;
   });
 }

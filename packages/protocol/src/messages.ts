@@ -1,3 +1,5 @@
+import type { ErrorBody } from './errors';
+
 /** Coordinator actions (docs/architecture.md §1): sent to SUBJECTS.coordinatorRpc and carried out by the lease holder. */
 export type CoordinatorRequest =
   | { op: 'createTable'; spec: unknown }
@@ -243,6 +245,12 @@ export interface PutBucketRequest extends BucketAddress {
   batch?: Uint8Array;
   columns?: string[];
   writer?: PkWriterField;
+  /**
+   * The rows of each put a client merged into this request, in order (they add up to its rows): the leader
+   * plans each part as a request of its own (a bad part is refused alone) and answers each one's outcome in
+   * `WriteBucketResult.parts`. Absent: the request is one part.
+   */
+  parts?: number[];
 }
 
 /** Deletes keys (objects holding the primary key columns) from one bucket of a primary-key table. */
@@ -286,7 +294,12 @@ export interface WriteBucketResult {
   count: number;
   /** A retry of a request already written (a later one of its writer was acknowledged); nothing was written again. */
   duplicate?: true;
+  /** For a request of several `parts` (see PutBucketRequest.parts): what each did, in order, or why it was refused. */
+  parts?: WritePartResult[];
 }
+
+/** What one part of a put of several parts did (its operations, change records and their offsets, as a whole request's), or its error. */
+export type WritePartResult = { operations: number; baseOffset: number; count: number; duplicate?: true } | ErrorBody;
 
 /** A table-addressed put: the receiving node splits it by bucket and forwards each part to its leader. */
 export interface PutTableRequest {
