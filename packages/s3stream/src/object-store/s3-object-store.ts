@@ -135,6 +135,11 @@ export class S3ObjectStore implements ObjectStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 1,
+      // The handler chain of each command class is resolved once instead of on every send (the SDK's own
+      // option; it ignores middleware added to a single command, which mink never adds). Resolving it was
+      // about a tenth of the SDK's CPU per PutObject here, and a PUT through the SDK costs a data node
+      // 1.8-2 ms of CPU against ~0.7 ms for the same request over plain node:http.
+      cacheMiddleware: true,
       requestHandler: {
         connectionTimeout: LIMITS.objectStoreConnectTimeoutMs,
         requestTimeout: LIMITS.objectStoreResponseTimeoutMs,
