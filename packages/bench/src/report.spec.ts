@@ -1,4 +1,4 @@
-import { averageWalObjectBytes, computeRatios, cpuElsewhereLine, renderKafka, requestShapeLine, renderReport, renderScan, renderTiering, type WriteRatioInput } from './report';
+import { averageWalObjectBytes, computeRatios, cpuByRoleLine, cpuElsewhereLine, renderKafka, requestShapeLine, renderReport, renderScan, renderTiering, type WriteRatioInput } from './report';
 import type { AppendResult, BaselineResult, BenchResult, KafkaResult, PutResult, ScanResult, ScanSeriesResult, TieringResult } from './results';
 import { summarizeLatencies } from './stats';
 
@@ -428,6 +428,29 @@ describe('cpuElsewhereLine', () => {
     [{}, null],
   ])('%j', (write, expected) => {
     expect(cpuElsewhereLine(write)).toBe(expected);
+  });
+});
+
+describe('cpuByRoleLine', () => {
+  // Proves each role is shown once with its process count (none for a single process), three decimals and
+  // the main threads' share as a whole percent, in the order given, and that an unknown breakdown prints nothing.
+  it.each([
+    [
+      {
+        cpuByRole: [
+          { role: 'data-node', processes: 3, cpuSecondsPerMegabyte: 0.02512, mainThreadShare: 0.8149 },
+          { role: 's3', processes: 1, cpuSecondsPerMegabyte: 0.0221, mainThreadShare: 0.5 },
+          { role: 'tiering-worker', processes: 1, cpuSecondsPerMegabyte: 0, mainThreadShare: null },
+          { role: 'load generator', processes: 1, cpuSecondsPerMegabyte: 0.0176, mainThreadShare: 0.62 },
+        ],
+      },
+      "CPU s/MB by role (main threads' share): data-node ×3 0.025 (81 %), s3 0.022 (50 %), tiering-worker 0.000, load generator 0.018 (62 %)",
+    ],
+    [{ cpuByRole: [] }, null],
+    [{ cpuByRole: null }, null],
+    [{}, null],
+  ])('%j', (write, expected) => {
+    expect(cpuByRoleLine(write)).toBe(expected);
   });
 });
 

@@ -261,6 +261,8 @@ function renderWrites(writes: readonly { label: string; write: WriteScenarioResu
   for (const { label, write } of writes) {
     const elsewhere = cpuElsewhereLine(write);
     if (elsewhere !== null) lines.push(`  ${label}: ${elsewhere}`);
+    const byRole = cpuByRoleLine(write);
+    if (byRole !== null) lines.push(`  ${label}: ${byRole}`);
     const travelled = requestShapeLine(write);
     if (travelled !== null) lines.push(`  ${label}: ${travelled}`);
   }
@@ -278,6 +280,21 @@ export function cpuElsewhereLine(write: Pick<WriteScenarioResult, 'serverCpuSeco
   if (parts.length === 0) return null;
   const busy = write.coresBusy == null ? '' : `; all processes kept ${write.coresBusy.toFixed(2)} cores busy`;
   return `CPU s/MB outside mink: ${parts.join(', ')}${busy}`;
+}
+
+/**
+ * The CPU of each role per MB of rows (a role of several processes counted together, with their count),
+ * and the share of it on the main threads; null when it is unknown. Beside the totals, this says which
+ * process to profile first and how much of its CPU a profile of its JavaScript can show.
+ */
+export function cpuByRoleLine(write: Pick<WriteScenarioResult, 'cpuByRole'>): string | null {
+  if (write.cpuByRole == null || write.cpuByRole.length === 0) return null;
+  const parts = write.cpuByRole.map(({ role, processes, cpuSecondsPerMegabyte, mainThreadShare }) => {
+    const count = processes > 1 ? ` ×${processes}` : '';
+    const share = mainThreadShare === null ? '' : ` (${Math.round(mainThreadShare * 100)} %)`;
+    return `${role}${count} ${cpuSecondsPerMegabyte.toFixed(3)}${share}`;
+  });
+  return `CPU s/MB by role (main threads' share): ${parts.join(', ')}`;
 }
 
 /**

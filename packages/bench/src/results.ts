@@ -1,3 +1,4 @@
+import type { RoleCpuFigure } from './process-usage';
 import type { LatencySummary } from './stats';
 
 /**
@@ -78,6 +79,13 @@ export interface WriteScenarioResult {
   serverCpuSecondsPerMegabyte?: number | null;
   benchCpuSecondsPerMegabyte?: number | null;
   coresBusy?: number | null;
+  /**
+   * The same CPU role by role (each cluster role, then the load generator), per MB of JSON rows, with the
+   * share of it on the processes' main threads (the rest is V8's garbage collector and compiler threads and
+   * libuv's pool: s3rver's file operations, say). Null or absent where /proc is not readable or the run did
+   * not say which process plays which role.
+   */
+  cpuByRole?: RoleCpuFigure[] | null;
 }
 
 /**

@@ -256,6 +256,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     // The cluster's mink processes, whose CPU time and memory the write scenarios report.
     const minkProcessIds = (): number[] => (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => entry.pid);
     const serverProcessIds = (): number[] => (cluster?.processes() ?? []).filter((entry) => entry.running && (entry.role === 'nats' || entry.role === 's3')).map((entry) => entry.pid);
+    const processRoles = () => (cluster?.processes() ?? []).filter((entry) => entry.running).map((entry) => ({ role: entry.role, pid: entry.pid }));
     // The bucket requests the data nodes answered, of one table and operation (see bucket-requests.ts).
     const dataNodeMetricsUrls = (): string[] =>
       (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role === 'data-node').map((entry) => `http://127.0.0.1:${entry.ports.http}/metrics`);
@@ -271,6 +272,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       progress: note,
       processIds: minkProcessIds,
       serverProcessIds,
+      processRoles,
       warmupCalls: measuredWarmupCalls(rows, options.batchRows),
       bucketRequests: () => readBucketRequests(dataNodeMetricsUrls(), requestsOf.table, requestsOf.op),
     });

@@ -6,7 +6,7 @@ import { formatCount } from './format';
 import { ProgressReporter } from './progress';
 import type { WriteScenarioResult } from './results';
 import { ratePerSecond, summarizeLatencies } from './stats';
-import { readProcessUsage, type ProcessUsage } from './process-usage';
+import { cpuByRole, readProcessUsage, readRoleUsage, type ProcessUsage, type RoleProcess } from './process-usage';
 import { listWalObjects, walObjectsWrittenSince } from './wal-objects';
 import { requestsBetween } from './bucket-requests';
 
@@ -36,6 +36,8 @@ export interface WriteScenarioSettings {
   processIds?: () => number[];
   /** Pids of the cluster's S3 and NATS servers, whose CPU time the scenario reports beside mink's and its own. */
   serverProcessIds?: () => number[];
+  /** Every process of the cluster with its role (servers included), whose CPU the scenario reports role by role beside the load generator's. */
+  processRoles?: () => RoleProcess[];
   progress: (line: string) => void;
   /** Untimed calls before the measured ones (their ids follow the measured rows); `BENCH_BASELINES.warmupOperations` when absent. */
   warmupCalls?: number;
@@ -132,6 +134,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   const requestsBefore = settings.bucketRequests ? await settings.bucketRequests() : null;
   const usageBefore = settings.processIds ? readProcessUsage(settings.processIds()) : null;
   const serverUsageBefore = settings.serverProcessIds ? readProcessUsage(settings.serverProcessIds()) : null;
+  const rolesUsageBefore = settings.processRoles ? readRoleUsage(withLoadGenerator(settings.processRoles())) : null;
   const benchUsageBefore = process.cpuUsage();
   const progress = new ProgressReporter(label, settings.rows, 'rows', settings.progress);
   let rows = 0;
@@ -157,6 +160,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   const usageAfter = settings.processIds ? readProcessUsage(settings.processIds()) : null;
   const serverUsageAfter = settings.serverProcessIds ? readProcessUsage(settings.serverProcessIds()) : null;
   const benchUsage = process.cpuUsage(benchUsageBefore);
+  const rolesUsageAfter = settings.processRoles ? readRoleUsage(withLoadGenerator(settings.processRoles())) : null;
   const walAfter = await listWalObjects(settings.store);
   const requestsAfter = settings.bucketRequests ? await settings.bucketRequests() : null;
   const megabytes = jsonBytes / 1e6;
@@ -176,6 +180,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
       bucketRequests: requestsBetween(requestsBefore, requestsAfter),
       cpuSecondsPerMegabyte: minkCpuSeconds !== null && megabytes > 0 ? minkCpuSeconds / megabytes : null,
       rssMaxBytes: usageAfter && usageAfter.rssMaxBytes > 0 ? usageAfter.rssMaxBytes : null,
+      cpuByRole: rolesUsageBefore && rolesUsageAfter && rolesUsageAfter.length > 0 ? cpuByRole(rolesUsageBefore, rolesUsageAfter, megabytes) : null,
       ...cpuElsewhere({
         minkCpuSeconds,
         serverCpuSeconds: cpuSecondsBetween(serverUsageBefore, serverUsageAfter),
@@ -187,6 +192,14 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
     acknowledgedCalls: measured.succeededIndexes,
   };
 }
+
+/** The cluster's processes and this one, the load generator (it runs the client of the client paths). */
+function withLoadGenerator(processes: readonly RoleProcess[]): RoleProcess[] {
+  return [...processes, { role: LOAD_GENERATOR_ROLE, pid: process.pid }];
+}
+
+/** The role the bench's own process is reported under. */
+export const LOAD_GENERATOR_ROLE = 'load generator';
 
 /** The CPU seconds processes used between two readings; null when either is missing or /proc gave nothing. */
 function cpuSecondsBetween(before: ProcessUsage | null, after: ProcessUsage | null): number | null {
