@@ -193,13 +193,13 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   };
 }
 
+/** The role the bench's own process is reported under. */
+const LOAD_GENERATOR_ROLE = 'load generator';
+
 /** The cluster's processes and this one, the load generator (it runs the client of the client paths). */
 function withLoadGenerator(processes: readonly RoleProcess[]): RoleProcess[] {
   return [...processes, { role: LOAD_GENERATOR_ROLE, pid: process.pid }];
 }
-
-/** The role the bench's own process is reported under. */
-export const LOAD_GENERATOR_ROLE = 'load generator';
 
 /** The CPU seconds processes used between two readings; null when either is missing or /proc gave nothing. */
 function cpuSecondsBetween(before: ProcessUsage | null, after: ProcessUsage | null): number | null {
