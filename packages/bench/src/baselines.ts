@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { DiscardPolicy, RetentionPolicy, StorageType, connect, nanos, type NatsConnection } from 'nats';
+import { DiscardPolicy, RetentionPolicy, StorageType, connect, nanos, type JetStreamManager, type NatsConnection } from 'nats';
 import { LIMITS } from '@mink/config';
 import type { ObjectStore } from '@mink/s3stream';
 import { BENCH_BASELINES, BENCH_LIMITS } from './bench-limits';
@@ -48,6 +48,22 @@ export async function measureS3Put(store: ObjectStore, bodyBytes: number, settin
 }
 
 /**
+ * Adds a temporary stream of `subject` shaped like mink's metadata log: file storage, one replica, limits
+ * retention and a de-duplication window, as a `CommitWal` proposal finds it.
+ */
+export async function addMetaShapedStream(manager: JetStreamManager, name: string, subject: string): Promise<void> {
+  await manager.streams.add({
+    name,
+    subjects: [subject],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(LIMITS.metaDuplicateWindowMs),
+    num_replicas: 1,
+  });
+}
+
+/**
  * Raw JetStream publishes of `payloadBytes` to a temporary stream shaped like mink's metadata log (file
  * storage, one replica, a de-duplication window, a message id per publish), each awaited until the server's
  * ack, as a `CommitWal` proposal is. The stream is deleted afterwards.
@@ -65,16 +81,7 @@ export class JetStreamBaseline {
     const streamName = `${BENCH_BASELINES.jetStreamStreamName}_${suffix}`;
     const subject = `${BENCH_BASELINES.jetStreamSubjectPrefix}.${suffix}`;
     try {
-      const manager = await connection.jetstreamManager();
-      await manager.streams.add({
-        name: streamName,
-        subjects: [subject],
-        storage: StorageType.File,
-        retention: RetentionPolicy.Limits,
-        discard: DiscardPolicy.Old,
-        duplicate_window: nanos(LIMITS.metaDuplicateWindowMs),
-        num_replicas: 1,
-      });
+      await addMetaShapedStream(await connection.jetstreamManager(), streamName, subject);
     } catch (error) {
       await connection.close();
       throw error;
@@ -145,11 +152,11 @@ export class NatsRequestBaseline {
     const subject = `${BENCH_BASELINES.natsRequestSubjectPrefix}.${randomUUID().slice(0, 8)}`;
     const responder = spawn(process.execPath, [join(__dirname, 'nats-responder.js'), natsUrl, subject], { stdio: ['pipe', 'pipe', 'inherit'] });
     try {
-      await responderReady(responder);
+      await childReady(responder, 'NATS responder', RESPONDER_READY_LINE, BENCH_BASELINES.natsResponderReadyTimeoutMs);
       const connection = await connect({ servers: natsUrl, name: 'mink-bench' });
       return new NatsRequestBaseline(responder, connection, subject);
     } catch (error) {
-      await stopResponder(responder);
+      await stopChild(responder);
       throw error;
     }
   }
@@ -172,39 +179,36 @@ export class NatsRequestBaseline {
     try {
       await this.connection.close();
     } finally {
-      await stopResponder(this.responder);
+      await stopChild(this.responder);
     }
   }
 }
 
-/** Resolves when the responder prints its ready line; rejects when it exits or times out first. */
-function responderReady(responder: ChildProcess): Promise<void> {
+/** Resolves when the child process `name` prints `readyLine`; rejects when it exits or `timeoutMs` passes first. */
+export function childReady(child: ChildProcess, name: string, readyLine: string, timeoutMs: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const lines = createInterface({ input: responder.stdout! });
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => settle(new Error(`the NATS responder exited before it was ready (${signal ?? `code ${code}`})`));
-    const timer = setTimeout(
-      () => settle(new Error(`the NATS responder was not ready within ${BENCH_BASELINES.natsResponderReadyTimeoutMs} ms`)),
-      BENCH_BASELINES.natsResponderReadyTimeoutMs,
-    );
+    const lines = createInterface({ input: child.stdout! });
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => settle(new Error(`the ${name} exited before it was ready (${signal ?? `code ${code}`})`));
+    const timer = setTimeout(() => settle(new Error(`the ${name} was not ready within ${timeoutMs} ms`)), timeoutMs);
     function settle(error: Error | null): void {
       clearTimeout(timer);
       lines.close();
-      responder.removeListener('exit', onExit);
+      child.removeListener('exit', onExit);
       if (error) reject(error);
       else resolve();
     }
     lines.on('line', (line) => {
-      if (line.trim() === RESPONDER_READY_LINE) settle(null);
+      if (line.trim() === readyLine) settle(null);
     });
-    responder.once('exit', onExit);
+    child.once('exit', onExit);
   });
 }
 
-/** SIGTERM to the responder, resolved once it has exited (at once when it already has). */
-async function stopResponder(responder: ChildProcess): Promise<void> {
-  if (responder.exitCode !== null || responder.signalCode !== null) return;
-  const exited = new Promise((resolve) => responder.once('exit', resolve));
-  responder.kill('SIGTERM');
+/** SIGTERM to a child process, resolved once it has exited (at once when it already has). */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
   await exited;
 }
 
@@ -257,7 +261,7 @@ async function warmUp<Input>(operation: ClosedLoopOperation<Input>, settings: Se
  * than two keys, and this cleanup must not end a run: a key left behind only costs disk until the
  * temporary folder is removed, so failures are counted and reported rather than thrown.
  */
-async function deleteKeys(store: ObjectStore, keys: readonly string[], warn: (line: string) => void): Promise<void> {
+export async function deleteKeys(store: ObjectStore, keys: readonly string[], warn: (line: string) => void): Promise<void> {
   const results = await Promise.allSettled(keys.map((key) => store.delete([key])));
   const failed = results.filter((result) => result.status === 'rejected');
   if (failed.length > 0) warn(`  could not delete ${failed.length} of ${keys.length} baseline objects: ${String((failed[0] as PromiseRejectedResult).reason)}`);

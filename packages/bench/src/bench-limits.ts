@@ -347,6 +347,24 @@ export const BENCH_BASELINES = {
 } as const;
 
 /**
+ * The floor write path (write-floor.ts): leader processes that do only what mink's write contract needs
+ * (upload an object, publish a commit of a `CommitWal`'s size and await its ack, answer), under the append
+ * scenarios' load. One leader per data node of the bench cluster, so the table's buckets spread as they do.
+ */
+export const BENCH_FLOOR = {
+  leaders: BENCH_CLUSTER.nodes,
+  /** Bytes of each commit the leaders publish: the JetStream baseline's payload, about a `CommitWal`. */
+  commitBytes: BENCH_BASELINES.jetStreamPayloadBytes,
+  /** The temporary stream the leaders commit to, and the subjects of the path; mink never uses them. */
+  streamName: 'MINK_BENCH_FLOOR',
+  subjectPrefix: 'mink-bench.floor',
+  /** Keys of the path's objects (under the baselines' prefix, which mink never writes). */
+  keyPrefix: `${BENCH_BASELINES.s3KeyPrefix}floor/`,
+  /** How long a leader process may take to connect and subscribe. */
+  leaderReadyTimeoutMs: 10_000,
+} as const;
+
+/**
  * The failover scenario: a probe appends one row at a time to one bucket while that bucket's leader is
  * killed (`kill -9`) or stopped (SIGTERM), `trialsPerFault` times each.
  */

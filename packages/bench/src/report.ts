@@ -43,11 +43,18 @@ export interface RatioInputs {
   lingerMs?: number;
 }
 
-/** Pairs of write scenarios whose rows per second are compared: the cost of the HTTP hop, and of a put over an append. */
+/**
+ * Pairs of write scenarios whose rows per second are compared: the cost of the HTTP hop, and of a put over
+ * an append; and each append path against the floor write path, the least work the write contract needs
+ * (write-floor.ts), i.e. the share of what this machine allows at this load that the path reaches.
+ */
 const RATE_COMPARISONS: readonly (readonly [string, string])[] = [
   ['gateway append', 'client append'],
   ['client arrow append', 'client append'],
   ['client put', 'client append'],
+  ['gateway append', 'floor append'],
+  ['client append', 'floor append'],
+  ['client arrow append', 'floor append'],
 ];
 
 /**
@@ -212,7 +219,11 @@ export function renderReport(result: BenchResult): string {
     );
   }
   if (result.appends.length > 0) {
-    lines.push('', 'mink append (latency per append call, until acknowledged; CPU s/MB = CPU seconds of all mink processes per MB of JSON rows, RSS max = their largest peak RSS)');
+    lines.push(
+      '',
+      'mink append (latency per append call, until acknowledged; CPU s/MB = CPU seconds of all mink processes per MB of JSON rows, RSS max = their largest peak RSS; ' +
+        'floor: not mink, leader processes that only upload and commit (the floor write path), their CPU and RSS in those columns)',
+    );
     lines.push(...renderWrites(result.appends.map((append) => ({ label: append.path, write: append }))));
   }
   if (result.put !== null) {

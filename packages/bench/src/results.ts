@@ -93,7 +93,8 @@ export interface WriteScenarioResult {
  * through the TypeScript client from Arrow record batches (`appendArrow`, "client arrow").
  */
 export interface AppendResult extends WriteScenarioResult {
-  path: 'gateway' | 'client' | 'client arrow';
+  /** `floor`: not mink, the floor write path (write-floor.ts) under the same load. */
+  path: 'gateway' | 'client' | 'client arrow' | 'floor';
 }
 
 /** The put scenario: new keys put into a primary-key table through the TypeScript client. */

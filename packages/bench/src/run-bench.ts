@@ -12,6 +12,7 @@ import {
   BENCH_BASELINES,
   BENCH_CLUSTER,
   BENCH_FAILOVER,
+  BENCH_FLOOR,
   BENCH_KAFKA,
   BENCH_LOOKUP,
   BENCH_METADATA,
@@ -33,6 +34,7 @@ import { metadataRatios } from './metadata-figures';
 import { measureApplyCost } from './apply-cost';
 import { readBucketRequests } from './bucket-requests';
 import { runClientAppend, runClientArrowAppend, runGatewayAppend } from './mink-append';
+import { FloorWritePath, runFloorAppend } from './write-floor';
 import { KAFKA_PHASES, runKafka } from './mink-kafka';
 import { runClientLookups, runClientPut } from './mink-pk';
 import { runScan, SCAN_PHASES } from './mink-scan';
@@ -77,7 +79,7 @@ const S3_ACCESS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'u
 /**
  * Phases a run of `figures` prints as "[n/count] …": starting the cluster; for any write or Kafka figures
  * the S3 PUT baseline and, after the writes, the S3 PUT of their average WAL objects; for write, Kafka or
- * metadata figures the JetStream baseline; the three append scenarios; the put, the lookups, their NATS
+ * metadata figures the JetStream baseline; the floor write path and the three append scenarios; the put, the lookups, their NATS
  * baseline, the restore and its S3 GET baseline; the Kafka topic, produce, consume and S3 GET baseline; the
  * scan figures' load, compaction wait, S3 GET baseline, one phase per format and the long polls; the
  * tiering figures' load, S3 baselines, catch-up and freshness series; the failover scenario; one phase per
@@ -90,7 +92,7 @@ export function phaseCount(figures: readonly BenchFigures[], metadataStages: num
     1 +
     (writes ? 2 : has('kafka') ? 1 : 0) +
     (writes || has('kafka') || has('metadata') ? 1 : 0) +
-    (has('append') ? 3 : 0) +
+    (has('append') ? 4 : 0) +
     (has('pk') ? 5 : 0) +
     (has('kafka') ? KAFKA_PHASES : 0) +
     (has('scan') ? SCAN_PHASES : 0) +
@@ -279,6 +281,25 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     // Each append scenario's ids (warm-up included) lie in their own range.
     const idRange = options.rows + options.batchRows * measuredWarmupCalls(options.rows, options.batchRows);
     if (selected('append') && !interrupt.signal.aborted) {
+      // First, so no compaction or deletion of mink's appends falls into it; mink's processes idle beside it.
+      startPhase(`baseline: the floor write path (${BENCH_FLOOR.leaders} leader processes that only upload and commit) under the append scenarios' load`);
+      const floor = await FloorWritePath.open({
+        natsUrl: cluster.natsUrl,
+        s3Endpoint: cluster.s3Endpoint,
+        s3Bucket: cluster.s3Bucket,
+        s3Region: S3_ACCESS.region,
+        s3AccessKeyId: S3_ACCESS.accessKeyId,
+        s3SecretAccessKey: S3_ACCESS.secretAccessKey,
+      });
+      try {
+        const floorRoles = () => [...processRoles(), ...floor.processIds.map((pid) => ({ role: 'floor leader', pid }))];
+        const result = await runFloorAppend(floor, { ...scenario(options.rows, 3 * idRange, BENCH_PAYLOAD_CHARS), processIds: () => floor.processIds, processRoles: floorRoles, bucketRequests: undefined });
+        if (result !== null) appends.push(result);
+      } finally {
+        await floor.close(listStore!, note);
+      }
+    }
+    if (selected('append') && !interrupt.signal.aborted) {
       startPhase(`mink append through the gateway: POST ${cluster.gatewayUrl}/v1/tables/${BENCH_TABLE.name}/append`);
       const gateway = await runGatewayAppend(cluster.gatewayUrl, scenario(options.rows, 0, BENCH_PAYLOAD_CHARS));
       if (gateway !== null) appends.push(gateway);
@@ -301,7 +322,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     }
 
     if (writes && !interrupt.signal.aborted) {
-      const sizes = [averageWalObjectBytes(appends), averageWalObjectBytes(put === null ? [] : [put])].filter((size): size is number => size !== null);
+      const sizes = [averageWalObjectBytes(minkAppends()), averageWalObjectBytes(put === null ? [] : [put])].filter((size): size is number => size !== null);
       startPhase(`baseline: raw S3 PUT of the average WAL object of each write scenario of this run (${sizes.length === 0 ? 'none written' : sizes.map(formatSize).join(', ')})`);
       await measureS3PutSizes([...new Set(sizes)]);
     }
@@ -496,9 +517,14 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     process.removeListener('SIGTERM', onSignal);
   }
 
+  /** The append scenarios of mink's paths, without the floor write path. */
+  function minkAppends(): AppendResult[] {
+    return appends.filter((append) => append.path !== 'floor');
+  }
+
   function finish(): BenchResult {
     const writeInputs: WriteRatioInput[] = [
-      ...appends.map((append) => ({ name: `${append.path} append`, write: append, averageWalObjectBytes: averageWalObjectBytes(appends) })),
+      ...appends.map((append) => ({ name: `${append.path} append`, write: append, averageWalObjectBytes: averageWalObjectBytes(append.path === 'floor' ? [append] : minkAppends()) })),
       ...(put === null ? [] : [{ name: 'client put', write: put, averageWalObjectBytes: averageWalObjectBytes([put]) }]),
     ];
     return {

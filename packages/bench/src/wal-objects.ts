@@ -3,9 +3,12 @@ import { WAL_KEY_PREFIX } from './bench-limits';
 import type { WalObjectsWritten } from './results';
 import { ratePerSecond } from './stats';
 
-/** Size of every WAL object in the bucket, by key. Listing is for maintenance and benchmarks only (docs/architecture.md §5). */
-export async function listWalObjects(store: ObjectStore): Promise<Map<string, number>> {
-  const listed = await store.list(WAL_KEY_PREFIX);
+/**
+ * Size of every WAL object in the bucket (or of every object under `prefix`), by key. Listing is for
+ * maintenance and benchmarks only (docs/architecture.md §5).
+ */
+export async function listWalObjects(store: ObjectStore, prefix: string = WAL_KEY_PREFIX): Promise<Map<string, number>> {
+  const listed = await store.list(prefix);
   return new Map(listed.map((entry) => [entry.key, entry.size]));
 }
 

@@ -32,6 +32,8 @@ export interface WriteScenarioSettings {
   signal?: AbortSignal;
   /** Lists the WAL objects before and after, to report what the scenario wrote to S3. */
   store: ObjectStore;
+  /** Where the objects the scenario writes are listed; mink's WAL (`WAL_KEY_PREFIX`) when absent. */
+  walKeyPrefix?: string;
   /** Pids of the cluster's mink processes, whose CPU time and memory the scenario reports. */
   processIds?: () => number[];
   /** Pids of the cluster's S3 and NATS servers, whose CPU time the scenario reports beside mink's and its own. */
@@ -130,7 +132,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   // beside it on the same cores would charge the load generator's CPU to mink's figures.
   settings.progress(`${label}: preparing ${formatCount(calls)} calls`);
   const prepared: (PreparedBatch<Payload> | undefined)[] = Array.from({ length: calls }, (_, index) => writer.encode(benchRows(settings, index)));
-  const walBefore = await listWalObjects(settings.store);
+  const walBefore = await listWalObjects(settings.store, settings.walKeyPrefix);
   const requestsBefore = settings.bucketRequests ? await settings.bucketRequests() : null;
   const usageBefore = settings.processIds ? readProcessUsage(settings.processIds()) : null;
   const serverUsageBefore = settings.serverProcessIds ? readProcessUsage(settings.serverProcessIds()) : null;
@@ -161,7 +163,7 @@ export async function runWriteScenario<Payload>(label: string, writer: BatchWrit
   const serverUsageAfter = settings.serverProcessIds ? readProcessUsage(settings.serverProcessIds()) : null;
   const benchUsage = process.cpuUsage(benchUsageBefore);
   const rolesUsageAfter = settings.processRoles ? readRoleUsage(withLoadGenerator(settings.processRoles())) : null;
-  const walAfter = await listWalObjects(settings.store);
+  const walAfter = await listWalObjects(settings.store, settings.walKeyPrefix);
   const requestsAfter = settings.bucketRequests ? await settings.bucketRequests() : null;
   const megabytes = jsonBytes / 1e6;
   const minkCpuSeconds = cpuSecondsBetween(usageBefore, usageAfter);
