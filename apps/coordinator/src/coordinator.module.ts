@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { ServiceConfig } from '@mink/config';
+import { LIMITS, type ServiceConfig } from '@mink/config';
 import { Coordinator } from '@mink/coordination';
 import { ClusterMember, LOGGER, NATS_REQUEST_TRANSPORT, NatsRequestTransport, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type Logger, type ServiceState } from '@mink/runtime';
 import { CoordinatorLifecycle } from './coordinator-lifecycle';
@@ -15,7 +15,7 @@ export class CoordinatorModule {
   static register(config: ServiceConfig): DynamicModule {
     return {
       module: CoordinatorModule,
-      imports: [ServiceModule.forRoot({ role: 'coordinator', config, connectionName: config.nodeId })],
+      imports: [ServiceModule.forRoot({ role: 'coordinator', config, connectionName: config.nodeId, metaTailPaceMs: LIMITS.metaTailPacedIntervalMs })],
       controllers: [CoordinatorRequestsController],
       providers: [
         {

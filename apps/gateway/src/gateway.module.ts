@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { ServiceConfig } from '@mink/config';
+import { LIMITS, type ServiceConfig } from '@mink/config';
 import { MinkClient } from '@mink/client';
 import { GatewayService, type AccessPolicy } from '@mink/http-api';
 import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type ServiceState, type TlsCredentials } from '@mink/runtime';
@@ -21,7 +21,7 @@ export class GatewayModule {
   static register(config: ServiceConfig, tls: TlsCredentials | null = null): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [ServiceModule.forRoot({ role: 'gateway', config, connectionName: `gateway-${config.nodeId}` })],
+      imports: [ServiceModule.forRoot({ role: 'gateway', config, connectionName: `gateway-${config.nodeId}`, metaTailPaceMs: LIMITS.metaTailPacedIntervalMs })],
       controllers: API_CONTROLLERS,
       providers: [
         {

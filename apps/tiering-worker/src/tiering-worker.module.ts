@@ -1,5 +1,5 @@
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { ServiceConfig } from '@mink/config';
+import { LIMITS, type ServiceConfig } from '@mink/config';
 import { ClusterMember, LOGGER, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type Logger, type ServiceState } from '@mink/runtime';
 import { Gauge } from 'prom-client';
 import { TieringLoop, type TieringWorkerConfig } from '@mink/tiering';
@@ -70,7 +70,7 @@ export class TieringWorkerModule {
   static register(config: ServiceConfig, tieringConfig: TieringWorkerConfig): DynamicModule {
     return {
       module: TieringWorkerModule,
-      imports: [ServiceModule.forRoot({ role: 'tiering-worker', config, connectionName: `tiering-worker-${config.nodeId}` })],
+      imports: [ServiceModule.forRoot({ role: 'tiering-worker', config, connectionName: `tiering-worker-${config.nodeId}`, metaTailPaceMs: LIMITS.metaTailPacedIntervalMs })],
       providers: [
         {
           provide: TieringLoop,

@@ -209,6 +209,19 @@ export const LIMITS = {
    * pull waits without messages, a few a second per process.
    */
   metaTailIdleHeartbeatMs: 250,
+  /**
+   * How often the gateway, the coordinators and the tiering worker ask for new metadata log entries (and at
+   * once after appending one): they need no entry the moment it is written, and on a busy cluster every
+   * process taking every entry as it comes (a wakeup per `CommitWal`, each data node writing tens a second)
+   * cost them more than the data path of those entries. Data nodes take each entry as it comes.
+   */
+  metaTailPacedIntervalMs: 100,
+  /**
+   * A poll of a paced tail not answered within this long replaces its consumer: the server never answers a
+   * poll of a consumer it lost (with its server, say), and an answered poll takes milliseconds. Like two
+   * missed idle heartbeats of an eager tail, give or take.
+   */
+  metaTailPollTimeoutMs: 1_000,
   /** Recent samples of the NATS server's clock kept to estimate its offset from the local clock. */
   serverClockSamplesMax: 64,
   /**

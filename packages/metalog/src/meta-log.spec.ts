@@ -171,6 +171,98 @@ describe('JetStreamMetaLog', () => {
     expect(result.seqs).toEqual(Array.from({ length: 300 }, (_unused, index) => index + 1));
   }, 30_000);
 
+  it('paces a tail: every entry once and in order, more than a batch at a time, and entries another log appends later', async () => {
+    // Proves a paced tail (the gateway's, the coordinators', the tiering worker's) delivers exactly what an eager one does.
+    const streamName = 'PACED_META';
+    const writer = await JetStreamMetaLog.create(connection, { streamName });
+    const reader = await JetStreamMetaLog.create(connection, { streamName, tailPaceMs: 200 });
+    const early = LIMITS.metaTailBatchMessagesMax * 2 + 10;
+    for (let index = 1; index <= early; index++) await writer.append(registerNode(String(index)), `paced-${index}`);
+    const tail = collector();
+    const subscription = reader.tail(3, tail.onEntry);
+    await tail.until(early - 2);
+    for (let index = early + 1; index <= early + 20; index++) await writer.append(registerNode(String(index)), `paced-${index}`);
+    await tail.until(early + 18);
+    await subscription.stop();
+    expect(tail.entries.map((entry) => entry.seq)).toEqual(Array.from({ length: early + 18 }, (_unused, index) => index + 3));
+    expect(tail.entries.map((entry) => (entry.command as { nodeId: string }).nodeId)).toEqual(Array.from({ length: early + 18 }, (_unused, index) => String(index + 3)));
+  }, 30_000);
+
+  it('wakes a paced tail at once for an entry its own log appended', async () => {
+    // Proves a paced process's proposals do not wait for its pace: with a pace of a minute, its own entries
+    // (and everything before them) still arrive, well within the collector's 10 s.
+    const streamName = 'PACED_OWN_META';
+    const other = await JetStreamMetaLog.create(connection, { streamName });
+    const own = await JetStreamMetaLog.create(connection, { streamName, tailPaceMs: 60_000 });
+    const tail = collector();
+    const subscription = own.tail(1, tail.onEntry);
+    // The first poll finds nothing and the tail pauses for its minute.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await other.append(registerNode('other'), 'paced-own-1');
+    await own.append(registerNode('own'), 'paced-own-2');
+    await tail.until(2);
+    await own.append(registerNode('own-again'), 'paced-own-3');
+    await tail.until(3);
+    await subscription.stop();
+    expect(tail.entries.map((entry) => [entry.seq, (entry.command as { nodeId: string }).nodeId])).toEqual([
+      [1, 'other'],
+      [2, 'own'],
+      [3, 'own-again'],
+    ]);
+  }, 30_000);
+
+  it('asks at once when someone waits for an entry of a paced tail (catchUp)', async () => {
+    // Proves the hint MetaStore.waitForSeq gives: an entry another log appended arrives long before the pace of a minute.
+    const streamName = 'PACED_CATCH_UP_META';
+    const other = await JetStreamMetaLog.create(connection, { streamName });
+    const paced = await JetStreamMetaLog.create(connection, { streamName, tailPaceMs: 60_000 });
+    const tail = collector();
+    const subscription = paced.tail(1, tail.onEntry);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { seq } = await other.append(registerNode('elsewhere'), 'paced-catch-up-1');
+    subscription.catchUp!(seq);
+    await tail.until(1);
+    await subscription.stop();
+    expect(tail.entries).toEqual([{ seq: 1, command: registerNode('elsewhere') }]);
+  }, 30_000);
+
+  it('keeps a paced tail going in order when the server loses its consumer', async () => {
+    // Proves a poll that finds its consumer gone makes a new one at the next entry, skipping and repeating nothing.
+    const streamName = 'PACED_HICCUP_META';
+    const log = await JetStreamMetaLog.create(connection, { streamName, tailPaceMs: 100 });
+    const manager = await connection.jetstreamManager();
+    await log.append(registerNode('1'), 'paced-hiccup-1');
+    const tail = collector();
+    const subscription = log.tail(1, tail.onEntry);
+    await tail.until(1);
+    for await (const consumer of manager.consumers.list(streamName)) await manager.consumers.delete(streamName, consumer.name);
+    const other = await JetStreamMetaLog.create(connection, { streamName });
+    for (let index = 2; index <= 6; index++) await other.append(registerNode(String(index)), `paced-hiccup-${index}`);
+    await tail.until(6, 20_000);
+    await subscription.stop();
+    expect(tail.entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+  }, 30_000);
+
+  it('ends a paced tail that starts below the first held entry with LogPurgedError', async () => {
+    // Proves the paced tail checks every sequence as the eager one does.
+    const streamName = 'PACED_PURGED_META';
+    const log = await JetStreamMetaLog.create(connection, { streamName, tailPaceMs: 100 });
+    for (let index = 1; index <= 6; index++) await log.append(registerNode(String(index)), `paced-purged-${index}`);
+    await log.purgeBefore(5);
+    const tail = collector();
+    const error = await new Promise<Error>((resolve) => {
+      log.tail(2, tail.onEntry, resolve);
+    });
+    expect(error).toBeInstanceOf(LogPurgedError);
+    expect(error).toMatchObject({ wantedSeq: 2, firstSeq: 5 });
+    expect(tail.entries).toEqual([]);
+  });
+
+  it('refuses a tail pace that is not a whole number of milliseconds', async () => {
+    await expect(JetStreamMetaLog.create(connection, { streamName: 'PACED_BAD_META', tailPaceMs: -1 })).rejects.toThrow('tailPaceMs');
+    await expect(JetStreamMetaLog.create(connection, { streamName: 'PACED_BAD_META', tailPaceMs: 0.5 })).rejects.toThrow('tailPaceMs');
+  });
+
   it('reports through onError when its connection closes for good', async () => {
     // Proves a tail never ends silently: a store that can no longer follow the log hears about it.
     const ownConnection = await connect({ servers: server.url });

@@ -11,6 +11,7 @@ import {
   type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
+  type JsMsg,
   type NatsConnection,
 } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
@@ -38,6 +39,14 @@ export interface JetStreamMetaLogOptions {
    * see what else recovers a tail; the server refuses pulls whose heartbeat is not well below their expiry.
    */
   tailIdleHeartbeatMs?: number;
+  /**
+   * 0 (the default): the tail takes each entry as the server sends it. Above 0: the tail asks for what the log
+   * holds every this many milliseconds, and at once after this log appended an entry, so a process that needs
+   * no entry the moment it is written (the gateway, the coordinators, the tiering worker) wakes a few times a
+   * second instead of once per entry, while its own proposals, and whoever waits for an entry through the
+   * tail's `catchUp`, still see their entry as soon as it is there.
+   */
+  tailPaceMs?: number;
 }
 
 /**
@@ -104,6 +113,7 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     /** Replicas of the stream as the server reported them when this log was created (an existing stream keeps its own). */
     readonly replicas: number,
     private readonly tailIdleHeartbeatMs: number,
+    private readonly tailPaceMs: number,
   ) {}
 
   /** The running tails, told the sequence of each entry this log appended (see `appendedEntryAction`). */
@@ -125,6 +135,7 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
       options.appendTimeoutMs ?? LIMITS.metaAppendTimeoutMs,
       replicas,
       options.tailIdleHeartbeatMs ?? LIMITS.metaTailIdleHeartbeatMs,
+      checkedPace(options.tailPaceMs ?? 0),
     );
   }
 
@@ -172,10 +183,21 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     let lastProgressAtMs = performance.now();
     /** Set to end the current consumer and start another from `expectedSeq`. */
     let replaceRequested = false;
+    /** Ends the pause of a paced tail between two polls, when one is waiting. */
+    let wakePaced: (() => void) | undefined;
+    /**
+     * The poll of a paced tail that is out. A poll of a consumer the server no longer has is never answered,
+     * so replacing the consumer (the stall check, the appended-entry watch) or stopping ends it here.
+     */
+    let pollOut: { stop(): void } | undefined;
+    /** True while a paced tail polls a consumer (it has no `messages`): the appended-entry watch looks at it too. */
+    let polling = false;
     const replace = (): void => {
       if (stopped || ended || replaceRequested) return;
       replaceRequested = true;
       messages?.stop();
+      pollOut?.stop();
+      wakePaced?.();
     };
     let cleanUp: () => void = () => undefined;
     /** Reports the end of the tail once, unless it was stopped on purpose. */
@@ -234,15 +256,22 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
       const action = appendedEntryAction({
         appendedSeq,
         expectedSeq,
-        consuming: messages !== undefined && !replaceRequested,
+        consuming: (messages !== undefined || polling) && !replaceRequested,
         progressedSinceLastLook: lastProgressAtMs !== progressAtLastLookMs,
       });
       if (action === 'delivered') return;
       if (action === 'replace') replace();
       lookAgainLater();
     };
+    /** The newest entry this process appended or waits for: a paced tail asks at once when it is not delivered yet. */
+    let wantedSeq = 0;
+    const want = (seq: number): void => {
+      if (seq > wantedSeq) wantedSeq = seq;
+      if (seq >= expectedSeq) wakePaced?.();
+    };
     const watchAppended = (seq: number): void => {
       if (seq > appendedSeq) appendedSeq = seq;
+      want(seq);
       lookAgainLater();
     };
     this.appendWatchers.add(watchAppended);
@@ -254,6 +283,86 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     };
     const consumerPrefix = `mink_tail_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
     let consumerCount = 0;
+
+    /**
+     * One delivered message: an entry delivered again is skipped, a later entry than the next one ends this
+     * consumer (see above), the next one goes to `onEntry`. 'stop' when this consumer is done.
+     */
+    const takeEntry = async (message: JsMsg, slices: ApplySlices): Promise<'next' | 'stop'> => {
+      lastProgressAtMs = performance.now();
+      // An entry delivered again was applied already.
+      if (message.seq < expectedSeq) return 'next';
+      if (message.seq > expectedSeq) {
+        // JetStream starts a consumer below the first held entry at that first entry, silently; the tail
+        // checks every sequence so a purged prefix (or a purge that overtakes a slow tail) is reported.
+        const firstSeq = await this.firstSeq().catch(() => null);
+        if (firstSeq !== null && firstSeq > expectedSeq) end(new LogPurgedError(expectedSeq, firstSeq));
+        // Otherwise the next entry is still held and was lost on its way: a new consumer starts at it.
+        else replace();
+        return 'stop';
+      }
+      expectedSeq = message.seq + 1;
+      onEntry(message.seq, decodeCommand(message.data));
+      await slices.yieldWhenDue();
+      return 'next';
+    };
+
+    /**
+     * The paced tail: asks for whatever the consumer holds (up to a batch, not waiting for more), then
+     * pauses `tailPaceMs` unless it got a whole batch, or an entry was appended here or asked for
+     * (`catchUp`) while the poll was out; either of those during the pause ends it.
+     * A poll that fails ends the consumer, and a new one is made; one that stays silent for
+     * `LIMITS.metaTailPollTimeoutMs` (its consumer is gone) replaces the consumer.
+     */
+    const pollPaced = async (consumerName: string): Promise<void> => {
+      lastProgressAtMs = performance.now();
+      const slices = new ApplySlices();
+      polling = true;
+      try {
+        await pollUntilReplaced(consumerName, slices);
+      } finally {
+        polling = false;
+      }
+    };
+
+    const pollUntilReplaced = async (consumerName: string, slices: ApplySlices): Promise<void> => {
+      while (!stopped && !ended && !replaceRequested) {
+        let delivered = 0;
+        const wantedBeforePoll = wantedSeq;
+        const batch = this.jetStream.fetch(this.streamName, consumerName, { batch: LIMITS.metaTailBatchMessagesMax, no_wait: true });
+        pollOut = batch;
+        const unanswered = setTimeout(replace, LIMITS.metaTailPollTimeoutMs);
+        try {
+          for await (const message of batch) {
+            // The bound is on silence: a poll delivering a long batch (a catch-up) is answered, however long it takes.
+            unanswered.refresh();
+            delivered += 1;
+            if (stopped || ended || replaceRequested || (await takeEntry(message, slices)) === 'stop') return;
+          }
+        } finally {
+          clearTimeout(unanswered);
+          pollOut = undefined;
+          batch.stop();
+        }
+        // Stopped or replaced while the poll was out: wakePaced had nothing to wake.
+        if (stopped || ended || replaceRequested) return;
+        // More may be held (a whole batch came), or an entry was appended here or asked for while the poll was
+        // out: ask again. One wanted before the poll and still not delivered waits for the pause (or the
+        // appended-entry watch replaces the consumer), so a consumer that delivers nothing is never polled in a tight loop.
+        if (delivered >= LIMITS.metaTailBatchMessagesMax || (wantedSeq > wantedBeforePoll && wantedSeq >= expectedSeq)) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            wakePaced = undefined;
+            resolve();
+          }, this.tailPaceMs);
+          wakePaced = () => {
+            wakePaced = undefined;
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    };
 
     const consumeOne = async (): Promise<void> => {
       const info = await this.tailManager.consumers.add(this.streamName, {
@@ -268,6 +377,10 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
       });
       try {
         if (stopped || ended || replaceRequested) return;
+        if (this.tailPaceMs > 0) {
+          await pollPaced(info.name);
+          return;
+        }
         messages = await this.jetStream.consumers.getPullConsumerFor(info).consume({
           max_messages: LIMITS.metaTailBatchMessagesMax,
           idle_heartbeat: this.tailIdleHeartbeatMs,
@@ -275,29 +388,10 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
         });
         lastProgressAtMs = performance.now();
         void watchConsumerStatus(messages, replace);
-        // JetStream starts a consumer below the first held entry at that first entry, silently; the tail
-        // checks every sequence so a purged prefix (or a purge that overtakes a slow tail) is reported.
-        let sliceStartedAtMs = performance.now();
+        const slices = new ApplySlices();
         for await (const message of messages) {
           if (stopped || ended || replaceRequested) break;
-          lastProgressAtMs = performance.now();
-          // An entry delivered again was applied already.
-          if (message.seq < expectedSeq) continue;
-          if (message.seq > expectedSeq) {
-            const firstSeq = await this.firstSeq().catch(() => null);
-            if (firstSeq !== null && firstSeq > expectedSeq) end(new LogPurgedError(expectedSeq, firstSeq));
-            // Otherwise the next entry is still held and was lost on its way: a new consumer starts at it.
-            else replace();
-            break;
-          }
-          expectedSeq = message.seq + 1;
-          onEntry(message.seq, decodeCommand(message.data));
-          // Buffered entries are delivered through resolved promises, which never let timers run: after a
-          // slice of applying, yield a whole turn of the event loop so heartbeats and requests go on.
-          if (performance.now() - sliceStartedAtMs >= LIMITS.metaApplySliceMs) {
-            await yieldToEventLoop();
-            sliceStartedAtMs = performance.now();
-          }
+          if ((await takeEntry(message, slices)) === 'stop') break;
         }
       } finally {
         if (messages) {
@@ -334,10 +428,13 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     const onTailTrouble = this.onTailTrouble;
     const running = run();
     return {
+      catchUp: want,
       stop: async () => {
         stopped = true;
         cleanUp();
         messages?.stop();
+        pollOut?.stop();
+        wakePaced?.();
         await running;
       },
     };
@@ -410,6 +507,26 @@ async function watchConsumerStatus(messages: ConsumerMessages, replace: () => vo
   } catch {
     // The status iterator ends with the messages.
   }
+}
+
+/**
+ * Buffered entries are delivered through resolved promises, which never let timers run: after a slice of
+ * applying (`LIMITS.metaApplySliceMs`), a whole turn of the event loop goes to heartbeats and requests.
+ */
+class ApplySlices {
+  private startedAtMs = performance.now();
+
+  async yieldWhenDue(): Promise<void> {
+    if (performance.now() - this.startedAtMs < LIMITS.metaApplySliceMs) return;
+    await yieldToEventLoop();
+    this.startedAtMs = performance.now();
+  }
+}
+
+/** A tail pace: 0 (each entry as it comes) or a positive whole number of milliseconds. */
+function checkedPace(paceMs: number): number {
+  if (!Number.isSafeInteger(paceMs) || paceMs < 0) throw new Error(`tailPaceMs must be a non-negative integer, got ${paceMs}`);
+  return paceMs;
 }
 
 function sleepMs(durationMs: number): Promise<void> {

@@ -24,10 +24,10 @@ describe('MetaStore over JetStream', () => {
   }
 
   /** A started store on its own connection, as a separate process would have. */
-  async function openStore(streamName: string): Promise<{ store: MetaStore; log: JetStreamMetaLog }> {
+  async function openStore(streamName: string, tailPaceMs = 0): Promise<{ store: MetaStore; log: JetStreamMetaLog }> {
     const connection = await connect({ servers: server.url });
     connections.push(connection);
-    const log = await JetStreamMetaLog.create(connection, { streamName });
+    const log = await JetStreamMetaLog.create(connection, { streamName, tailPaceMs });
     const store = await MetaStore.open(log);
     stores.push(store);
     await store.start();
@@ -89,6 +89,20 @@ describe('MetaStore over JetStream', () => {
     expect(first.store.view).toEqual(second.store.view);
     expect(seenBySecond).toEqual(outcomes.map((outcome, index) => ({ seq: index + 1, outcome })));
   });
+
+  it('gives a store whose tail is paced its own entries and the entries it waits for without waiting out the pace', async () => {
+    // Proves a gateway or coordinator (paced tail) proposes, and waits for another process's entry (a table the
+    // coordinator created), as promptly as before: the pace is a minute, and the collector of waits allows 10 s.
+    const streamName = newStreamName();
+    const eager = await openStore(streamName);
+    const paced = await openStore(streamName, 60_000);
+    expect(await paced.store.propose({ type: 'RegisterCoordinator', coordinatorId: 'c1' })).toEqual({ ok: true, epoch: 1 });
+    await eager.store.propose({ type: 'RegisterNode', nodeId: '1' });
+    await eager.store.propose({ type: 'RegisterNode', nodeId: '2' });
+    await paced.store.waitForSeq(3, 10_000);
+    expect(paced.store.view).toEqual(eager.store.view);
+    expect(await paced.store.propose({ type: 'RegisterNode', nodeId: '1' })).toEqual({ ok: true, epoch: 2 });
+  }, 30_000);
 
   it('orders concurrent proposals from three stores into contiguous epochs, identical on every store', async () => {
     // Proves concurrent proposers each get a distinct outcome and every copy converges on one view.

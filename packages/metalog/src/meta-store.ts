@@ -236,6 +236,8 @@ export class MetaStore {
         }, timeoutMs),
       };
       waiters.add(waiter);
+      // A paced tail (see JetStreamMetaLogOptions.tailPaceMs) asks for the entry now rather than at its next poll.
+      this.subscription?.catchUp?.(seq);
     });
   }
 

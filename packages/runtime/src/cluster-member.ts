@@ -35,6 +35,8 @@ export class ClusterMember {
     logger: Logger,
     name: string,
     onConnected: (nc: NatsConnection) => Promise<void> = async () => undefined,
+    /** The metadata log tail's pace (`JetStreamMetaLogOptions.tailPaceMs`); 0, each entry as it comes, when absent. */
+    metaTailPaceMs = 0,
   ): Promise<ClusterMember> {
     // Every server of MINK_NATS_URL: when the one this process is connected to goes away, it reconnects to
     // another (or to the same one once it is back), forever. noAsyncTraces: no Error (stack capture) per
@@ -55,7 +57,9 @@ export class ClusterMember {
     const step = retryingTransientFailures(logger, Date.now() + LIMITS.joinCatchUpTimeoutMs);
     // The stream and every KV bucket are created here, with MINK_META_REPLICAS replicas, before onConnected
     // (a data node opens the heartbeat bucket there) or anything else opens one with the default.
-    const log = await step('create the metadata log', () => JetStreamMetaLog.create(nc, { streamName: config.metaStream, replicas: config.metaReplicas }));
+    const log = await step('create the metadata log', () =>
+      JetStreamMetaLog.create(nc, { streamName: config.metaStream, replicas: config.metaReplicas, tailPaceMs: metaTailPaceMs }),
+    );
     log.onTailTrouble = (error) => logger.warn({ err: error }, 'the metadata log tail cannot create a consumer yet; retrying');
     const buckets = await step('create the KV buckets', () => ensureMetaBuckets(nc, config.metaReplicas));
     warnAboutReplicas(logger, config.metaReplicas, [{ name: log.streamName, replicas: log.replicas }, ...buckets]);

@@ -32,6 +32,11 @@ export interface ServiceModuleOptions {
   connectionName: string;
   /** Joined into the provider graph, built before the `ClusterMember` and given its connection early. */
   beforeCatchUp?: Type<BeforeCatchUp>;
+  /**
+   * How often the process asks for new metadata log entries (`LIMITS.metaTailPacedIntervalMs` for a process
+   * that needs no entry the moment it is written); 0 or absent: each entry as it comes.
+   */
+  metaTailPaceMs?: number;
 }
 
 /**
@@ -79,7 +84,7 @@ export class ServiceModule {
         {
           provide: ClusterMember,
           useFactory: async (logger: Logger, state: ServiceState, hook: BeforeCatchUp | undefined) => {
-            const member = await ClusterMember.join(config, logger, connectionName, hook ? (nc) => hook.beforeCatchUp(nc) : undefined);
+            const member = await ClusterMember.join(config, logger, connectionName, hook ? (nc) => hook.beforeCatchUp(nc) : undefined, options.metaTailPaceMs);
             member.registerMetrics(state.registry);
             return member;
           },

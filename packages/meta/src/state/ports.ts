@@ -11,6 +11,11 @@ export interface AppendResult {
 /** A running tail of the log; `stop()` resolves once no more entries will be delivered. */
 export interface TailSubscription {
   stop(): Promise<void>;
+  /**
+   * Someone waits for entry `seq`: a tail that asks for entries only now and then (a paced one) asks now.
+   * A hint only: every entry is delivered either way.
+   */
+  catchUp?(seq: number): void;
 }
 
 /**
