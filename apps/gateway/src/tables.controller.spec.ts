@@ -76,7 +76,9 @@ describe('gateway primary-key endpoints', () => {
   } as unknown as TableClient;
 
   beforeAll(async () => {
-    const member = { view: { tables: { orders: ORDERS, events: EVENTS }, buckets: emptyShardedMap(), nodes: {} } } as unknown as ClusterMember;
+    const view = { tables: { orders: ORDERS, events: EVENTS }, buckets: emptyShardedMap(), nodes: {} };
+    // The view does not change here: catching up with the log finds it as it is.
+    const member = { view, store: { catchUp: async () => view } } as unknown as ClusterMember;
     const client = { table: (name: string) => (name === 'orders' ? table : name === 'events' ? events : undefined) } as unknown as MinkClient;
     app = await startGatewayOver(new GatewayService(member, client), { inFlight });
   });

@@ -362,6 +362,11 @@ export class Coordinator {
     if (request.op === 'whoHolds') return this.whoHolds();
     const epoch = this.actingEpoch();
     if (epoch === null) return this.forward(request);
+    // This holder's tail of the log is paced (LIMITS.metaTailPacedIntervalMs): before deciding on tables and
+    // buckets, its view catches up with everything the log holds, so it never answers from a view older
+    // than the caller's (a table just dropped through a data node, say). A round's heartbeat and the taking
+    // of a round read only what this holder itself wrote.
+    if (request.op !== 'takeTieringRound' && request.op !== 'tieringHeartbeat') await this.member.store.catchUp(LIMITS.proposeTimeoutMs);
     switch (request.op) {
       case 'createTable':
         return this.admitted(() => this.createTable(epoch, request.spec));

@@ -108,9 +108,9 @@ export class GrpcGateway {
       CreateTable: this.unary('CreateTable', (request: CreateTableMessage) => ({ scope: 'admin', table: request.name || undefined }), async (request: CreateTableMessage) =>
         tableDescriptionOf(await gateway.createTable(createTableBody(request))),
       ),
-      ListTables: this.unary('ListTables', onCluster('read'), () => ({ tables: gateway.listTables().tables.map(tableDescriptionOf) })),
-      DescribeTable: this.unary('DescribeTable', (request: { name: string }) => ({ scope: 'read', table: request.name || undefined }), (request: { name: string }) =>
-        tableDescriptionOf(gateway.describeTable(readTableName(request.name, 'name'))),
+      ListTables: this.unary('ListTables', onCluster('read'), async () => ({ tables: (await gateway.listTables()).tables.map(tableDescriptionOf) })),
+      DescribeTable: this.unary('DescribeTable', (request: { name: string }) => ({ scope: 'read', table: request.name || undefined }), async (request: { name: string }) =>
+        tableDescriptionOf(await gateway.describeTable(readTableName(request.name, 'name'))),
       ),
       AlterTable: this.unary('AlterTable', (request: AlterTableMessage) => ({ scope: 'admin', table: request.name || undefined }), async (request: AlterTableMessage) =>
         tableDescriptionOf(await gateway.alterTable(readTableName(request.name, 'name'), alterTableBody(request))),

@@ -12,8 +12,10 @@ import { bucketFiguresOf } from './bucket-figures';
 /**
  * The gateway's answers. Writes of metadata go to the coordinator through the client; reads come from
  * the gateway's own copy of the view, after waiting until that copy has applied the write the caller
- * just made (so a create is immediately visible in a describe). The gateway app (apps/gateway) serves them
- * through its controllers.
+ * just made (so a create is immediately visible in a describe). The gateway's tail of the log is paced
+ * (it takes others' entries up to `LIMITS.metaTailPacedIntervalMs` late), so a metadata read first catches
+ * up with everything the log holds: a table created or dropped through another process (a Kafka client,
+ * another gateway) is seen as it is now. The gateway app (apps/gateway) serves them through its controllers.
  */
 export class GatewayService {
   constructor(
@@ -27,15 +29,31 @@ export class GatewayService {
     return this.describe(this.member.view, ownRecord(this.member.view.tables, result.name)!);
   }
 
-  listTables() {
-    const view = this.member.view;
+  async listTables() {
+    const view = await this.currentView();
     return { tables: Object.values(view.tables).sort((a, b) => a.name.localeCompare(b.name)).map((table) => this.summary(table)) };
   }
 
-  describeTable(name: string) {
-    const table = ownRecord(this.member.view.tables, name);
+  async describeTable(name: string) {
+    const view = await this.currentView();
+    const table = ownRecord(view.tables, name);
     if (!table) throw new NotFoundError(`table '${name}' does not exist`);
-    return this.describe(this.member.view, table);
+    return this.describe(view, table);
+  }
+
+  /** The view once it has applied everything the log holds now (a read that sees every write acknowledged before it). */
+  private currentView(): Promise<View> {
+    return this.member.store.catchUp(LIMITS.proposeTimeoutMs);
+  }
+
+  /**
+   * Refuses a write or read of a table this gateway does not know (NotFound), as the data node would. The
+   * gateway's view is consulted as it is; only a table missing there makes it catch up first (created a
+   * moment ago through another process), so the check costs nothing on the data path.
+   */
+  private async requireTable(name: string): Promise<void> {
+    if (ownRecord(this.member.view.tables, name)) return;
+    if (!ownRecord((await this.currentView()).tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
   }
 
   /**
@@ -45,7 +63,7 @@ export class GatewayService {
    */
   async append(name: string, body: unknown) {
     if (body instanceof RawJsonBody) {
-      this.describeTable(name);
+      await this.requireTable(name);
       const bytes = body.bytes;
       const appended = await this.client.table(name).appendEncoded((bucketing) => readAppendBody(bytes, bucketing));
       if (appended !== null) return appended;
@@ -53,32 +71,32 @@ export class GatewayService {
     }
     const rows = (body as { rows?: unknown } | null)?.rows;
     if (!Array.isArray(rows)) throw new InvalidArgumentError('body must be {rows: [...]}');
-    this.describeTable(name);
+    await this.requireTable(name);
     return this.client.table(name).append(rows);
   }
 
   async put(name: string, body: unknown) {
     const { rows, columns } = readPutBody(body);
-    this.describeTable(name);
+    await this.requireTable(name);
     return this.client.table(name).put(rows, columns === undefined ? {} : { columns });
   }
 
   async delete(name: string, body: unknown) {
     const { keys } = readDeleteBody(body);
-    this.describeTable(name);
+    await this.requireTable(name);
     return this.client.table(name).delete(keys);
   }
 
   async lookup(name: string, body: unknown) {
     const { keys, columns } = readLookupBody(body);
-    this.describeTable(name);
+    await this.requireTable(name);
     return this.client.table(name).lookup(keys, columns === undefined ? {} : { columns });
   }
 
   /** An addition to docs/architecture.md §12: POST /v1/tables/{name}/prefix-lookup. */
   async prefixLookup(name: string, body: unknown) {
     const { prefixes, ...options } = readPrefixLookupBody(body);
-    this.describeTable(name);
+    await this.requireTable(name);
     return this.client.table(name).prefixLookup(prefixes, options);
   }
 
@@ -87,7 +105,7 @@ export class GatewayService {
    * a bad request or an unavailable bucket is an ordinary error reply; the rest stream as they arrive.
    */
   async scan(name: string, query: Record<string, string | undefined>, accept: string | undefined): Promise<ScanReply> {
-    this.describeTable(name);
+    await this.requireTable(name);
     const { first, rest, offset, limit } = await this.openScan(name, readScanQuery(query));
     return scanReplyOf(scanFormatOf(accept), { offset, limit }, first, rest);
   }
@@ -97,7 +115,7 @@ export class GatewayService {
    * awaited, so a bad request or an unavailable bucket fails here; `rest` yields the pages after it.
    */
   async openScan(name: string, parameters: ScanParameters): Promise<{ first: ScanPage; rest: AsyncIterator<ScanPage>; offset: number; limit: number }> {
-    this.describeTable(name);
+    await this.requireTable(name);
     const { partition, bucket, offset, limit, columns, waitMs } = parameters;
     // A partition is required for a partitioned table and refused for an unpartitioned one; the client checks which.
     const pages = this.client.table(name).scanPages({ ...(partition === undefined ? {} : { partition }), bucket, offset, limit, columns, waitMs });
@@ -115,7 +133,7 @@ export class GatewayService {
     for (const [key, value] of Object.entries(properties)) {
       if (value !== null && typeof value !== 'string') throw new InvalidArgumentError(`property '${key}' must be a string, or null to remove it`);
     }
-    this.describeTable(name);
+    await this.requireTable(name);
     const result = await this.client.alterTable(name, properties as Record<string, string | null>);
     await this.member.store.waitForSeq(result.metaSeq, LIMITS.proposeTimeoutMs);
     return this.describeTable(name);
@@ -139,7 +157,7 @@ export class GatewayService {
    * figures of their data (bucketFiguresOf). The web console polls it.
    */
   async clusterStatus() {
-    const view = this.member.view;
+    const view = await this.currentView();
     const live = this.member.liveNodes();
     const statuses = await this.nodeStatuses(view, live);
     const load = new Map<string, number>();
