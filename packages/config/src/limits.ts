@@ -508,4 +508,7 @@ export function assertLimits(): void {
     throw new Error('retries of one metadata append must fit in the de-duplication window');
   }
   if (LIMITS.metaSnapshotsKept < 1) throw new Error('at least one snapshot of the metadata view must be kept');
+  if (LIMITS.metaTailPacedIntervalMs < 1 || LIMITS.metaTailPollTimeoutMs >= LIMITS.metaTailStallMs) {
+    throw new Error('a paced tail needs a positive pace, and must give up on a silent poll before the stall check would');
+  }
 }
