@@ -11,7 +11,6 @@ import {
   type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
-  type JsMsg,
   type NatsConnection,
 } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
@@ -20,6 +19,7 @@ import type { Command } from '@mink/meta';
 import type { AppendResult, MetaLog, TailSubscription } from '@mink/meta';
 import { connectionWatch } from './nats-connection';
 import { creationError, isStreamNotFound, translateNatsError } from './nats-errors';
+import { pullAvailable } from './pull-available';
 import { appendedEntryAction } from './tail-watch';
 
 export interface JetStreamMetaLogOptions {
@@ -288,7 +288,7 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
      * One delivered message: an entry delivered again is skipped, a later entry than the next one ends this
      * consumer (see above), the next one goes to `onEntry`. 'stop' when this consumer is done.
      */
-    const takeEntry = async (message: JsMsg, slices: ApplySlices): Promise<'next' | 'stop'> => {
+    const takeEntry = async (message: { seq: number; data: Uint8Array }, slices: ApplySlices): Promise<'next' | 'stop'> => {
       lastProgressAtMs = performance.now();
       // An entry delivered again was applied already.
       if (message.seq < expectedSeq) return 'next';
@@ -329,18 +329,19 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
       while (!stopped && !ended && !replaceRequested) {
         let delivered = 0;
         const wantedBeforePoll = wantedSeq;
-        const batch = this.jetStream.fetch(this.streamName, consumerName, { batch: LIMITS.metaTailBatchMessagesMax, no_wait: true });
+        const batch = pullAvailable(this.connection, this.streamName, consumerName, LIMITS.metaTailBatchMessagesMax);
         pollOut = batch;
-        const unanswered = setTimeout(replace, LIMITS.metaTailPollTimeoutMs);
+        const silence = new SilenceWatch(LIMITS.metaTailPollTimeoutMs, replace);
         try {
-          for await (const message of batch) {
+          for await (const message of batch.entries) {
             // The bound is on silence: a poll delivering a long batch (a catch-up) is answered, however long it takes.
-            unanswered.refresh();
+            silence.heard();
             delivered += 1;
             if (stopped || ended || replaceRequested || (await takeEntry(message, slices)) === 'stop') return;
+            silence.heard();
           }
         } finally {
-          clearTimeout(unanswered);
+          silence.stop();
           pollOut = undefined;
           batch.stop();
         }
@@ -520,6 +521,44 @@ class ApplySlices {
     if (performance.now() - this.startedAtMs < LIMITS.metaApplySliceMs) return;
     await yieldToEventLoop();
     this.startedAtMs = performance.now();
+  }
+}
+
+/**
+ * Calls `onSilent` once nothing was `heard` for `silenceMs`. The check runs after the I/O that is due, so
+ * a process whose event loop was busy (applying a long backlog) does not take its own delay for silence:
+ * messages that arrived meanwhile are taken first, and count.
+ */
+class SilenceWatch {
+  private heardAtMs = performance.now();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly silenceMs: number,
+    private readonly onSilent: () => void,
+  ) {
+    this.arm(silenceMs);
+  }
+
+  heard(): void {
+    this.heardAtMs = performance.now();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
+
+  private arm(delayMs: number): void {
+    this.timer = setTimeout(() => setImmediate(() => this.check()), delayMs);
+  }
+
+  private check(): void {
+    if (this.stopped) return;
+    const silentMs = performance.now() - this.heardAtMs;
+    if (silentMs >= this.silenceMs) this.onSilent();
+    else this.arm(this.silenceMs - silentMs);
   }
 }
 
