@@ -364,8 +364,8 @@ export class Coordinator {
     if (epoch === null) return this.forward(request);
     // This holder's tail of the log is paced (LIMITS.metaTailPacedIntervalMs): before deciding on tables and
     // buckets, its view catches up with everything the log holds, so it never answers from a view older
-    // than the caller's (a table just dropped through a data node, say). A round's heartbeat and the taking
-    // of a round read only what this holder itself wrote.
+    // than the caller's (a table just dropped through a data node, say). A round's heartbeat reads only what
+    // this holder wrote, and a round planned from a view up to a pace old merely tiers a little less.
     if (request.op !== 'takeTieringRound' && request.op !== 'tieringHeartbeat') await this.member.store.catchUp(LIMITS.proposeTimeoutMs);
     switch (request.op) {
       case 'createTable':
