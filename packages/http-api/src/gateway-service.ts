@@ -35,7 +35,10 @@ export class GatewayService {
   }
 
   async describeTable(name: string) {
-    const view = await this.currentView();
+    return this.describeIn(await this.currentView(), name);
+  }
+
+  private describeIn(view: View, name: string) {
     const table = ownRecord(view.tables, name);
     if (!table) throw new NotFoundError(`table '${name}' does not exist`);
     return this.describe(view, table);
@@ -136,7 +139,8 @@ export class GatewayService {
     await this.requireTable(name);
     const result = await this.client.alterTable(name, properties as Record<string, string | null>);
     await this.member.store.waitForSeq(result.metaSeq, LIMITS.proposeTimeoutMs);
-    return this.describeTable(name);
+    // The view has applied the alteration: it is as current as the caller needs, no second catch-up.
+    return this.describeIn(this.member.view, name);
   }
 
   async dropTable(name: string) {

@@ -190,8 +190,6 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
      * so replacing the consumer (the stall check, the appended-entry watch) or stopping ends it here.
      */
     let pollOut: { stop(): void } | undefined;
-    /** True while a paced tail polls a consumer (it has no `messages`): the appended-entry watch looks at it too. */
-    let polling = false;
     const replace = (): void => {
       if (stopped || ended || replaceRequested) return;
       replaceRequested = true;
@@ -256,7 +254,8 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
       const action = appendedEntryAction({
         appendedSeq,
         expectedSeq,
-        consuming: (messages !== undefined || polling) && !replaceRequested,
+        // A paced tail consumes while a poll is out or it pauses between two (it has no `messages`).
+        consuming: (messages !== undefined || pollOut !== undefined || wakePaced !== undefined) && !replaceRequested,
         progressedSinceLastLook: lastProgressAtMs !== progressAtLastLookMs,
       });
       if (action === 'delivered') return;
@@ -317,15 +316,6 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     const pollPaced = async (consumerName: string): Promise<void> => {
       lastProgressAtMs = performance.now();
       const slices = new ApplySlices();
-      polling = true;
-      try {
-        await pollUntilReplaced(consumerName, slices);
-      } finally {
-        polling = false;
-      }
-    };
-
-    const pollUntilReplaced = async (consumerName: string, slices: ApplySlices): Promise<void> => {
       while (!stopped && !ended && !replaceRequested) {
         let delivered = 0;
         const wantedBeforePoll = wantedSeq;
