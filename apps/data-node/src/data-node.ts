@@ -7,7 +7,7 @@ import type { KafkaListener } from '@mink/kafka';
 import { ClusterMember, LOGGER, OBJECT_STORE, SERVICE_CONFIG, SERVICE_STATE, type Logger, type ServiceState } from '@mink/runtime';
 import { StreamReader, type ObjectStore } from '@mink/s3stream';
 import { Gauge } from 'prom-client';
-import { BucketSyncMetrics, DataNodeMetrics, Incarnation, LakeReads, type IncarnationContext } from '@mink/data-plane';
+import { BucketSyncMetrics, DataNodeMetrics, Incarnation, LakeReads, crashHookOf, type IncarnationContext } from '@mink/data-plane';
 import { CurrentIncarnation } from './current-incarnation';
 import { NodeHeartbeats } from './node-heartbeats';
 
@@ -85,6 +85,8 @@ export class DataNode implements OnModuleInit, BeforeApplicationShutdown {
       nodeMetrics: this.nodeMetrics,
       httpPort,
       tabletsDir: this.tabletsDir,
+      // A fault test's kill -9 at a chosen point of a WAL object's life (MINK_TEST_CRASH_AT); never set in production.
+      ...(config.crashAt ? { walReached: crashHookOf(config.crashAt, () => process.kill(process.pid, 'SIGKILL')) } : {}),
     };
     this.current.incarnation = await Incarnation.begin(this.context);
     // The Kafka listener (docs/architecture.md §12): topics are kafka-format tables, served through the current incarnation.

@@ -1,5 +1,5 @@
 import { DEFAULTS } from './limits';
-import { ENV, natsAuthOptions, readServiceConfig } from './env';
+import { ENV, natsAuthOptions, parseCrashPoint, readServiceConfig } from './env';
 
 describe('readServiceConfig: MINK_META_SNAPSHOT_EVERY', () => {
   it('reads the snapshot interval of the metadata view, defaulting to DEFAULTS.metaSnapshotEveryCommands', () => {
@@ -106,6 +106,25 @@ describe('readServiceConfig: MINK_PARTITION_CLOCK_OFFSET_MS', () => {
   it.each(['1.5', '1e3', 'soon', ' 5', '+5', '0x10', '-', '99999999999999999999'])('refuses %p at start, naming the variable', (value) => {
     // Proves a typo stops the coordinator instead of planning partitions with a clock nobody asked for.
     expect(() => readServiceConfig({ MINK_PARTITION_CLOCK_OFFSET_MS: value })).toThrow("MINK_PARTITION_CLOCK_OFFSET_MS: '" + value + "' is not an integer");
+  });
+});
+
+describe('readServiceConfig: MINK_TEST_CRASH_AT', () => {
+  it.each<[string | undefined, ReturnType<typeof parseCrashPoint>]>([
+    [undefined, null],
+    ['', null],
+    ['wal-uploading:1', { point: 'wal-uploading', occurrence: 1 }],
+    ['wal-uploaded:20', { point: 'wal-uploaded', occurrence: 20 }],
+    ['wal-committed:300', { point: 'wal-committed', occurrence: 300 }],
+  ])('reads %p as %p', (value, expected) => {
+    // Proves production runs without a crash point, and a fault test gets exactly the point and occurrence it named.
+    expect(ENV.testCrashAt).toBe('MINK_TEST_CRASH_AT');
+    expect(readServiceConfig(value === undefined ? {} : { MINK_TEST_CRASH_AT: value }).crashAt).toEqual(expected);
+  });
+
+  it.each(['wal-uploaded', 'wal-uploaded:0', 'wal-uploaded:-1', 'wal-uploaded:1.5', 'wal-flushed:3', 'WAL-UPLOADED:3', ' wal-uploaded:3', 'wal-uploaded:3:4'])('refuses %p at start, naming the variable and the points', (value) => {
+    // Proves a fault test with a typo in its crash point fails to start instead of running without its fault.
+    expect(() => readServiceConfig({ MINK_TEST_CRASH_AT: value })).toThrow(`MINK_TEST_CRASH_AT: '${value}' is not <point>:<occurrence> with a point of wal-uploading, wal-uploaded, wal-committed`);
   });
 });
 

@@ -78,6 +78,11 @@ export interface ServiceConfig {
    */
   partitionClockOffsetMs: number;
   /**
+   * For fault tests (`MINK_TEST_CRASH_AT`): a data node kills itself with SIGKILL, as `kill -9` would, when its
+   * WAL reaches this point for this many times (counted over the process's life); null in production.
+   */
+  crashAt: CrashPoint | null;
+  /**
    * The gateway's access tokens (a JSON file, see README "Authentication"); empty: the gateway asks for no
    * credentials. Only the gateway reads it.
    */
@@ -94,6 +99,27 @@ export interface ServiceConfig {
    * reads them.
    */
   tls: TlsFiles | null;
+}
+
+/** The points a fault test may stop a data node at: a WAL object's life (`WalPoint` of @mink/s3stream, prefixed). */
+export const CRASH_POINTS = ['wal-uploading', 'wal-uploaded', 'wal-committed'] as const;
+
+/** Where a data node of a fault test kills itself: the `occurrence`-th time (from 1) its WAL reaches `point`. */
+export interface CrashPoint {
+  point: (typeof CRASH_POINTS)[number];
+  occurrence: number;
+}
+
+/**
+ * `MINK_TEST_CRASH_AT` as `<point>:<occurrence>` (`wal-uploaded:20`), or null when unset or empty. A value of
+ * another shape is refused, naming the points, so a fault test never runs without the fault it asked for.
+ */
+export function parseCrashPoint(value: string | undefined, name: string = ENV.testCrashAt): CrashPoint | null {
+  if (value === undefined || value === '') return null;
+  const match = /^([a-z-]+):([1-9][0-9]{0,8})$/.exec(value);
+  const point = CRASH_POINTS.find((known) => known === match?.[1]);
+  if (!match || point === undefined) throw new Error(`${name}: '${value}' is not <point>:<occurrence> with a point of ${CRASH_POINTS.join(', ')} and an occurrence from 1`);
+  return { point, occurrence: Number(match[2]) };
 }
 
 /** A NATS user and its password (a NATS server's `authorization { user, password }`). */
@@ -137,6 +163,7 @@ export const ENV = {
   walUploadsInFlight: 'MINK_WAL_UPLOADS_IN_FLIGHT',
   heapGrowingPercent: 'MINK_HEAP_GROWING_PERCENT',
   partitionClockOffsetMs: 'MINK_PARTITION_CLOCK_OFFSET_MS',
+  testCrashAt: 'MINK_TEST_CRASH_AT',
   authTokensFile: 'MINK_AUTH_TOKENS_FILE',
   natsUser: 'MINK_NATS_USER',
   natsPassword: 'MINK_NATS_PASSWORD',
@@ -278,6 +305,7 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     walUploadsInFlight: boundedInteger(env[ENV.walUploadsInFlight], LIMITS.walUploadsInFlightMax, 1, LIMITS.walUploadsInFlightLimit, ENV.walUploadsInFlight),
     heapGrowingPercent: boundedInteger(env[ENV.heapGrowingPercent], DEFAULTS.heapGrowingPercent, 0, LIMITS.heapGrowingPercentMax, ENV.heapGrowingPercent),
     partitionClockOffsetMs: signedInteger(env[ENV.partitionClockOffsetMs], 0, ENV.partitionClockOffsetMs),
+    crashAt: parseCrashPoint(env[ENV.testCrashAt]),
     authTokensFile: env[ENV.authTokensFile] ?? '',
     natsCredentials: readNatsCredentials(env),
     tls: readTlsFiles(env),

@@ -5,7 +5,7 @@ import type { Heartbeater } from '@mink/metalog';
 import { SUBJECTS, UnavailableError } from '@mink/protocol';
 import type { ClusterMember, Logger } from '@mink/runtime';
 import { LIMITS } from '@mink/config';
-import { Compactor, WalWriter, type ObjectStore, type StreamReader } from '@mink/s3stream';
+import { Compactor, WalWriter, type ObjectStore, type StreamReader, type WalPoint } from '@mink/s3stream';
 import { BucketSync, type BucketSyncMetrics } from './bucket-sync';
 import { CommitWaiters } from './commit-waiters';
 import { DataPlane } from './data-plane';
@@ -33,6 +33,8 @@ export interface IncarnationContext {
   tabletsDir: string;
   /** Where PK tablets live and how their snapshots move (LMDB in `tabletsDir` when absent). */
   tablets?: TabletStorage;
+  /** A fault test's crash point in the WAL (`crashHookOf`), shared by the incarnations of the process; absent in production. */
+  walReached?: (point: WalPoint) => void;
 }
 
 /**
@@ -80,6 +82,7 @@ export class Incarnation {
         commits.notify(bucketId);
       },
       ...(context.nodeMetrics ? { observer: context.nodeMetrics.wal } : {}),
+      ...(context.walReached ? { reached: context.walReached } : {}),
     });
     context.nodeMetrics?.readQueuedBytesFrom(() => wal.queuedByteCount);
     const pk = new PkBuckets({

@@ -1,4 +1,5 @@
 export * from './commit-waiters';
+export * from './crash-hook';
 export * from './read-fence';
 export * from './lake-reads';
 export * from './pk-bucket';

@@ -206,6 +206,24 @@ describe('WalWriter', () => {
     ]);
   });
 
+  it('tells a fault test each point of an object\'s life before it happens: nothing stored, stored but not committed, committed but not acknowledged', async () => {
+    // Proves the crash points of MINK_TEST_CRASH_AT sit where their names say: a kill there leaves exactly that state behind.
+    const { log, meta, streams } = await cluster(1);
+    const store = new InMemoryObjectStore();
+    const seen: string[] = [];
+    let acknowledged = false;
+    const walWriter = writer({
+      nodeId: NODE,
+      nodeEpoch: 1,
+      store,
+      meta,
+      lingerMs: 0,
+      reached: (point) => seen.push(`${point}: ${store.keys().length} stored, ${commits(log).length} committed, ${acknowledged ? '' : 'not '}acknowledged`),
+    });
+    await walWriter.append(appendRequest(streams[0]!, 'a0')).then(() => (acknowledged = true));
+    expect(seen).toEqual(['uploading: 0 stored, 0 committed, not acknowledged', 'uploaded: 1 stored, 0 committed, not acknowledged', 'committed: 1 stored, 1 committed, not acknowledged']);
+  });
+
   it('stamps each payload with the offset it was given before the upload, so the stored bytes carry it', async () => {
     // Proves the hook Kafka record batches need: the base offset inside the stored batch is the one the commit assigned.
     const { meta, streams } = await cluster(2);

@@ -69,7 +69,21 @@ export interface WalWriterOptions {
   onCommitted?: CommittedListener;
   /** Told how long each object took to upload and to commit (metrics); never changes what the writer does. */
   observer?: WalObserver;
+  /**
+   * Told each time an object reaches a point of its life, synchronously, before the writer goes on: fault
+   * tests stop the process right there (`MINK_TEST_CRASH_AT`, see `crashHookOf`). Absent in production.
+   */
+  reached?: (point: WalPoint) => void;
 }
+
+/**
+ * The points of a WAL object's life a fault test may kill its writer at: `uploading` just before the upload
+ * starts (nothing stored), `uploaded` after the object is stored and before its CommitWal is proposed (stored,
+ * never committed), `committed` after the commit applied and before any append of it is acknowledged
+ * (committed, never answered).
+ */
+export const WAL_POINTS = ['uploading', 'uploaded', 'committed'] as const;
+export type WalPoint = (typeof WAL_POINTS)[number];
 
 /** What a WAL writer reports of each object it writes. */
 export interface WalObserver {
@@ -145,6 +159,7 @@ export class WalWriter {
   private readonly uploadsInFlight: number;
   private readonly onCommitted: CommittedListener | undefined;
   private readonly observer: WalObserver | undefined;
+  private readonly reached: (point: WalPoint) => void;
 
   private queue: PendingAppend[] = [];
   private queuedBytes = 0;
@@ -176,6 +191,7 @@ export class WalWriter {
     this.uploadsInFlight = options.uploadsInFlight ?? LIMITS.walUploadsInFlightMax;
     this.onCommitted = options.onCommitted;
     this.observer = options.observer;
+    this.reached = options.reached ?? (() => undefined);
     if (!(this.flushBytes > 0) || !(this.lingerMs >= 0) || !(this.queuedBytesMax >= this.flushBytes) || !(Number.isSafeInteger(this.uploadsInFlight) && this.uploadsInFlight >= 1)) {
       throw new Error(
         `WalWriter needs flushBytes > 0, lingerMs >= 0, queuedBytesMax >= flushBytes and uploadsInFlight >= 1 (got ${this.flushBytes}, ${this.lingerMs}, ${this.queuedBytesMax}, ${this.uploadsInFlight})`,
@@ -294,6 +310,7 @@ export class WalWriter {
     const body = placed.map((entry) => entry.pending.request.payload);
     const started = performance.now();
     const bytes = body.reduce((sum, part) => sum + part.byteLength, 0);
+    this.reached('uploading');
     const uploaded = this.store.put(key, body).then(
       () => {
         this.observer?.uploaded(bytes, (performance.now() - started) / 1000, true);
@@ -332,6 +349,7 @@ export class WalWriter {
       this.fail(object, uploadError);
       return;
     }
+    this.reached('uploaded');
     const command: CommitWal = { type: 'CommitWal', nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, object: key, ranges: placed.map((entry) => entry.range) };
     let rejection: Error | undefined;
     const started = performance.now();
@@ -348,6 +366,7 @@ export class WalWriter {
       this.fail(object, rejection);
       return;
     }
+    this.reached('committed');
     this.acknowledge(key, placed);
   }
 
