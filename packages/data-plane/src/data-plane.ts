@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, decideWriterSequence, getIn, lakeBucketOf, logFormatOf, ownRecord, type BucketRecord, type ColumnSpec, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision, writerOf } from '@mink/meta';
+import { bucketId, decideWriterSequence, getIn, lakeBucketOf, logFormatOf, ownRecord, type BucketRecord, type ColumnSpec, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision, type WriterSequenceInput, type InFlightBatch, writerOf } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -41,28 +41,39 @@ import type { LakeReads } from './lake-reads';
 import type { PkBucket, PkWriteOutcome, PkWriterSequence } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
-const NO_WRITES: ReadonlyMap<number, Promise<unknown>> = new Map();
+/** An idempotent write in flight on this node: its attempt, the run it covers and the fingerprint of what it holds. */
+interface WriteInFlight<T> extends InFlightBatch {
+  attempt: Promise<T>;
+}
+
+const NO_WRITES: ReadonlyMap<number, WriteInFlight<unknown>> = new Map();
 
 /**
  * An idempotent writer's batch: its writer id, the (last) sequence it is known by, the first sequence it
- * covers when it covers several (a Kafka producer's batch), and the newest sequence the writer had
- * acknowledged, -1 for none (undefined for a writer that skips the order check).
+ * covers when it covers several (a Kafka producer's batch), the newest sequence the writer had
+ * acknowledged, -1 for none (undefined for a writer that skips the order check), and, for a writer that
+ * names it, the fingerprint of what the batch holds (`WriterBatch.fingerprint`).
  */
 export interface IdempotentWriter {
   id: string;
   seq: number;
   firstSeq?: number;
   acked: number | undefined;
+  fingerprint?: number;
 }
 
-/** What is said of a sequence that is not written: older than those remembered, or not the next. */
-export type RefusedSequence = Extract<WriterSequenceDecision, { kind: 'conflict' | 'outOfOrder' }>;
+/** What is said of a sequence that is not written: older than those remembered, not the next, or reused for other records. */
+export type RefusedSequence = Extract<WriterSequenceDecision, { kind: 'conflict' | 'outOfOrder' | 'reused' }>;
 
 /** The error a writer gets for a refused sequence. */
 export type RefuseSequence = (writer: IdempotentWriter, decision: RefusedSequence) => Error;
 
 /** A refused sequence of a mink writer: a conflict is the writer's bug; out of order waits for the batch before it. */
 function refuseAppendSequence(writer: IdempotentWriter, decision: RefusedSequence): Error {
+  if (decision.kind === 'reused') {
+    const where = decision.baseOffset === null ? 'is in flight' : `was committed at offset ${decision.baseOffset}`;
+    return new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} ${where} with other records`);
+  }
   if (decision.kind === 'conflict') {
     return new MinkError('Conflict', `writer ${writer.id} sequence ${writer.seq} is older than the batches remembered of it (last committed ${decision.lastCommitted})`);
   }
@@ -108,6 +119,11 @@ function partCountsOf(parts: unknown): number[] | undefined {
   return parts as number[];
 }
 
+/** The fields of a writer's batch that `decideWriterSequence` decides on (all but what the view holds). */
+function sequenceOf(writer: IdempotentWriter): Pick<WriterSequenceInput, 'seq' | 'firstSeq' | 'ackedSeq' | 'fingerprint'> {
+  return { seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked, fingerprint: writer.fingerprint };
+}
+
 /** A Kafka record batch to store: its bytes, the offsets it takes, and how to write its base offset into it. */
 export interface RecordBatchToStore {
   bytes: Uint8Array;
@@ -148,10 +164,11 @@ function refuseKafkaFormat(table: TableRecord, action: string): void {
  */
 export class DataPlane {
   /**
-   * Idempotent appends in flight here, by bucket/writer and then sequence: a fast retry joins the first
-   * attempt, and the sequences are what decideWriterSequence orders the next batch after.
+   * Idempotent appends in flight here, by bucket/writer and then sequence, with the run and fingerprint of
+   * each: a fast retry joins the first attempt, and the sequences are what decideWriterSequence orders the
+   * next batch after.
    */
-  private readonly writesInFlight = new Map<string, Map<number, Promise<unknown>>>();
+  private readonly writesInFlight = new Map<string, Map<number, WriteInFlight<unknown>>>();
   private spreadCounter = 0;
 
   constructor(
@@ -223,26 +240,29 @@ export class DataPlane {
     record: BucketRecord,
     writer: IdempotentWriter,
     refuse: RefuseSequence,
-    write: (stamped: { id: string; seq: number }) => Promise<T>,
+    write: (stamped: { id: string; seq: number; fingerprint?: number }) => Promise<T>,
     duplicateOf: (batch: WriterBatch) => T,
   ): Promise<T> {
     const writerKey = `${id}|${writer.id}`;
-    const inFlight = (this.writesInFlight.get(writerKey) ?? NO_WRITES) as Map<number, Promise<T>>;
-    const decision = decideWriterSequence({ seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked, committed: writerOf(record.stream, writer.id), inFlight });
+    const inFlight = (this.writesInFlight.get(writerKey) ?? NO_WRITES) as ReadonlyMap<number, WriteInFlight<T>>;
+    const decision = decideWriterSequence({ ...sequenceOf(writer), committed: writerOf(record.stream, writer.id), inFlight, inFlightBatchOf: (seq) => inFlight.get(seq) });
     switch (decision.kind) {
       case 'duplicate':
         return Promise.resolve(duplicateOf(decision.batch));
       case 'join':
-        return inFlight.get(writer.seq)!;
+        return inFlight.get(writer.seq)!.attempt;
       case 'conflict':
       case 'outOfOrder':
+      case 'reused':
         return Promise.reject(refuse(writer, decision));
       case 'write':
         break;
+      default:
+        return decision satisfies never;
     }
-    const writes = (this.writesInFlight.get(writerKey) ?? new Map<number, Promise<unknown>>()) as Map<number, Promise<T>>;
+    const writes = (this.writesInFlight.get(writerKey) ?? new Map<number, WriteInFlight<unknown>>()) as Map<number, WriteInFlight<T>>;
     this.writesInFlight.set(writerKey, writes);
-    const attempt = write({ id: writer.id, seq: writer.seq })
+    const attempt = write({ id: writer.id, seq: writer.seq, ...(writer.fingerprint !== undefined ? { fingerprint: writer.fingerprint } : {}) })
       .catch((error: unknown) => {
         // An earlier attempt whose commit's outcome was unknown (a metadata leader failover) may have applied
         // after this one was taken, and then this one is refused for it (by the WAL writer for its sequence,
@@ -258,7 +278,7 @@ export class DataPlane {
         writes.delete(writer.seq);
         if (writes.size === 0 && this.writesInFlight.get(writerKey) === writes) this.writesInFlight.delete(writerKey);
       });
-    writes.set(writer.seq, attempt);
+    writes.set(writer.seq, { attempt, firstSeq: writer.firstSeq, fingerprint: writer.fingerprint });
     return attempt;
   }
 
@@ -266,7 +286,7 @@ export class DataPlane {
   private committedBatchOf(id: string, writer: IdempotentWriter): WriterBatch | undefined {
     const stream = getIn(this.member.view.buckets, id)?.stream;
     const committed = stream === undefined ? undefined : writerOf(stream, writer.id);
-    const decision = decideWriterSequence({ seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked, committed, inFlight: NO_WRITES });
+    const decision = decideWriterSequence({ ...sequenceOf(writer), committed, inFlight: NO_WRITES });
     return decision.kind === 'duplicate' ? decision.batch : undefined;
   }
 
@@ -427,7 +447,7 @@ export class DataPlane {
     if (logFormatOf(table) !== 'kafka') throw new InvalidArgumentError(`table '${table.name}' is not a Kafka topic: it stores Arrow batches, write rows to it`);
     const id = bucketId(record.tableId, record.partition, record.bucket);
     const startOffset = record.stream.startOffset;
-    const write = async (writer?: { id: string; seq: number }) => {
+    const write = async (writer?: { id: string; seq: number; fingerprint?: number }) => {
       const { baseOffset } = await this.wal.append({
         bucketId: id,
         tableId: record.tableId,

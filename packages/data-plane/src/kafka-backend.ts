@@ -24,7 +24,7 @@ import {
   type GroupCoordinatorPlace,
 } from '@mink/kafka';
 import type { ClusterMember } from '@mink/runtime';
-import type { DataPlane, IdempotentWriter, RefuseSequence } from './data-plane';
+import type { DataPlane, IdempotentWriter, RefuseSequence, RefusedSequence } from './data-plane';
 import type { DataNodeMetrics } from './node-metrics';
 import { newestProducerEpochIn } from './producer-epochs';
 
@@ -167,16 +167,25 @@ export class DataNodeKafkaBackend implements KafkaBackend {
       throw new KafkaError(ERROR_CODES.INVALID_PRODUCER_EPOCH, `producer ${producer.producerId} is at epoch ${newest} on ${topic}-${partition}, not ${producer.producerEpoch}`);
     }
     const sequences = batchSequences(producer.baseSequence, offsetCount);
+    const refusal = (decision: RefusedSequence): string => {
+      switch (decision.kind) {
+        case 'outOfOrder':
+          return `producer ${producer.producerId} sent sequence ${sequences.firstSeq} to ${topic}-${partition} where ${decision.expected} is next`;
+        case 'conflict':
+          return `producer ${producer.producerId} sent sequence ${sequences.firstSeq} to ${topic}-${partition}, older than the batches remembered (last ${decision.lastCommitted})`;
+        case 'reused':
+          // Kafka would answer this batch as a duplicate and acknowledge records it never stored.
+          return (
+            `producer ${producer.producerId} sent sequences ${sequences.firstSeq}-${sequences.seq} to ${topic}-${partition} with other records than the batch ` +
+            `${decision.baseOffset === null ? 'in flight under them' : `stored under them at offset ${decision.baseOffset}`}: it lost track of a batch whose outcome it never learnt; ` +
+            'not stored (start a new producer)'
+          );
+      }
+    };
     return {
       // A producer the partition does not know (or forgot) starts at sequence 0, as in Kafka.
-      writer: { id: producerWriterId(producer.producerId, producer.producerEpoch), ...sequences, acked: -1 },
-      refuse: (_writer, decision) =>
-        new KafkaError(
-          ERROR_CODES.OUT_OF_ORDER_SEQUENCE_NUMBER,
-          decision.kind === 'outOfOrder'
-            ? `producer ${producer.producerId} sent sequence ${sequences.firstSeq} to ${topic}-${partition} where ${decision.expected} is next`
-            : `producer ${producer.producerId} sent sequence ${sequences.firstSeq} to ${topic}-${partition}, older than the batches remembered (last ${decision.lastCommitted})`,
-        ),
+      writer: { id: producerWriterId(producer.producerId, producer.producerEpoch), ...sequences, acked: -1, fingerprint: producer.recordsFingerprint },
+      refuse: (_writer, decision) => new KafkaError(ERROR_CODES.OUT_OF_ORDER_SEQUENCE_NUMBER, refusal(decision)),
     };
   }
 
