@@ -2,7 +2,8 @@ import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { readServiceConfig, type ServiceConfig } from '@mink/config';
 import { Coordinator } from '@mink/coordination';
-import { BucketSyncMetrics, Incarnation, notRegistered, type IncarnationContext } from '@mink/data-plane';
+import { BucketSyncMetrics, DataNodeKafkaBackend, Incarnation, notRegistered, type IncarnationContext } from '@mink/data-plane';
+import { kafkaBroker, type KafkaFrameHandler } from '@mink/kafka';
 import { MinkClient } from '@mink/client';
 import { CoordinatorLease, Heartbeater, LivenessTracker, MetaStore, ViewSnapshots } from '@mink/metalog';
 import { SUBJECTS } from '@mink/protocol';
@@ -144,6 +145,8 @@ export class SimDataNode extends SimProcess {
   private reincarnating = false;
   private context: IncarnationContext | null = null;
   member: ClusterMember | null = null;
+  /** The node's Kafka broker (production handlers over `DataNodeKafkaBackend`), as its listener serves it. */
+  kafka: KafkaFrameHandler | null = null;
 
   constructor(
     world: SimWorld,
@@ -177,6 +180,7 @@ export class SimDataNode extends SimProcess {
     };
     const handle = (body: unknown) => (this.incarnation ? this.incarnation.handle(body) : notRegistered(this.nodeId));
     this.incarnation = await Incarnation.begin(this.context);
+    this.kafka = kafkaBroker(new DataNodeKafkaBackend(member, MinkClient.over(this.connection.asNats(), { scanOverHttp: false }), config, () => this.incarnation?.data ?? null));
     store.onApplied(() => this.checkFenced());
     const onError = (error: unknown) => this.logger.error({ err: error }, 'node request failed');
     serveJson(member.nc, SUBJECTS.nodeRpc(SUBJECTS.nodeAddress(this.nodeId)), handle, { onError });

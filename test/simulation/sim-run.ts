@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import * as perfHooks from 'node:perf_hooks';
-import { bucketsOfTable, type View } from '@mink/meta';
+import { bucketsOfTable, kafkaTopicSpec, type View } from '@mink/meta';
 import { LIMITS } from '@mink/config';
 import { UnavailableError } from '@mink/protocol';
 import { MetaStore } from '@mink/metalog';
@@ -8,6 +8,7 @@ import type { MinkClient } from '@mink/client';
 import { InvariantViolation, LogInvariants, checkStoredKeys, checkStoredRows, type KeyHistory, type SentRow, type StoredRow } from './invariants';
 import { SIM_LEASE_TTL_MS, SIM_LOG_LATENCY_MS_MAX, SIM_TICK_MS, SimClient, SimCoordinator, SimDataNode, SimWorld } from './sim-cluster';
 import { SimRandom } from './sim-random';
+import { SimKafkaProducer, checkStoredRecords, type StoredRecord } from './sim-kafka';
 
 export const SIM_TABLE = 'sim';
 const BUCKETS = 4;
@@ -15,6 +16,11 @@ const BUCKETS = 4;
 export const SIM_PK_TABLE = 'simkv';
 const PK_BUCKETS = 2;
 const PK_KEYS = 40;
+/** The Kafka topic of the run (a `kafka`-format table), produced to by `KafkaWorkload`. */
+export const SIM_TOPIC = 'simtopic';
+const TOPIC_PARTITIONS = 3;
+/** Batches a Kafka producer keeps queued or in flight at most (one in flight per partition). */
+const KAFKA_BATCHES_QUEUED_MAX = 8;
 const DATA_NODES = ['1', '2', '3'];
 const COORDINATORS = ['c1', 'c2'];
 const WRITERS = 2;
@@ -36,6 +42,7 @@ export interface SeedReport {
   acknowledgedRows: number;
   unacknowledgedRows: number;
   acknowledgedPuts: number;
+  acknowledgedKafkaRecords: number;
   storedRows: number;
   faults: Record<string, number>;
   acceptedEntries: number;
@@ -55,12 +62,13 @@ export class SeedFailure extends Error {
 type Advance = (ms: number) => Promise<void>;
 
 /**
- * One seeded run of a whole cluster (2 coordinators, 3 data nodes, 2 writers) in simulated time: the
- * production coordinator, lease, heartbeats, liveness, bucket sync, takeover, WAL writer, compactor and
- * client retries over in-memory ports. Faults drawn from the seed: kill -9 and restart of data nodes and
+ * One seeded run of a whole cluster (2 coordinators, 3 data nodes, 2 writers, 2 Kafka producers) in
+ * simulated time: the production coordinator, lease, heartbeats, liveness, bucket sync, takeover, WAL
+ * writer, compactor, client retries and Kafka broker over in-memory ports. Faults drawn from the seed: kill -9 and restart of data nodes and
  * coordinators, pauses past lease_ttl, message loss/duplication/delay, storage errors and slowness.
  * Invariants are checked after every step (LogInvariants, re-leading in time) and at the end (every
- * acknowledged row stored exactly once and in order: checkStoredRows).
+ * acknowledged row stored exactly once and in order: checkStoredRows; every acknowledged Kafka record
+ * exactly once at its acknowledged offset: checkStoredRecords).
  *
  * `advance` moves the fake clock (jest's modern timers), running every timer and promise due.
  */
@@ -83,6 +91,9 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     await run.createTables();
     const workload = new Workload(run.writers.map((writer) => writer.client));
     const puts = new PutWorkload(run.writers.map((writer) => writer.client));
+    // Kafka connections that break before an answer arrives (the answer lost, the request perhaps carried out).
+    const kafkaAnswerLostChance = random.chance(0.5) ? random.integer(1, 10) / 100 : 0;
+    const kafka = new KafkaWorkload(run, random, () => kafkaAnswerLostChance);
     // Faults of this seed's network and storage: some seeds run clean, others lossy or slow.
     const lossy = random.chance(0.5);
     world.bus.faults = lossy ? { dropChance: random.integer(0, 3) / 100, duplicateChance: random.integer(0, 5) / 100, delayMsMax: random.integer(0, 40) } : world.bus.faults;
@@ -103,6 +114,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
       }
       if (random.chance(0.6)) workload.send(random);
       if (random.chance(0.4)) puts.send(random);
+      if (random.chance(0.4)) kafka.send(random);
       if (random.chance(logFaultChance)) {
         if (random.chance(0.3)) {
           // A JetStream leader failover: an append and its retries fail, so its proposer is told the
@@ -128,16 +140,20 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
     }
     // Heal: every process back, faults off, and every call settled; then read everything back.
     world.bus.faults = { dropChance: 0, duplicateChance: 0, delayMsMax: 0 };
+    kafka.heal();
     world.storageFaults = { failChance: 0, lostAnswerChance: 0, latencyMsMax: 0 };
     world.log.clearFaults();
     world.logLatencyMsMax = SIM_LOG_LATENCY_MS_MAX;
     await run.healAll();
     await workload.settle(advance);
     await puts.settle(advance);
+    await kafka.settle(advance);
     await run.waitAllLed(advance);
     const stored = await run.readBack();
     checkStoredRows(stored, workload.acknowledged, workload.unacknowledged);
     checkStoredKeys(await run.lookUpKeys(PK_KEYS), puts.history);
+    checkStoredRecords(await run.readTopic(), kafka.producers);
+    faults['Kafka batch refused for reusing sequences'] = kafka.producers.reduce((sum, producer) => sum + producer.refusedReuses, 0);
     if (run.failure) throw run.failure;
     if (world.storageFailures > 0) faults['storage call failed'] = world.storageFailures;
     // What the PK buckets went through, from their log lines: snapshots taken, restores from one.
@@ -149,6 +165,7 @@ export async function runSeed(seed: number, options: SimOptions, advance: Advanc
       simulatedMs: Date.now() - startedAtMs,
       acknowledgedRows: workload.acknowledged.size,
       acknowledgedPuts: puts.acknowledgedCalls,
+      acknowledgedKafkaRecords: kafka.producers.reduce((sum, producer) => sum + producer.acknowledged.length, 0),
       unacknowledgedRows: workload.unacknowledged.size,
       storedRows: stored.length,
       faults,
@@ -297,6 +314,7 @@ class ClusterRun {
       buckets: PK_BUCKETS,
     };
     await this.settle(client.createTable(pkSpec), 'creating the PK table');
+    await this.settle(client.createTable(kafkaTopicSpec(SIM_TOPIC, TOPIC_PARTITIONS)), 'creating the Kafka topic');
     await this.waitAllLed(this.advance);
   }
 
@@ -305,9 +323,9 @@ class ClusterRun {
     const deadline = Date.now() + limitMs;
     for (;;) {
       const view = this.view;
-      const buckets = [...bucketsOfTable(view, SIM_TABLE), ...bucketsOfTable(view, SIM_PK_TABLE)];
+      const buckets = [...bucketsOfTable(view, SIM_TABLE), ...bucketsOfTable(view, SIM_PK_TABLE), ...bucketsOfTable(view, SIM_TOPIC)];
       const running = (nodeId: string | null) => nodeId !== null && this.dataNodes.get(nodeId)?.gate.running === true;
-      if (buckets.length === BUCKETS + PK_BUCKETS && buckets.every((bucket) => running(bucket.leader) && bucket.stream.state === 'open')) return;
+      if (buckets.length === BUCKETS + PK_BUCKETS + TOPIC_PARTITIONS && buckets.every((bucket) => running(bucket.leader) && bucket.stream.state === 'open')) return;
       if (Date.now() >= deadline) {
         throw new InvariantViolation(`buckets not all open at running leaders after ${limitMs} ms: ${JSON.stringify(buckets.map((bucket) => [bucket.leader, bucket.stream.state]))}`);
       }
@@ -399,7 +417,7 @@ class ClusterRun {
     if (!this.oracle) return;
     const now = Date.now();
     const coordinatorsSteadyAt = this.lastCoordinatorEventMs + 2 * SIM_LEASE_TTL_MS;
-    for (const bucket of [...bucketsOfTable(this.view, SIM_TABLE), ...bucketsOfTable(this.view, SIM_PK_TABLE)]) {
+    for (const bucket of [...bucketsOfTable(this.view, SIM_TABLE), ...bucketsOfTable(this.view, SIM_PK_TABLE), ...bucketsOfTable(this.view, SIM_TOPIC)]) {
       const leader = bucket.leader;
       if (leader === null) continue;
       const downSince = this.downSince.get(leader);
@@ -431,22 +449,32 @@ class ClusterRun {
     }
   }
 
-  /** Every record of every bucket, scanned through the client from offset 0 to the high watermark. */
-  async readBack(): Promise<StoredRow[]> {
-    const table = this.writers[0].client.table(SIM_TABLE);
-    const rows: StoredRow[] = [];
-    for (let bucket = 0; bucket < BUCKETS; bucket++) {
+  /** Every record of every bucket of `tableName`, scanned through the client from offset 0 to the high watermark. */
+  private async scanAll(tableName: string, buckets: number): Promise<{ bucket: number; offset: number; row: Record<string, unknown> }[]> {
+    const table = this.writers[0].client.table(tableName);
+    const records: { bucket: number; offset: number; row: Record<string, unknown> }[] = [];
+    for (let bucket = 0; bucket < buckets; bucket++) {
       let offset = 0;
       for (;;) {
-        const page = await this.settle(table.scan({ bucket, offset, limit: 1000 }), `scanning bucket ${bucket} at ${offset}`);
-        for (const record of page.records) {
-          rows.push({ id: Number(record.row.id), writer: String(record.row.writer), seq: Number(record.row.seq), bucket, offset: record.offset });
-        }
+        const page = await this.settle(table.scan({ bucket, offset, limit: 1000 }), `scanning ${tableName} bucket ${bucket} at ${offset}`);
+        for (const record of page.records) records.push({ bucket, offset: record.offset, row: record.row });
         offset = page.nextOffset;
         if (offset >= page.highWatermark) break;
       }
     }
-    return rows;
+    return records;
+  }
+
+  /** Every row of the log table. */
+  async readBack(): Promise<StoredRow[]> {
+    const records = await this.scanAll(SIM_TABLE, BUCKETS);
+    return records.map(({ bucket, offset, row }) => ({ id: Number(row.id), writer: String(row.writer), seq: Number(row.seq), bucket, offset }));
+  }
+
+  /** Every record of the Kafka topic (the topic's rows: key and value bytes). */
+  async readTopic(): Promise<StoredRecord[]> {
+    const records = await this.scanAll(SIM_TOPIC, TOPIC_PARTITIONS);
+    return records.map(({ bucket, offset, row }) => ({ value: textOfBytes(row.value), partition: bucket, offset }));
   }
 
   /** The stored row of every key of the PK table (null for a key never stored), looked up through the client. */
@@ -571,6 +599,58 @@ class PutWorkload {
   settle(advance: Advance): Promise<void> {
     return this.inFlight.settle(advance);
   }
+}
+
+/**
+ * The Kafka producers of the run: one that retries a batch until it is answered (librdkafka) and one that
+ * gives up after a few attempts and takes its sequences back (kafkajs), each record value unique.
+ */
+class KafkaWorkload {
+  readonly producers: SimKafkaProducer[];
+  private nextValue = 1;
+
+  constructor(run: ClusterRun, random: SimRandom, answerLost: () => number) {
+    const nodes = () => run.dataNodes;
+    const view = () => run.view;
+    const lost = () => (this.healed ? 0 : answerLost());
+    this.producers = [
+      new SimKafkaProducer('kafka-retrying', 'retrying', SIM_TOPIC, TOPIC_PARTITIONS, nodes, view, random, lost),
+      new SimKafkaProducer('kafka-giving-up', 'giving-up', SIM_TOPIC, TOPIC_PARTITIONS, nodes, view, random, lost),
+    ];
+  }
+
+  private healed = false;
+
+  /** No more lost answers: the batches still queued get theirs. */
+  heal(): void {
+    this.healed = true;
+  }
+
+  send(random: SimRandom): void {
+    const producer = random.choice(this.producers);
+    if (producer.inFlight >= KAFKA_BATCHES_QUEUED_MAX) return;
+    // The giving-up producer's batches are all of one size, so a batch that takes a given-up one's sequences
+    // back covers the very same run (kafkajs's batches of one send often are): the case that must be refused.
+    const size = producer === this.producers[1] ? 3 : random.integer(1, 5);
+    const values = Array.from({ length: size }, () => `${producer.name}-${this.nextValue++}`);
+    producer.send(random.integer(0, TOPIC_PARTITIONS - 1), values);
+  }
+
+  /** Moves time until every queued batch is answered or given up. */
+  async settle(advance: Advance, limitMs = 300_000): Promise<void> {
+    const deadline = Date.now() + limitMs;
+    while (this.producers.some((producer) => producer.inFlight > 0)) {
+      if (Date.now() >= deadline) throw new InvariantViolation(`Kafka batches still unanswered after ${limitMs} ms of simulated time`);
+      await advance(50);
+    }
+  }
+}
+
+/** The text of a bytes value as a scan returns it (base64 in JSON, or the bytes themselves). */
+function textOfBytes(value: unknown): string {
+  if (typeof value === 'string') return Buffer.from(value, 'base64').toString('utf8');
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  throw new InvariantViolation(`a topic record's value is ${JSON.stringify(value)}, not bytes`);
 }
 
 /** Puts node:perf_hooks' clock on jest's fake clock (jest fakes the global `performance` only). */

@@ -1,7 +1,7 @@
 import { runSeed, useSimulatedClock, type SeedReport } from '../simulation/sim-run';
 
 /**
- * The deterministic whole-cluster simulation (issue 12 item 1; test/simulation): every seed runs the
+ * The deterministic whole-cluster simulation (issue 12 item 1, Kafka producers issue 40; test/simulation): every seed runs the
  * production coordinator, data node and client code over in-memory ports in simulated time, with faults
  * drawn from the seed, and checks the invariants of test/simulation/invariants.ts.
  *
@@ -29,13 +29,22 @@ describe('whole-cluster simulation', () => {
     for (const report of reports) for (const [fault, count] of Object.entries(report.faults)) faults[fault] = (faults[fault] ?? 0) + count;
     // eslint-disable-next-line no-console
     console.log(
-      JSON.stringify({ seeds: reports.length, acknowledgedRows: total((r) => r.acknowledgedRows), acknowledgedPuts: total((r) => r.acknowledgedPuts), unacknowledgedRows: total((r) => r.unacknowledgedRows), faults, simulatedS: total((r) => r.simulatedMs) / 1000 }),
+      JSON.stringify({
+        seeds: reports.length,
+        acknowledgedRows: total((r) => r.acknowledgedRows),
+        acknowledgedPuts: total((r) => r.acknowledgedPuts),
+        acknowledgedKafkaRecords: total((r) => r.acknowledgedKafkaRecords),
+        unacknowledgedRows: total((r) => r.unacknowledgedRows),
+        faults,
+        simulatedS: total((r) => r.simulatedMs) / 1000,
+      }),
     );
     // The workload did something and the faults happened: a run that acknowledged nothing checks nothing.
     expect(total((report) => report.acknowledgedRows)).toBeGreaterThan(0);
     expect(total((report) => report.acknowledgedPuts)).toBeGreaterThan(0);
+    expect(total((report) => report.acknowledgedKafkaRecords)).toBeGreaterThan(0);
     if (REPLAY === undefined) {
-      for (const fault of ['kill data node', 'restart data node', 'pause data node', 'kill coordinator', 'pause coordinator', 'storage call failed', 'metadata append lost', 'metadata append landed late', 'metadata log stalled', 'KV snapshot committed', 'PK bucket restored from a snapshot']) {
+      for (const fault of ['kill data node', 'restart data node', 'pause data node', 'kill coordinator', 'pause coordinator', 'storage call failed', 'metadata append lost', 'metadata append landed late', 'metadata log stalled', 'KV snapshot committed', 'PK bucket restored from a snapshot', 'Kafka batch refused for reusing sequences']) {
         expect([fault, faults[fault] ?? 0]).toEqual([fault, expect.any(Number)]);
         expect(faults[fault]).toBeGreaterThan(0);
       }
