@@ -14,6 +14,14 @@ export { eventually } from '@mink/testing';
 export const SHORT_LEASE_CLUSTER = { nodes: 3, coordinators: 2, gatewayPort: 0, kafkaPort: 0, leaseTtlMs: 3_000, coordinatorTickMs: 500 } as const;
 /** The smallest whole cluster with the short lease: one data node and one coordinator, for tests of the surface rather than of failover. */
 export const ONE_NODE_CLUSTER = { ...SHORT_LEASE_CLUSTER, nodes: 1, coordinators: 1 } as const;
+/** Every data node's Kafka listener (`host:port`), in node order: the bootstrap servers a Kafka user would list. */
+export function kafkaBrokersOf(cluster: LocalCluster): string[] {
+  return cluster
+    .processes()
+    .filter((process) => process.role === 'data-node')
+    .map((process) => `127.0.0.1:${process.ports.kafka}`);
+}
+
 export function temporaryDirectory(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `mink-${prefix}-`));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };

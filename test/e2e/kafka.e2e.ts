@@ -18,7 +18,8 @@ import { Kafka, logLevel, type Admin, type Consumer, type ConsumerConfig, type P
 import { LIMITS } from '@mink/config';
 import { LocalCluster } from '@mink/devcluster';
 import { bucketOfRow } from '@mink/records';
-import { SHORT_LEASE_CLUSTER, eventually, http, temporaryDirectory } from './helpers';
+import { SHORT_LEASE_CLUSTER, eventually, http, kafkaBrokersOf, temporaryDirectory } from './helpers';
+import { kcatConsume } from './kafka/kcat';
 import { KafkajsLong, rawKafkaRequest } from './kafka/raw-kafka';
 
 jest.setTimeout(240_000);
@@ -27,27 +28,6 @@ const run = promisify(execFile);
 
 /** The produce errors a client retries after a leader change: NOT_LEADER_OR_FOLLOWER and LEADER_NOT_AVAILABLE. */
 const ERROR_CODES_RETRIED = { notLeader: 6, leaderNotAvailable: 5 };
-
-/** A record as kcat prints it with `-f '%p|%o|%k|%s|%h\n'`. */
-interface ConsumedRecord {
-  partition: number;
-  offset: number;
-  key: string;
-  value: string;
-  headers: string;
-}
-
-/** Every record of one partition from the beginning, read by librdkafka (kcat) until the end of the partition. */
-async function kcatConsume(broker: string, topic: string, partition: number): Promise<ConsumedRecord[]> {
-  const { stdout } = await run('kcat', ['-b', broker, '-C', '-t', topic, '-p', String(partition), '-o', 'beginning', '-e', '-q', '-f', '%p|%o|%k|%s|%h\\n'], { timeout: 60_000 });
-  return stdout
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => {
-      const [p, o, key, value, headers] = line.split('|');
-      return { partition: Number(p), offset: Number(o), key: key!, value: value!, headers: headers! };
-    });
-}
 
 describe('the Kafka listener on a real local cluster', () => {
   const directory = temporaryDirectory('kafka');
@@ -60,10 +40,7 @@ describe('the Kafka listener on a real local cluster', () => {
 
   beforeAll(async () => {
     cluster = await LocalCluster.start({ dataDir: directory.path, ...SHORT_LEASE_CLUSTER });
-    brokers = cluster
-      .processes()
-      .filter((process) => process.role === 'data-node')
-      .map((process) => `127.0.0.1:${process.ports.kafka}`);
+    brokers = kafkaBrokersOf(cluster);
     // Every data node as a bootstrap server, as a Kafka user lists several: kafkajs refreshes metadata through them only, so one dead seed must not cut it off.
     kafka = new Kafka({
       clientId: 'mink-e2e',
