@@ -30,7 +30,7 @@ import {
 import { indexesByTarget, missingPartitionError, missingPartitions, partitionsOfItems, type BucketTarget, type Partitioning } from '@mink/client';
 import { bucketOfRow, columnsInTableOrder, decodeBatch, encodeBatch, readRowsStream, type CheckedBatch, encodeScanPage, projectedColumns, rowsToJson, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
 import type { StreamBatch, StreamReader, WalWriter } from '@mink/s3stream';
-import { RecordBatchConversionError, recordBatchOfStoredRows, storedRowsOfRecordBatch } from '@mink/kafka';
+import { RecordBatchConversionError, recordBatchOfStoredRows, sameRecords, storedRowsOfRecordBatch } from '@mink/kafka';
 import { WithBinary, requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
 import { routeBucketRequest, routeTablePart, type RouteDecision } from '@mink/ownership';
@@ -41,29 +41,43 @@ import type { LakeReads } from './lake-reads';
 import type { PkBucket, PkWriteOutcome, PkWriterSequence } from './pk-bucket';
 import type { PkBuckets } from './pk-buckets';
 
-/** An idempotent write in flight on this node: its attempt, the run it covers and the fingerprint of what it holds. */
+/** An idempotent write in flight on this node: its attempt, the run it covers and, for a writer whose retries are compared, what it holds. */
 interface WriteInFlight<T> extends InFlightBatch {
   attempt: Promise<T>;
+  payload?: Uint8Array | undefined;
 }
 
 const NO_WRITES: ReadonlyMap<number, WriteInFlight<unknown>> = new Map();
 
 /**
  * An idempotent writer's batch: its writer id, the (last) sequence it is known by, the first sequence it
- * covers when it covers several (a Kafka producer's batch), the newest sequence the writer had
- * acknowledged, -1 for none (undefined for a writer that skips the order check), and, for a writer that
- * names it, the fingerprint of what the batch holds (`WriterBatch.fingerprint`).
+ * covers when it covers several (a Kafka producer's batch), and the newest sequence the writer had
+ * acknowledged, -1 for none (undefined for a writer that skips the order check).
  */
 export interface IdempotentWriter {
   id: string;
   seq: number;
   firstSeq?: number;
   acked: number | undefined;
-  fingerprint?: number;
 }
 
-/** What is said of a sequence that is not written: older than those remembered, not the next, or reused for other records. */
-export type RefusedSequence = Extract<WriterSequenceDecision, { kind: 'conflict' | 'outOfOrder' | 'reused' }>;
+/**
+ * What is said of a sequence that is not written: older than those remembered, not the next, or `reused`:
+ * the sequences of a committed batch (at `baseOffset`) or of one in flight (`null`) sent again with other
+ * records (see `RetryContent`).
+ */
+export type RefusedSequence = Extract<WriterSequenceDecision, { kind: 'conflict' | 'outOfOrder' }> | { kind: 'reused'; baseOffset: number | null };
+
+/**
+ * For a writer that may number other records with the sequences of a batch whose outcome it never learnt (a
+ * kafkajs producer takes back a failed request's sequences, committed or not): the batch's bytes, and whether
+ * two batches hold the same records. A duplicate or a joining batch that holds other records than the batch
+ * it repeats is `reused` and refused, instead of being answered with offsets of records it does not hold.
+ */
+export interface RetryContent {
+  payload: Uint8Array;
+  sameRecords(first: Uint8Array, second: Uint8Array): boolean;
+}
 
 /** The error a writer gets for a refused sequence. */
 export type RefuseSequence = (writer: IdempotentWriter, decision: RefusedSequence) => Error;
@@ -120,8 +134,8 @@ function partCountsOf(parts: unknown): number[] | undefined {
 }
 
 /** The fields of a writer's batch that `decideWriterSequence` decides on (all but what the view holds). */
-function sequenceOf(writer: IdempotentWriter): Pick<WriterSequenceInput, 'seq' | 'firstSeq' | 'ackedSeq' | 'fingerprint'> {
-  return { seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked, fingerprint: writer.fingerprint };
+function sequenceOf(writer: IdempotentWriter): Pick<WriterSequenceInput, 'seq' | 'firstSeq' | 'ackedSeq'> {
+  return { seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked };
 }
 
 /** A Kafka record batch to store: its bytes, the offsets it takes, and how to write its base offset into it. */
@@ -233,27 +247,37 @@ export class DataPlane {
    * An idempotent write of one batch: retries never duplicate records. The committed writer state in the
    * view answers a batch committed before (even by a previous leader) through `duplicateOf`; an attempt
    * still in flight here is joined; any other sequence than the next is refused with `refuse`'s error.
-   * `write` writes the batch, recording the writer's sequence with its range.
+   * `write` writes the batch, recording the writer's sequence with its range. With `content`, a duplicate or
+   * joining batch must hold the records of the batch it repeats (the stored one is read back), else it is
+   * refused as `reused`.
    */
   private writeIdempotently<T>(
     id: string,
     record: BucketRecord,
     writer: IdempotentWriter,
     refuse: RefuseSequence,
-    write: (stamped: { id: string; seq: number; fingerprint?: number }) => Promise<T>,
+    write: (stamped: { id: string; seq: number }) => Promise<T>,
     duplicateOf: (batch: WriterBatch) => T,
+    content?: RetryContent,
   ): Promise<T> {
     const writerKey = `${id}|${writer.id}`;
     const inFlight = (this.writesInFlight.get(writerKey) ?? NO_WRITES) as ReadonlyMap<number, WriteInFlight<T>>;
+    // A batch the view shows committed, answered with its offsets once it is known to hold these records.
+    const answerDuplicate = async (batch: WriterBatch): Promise<T> => {
+      if (content && !(await this.storedBatchHolds(id, batch.baseOffset, content))) throw refuse(writer, { kind: 'reused', baseOffset: batch.baseOffset });
+      return duplicateOf(batch);
+    };
     const decision = decideWriterSequence({ ...sequenceOf(writer), committed: writerOf(record.stream, writer.id), inFlight, inFlightBatchOf: (seq) => inFlight.get(seq) });
     switch (decision.kind) {
       case 'duplicate':
-        return Promise.resolve(duplicateOf(decision.batch));
-      case 'join':
-        return inFlight.get(writer.seq)!.attempt;
+        return answerDuplicate(decision.batch);
+      case 'join': {
+        const joined = inFlight.get(writer.seq)!;
+        if (content && joined.payload && !content.sameRecords(joined.payload, content.payload)) return Promise.reject(refuse(writer, { kind: 'reused', baseOffset: null }));
+        return joined.attempt;
+      }
       case 'conflict':
       case 'outOfOrder':
-      case 'reused':
         return Promise.reject(refuse(writer, decision));
       case 'write':
         break;
@@ -262,15 +286,15 @@ export class DataPlane {
     }
     const writes = (this.writesInFlight.get(writerKey) ?? new Map<number, WriteInFlight<unknown>>()) as Map<number, WriteInFlight<T>>;
     this.writesInFlight.set(writerKey, writes);
-    const attempt = write({ id: writer.id, seq: writer.seq, ...(writer.fingerprint !== undefined ? { fingerprint: writer.fingerprint } : {}) })
+    const attempt = write({ id: writer.id, seq: writer.seq })
       .catch((error: unknown) => {
         // An earlier attempt whose commit's outcome was unknown (a metadata leader failover) may have applied
         // after this one was taken, and then this one is refused for it (by the WAL writer for its sequence,
-        // or by the commit for its offsets):
-        // the batch is committed, so the writer gets its offsets, as for any duplicate.
+        // or by the commit for its offsets): the batch is committed, so the writer gets its offsets, as for
+        // any duplicate (when it holds these records).
         const committed = this.committedBatchOf(id, writer);
         if (committed === undefined) throw error;
-        return duplicateOf(committed);
+        return answerDuplicate(committed);
       })
       .finally(() => {
         // A failed batch fails the writer's later batches of this stream too (the WAL writer's rule), so
@@ -278,9 +302,27 @@ export class DataPlane {
         writes.delete(writer.seq);
         if (writes.size === 0 && this.writesInFlight.get(writerKey) === writes) this.writesInFlight.delete(writerKey);
       });
-    writes.set(writer.seq, { attempt, firstSeq: writer.firstSeq, fingerprint: writer.fingerprint });
+    writes.set(writer.seq, { attempt, firstSeq: writer.firstSeq, payload: content?.payload });
     return attempt;
   }
+
+  /**
+   * Whether the stored batch at `baseOffset` of stream `id` holds the records of `content`. A batch no longer
+   * stored (trimmed by retention) cannot be told apart, and is taken for the same, as Kafka takes any batch
+   * with the sequences of one it remembers.
+   */
+  private async storedBatchHolds(id: string, baseOffset: number, content: RetryContent): Promise<boolean> {
+    let read;
+    try {
+      read = await this.reader.read(id, baseOffset, 1, { bytesMax: 1 });
+    } catch (error) {
+      if (error instanceof MinkError && error.code === 'NotFound') return true;
+      throw error;
+    }
+    const stored = read.batches.find((batch) => batch.startOffset === baseOffset);
+    return stored === undefined || content.sameRecords(stored.payload, content.payload);
+  }
+
 
   /** The batch the view now shows committed for the writer's sequence on stream `id`, if any. */
   private committedBatchOf(id: string, writer: IdempotentWriter): WriterBatch | undefined {
@@ -447,7 +489,7 @@ export class DataPlane {
     if (logFormatOf(table) !== 'kafka') throw new InvalidArgumentError(`table '${table.name}' is not a Kafka topic: it stores Arrow batches, write rows to it`);
     const id = bucketId(record.tableId, record.partition, record.bucket);
     const startOffset = record.stream.startOffset;
-    const write = async (writer?: { id: string; seq: number; fingerprint?: number }) => {
+    const write = async (writer?: { id: string; seq: number }) => {
       const { baseOffset } = await this.wal.append({
         bucketId: id,
         tableId: record.tableId,
@@ -462,7 +504,9 @@ export class DataPlane {
       return { baseOffset, startOffset };
     };
     if (!producer) return write();
-    return this.writeIdempotently(id, record, producer.writer, producer.refuse, write, (written) => ({ baseOffset: written.baseOffset, startOffset }));
+    // A producer's retry holds the records of the batch it repeats; kafkajs may send other records under its sequences.
+    const content: RetryContent = { payload: batch.bytes, sameRecords: (first, second) => sameRecords(first, second, LIMITS.kafkaFrameBytesMax) };
+    return this.writeIdempotently(id, record, producer.writer, producer.refuse, write, (written) => ({ baseOffset: written.baseOffset, startOffset }), content);
   }
 
   /**

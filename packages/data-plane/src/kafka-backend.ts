@@ -184,7 +184,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     };
     return {
       // A producer the partition does not know (or forgot) starts at sequence 0, as in Kafka.
-      writer: { id: producerWriterId(producer.producerId, producer.producerEpoch), ...sequences, acked: -1, fingerprint: producer.recordsFingerprint },
+      writer: { id: producerWriterId(producer.producerId, producer.producerEpoch), ...sequences, acked: -1 },
       refuse: (_writer, decision) => new KafkaError(ERROR_CODES.OUT_OF_ORDER_SEQUENCE_NUMBER, refusal(decision)),
     };
   }

@@ -13,3 +13,4 @@ export * from './groups/group-coordinator';
 export { RecordBatchConversionError, type RecordBatchConversionErrorCode } from './tables/conversion-error';
 export * from './tables/record-batch-of-stored-rows';
 export * from './tables/stored-rows-of-record-batch';
+export { sameRecords } from './tables/batch-records';

@@ -23,7 +23,7 @@ export interface WalAppendRequest {
   /** Records in the batch: the offsets it takes. A positive integer. */
   recordCount: number;
   /** Passed through to the commit for idempotent writes; the view remembers it as the writer's last batch. */
-  writer?: { id: string; seq: number; fingerprint?: number };
+  writer?: { id: string; seq: number };
   /**
    * Writes the batch's first offset into the payload once the writer has assigned it, before the upload: a
    * Kafka record batch carries its base offset, so a fetch serves the stored bytes as they are. Called at
@@ -417,7 +417,7 @@ export class WalWriter {
         endOffset,
         position,
         length,
-        ...(request.writer ? { writer: { id: request.writer.id, seq: request.writer.seq, ...(request.writer.fingerprint !== undefined ? { fingerprint: request.writer.fingerprint } : {}) } } : {}),
+        ...(request.writer ? { writer: { id: request.writer.id, seq: request.writer.seq } } : {}),
       };
       placed.push({ pending, range });
       position += length;

@@ -53,11 +53,6 @@ export interface ProducerSequence {
   producerId: number;
   producerEpoch: number;
   baseSequence: number;
-  /**
-   * What the batch holds (`recordsFingerprintOf`): a batch that reuses the sequences of a committed one with
-   * other records is refused with OUT_OF_ORDER_SEQUENCE_NUMBER instead of being answered as its duplicate.
-   */
-  recordsFingerprint: number;
 }
 
 export interface ProduceResult {

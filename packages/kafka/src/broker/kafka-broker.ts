@@ -9,7 +9,7 @@ import { decodeRequestHeader, encodeResponseHeader, responseHeaderVersion, type 
 import { LIST_OFFSETS_VERSIONS, decodeListOffsetsRequest, encodeListOffsetsResponse, type ListOffsetsPartitionResponse } from '../messages/list-offsets';
 import { METADATA_VERSIONS, decodeMetadataRequest, encodeMetadataResponse, type MetadataTopic } from '../messages/metadata';
 import { PRODUCE_ADVERTISED_MIN, PRODUCE_VERSIONS, decodeProduceRequest, encodeProduceResponse, type ProducePartitionResponse } from '../messages/produce';
-import { InvalidRecordBatchError, recordsFingerprintOf, splitRecordBatches } from '../messages/record-batch';
+import { InvalidRecordBatchError, splitRecordBatches } from '../messages/record-batch';
 import { API_KEYS, ERROR_CODES } from '../wire/codes';
 import { KafkaReader } from '../wire/reader';
 import { KafkaWriter } from '../wire/writer';
@@ -166,7 +166,7 @@ async function produce({ backend }: BrokerContext, reader: KafkaReader, version:
     if (idempotent && (batch.producerEpoch < 0 || batch.baseSequence < 0)) {
       return failed(ERROR_CODES.INVALID_RECORD, `a batch of producer ${batch.producerId} needs a producer epoch and a base sequence, got ${batch.producerEpoch} and ${batch.baseSequence}`);
     }
-    const producer = idempotent ? { producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence, recordsFingerprint: recordsFingerprintOf(batch) } : undefined;
+    const producer = idempotent ? { producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence } : undefined;
     try {
       const storing = backend.produce(topic, partition, [{ bytes: batch.bytes, offsetCount: batch.lastOffsetDelta + 1, ...(producer ? { producer } : {}) }]);
       const stored = await withinTimeout(storing, request.timeoutMs, `the batch for ${topic}-${partition} was not committed within timeout_ms ${request.timeoutMs}; it may still be`);

@@ -6,7 +6,6 @@ import {
   encodeRecordBatch,
   InvalidRecordBatchError,
   readRecordBatch,
-  recordsFingerprintOf,
   setBaseOffset,
   offsetCountOf,
   setPartitionLeaderEpoch,
@@ -95,33 +94,6 @@ describe('splitRecordBatches on kafkajs batches', () => {
 
   it('gives no batches for an empty record set', () => {
     expect(splitRecordBatches(new Uint8Array(0))).toEqual([]);
-  });
-});
-
-describe('recordsFingerprintOf', () => {
-  // kafkajs encodes each attempt of a send anew, stamping the batch header with the time of the attempt when
-  // the messages carry no timestamps of their own (each record's delta is then 0).
-  const attempt = (messages: { key: Buffer; value: Buffer }[], timestamp: number, compression = KafkajsCompression.None) =>
-    kafkajsRecordBatch({ messages: messages.map((message) => ({ ...message, timestamp })), producerId: 7, producerEpoch: 0, firstSequence: 40, compression });
-  const sent = [{ key: Buffer.from('k1'), value: Buffer.from('1') }, { key: Buffer.from('k2'), value: Buffer.from('2') }];
-
-  it.each([
-    ['uncompressed', KafkajsCompression.None],
-    ['gzip', KafkajsCompression.GZIP],
-  ])('a retry of an %s batch encoded at another time has the fingerprint of the first attempt', async (_codec, compression) => {
-    // Proves a true retry is known as the batch it repeats although its header (timestamps, CRC) differs.
-    const first = await attempt(sent, 1_700_000_000_000, compression);
-    const retry = await attempt(sent, 1_700_000_004_321, compression);
-    expect(Buffer.from(retry).equals(Buffer.from(first))).toBe(false);
-    expect(recordsFingerprintOf(readRecordBatch(retry))).toBe(recordsFingerprintOf(readRecordBatch(first)));
-  });
-
-  it('other records under the same sequences have another fingerprint', async () => {
-    // Proves a producer that numbered other records with a committed batch's sequences is told apart from a retry.
-    const first = await attempt(sent, 1_700_000_000_000);
-    const other = await attempt([{ key: Buffer.from('k3'), value: Buffer.from('3') }, { key: Buffer.from('k4'), value: Buffer.from('4') }], 1_700_000_000_000);
-    expect(readRecordBatch(other).baseSequence).toBe(readRecordBatch(first).baseSequence);
-    expect(recordsFingerprintOf(readRecordBatch(other))).not.toBe(recordsFingerprintOf(readRecordBatch(first)));
   });
 });
 

@@ -182,16 +182,6 @@ export function splitRecordBatches(records: Uint8Array): RecordBatchView[] {
   return batches;
 }
 
-/**
- * The CRC-32C of a batch's records (compressed as they came), without its header: what a producer's retry of
- * the batch sends again. The header is left out because a retry may change it (kafkajs stamps a batch's
- * base and max timestamps when it encodes each attempt); the records keep their timestamp deltas, which a
- * retry keeps when the producer set every record's timestamp or none.
- */
-export function recordsFingerprintOf(batch: RecordBatchView): number {
-  return crc32c(batch.bytes.subarray(RECORD_BATCH_HEADER_BYTES));
-}
-
 /** Reads and checks one batch that must fill `batch` exactly (a stored batch, say). */
 export function readRecordBatch(batch: Uint8Array): RecordBatchView {
   const view = readBatchAt(batch, 0);

@@ -22,10 +22,10 @@ import { LIMITS } from '@mink/config';
 import { KAFKA_TOPIC_COLUMNS } from '@mink/meta';
 import { type Row, type StoredBatch, encodeBatch } from '@mink/records';
 
-import { type DecodedRecord, InvalidRecordBatchError, RECORD_BATCH_HEADER_BYTES, type RecordBatchView, decodeRecords, readRecordBatch } from '../messages/record-batch';
+import { type DecodedRecord, InvalidRecordBatchError, type RecordBatchView, readRecordBatch } from '../messages/record-batch';
 import { ERROR_CODES } from '../wire/codes';
-import { RecordBatchConversionError, messageOf } from './conversion-error';
-import { decompressRecords } from './decompress';
+import { recordsOfBatch } from './batch-records';
+import { RecordBatchConversionError } from './conversion-error';
 
 /**
  * The bytes the records of one batch may decompress to, by default. A produce request frame is at most
@@ -73,7 +73,7 @@ export function storedRowsOfRecordBatch(batch: Uint8Array, options: StoredRowsOf
   if (!Number.isSafeInteger(decompressedBytesMax) || decompressedBytesMax < 1 || decompressedBytesMax > DECOMPRESSED_BYTES_MAX_LIMIT) {
     throw new Error(`decompressedBytesMax must be from 1 to ${DECOMPRESSED_BYTES_MAX_LIMIT}, got ${decompressedBytesMax}`);
   }
-  const records = decodeAll(view, decompressedBytesMax);
+  const records = recordsOfBatch(view, decompressedBytesMax);
   records.forEach((record, index) => {
     if (!Number.isSafeInteger(record.timestamp)) {
       throw new RecordBatchConversionError('CorruptRecordBatch', `${where}: record ${index} has timestamp ${record.timestamp}, beyond the safe integers`);
@@ -101,27 +101,6 @@ function readBatch(batch: Uint8Array): RecordBatchView {
     if (!(error instanceof InvalidRecordBatchError)) throw error;
     const code = error.code === ERROR_CODES.UNSUPPORTED_FOR_MESSAGE_FORMAT ? 'UnsupportedRecordBatch' : 'CorruptRecordBatch';
     throw new RecordBatchConversionError(code, error.message, { cause: error });
-  }
-}
-
-/** The records of a batch, its records section decompressed first when the batch is compressed. */
-function decodeAll(view: RecordBatchView, decompressedBytesMax: number): DecodedRecord[] {
-  let uncompressed = view;
-  if (view.compression !== 'none') {
-    const records = decompressRecords(view.compression, view.bytes.subarray(RECORD_BATCH_HEADER_BYTES), decompressedBytesMax);
-    // decodeRecords reads the records after the header of the view it is given: the same header (its CRC
-    // already checked) in front of the decompressed records is that view for an uncompressed batch.
-    const bytes = new Uint8Array(RECORD_BATCH_HEADER_BYTES + records.byteLength);
-    bytes.set(view.bytes.subarray(0, RECORD_BATCH_HEADER_BYTES));
-    bytes.set(records, RECORD_BATCH_HEADER_BYTES);
-    uncompressed = { ...view, compression: 'none', bytes };
-  }
-  try {
-    return decodeRecords(uncompressed);
-  } catch (error) {
-    if (!(error instanceof InvalidRecordBatchError)) throw error;
-    const codec = view.compression === 'none' ? '' : ` (after ${view.compression} decompression)`;
-    throw new RecordBatchConversionError('CorruptRecordBatch', `${messageOf(error)}${codec}`, { cause: error });
   }
 }
 

@@ -52,7 +52,6 @@ import {
   type StreamRecord,
   type TableRecord,
   type View,
-  type WriterBatch,
   type WriterState,
   NO_WRITERS,
 } from './view';
@@ -819,21 +818,14 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
  * in flight), evicting the writer whose last batch is oldest beyond the bound. Copies only the shard of
  * the writer (and of the evicted one).
  */
-function withWriter(writers: ShardedMap<WriterState>, writer: NonNullable<WalRange['writer']>, range: WalRange): ShardedMap<WriterState> {
+function withWriter(writers: ShardedMap<WriterState>, writer: { id: string; seq: number }, range: WalRange): ShardedMap<WriterState> {
   const previous = getIn(writers, writer.id);
-  const earlier = previous ? [batchOf(previous), ...(previous.earlier ?? [])].slice(0, LIMITS.writerBatchesRemembered - 1) : [];
-  const batch = batchOf({ seq: writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset, fingerprint: writer.fingerprint });
+  const earlier = previous ? [{ seq: previous.seq, baseOffset: previous.baseOffset, count: previous.count }, ...(previous.earlier ?? [])].slice(0, LIMITS.writerBatchesRemembered - 1) : [];
+  const batch = { seq: writer.seq, baseOffset: range.startOffset, count: range.endOffset - range.startOffset };
   const editor = new ShardedMapEditor(writers);
   editor.set(writer.id, earlier.length > 0 ? { ...batch, earlier } : batch);
   if (editor.size > LIMITS.writersPerStreamMax) editor.delete(oldestWriter(editor.result()));
   return editor.result();
-}
-
-/** A remembered batch as the view keeps it: a fingerprint only when there is one. */
-function batchOf(batch: { seq: number; baseOffset: number; count: number; fingerprint?: number | undefined }): WriterBatch {
-  const kept: WriterBatch = { seq: batch.seq, baseOffset: batch.baseOffset, count: batch.count };
-  if (batch.fingerprint !== undefined) kept.fingerprint = batch.fingerprint;
-  return kept;
 }
 
 /** The writer to evict: the smallest base offset, then the smallest id (deterministic whatever the order of the map). */
@@ -1062,9 +1054,7 @@ function describeMalformedRange(range: unknown): string | null {
   if ((value.length as number) === 0) return 'length must be positive';
   if (value.writer !== undefined) {
     const writer = value.writer as Record<string, unknown>;
-    if (!object.test(writer) || !name.test(writer.id) || !count.test(writer.seq) || !optionalUint32(writer.fingerprint)) {
-      return 'writer must be {id: a non-empty string, seq: a non-negative integer, fingerprint?: an unsigned 32-bit integer}';
-    }
+    if (!object.test(writer) || !name.test(writer.id) || !count.test(writer.seq)) return 'writer must be {id: a non-empty string, seq: a non-negative integer}';
   }
   return null;
 }
@@ -1142,10 +1132,6 @@ const count: FieldRule = {
   description: 'a non-negative integer',
   test: (value) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0,
 };
-/** A fingerprint (`WriterBatch.fingerprint`): absent, or an unsigned 32-bit integer such as a CRC-32C. */
-function optionalUint32(value: unknown): boolean {
-  return value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 0xffff_ffff);
-}
 const optionalCount: FieldRule = { description: `absent or ${count.description}`, test: (value) => value === undefined || count.test(value) };
 const optionalString: FieldRule = { description: 'absent or a string', test: (value) => value === undefined || typeof value === 'string' };
 const object: FieldRule = {

@@ -261,8 +261,8 @@ export interface WalRange {
   endOffset: number;
   position: number;
   length: number;
-  /** Present for idempotent writes: recorded as the writer's last batch (with the fingerprint of what it held, when named). */
-  writer?: { id: string; seq: number; fingerprint?: number };
+  /** Present for idempotent writes: recorded as the writer's last batch. */
+  writer?: { id: string; seq: number };
 }
 
 /**

@@ -170,11 +170,6 @@ export interface WriterBatch {
   seq: number;
   baseOffset: number;
   count: number;
-  /**
-   * What the batch held, for writers that name it (a Kafka producer's batch: the CRC-32C of its records), so
-   * that a batch reusing its sequences with other records is not taken for a retry of it. Absent otherwise.
-   */
-  fingerprint?: number;
 }
 
 /**

@@ -4,8 +4,6 @@ import type { WriterState } from './view';
 const committed7: WriterState = { seq: 7, baseOffset: 700, count: 10, earlier: [{ seq: 6, baseOffset: 650, count: 50 }, { seq: 5, baseOffset: 600, count: 50 }] };
 /** A Kafka producer's runs: [0, 7] at offsets 90-97, then [8, 17] at 100-109 (a run takes one offset per sequence). */
 const committedRuns: WriterState = { seq: 17, baseOffset: 100, count: 10, earlier: [{ seq: 7, baseOffset: 90, count: 8 }] };
-/** The same runs, remembered with the fingerprints of what they held. */
-const committedFingerprinted: WriterState = { seq: 17, baseOffset: 100, count: 10, fingerprint: 0xfeed, earlier: [{ seq: 7, baseOffset: 90, count: 8, fingerprint: 0xbeef }] };
 
 const cases: [string, Partial<WriterSequenceInput> & { seq: number }, WriterSequenceDecision][] = [
   ['the last committed batch is a duplicate', { seq: 7, committed: committed7 }, { kind: 'duplicate', batch: { seq: 7, baseOffset: 700, count: 10 } }],
@@ -30,16 +28,9 @@ const cases: [string, Partial<WriterSequenceInput> & { seq: number }, WriterSequ
   ['a run ending where the last committed ended but starting elsewhere is out of order, not a duplicate', { firstSeq: 10, seq: 17, committed: committedRuns, ackedSeq: -1 }, { kind: 'outOfOrder', expected: 18 }],
   ['a run ending where a remembered earlier one ended but starting elsewhere conflicts', { firstSeq: 3, seq: 7, committed: committedRuns, ackedSeq: -1 }, { kind: 'conflict', lastCommitted: 17 }],
   ['a run starting after the last committed run is written', { firstSeq: 18, seq: 20, committed: committedRuns, ackedSeq: -1 }, { kind: 'write' }],
-  // Runs that name what they hold: a retry holds the same; other records under the same run are no retry.
-  ['the last run again with the same records is a duplicate', { firstSeq: 8, seq: 17, fingerprint: 0xfeed, committed: committedFingerprinted, ackedSeq: -1 }, { kind: 'duplicate', batch: { seq: 17, baseOffset: 100, count: 10 } }],
-  ['an earlier run again with the same records is a duplicate', { firstSeq: 0, seq: 7, fingerprint: 0xbeef, committed: committedFingerprinted, ackedSeq: -1 }, { kind: 'duplicate', batch: { seq: 7, baseOffset: 90, count: 8 } }],
-  ['the last run with other records is reused, not a duplicate', { firstSeq: 8, seq: 17, fingerprint: 0x1234, committed: committedFingerprinted, ackedSeq: -1 }, { kind: 'reused', baseOffset: 100 }],
-  ['an earlier run with other records is reused', { firstSeq: 0, seq: 7, fingerprint: 0xfeed, committed: committedFingerprinted, ackedSeq: -1 }, { kind: 'reused', baseOffset: 90 }],
-  ['a run remembered without a fingerprint (committed before they were kept) is a duplicate whatever it holds', { firstSeq: 8, seq: 17, fingerprint: 0x1234, committed: committedRuns, ackedSeq: -1 }, { kind: 'duplicate', batch: { seq: 17, baseOffset: 100, count: 10 } }],
-  ['a retry of the run in flight here (same run, same records) is joined', { firstSeq: 18, seq: 20, fingerprint: 0xabc, committed: committedFingerprinted, ackedSeq: -1, inFlight: new Set([20]), inFlightBatchOf: () => ({ firstSeq: 18, fingerprint: 0xabc }) }, { kind: 'join' }],
-  ['other records under the run in flight here are reused (its outcome unknown yet)', { firstSeq: 18, seq: 20, fingerprint: 0xdef, committed: committedFingerprinted, ackedSeq: -1, inFlight: new Set([20]), inFlightBatchOf: () => ({ firstSeq: 18, fingerprint: 0xabc }) }, { kind: 'reused', baseOffset: null }],
-  ['another run ending where the run in flight ends is out of order', { firstSeq: 19, seq: 20, fingerprint: 0xabc, committed: committedFingerprinted, ackedSeq: -1, inFlight: new Set([20]), inFlightBatchOf: () => ({ firstSeq: 18, fingerprint: 0xabc }) }, { kind: 'outOfOrder', expected: 21 }],
-  ['a run without a fingerprint is a duplicate of a fingerprinted one', { firstSeq: 8, seq: 17, committed: committedFingerprinted, ackedSeq: -1 }, { kind: 'duplicate', batch: { seq: 17, baseOffset: 100, count: 10 } }],
+  // A run in flight here: joined by the same run, another run ending where it ends is out of order.
+  ['a retry of the run in flight here is joined', { firstSeq: 18, seq: 20, committed: committedRuns, ackedSeq: -1, inFlight: new Set([20]), inFlightBatchOf: () => ({ firstSeq: 18 }) }, { kind: 'join' }],
+  ['another run ending where the run in flight ends is out of order', { firstSeq: 19, seq: 20, committed: committedRuns, ackedSeq: -1, inFlight: new Set([20]), inFlightBatchOf: () => ({ firstSeq: 18 }) }, { kind: 'outOfOrder', expected: 21 }],
   ['a run starting after the newest run in flight is written', { firstSeq: 18, seq: 20, committed: committed7, ackedSeq: -1, inFlight: new Set([17]) }, { kind: 'write' }],
   ['a run in flight here is joined by its last sequence', { firstSeq: 8, seq: 17, committed: committed7, ackedSeq: -1, inFlight: new Set([17]) }, { kind: 'join' }],
   ['a new producer starts its runs at 0', { firstSeq: 0, seq: 4, ackedSeq: -1 }, { kind: 'write' }],

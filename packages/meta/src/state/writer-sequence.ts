@@ -18,28 +18,22 @@ import type { WriterBatch, WriterState } from './view';
  * is known by its last sequence, and it is next when its first one follows the last sequence before it. It
  * is a duplicate only when it is the remembered batch's whole run, first sequence too (Kafka's rule: a run
  * takes one offset per sequence, so the remembered run is `[seq - count + 1, seq]`); a run that only ends
- * where a remembered one ended is another batch, and out of order. A batch that names what it holds
- * (`fingerprint`, a Kafka producer's) is a duplicate only of a remembered batch that held the same; the same
- * run with other records is `reused`: the writer lost track of a batch whose outcome it never learnt (a
- * kafkajs producer takes back the sequences of a request that failed, though the batch may have been
- * committed) and numbered other records with its sequences. Answering it as a duplicate would acknowledge
- * records that are stored nowhere. The same holds of a batch in flight here: a retry of it (same run, same
- * fingerprint) is joined, other records under its sequences are `reused` (its outcome is not known yet),
- * and another run ending at its last sequence is out of order.
+ * where a remembered one ended is another batch, and out of order. Likewise a batch in flight here is
+ * joined only by the same run (`inFlightBatchOf`); another run ending at its last sequence is out of order.
+ * Whether a duplicate or a joining batch holds the same records as the batch it repeats is for the caller
+ * to check where that matters (a Kafka producer may number other records with the sequences of a batch
+ * whose outcome it never learnt: see `DataPlane.appendRecordBatch`).
  */
 export type WriterSequenceDecision =
   | { kind: 'write' }
   | { kind: 'join' }
   | { kind: 'duplicate'; batch: WriterBatch }
   | { kind: 'conflict'; lastCommitted: number }
-  | { kind: 'outOfOrder'; expected: number }
-  /** The batch's sequences are those of a committed batch (at `baseOffset`) or of one in flight (`null`) that held other records. */
-  | { kind: 'reused'; baseOffset: number | null };
+  | { kind: 'outOfOrder'; expected: number };
 
-/** What is known of a batch in flight: the run it covers and the fingerprint of what it holds, when named. */
+/** What is known of a batch in flight: the first sequence of the run it covers, when it covers one. */
 export interface InFlightBatch {
   firstSeq?: number | undefined;
-  fingerprint?: number | undefined;
 }
 
 export interface WriterSequenceInput {
@@ -47,37 +41,28 @@ export interface WriterSequenceInput {
   seq: number;
   /** The first sequence the batch covers; `seq` when absent (one sequence per batch). */
   firstSeq?: number;
-  /** What the batch holds (`WriterBatch.fingerprint`), for writers that name it. */
-  fingerprint?: number;
   /** The newest sequence the writer had acknowledged when it sent this request; undefined for an unordered writer. */
   ackedSeq: number | undefined;
   /** What the view holds of this writer on this stream. */
   committed: WriterState | undefined;
   /** Sequences of this writer in flight on this node for this stream (accepted, not yet settled): a set, or a map keyed by them. */
   inFlight: Pick<ReadonlySet<number>, 'has' | 'keys' | 'size'>;
-  /** The run and fingerprint of the batch in flight at a sequence, where known; a batch in flight is joined by any request of its sequence when absent. */
+  /** The run of the batch in flight at a sequence, where known; a batch in flight is joined by any request of its sequence when absent. */
   inFlightBatchOf?: (seq: number) => InFlightBatch | undefined;
 }
 
 export function decideWriterSequence(input: WriterSequenceInput): WriterSequenceDecision {
   const { seq, committed, inFlight } = input;
-  // Another fingerprint than a batch's, when both are named, means other records.
-  const holdsOther = (fingerprint: number | undefined) => input.fingerprint !== undefined && fingerprint !== undefined && input.fingerprint !== fingerprint;
   if (committed) {
     const batch = committed.seq === seq ? committed : committed.earlier?.find((earlier) => earlier.seq === seq);
     const sameRun = batch !== undefined && (input.firstSeq === undefined || input.firstSeq === batch.seq - batch.count + 1);
-    if (batch && sameRun) {
-      if (holdsOther(batch.fingerprint)) return { kind: 'reused', baseOffset: batch.baseOffset };
-      return { kind: 'duplicate', batch: { seq: batch.seq, baseOffset: batch.baseOffset, count: batch.count } };
-    }
+    if (batch && sameRun) return { kind: 'duplicate', batch: { seq: batch.seq, baseOffset: batch.baseOffset, count: batch.count } };
     if (seq < committed.seq) return { kind: 'conflict', lastCommitted: committed.seq };
   }
   if (inFlight.has(seq)) {
     const pending = input.inFlightBatchOf?.(seq);
-    const sameRun = pending?.firstSeq === undefined || input.firstSeq === undefined || pending.firstSeq === input.firstSeq;
-    if (sameRun && !holdsOther(pending?.fingerprint)) return { kind: 'join' };
-    if (sameRun) return { kind: 'reused', baseOffset: null };
-    // Another run ending where the one in flight ends: out of order, as the check below finds.
+    // Another run ending where the one in flight ends is out of order, as the check below finds.
+    if (pending?.firstSeq === undefined || input.firstSeq === undefined || pending.firstSeq === input.firstSeq) return { kind: 'join' };
   }
   if (input.ackedSeq === undefined) return { kind: 'write' };
   let newestInFlight = -1;
