@@ -137,6 +137,22 @@ export const LIMITS = {
    * the groups (Kafka's offsets.topic.num.partitions is 50).
    */
   kafkaGroupBuckets: 8,
+  /**
+   * Shards of `__transaction_state`, the primary-key table holding Kafka transactional ids' state: an id's
+   * transaction coordinator is the leader of the bucket its shard falls in (Kafka's
+   * transaction.state.log.num.partitions is 50); a new coordinator lists a shard's ids to resume them.
+   */
+  kafkaTransactionShards: 16,
+  /** Buckets of `__transaction_state`: this many nodes at most share the transaction coordinators. */
+  kafkaTransactionBuckets: 8,
+  /** How often a transaction coordinator looks for transactions to complete (after a failover) or to abort (timed out). */
+  kafkaTransactionSweepMs: 1_000,
+  /**
+   * Aborted transactions a stream remembers for read_committed fetches (view: StreamTransactions.aborted);
+   * the oldest beyond it is forgotten, and its records then read as committed. Trimming the stream drops
+   * those below its start.
+   */
+  abortedTransactionsPerStreamMax: 1_000,
   /** Longest `max_wait_ms` a Kafka fetch waits for `min_bytes` (clients ask for 500 ms by default). */
   kafkaFetchWaitMsMax: 30_000,
   /**

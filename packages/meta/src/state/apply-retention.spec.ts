@@ -54,6 +54,24 @@ function trim(view: View, startOffset: number, extra: Partial<Record<string, unk
 const LOG = tableOf('log', {});
 
 describe('TrimStreams', () => {
+  it('forgets the aborted transactions wholly below the new start, keeping the open ones and the marker epochs', () => {
+    // Proves a read_committed fetch is never told of aborted records the stream no longer holds.
+    const plain = viewOf(LOG);
+    const id = bucketId(3, null, 0);
+    const record = getIn(plain.buckets, id)!;
+    const transactions = {
+      open: { '8': 25 },
+      aborted: [
+        { producerId: 7, firstOffset: 2, lastOffset: 9 },
+        { producerId: 7, firstOffset: 15, lastOffset: 22 },
+      ],
+      markerEpochs: { '7': 1 },
+    };
+    const before = deepFreeze({ ...plain, buckets: shardedFrom({ [id]: { ...record, stream: { ...record.stream, transactions } } }) });
+    const stream = getIn(trim(before, 20).view.buckets, id)!.stream;
+    expect(stream.transactions).toEqual({ ...transactions, aborted: [{ producerId: 7, firstOffset: 15, lastOffset: 22 }] });
+  });
+
   it.each<[string, TableRecord, number | undefined, number, number, string[]]>([
     // name, table, newest KV snapshot offset, asked start, resulting start, objects left referenced
     ['drops the slices wholly below the start asked for', LOG, undefined, 20, 20, ['wal/1/1/a']],

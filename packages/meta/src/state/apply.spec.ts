@@ -912,6 +912,21 @@ describe('CommitWal appends the ranges of an uploaded WAL object to their stream
       { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 1, bytes: 160 } },
     ],
     [
+      'a transactional batch and its abort marker: the transaction opens at the batch and is remembered as aborted up to the marker',
+      commitWal([
+        range(EVENTS_0, 10, 12, { position: 0, length: 20, transaction: { producerId: 7, producerEpoch: 0 } }),
+        range(EVENTS_0, 12, 13, { position: 20, length: 10, transaction: { producerId: 7, producerEpoch: 1, marker: 'abort' } }),
+      ]),
+      {
+        '1//0': {
+          endOffset: 13,
+          slices: [EVENTS_0_COMMITTED, slice('wal/1/2/2', 10, 12, 0, 20), slice('wal/1/2/2', 12, 13, 20, 10)],
+          transactions: { open: {}, aborted: [{ producerId: 7, firstOffset: 10, lastOffset: 12 }], markerEpochs: { '7': 1 } },
+        },
+      },
+      { ...FIXTURE_OBJECTS, 'wal/1/2/2': { references: 2, bytes: 30 } },
+    ],
+    [
       'one range of a new writer: the writer is remembered next to the others',
       commitWal([range(EVENTS_0, 10, 14, { position: 32, length: 160, writer: { id: 'w2', seq: 3 } })]),
       {
@@ -1081,6 +1096,8 @@ describe('CommitWal rejects the whole command, changing nothing but the sequence
     ['a range whose writer id is too long', malformedRange({ writer: { id: 'w'.repeat(LIMITS.nameLengthMax + 1), seq: 1 } }), 'InvalidArgument', 'CommitWal.ranges[0]: writer must be'],
     ['a range whose writer has a negative sequence', malformedRange({ writer: { id: 'w1', seq: -1 } }), 'InvalidArgument', 'CommitWal.ranges[0]: writer must be'],
     ['a range whose writer has no sequence', malformedRange({ writer: { id: 'w1' } }), 'InvalidArgument', 'CommitWal.ranges[0]: writer must be'],
+    ['a range whose transaction names no producer', malformedRange({ transaction: { producerEpoch: 0 } }), 'InvalidArgument', 'CommitWal.ranges[0]: transaction.producerId must be a non-negative integer'],
+    ['a range whose transaction marker is neither', malformedRange({ transaction: { producerId: 7, producerEpoch: 0, marker: 'maybe' } }), 'InvalidArgument', "CommitWal.ranges[0]: transaction.marker must be absent, 'commit' or 'abort'"],
     ['a malformed second range after a valid first', commitWal([next10, range(EVENTS_0, 12, 12)]), 'InvalidArgument', 'CommitWal.ranges[1]: endOffset must be greater than startOffset'],
 
     // The bucket must exist.

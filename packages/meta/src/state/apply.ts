@@ -56,6 +56,7 @@ import {
   NO_WRITERS,
 } from './view';
 import { isStreamOpenBy } from './fence';
+import { describeMalformedTransaction, trimmedTransactions, withTransactionRange } from './stream-transactions';
 
 /** The result of applying one log entry: the next view and what the proposer is told. */
 export interface Applied {
@@ -305,7 +306,9 @@ function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applie
     if (dropped === 0) continue;
     const startOffset = kept === -1 ? stream.endOffset : stream.slices[kept]!.startOffset;
     released.push(...stream.slices.slice(0, dropped));
-    buckets.set(id, { ...record, stream: { ...stream, startOffset: Math.max(stream.startOffset, startOffset), slices: stream.slices.slice(dropped) } });
+    const newStart = Math.max(stream.startOffset, startOffset);
+    const transactions = stream.transactions ? { transactions: trimmedTransactions(stream.transactions, newStart) } : {};
+    buckets.set(id, { ...record, stream: { ...stream, startOffset: newStart, slices: stream.slices.slice(dropped), ...transactions } });
   }
   const trimmed = buckets.result();
   if (trimmed === view.buckets) return { view: { ...view, seq }, outcome: { ok: true } };
@@ -805,7 +808,8 @@ function applyCommitWal(view: View, seq: number, command: CommitWal): Applied {
       length: range.length,
     };
     const writers = range.writer ? withWriter(stream.writers, range.writer, range) : stream.writers;
-    buckets.set(id, { ...record, stream: { ...stream, endOffset: range.endOffset, slices: [...stream.slices, slice], writers } });
+    const transactions = range.transaction ? { transactions: withTransactionRange(stream.transactions, range.startOffset, range.transaction) } : {};
+    buckets.set(id, { ...record, stream: { ...stream, endOffset: range.endOffset, slices: [...stream.slices, slice], writers, ...transactions } });
     added.push(slice);
   }
   // Nothing is released, so nothing moves to the garbage and the time does not matter.
@@ -1056,6 +1060,7 @@ function describeMalformedRange(range: unknown): string | null {
     const writer = value.writer as Record<string, unknown>;
     if (!object.test(writer) || !name.test(writer.id) || !count.test(writer.seq)) return 'writer must be {id: a non-empty string, seq: a non-negative integer}';
   }
+  if (value.transaction !== undefined) return describeMalformedTransaction(value.transaction);
   return null;
 }
 

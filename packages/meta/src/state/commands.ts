@@ -1,4 +1,5 @@
 import type { TableSpec, TieringRange } from './view';
+import type { WalTransaction } from './stream-transactions';
 
 /**
  * Commands of the metadata log. A command is a proposal: it is validated when it is applied, and a
@@ -263,6 +264,8 @@ export interface WalRange {
   length: number;
   /** Present for idempotent writes: recorded as the writer's last batch. */
   writer?: { id: string; seq: number };
+  /** Present for a Kafka transaction's batch or marker: opens or closes its producer's transaction (StreamRecord.transactions). */
+  transaction?: WalTransaction;
 }
 
 /**

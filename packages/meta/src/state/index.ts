@@ -7,6 +7,7 @@ export * from './deep-freeze';
 export * from './lookup';
 export * from './ports';
 export * from './writer-sequence';
+export * from './stream-transactions';
 export * from './sharded-map';
 export * from './log-format';
 export * from './lake-properties';

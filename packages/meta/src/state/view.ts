@@ -8,6 +8,7 @@ import { emptyShardedMap, getIn, type ShardedMap } from './sharded-map';
  * treated as immutable: `apply` returns a new view and never mutates its input.
  */
 import { ownRecord } from './lookup';
+import type { StreamTransactions } from './stream-transactions';
 
 export type ColumnType = 'boolean' | 'int32' | 'int64' | 'float64' | 'string' | 'bytes' | 'timestamp';
 
@@ -137,6 +138,12 @@ export interface StreamRecord {
    * copies the shard of its writer rather than every writer of the stream.
    */
   writers: ShardedMap<WriterState>;
+  /**
+   * Kafka transactions on the stream (a topic partition): the open ones, the aborted ones it still holds,
+   * and the newest marker epoch of each producer (see stream-transactions.ts). Absent until a transactional
+   * batch is committed to it.
+   */
+  transactions?: StreamTransactions;
 }
 
 /**
