@@ -1,6 +1,6 @@
 import { LIMITS } from '@mink/config';
-import { bucketId as bucketIdOf, describeCommittedSequence, getIn, isStreamOpenBy, writerOf } from '@mink/meta';
-import type { CommitWal, DataSlice, Rejection, View, WalRange } from '@mink/meta';
+import { bucketId as bucketIdOf, describeCommittedSequence, describeMalformedTransaction, getIn, isStreamOpenBy, writerOf } from '@mink/meta';
+import type { CommitWal, DataSlice, Rejection, View, WalRange, WalTransaction } from '@mink/meta';
 import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
 import type { MetaAccess } from './ports';
@@ -24,6 +24,8 @@ export interface WalAppendRequest {
   recordCount: number;
   /** Passed through to the commit for idempotent writes; the view remembers it as the writer's last batch. */
   writer?: { id: string; seq: number };
+  /** Passed through to the commit for a Kafka transaction's batch or marker (StreamRecord.transactions). */
+  transaction?: WalTransaction;
   /**
    * Writes the batch's first offset into the payload once the writer has assigned it, before the upload: a
    * Kafka record batch carries its base offset, so a fetch serves the stored bytes as they are. Called at
@@ -418,6 +420,7 @@ export class WalWriter {
         position,
         length,
         ...(request.writer ? { writer: { id: request.writer.id, seq: request.writer.seq } } : {}),
+        ...(request.transaction ? { transaction: { ...request.transaction } } : {}),
       };
       placed.push({ pending, range });
       position += length;
@@ -516,6 +519,7 @@ function describeMalformedRequest(request: WalAppendRequest): string | null {
   if (request.writer !== undefined && (typeof request.writer.id !== 'string' || request.writer.id === '' || !isCount(request.writer.seq))) {
     return 'writer must be {id: a non-empty string, seq: a non-negative integer}';
   }
+  if (request.transaction !== undefined) return describeMalformedTransaction(request.transaction);
   return null;
 }
 
