@@ -180,7 +180,7 @@ export class SimDataNode extends SimProcess {
     };
     const handle = (body: unknown) => (this.incarnation ? this.incarnation.handle(body) : notRegistered(this.nodeId));
     this.incarnation = await Incarnation.begin(this.context);
-    this.kafka = kafkaBroker(new DataNodeKafkaBackend(member, MinkClient.over(this.connection.asNats(), { scanOverHttp: false }), config, () => this.incarnation?.data ?? null));
+    this.kafka = kafkaBroker(new DataNodeKafkaBackend(member, MinkClient.over(this.connection.asNats(), { scanOverHttp: false }), config, () => this.incarnation?.data ?? null, this.logger));
     store.onApplied(() => this.checkFenced());
     const onError = (error: unknown) => this.logger.error({ err: error }, 'node request failed');
     serveJson(member.nc, SUBJECTS.nodeRpc(SUBJECTS.nodeAddress(this.nodeId)), handle, { onError });

@@ -51,15 +51,16 @@ export class DataNodeModule {
         { provide: MinkClient, useFactory: (member: ClusterMember) => MinkClient.over(member.nc), inject: [ClusterMember] },
         {
           // Topics are kafka-format tables, served through the current incarnation (docs/architecture.md §12).
-          provide: KAFKA_LISTENER,
+          provide: DataNodeKafkaBackend,
           useFactory: (member: ClusterMember, client: MinkClient, serviceConfig: ServiceConfig, current: CurrentIncarnation, logger: Logger, metrics: DataNodeMetrics) =>
-            new KafkaListener({
-              host: serviceConfig.kafkaBindHost,
-              port: serviceConfig.kafkaPort,
-              handler: kafkaBroker(new DataNodeKafkaBackend(member, client, serviceConfig, () => current.data(), metrics)),
-              logger,
-            }),
+            new DataNodeKafkaBackend(member, client, serviceConfig, () => current.data(), logger, metrics),
           inject: [ClusterMember, MinkClient, SERVICE_CONFIG, CurrentIncarnation, LOGGER, DataNodeMetrics],
+        },
+        {
+          provide: KAFKA_LISTENER,
+          useFactory: (serviceConfig: ServiceConfig, backend: DataNodeKafkaBackend, logger: Logger) =>
+            new KafkaListener({ host: serviceConfig.kafkaBindHost, port: serviceConfig.kafkaPort, handler: kafkaBroker(backend), logger }),
+          inject: [SERVICE_CONFIG, DataNodeKafkaBackend, LOGGER],
         },
         {
           provide: NATS_REQUEST_TRANSPORT,

@@ -7,7 +7,7 @@ import type { KafkaListener } from '@mink/kafka';
 import { ClusterMember, LOGGER, OBJECT_STORE, SERVICE_CONFIG, SERVICE_STATE, type Logger, type ServiceState } from '@mink/runtime';
 import { StreamReader, type ObjectStore } from '@mink/s3stream';
 import { Gauge } from 'prom-client';
-import { BucketSyncMetrics, DataNodeMetrics, Incarnation, LakeReads, crashHookOf, type IncarnationContext } from '@mink/data-plane';
+import { BucketSyncMetrics, DataNodeKafkaBackend, DataNodeMetrics, Incarnation, LakeReads, crashHookOf, type IncarnationContext } from '@mink/data-plane';
 import { CurrentIncarnation } from './current-incarnation';
 import { NodeHeartbeats } from './node-heartbeats';
 
@@ -49,6 +49,7 @@ export class DataNode implements OnModuleInit, BeforeApplicationShutdown {
     @Inject(DataNodeMetrics) private readonly nodeMetrics: DataNodeMetrics,
     @Inject(CurrentIncarnation) private readonly current: CurrentIncarnation,
     @Inject(KAFKA_LISTENER) private readonly kafka: KafkaListener,
+    @Inject(DataNodeKafkaBackend) private readonly kafkaBackend: DataNodeKafkaBackend,
   ) {
     this.tabletsDir = join(config.dataDir || join(tmpdir(), `mink-data-node-${config.nodeId}-${process.pid}`), 'kv');
   }
@@ -87,10 +88,12 @@ export class DataNode implements OnModuleInit, BeforeApplicationShutdown {
       tabletsDir: this.tabletsDir,
       // A fault test's kill -9 at a chosen point of a WAL object's life (MINK_TEST_CRASH_AT); never set in production.
       ...(config.crashAt ? { walReached: crashHookOf(config.crashAt, () => process.kill(process.pid, 'SIGKILL')) } : {}),
+      transactionOffsets: (request) => this.kafkaBackend.transactionOffsets(request),
     };
     this.current.incarnation = await Incarnation.begin(this.context);
     // The Kafka listener (docs/architecture.md §12): topics are kafka-format tables, served through the current incarnation.
     const kafkaPort = await this.kafka.start();
+    this.kafkaBackend.start();
     logger.info({ host: config.kafkaBindHost, port: kafkaPort, advertised: `${config.advertisedHost}:${config.kafkaPort}` }, 'Kafka listener started');
     // Also after a reload from a snapshot: the entries skipped may have fenced this incarnation.
     member.store.onApplied(() => this.checkFenced());
@@ -102,6 +105,7 @@ export class DataNode implements OnModuleInit, BeforeApplicationShutdown {
     this.stopping = true;
     try {
       await this.kafka.stop();
+      this.kafkaBackend.stop();
       await this.current.incarnation?.retire();
       await this.heartbeats.heartbeater.stop().catch(() => undefined);
     } catch (error) {

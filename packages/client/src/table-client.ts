@@ -16,6 +16,8 @@ import {
   type LookupBucketRequest,
   type LookupResult,
   type PrefixLookupBucketRequest,
+  type TransactionMarkerRequest,
+  type TransactionOffsetsRequest,
   type PrefixLookupResult,
   type PutBucketRequest,
   type ScanPage,
@@ -106,7 +108,15 @@ export interface PrefixLookupOptions extends LookupOptions {
 }
 
 /** Every request TableClient sends to one bucket's leader, and what each answers. */
-type BucketRequest = AppendBucketRequest | ScanRequest | PutBucketRequest | DeleteBucketRequest | LookupBucketRequest | PrefixLookupBucketRequest;
+type BucketRequest =
+  | AppendBucketRequest
+  | ScanRequest
+  | PutBucketRequest
+  | DeleteBucketRequest
+  | LookupBucketRequest
+  | PrefixLookupBucketRequest
+  | TransactionMarkerRequest
+  | TransactionOffsetsRequest;
 
 interface BucketAnswers {
   append: AppendBucketResult;
@@ -115,6 +125,8 @@ interface BucketAnswers {
   delete: WriteBucketResult;
   lookup: LookupResult;
   prefixLookup: PrefixLookupResult;
+  txnMarker: { offset: number };
+  txnOffsets: { errorCode: number };
 }
 
 /**
@@ -397,6 +409,21 @@ export class TableClient {
    * The stored row of each key of a primary-key table: `rows[i]` answers `keys[i]`, null when there is none
    * (as for a key of a partition that does not exist).
    */
+  /**
+   * Writes a Kafka transaction marker to partition `bucket` of this topic at its leader (following redirects
+   * and retrying as any bucket request), for a transaction coordinator. Resolves with the marker's offset.
+   */
+  async transactionMarker(bucket: number, marker: Pick<TransactionMarkerRequest, 'producerId' | 'producerEpoch' | 'commit' | 'coordinatorEpoch'>): Promise<{ offset: number }> {
+    const route = await this.describe();
+    return this.sendToBucket({ partition: null, bucket }, { op: 'txnMarker', ...this.addressOf(route, { partition: null, bucket }), ...marker });
+  }
+
+  /** Hands a transaction's offsets of a group to its coordinator, the leader of `bucket` of this (transaction state) table. */
+  async transactionOffsets(bucket: number, request: Omit<TransactionOffsetsRequest, 'op' | keyof BucketAddress>): Promise<{ errorCode: number }> {
+    const route = await this.describe();
+    return this.sendToBucket({ partition: null, bucket }, { op: 'txnOffsets', ...this.addressOf(route, { partition: null, bucket }), ...request });
+  }
+
   async lookup(keys: unknown[], options: LookupOptions = {}): Promise<LookupResult> {
     const route = requirePrimaryKeyTable(await this.describe());
     const projection = options.columns === undefined ? undefined : projectionOf(route, options.columns);

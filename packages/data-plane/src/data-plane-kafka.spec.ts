@@ -9,11 +9,13 @@ import { DataPlane, type IdempotentWriter, type RefusedSequence } from './data-p
 import type { PkBuckets } from './pk-buckets';
 
 /**
- * A Kafka producer's retry must hold the records of the batch it repeats (DataPlane.appendRecordBatch): a
- * batch with the sequences of a committed one, or of one in flight here, is answered with that batch's
- * offsets only when it holds the same records (read back from storage for a committed one); with other
- * records it is refused as `reused`, unwritten. Node 1 leads partition 0 of topic `orders`, whose view
- * remembers producer 7 epoch 0 with the run of sequences [0, 1] stored at offsets [30, 32).
+ * The Kafka side of DataPlane. A producer's retry must hold the records of the batch it repeats
+ * (appendRecordBatch): a batch with the sequences of a committed one, or of one in flight here, is answered
+ * with that batch's offsets only when it holds the same records (read back from storage for a committed
+ * one); with other records it is refused as `reused`, unwritten. Transactions on a partition: read_committed
+ * reads stop at the last stable offset and name the aborted transactions, and a queued marker fences older
+ * epochs at once. Node 1 leads partition 0 of topic `orders`, whose view remembers producer 7 epoch 0 with
+ * the run of sequences [0, 1] stored at offsets [30, 32).
  */
 
 const WRITER = producerWriterId(7, 0);
@@ -147,3 +149,69 @@ describe('DataPlane: a Kafka producer\'s retry holds the records it repeats', ()
   });
 });
 
+
+describe('DataPlane: transactions on a partition', () => {
+  /** A view whose stream holds transactions: producer 7's open from offset 30, and producer 9's aborted over [10, 20]. */
+  function withTransactions(view: View): View {
+    const id = ID;
+    const record = (view.buckets.shards.flatMap((shard) => Object.values(shard)) as BucketRecord[])[0]!;
+    view.buckets = shardedFrom({ [id]: { ...record, stream: { ...record.stream, transactions: { open: { '7': 30 }, aborted: [{ producerId: 9, firstOffset: 10, lastOffset: 20 }], markerEpochs: { '7': 2 } } } } });
+    return view;
+  }
+
+  function startWith(stored: { startOffset: number; endOffset: number; payload: Uint8Array }[]) {
+    const started = start(undefined);
+    withTransactions(started.member.view);
+    const reads: { offset: number; records: number }[] = [];
+    const reader = {
+      read: async (_id: string, offset: number, records: number) => {
+        reads.push({ offset, records });
+        return { batches: stored.filter((batch) => batch.endOffset > offset), highWatermark: 32, startOffset: 0 };
+      },
+    } as unknown as StreamReader;
+    const sync = { isOpen: () => true, streamEpochOf: () => 2 } as unknown as BucketSync;
+    const data = new DataPlane(started.member as unknown as ClusterMember, { nodeId: '1', nodeEpoch: 1 }, sync, started.wal as unknown as WalWriter, reader, {} as PkBuckets, undefined, undefined, () => 1_000);
+    return { ...started, data, reads };
+  }
+
+  const stored = [
+    { startOffset: 5, endOffset: 20, payload: batchOf(['x']) },
+    { startOffset: 20, endOffset: 30, payload: batchOf(['y']) },
+    { startOffset: 30, endOffset: 32, payload: batchOf(['z']) },
+  ];
+
+  it('read_committed stops at the last stable offset (the open transaction\'s first) and names the aborted transactions among what it returns', async () => {
+    const { data, reads } = startWith(stored);
+    const read = await data.readRecordBatches('orders', 0, 5, 1_000_000, true);
+    expect(reads).toEqual([{ offset: 5, records: 25 }]);
+    expect(read.batches).toHaveLength(2);
+    expect({ lastStableOffset: read.lastStableOffset, highWatermark: read.highWatermark, aborted: read.abortedTransactions }).toEqual({
+      lastStableOffset: 30,
+      highWatermark: 32,
+      aborted: [{ producerId: 9, firstOffset: 10, lastOffset: 20 }],
+    });
+  });
+
+  it('read_committed at the last stable offset reads nothing; read_uncommitted reads on, naming no aborted transactions', async () => {
+    const { data, reads } = startWith(stored);
+    expect((await data.readRecordBatches('orders', 0, 30, 1_000_000, true)).batches).toEqual([]);
+    expect(reads).toEqual([]);
+    const uncommitted = await data.readRecordBatches('orders', 0, 5, 1_000_000, false);
+    expect(uncommitted.batches).toHaveLength(3);
+    expect(uncommitted.abortedTransactions).toEqual([]);
+  });
+
+  it('fences a producer\'s older epochs from the moment a marker of a newer one is queued, before it commits', async () => {
+    // Proves no batch of a fenced epoch can be queued behind the marker and open a transaction nobody ends.
+    const { data, wal } = startWith(stored);
+    expect(data.producerEpochFloorOf(ID, 7)).toBe(2);
+    const marker = data.appendTransactionMarker('orders', 0, { producerId: 7, producerEpoch: 5, commit: false, coordinatorEpoch: 1 });
+    expect(data.producerEpochFloorOf(ID, 7)).toBe(5);
+    expect(wal.appended[0]!.transaction).toEqual({ producerId: 7, producerEpoch: 5, marker: 'abort' });
+    expect(wal.appended[0]!.recordCount).toBe(1);
+    wal.settleNext();
+    expect(await marker).toEqual({ offset: 32 });
+    // Committed, the view holds the epoch (this test's view does not move): the queued one is forgotten.
+    expect(data.producerEpochFloorOf(ID, 7)).toBe(2);
+  });
+});

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, decideWriterSequence, getIn, lakeBucketOf, logFormatOf, ownRecord, type BucketRecord, type ColumnSpec, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision, type WriterSequenceInput, type InFlightBatch, writerOf } from '@mink/meta';
+import { abortedTransactionsIn, bucketId, decideWriterSequence, lastStableOffsetOf, markerEpochOf, getIn, lakeBucketOf, logFormatOf, ownRecord, type BucketRecord, type ColumnSpec, type TableRecord, type View, type WriterBatch, type WriterSequenceDecision, type WriterSequenceInput, type InFlightBatch, type AbortedTransaction, writerOf } from '@mink/meta';
 import {
   InvalidArgumentError,
   MinkError,
@@ -29,8 +29,8 @@ import {
 } from '@mink/protocol';
 import { indexesByTarget, missingPartitionError, missingPartitions, partitionsOfItems, type BucketTarget, type Partitioning } from '@mink/client';
 import { bucketOfRow, columnsInTableOrder, decodeBatch, encodeBatch, readRowsStream, type CheckedBatch, encodeScanPage, projectedColumns, rowsToJson, stampBatch, validateRows, type Row, type StampedBatch } from '@mink/records';
-import type { StreamBatch, StreamReader, WalWriter } from '@mink/s3stream';
-import { RecordBatchConversionError, recordBatchOfStoredRows, sameRecords, storedRowsOfRecordBatch } from '@mink/kafka';
+import type { StreamBatch, StreamReader, WalAppendRequest, WalWriter } from '@mink/s3stream';
+import { RecordBatchConversionError, encodeTransactionMarker, recordBatchOfStoredRows, sameRecords, setBaseOffset, storedRowsOfRecordBatch, type TransactionMarker } from '@mink/kafka';
 import { WithBinary, requestJson } from '@mink/transport';
 import type { ClusterMember } from '@mink/runtime';
 import { routeBucketRequest, routeTablePart, type RouteDecision } from '@mink/ownership';
@@ -138,6 +138,20 @@ function sequenceOf(writer: IdempotentWriter): Pick<WriterSequenceInput, 'seq' |
   return { seq: writer.seq, firstSeq: writer.firstSeq, ackedSeq: writer.acked };
 }
 
+/** What a Kafka fetch reads of a partition: its batches and bounds, and for read_committed the aborted transactions among them. */
+export interface RecordBatchesRead {
+  batches: Uint8Array[];
+  highWatermark: number;
+  startOffset: number;
+  lastStableOffset: number;
+  abortedTransactions: AbortedTransaction[];
+}
+
+/** The stream a WAL append of a bucket led here goes to, at the stream epoch the view shows it opened at. */
+function walStreamOf(record: BucketRecord): Pick<WalAppendRequest, 'bucketId' | 'tableId' | 'partition' | 'bucket' | 'streamEpoch'> {
+  return { bucketId: bucketId(record.tableId, record.partition, record.bucket), tableId: record.tableId, partition: record.partition, bucket: record.bucket, streamEpoch: record.stream.epoch };
+}
+
 /** A Kafka record batch to store: its bytes, the offsets it takes, and how to write its base offset into it. */
 export interface RecordBatchToStore {
   bytes: Uint8Array;
@@ -183,6 +197,8 @@ export class DataPlane {
    * next batch after.
    */
   private readonly writesInFlight = new Map<string, Map<number, WriteInFlight<unknown>>>();
+  /** Epochs of transaction markers queued here and not settled, by `bucket id|producer id` (see appendTransactionMarker). */
+  private readonly pendingMarkerEpochs = new Map<string, number>();
   private spreadCounter = 0;
 
   constructor(
@@ -477,29 +493,29 @@ export class DataPlane {
    * A batch of an idempotent producer carries `producer`: its writer (the producer's writer id, the
    * sequences the batch covers) is recorded with its range, so a retry is answered with the original base
    * offset by whichever node leads the bucket then, and a sequence that is not the next is refused with
-   * `producer.refuse`'s error.
+   * `producer.refuse`'s error; a batch with the sequences of one committed or in flight that holds other
+   * records is refused as `reused`. A transactional batch also names its producer's epoch
+   * (`producer.transaction`): it opens the producer's transaction on the partition (StreamRecord.transactions).
    */
   appendRecordBatch(
     tableName: string,
     bucket: number,
     batch: RecordBatchToStore,
-    producer?: { writer: IdempotentWriter; refuse: RefuseSequence },
+    producer?: { writer: IdempotentWriter; refuse: RefuseSequence; transaction?: { producerId: number; producerEpoch: number } },
   ): Promise<{ baseOffset: number; startOffset: number }> {
     const { table, record } = this.leadBucketOf(tableName, bucket);
     if (logFormatOf(table) !== 'kafka') throw new InvalidArgumentError(`table '${table.name}' is not a Kafka topic: it stores Arrow batches, write rows to it`);
     const id = bucketId(record.tableId, record.partition, record.bucket);
     const startOffset = record.stream.startOffset;
+    const transaction = producer?.transaction;
     const write = async (writer?: { id: string; seq: number }) => {
       const { baseOffset } = await this.wal.append({
-        bucketId: id,
-        tableId: record.tableId,
-        partition: record.partition,
-        bucket: record.bucket,
-        streamEpoch: record.stream.epoch,
+        ...walStreamOf(record),
         payload: batch.bytes,
         recordCount: batch.offsetCount,
         stampBaseOffset: batch.stampBaseOffset,
         ...(writer ? { writer } : {}),
+        ...(transaction ? { transaction: { producerId: transaction.producerId, producerEpoch: transaction.producerEpoch } } : {}),
       });
       return { baseOffset, startOffset };
     };
@@ -510,27 +526,75 @@ export class DataPlane {
   }
 
   /**
+   * Writes a transaction marker (a control batch) to a partition led here, for the transaction coordinator:
+   * it closes the producer's transaction on the partition (committed, or aborted and remembered as such for
+   * read_committed fetches) and fences the producer's older epochs there. From the moment it is queued,
+   * transactional batches of an older epoch are refused here (`producerEpochFloorOf`), so none can land
+   * after the marker and open a transaction nobody will end. Resolves with the marker's offset once committed.
+   */
+  async appendTransactionMarker(tableName: string, bucket: number, marker: Omit<TransactionMarker, 'timestamp'>): Promise<{ offset: number }> {
+    const { table, record } = this.leadBucketOf(tableName, bucket);
+    if (logFormatOf(table) !== 'kafka') throw new InvalidArgumentError(`table '${table.name}' is not a Kafka topic: it takes no transaction markers`);
+    const id = bucketId(record.tableId, record.partition, record.bucket);
+    const fenceKey = `${id}|${marker.producerId}`;
+    this.pendingMarkerEpochs.set(fenceKey, Math.max(this.pendingMarkerEpochs.get(fenceKey) ?? -1, marker.producerEpoch));
+    try {
+      const { baseOffset } = await this.wal.append({
+        ...walStreamOf(record),
+        payload: encodeTransactionMarker({ ...marker, timestamp: this.nowMs() }),
+        recordCount: 1,
+        stampBaseOffset: setBaseOffset,
+        transaction: { producerId: marker.producerId, producerEpoch: marker.producerEpoch, marker: marker.commit ? 'commit' : 'abort' },
+      });
+      return { offset: baseOffset };
+    } finally {
+      // Committed, the view now holds the epoch; failed, the coordinator writes the marker again.
+      if (this.pendingMarkerEpochs.get(fenceKey) === marker.producerEpoch) this.pendingMarkerEpochs.delete(fenceKey);
+    }
+  }
+
+  /**
+   * The oldest epoch of `producerId` a batch to stream `bucketId` may carry: the newest a marker was written
+   * with there (committed, or queued here), -1 when none was.
+   */
+  producerEpochFloorOf(bucketIdOfStream: string, producerId: number): number {
+    const stream = getIn(this.member.view.buckets, bucketIdOfStream)?.stream;
+    return Math.max(markerEpochOf(stream?.transactions, producerId), this.pendingMarkerEpochs.get(`${bucketIdOfStream}|${producerId}`) ?? -1);
+  }
+
+  /**
    * Kafka fetch from a `kafka`-format table: the stored record batches from the one holding `offset`, whole
    * (the first one whatever its size), up to about `bytesMax`. Reads are served under the read fence, as scans are.
+   * `readCommitted` (isolation_level 1) stops at the last stable offset (the first offset of the oldest open
+   * transaction) and names the aborted transactions among what it returns, for the client to skip.
    */
-  async readRecordBatches(tableName: string, bucket: number, offset: number, bytesMax: number): Promise<{ batches: Uint8Array[]; highWatermark: number; startOffset: number }> {
+  async readRecordBatches(tableName: string, bucket: number, offset: number, bytesMax: number, readCommitted = false): Promise<RecordBatchesRead> {
     this.readFence.check();
     const { table, record } = this.leadBucketOf(tableName, bucket);
     const id = bucketId(record.tableId, record.partition, record.bucket);
-    const read = await this.reader.read(id, offset, Number.MAX_SAFE_INTEGER, { bytesMax, sequential: true });
-    const bounds = { highWatermark: read.highWatermark, startOffset: read.startOffset };
-    if (logFormatOf(table) === 'kafka') return { batches: read.batches.map((batch) => batch.payload), ...bounds };
+    const lastStableOffset = lastStableOffsetOf(record.stream);
+    const readable = readCommitted ? lastStableOffset - offset : Number.MAX_SAFE_INTEGER;
+    const bounds = { highWatermark: record.stream.endOffset, startOffset: record.stream.startOffset, lastStableOffset };
+    if (readable <= 0) return { batches: [], ...bounds, abortedTransactions: [] };
+    const read = await this.reader.read(id, offset, readable, { bytesMax, sequential: true });
+    const stored = readCommitted ? read.batches.filter((batch) => batch.startOffset < lastStableOffset) : read.batches;
+    const readBounds = { highWatermark: read.highWatermark, startOffset: read.startOffset, lastStableOffset };
+    if (logFormatOf(table) === 'kafka') {
+      const end = stored.at(-1)?.endOffset ?? offset;
+      const abortedTransactions = readCommitted ? abortedTransactionsIn(record.stream.transactions, offset, end) : [];
+      return { batches: stored.map((batch) => batch.payload), ...readBounds, abortedTransactions };
+    }
     // Any other table reads as a topic of JSON rows (keys: the primary key; PK changelogs name the change
     // in a header), one uncompressed record batch per stored batch, within about `bytesMax` (the first whole).
     const batches: Uint8Array[] = [];
     let bytes = 0;
-    for (const batch of read.batches) {
+    for (const batch of stored) {
       const converted = recordBatchOfStoredRows(table, batch);
       if (batches.length > 0 && bytes + converted.byteLength > bytesMax) break;
       batches.push(converted);
       bytes += converted.byteLength;
     }
-    return { batches, ...bounds };
+    return { batches, ...readBounds, abortedTransactions: [] };
   }
 
   /** True when this node leads bucket `bucket` of the table and it is open. */
@@ -543,10 +607,15 @@ export class DataPlane {
     }
   }
 
-  /** The committed end and first retained offset of a bucket this node leads (any format). */
-  streamBoundsOf(tableName: string, bucket: number): { endOffset: number; startOffset: number; bucketId: string } {
+  /** The committed end, last stable offset (see lastStableOffsetOf) and first retained offset of a bucket this node leads (any format). */
+  streamBoundsOf(tableName: string, bucket: number): { endOffset: number; lastStableOffset: number; startOffset: number; bucketId: string } {
     const { record } = this.leadBucketOf(tableName, bucket);
-    return { endOffset: record.stream.endOffset, startOffset: record.stream.startOffset, bucketId: bucketId(record.tableId, record.partition, record.bucket) };
+    return {
+      endOffset: record.stream.endOffset,
+      lastStableOffset: lastStableOffsetOf(record.stream),
+      startOffset: record.stream.startOffset,
+      bucketId: bucketId(record.tableId, record.partition, record.bucket),
+    };
   }
 
   /** Resolves at the next commit to one of the buckets, or at the deadline. */

@@ -10,6 +10,7 @@ export * from './node-request-handler';
 export * from './incarnation';
 export * from './internal-scans';
 export * from './kafka-backend';
+export * from './transaction-coordinator';
 export * from './node-metrics';
 export * from './request-figures';
 export * from './tablet-storage';

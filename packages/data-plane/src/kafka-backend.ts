@@ -1,7 +1,7 @@
 import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { MinkClient } from '@mink/client';
 import { NO_WRITERS, bucketId, checkName, getIn, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
-import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
+import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError, type TransactionOffsetsRequest } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 import {
   ERROR_CODES,
@@ -23,10 +23,11 @@ import {
   type CommittedOffset,
   type GroupCoordinatorPlace,
 } from '@mink/kafka';
-import type { ClusterMember } from '@mink/runtime';
+import type { ClusterMember, Logger } from '@mink/runtime';
 import type { DataPlane, IdempotentWriter, RefuseSequence, RefusedSequence } from './data-plane';
 import type { DataNodeMetrics } from './node-metrics';
 import { newestProducerEpochIn } from './producer-epochs';
+import { TRANSACTIONS_TABLE, TransactionCoordinator, type TransactionOutcomeWriter } from './transaction-coordinator';
 
 /**
  * The Kafka broker port of a data node (packages/kafka's `KafkaBackend`) over its view and the data plane
@@ -37,12 +38,15 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   readonly self: KafkaBrokerAddress;
   private readonly nodeId: string;
   private creatingOffsetsTable: Promise<void> | null = null;
+  /** The transaction coordinator of the transactional ids whose state this node leads. */
+  private readonly transactions: TransactionCoordinator;
 
   constructor(
     private readonly member: ClusterMember,
     private readonly client: MinkClient,
     config: ServiceConfig,
     private readonly dataPlane: () => DataPlane | null,
+    logger: Logger,
     /** Counts produces and fetches as `kafkaProduce` / `kafkaFetch` of their topic and partition. */
     private readonly metrics?: DataNodeMetrics,
   ) {
@@ -50,6 +54,28 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     this.clusterId = `mink-${config.s3Bucket}-${config.metaStream}`;
     this.self = { nodeId: kafkaNodeIdOf(config.nodeId), host: config.advertisedHost, port: config.kafkaPort };
     this.nodeId = config.nodeId;
+    this.transactions = new TransactionCoordinator(member, client, config.nodeId, dataPlane, this.transactionOutcomes(), logger);
+  }
+
+  /** Where a transaction's markers and offsets go: each partition's leader, and the offsets table (created if need be). */
+  private transactionOutcomes(): TransactionOutcomeWriter {
+    return {
+      marker: async (partition, marker) => {
+        try {
+          await this.client.table(partition.topic).transactionMarker(partition.partition, marker);
+        } catch (error) {
+          // A topic dropped since has no partition to mark.
+          if (error instanceof MinkError && error.code === 'NotFound') return;
+          throw error;
+        }
+      },
+      offsets: async (offsets) => {
+        if (!ownRecord(this.member.view.tables, OFFSETS_TABLE)) throw new UnavailableError(`the offsets table ${OFFSETS_TABLE} does not exist yet`);
+        await this.client.table(OFFSETS_TABLE).put(
+          offsets.map((offset) => ({ group: offset.group, topic: offset.topic, partition: offset.partition, offset: String(offset.offset), leader_epoch: offset.leaderEpoch, metadata: offset.metadata })),
+        );
+      },
+    };
   }
 
   brokers(): KafkaBrokerAddress[] {
@@ -97,7 +123,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
         leaderEpoch: record?.leaderEpoch ?? -1,
       };
     });
-    return { name: table.name, partitions, properties: { ...table.properties }, internal: table.name === OFFSETS_TABLE };
+    return { name: table.name, partitions, properties: { ...table.properties }, internal: table.name === OFFSETS_TABLE || table.name === TRANSACTIONS_TABLE };
   }
 
   async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
@@ -156,13 +182,21 @@ export class DataNodeKafkaBackend implements KafkaBackend {
 
   /**
    * The idempotent writer of a producer's batch on a partition led here (docs/architecture.md §8.4): refused with
-   * INVALID_PRODUCER_EPOCH when the partition has committed batches of a newer epoch of the producer; its
-   * sequences checked against what the partition committed, a gap answered with OUT_OF_ORDER_SEQUENCE_NUMBER.
+   * INVALID_PRODUCER_EPOCH when the partition has committed batches of a newer epoch of the producer, or a
+   * transaction marker of one (a fenced zombie); its sequences checked against what the partition committed,
+   * a gap answered with OUT_OF_ORDER_SEQUENCE_NUMBER. A transactional batch names its producer and epoch,
+   * which open the producer's transaction on the partition.
    */
-  private producerOf(data: DataPlane, topic: string, partition: number, producer: ProducerSequence, offsetCount: number): { writer: IdempotentWriter; refuse: RefuseSequence } {
+  private producerOf(
+    data: DataPlane,
+    topic: string,
+    partition: number,
+    producer: ProducerSequence,
+    offsetCount: number,
+  ): { writer: IdempotentWriter; refuse: RefuseSequence; transaction?: { producerId: number; producerEpoch: number } } {
     const { bucketId: id } = data.streamBoundsOf(topic, partition);
     const writers = getIn(this.member.view.buckets, id)?.stream.writers ?? NO_WRITERS;
-    const newest = newestProducerEpochIn(writers, producer.producerId);
+    const newest = Math.max(newestProducerEpochIn(writers, producer.producerId), data.producerEpochFloorOf(id, producer.producerId));
     if (newest > producer.producerEpoch) {
       throw new KafkaError(ERROR_CODES.INVALID_PRODUCER_EPOCH, `producer ${producer.producerId} is at epoch ${newest} on ${topic}-${partition}, not ${producer.producerEpoch}`);
     }
@@ -186,11 +220,12 @@ export class DataNodeKafkaBackend implements KafkaBackend {
       // A producer the partition does not know (or forgot) starts at sequence 0, as in Kafka.
       writer: { id: producerWriterId(producer.producerId, producer.producerEpoch), ...sequences, acked: -1 },
       refuse: (_writer, decision) => new KafkaError(ERROR_CODES.OUT_OF_ORDER_SEQUENCE_NUMBER, refusal(decision)),
+      ...(producer.transactional ? { transaction: { producerId: producer.producerId, producerEpoch: producer.producerEpoch } } : {}),
     };
   }
 
-  fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition> {
-    if (!this.metrics) return this.fetchHere(topic, partition, offset, maxBytes);
+  fetch(topic: string, partition: number, offset: number, maxBytes: number, readCommitted: boolean): Promise<FetchedPartition> {
+    if (!this.metrics) return this.fetchHere(topic, partition, offset, maxBytes, readCommitted);
     const figures = (result: FetchedPartition | undefined) => ({
       table: topic,
       bucket: String(partition),
@@ -198,19 +233,28 @@ export class DataNodeKafkaBackend implements KafkaBackend {
       rows: result ? result.batches.reduce((sum, batch) => sum + offsetCountOf(batch), 0) : 0,
       bytes: result ? result.batches.reduce((sum, batch) => sum + batch.byteLength, 0) : 0,
     });
-    return this.metrics.trackWith(figures, () => this.fetchHere(topic, partition, offset, maxBytes));
+    return this.metrics.trackWith(figures, () => this.fetchHere(topic, partition, offset, maxBytes, readCommitted));
   }
 
-  private async fetchHere(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition> {
+  private async fetchHere(topic: string, partition: number, offset: number, maxBytes: number, readCommitted: boolean): Promise<FetchedPartition> {
     const data = this.data();
     const bounds = data.streamBoundsOf(topic, partition);
     if (offset < bounds.startOffset || offset > bounds.endOffset) {
       throw new KafkaError(ERROR_CODES.OFFSET_OUT_OF_RANGE, `offset ${offset} is outside [${bounds.startOffset}, ${bounds.endOffset}] of ${topic}-${partition}`);
     }
-    // At the end, or asked for no bytes (a response already full): the bounds only, without a read.
-    if (offset === bounds.endOffset || maxBytes <= 0) return { batches: [], highWatermark: bounds.endOffset, logStartOffset: bounds.startOffset };
-    const read = await data.readRecordBatches(topic, partition, offset, Math.max(1, Math.min(maxBytes, LIMITS.streamReadBytesMax)));
-    return { batches: read.batches, highWatermark: read.highWatermark, logStartOffset: read.startOffset };
+    // At the end (of what the isolation level reads), or asked for no bytes (a response already full): the bounds only, without a read.
+    const readableEnd = readCommitted ? bounds.lastStableOffset : bounds.endOffset;
+    if (offset >= readableEnd || maxBytes <= 0) {
+      return { batches: [], highWatermark: bounds.endOffset, lastStableOffset: bounds.lastStableOffset, logStartOffset: bounds.startOffset, abortedTransactions: [] };
+    }
+    const read = await data.readRecordBatches(topic, partition, offset, Math.max(1, Math.min(maxBytes, LIMITS.streamReadBytesMax)), readCommitted);
+    return {
+      batches: read.batches,
+      highWatermark: read.highWatermark,
+      lastStableOffset: read.lastStableOffset,
+      logStartOffset: read.startOffset,
+      abortedTransactions: read.abortedTransactions.map((aborted) => ({ producerId: aborted.producerId, firstOffset: aborted.firstOffset })),
+    };
   }
 
   async waitForData(partitions: readonly { topic: string; partition: number }[], deadlineMs: number): Promise<void> {
@@ -227,11 +271,11 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     await data.waitForCommit(ids, deadlineMs);
   }
 
-  async listOffset(topic: string, partition: number, timestamp: number): Promise<{ offset: number; timestamp: number }> {
+  async listOffset(topic: string, partition: number, timestamp: number, readCommitted: boolean): Promise<{ offset: number; timestamp: number }> {
     const data = this.data();
     const bounds = data.streamBoundsOf(topic, partition);
     if (timestamp === -2) return { offset: bounds.startOffset, timestamp: -1 };
-    if (timestamp === -1) return { offset: bounds.endOffset, timestamp: -1 };
+    if (timestamp === -1) return { offset: readCommitted ? bounds.lastStableOffset : bounds.endOffset, timestamp: -1 };
     // The first batch whose newest record is at or after the timestamp holds the answer (Kafka's time index
     // is per segment; mink reads the batches, which is fine for the topics of a first version).
     let offset = bounds.startOffset;
@@ -257,14 +301,75 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     const bucket = groupBucketOf(table, groupId);
     const record = getIn(view.buckets, bucketId(table.id, null, bucket));
     if (!record?.leader) return { kind: 'unavailable', reason: `bucket ${bucket} of ${OFFSETS_TABLE} has no leader yet` };
-    if (record.leader !== this.nodeId) {
-      const node = ownRecord(view.nodes, record.leader);
-      const address = node ? hostAndPortOf(node.kafka) : null;
-      return address ? { kind: 'elsewhere', broker: { nodeId: kafkaNodeIdOf(record.leader), ...address } } : { kind: 'unavailable', reason: `node ${record.leader} has no Kafka address` };
-    }
+    if (record.leader !== this.nodeId) return this.elsewhere(record.leader);
     const data = this.dataPlane();
     if (!data?.serves(OFFSETS_TABLE, bucket)) return { kind: 'unavailable', reason: `bucket ${bucket} of ${OFFSETS_TABLE} is opening here` };
     return { kind: 'here' };
+  }
+
+  transactionCoordinator(transactionalId: string): GroupCoordinatorPlace {
+    const place = this.transactions.place(transactionalId);
+    return place.kind === 'elsewhere' ? this.elsewhere(place.leader) : place;
+  }
+
+  /** A coordinator at another node, as a broker to name in FindCoordinator. */
+  private elsewhere(leader: string): GroupCoordinatorPlace {
+    const node = ownRecord(this.member.view.nodes, leader);
+    const address = node ? hostAndPortOf(node.kafka) : null;
+    return address ? { kind: 'elsewhere', broker: { nodeId: kafkaNodeIdOf(leader), ...address } } : { kind: 'unavailable', reason: `node ${leader} has no Kafka address` };
+  }
+
+  initTransactions(transactionalId: string, timeoutMs: number) {
+    return this.transactions.initProducerId(transactionalId, timeoutMs);
+  }
+
+  async addPartitionsToTxn(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly { topic: string; partition: number }[]): Promise<number> {
+    return (await this.transactions.addPartitions(transactionalId, producerId, producerEpoch, partitions)).errorCode;
+  }
+
+  async addOffsetsToTxn(transactionalId: string, producerId: number, producerEpoch: number, groupId: string): Promise<number> {
+    return (await this.transactions.addOffsets(transactionalId, producerId, producerEpoch, groupId)).errorCode;
+  }
+
+  async endTxn(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean): Promise<number> {
+    return (await this.transactions.endTxn(transactionalId, producerId, producerEpoch, commit)).errorCode;
+  }
+
+  /**
+   * TxnOffsetCommit, received as the group's coordinator: the offsets go to the transactional id's
+   * coordinator (this node, or the leader of the id's bucket of the state table over NATS), which keeps them
+   * with the open transaction until it ends.
+   */
+  async txnOffsetCommit(transactionalId: string, groupId: string, producerId: number, producerEpoch: number, offsets: readonly CommittedOffset[]): Promise<number> {
+    const pending = offsets.map((offset) => ({ group: groupId, topic: offset.topic, partition: offset.partition, offset: offset.offset, leaderEpoch: offset.leaderEpoch, metadata: offset.metadata }));
+    const place = this.transactions.place(transactionalId);
+    if (place.kind === 'unavailable') return ERROR_CODES.COORDINATOR_NOT_AVAILABLE;
+    if (place.kind === 'here') return (await this.transactions.txnOffsets(transactionalId, producerId, producerEpoch, pending)).errorCode;
+    const answer = await this.client.table(TRANSACTIONS_TABLE).transactionOffsets(this.transactions.bucketOfId(transactionalId), {
+      transactionalId,
+      producerId,
+      producerEpoch,
+      group: groupId,
+      offsets: pending.map(({ group: _group, ...offset }) => offset),
+    });
+    return answer.errorCode;
+  }
+
+  /** The 'txnOffsets' request of another node's group coordinator (see txnOffsetCommit), at this transaction coordinator. */
+  async transactionOffsets(request: TransactionOffsetsRequest): Promise<{ errorCode: number }> {
+    const place = this.transactions.place(request.transactionalId);
+    if (place.kind !== 'here') throw place.kind === 'elsewhere' ? new UnavailableError(`the coordinator of '${request.transactionalId}' moved`) : new UnavailableError(place.reason);
+    const pending = request.offsets.map((offset) => ({ group: request.group, ...offset }));
+    return { errorCode: (await this.transactions.txnOffsets(request.transactionalId, request.producerId, request.producerEpoch, pending)).errorCode };
+  }
+
+  /** Starts the transaction coordinator's sweep (DataNode.begin); `stop` ends it. */
+  start(): void {
+    this.transactions.start();
+  }
+
+  stop(): void {
+    this.transactions.stop();
   }
 
   async commitOffsets(groupId: string, offsets: readonly CommittedOffset[]): Promise<void> {

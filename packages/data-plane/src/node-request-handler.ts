@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type NodeRequest, type NodeStatus } from '@mink/protocol';
+import { InvalidArgumentError, UnavailableError, type NodeRequest, type NodeStatus, type TransactionOffsetsRequest } from '@mink/protocol';
 import type { BucketSync } from './bucket-sync';
 import type { DataPlane } from './data-plane';
 
@@ -9,6 +9,8 @@ export class NodeRequestHandler {
     private readonly nodeEpoch: number,
     private readonly sync: BucketSync,
     private readonly data: DataPlane,
+    /** The Kafka transaction coordinator of the process, for the offsets another node's group coordinator hands it. */
+    private readonly transactionOffsets?: (request: TransactionOffsetsRequest) => Promise<{ errorCode: number }>,
   ) {}
 
   async handle(body: unknown): Promise<unknown> {
@@ -35,6 +37,16 @@ export class NodeRequestHandler {
         return this.data.prefixLookup(request);
       case 'describeTable':
         return this.data.describeTable(request.table);
+      case 'txnMarker':
+        return this.data.appendTransactionMarker(request.table, request.bucket, {
+          producerId: request.producerId,
+          producerEpoch: request.producerEpoch,
+          commit: request.commit,
+          coordinatorEpoch: request.coordinatorEpoch,
+        });
+      case 'txnOffsets':
+        if (!this.transactionOffsets) throw new UnavailableError('this node serves no Kafka transactions');
+        return this.transactionOffsets(request);
       default:
         throw new InvalidArgumentError(`unknown node request '${(request as { op?: unknown })?.op}'`);
     }

@@ -93,7 +93,36 @@ export type NodeRequest =
   | PutTableRequest
   | DeleteTableRequest
   | LookupBucketRequest
-  | PrefixLookupBucketRequest;
+  | PrefixLookupBucketRequest
+  | TransactionMarkerRequest
+  | TransactionOffsetsRequest;
+
+/**
+ * Writes a Kafka transaction marker to a topic partition (a bucket of a `kafka`-format table) at its
+ * leader, for the transaction coordinator (docs: README "Transactions"). Answer: `{ offset }` of the marker.
+ */
+export interface TransactionMarkerRequest extends BucketAddress {
+  op: 'txnMarker';
+  producerId: number;
+  producerEpoch: number;
+  commit: boolean;
+  /** The coordinator's epoch, stored in the marker. */
+  coordinatorEpoch: number;
+}
+
+/**
+ * Offsets a Kafka transaction commits for a consumer group (TxnOffsetCommit, which the group's coordinator
+ * received), handed to the transactional id's coordinator: the leader of its bucket of `__transaction_state`.
+ * Answer: `{ errorCode }`, a Kafka error code (0 when taken).
+ */
+export interface TransactionOffsetsRequest extends BucketAddress {
+  op: 'txnOffsets';
+  transactionalId: string;
+  producerId: number;
+  producerEpoch: number;
+  group: string;
+  offsets: { topic: string; partition: number; offset: number; leaderEpoch: number; metadata: string | null }[];
+}
 
 /** Identifies one bucket of a table; `tableId` guards against a table dropped and re-created meanwhile. */
 export interface BucketAddress {

@@ -53,6 +53,8 @@ export interface ProducerSequence {
   producerId: number;
   producerEpoch: number;
   baseSequence: number;
+  /** The batch belongs to the producer's open transaction (Produce named a transactional id). */
+  transactional: boolean;
 }
 
 export interface ProduceResult {
@@ -65,7 +67,11 @@ export interface FetchedPartition {
   /** Stored record batches from the one holding the fetch offset, whole and in offset order. */
   batches: Uint8Array[];
   highWatermark: number;
+  /** The first offset of the oldest open transaction, or the high watermark when none is open. */
+  lastStableOffset: number;
   logStartOffset: number;
+  /** For a read_committed fetch, the aborted transactions among the batches (producer and first offset). */
+  abortedTransactions: { producerId: number; firstOffset: number }[];
 }
 
 export interface KafkaBackend {
@@ -90,13 +96,29 @@ export interface KafkaBackend {
    * Stored batches from `offset` on, up to about `maxBytes` (the first batch whole whatever its size);
    * with `maxBytes` 0 no batches, only the partition's bounds (checked against `offset` all the same).
    */
-  fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<FetchedPartition>;
+  fetch(topic: string, partition: number, offset: number, maxBytes: number, readCommitted: boolean): Promise<FetchedPartition>;
   /** Resolves when one of the partitions gets a commit, or at the deadline (`Date.now()` milliseconds). */
   waitForData(partitions: readonly { topic: string; partition: number }[], deadlineMs: number): Promise<void>;
-  /** The offset for a ListOffsets timestamp: -2 earliest, -1 latest, else the first record at or after it. */
-  listOffset(topic: string, partition: number, timestamp: number): Promise<{ offset: number; timestamp: number }>;
+  /**
+   * The offset for a ListOffsets timestamp: -2 earliest, -1 latest (the last stable offset for read_committed),
+   * else the first record at or after it.
+   */
+  listOffset(topic: string, partition: number, timestamp: number, readCommitted: boolean): Promise<{ offset: number; timestamp: number }>;
   /** Where `groupId`'s coordinator is; may start creating the offsets table on first use. */
   groupCoordinator(groupId: string): GroupCoordinatorPlace;
+  /** Where a transactional id's coordinator is; may start creating the transaction state table on first use. */
+  transactionCoordinator(transactionalId: string): GroupCoordinatorPlace;
+  /**
+   * The transaction APIs at the coordinator of the transactional id (this node: `transactionCoordinator`
+   * said 'here'); each resolves with a Kafka error code (0 when done), InitProducerId also with the producer's
+   * id and epoch. They throw only what any request may (Unavailable while the state is not served).
+   */
+  initTransactions(transactionalId: string, timeoutMs: number): Promise<{ errorCode: number; producerId?: number; producerEpoch?: number }>;
+  addPartitionsToTxn(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly { topic: string; partition: number }[]): Promise<number>;
+  addOffsetsToTxn(transactionalId: string, producerId: number, producerEpoch: number, groupId: string): Promise<number>;
+  endTxn(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean): Promise<number>;
+  /** TxnOffsetCommit at the group's coordinator: hands the offsets to the transaction's coordinator, wherever it is. */
+  txnOffsetCommit(transactionalId: string, groupId: string, producerId: number, producerEpoch: number, offsets: readonly CommittedOffset[]): Promise<number>;
   /** Stores committed offsets of a group this node coordinates (durably, before resolving). */
   commitOffsets(groupId: string, offsets: readonly CommittedOffset[]): Promise<void>;
   /** The committed offsets of a group this node coordinates: of the partitions named, or of all when null. */

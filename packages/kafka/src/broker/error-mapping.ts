@@ -3,7 +3,7 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaError } from './backend';
 
 /** The request a failure happened in, since one mink outcome means different things to Kafka clients there. */
-export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics' | 'deleteTopics' | 'initProducerId' | 'offsetCommit' | 'offsetFetch';
+export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics' | 'deleteTopics' | 'initProducerId' | 'offsetCommit' | 'offsetFetch' | 'transaction';
 
 /**
  * The Kafka error code of a failure of one partition or topic. Clients act on these codes: a partition led
@@ -13,7 +13,7 @@ export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics
  */
 export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): number {
   if (error instanceof KafkaError) return error.code;
-  if (operation === 'offsetCommit' || operation === 'offsetFetch') return groupErrorCodeOf(error, operation);
+  if (operation === 'offsetCommit' || operation === 'offsetFetch' || operation === 'transaction') return coordinatorErrorCodeOf(error, operation);
   // A fenced incarnation lost its buckets: the client must find the new leader.
   if (!(error instanceof MinkError)) return ERROR_CODES.UNKNOWN_SERVER_ERROR;
   switch (error.code) {
@@ -47,12 +47,12 @@ export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): num
 }
 
 /**
- * A failure of a group's offsets table: led elsewhere now (NOT_COORDINATOR, the client finds the
- * coordinator again), else not served at the moment (COORDINATOR_NOT_AVAILABLE for a commit,
- * COORDINATOR_LOAD_IN_PROGRESS for a fetch); clients retry all three.
+ * A failure of a coordinator's table (a group's offsets, a transactional id's state): led elsewhere now
+ * (NOT_COORDINATOR, the client finds the coordinator again), else not served at the moment
+ * (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS for an offset fetch); clients retry all three.
  */
-function groupErrorCodeOf(error: unknown, operation: 'offsetCommit' | 'offsetFetch'): number {
+function coordinatorErrorCodeOf(error: unknown, operation: 'offsetCommit' | 'offsetFetch' | 'transaction'): number {
   const moved = error instanceof MinkError && (error.code === 'NotLeader' || error.code === 'Fenced');
   if (moved) return ERROR_CODES.NOT_COORDINATOR;
-  return operation === 'offsetCommit' ? ERROR_CODES.COORDINATOR_NOT_AVAILABLE : ERROR_CODES.COORDINATOR_LOAD_IN_PROGRESS;
+  return operation === 'offsetFetch' ? ERROR_CODES.COORDINATOR_LOAD_IN_PROGRESS : ERROR_CODES.COORDINATOR_NOT_AVAILABLE;
 }

@@ -50,15 +50,18 @@ function coordinationErrorOf(context: BrokerContext, groupId: string): number {
 async function findCoordinator(context: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeFindCoordinatorRequest(reader, version);
   const nobody = { nodeId: -1, host: '', port: -1 };
-  if (request.keyType !== COORDINATOR_KEY_TYPES.group) {
-    encodeFindCoordinatorResponse(writer, version, { throttleTimeMs: 0, errorCode: ERROR_CODES.INVALID_REQUEST, errorMessage: 'transaction coordinators are not served', ...nobody });
+  const transaction = request.keyType === COORDINATOR_KEY_TYPES.transaction;
+  if (!transaction && request.keyType !== COORDINATOR_KEY_TYPES.group) {
+    encodeFindCoordinatorResponse(writer, version, { throttleTimeMs: 0, errorCode: ERROR_CODES.INVALID_REQUEST, errorMessage: `unknown coordinator key type ${request.keyType}`, ...nobody });
     return 'respond';
   }
   if (request.key === '') {
-    encodeFindCoordinatorResponse(writer, version, { throttleTimeMs: 0, errorCode: ERROR_CODES.INVALID_GROUP_ID, errorMessage: 'a group id must not be empty', ...nobody });
+    const errorCode = transaction ? ERROR_CODES.INVALID_REQUEST : ERROR_CODES.INVALID_GROUP_ID;
+    encodeFindCoordinatorResponse(writer, version, { throttleTimeMs: 0, errorCode, errorMessage: `a ${transaction ? 'transactional' : 'group'} id must not be empty`, ...nobody });
     return 'respond';
   }
-  const place = context.backend.groupCoordinator(request.key);
+  // A group's coordinator leads the group's bucket of the offsets table, a transactional id's its bucket of the transaction state table.
+  const place = transaction ? context.backend.transactionCoordinator(request.key) : context.backend.groupCoordinator(request.key);
   if (place.kind === 'unavailable') {
     encodeFindCoordinatorResponse(writer, version, { throttleTimeMs: 0, errorCode: ERROR_CODES.COORDINATOR_NOT_AVAILABLE, errorMessage: place.reason, ...nobody });
     return 'respond';

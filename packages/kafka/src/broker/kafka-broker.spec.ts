@@ -180,7 +180,7 @@ class InMemoryKafkaBackend implements KafkaBackend {
       batches.push(batch.bytes);
       bytes += batch.bytes.byteLength;
     }
-    return { batches, highWatermark: log.nextOffset, logStartOffset: log.logStartOffset };
+    return { batches, highWatermark: log.nextOffset, lastStableOffset: log.nextOffset, logStartOffset: log.logStartOffset, abortedTransactions: [] };
   }
 
   waitForData(partitions: readonly { topic: string; partition: number }[], deadlineMs: number): Promise<void> {
@@ -223,6 +223,35 @@ class InMemoryKafkaBackend implements KafkaBackend {
 
   async fetchOffsets(): Promise<never> {
     throw new Error('InMemoryKafkaBackend: fetchOffsets is not driven by these tests');
+  }
+
+  /** Where the transaction coordinator of every id is, as the tests set it. */
+  transactionPlace: ReturnType<KafkaBackend['transactionCoordinator']> = { kind: 'here' };
+  readonly initTransactionsCalls: Array<{ transactionalId: string; timeoutMs: number }> = [];
+
+  transactionCoordinator(): ReturnType<KafkaBackend['transactionCoordinator']> {
+    return this.transactionPlace;
+  }
+
+  async initTransactions(transactionalId: string, timeoutMs: number): Promise<{ errorCode: number; producerId: number; producerEpoch: number }> {
+    this.initTransactionsCalls.push({ transactionalId, timeoutMs });
+    return { errorCode: ERROR_CODES.NONE, producerId: 55, producerEpoch: 3 };
+  }
+
+  async addPartitionsToTxn(): Promise<never> {
+    throw new Error('InMemoryKafkaBackend: transactions are not driven by these tests');
+  }
+
+  async addOffsetsToTxn(): Promise<never> {
+    throw new Error('InMemoryKafkaBackend: transactions are not driven by these tests');
+  }
+
+  async endTxn(): Promise<never> {
+    throw new Error('InMemoryKafkaBackend: transactions are not driven by these tests');
+  }
+
+  async txnOffsetCommit(): Promise<never> {
+    throw new Error('InMemoryKafkaBackend: transactions are not driven by these tests');
   }
 
   private partitionLog(topic: string, partition: number): PartitionState {
@@ -494,7 +523,6 @@ describe('Produce', () => {
   // partition the refusal concerns and nothing is stored there.
   it.each([
     { name: 'a producer id without a producer epoch', args: { producerId: KafkajsLong.fromValue(7), producerEpoch: -1 }, corrupt: false, expected: { 'orders/0': 87, 'audit/0': 87 }, stored: [] },
-    { name: 'a transactional id', args: { transactionalId: 'tx-1', producerId: KafkajsLong.fromValue(7), producerEpoch: 0 }, corrupt: false, expected: { 'orders/0': 42, 'audit/0': 42 }, stored: [] },
     { name: 'acks=2', args: { acks: 2 }, corrupt: false, expected: { 'orders/0': 21, 'audit/0': 21 }, stored: [] },
     { name: 'a corrupted CRC in the audit batch', args: {}, corrupt: true, expected: { 'orders/0': 0, 'audit/0': 2 }, stored: ['orders/0'] },
   ])('refuses $name', async ({ args, corrupt, expected, stored }) => {
@@ -521,9 +549,46 @@ describe('Produce', () => {
 
     expect(outcomesOf(decoded)).toEqual({ 'orders/0': { errorCode: 0, baseOffset: '0' }, 'audit/0': { errorCode: 0, baseOffset: '0' } });
     expect(backend.calls.produce.map(({ topic, batches }) => ({ topic, producers: batches.map((batch) => batch.producer), offsetCounts: batches.map((batch) => batch.offsetCount) }))).toEqual([
-      { topic: 'orders', producers: [{ producerId: 7, producerEpoch: 2, baseSequence: 40 }], offsetCounts: [2] },
-      { topic: 'audit', producers: [{ producerId: 7, producerEpoch: 2, baseSequence: 0 }], offsetCounts: [1] },
+      { topic: 'orders', producers: [{ producerId: 7, producerEpoch: 2, baseSequence: 40, transactional: false }], offsetCounts: [2] },
+      { topic: 'audit', producers: [{ producerId: 7, producerEpoch: 2, baseSequence: 0, transactional: false }], offsetCounts: [1] },
     ]);
+  });
+
+  it('hands a transactional producer\'s batches over as transactional', async () => {
+    // Proves a transaction's batches reach the backend marked as such, which opens the transaction on each partition.
+    const decoded = await exchange(handle, 'produce', 7, produceArgs({ transactionalId: 'tx-1', producerId: KafkajsLong.fromValue(7), producerEpoch: 0 }));
+    expect(outcomesOf(decoded)).toEqual({ 'orders/0': { errorCode: 0, baseOffset: '0' }, 'audit/0': { errorCode: 0, baseOffset: '0' } });
+    expect(backend.calls.produce.flatMap(({ batches }) => batches.map((batch) => batch.producer?.transactional))).toEqual([true, true]);
+  });
+
+  /** A Produce v3 body written by hand around one partition's record set, as no client would send it. */
+  function handProduce(transactionalId: string | null, records: Uint8Array): Uint8Array {
+    return Uint8Array.from(
+      Buffer.concat(
+        new KafkaWriter()
+          .int16(API_KEYS.Produce)
+          .int16(3)
+          .int32(77)
+          .nullableString('broker-spec')
+          .nullableString(transactionalId)
+          .int16(-1)
+          .int32(30_000)
+          .array([0], (topic) => void topic.string('orders').array([0], (partition) => void partition.int32(0).bytes(records)))
+          .finish(),
+      ),
+    );
+  }
+
+  it.each([
+    ['a transactional batch without the transactional id', null, { transactional: true }, ERROR_CODES.INVALID_REQUEST],
+    ['a batch that is not transactional with a transactional id', 'tx-1', { transactional: false }, ERROR_CODES.INVALID_REQUEST],
+    ['a control batch (a marker only the coordinator writes)', 'tx-1', { transactional: true, control: true }, ERROR_CODES.INVALID_RECORD],
+  ])('refuses %s, unstored', async (_case, transactionalId, flags, errorCode) => {
+    const records = encodeRecordBatch({ baseOffset: 0, records: [{ timestamp: 1, key: null, value: Buffer.from('v') }], producerId: 7, producerEpoch: 0, baseSequence: 0, ...flags });
+    const reader = new KafkaReader(responseOf(await handle(handProduce(transactionalId, records), CONNECTION)).body);
+    const decoded = reader.array(() => ({ name: reader.string(), partitions: reader.array(() => ({ index: reader.int32(), errorCode: reader.int16(), baseOffset: reader.int64Number(), logAppendTime: reader.int64() })) }));
+    expect(decoded).toEqual([{ name: 'orders', partitions: [{ index: 0, errorCode, baseOffset: -1, logAppendTime: -1n }] }]);
+    expect(backend.calls.produce).toEqual([]);
   });
 
   it.each([
@@ -912,11 +977,17 @@ describe('InitProducerId', () => {
     ]);
   });
 
-  it('refuses a transactional id: transactions are not served', async () => {
+  it.each<[string, ReturnType<KafkaBackend['transactionCoordinator']>, { errorCode: number; producerId: number; epoch: number }, number]>([
+    ['here: the coordinator\'s producer id and epoch', { kind: 'here' }, { errorCode: 0, producerId: 55, epoch: 3 }, 1],
+    ['elsewhere: NOT_COORDINATOR', { kind: 'elsewhere', broker: NODE_2 }, { errorCode: ERROR_CODES.NOT_COORDINATOR, producerId: -1, epoch: -1 }, 0],
+    ['nowhere yet: COORDINATOR_NOT_AVAILABLE', { kind: 'unavailable', reason: 'creating' }, { errorCode: ERROR_CODES.COORDINATOR_NOT_AVAILABLE, producerId: -1, epoch: -1 }, 0],
+  ])('a transactional id goes to its coordinator; %s', async (_case, place, expected, calls) => {
     // kafkajs's decoder throws on an error code; the raw response shows it.
+    backend.transactionPlace = place;
     const { frame } = await kafkajsFrame('initProducerId', 1, { transactionalId: 'tx-1', transactionTimeout: 30_000 });
     const reader = new KafkaReader(responseOf(await handle(frame, CONNECTION)).body);
-    expect({ throttle: reader.int32('throttle'), errorCode: reader.int16('error'), producerId: reader.int64Number('id'), epoch: reader.int16('epoch') }).toEqual({ throttle: 0, errorCode: ERROR_CODES.INVALID_REQUEST, producerId: -1, epoch: -1 });
+    expect({ throttle: reader.int32('throttle'), errorCode: reader.int16('error'), producerId: reader.int64Number('id'), epoch: reader.int16('epoch') }).toEqual({ throttle: 0, ...expected });
+    expect(backend.initTransactionsCalls).toEqual(calls === 0 ? [] : [{ transactionalId: 'tx-1', timeoutMs: 30_000 }]);
     expect(backend.calls.initProducerId).toBe(0);
   });
 

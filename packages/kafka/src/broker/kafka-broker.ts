@@ -4,7 +4,7 @@ import { CREATE_TOPICS_VERSIONS, decodeCreateTopicsRequest, encodeCreateTopicsRe
 import { DELETE_TOPICS_VERSIONS, decodeDeleteTopicsRequest, encodeDeleteTopicsResponse } from '../messages/delete-topics';
 import { CONFIG_RESOURCE_TYPES, CONFIG_SOURCES, DESCRIBE_CONFIGS_VERSIONS, decodeDescribeConfigsRequest, encodeDescribeConfigsResponse, type DescribeConfigsResult } from '../messages/describe-configs';
 import { INIT_PRODUCER_ID_VERSIONS, decodeInitProducerIdRequest, encodeInitProducerIdResponse } from '../messages/init-producer-id';
-import { FETCH_ADVERTISED_MIN, FETCH_VERSIONS, decodeFetchRequest, encodeFetchResponse, type FetchPartitionResponse, type FetchRequest } from '../messages/fetch';
+import { FETCH_ADVERTISED_MIN, FETCH_VERSIONS, ISOLATION_LEVELS, decodeFetchRequest, encodeFetchResponse, type FetchPartitionResponse, type FetchRequest } from '../messages/fetch';
 import { decodeRequestHeader, encodeResponseHeader, responseHeaderVersion, type RequestHeader } from '../messages/header';
 import { LIST_OFFSETS_VERSIONS, decodeListOffsetsRequest, encodeListOffsetsResponse, type ListOffsetsPartitionResponse } from '../messages/list-offsets';
 import { METADATA_VERSIONS, decodeMetadataRequest, encodeMetadataResponse, type MetadataTopic } from '../messages/metadata';
@@ -18,6 +18,7 @@ import { KafkaError, type KafkaBackend, type KafkaTopicInfo } from './backend';
 import { kafkaErrorCodeOf } from './error-mapping';
 import { GroupCoordinator } from '../groups/group-coordinator';
 import { groupApis } from './group-handlers';
+import { transactionApis, transactionCoordinationErrorOf } from './transaction-handlers';
 
 /** What a request's handler works with besides its body: the backend, the group coordinator, who asks. */
 export interface BrokerContext {
@@ -51,6 +52,7 @@ const SERVED: ReadonlyMap<number, ServedApi> = new Map<number, ServedApi>([
   [API_KEYS.DescribeConfigs, { advertised: DESCRIBE_CONFIGS_VERSIONS, served: DESCRIBE_CONFIGS_VERSIONS, handle: describeConfigs }],
   [API_KEYS.InitProducerId, { advertised: INIT_PRODUCER_ID_VERSIONS, served: INIT_PRODUCER_ID_VERSIONS, handle: initProducerId }],
   ...groupApis(),
+  ...transactionApis(),
 ]);
 
 /** The version ranges ApiVersions advertises: every served API, and ApiVersions itself. */
@@ -150,7 +152,6 @@ async function produce({ backend }: BrokerContext, reader: KafkaReader, version:
   const answer = async (topic: string, partition: number, records: Uint8Array | null): Promise<ProducePartitionResponse> => {
     const failed = (errorCode: number, message: string): ProducePartitionResponse => ({ index: partition, errorCode, baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, errorMessage: message });
     if (request.acks !== 0 && request.acks !== 1 && request.acks !== -1) return failed(ERROR_CODES.INVALID_REQUIRED_ACKS, `acks must be 0, 1 or -1, got ${request.acks}`);
-    if (request.transactionalId !== null) return failed(ERROR_CODES.INVALID_REQUEST, 'transactions are not supported');
     let batches;
     try {
       batches = splitRecordBatches(records ?? new Uint8Array(0));
@@ -161,12 +162,16 @@ async function produce({ backend }: BrokerContext, reader: KafkaReader, version:
     // Kafka's rule since Produce v3: exactly one batch per partition.
     if (batches.length !== 1) return failed(ERROR_CODES.INVALID_RECORD, `a produce carries exactly one record batch per partition, got ${batches.length}`);
     const batch = batches[0]!;
-    if (batch.transactional || batch.control) return failed(ERROR_CODES.INVALID_RECORD, 'transactional and control batches are not supported');
+    // Markers are the transaction coordinator's to write; a transactional batch comes with its transactional id (as Kafka checks).
+    if (batch.control) return failed(ERROR_CODES.INVALID_RECORD, 'a produce carries no control batches: transaction markers are written by the transaction coordinator');
+    if (batch.transactional !== (request.transactionalId !== null)) {
+      return failed(ERROR_CODES.INVALID_REQUEST, batch.transactional ? 'a transactional batch needs the transactional id of its producer in the request' : 'a produce with a transactional id carries transactional batches');
+    }
     const idempotent = batch.producerId >= 0;
-    if (idempotent && (batch.producerEpoch < 0 || batch.baseSequence < 0)) {
+    if ((idempotent || batch.transactional) && (batch.producerId < 0 || batch.producerEpoch < 0 || batch.baseSequence < 0)) {
       return failed(ERROR_CODES.INVALID_RECORD, `a batch of producer ${batch.producerId} needs a producer epoch and a base sequence, got ${batch.producerEpoch} and ${batch.baseSequence}`);
     }
-    const producer = idempotent ? { producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence } : undefined;
+    const producer = idempotent ? { producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence, transactional: batch.transactional } : undefined;
     try {
       const storing = backend.produce(topic, partition, [{ bytes: batch.bytes, offsetCount: batch.lastOffsetDelta + 1, ...(producer ? { producer } : {}) }]);
       const stored = await withinTimeout(storing, request.timeoutMs, `the batch for ${topic}-${partition} was not committed within timeout_ms ${request.timeoutMs}; it may still be`);
@@ -213,15 +218,30 @@ async function withinTimeout<T>(work: Promise<T>, timeoutMs: number, message: st
 }
 
 /**
- * InitProducerId for an idempotent producer: a fresh producer id at epoch 0 from the metadata log, so its
- * sequences are checked by whichever node leads a partition. Transactions are not served, so a
- * transactional id is refused (as is any failure to allocate, which the client retries).
+ * InitProducerId. For an idempotent producer: a fresh producer id at epoch 0 from the metadata log, so its
+ * sequences are checked by whichever node leads a partition. For a transactional producer, at the
+ * coordinator of its transactional id: the id's producer at its next epoch, fencing older ones (see
+ * `initProducerIdTransition`); other nodes answer NOT_COORDINATOR. A failure to allocate is answered with
+ * an error the client retries.
  */
-async function initProducerId({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function initProducerId(context: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+  const { backend } = context;
   const request = decodeInitProducerIdRequest(reader, version);
   const refused = (errorCode: number) => encodeInitProducerIdResponse(writer, version, { errorCode, producerId: -1, producerEpoch: -1 });
   if (request.transactionalId !== null) {
-    refused(ERROR_CODES.INVALID_REQUEST);
+    const transactionalId = request.transactionalId;
+    const notHere = transactionCoordinationErrorOf(context, transactionalId);
+    if (notHere !== ERROR_CODES.NONE) {
+      refused(notHere);
+      return 'respond';
+    }
+    try {
+      const answer = await backend.initTransactions(transactionalId, request.transactionTimeoutMs);
+      if (answer.errorCode !== ERROR_CODES.NONE) refused(answer.errorCode);
+      else encodeInitProducerIdResponse(writer, version, { errorCode: ERROR_CODES.NONE, producerId: answer.producerId!, producerEpoch: answer.producerEpoch! });
+    } catch (error) {
+      refused(kafkaErrorCodeOf(error, 'transaction'));
+    }
     return 'respond';
   }
   try {
@@ -255,6 +275,8 @@ async function fetchOnce(backend: KafkaBackend, request: FetchRequest) {
   // The response's bound: the client's max_bytes, within the node's own (Kafka's fetch.max.bytes).
   const responseBytesMax = Math.min(request.maxBytes > 0 ? request.maxBytes : LIMITS.kafkaFetchResponseBytesMax, LIMITS.kafkaFetchResponseBytesMax);
   const responses = [];
+  // read_committed: batches below the last stable offset only, with the aborted transactions among them.
+  const readCommitted = request.isolationLevel === ISOLATION_LEVELS.READ_COMMITTED;
   for (const topic of request.topics) {
     const partitions: FetchPartitionResponse[] = [];
     for (const partition of topic.partitions) {
@@ -264,26 +286,26 @@ async function fetchOnce(backend: KafkaBackend, request: FetchRequest) {
         // response is always whole, whatever its size (as Kafka does), so a consumer never stalls on it.
         if (room <= 0 && bytes > 0) {
           // No room left: the partition's bounds only (the backend reads nothing for 0 bytes).
-          const bounds = await backend.fetch(topic.topic, partition.partition, partition.fetchOffset, 0);
-          partitions.push(emptyPartition(partition.partition, bounds.highWatermark, bounds.logStartOffset));
+          const bounds = await backend.fetch(topic.topic, partition.partition, partition.fetchOffset, 0, readCommitted);
+          partitions.push(emptyPartition(partition.partition, bounds.highWatermark, bounds.lastStableOffset, bounds.logStartOffset));
           continue;
         }
-        const fetched = await backend.fetch(topic.topic, partition.partition, partition.fetchOffset, Math.min(partition.partitionMaxBytes, Math.max(room, 1)));
+        const fetched = await backend.fetch(topic.topic, partition.partition, partition.fetchOffset, Math.min(partition.partitionMaxBytes, Math.max(room, 1)), readCommitted);
         const batches = bytes === 0 ? fetched.batches : withinBytes(fetched.batches, room);
         for (const batch of batches) bytes += batch.byteLength;
         partitions.push({
           partitionIndex: partition.partition,
           errorCode: ERROR_CODES.NONE,
           highWatermark: fetched.highWatermark,
-          lastStableOffset: fetched.highWatermark,
+          lastStableOffset: fetched.lastStableOffset,
           logStartOffset: fetched.logStartOffset,
-          abortedTransactions: null,
+          abortedTransactions: readCommitted ? fetched.abortedTransactions : null,
           preferredReadReplica: -1,
           records: batches,
         });
       } catch (error) {
         failed = true;
-        partitions.push({ ...emptyPartition(partition.partition, -1, -1), errorCode: kafkaErrorCodeOf(error, 'fetch') });
+        partitions.push({ ...emptyPartition(partition.partition, -1, -1, -1), errorCode: kafkaErrorCodeOf(error, 'fetch') });
       }
     }
     responses.push({ topic: topic.topic, partitions });
@@ -291,8 +313,8 @@ async function fetchOnce(backend: KafkaBackend, request: FetchRequest) {
   return { responses, bytes, failed };
 }
 
-function emptyPartition(partitionIndex: number, highWatermark: number, logStartOffset: number): FetchPartitionResponse {
-  return { partitionIndex, errorCode: ERROR_CODES.NONE, highWatermark, lastStableOffset: highWatermark, logStartOffset, abortedTransactions: null, preferredReadReplica: -1, records: [] };
+function emptyPartition(partitionIndex: number, highWatermark: number, lastStableOffset: number, logStartOffset: number): FetchPartitionResponse {
+  return { partitionIndex, errorCode: ERROR_CODES.NONE, highWatermark, lastStableOffset, logStartOffset, abortedTransactions: null, preferredReadReplica: -1, records: [] };
 }
 
 /** The leading batches that fit in `room` bytes (none when even the first does not). */
@@ -315,7 +337,7 @@ async function listOffsets({ backend }: BrokerContext, reader: KafkaReader, vers
       partitions: await Promise.all(
         topic.partitions.map(async (partition): Promise<ListOffsetsPartitionResponse> => {
           try {
-            const found = await backend.listOffset(topic.name, partition.partitionIndex, partition.timestamp);
+            const found = await backend.listOffset(topic.name, partition.partitionIndex, partition.timestamp, request.isolationLevel === ISOLATION_LEVELS.READ_COMMITTED);
             return { partitionIndex: partition.partitionIndex, errorCode: ERROR_CODES.NONE, timestamp: found.timestamp, offset: found.offset, leaderEpoch: -1, oldStyleOffsets: found.offset >= 0 ? [found.offset] : [] };
           } catch (error) {
             return { partitionIndex: partition.partitionIndex, errorCode: kafkaErrorCodeOf(error, 'listOffsets'), timestamp: -1, offset: -1, leaderEpoch: -1, oldStyleOffsets: [] };

@@ -39,6 +39,10 @@ const FIRST_FLEXIBLE: ReadonlyArray<[ApiName, number]> = [
   ['CreateTopics', 5],
   ['DeleteTopics', 4],
   ['InitProducerId', 2],
+  ['AddPartitionsToTxn', 3],
+  ['AddOffsetsToTxn', 3],
+  ['EndTxn', 3],
+  ['TxnOffsetCommit', 3],
   ['DescribeConfigs', 4],
 ];
 

@@ -34,6 +34,10 @@ const FIRST_FLEXIBLE_VERSION: Readonly<Record<ApiName, number>> = {
   CreateTopics: 5,
   DeleteTopics: 4,
   InitProducerId: 2,
+  AddPartitionsToTxn: 3,
+  AddOffsetsToTxn: 3,
+  EndTxn: 3,
+  TxnOffsetCommit: 3,
   DescribeConfigs: 4,
 };
 

@@ -4,6 +4,8 @@ import {
   CompressedRecordBatchError,
   decodeRecords,
   encodeRecordBatch,
+  encodeTransactionMarker,
+  transactionMarkerTypeOf,
   InvalidRecordBatchError,
   readRecordBatch,
   setBaseOffset,
@@ -320,3 +322,25 @@ describe('offsetCountOf', () => {
     expect(offsetCountOf(new Uint8Array(26))).toBe(0);
   });
 });
+
+describe('encodeTransactionMarker', () => {
+  it.each([
+    [true, 'commit', 1],
+    [false, 'abort', 0],
+  ])('a %s marker is a transactional control batch kafkajs reads as such, with the control type in its key', async (commit, type, code) => {
+    // Proves consumers (kafkajs here) see the marker as Kafka writes it: they skip control batches, and a
+    // read_committed one learns from it where an aborted transaction ends.
+    const marker = encodeTransactionMarker({ producerId: 4_000_000_000, producerEpoch: 3, commit, coordinatorEpoch: 9, timestamp: 1_700_000_000_000 });
+    const decoded = await decodeWithKafkajs(marker);
+    expect(decoded).toMatchObject({ inTransaction: true, isControlBatch: true, producerId: '4000000000', producerEpoch: 3, firstSequence: -1, lastOffsetDelta: 0 });
+    expect(decoded.records).toHaveLength(1);
+    expect([...decoded.records[0]!.key!]).toEqual([0, 0, 0, code]);
+    expect([...decoded.records[0]!.value!]).toEqual([0, 0, 0, 0, 0, 9]);
+    expect(transactionMarkerTypeOf(readRecordBatch(marker))).toBe(type);
+  });
+
+  it('a batch of records is no marker', () => {
+    expect(transactionMarkerTypeOf(readRecordBatch(encodeRecordBatch({ baseOffset: 0, records: [{ timestamp: 1, key: null, value: null }] })))).toBeNull();
+  });
+});
+

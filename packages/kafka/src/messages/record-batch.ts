@@ -417,3 +417,47 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
   view.setUint32(CRC_POSITION, crc32c(bodyBytes));
   return batch;
 }
+
+/** A transaction marker: the end of a producer's transaction on one partition (KIP-98's control record). */
+export interface TransactionMarker {
+  producerId: number;
+  producerEpoch: number;
+  commit: boolean;
+  /** The transaction coordinator's epoch (Kafka's coordinator_epoch); readers ignore it. */
+  coordinatorEpoch: number;
+  timestamp: number;
+}
+
+/** Control record types of a marker's key (`ControlRecordType`). */
+const CONTROL_TYPES = { abort: 0, commit: 1 } as const;
+
+/**
+ * The control batch a partition stores for a transaction marker (Kafka's EndTransactionMarker): transactional
+ * and control, the producer's id and epoch, no sequence, and one record whose key is version 0 and the type
+ * (commit or abort) as int16s and whose value is version 0 and the coordinator epoch. Consumers skip it; a
+ * read_committed consumer learns from it where an aborted transaction ends.
+ */
+export function encodeTransactionMarker(marker: TransactionMarker): Uint8Array {
+  const key = new KafkaWriter().int16(0).int16(marker.commit ? CONTROL_TYPES.commit : CONTROL_TYPES.abort).toBytes();
+  const value = new KafkaWriter().int16(0).int32(marker.coordinatorEpoch).toBytes();
+  return encodeRecordBatch({
+    baseOffset: 0,
+    records: [{ timestamp: marker.timestamp, key, value }],
+    transactional: true,
+    control: true,
+    producerId: marker.producerId,
+    producerEpoch: marker.producerEpoch,
+    baseSequence: NO_SEQUENCE,
+  });
+}
+
+/** The marker a control batch holds: commit or abort, or null when its record is not a marker this version knows. */
+export function transactionMarkerTypeOf(batch: RecordBatchView): 'commit' | 'abort' | null {
+  if (!batch.control) return null;
+  const [record] = decodeRecords(batch);
+  const key = record?.key;
+  if (!key || key.byteLength < 4) return null;
+  const type = dataView(key).getInt16(2);
+  return type === CONTROL_TYPES.commit ? 'commit' : type === CONTROL_TYPES.abort ? 'abort' : null;
+}
+

@@ -62,7 +62,7 @@ function inMemoryBackend(self: () => KafkaBrokerAddress, logs: Map<string, Parti
         const view = readRecordBatch(batch);
         return view.baseOffset + view.recordCount > offset;
       });
-      return { batches, highWatermark: log.endOffset, logStartOffset: 0 };
+      return { batches, highWatermark: log.endOffset, lastStableOffset: log.endOffset, logStartOffset: 0, abortedTransactions: [] };
     },
     waitForData: (_partitions, deadlineMs) => new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(deadlineMs - Date.now(), 100)))),
     listOffset: async (topic: string, partition: number, timestamp: number) => {

@@ -5,7 +5,7 @@ import { decodeBatch, encodeScanPage, scanJsonRecords } from '@mink/records';
 import fc from 'fast-check';
 
 import { KafkajsCompression, KafkajsDecoder, KafkajsLong, type KafkajsMessage, kafkajsModule, kafkajsRecordBatch } from '../messages/kafka-oracle.fixture';
-import { encodeRecordBatch } from '../messages/record-batch';
+import { encodeRecordBatch, encodeTransactionMarker } from '../messages/record-batch';
 import { RecordBatchConversionError, type RecordBatchConversionErrorCode } from './conversion-error';
 import { storedRowsOfRecordBatch } from './stored-rows-of-record-batch';
 
@@ -154,6 +154,19 @@ describe('storedRowsOfRecordBatch on batches kafkajs writes', () => {
     expect(decodeBatch(TOPIC_COLUMNS, storedRowsOfRecordBatch(batch).payload).rows.map((row) => row.headers)).toEqual(['[]', '[{"key":"k","value":null},{"key":"k","value":"/w=="}]']);
   });
 
+  it.each([
+    [true, 'commit'],
+    [false, 'abort'],
+  ])('reads a transaction marker (commit %p) as one row named by its mink.control header, so every offset of a topic is a row', (commit, name) => {
+    // Proves a scan of a topic that holds transactions keeps its offsets contiguous and says which rows are markers.
+    const marker = encodeTransactionMarker({ producerId: 7, producerEpoch: 0, commit, coordinatorEpoch: 2, timestamp: 5 });
+    const converted = storedRowsOfRecordBatch(marker);
+    expect(converted.recordCount).toBe(1);
+    const { rows, timestampsMs } = decodeBatch(TOPIC_COLUMNS, converted.payload);
+    expect(rows.map((row) => row.headers)).toEqual([JSON.stringify([{ key: 'mink.control', value: Buffer.from(name).toString('base64') }])]);
+    expect(timestampsMs).toEqual([5]);
+  });
+
   it('round-trips any records through every codec (property)', async () => {
     const message = fc.record({
       key: fc.option(fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)), { nil: null }),
@@ -231,7 +244,7 @@ describe('storedRowsOfRecordBatch refuses what it cannot read', () => {
     { name: 'a CRC that does not match', batch: () => Object.assign(new Uint8Array(plain), { [70]: plain[70]! ^ 1 }), code: 'CorruptRecordBatch', message: /CRC-32C mismatch/ },
     { name: 'a cut-off batch', batch: () => plain.subarray(0, plain.byteLength - 1), code: 'CorruptRecordBatch', message: /partial batch/ },
     { name: 'a legacy message set (magic 1)', batch: () => Object.assign(new Uint8Array(plain), { [16]: 1 }), code: 'UnsupportedRecordBatch', message: /magic 1/ },
-    { name: 'a control batch', batch: () => encodeRecordBatch({ baseOffset: 0, control: true, records: [{ timestamp: 1, key: Uint8Array.from([0, 0, 0, 0]), value: null }] }), code: 'UnsupportedRecordBatch', message: /control batch/ },
+    { name: 'a control batch that is no transaction marker', batch: () => encodeRecordBatch({ baseOffset: 0, control: true, records: [{ timestamp: 1, key: Uint8Array.from([0, 0, 0, 9]), value: null }] }), code: 'UnsupportedRecordBatch', message: /not a transaction marker/ },
     { name: 'an offset gap (deltas 0, 2)', batch: () => withOffsetDeltas([0, 2]), code: 'UnsupportedRecordBatch', message: /record 1 has offset delta 2/ },
     { name: 'offset deltas out of order (1, 0)', batch: () => withOffsetDeltas([1, 0]), code: 'UnsupportedRecordBatch', message: /record 0 has offset delta 1/ },
     { name: 'an undefined compression codec (5)', batch: () => withRecordsSection(plain, 5, records), code: 'CorruptRecordBatch', message: /unknown compression codec 5/ },

@@ -14,6 +14,9 @@
  *   bytes, not text) or null for a null value; `[]` for a record without headers. Repeated keys stay
  *   repeated, which a JSON object could not hold.
  *
+ * A transaction marker (a control batch) is one row as well, so every offset of a topic is a row: its key
+ * and value are the control record's bytes, and its one header `mink.control` holds `commit` or `abort`.
+ *
  * Offsets: record i takes offset `baseOffset + i`, so the batch's records must have the offset deltas
  * 0..n-1. Kafka checks that of every produced v2 batch and mink keeps batches as produced; only compaction
  * in Kafka leaves gaps, which mink has not got, so a gap is refused rather than papered over.
@@ -22,7 +25,7 @@ import { LIMITS } from '@mink/config';
 import { KAFKA_TOPIC_COLUMNS } from '@mink/meta';
 import { type Row, type StoredBatch, encodeBatch } from '@mink/records';
 
-import { type DecodedRecord, InvalidRecordBatchError, type RecordBatchView, readRecordBatch } from '../messages/record-batch';
+import { type DecodedRecord, InvalidRecordBatchError, type RecordBatchView, readRecordBatch, transactionMarkerTypeOf } from '../messages/record-batch';
 import { ERROR_CODES } from '../wire/codes';
 import { recordsOfBatch } from './batch-records';
 import { RecordBatchConversionError } from './conversion-error';
@@ -60,15 +63,13 @@ export interface StoredRowsOfRecordBatch extends StoredBatch {
  * The Arrow payload of the records of `batch`, one stored Kafka record batch (v2, uncompressed or
  * compressed with gzip, snappy, lz4 or zstd). Throws RecordBatchConversionError: `CorruptRecordBatch` for
  * bytes that are not a well-formed batch (its CRC is checked) or records that do not decode,
- * `UnsupportedRecordBatch` for a control batch, a legacy message set or offset deltas that are not 0..n-1,
- * `RecordBatchTooLarge` past `decompressedBytesMax`.
+ * `UnsupportedRecordBatch` for a control batch that is no transaction marker, a legacy message set or
+ * offset deltas that are not 0..n-1, `RecordBatchTooLarge` past `decompressedBytesMax`.
  */
 export function storedRowsOfRecordBatch(batch: Uint8Array, options: StoredRowsOfRecordBatchOptions = {}): StoredRowsOfRecordBatch {
   const view = readBatch(batch);
   const where = `record batch at offset ${view.baseOffset}`;
-  if (view.control) {
-    throw new RecordBatchConversionError('UnsupportedRecordBatch', `${where}: a control batch (a transaction marker) holds no records to read as rows`);
-  }
+  const marker = view.control ? markerOf(view, where) : null;
   const decompressedBytesMax = options.decompressedBytesMax ?? RECORD_BATCH_DECOMPRESSED_BYTES_MAX;
   if (!Number.isSafeInteger(decompressedBytesMax) || decompressedBytesMax < 1 || decompressedBytesMax > DECOMPRESSED_BYTES_MAX_LIMIT) {
     throw new Error(`decompressedBytesMax must be from 1 to ${DECOMPRESSED_BYTES_MAX_LIMIT}, got ${decompressedBytesMax}`);
@@ -85,7 +86,7 @@ export function storedRowsOfRecordBatch(batch: Uint8Array, options: StoredRowsOf
       );
     }
   });
-  const rows: Row[] = records.map((record) => ({ key: record.key, value: record.value, headers: headersJson(record) }));
+  const rows: Row[] = records.map((record) => ({ key: record.key, value: record.value, headers: marker === null ? headersJson(record) : controlHeaderJson(marker) }));
   const payload = encodeBatch(
     KAFKA_TOPIC_COLUMNS.map((column) => ({ ...column })),
     rows,
@@ -102,6 +103,24 @@ function readBatch(batch: Uint8Array): RecordBatchView {
     const code = error.code === ERROR_CODES.UNSUPPORTED_FOR_MESSAGE_FORMAT ? 'UnsupportedRecordBatch' : 'CorruptRecordBatch';
     throw new RecordBatchConversionError(code, error.message, { cause: error });
   }
+}
+
+/** The header of a transaction marker's row, naming the marker. */
+export const CONTROL_HEADER = 'mink.control';
+
+function markerOf(view: RecordBatchView, where: string): 'commit' | 'abort' {
+  let marker: 'commit' | 'abort' | null = null;
+  try {
+    marker = view.compression === 'none' && view.recordCount === 1 ? transactionMarkerTypeOf(view) : null;
+  } catch (error) {
+    if (!(error instanceof InvalidRecordBatchError)) throw error;
+  }
+  if (marker === null) throw new RecordBatchConversionError('UnsupportedRecordBatch', `${where}: a control batch that is not a transaction marker`);
+  return marker;
+}
+
+function controlHeaderJson(marker: 'commit' | 'abort'): string {
+  return JSON.stringify([{ key: CONTROL_HEADER, value: Buffer.from(marker).toString('base64') }]);
 }
 
 /** The headers of a record as the `headers` column holds them: JSON, values in base64 or null. */

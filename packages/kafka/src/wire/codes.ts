@@ -17,6 +17,10 @@ export const API_KEYS = {
   CreateTopics: 19,
   DeleteTopics: 20,
   InitProducerId: 22,
+  AddPartitionsToTxn: 24,
+  AddOffsetsToTxn: 25,
+  EndTxn: 26,
+  TxnOffsetCommit: 28,
   DescribeConfigs: 32,
 } as const;
 
@@ -62,6 +66,9 @@ export const ERROR_CODES = {
   DUPLICATE_SEQUENCE_NUMBER: 46,
   INVALID_PRODUCER_EPOCH: 47,
   INVALID_TXN_STATE: 48,
+  INVALID_PRODUCER_ID_MAPPING: 49,
+  INVALID_TRANSACTION_TIMEOUT: 50,
+  CONCURRENT_TRANSACTIONS: 51,
   KAFKA_STORAGE_ERROR: 56,
   UNKNOWN_PRODUCER_ID: 59,
   GROUP_ID_NOT_FOUND: 69,
