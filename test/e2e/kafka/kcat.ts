@@ -12,9 +12,14 @@ export interface ConsumedRecord {
   headers: string;
 }
 
-/** Every record of one partition from the beginning, read by librdkafka (kcat) until the end of the partition. */
-export async function kcatConsume(broker: string, topic: string, partition: number): Promise<ConsumedRecord[]> {
-  const { stdout } = await run('kcat', ['-b', broker, '-C', '-t', topic, '-p', String(partition), '-o', 'beginning', '-e', '-q', '-f', '%p|%o|%k|%s|%h\\n'], {
+/**
+ * Every record of one partition from the beginning, read by librdkafka (kcat) until the end of the partition:
+ * read_committed, librdkafka's default (aborted transactions skipped, stopping at an open one), or
+ * read_uncommitted (every record stored).
+ */
+export async function kcatConsume(broker: string, topic: string, partition: number, options: { readUncommitted?: boolean } = {}): Promise<ConsumedRecord[]> {
+  const isolation = options.readUncommitted ? ['-X', 'isolation.level=read_uncommitted'] : [];
+  const { stdout } = await run('kcat', ['-b', broker, ...isolation, '-C', '-t', topic, '-p', String(partition), '-o', 'beginning', '-e', '-q', '-f', '%p|%o|%k|%s|%h\\n'], {
     timeout: 60_000,
     maxBuffer: 256 * 1024 * 1024,
   });
