@@ -148,6 +148,7 @@ export function bucketsTouchedBy(command: Command, outcome: Outcome): readonly s
     case 'StartTieringRound':
     case 'CommitTieringRound':
     case 'TrimStreams':
+    case 'DeleteRecords':
     case 'AlterTable':
       return 'none';
   }

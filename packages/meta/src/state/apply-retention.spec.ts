@@ -122,3 +122,74 @@ describe('TrimStreams', () => {
     expect(view).toEqual({ ...before, seq: 8 });
   });
 });
+
+describe('DeleteRecords', () => {
+  function deleteRecords(view: View, startOffset: number, extra: Partial<Record<string, unknown>> = {}) {
+    return apply(view, view.seq + 1, { type: 'DeleteRecords', coordinatorEpoch: 2, tableId: 3, partition: null, bucket: 0, startOffset, atMs: 9_000, ...extra } as Command);
+  }
+
+  it.each<[string, TableRecord, number, number[], string[]]>([
+    // name, table, asked start, slices kept (their start offsets), objects left referenced
+    ['starts the stream exactly at the offset asked, keeping the slice it falls inside', LOG, 15, [10, 20], ['wal/1/1/a', 'wal/1/1/b']],
+    ['drops the slices wholly below the offset asked', LOG, 20, [20], ['wal/1/1/a']],
+    ['takes the high watermark, dropping every slice', LOG, 30, [], []],
+    ['takes an offset a lake table holds already', tableOf('log', { 'table.datalake.enabled': 'true' }, 20), 12, [10, 20], ['wal/1/1/a', 'wal/1/1/b']],
+  ])('%s', (_case, table, asked, kept, referenced) => {
+    const { view, outcome } = deleteRecords(viewOf(table), asked);
+    expect(outcome).toEqual({ ok: true });
+    const stream = getIn(view.buckets, bucketId(3, null, 0))!.stream;
+    expect(stream.startOffset).toBe(asked);
+    expect(stream.slices.map((slice) => slice.startOffset)).toEqual(kept);
+    expect(stream.endOffset).toBe(30);
+    for (const key of ['wal/1/1/a', 'wal/1/1/b']) expect({ key, referenced: getIn(view.objects, key) !== undefined }).toEqual({ key, referenced: referenced.includes(key) });
+  });
+
+  it('changes nothing but the sequence for an offset at or below the start', () => {
+    const started = deleteRecords(viewOf(LOG), 15).view;
+    expect(deleteRecords(started, 12).view).toEqual({ ...started, seq: started.seq + 1 });
+  });
+
+  it('lets a later trim drop the slice the start fell inside once the start passes its end', () => {
+    // Proves retention keeps working on a stream DeleteRecords started inside a slice.
+    const started = deleteRecords(viewOf(LOG), 15).view;
+    const stream = getIn(trim(started, 20).view.buckets, bucketId(3, null, 0))!.stream;
+    expect(stream.startOffset).toBe(20);
+    expect(stream.slices.map((slice) => slice.startOffset)).toEqual([20]);
+  });
+
+  it('lets compaction replace the slice the start fell inside', () => {
+    // A stream object of [10, 30) replaces both kept slices, though 10 is below the stream's start 15.
+    const deleted = deleteRecords(viewOf(LOG), 15).view;
+    const started: View = { ...deleted, nodes: { '1': { id: '1', epoch: 1, address: 'mink.node.1', kafka: 'host1:9092', http: 'host1:8081' } } };
+    const { outcome } = apply(started, started.seq + 1, {
+      type: 'CommitStreamObject',
+      tableId: 3,
+      partition: null,
+      bucket: 0,
+      nodeId: '1',
+      nodeEpoch: 1,
+      streamEpoch: 1,
+      object: 'so/3//0/10-30',
+      startOffset: 10,
+      endOffset: 30,
+      slices: [{ startOffset: 10, endOffset: 30, position: 0, length: 150 }],
+      atMs: 9_500,
+    } as Command);
+    expect(outcome).toEqual({ ok: true });
+  });
+
+  it.each<[string, TableRecord, number, Record<string, unknown>, string, string]>([
+    ['a deposed coordinator', LOG, 20, { coordinatorEpoch: 1 }, 'Fenced', 'coordinator epoch 1 is fenced'],
+    ['an unknown bucket', LOG, 20, { bucket: 4 }, 'NotFound', 'bucket 3//4 does not exist'],
+    ['an offset beyond the high watermark', LOG, 31, {}, 'InvalidArgument', 'offset 31 is beyond the high watermark 30'],
+    ['a primary-key table', tableOf('pk', {}), 20, {}, 'InvalidArgument', 'primary-key table'],
+    ['an offset beyond what the lake holds', tableOf('log', { 'table.datalake.enabled': 'true' }, 10), 20, {}, 'InvalidArgument', 'tiered to the lake up to offset 10'],
+    ['a negative offset', LOG, -1, {}, 'InvalidArgument', 'startOffset must be a non-negative integer'],
+  ])('refuses %s', (_case, table, asked, extra, code, message) => {
+    const before = viewOf(table);
+    const { view, outcome } = deleteRecords(before, asked, extra);
+    expect(outcome).toMatchObject({ ok: false, rejection: { code } });
+    expect((outcome as { rejection: { message: string } }).rejection.message).toContain(message);
+    expect(view).toEqual({ ...before, seq: 8 });
+  });
+});

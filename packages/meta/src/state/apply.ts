@@ -4,6 +4,7 @@ import type {
   AllocateProducerId,
   AlterTable,
   TrimStreams,
+  DeleteRecords,
   CommitTieringRound,
   StartTieringRound,
   CloseStream,
@@ -124,6 +125,8 @@ export function apply(view: View, seq: number, command: Command): Applied {
       return applyCommitTieringRound(view, seq, command);
     case 'TrimStreams':
       return applyTrimStreams(view, seq, command);
+    case 'DeleteRecords':
+      return applyDeleteRecords(view, seq, command);
     case 'AlterTable':
       return applyAlterTable(view, seq, command);
   }
@@ -302,13 +305,11 @@ function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applie
     }
     if (table.kind === 'pk') target = Math.min(target, record.kvSnapshots.at(-1)?.appliedOffset ?? 0);
     const kept = stream.slices.findIndex((slice) => slice.endOffset > target);
-    const dropped = kept === -1 ? stream.slices.length : kept;
-    if (dropped === 0) continue;
+    if ((kept === -1 ? stream.slices.length : kept) === 0) continue;
     const startOffset = kept === -1 ? stream.endOffset : stream.slices[kept]!.startOffset;
-    released.push(...stream.slices.slice(0, dropped));
-    const newStart = Math.max(stream.startOffset, startOffset);
-    const transactions = stream.transactions ? { transactions: trimmedTransactions(stream.transactions, newStart) } : {};
-    buckets.set(id, { ...record, stream: { ...stream, startOffset: newStart, slices: stream.slices.slice(dropped), ...transactions } });
+    const trimmed = streamStartingAt(stream, startOffset);
+    released.push(...trimmed.released);
+    buckets.set(id, { ...record, stream: trimmed.stream });
   }
   const trimmed = buckets.result();
   if (trimmed === view.buckets) return { view: { ...view, seq }, outcome: { ok: true } };
@@ -316,6 +317,45 @@ function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applie
     view: { ...view, seq, buckets: trimmed, ...withReferences(view, [], released, command.atMs) },
     outcome: { ok: true },
   };
+}
+
+/**
+ * `stream` starting at `startOffset` (never below its start): the slices wholly below it are released, a
+ * slice partly below stays (readers skip its records below the start), and the transaction state of
+ * records gone is dropped.
+ */
+function streamStartingAt(stream: StreamRecord, startOffset: number): { stream: StreamRecord; released: DataSlice[] } {
+  const newStart = Math.max(stream.startOffset, startOffset);
+  const kept = stream.slices.findIndex((slice) => slice.endOffset > newStart);
+  const dropped = kept === -1 ? stream.slices.length : kept;
+  const transactions = stream.transactions ? { transactions: trimmedTransactions(stream.transactions, newStart) } : {};
+  return { stream: { ...stream, startOffset: newStart, slices: stream.slices.slice(dropped), ...transactions }, released: stream.slices.slice(0, dropped) };
+}
+
+function applyDeleteRecords(view: View, seq: number, command: DeleteRecords): Applied {
+  const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
+  if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
+  const id = bucketId(command.tableId, command.partition, command.bucket);
+  const record = getIn(view.buckets, id);
+  const table = record ? ownRecord(view.tables, record.table) : undefined;
+  if (!record || !table || table.id !== record.tableId) return reject(view, seq, 'NotFound', `bucket ${id} does not exist`);
+  if (table.kind === 'pk') return reject(view, seq, 'InvalidArgument', `'${table.name}' is a primary-key table: its records cannot be deleted by offset`);
+  const stream = record.stream;
+  if (command.startOffset > stream.endOffset) {
+    return reject(view, seq, 'InvalidArgument', `offset ${command.startOffset} is beyond the high watermark ${stream.endOffset} of ${describeBucket(record)}`);
+  }
+  if (command.startOffset <= stream.startOffset) return { view: { ...view, seq }, outcome: { ok: true } };
+  if (lakeSettingsOf(table.properties).enabled) {
+    const lakeBucket = lakeBucketOf(table, record.partition, record.bucket);
+    const tiered = lakeBucket === null ? 0 : (ownRecord(table.lake?.offsets ?? {}, String(lakeBucket)) ?? 0);
+    if (command.startOffset > tiered) {
+      return reject(view, seq, 'InvalidArgument', `${describeBucket(record)} is tiered to the lake up to offset ${tiered}: records from there on cannot be deleted before the lake holds them`);
+    }
+  }
+  const trimmed = streamStartingAt(stream, command.startOffset);
+  const buckets = new ShardedMapEditor(view.buckets);
+  buckets.set(id, { ...record, stream: trimmed.stream });
+  return { view: { ...view, seq, buckets: buckets.result(), ...withReferences(view, [], trimmed.released, command.atMs) }, outcome: { ok: true } };
 }
 
 /** Why `trim` is not a stream trim, or null. */
@@ -867,7 +907,8 @@ function applyCommitStreamObject(view: View, seq: number, command: CommitStreamO
     // The committed end only grows, so no view the proposer read can have shown these offsets.
     return reject(view, seq, 'InvalidArgument', `range ${range} of ${describeBucket(record)} runs past the committed end ${stream.endOffset}`);
   }
-  if (startOffset < stream.startOffset) {
+  // A slice partly below the stream's start (DeleteRecords) is still the stream's and may be compacted.
+  if (startOffset < (stream.slices[0]?.startOffset ?? stream.startOffset)) {
     return reject(view, seq, 'Conflict', `range ${range} of ${describeBucket(record)} starts below the stream's start ${stream.startOffset}`);
   }
   // The slices are in offset order: the first replaced one starts at startOffset, the last ends at endOffset.
@@ -1188,6 +1229,7 @@ const COMMAND_FIELDS: { [Type in Command['type']]: Record<string, FieldRule> } =
   AllocateProducerId: {},
   StartTieringRound: { coordinatorEpoch: count, table: name, tableId: count, worker: name, ranges: array, atMs: count },
   TrimStreams: { coordinatorEpoch: count, streams: array, atMs: count },
+  DeleteRecords: { coordinatorEpoch: count, tableId: count, partition: partitionOrNull, bucket: count, startOffset: count, atMs: count },
   AlterTable: { coordinatorEpoch: count, name, properties: object },
   CommitTieringRound: { coordinatorEpoch: count, table: name, tableId: count, tieringEpoch: count, metadataKey: objectKey, snapshotId: objectKey, atMs: count },
   CreateTable: { coordinatorEpoch: count, spec: object, createdAtMs: count, leaders: optionalNames },

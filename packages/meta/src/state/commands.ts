@@ -27,6 +27,7 @@ export type Command =
   | StartTieringRound
   | CommitTieringRound
   | TrimStreams
+  | DeleteRecords
   | AlterTable;
 
 /**
@@ -419,6 +420,25 @@ export interface StreamTrim {
   bucket: number;
   /** The offset the stream should start at (the records below it are older than the table's TTL). */
   startOffset: number;
+}
+
+/**
+ * Kafka's DeleteRecords on one bucket of a log table: from now on its stream starts at exactly
+ * `startOffset` (Kafka's log start offset); a slice partly below the new start is kept until a later trim
+ * drops it whole, and readers skip its records below the start. An offset at or below the stream's start
+ * changes nothing. Rejected on a stale coordinator epoch (`Fenced`), an unknown bucket (`NotFound`), and
+ * (`InvalidArgument`) on a primary-key table (its KV snapshots replay the changelog), an offset beyond the
+ * committed end, or one beyond what the lake holds of a table tiered to it (the lake must hold what the
+ * stream no longer does). Outcome: `{}`.
+ */
+export interface DeleteRecords {
+  type: 'DeleteRecords';
+  coordinatorEpoch: number;
+  tableId: number;
+  partition: string | null;
+  bucket: number;
+  startOffset: number;
+  atMs: number;
 }
 
 /**
