@@ -57,8 +57,9 @@ export const BENCH_LIMITS = {
   /** Each long poll appends one batch, and each takes an append's ack: ten thousand are over half an hour. */
   longPollsMax: 10_000,
   /**
-   * The consumer keeps two bytes per record (times read, partition read from), and the records' keys hold
-   * their number in `BENCH_KAFKA.keyBytes` digits: fifty million are about 10 GB of keys and values.
+   * The idempotent and the transactional series each send this many, the consumer keeps two bytes per
+   * record of both (times read, partition read from), and the records' keys hold their number in
+   * `BENCH_KAFKA.keyBytes` digits: fifty million are about 10 GB of keys and values per series.
    */
   kafkaRecordsMax: 50_000_000,
   /**
@@ -244,11 +245,13 @@ export const BENCH_TIERING = {
 
 /**
  * The Kafka figures (issue "`pnpm bench`: kafkajs produce and consume MB/s"): kafkajs creates a topic of
- * `partitions` partitions through the data nodes' Kafka listeners, producers send `--kafka-records` records
- * with acks -1 in sends of about 1 MiB (`recordsPerSend`), each to one partition, partitions in turn, with
- * `--concurrency` sends in flight; then a consumer in a new group reads every partition from the beginning.
- * Produce MB/s is compared with raw 1 MiB S3 PUTs at the same in-flight count, its p99 ack with the
- * write-path bound, and consume MB/s with the scan figures' raw 1 MiB GETs, 4 in flight.
+ * `partitions` partitions through the data nodes' Kafka listeners, idempotent producers send
+ * `--kafka-records` records with acks -1 in sends of about 1 MiB (`recordsPerSend`), each to one
+ * partition, partitions in turn, with `--concurrency` sends in flight; transactional producers then send as
+ * many again, each send in a transaction of its own (`transactions`); then a read_committed consumer in a
+ * new group reads every partition from the beginning. Each produce series' MB/s is compared with raw 1 MiB
+ * S3 PUTs at the same in-flight count, its records/s with the floor write path's rows/s, its p99 ack with
+ * the write-path bound; consume MB/s with the scan figures' raw 1 MiB GETs, 4 in flight.
  */
 export const BENCH_KAFKA = {
   topic: 'bench_kafka',
@@ -272,6 +275,16 @@ export const BENCH_KAFKA = {
   producersMax: 32,
   /** Records of each untimed warm-up send: one per producer and partition, so every connection is open before the clock starts. */
   warmupRecordsPerSend: 100,
+  /**
+   * The transactional series (issue 40, item 5): as many producers as the idempotent series, each with a
+   * transactional id of its own (`idPrefix`, the run, its index), idempotent with one request in flight as
+   * kafkajs requires. A transaction carries `sendsPerTransaction` sends of `recordsPerSend` records, to
+   * partitions in turn, one after the other, then commits; with 1 every send pays AddPartitionsToTxn, EndTxn
+   * and a commit marker, the most a transaction can cost per record. Each producer first commits one
+   * untimed transaction of a warm-up send to every partition: kafkajs asks for its producer id
+   * (InitProducerId with the transactional id, after FindCoordinator) only at its first transaction.
+   */
+  transactions: { idPrefix: 'mink-bench-', sendsPerTransaction: 1 },
   /** The produce request's timeout (how long a leader may take to acknowledge with acks -1), and every kafkajs request's. */
   produceTimeoutMs: 30_000,
   requestTimeoutMs: 30_000,

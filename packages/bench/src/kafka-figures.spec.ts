@@ -2,16 +2,22 @@ import { BENCH_KAFKA } from './bench-limits';
 import {
   checkAcknowledgedOffsets,
   ConsumeTally,
+  describeKafkaProduce,
+  kafkaFloorShare,
   kafkaRatios,
   kafkaRecordKey,
   kafkaSendCount,
   kafkaSendOf,
+  kafkaTransactionCount,
+  kafkaTransactionOf,
   recordNumberOfKey,
   TALLY_PARTITIONS_MAX,
   type AcknowledgedSend,
+  type FloorRate,
   type KafkaRatioSettings,
+  type OffsetSpan,
 } from './kafka-figures';
-import type { BaselineResult, KafkaConsumeResult, KafkaProduceResult, KafkaResult } from './results';
+import type { BaselineResult, KafkaConsumeResult, KafkaProduceResult, KafkaResult, KafkaTransactionalProduceResult } from './results';
 import { summarizeLatencies } from './stats';
 
 const MIB = 1024 * 1024;
@@ -55,6 +61,30 @@ describe('kafkaSendCount and kafkaSendOf', () => {
   });
 });
 
+describe('kafkaTransactionCount and kafkaTransactionOf', () => {
+  it.each<[string, number, number, number, number, number, number[][][]]>([
+    ['one send per transaction, as the bench runs it', 10, 4, 8, 1, 100, [[[0, 100, 4]], [[1, 104, 4]], [[2, 108, 2]]]],
+    ['two sends per transaction, partitions in turn', 12, 2, 4, 2, 0, [[[0, 0, 2], [1, 2, 2]], [[2, 4, 2], [3, 6, 2]], [[0, 8, 2], [1, 10, 2]]]],
+    ['a last transaction with the remaining send', 10, 4, 8, 2, 0, [[[0, 0, 4], [1, 4, 4]], [[2, 8, 2]]]],
+    ['more sends per transaction than the series has', 3, 4, 8, 5, 0, [[[0, 0, 3]]]],
+  ])('groups %s', (_case, records, recordsPerSend, partitions, sendsPerTransaction, firstRecord, expected) => {
+    // Proves the transactions of a series carry every send of it once, in the order kafkaSendOf numbers them, with the series' own record numbers.
+    const transactions = kafkaTransactionCount(kafkaSendCount(records, recordsPerSend), sendsPerTransaction);
+    const grouped = Array.from({ length: transactions }, (_, index) => kafkaTransactionOf(index, records, recordsPerSend, partitions, sendsPerTransaction, firstRecord));
+    expect(grouped.map((sends) => sends.map((send) => [send.partition, send.firstRecord, send.records]))).toEqual(expected);
+  });
+
+  it.each<[string, () => unknown]>([
+    ['zero sends per transaction', () => kafkaTransactionCount(4, 0)],
+    ['a fractional send count', () => kafkaTransactionCount(1.5, 1)],
+    ['a transaction past the last', () => kafkaTransactionOf(3, 10, 4, 8, 1)],
+    ['a negative transaction', () => kafkaTransactionOf(-1, 10, 4, 8, 1)],
+  ])('refuses %s', (_case, call) => {
+    // Proves a wrong plan is a bug that stops the bench, not a series that commits nothing.
+    expect(call).toThrow();
+  });
+});
+
 describe('kafkaRecordKey and recordNumberOfKey', () => {
   it.each<[number, string]>([
     [0, '0000000000'],
@@ -88,20 +118,48 @@ describe('kafkaRecordKey and recordNumberOfKey', () => {
 });
 
 describe('checkAcknowledgedOffsets', () => {
-  const send = (partition: number, baseOffset: number, records: number): AcknowledgedSend => ({ partition, baseOffset, records });
+  const send = (partition: number, baseOffset: number, records: number, aborted?: true): AcknowledgedSend => ({ partition, baseOffset, records, ...(aborted ? { aborted } : {}) });
+  type Spans = [partition: number, spans: [first: number, end: number][]][];
 
-  it.each<[string, AcknowledgedSend[], string | null, [number, number][]]>([
-    ['batches that tile each partition, acknowledged in any order', [send(1, 4, 4), send(0, 0, 3), send(1, 0, 4), send(0, 3, 1)], null, [[0, 4], [1, 8]]],
-    ['no send at all', [], null, []],
-    ['a gap', [send(0, 0, 3), send(0, 5, 3)], 'partition 0: the acknowledged batches leave a gap at offset 3', [[0, 6]]],
-    ['a first batch not at offset 0', [send(2, 1, 3)], 'partition 2: the acknowledged batches leave a gap at offset 0', [[2, 3]]],
-    ['two batches given the same offsets', [send(0, 0, 3), send(0, 0, 3)], 'partition 0: the acknowledged batches overlap at offset 3', [[0, 6]]],
-    ['an empty batch', [send(0, 0, 0)], 'partition 0: a send of 0 records acknowledged at offset 0', [[0, 0]]],
-  ])('judges %s', (_case, sends, failure, recordsByPartition) => {
-    // Proves an acknowledgement the log cannot hold (a gap, an overlap) is caught, and the records per partition are what the consumer must read.
-    const check = checkAcknowledgedOffsets(sends);
+  it.each<[string, AcknowledgedSend[], [number, number][], string | null, [number, number][], Spans]>([
+    ['batches that tile each partition, acknowledged in any order', [send(1, 4, 4), send(0, 0, 3), send(1, 0, 4), send(0, 3, 1)], [], null, [[0, 4], [1, 8]], [[0, [[0, 4]]], [1, [[0, 8]]]]],
+    ['no send at all', [], [], null, [], []],
+    ['a gap', [send(0, 0, 3), send(0, 5, 3)], [], 'partition 0: the acknowledged batches leave a gap at offset 3', [[0, 6]], [[0, [[0, 3], [5, 8]]]]],
+    ['a first batch not at offset 0', [send(2, 1, 3)], [], 'partition 2: the acknowledged batches leave a gap at offset 0', [[2, 3]], [[2, [[1, 4]]]]],
+    ['two batches given the same offsets', [send(0, 0, 3), send(0, 0, 3)], [], 'partition 0: the acknowledged batches overlap at offset 3', [[0, 6]], [[0, [[0, 3]]]]],
+    ['an empty batch', [send(0, 0, 0)], [], 'partition 0: a send of 0 records acknowledged at offset 0', [[0, 0]], [[0, []]]],
+    ['transactions whose markers sit between their batches', [send(0, 0, 3), send(0, 4, 2), send(0, 7, 2)], [[0, 3]], null, [[0, 7]], [[0, [[0, 3], [4, 6], [7, 9]]]]],
+    ['two markers side by side (two transactions ended before the next batch)', [send(0, 0, 3), send(0, 5, 2)], [[0, 2]], null, [[0, 5]], [[0, [[0, 3], [5, 7]]]]],
+    [
+      'more offsets between the batches than markers',
+      [send(0, 0, 3), send(0, 4, 2), send(0, 8, 2)],
+      [[0, 2]],
+      'partition 0: the acknowledged batches leave a gap at offset 6 (3 offsets between them, 2 transaction markers)',
+      [[0, 7]],
+      [[0, [[0, 3], [4, 6], [8, 10]]]],
+    ],
+    ['markers of another partition', [send(0, 0, 3), send(0, 4, 2)], [[1, 5]], 'partition 0: the acknowledged batches leave a gap at offset 3', [[0, 5]], [[0, [[0, 3], [4, 6]]]]],
+    ['an aborted batch, which holds offsets but no committed record', [send(0, 0, 3), send(0, 3, 2, true), send(0, 6, 2)], [[0, 2]], null, [[0, 5]], [[0, [[0, 3], [6, 8]]]]],
+  ])('judges %s', (_case, sends, markers, failure, recordsByPartition, spans) => {
+    // Proves an acknowledgement the log cannot hold (a gap beyond the transaction markers, an overlap) is caught, and that the records and their offsets per partition are what the consumer must read.
+    const check = checkAcknowledgedOffsets(sends, new Map(markers));
     expect(check.failure).toBe(failure);
     expect([...check.recordsByPartition]).toEqual(recordsByPartition);
+    expect([...check.committedSpans].map(([partition, list]) => [partition, list.map((span) => [span.first, span.end])])).toEqual(spans);
+  });
+});
+
+describe('checkAcknowledgedOffsets between batches', () => {
+  it('counts the offsets between acknowledged batches of every partition, not those after the last', () => {
+    // Proves the report can tell markers that take offsets (as in Kafka) from markers that take none.
+    const sends: AcknowledgedSend[] = [
+      { partition: 0, baseOffset: 0, records: 3 },
+      { partition: 0, baseOffset: 4, records: 2 },
+      { partition: 1, baseOffset: 0, records: 2 },
+      { partition: 1, baseOffset: 4, records: 2 },
+    ];
+    expect(checkAcknowledgedOffsets(sends, new Map([[0, 2], [1, 2]])).offsetsBetweenBatches).toBe(3);
+    expect(checkAcknowledgedOffsets(sends.map((send) => ({ ...send, baseOffset: send.baseOffset === 4 ? (send.partition === 0 ? 3 : 2) : 0 }))).offsetsBetweenBatches).toBe(0);
   });
 });
 
@@ -111,9 +169,10 @@ describe('ConsumeTally', () => {
     { partition: 0, firstRecord: 0, records: 3 },
     { partition: 1, firstRecord: 3, records: 2 },
   ];
-  const recordsByPartition = new Map([
-    [0, 3],
-    [1, 2],
+  const spansOf = (entries: [number, [number, number][]][]): Map<number, OffsetSpan[]> => new Map(entries.map(([partition, spans]) => [partition, spans.map(([first, end]) => ({ first, end }))]));
+  const tiled = spansOf([
+    [0, [[0, 3]]],
+    [1, [[0, 2]]],
   ]);
   const keyOf = (recordNumber: number): Uint8Array => key(kafkaRecordKey(recordNumber, 10));
   type Read = [partition: number, offset: number, recordNumber: number | Uint8Array | null];
@@ -125,9 +184,18 @@ describe('ConsumeTally', () => {
     [0, 2, 2],
   ];
 
+  function verdictOf(reads: Read[], spans: Map<number, OffsetSpan[]> = tiled, ranges = acknowledged, recordNumbers = 6): { verdict: string | null; tally: ConsumeTally } {
+    const tally = new ConsumeTally(recordNumbers, spans, 10);
+    for (const [partition, offset, recordNumber] of reads) {
+      const bytes = typeof recordNumber === 'number' ? keyOf(recordNumber) : recordNumber;
+      tally.add(partition, offset, bytes, 210);
+    }
+    return { verdict: tally.verdict(ranges), tally };
+  }
+
   it.each<[string, Read[], string | null]>([
     ['every record once, partitions interleaved', everything, null],
-    ['a partition not read to its end', everything.slice(0, 4), 'partition 0: read up to offset 2, but 3 records were acknowledged'],
+    ['a partition not read to its end', everything.slice(0, 4), 'partition 0: read up to offset 2, but its committed records end at offset 3'],
     ['a gap in the offsets', [[0, 0, 0], [0, 2, 1]], 'partition 0: read offset 2 where 1 was next (a gap)'],
     ['an offset read twice', [...everything, [1, 1, 4]], 'partition 1: read offset 1 where 2 was next (a repeat)'],
     ['a record read twice at two offsets', [[0, 0, 0], [0, 1, 0], [0, 2, 2], [1, 0, 3], [1, 1, 4]], 'partition 0: record 0 read again at offset 1'],
@@ -135,29 +203,51 @@ describe('ConsumeTally', () => {
     ['a record number past the last', [[0, 0, 7]], 'partition 0: the record at offset 0 has a key no send wrote'],
     ['records swapped between partitions', [[0, 0, 0], [0, 1, 1], [0, 2, 3], [1, 0, 2], [1, 1, 4]], 'record 2 was sent to partition 0 but read from partition 1'],
     ['an acknowledged record replaced by another', [[0, 0, 0], [0, 1, 1], [0, 2, 5], [1, 0, 3], [1, 1, 4]], '1 acknowledged records were not read (the first: record 2)'],
+    ['a record past the committed ones', [...everything, [1, 2, 5]], 'partition 1: read offset 2, which holds no committed record (a transaction marker or an aborted batch)'],
   ])('judges %s', (_case, reads, expected) => {
     // Proves the consume series passes only when every acknowledged record was read exactly once at offsets without gap or repeat.
-    const tally = new ConsumeTally(6, 10);
-    for (const [partition, offset, recordNumber] of reads) {
-      const bytes = typeof recordNumber === 'number' ? keyOf(recordNumber) : recordNumber;
-      tally.add(partition, offset, bytes, 210);
-    }
-    expect(tally.verdict(recordsByPartition, acknowledged)).toBe(expected);
+    const { verdict, tally } = verdictOf(reads);
+    expect(verdict).toBe(expected);
     expect(tally.records).toBe(reads.length);
     expect(tally.bytes).toBe(210 * reads.length);
   });
 
+  describe('with transactions', () => {
+    /**
+     * Partition 0 as the transactional series leaves it: records 0–1 at offsets 0–1 (idempotent), a
+     * transaction's record 2 at offset 2 and its marker at 3, an aborted transaction's record 3 at offset 4
+     * and its marker at 5, a transaction's record 4 at offset 6 and its marker at 7.
+     */
+    const spans = spansOf([[0, [[0, 3], [6, 7]]]]);
+    const ranges = [
+      { partition: 0, firstRecord: 0, records: 3 },
+      { partition: 0, firstRecord: 4, records: 1 },
+    ];
+
+    it.each<[string, Read[], string | null]>([
+      ['the committed records, skipping the markers and the aborted batch', [[0, 0, 0], [0, 1, 1], [0, 2, 2], [0, 6, 4]], null],
+      ['a marker exposed to the consumer', [[0, 0, 0], [0, 1, 1], [0, 2, 2], [0, 3, null]], 'partition 0: read offset 3, which holds no committed record (a transaction marker or an aborted batch)'],
+      ['the aborted record read', [[0, 0, 0], [0, 1, 1], [0, 2, 2], [0, 4, 3], [0, 6, 4]], 'partition 0: read offset 4, which holds no committed record (a transaction marker or an aborted batch)'],
+      ['a committed record skipped along with the markers', [[0, 0, 0], [0, 1, 1], [0, 6, 4]], 'partition 0: read offset 6 where 2 was next (a gap)'],
+      ['the last committed transaction not read (its commit not seen)', [[0, 0, 0], [0, 1, 1], [0, 2, 2]], 'partition 0: read up to offset 3, but its committed records end at offset 7'],
+    ])('judges %s', (_case, reads, expected) => {
+      // Proves a read_committed consumer passes only when it reads every committed record once and nothing of a marker or an aborted transaction.
+      expect(verdictOf(reads, spans, ranges).verdict).toBe(expected);
+    });
+  });
+
   it('refuses a partition it cannot keep', () => {
     // Proves a partition number beyond the byte the tally keeps it in is a bug that stops the bench, not a silent wrap.
-    expect(() => new ConsumeTally(6, 10).add(TALLY_PARTITIONS_MAX, 0, keyOf(0), 210)).toThrow(/outside/);
+    expect(() => new ConsumeTally(6, tiled, 10).add(TALLY_PARTITIONS_MAX, 0, keyOf(0), 210)).toThrow(/outside/);
   });
 
   it('counts records read that no acknowledged send wrote', () => {
-    // Proves a record of a failed send that was written anyway is reported, not silently counted.
-    const tally = new ConsumeTally(6, 10);
-    everything.forEach(([partition, offset, recordNumber]) => tally.add(partition, offset, keyOf(recordNumber as number), 210));
-    tally.add(0, 3, keyOf(5), 210);
-    expect(tally.verdict(new Map([[0, 4], [1, 2]]), acknowledged)).toBe('1 records were read that no acknowledged send wrote');
+    // Proves a record at a committed offset whose key no acknowledged range names (a layout and ranges that disagree) is reported, not silently counted.
+    const fourInPartitionZero = spansOf([
+      [0, [[0, 4]]],
+      [1, [[0, 2]]],
+    ]);
+    expect(verdictOf([...everything, [0, 3, 5]], fourInPartitionZero).verdict).toBe('1 records were read that no acknowledged send wrote');
   });
 });
 
@@ -227,7 +317,7 @@ describe('kafkaRatios', () => {
     };
   }
 
-  function kafka(produced: KafkaProduceResult, consumed: KafkaConsumeResult | null): KafkaResult {
+  function kafka(produced: KafkaProduceResult, consumed: KafkaConsumeResult | null, transactional: KafkaTransactionalProduceResult | null = null): KafkaResult {
     return {
       topic: 'bench_kafka',
       partitions: 8,
@@ -240,6 +330,7 @@ describe('kafkaRatios', () => {
       keyBytes: 10,
       valueBytes: 200,
       produce: produced,
+      transactionalProduce: transactional,
       consume: consumed,
       clientErrors: 0,
       firstClientErrors: [],
@@ -248,7 +339,7 @@ describe('kafkaRatios', () => {
 
   it('divides produce MB/s by raw PUTs at the same in-flight count, its p99 by the ack bound, and consume MB/s by raw GETs', () => {
     // Proves each figure's baseline: PUT 1 MiB at 8 in flight (not the sequential one), the bound 2 × (150 + 5) + 5 = 315 ms, GET 1 MiB at 4 in flight.
-    const ratios = kafkaRatios(kafka(produce(60_000_000, [100, 315]), consume(50_000_000)), BASELINES, settings);
+    const ratios = kafkaRatios(kafka(produce(60_000_000, [100, 315]), consume(50_000_000)), BASELINES, null, settings);
     expect(ratios.map((entry) => [entry.value, entry.baseline, entry.ratio, entry.goal])).toEqual([
       [60_000_000, 100_000_000, 0.6, { minimum: 0.5, met: true }],
       [315, 315, 1, undefined],
@@ -267,17 +358,17 @@ describe('kafkaRatios', () => {
     ['exactly at the goal', 50_000_000, '0.50 × raw S3 PUT MB/s (1 MiB, 8 in flight); goal ≥ 0.50 ×: met'],
   ])('judges the produce goal %s', (_case, bytesPerSecond, ending) => {
     // Proves "not met" is never printed beside a ratio that reads as met without the figure that explains it.
-    const [ratio] = kafkaRatios(kafka(produce(bytesPerSecond, [10]), null), BASELINES, settings);
+    const [ratio] = kafkaRatios(kafka(produce(bytesPerSecond, [10]), null), BASELINES, null, settings);
     expect(ratio!.text.endsWith(ending)).toBe(true);
     expect(ratio!.goal!.met).toBe(bytesPerSecond >= 50_000_000);
   });
 
   it('gives no ratio to a series whose records did not check out', () => {
     // Proves a bench that read or wrote the wrong records never prints a figure for them.
-    expect(kafkaRatios(kafka(produce(60_000_000, [10], 'partition 0: the acknowledged batches leave a gap at offset 3'), consume(50_000_000)), BASELINES, settings).map((entry) => entry.text)).toEqual([
+    expect(kafkaRatios(kafka(produce(60_000_000, [10], 'partition 0: the acknowledged batches leave a gap at offset 3'), consume(50_000_000)), BASELINES, null, settings).map((entry) => entry.text)).toEqual([
       expect.stringMatching(/^kafka consume/),
     ]);
-    expect(kafkaRatios(kafka(produce(60_000_000, [10]), consume(50_000_000, '3 acknowledged records were not read')), BASELINES, settings).map((entry) => entry.text)).toEqual([
+    expect(kafkaRatios(kafka(produce(60_000_000, [10]), consume(50_000_000, '3 acknowledged records were not read')), BASELINES, null, settings).map((entry) => entry.text)).toEqual([
       expect.stringMatching(/^kafka produce: 60/),
       expect.stringMatching(/^kafka produce: p99/),
     ]);
@@ -286,7 +377,120 @@ describe('kafkaRatios', () => {
   it('leaves out a ratio whose baseline the run did not measure', () => {
     // Proves a run interrupted before a baseline prints only what it can compare.
     const onlyPut = BASELINES.filter((entry) => entry.kind === 's3-put');
-    expect(kafkaRatios(kafka(produce(60_000_000, [10]), consume(50_000_000)), onlyPut, settings).map((entry) => entry.text)).toEqual([expect.stringMatching(/^kafka produce: 60/)]);
-    expect(kafkaRatios(kafka(produce(60_000_000, [10]), consume(50_000_000)), [], settings)).toEqual([]);
+    expect(kafkaRatios(kafka(produce(60_000_000, [10]), consume(50_000_000)), onlyPut, null, settings).map((entry) => entry.text)).toEqual([expect.stringMatching(/^kafka produce: 60/)]);
+    expect(kafkaRatios(kafka(produce(60_000_000, [10]), consume(50_000_000)), [], null, settings)).toEqual([]);
+  });
+
+  function transactional(bytesPerSecond: number, latenciesMs: number[], offsetCheckFailure: string | null = null): KafkaTransactionalProduceResult {
+    return {
+      ...produce(bytesPerSecond, latenciesMs, offsetCheckFailure),
+      recordsPerSecond: 50_000,
+      sendsPerTransaction: 1,
+      transactions: latenciesMs.length,
+      failedTransactions: 0,
+      transactionsInFlight: 8,
+      transactionMarkers: 16,
+      offsetsBetweenBatches: 8,
+    };
+  }
+
+  /** The floor write path: 200 000 rows/s of 270 bytes of JSON. */
+  const FLOOR: FloorRate = { rowsPerSecond: 200_000, payloadBytesPerSecond: 54_000_000 };
+
+  it('compares both produce series with raw PUTs, the floor write path and the ack bound, the goal only for the idempotent one', () => {
+    // Proves the transactional series is reported exactly as the idempotent one, each with its share of the floor beside its ratio to raw PUT.
+    const ratios = kafkaRatios(kafka(produce(60_000_000, [100, 315]), consume(50_000_000), transactional(40_000_000, [200, 630])), BASELINES, FLOOR, settings);
+    expect(ratios.map((entry) => entry.text)).toEqual([
+      'kafka produce: 60.0 MB/s, 100 000 records/s = 0.60 × raw S3 PUT MB/s (1 MiB, 8 in flight); goal ≥ 0.50 ×: met',
+      'kafka produce: 100 000 records/s of 210 B = 0.50 × floor write path rows/s (200 000 rows/s of 270 B of JSON)',
+      'kafka produce: p99 ack 315 ms = 1.0 × (2 × (S3 PUT p99 + JetStream publish p99, 8 in flight) + linger 5 ms = 315 ms)',
+      'kafka transactional produce: 40.0 MB/s, 50 000 records/s = 0.40 × raw S3 PUT MB/s (1 MiB, 8 in flight)',
+      'kafka transactional produce: 50 000 records/s of 210 B = 0.25 × floor write path rows/s (200 000 rows/s of 270 B of JSON)',
+      'kafka transactional produce: p99 ack 630 ms = 2.0 × (2 × (S3 PUT p99 + JetStream publish p99, 8 in flight) + linger 5 ms = 315 ms)',
+      'kafka consume: 50.0 MB/s, 200 000 records/s = 0.25 × raw S3 GET MB/s (1 MiB, 4 in flight)',
+    ]);
+    expect(ratios.map((entry) => entry.goal)).toEqual([{ minimum: 0.5, met: true }, undefined, undefined, undefined, undefined, undefined, undefined]);
+  });
+
+  it('gives the transactional series no ratio when its offsets did not check out, and keeps the others', () => {
+    // Proves a transactional series whose batches the log cannot hold prints no figure, while the idempotent series before it still does.
+    const texts = kafkaRatios(kafka(produce(60_000_000, [10]), null, transactional(40_000_000, [10], 'partition 0: the acknowledged batches leave a gap at offset 9')), BASELINES, FLOOR, settings).map(
+      (entry) => entry.text,
+    );
+    expect(texts).toHaveLength(3);
+    expect(texts.every((text) => text.startsWith('kafka produce: '))).toBe(true);
+  });
+});
+
+describe('kafkaFloorShare', () => {
+  function produce(recordsPerSecond: number, offsetCheckFailure: string | null = null): KafkaProduceResult {
+    return {
+      sends: 10,
+      failedSends: 0,
+      firstFailureMessage: null,
+      stoppedEarly: false,
+      records: 10_000,
+      bytes: 10_340_000,
+      warmupRecords: 0,
+      elapsedMs: 1_000,
+      bytesPerSecond: recordsPerSecond * 1_034,
+      recordsPerSecond,
+      latency: summarizeLatencies([10]),
+      offsetCheckFailure,
+      cpuSecondsPerMegabyte: null,
+      benchCpuSecondsPerMegabyte: null,
+      rssMaxBytes: null,
+    };
+  }
+
+  it.each<[string, number, FloorRate | null, string | null, [number, number, number] | null]>([
+    ['a series at under half the floor', 42_000, { rowsPerSecond: 100_000, payloadBytesPerSecond: 27_000_000 }, null, [42_000, 100_000, 0.42]],
+    ['a series above the floor (its records are counted, not their bytes)', 150_000, { rowsPerSecond: 100_000, payloadBytesPerSecond: 27_000_000 }, null, [150_000, 100_000, 1.5]],
+    ['no floor measured (an interrupted run)', 42_000, null, null, null],
+    ['a floor that acknowledged nothing', 42_000, { rowsPerSecond: 0, payloadBytesPerSecond: 0 }, null, null],
+    ['a series whose offsets did not check out', 42_000, { rowsPerSecond: 100_000, payloadBytesPerSecond: 27_000_000 }, 'partition 0: a gap', null],
+  ])('divides %s', (_case, recordsPerSecond, floor, offsetCheckFailure, expected) => {
+    // Proves the share is the series' records/s over the floor's rows/s, and that a missing floor or a failed check gives no figure rather than a wrong one.
+    const share = kafkaFloorShare('kafka produce', produce(recordsPerSecond, offsetCheckFailure), 1_034, floor);
+    expect(share === null ? null : [share.value, share.baseline, share.ratio]).toEqual(expected);
+  });
+
+  it('states the sizes of a record and of a floor row beside the share', () => {
+    // Proves the reader sees that one record is compared with one row of another size.
+    expect(kafkaFloorShare('kafka transactional produce', produce(42_000), 1_034, { rowsPerSecond: 100_000, payloadBytesPerSecond: 27_000_000 })!.text).toBe(
+      'kafka transactional produce: 42 000 records/s of 1 034 B = 0.42 × floor write path rows/s (100 000 rows/s of 270 B of JSON)',
+    );
+  });
+});
+
+describe('describeKafkaProduce', () => {
+  const base: KafkaProduceResult = {
+    sends: 20,
+    failedSends: 0,
+    firstFailureMessage: null,
+    stoppedEarly: false,
+    records: 20_000,
+    bytes: 20_680_000,
+    warmupRecords: 800,
+    elapsedMs: 2_000,
+    bytesPerSecond: 10_340_000,
+    recordsPerSecond: 10_000,
+    latency: summarizeLatencies([100, 300]),
+    offsetCheckFailure: null,
+    cpuSecondsPerMegabyte: null,
+    benchCpuSecondsPerMegabyte: null,
+    rssMaxBytes: null,
+  };
+
+  it.each<[string, KafkaProduceResult | KafkaTransactionalProduceResult, string]>([
+    ['the idempotent series', base, 'produce: 20 000 records in 20 sends, 10.3 MB/s, 10 000 records/s, ack p50 100 ms, p99 300 ms, offsets check ok'],
+    [
+      'the transactional series, with a failed transaction',
+      { ...base, failedSends: 1, sendsPerTransaction: 1, transactions: 20, failedTransactions: 1, transactionsInFlight: 8, transactionMarkers: 84, offsetsBetweenBatches: 76, offsetCheckFailure: 'partition 1: a gap' },
+      'transactional produce: 20 000 records in 20 sends in 20 committed transactions (1 transactions failed), 10.3 MB/s, 10 000 records/s, commit ack p50 100 ms, p99 300 ms; OFFSETS CHECK FAILED: partition 1: a gap',
+    ],
+  ])('describes %s', (_case, produce, expected) => {
+    // Proves the progress line says which series it is and what its latency measures.
+    expect(describeKafkaProduce(produce)).toBe(expected);
   });
 });

@@ -2,7 +2,7 @@ import { LIMITS } from '@mink/config';
 import { BENCH_BASELINES, BENCH_KAFKA, BENCH_SCAN } from './bench-limits';
 import { formatCount, formatMegabytesPerSecond, formatMilliseconds, formatSize } from './format';
 import { findBaseline, minimumGoalText, ratioOf } from './ratio';
-import type { BaselineResult, KafkaConsumeResult, KafkaProduceResult, KafkaResult, Ratio } from './results';
+import type { BaselineResult, KafkaConsumeResult, KafkaProduceResult, KafkaResult, KafkaTransactionalProduceResult, Ratio, WriteScenarioResult } from './results';
 
 /**
  * The pure side of the Kafka figures: which records each send carries, the keys that name them, the checks
@@ -36,6 +36,25 @@ export function kafkaSendOf(index: number, records: number, recordsPerSend: numb
   return { partition: index % partitions, firstRecord: firstRecord + start, records: Math.min(recordsPerSend, records - start) };
 }
 
+/** Transactions that carry the `sends` sends of a series, `sendsPerTransaction` each (the last carries the remainder). */
+export function kafkaTransactionCount(sends: number, sendsPerTransaction: number): number {
+  if (!Number.isSafeInteger(sendsPerTransaction) || sendsPerTransaction < 1) throw new Error(`sends per transaction must be a positive integer, got ${sendsPerTransaction}`);
+  if (!Number.isSafeInteger(sends) || sends < 0) throw new Error(`sends must be a whole number, got ${sends}`);
+  return Math.ceil(sends / sendsPerTransaction);
+}
+
+/**
+ * The sends of transaction `index` of a series of `records` records: sends `index × sendsPerTransaction`
+ * onwards, as `kafkaSendOf` numbers them, so the transactions of a series carry every send once, in order.
+ */
+export function kafkaTransactionOf(index: number, records: number, recordsPerSend: number, partitions: number, sendsPerTransaction: number, firstRecord = 0): KafkaSend[] {
+  const sends = kafkaSendCount(records, recordsPerSend);
+  const transactions = kafkaTransactionCount(sends, sendsPerTransaction);
+  if (!Number.isSafeInteger(index) || index < 0 || index >= transactions) throw new Error(`transaction ${index} is outside the series of ${transactions} transactions`);
+  const first = index * sendsPerTransaction;
+  return Array.from({ length: Math.min(sendsPerTransaction, sends - first) }, (_, offset) => kafkaSendOf(first + offset, records, recordsPerSend, partitions, firstRecord));
+}
+
 /** The key of record `recordNumber`: its number in `keyBytes` decimal digits, so the consumer can tell which record it read. */
 export function kafkaRecordKey(recordNumber: number, keyBytes: number = BENCH_KAFKA.keyBytes): string {
   const digits = String(recordNumber);
@@ -54,25 +73,47 @@ export function recordNumberOfKey(key: Uint8Array | null, keyBytes: number = BEN
   return value;
 }
 
-/** One acknowledged send: the partition it went to, the base offset the leader gave its batch, and its records. */
+/**
+ * One acknowledged send: the partition it went to, the base offset the leader gave its batch, and its
+ * records. `aborted`: the send was acknowledged inside a transaction that then failed, so its batch holds
+ * offsets of the partition but a read_committed consumer must not read it.
+ */
 export interface AcknowledgedSend {
   partition: number;
   baseOffset: number;
   records: number;
+  aborted?: boolean;
 }
 
-/** Records acknowledged per partition, and why the acknowledged batches do not tile each partition from offset 0 (null when they do). */
+/** Offsets `[first, end)` of one partition. */
+export interface OffsetSpan {
+  first: number;
+  end: number;
+}
+
+/**
+ * What the acknowledged sends say a partition holds: its committed records, the spans of offsets they lie
+ * at (in offset order, adjacent batches joined), and why the batches do not fit the partition's log (null
+ * when they do).
+ */
 export interface OffsetCheck {
   recordsByPartition: Map<number, number>;
+  /** A read_committed consumer reads every offset inside them and none outside (transaction markers, aborted batches). */
+  committedSpans: Map<number, OffsetSpan[]>;
+  /** Offsets of all partitions between acknowledged batches: the transaction markers that sit there (those after a partition's last batch are not counted). */
+  offsetsBetweenBatches: number;
   failure: string | null;
 }
 
 /**
- * The acknowledged sends of a new topic must tile every partition's offsets from 0 without gap or overlap: a
- * gap is a record the log holds that no acknowledgement accounts for (a failed send that was written
- * anyway, or a leader that skipped offsets), an overlap two batches given the same offsets.
+ * The acknowledged sends of a new topic must fill every partition's offsets from 0 without overlap, leaving
+ * no more offsets between them than `markersByPartition` allows there: a transaction writes one marker (a
+ * control batch of one offset) to every partition it sent to, and nothing else may sit between acknowledged
+ * batches. Without markers that is a tiling. A gap beyond them is a record the log holds that no
+ * acknowledgement accounts for (a failed send that was written anyway, or a leader that skipped offsets),
+ * an overlap two batches given the same offsets. Markers after the last batch are not seen here.
  */
-export function checkAcknowledgedOffsets(sends: readonly AcknowledgedSend[]): OffsetCheck {
+export function checkAcknowledgedOffsets(sends: readonly AcknowledgedSend[], markersByPartition: ReadonlyMap<number, number> = new Map()): OffsetCheck {
   const byPartition = new Map<number, AcknowledgedSend[]>();
   for (const send of sends) {
     const list = byPartition.get(send.partition) ?? [];
@@ -80,20 +121,35 @@ export function checkAcknowledgedOffsets(sends: readonly AcknowledgedSend[]): Of
     byPartition.set(send.partition, list);
   }
   const recordsByPartition = new Map<number, number>();
+  const committedSpans = new Map<number, OffsetSpan[]>();
+  let offsetsBetweenBatches = 0;
   let failure: string | null = null;
   for (const partition of [...byPartition.keys()].sort((a, b) => a - b)) {
     const sorted = byPartition.get(partition)!.sort((a, b) => a.baseOffset - b.baseOffset);
+    const markers = markersByPartition.get(partition) ?? 0;
     let end = 0;
+    let between = 0;
     for (const send of sorted) {
       if (failure === null && !(send.records > 0)) failure = `partition ${partition}: a send of ${send.records} records acknowledged at offset ${send.baseOffset}`;
-      if (failure === null && send.baseOffset !== end) {
-        failure = `partition ${partition}: the acknowledged batches ${send.baseOffset > end ? 'leave a gap' : 'overlap'} at offset ${formatCount(end)}`;
+      if (send.baseOffset > end) between += send.baseOffset - end;
+      if (failure === null && send.baseOffset < end) failure = `partition ${partition}: the acknowledged batches overlap at offset ${formatCount(end)}`;
+      if (failure === null && between > markers) {
+        failure = `partition ${partition}: the acknowledged batches leave a gap at offset ${formatCount(end)}` + (markers === 0 ? '' : ` (${formatCount(between)} offsets between them, ${formatCount(markers)} transaction markers)`);
       }
       end = Math.max(end, send.baseOffset + send.records);
     }
-    recordsByPartition.set(partition, sorted.reduce((sum, send) => sum + send.records, 0));
+    offsetsBetweenBatches += between;
+    const committed = sorted.filter((send) => send.aborted !== true && send.records > 0);
+    recordsByPartition.set(partition, committed.reduce((sum, send) => sum + send.records, 0));
+    const spans: OffsetSpan[] = [];
+    for (const send of committed) {
+      const last = spans[spans.length - 1];
+      if (last !== undefined && send.baseOffset <= last.end) last.end = Math.max(last.end, send.baseOffset + send.records);
+      else spans.push({ first: send.baseOffset, end: send.baseOffset + send.records });
+    }
+    committedSpans.set(partition, spans);
   }
-  return { recordsByPartition, failure };
+  return { recordsByPartition, committedSpans, offsetsBetweenBatches, failure };
 }
 
 /** A range of record numbers whose send to `partition` was acknowledged. */
@@ -108,22 +164,30 @@ export const TALLY_PARTITIONS_MAX = 254;
 
 /**
  * The records a consumer has read, as it reads them: every partition's offsets must come in order from 0
- * without gap or repeat, and every key must name a record (`recordNumberOfKey`) read once. Only the first
- * problem is kept in words; `verdict` then compares what was read with what was acknowledged.
+ * without repeat, skipping only offsets outside the committed spans (transaction markers, aborted batches,
+ * which a read_committed consumer never sees) and reading none of those; every key must name a record
+ * (`recordNumberOfKey`) read once. Only the first problem is kept in words; `verdict` then compares what
+ * was read with what was acknowledged.
  */
 export class ConsumeTally {
   records = 0;
   bytes = 0;
   private readonly nextOffsets = new Map<number, number>();
+  /** Per partition, the index of the first committed span that ends after its next offset. */
+  private readonly spanIndexes = new Map<number, number>();
   /** Times each record number was read, saturating at 255. */
   private readonly timesRead: Uint8Array;
   /** The partition each record number was last read from, plus one (0: never read). */
   private readonly partitionRead: Uint8Array;
   private problem: string | null = null;
 
-  /** `recordNumbers`: keys name records `[0, recordNumbers)`; any other is a problem. */
+  /**
+   * `recordNumbers`: keys name records `[0, recordNumbers)`; any other is a problem. `committedSpans`: where
+   * each partition's committed records lie (`checkAcknowledgedOffsets`).
+   */
   constructor(
     recordNumbers: number,
+    private readonly committedSpans: ReadonlyMap<number, readonly OffsetSpan[]>,
     private readonly keyBytes: number = BENCH_KAFKA.keyBytes,
   ) {
     this.timesRead = new Uint8Array(recordNumbers);
@@ -135,9 +199,18 @@ export class ConsumeTally {
     if (!Number.isSafeInteger(partition) || partition < 0 || partition >= TALLY_PARTITIONS_MAX) throw new Error(`partition ${partition} is outside [0, ${TALLY_PARTITIONS_MAX})`);
     this.records += 1;
     this.bytes += bytes;
+    const spans = this.committedSpans.get(partition) ?? [];
     const expected = this.nextOffsets.get(partition) ?? 0;
-    if (offset !== expected) this.note(`partition ${partition}: read offset ${formatCount(offset)} where ${formatCount(expected)} was next (${offset > expected ? 'a gap' : 'a repeat'})`);
-    this.nextOffsets.set(partition, Math.max(expected, offset + 1));
+    let spanIndex = this.spanIndexes.get(partition) ?? 0;
+    // The next offset that holds a committed record; past the last one, any offset read is one too many.
+    const nextCommitted = spanIndex < spans.length ? Math.max(expected, spans[spanIndex]!.first) : null;
+    if (offset < expected) this.note(`partition ${partition}: read offset ${formatCount(offset)} where ${formatCount(nextCommitted ?? expected)} was next (a repeat)`);
+    else if (nextCommitted !== null && offset > nextCommitted) this.note(`partition ${partition}: read offset ${formatCount(offset)} where ${formatCount(nextCommitted)} was next (a gap)`);
+    else if (nextCommitted === null || offset < nextCommitted) this.note(`partition ${partition}: read offset ${formatCount(offset)}, which holds no committed record (a transaction marker or an aborted batch)`);
+    const next = Math.max(expected, offset + 1);
+    this.nextOffsets.set(partition, next);
+    while (spanIndex < spans.length && spans[spanIndex]!.end <= next) spanIndex += 1;
+    this.spanIndexes.set(partition, spanIndex);
     const recordNumber = recordNumberOfKey(key, this.keyBytes);
     if (recordNumber === null || recordNumber >= this.timesRead.length) {
       this.note(`partition ${partition}: the record at offset ${formatCount(offset)} has a key no send wrote`);
@@ -155,16 +228,17 @@ export class ConsumeTally {
 
   /**
    * Why the records read are not exactly the acknowledged ones, or null when they are: the first problem
-   * seen while reading; a partition read to another offset than its acknowledged record count; acknowledged
-   * records not read, or read from another partition than they were sent to; records read that no
-   * acknowledged send wrote.
+   * seen while reading; a partition read to another offset than the end of its committed records;
+   * acknowledged records not read, or read from another partition than they were sent to; records read
+   * that no acknowledged send wrote.
    */
-  verdict(recordsByPartition: ReadonlyMap<number, number>, acknowledged: readonly RecordRange[]): string | null {
+  verdict(acknowledged: readonly RecordRange[]): string | null {
     if (this.problem !== null) return this.problem;
-    for (const partition of [...new Set([...recordsByPartition.keys(), ...this.nextOffsets.keys()])].sort((a, b) => a - b)) {
-      const expected = recordsByPartition.get(partition) ?? 0;
-      if (this.nextOffset(partition) !== expected) {
-        return `partition ${partition}: read up to offset ${formatCount(this.nextOffset(partition))}, but ${formatCount(expected)} records were acknowledged`;
+    for (const partition of [...new Set([...this.committedSpans.keys(), ...this.nextOffsets.keys()])].sort((a, b) => a - b)) {
+      const spans = this.committedSpans.get(partition) ?? [];
+      const end = spans.length === 0 ? 0 : spans[spans.length - 1]!.end;
+      if (this.nextOffset(partition) !== end) {
+        return `partition ${partition}: read up to offset ${formatCount(this.nextOffset(partition))}, but its committed records end at offset ${formatCount(end)}`;
       }
     }
     const isAcknowledged = new Uint8Array(this.timesRead.length);
@@ -221,42 +295,59 @@ export const KAFKA_RATIO_SETTINGS: KafkaRatioSettings = {
 
 /**
  * The Kafka figures against the baselines of the same run:
- * - produce MB/s of keys and values against raw S3 PUTs of a full WAL object with as many in flight as
- *   sends, with the issue's goal (a Kafka record batch ends up in WAL objects, so S3 bounds it);
- * - produce p99 ack against 2 × (raw PUT p99 + JetStream publish p99, both at that in-flight count) +
- *   the WAL linger, the write path's ack bound;
+ * - each produce series' MB/s of keys and values against raw S3 PUTs of a full WAL object with as many in
+ *   flight as sends (a Kafka record batch ends up in WAL objects, so S3 bounds it), the idempotent series
+ *   with the issue's goal;
+ * - each produce series' records/s against the floor write path's rows/s (`kafkaFloorShare`);
+ * - each produce series' p99 ack against 2 × (raw PUT p99 + JetStream publish p99, both at that in-flight
+ *   count) + the WAL linger, the write path's ack bound (a transaction's also pays AddPartitionsToTxn and
+ *   EndTxn, so it is expected above it);
  * - consume MB/s against raw S3 GETs of 1 MiB, 4 in flight (the scan figures' baseline).
  * A series whose records did not check out, or whose baseline is missing, has no ratio.
  */
-export function kafkaRatios(kafka: KafkaResult, baselines: readonly BaselineResult[], settings: KafkaRatioSettings = KAFKA_RATIO_SETTINGS): Ratio[] {
+export function kafkaRatios(
+  kafka: KafkaResult,
+  baselines: readonly BaselineResult[],
+  floor: FloorRate | null,
+  settings: KafkaRatioSettings = KAFKA_RATIO_SETTINGS,
+): Ratio[] {
   const ratios: (Ratio | null)[] = [];
   const inFlight = kafka.sendsInFlight;
-  const { produce, consume } = kafka;
+  const { consume } = kafka;
   const putConcurrent = findBaseline(baselines, { kind: 's3-put', payloadBytes: settings.putBodyBytes, concurrency: inFlight });
   const jetStreamConcurrent = findBaseline(baselines, { kind: 'jetstream-publish', payloadBytes: settings.jetStreamPayloadBytes, concurrency: inFlight });
   const getConcurrent = findBaseline(baselines, { kind: 's3-get', payloadBytes: settings.getBodyBytes, concurrency: settings.getsInFlight });
-  if (produce.offsetCheckFailure === null && putConcurrent) {
-    const minimum = settings.produceGoalMin;
-    const ratio = ratioOf(
-      (quotient) =>
-        `kafka produce: ${formatMegabytesPerSecond(produce.bytesPerSecond)} MB/s, ${formatCount(produce.recordsPerSecond)} records/s = ${quotient} × raw S3 PUT MB/s ` +
-        `(${formatSize(settings.putBodyBytes)}, ${inFlight} in flight)${minimumGoalText(produce.bytesPerSecond / putConcurrent.bytesPerSecond, minimum)}`,
-      produce.bytesPerSecond,
-      putConcurrent.bytesPerSecond,
-    );
-    ratios.push(ratio === null ? null : { ...ratio, goal: { minimum, met: ratio.ratio >= minimum } });
-  }
-  if (produce.offsetCheckFailure === null && putConcurrent && jetStreamConcurrent) {
-    const boundMs = 2 * (putConcurrent.latency.p99Ms + jetStreamConcurrent.latency.p99Ms) + settings.lingerMs;
-    ratios.push(
-      ratioOf(
+  // The issue's goal is the idempotent producer's; the transactional series is compared with the same baselines without one.
+  const series: { label: string; produce: KafkaProduceResult; goalMin: number | null }[] = [
+    { label: 'kafka produce', produce: kafka.produce, goalMin: settings.produceGoalMin },
+    ...(kafka.transactionalProduce === null ? [] : [{ label: 'kafka transactional produce', produce: kafka.transactionalProduce, goalMin: null }]),
+  ];
+  for (const { label, produce, goalMin } of series) {
+    if (produce.offsetCheckFailure !== null) continue;
+    if (putConcurrent) {
+      const ratio = ratioOf(
         (quotient) =>
-          `kafka produce: p99 ack ${formatMilliseconds(produce.latency.p99Ms)} ms = ${quotient} × (2 × (S3 PUT p99 + JetStream publish p99, ${inFlight} in flight) + ` +
-          `linger ${settings.lingerMs} ms = ${formatMilliseconds(boundMs)} ms)`,
-        produce.latency.p99Ms,
-        boundMs,
-      ),
-    );
+          `${label}: ${formatMegabytesPerSecond(produce.bytesPerSecond)} MB/s, ${formatCount(produce.recordsPerSecond)} records/s = ${quotient} × raw S3 PUT MB/s ` +
+          `(${formatSize(settings.putBodyBytes)}, ${inFlight} in flight)` +
+          (goalMin === null ? '' : minimumGoalText(produce.bytesPerSecond / putConcurrent.bytesPerSecond, goalMin)),
+        produce.bytesPerSecond,
+        putConcurrent.bytesPerSecond,
+      );
+      ratios.push(ratio === null || goalMin === null ? ratio : { ...ratio, goal: { minimum: goalMin, met: ratio.ratio >= goalMin } });
+    }
+    ratios.push(kafkaFloorShare(label, produce, kafka.keyBytes + kafka.valueBytes, floor));
+    if (putConcurrent && jetStreamConcurrent) {
+      const boundMs = 2 * (putConcurrent.latency.p99Ms + jetStreamConcurrent.latency.p99Ms) + settings.lingerMs;
+      ratios.push(
+        ratioOf(
+          (quotient) =>
+            `${label}: p99 ack ${formatMilliseconds(produce.latency.p99Ms)} ms = ${quotient} × (2 × (S3 PUT p99 + JetStream publish p99, ${inFlight} in flight) + ` +
+            `linger ${settings.lingerMs} ms = ${formatMilliseconds(boundMs)} ms)`,
+          produce.latency.p99Ms,
+          boundMs,
+        ),
+      );
+    }
   }
   if (consume !== null && consume.checkFailure === null && getConcurrent) {
     ratios.push(
@@ -272,13 +363,40 @@ export function kafkaRatios(kafka: KafkaResult, baselines: readonly BaselineResu
   return ratios.filter((entry): entry is Ratio => entry !== null);
 }
 
-/** "produce: 639 104 records, 134.2 MB in 9.8 s, 13.7 MB/s, p99 ack 210 ms" for a progress line. */
-export function describeKafkaProduce(produce: KafkaProduceResult): string {
+/** What the floor share needs of the floor write path's run (write-floor.ts): its rows/s, and its JSON bytes/s for the size of a row. */
+export type FloorRate = Pick<WriteScenarioResult, 'rowsPerSecond' | 'payloadBytesPerSecond'>;
+
+/**
+ * A produce series' records/s as a share of the floor write path's rows/s: the floor is mink's own lower
+ * bound of an append on this machine (leader processes that only upload and commit, under the append
+ * scenarios' load), so the share says how much of it the Kafka path reaches, one record against one row.
+ * A record (key + value, `recordBytes`) is larger than a floor row, whose size the text states beside it;
+ * null when the series' offsets did not check out or there is no floor rate to divide by.
+ */
+export function kafkaFloorShare(label: string, produce: KafkaProduceResult, recordBytes: number, floor: FloorRate | null): Ratio | null {
+  if (floor === null || produce.offsetCheckFailure !== null) return null;
+  const rowBytes = floor.rowsPerSecond > 0 ? floor.payloadBytesPerSecond / floor.rowsPerSecond : 0;
+  return ratioOf(
+    (quotient) =>
+      `${label}: ${formatCount(produce.recordsPerSecond)} records/s of ${formatCount(recordBytes)} B = ${quotient} × floor write path rows/s ` +
+      `(${formatCount(floor.rowsPerSecond)} rows/s of ${formatCount(rowBytes)} B of JSON)`,
+    produce.recordsPerSecond,
+    floor.rowsPerSecond,
+  );
+}
+
+/**
+ * "produce: 639 104 records in 128 sends, 13.7 MB/s, … p99 ack 210 ms, offsets check ok" for a progress
+ * line; a transactional series also counts its transactions, and its latency is per transaction.
+ */
+export function describeKafkaProduce(produce: KafkaProduceResult | KafkaTransactionalProduceResult): string {
+  const transactional = 'transactions' in produce;
   return (
-    `produce: ${formatCount(produce.records)} records in ${formatCount(produce.sends)} sends` +
-    (produce.failedSends > 0 ? ` (${produce.failedSends} failed)` : '') +
+    `${transactional ? 'transactional produce' : 'produce'}: ${formatCount(produce.records)} records in ${formatCount(produce.sends)} sends` +
+    (transactional ? ` in ${formatCount(produce.transactions)} committed transactions` : '') +
+    (produce.failedSends > 0 ? ` (${produce.failedSends} ${transactional ? 'transactions ' : ''}failed)` : '') +
     `, ${formatMegabytesPerSecond(produce.bytesPerSecond)} MB/s, ${formatCount(produce.recordsPerSecond)} records/s, ` +
-    `ack p50 ${formatMilliseconds(produce.latency.p50Ms)} ms, p99 ${formatMilliseconds(produce.latency.p99Ms)} ms` +
+    `${transactional ? 'commit ack' : 'ack'} p50 ${formatMilliseconds(produce.latency.p50Ms)} ms, p99 ${formatMilliseconds(produce.latency.p99Ms)} ms` +
     (produce.offsetCheckFailure === null ? ', offsets check ok' : `; OFFSETS CHECK FAILED: ${produce.offsetCheckFailure}`)
   );
 }

@@ -305,6 +305,29 @@ describe('renderKafka', () => {
       benchCpuSecondsPerMegabyte: 0.09,
       rssMaxBytes: 182 * MIB,
     },
+    transactionalProduce: {
+      sends: 127,
+      failedSends: 1,
+      firstFailureMessage: 'The producer attempted a transactional operation in an invalid state',
+      stoppedEarly: false,
+      records: 634_111,
+      bytes: 133_163_310,
+      warmupRecords: 6_400,
+      elapsedMs: 26_000,
+      bytesPerSecond: 5_121_666,
+      recordsPerSecond: 24_389,
+      latency: summarizeLatencies([1_620, 3_310]),
+      offsetCheckFailure: 'partition 5: the acknowledged batches leave a gap at offset 96 011 (17 offsets between them, 16 transaction markers)',
+      cpuSecondsPerMegabyte: 0.07,
+      benchCpuSecondsPerMegabyte: 0.1,
+      rssMaxBytes: 190 * MIB,
+      sendsPerTransaction: 1,
+      transactions: 127,
+      failedTransactions: 1,
+      transactionsInFlight: 8,
+      transactionMarkers: 191,
+      offsetsBetweenBatches: 200,
+    },
     consume: {
       groupId: 'bench_kafka_7f634b92',
       records: 645_500,
@@ -317,7 +340,7 @@ describe('renderKafka', () => {
       fetches: 49,
       waitedFetches: 2,
       fetchLatency: summarizeLatencies([51, 320]),
-      checkFailure: 'partition 2: read up to offset 80 000, but 80 004 records were acknowledged',
+      checkFailure: 'partition 2: read up to offset 80 000, but its committed records end at offset 80 004',
       stoppedBecause: 'not every record was read within 120 s',
       cpuSecondsPerMegabyte: null,
       benchCpuSecondsPerMegabyte: 0.02,
@@ -333,18 +356,27 @@ describe('renderKafka', () => {
     expect(text).toContain('topic bench_kafka of 8 partitions; 8 kafkajs producers (acks -1, NOT idempotent), 8 sends in flight, each of 4 993 records (key 10 B + value 200 B, 1 024 KiB)');
     expect(text).toMatch(/SERIES +RECORDS +REQUESTS +MB +S +MB\/S +MSG\/S +P50 MS +P99 MS +MAX MS +CPU S\/MB +BENCH CPU S\/MB +RSS MAX +RECORDS CHECK\n/);
     expect(text).toMatch(/ +produce +639 104 +128 \(1 failed\) +134\.2 +19 +7\.1 +33 637 +1 111 +2 568 +2 568 +0\.05 +0\.09 +182 MiB +ok\n/);
+    expect(text).toMatch(/ +transactional produce +634 111 +127 in 127 txns \(1 failed\) +133\.2 +26 +5\.1 +24 389 +1 620 +3 310 +3 310 +0\.07 +0\.10 +190 MiB +FAILED\n/);
     expect(text).toMatch(/ +consume +645 500 of 645 504 +49 fetches +135\.6 +6\.7 +20\.2 +96 343 +51 +320 +320 +- +0\.02 +- +FAILED/);
+    expect(text).toContain('then 8 transactional producers send as many in the same sends, 1 per transaction, 8 transactions in flight; then one kafkajs consumer (read_committed)');
+    expect(text).toContain('transactional produce: 200 offsets between the acknowledged batches, where at most 191 transaction markers may sit');
+    expect(text).toContain('transactional produce: first failure: The producer attempted a transactional operation in an invalid state');
+    expect(text).toContain(
+      'transactional produce: OFFSETS CHECK FAILED, no ratio: partition 5: the acknowledged batches leave a gap at offset 96 011 (17 offsets between them, 16 transaction markers)',
+    );
     expect(text).toContain('produce: first failure: partition 3 answered error code 6, base offset -1');
     expect(text).toContain('consume: group bench_kafka_7f634b92 joined in 339 ms (not part of its MB/s); 49 fetches answered with records, 2 waited out the max wait');
     expect(text).toContain('consume: STOPPED before every record was read: not every record was read within 120 s');
-    expect(text).toContain('consume: RECORDS CHECK FAILED, no ratio: partition 2: read up to offset 80 000, but 80 004 records were acknowledged');
+    expect(text).toContain('consume: RECORDS CHECK FAILED, no ratio: partition 2: read up to offset 80 000, but its committed records end at offset 80 004');
     expect(text).toContain('kafkajs logged 3 errors; the first: Connection: Response GroupCoordinator(key: 10, version: 2): The group coordinator is not available');
   });
 
   it('prints the produce series alone when the run stopped before the consumer', () => {
     // Proves an interrupted run still shows what it produced, without a consume row.
-    const text = renderKafka({ ...kafka, consume: null, clientErrors: 0 }).join('\n');
+    const text = renderKafka({ ...kafka, transactionalProduce: null, consume: null, clientErrors: 0 }).join('\n');
     expect(text).toContain('produce');
+    expect(text).not.toMatch(/\n +transactional produce +/);
+    expect(text).not.toContain('transactional producers');
     expect(text).not.toMatch(/\n +consume +/);
     expect(text).not.toContain('kafkajs logged');
   });

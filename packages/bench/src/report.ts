@@ -8,6 +8,7 @@ import type {
   BaselineResult,
   BenchResult,
   FailoverResult,
+  KafkaProduceResult,
   KafkaResult,
   LongPollResult,
   LookupResult,
@@ -181,7 +182,10 @@ export function renderReport(result: BenchResult): string {
     );
   }
   if (options.figures.includes('kafka')) {
-    lines.push(`kafka: ${formatCount(options.kafkaRecords)} records produced through kafkajs to one topic, then consumed from the beginning`);
+    lines.push(
+      `kafka: ${formatCount(options.kafkaRecords)} records produced through kafkajs to one topic by idempotent producers, as many again by transactional ones, ` +
+        `then all consumed from the beginning (read_committed); the floor write path is measured under the append scenarios' load to compare their records/s with`,
+    );
   }
   if (options.figures.includes('scan')) {
     lines.push(
@@ -427,38 +431,52 @@ export function renderScan(scan: ScanResult): string[] {
 }
 
 /**
- * The Kafka section: one row per series (produce, then consume) with the check of its records, the
- * consumer's group join (not part of its MB/s), the first failure of a series that had one, and what
- * kafkajs logged as errors.
+ * The Kafka section: one row per series (produce, transactional produce, consume) with the check of its
+ * records, the consumer's group join (not part of its MB/s), the first failure of a series that had one,
+ * and what kafkajs logged as errors.
  */
 export function renderKafka(kafka: KafkaResult): string[] {
-  const { produce, consume } = kafka;
+  const { produce, transactionalProduce, consume } = kafka;
   const cpu = (value: number | null): string => (value === null ? '-' : value.toFixed(2));
   const lines = [
     `kafka through the data nodes' Kafka listeners (${kafka.brokers.join(', ')}): topic ${kafka.topic} of ${kafka.partitions} partitions; ` +
       `${kafka.producers} kafkajs producers (acks ${kafka.acks}, ${kafka.idempotent ? 'idempotent' : 'NOT idempotent'}), ${kafka.sendsInFlight} sends in flight, ` +
       `each of ${formatCount(kafka.recordsPerSend)} records (key ${kafka.keyBytes} B + value ${kafka.valueBytes} B, ${formatSize(kafka.recordsPerSend * (kafka.keyBytes + kafka.valueBytes))}) ` +
-      `to one partition; then one kafkajs consumer in a new group reads every partition from the beginning (MB = keys + values; latency: produce per send until acked, ` +
-      `consume per fetch answered; CPU S/MB = all mink processes, BENCH CPU S/MB = the bench process, which runs kafkajs)`,
+      `to one partition` +
+      (transactionalProduce === null
+        ? ''
+        : `; then ${kafka.producers} transactional producers send as many in the same sends, ${transactionalProduce.sendsPerTransaction} per transaction, ` +
+          `${transactionalProduce.transactionsInFlight} transactions in flight`) +
+      `; then one kafkajs consumer (read_committed) in a new group reads every partition from the beginning (MB = keys + values; latency: produce per send until acked, ` +
+      `transactional produce per transaction until its commit is acked, consume per fetch answered; CPU S/MB = all mink processes, BENCH CPU S/MB = the bench process, which runs kafkajs)`,
   ];
-  const rows: string[][] = [
-    [
-      'produce',
-      formatCount(produce.records) + (produce.stoppedEarly ? ' (stopped early)' : ''),
-      formatCount(produce.sends) + (produce.failedSends > 0 ? ` (${produce.failedSends} failed)` : ''),
-      formatMegabytes(produce.bytes),
-      formatSeconds(produce.elapsedMs),
-      formatMegabytesPerSecond(produce.bytesPerSecond),
-      formatCount(produce.recordsPerSecond),
-      formatMilliseconds(produce.latency.p50Ms),
-      formatMilliseconds(produce.latency.p99Ms),
-      formatMilliseconds(produce.latency.maximumMs),
-      cpu(produce.cpuSecondsPerMegabyte),
-      cpu(produce.benchCpuSecondsPerMegabyte),
-      produce.rssMaxBytes === null ? '-' : formatSize(produce.rssMaxBytes),
-      produce.offsetCheckFailure === null ? 'ok' : 'FAILED',
-    ],
+  const produceRow = (label: string, series: KafkaProduceResult, requests: string): string[] => [
+    label,
+    formatCount(series.records) + (series.stoppedEarly ? ' (stopped early)' : ''),
+    requests,
+    formatMegabytes(series.bytes),
+    formatSeconds(series.elapsedMs),
+    formatMegabytesPerSecond(series.bytesPerSecond),
+    formatCount(series.recordsPerSecond),
+    formatMilliseconds(series.latency.p50Ms),
+    formatMilliseconds(series.latency.p99Ms),
+    formatMilliseconds(series.latency.maximumMs),
+    cpu(series.cpuSecondsPerMegabyte),
+    cpu(series.benchCpuSecondsPerMegabyte),
+    series.rssMaxBytes === null ? '-' : formatSize(series.rssMaxBytes),
+    series.offsetCheckFailure === null ? 'ok' : 'FAILED',
   ];
+  const rows: string[][] = [produceRow('produce', produce, formatCount(produce.sends) + (produce.failedSends > 0 ? ` (${produce.failedSends} failed)` : ''))];
+  if (transactionalProduce !== null) {
+    rows.push(
+      produceRow(
+        'transactional produce',
+        transactionalProduce,
+        `${formatCount(transactionalProduce.sends)} in ${formatCount(transactionalProduce.transactions)} txns` +
+          (transactionalProduce.failedTransactions > 0 ? ` (${transactionalProduce.failedTransactions} failed)` : ''),
+      ),
+    );
+  }
   if (consume !== null) {
     rows.push([
       'consume',
@@ -482,6 +500,15 @@ export function renderKafka(kafka: KafkaResult): string[] {
   );
   if (produce.firstFailureMessage !== null) lines.push(`  produce: first failure: ${produce.firstFailureMessage}`);
   if (produce.offsetCheckFailure !== null) lines.push(`  produce: OFFSETS CHECK FAILED, no ratio: ${produce.offsetCheckFailure}`);
+  if (transactionalProduce !== null) {
+    lines.push(
+      `  transactional produce: ${formatCount(transactionalProduce.offsetsBetweenBatches)} offsets between the acknowledged batches, where at most ` +
+        `${formatCount(transactionalProduce.transactionMarkers)} transaction markers may sit (one per transaction and partition, the warm-up's included; ` +
+        `a partition's last marker follows its last batch)`,
+    );
+    if (transactionalProduce.firstFailureMessage !== null) lines.push(`  transactional produce: first failure: ${transactionalProduce.firstFailureMessage}`);
+    if (transactionalProduce.offsetCheckFailure !== null) lines.push(`  transactional produce: OFFSETS CHECK FAILED, no ratio: ${transactionalProduce.offsetCheckFailure}`);
+  }
   if (consume !== null) {
     lines.push(
       `  consume: group ${consume.groupId} joined in ${formatMilliseconds(consume.joinMs)} ms (not part of its MB/s); ` +

@@ -453,7 +453,10 @@ export interface ScanResult {
  * records to one partition, acknowledged with acks -1. Bytes are those of record keys and values.
  */
 export interface KafkaProduceResult {
-  /** Sends acknowledged, and failed (after kafkajs's own retries). */
+  /**
+   * Sends acknowledged, and failed (after kafkajs's own retries). In the transactional series: the sends of
+   * committed transactions, and the transactions that failed (a send, the commit, or beginning it).
+   */
   sends: number;
   failedSends: number;
   firstFailureMessage: string | null;
@@ -467,9 +470,16 @@ export interface KafkaProduceResult {
   elapsedMs: number;
   bytesPerSecond: number;
   recordsPerSecond: number;
-  /** Per send, from the call until kafkajs resolved it with the broker's acknowledgement. */
+  /**
+   * Per send, from the call until kafkajs resolved it with the broker's acknowledgement. In the
+   * transactional series per transaction, from `producer.transaction()` until its commit was acknowledged.
+   */
   latency: LatencySummary;
-  /** Why the acknowledged offsets do not tile each partition from 0 (a gap or an overlap), or null when they do. */
+  /**
+   * Why the acknowledged offsets do not fill each partition from 0 (a gap beyond the transaction markers
+   * the partition may hold, or an overlap), or null when they do. The transactional series' check covers
+   * the whole topic: the idempotent series' batches too.
+   */
   offsetCheckFailure: string | null;
   /** CPU seconds of every mink process per MB (10^6 bytes) of keys and values, and of the bench process (kafkajs) alone; null where unreadable. */
   cpuSecondsPerMegabyte: number | null;
@@ -479,8 +489,31 @@ export interface KafkaProduceResult {
 }
 
 /**
+ * The transactional produce series of the Kafka figures: the closed loop's operation is one transaction
+ * of `sendsPerTransaction` sends (to partitions in turn, one after the other) and its commit, with at most
+ * one transaction in flight per producer. Its records are numbered after the idempotent series'.
+ */
+export interface KafkaTransactionalProduceResult extends KafkaProduceResult {
+  sendsPerTransaction: number;
+  /** Transactions committed (the latency's samples), and failed; a failed one was aborted where kafkajs still could. */
+  transactions: number;
+  failedTransactions: number;
+  /** Transactions in flight: the run's --concurrency, at most one per producer. */
+  transactionsInFlight: number;
+  /** Transaction markers the partitions may hold: one per transaction and partition it sent to, the warm-up's included. */
+  transactionMarkers: number;
+  /**
+   * Offsets found between the acknowledged batches of all partitions: the markers that sit there (a
+   * partition's last marker follows its last batch and is not counted). At most `transactionMarkers`.
+   */
+  offsetsBetweenBatches: number;
+}
+
+/**
  * The consume series of the Kafka figures: one kafkajs consumer in a new group reading every partition from
- * the beginning with `eachBatch`, until it has read every record produced (the warm-up's included).
+ * the beginning with `eachBatch`, until it has read every record of both produce series (the warm-ups'
+ * included). It reads committed records only (kafkajs's default isolation), so it also checks that every
+ * committed transaction's records are there and nothing else is.
  */
 export interface KafkaConsumeResult {
   groupId: string;
@@ -518,15 +551,17 @@ export interface KafkaResult {
   brokers: string[];
   /** acks of every produce request: -1, all in-sync replicas (a mink ack means the record is in S3 and committed). */
   acks: number;
-  /** Whether the producers are idempotent (InitProducerId, a sequence number per partition). */
+  /** Whether the first series' producers are idempotent (InitProducerId, a sequence number per partition); the transactional ones always are. */
   idempotent: boolean;
-  /** kafkajs producers, each with at most one send in flight while there are as many as sends in flight. */
+  /** kafkajs producers of each series, each with at most one send in flight while there are as many as sends in flight. */
   producers: number;
   sendsInFlight: number;
   recordsPerSend: number;
   keyBytes: number;
   valueBytes: number;
   produce: KafkaProduceResult;
+  /** The transactional producers' series after it; null when the run was interrupted before it committed a transaction. */
+  transactionalProduce: KafkaTransactionalProduceResult | null;
   /** Null when the run was interrupted before the consumer started. */
   consume: KafkaConsumeResult | null;
   /** Error lines kafkajs logged during the figures (retries, broker error codes, reconnects), and the first few of them. */
@@ -703,7 +738,7 @@ export interface BenchOptions {
   scanRows: number;
   /** Long polls of the delivery series. */
   longPolls: number;
-  /** Records the Kafka producers send (in sends of about 1 MiB), which the consumer then reads. */
+  /** Records each Kafka produce series sends (in sends of about 1 MiB), idempotent then transactional, which the consumer then reads. */
   kafkaRecords: number;
   /** Rows loaded into the tiering table before its lake is enabled. */
   tieringRows: number;
@@ -714,6 +749,7 @@ export interface BenchResult {
   options: BenchOptions;
   cluster: { nodes: number; coordinators: number; buckets: number; leaseTtlMs: number; coordinatorTickMs: number; dataDir: string; kept: boolean };
   baselines: BaselineResult[];
+  /** The append scenarios; the floor write path's (`path: 'floor'`) also with the Kafka figures alone, whose produce series are compared with it. */
   appends: AppendResult[];
   /** Null when the PK figures were not selected or were interrupted before it ran; likewise `restore`. */
   put: PutResult | null;

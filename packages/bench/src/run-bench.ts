@@ -79,8 +79,9 @@ const S3_ACCESS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'u
 /**
  * Phases a run of `figures` prints as "[n/count] …": starting the cluster; for any write or Kafka figures
  * the S3 PUT baseline and, after the writes, the S3 PUT of their average WAL objects; for write, Kafka or
- * metadata figures the JetStream baseline; the floor write path and the three append scenarios; the put, the lookups, their NATS
- * baseline, the restore and its S3 GET baseline; the Kafka topic, produce, consume and S3 GET baseline; the
+ * metadata figures the JetStream baseline; for append or Kafka figures the floor write path (once for
+ * both); the three append scenarios; the put, the lookups, their NATS baseline, the restore and its S3 GET
+ * baseline; the Kafka topic, idempotent produce, transactional produce, consume and S3 GET baseline; the
  * scan figures' load, compaction wait, S3 GET baseline, one phase per format and the long polls; the
  * tiering figures' load, S3 baselines, catch-up and freshness series; the failover scenario; one phase per
  * metadata stage.
@@ -92,7 +93,8 @@ export function phaseCount(figures: readonly BenchFigures[], metadataStages: num
     1 +
     (writes ? 2 : has('kafka') ? 1 : 0) +
     (writes || has('kafka') || has('metadata') ? 1 : 0) +
-    (has('append') ? 4 : 0) +
+    (has('append') || has('kafka') ? 1 : 0) +
+    (has('append') ? 3 : 0) +
     (has('pk') ? 5 : 0) +
     (has('kafka') ? KAFKA_PHASES : 0) +
     (has('scan') ? SCAN_PHASES : 0) +
@@ -280,9 +282,13 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     });
     // Each append scenario's ids (warm-up included) lie in their own range.
     const idRange = options.rows + options.batchRows * measuredWarmupCalls(options.rows, options.batchRows);
-    if (selected('append') && !interrupt.signal.aborted) {
+    // The floor write path: what the append paths and the Kafka produce series are compared with, measured once for both.
+    if ((selected('append') || selected('kafka')) && !interrupt.signal.aborted) {
       // First, so no compaction or deletion of mink's appends falls into it; mink's processes idle beside it.
-      startPhase(`baseline: the floor write path (${BENCH_FLOOR.leaders} leader processes that only upload and commit) under the append scenarios' load`);
+      startPhase(
+        `baseline: the floor write path (${BENCH_FLOOR.leaders} leader processes that only upload and commit) under the append scenarios' load` +
+          (selected('kafka') ? `; the Kafka produce series' records/s are compared with its rows/s` : ''),
+      );
       const floor = await FloorWritePath.open({
         natsUrl: cluster.natsUrl,
         s3Endpoint: cluster.s3Endpoint,
@@ -568,7 +574,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         }),
         ...lookupRatios(lookups, baselines),
         ...(restore === null ? [] : restoreRatios(restore, baselines)),
-        ...(kafka === null ? [] : kafkaRatios(kafka, baselines)),
+        ...(kafka === null ? [] : kafkaRatios(kafka, baselines, appends.find((append) => append.path === 'floor') ?? null)),
         ...(scan === null ? [] : scanRatios(scan.series, baselines)),
         ...(tiering === null ? [] : tieringRatios(tiering, baselines)),
         ...(metadata === null ? [] : metadataRatios(metadata.stages, baselines, BENCH_BASELINES.jetStreamPayloadBytes, BENCH_CLUSTER.leaseTtlMs)),
