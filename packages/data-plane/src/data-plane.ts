@@ -687,6 +687,15 @@ export class DataPlane {
   }
 
   /**
+   * A page of the rows of a primary-key bucket led here, in key order after `after` (see PkBucket.rowsAfter):
+   * for sweeps of this node's own tables (the Kafka offsets' retention), not served to clients.
+   */
+  pkRowsAfter(address: BucketAddress, after: Uint8Array | null, limit: number): { rows: Record<string, unknown>[]; lastKey: Uint8Array | null } {
+    this.readFence.check();
+    return this.pkBucketOf(address).bucket.rowsAfter(after, limit);
+  }
+
+  /**
    * Refuses rows or keys that belong to another bucket: a misrouted put would store a key in two buckets,
    * and a misrouted lookup would answer null for a key that exists. Nothing of the request is written.
    */

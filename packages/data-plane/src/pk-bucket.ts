@@ -387,6 +387,17 @@ export class PkBucket {
   }
 
   /**
+   * Up to `limit` stored rows in key order after the key `after` (from the first when null), with the key
+   * of the last one to pass as `after` for the next page (null when none are left): a sweep of the whole
+   * bucket in pages.
+   */
+  rowsAfter(after: Uint8Array | null, limit: number): { rows: Record<string, unknown>[]; lastKey: Uint8Array | null } {
+    this.assertOpen();
+    const entries = this.tablet.scanPrefix(new Uint8Array(0), limit, after ?? undefined);
+    return { rows: entries.map((entry) => storedRowJson(this.table.columns, entry.value)), lastKey: entries.at(-1)?.key ?? null };
+  }
+
+  /**
    * Uploads a consistent snapshot of the tablet and commits it with CommitKvSnapshot at this bucket's stream
    * epoch (so a deposed leader's snapshot is refused). Does nothing when nothing was applied since the last
    * one. Concurrent calls share one snapshot.

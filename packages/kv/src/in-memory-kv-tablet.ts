@@ -82,15 +82,19 @@ export class InMemoryKvTablet implements KvTablet {
     return keys.map((key) => this.get(key));
   }
 
-  scanPrefix(prefix: Uint8Array, limit: number): KvEntry[] {
+  scanPrefix(prefix: Uint8Array, limit: number, after?: Uint8Array): KvEntry[] {
     this.assertOpen();
     assertValidScanLimit(limit);
     if (prefix.length > 0) assertValidKey(prefix);
+    if (after !== undefined) assertValidKey(after);
     const found: KvEntry[] = [];
-    const start = this.search(prefix);
+    // Paging from `after`: the scan starts at the later of the prefix and `after`, and `after` itself is skipped.
+    const from = after !== undefined && compareBytes(after, prefix) > 0 ? after : prefix;
+    const start = this.search(from);
     for (let index = start >= 0 ? start : -start - 1; index < this.entries.length && found.length < limit; index++) {
       const entry = this.entries[index];
       if (!hasPrefix(entry.key, prefix)) break;
+      if (from === after && compareBytes(entry.key, after) === 0) continue;
       found.push({ key: copyBytes(entry.key), value: copyBytes(entry.value) });
     }
     return found;

@@ -127,6 +127,23 @@ export function describeKvTabletContract(name: string, harness: KvTabletHarness)
       expect(scanned(new Uint8Array(0), 100)).toEqual(sortedHex(keys));
       expect(scanned(bytes(0x01), 3)).toEqual(['01', '0100', '010000']);
       expect(scanned(bytes(0x01), 0)).toEqual([]);
+      // Paging: keys after the one given, within the prefix, whether or not `after` is a stored key.
+      const after = (prefix: Uint8Array, limit: number, from: Uint8Array): (string | undefined)[] => tablet.scanPrefix(prefix, limit, from).map((entry) => hex(entry.key));
+      expect(after(bytes(0x01), 2, bytes(0x01, 0x00))).toEqual(['010000', '017f']);
+      expect(after(bytes(0x01), 100, bytes(0x01, 0x00, 0x01))).toEqual(['017f', '0180', '01ff', '01ffff']);
+      expect(after(bytes(0x01), 100, bytes(0x01, 0xff, 0xff))).toEqual([]);
+      expect(after(bytes(0x01), 100, bytes(0x00))).toEqual(['01', '0100', '010000', '017f', '0180', '01ff', '01ffff']);
+      expect(after(bytes(0x01), 100, bytes(0x02))).toEqual([]);
+      expect(after(new Uint8Array(0), 3, bytes(0x01, 0xff))).toEqual(['01ffff', '02', 'ff']);
+      const paged: (string | undefined)[] = [];
+      let last: Uint8Array | undefined;
+      for (;;) {
+        const page = tablet.scanPrefix(new Uint8Array(0), 4, last);
+        if (page.length === 0) break;
+        paged.push(...page.map((entry) => hex(entry.key)));
+        last = page.at(-1)!.key;
+      }
+      expect(paged).toEqual(sortedHex(keys));
       const values = tablet.scanPrefix(bytes(0x01, 0x80), 10).map((entry) => hex(entry.value));
       expect(values).toEqual([hex(bytes(shuffled.findIndex((key) => hex(key) === '0180')))]);
     });

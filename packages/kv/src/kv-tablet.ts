@@ -38,7 +38,8 @@ export interface KvSnapshot {
  *   tablet restored from a snapshot replays the changelog from there.
  * - Reads see every apply whose promise has resolved. `getMany` and `scanPrefix` read one consistent state.
  * - `scanPrefix` returns at most `limit` entries whose keys start with `prefix`, in bytewise key order; an empty
- *   prefix scans all keys.
+ *   prefix scans all keys. With `after`, only keys bytewise greater than it: a caller pages through a range
+ *   by passing the last key it got.
  * - `snapshot` writes a consistent copy into an empty or missing directory while applies continue; its
  *   `appliedOffset` is exactly the offset of the state copied.
  * - Returned byte arrays are copies the caller may keep and change.
@@ -47,7 +48,7 @@ export interface KvTablet {
   get(key: Uint8Array): Uint8Array | undefined;
   /** Values in the order of `keys`, undefined for a missing key. */
   getMany(keys: readonly Uint8Array[]): (Uint8Array | undefined)[];
-  scanPrefix(prefix: Uint8Array, limit: number): KvEntry[];
+  scanPrefix(prefix: Uint8Array, limit: number, after?: Uint8Array): KvEntry[];
   apply(batch: readonly KvWrite[], appliedOffset: number): Promise<void>;
   appliedOffset(): number;
   snapshot(toDirectory: string): Promise<KvSnapshot>;

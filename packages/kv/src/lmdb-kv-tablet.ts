@@ -4,7 +4,7 @@ import { LIMITS } from '@mink/config';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { InvalidArgumentError } from '@mink/protocol';
-import { asBuffer, prefixEnd } from './bytes';
+import { asBuffer, compareBytes, prefixEnd } from './bytes';
 import {
   assertValidApply,
   assertValidKey,
@@ -101,19 +101,25 @@ export class LmdbKvTablet implements KvTablet {
     }
   }
 
-  scanPrefix(prefix: Uint8Array, limit: number): KvEntry[] {
+  scanPrefix(prefix: Uint8Array, limit: number, after?: Uint8Array): KvEntry[] {
     assertValidScanLimit(limit);
     if (prefix.length > 0) assertValidKey(prefix);
+    if (after !== undefined) assertValidKey(after);
     if (limit === 0) return [];
     const end = prefixEnd(prefix);
+    // Paging from `after`: the range starts at the later of the prefix and `after`, and `after` itself is skipped.
+    const from = after !== undefined && compareBytes(after, prefix) > 0 ? after : prefix;
     const range = this.entries.getRange({
-      start: prefix.length > 0 ? asBuffer(prefix) : undefined,
+      start: from.length > 0 ? asBuffer(from) : undefined,
       end: end === undefined ? undefined : asBuffer(end),
-      limit,
+      limit: from === after ? limit + 1 : limit,
       snapshot: true,
     });
     const found: KvEntry[] = [];
-    for (const { key, value } of range) found.push({ key, value });
+    for (const { key, value } of range) {
+      if (from === after && compareBytes(key, after) === 0) continue;
+      if (found.length < limit) found.push({ key, value });
+    }
     return found;
   }
 
