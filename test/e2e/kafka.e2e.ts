@@ -506,6 +506,44 @@ describe('the Kafka listener on a real local cluster', () => {
     ]);
   });
 
+  it('creates a topic kcat produces to by a new name; AlterConfigs sets retention.ms as the table TTL; DeleteRecords moves the log start', async () => {
+    // `seq 1 1000 | kcat -P -t clicks`, as a Kafka user would: librdkafka's Metadata creates the topic (auto-creation is on by default).
+    await new Promise<void>((resolve, reject) => {
+      const child = execFile('kcat', ['-b', brokers[1]!, '-P', '-t', 'clicks', '-X', 'acks=all'], { timeout: 60_000 }, (error) => (error ? reject(error) : resolve()));
+      child.stdin!.end(`${Array.from({ length: 1_000 }, (_, index) => index + 1).join('\n')}\n`);
+    });
+    const [clicks] = (await admin.fetchTopicMetadata({ topics: ['clicks'] })).topics;
+    expect(clicks!.partitions).toHaveLength(1);
+    const produced = await kcatConsume(brokers[0]!, 'clicks', 0);
+    expect(produced.map((record) => record.value)).toEqual(Array.from({ length: 1_000 }, (_, index) => String(index + 1)));
+
+    const TOPIC = 2; // ConfigResourceTypes.TOPIC
+    const retentionOf = async () => {
+      const described = await admin.describeConfigs({ resources: [{ type: TOPIC, name: 'clicks', configNames: ['retention.ms'] }], includeSynonyms: false });
+      const entry = described.resources[0]!.configEntries[0]!;
+      return { value: entry.configValue, isDefault: entry.isDefault };
+    };
+    expect(await retentionOf()).toEqual({ value: String(7 * 24 * 3_600_000), isDefault: true });
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: TOPIC, name: 'clicks', configEntries: [{ name: 'retention.ms', value: '86400000' }] }] });
+    expect(await retentionOf()).toEqual({ value: '86400000', isDefault: false });
+    expect((await http(cluster.gatewayUrl, 'GET', '/v1/tables/clicks')).body.properties).toEqual({ 'table.log.ttl': '86400000', 'table.log.format': 'kafka' });
+    // A config mink does not honour is refused by name, and nothing changes.
+    await expect(admin.alterConfigs({ validateOnly: false, resources: [{ type: TOPIC, name: 'clicks', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] })).rejects.toMatchObject({
+      type: 'INVALID_CONFIG',
+    });
+    expect(await retentionOf()).toEqual({ value: '86400000', isDefault: false });
+
+    // DeleteRecords: the log starts at 400 from now on, for every node and every client.
+    // kafkajs finds the partition's leader in its metadata cache only, which its other admin calls refresh for other topics.
+    await admin.fetchTopicMetadata({ topics: ['clicks'] });
+    await admin.deleteTopicRecords({ topic: 'clicks', partitions: [{ partition: 0, offset: '400' }] });
+    expect(await admin.fetchTopicOffsets('clicks')).toEqual([expect.objectContaining({ partition: 0, low: '400', high: '1000' })]);
+    for (const broker of brokers) {
+      const kept = await kcatConsume(broker, 'clicks', 0);
+      expect({ broker, first: kept[0], count: kept.length }).toEqual({ broker, first: expect.objectContaining({ offset: 400, value: '401' }), count: 600 });
+    }
+  });
+
   it('serves a topic as a table of the HTTP API: scans give key and value as base64 and the headers, row appends are refused, DeleteTopics drops it', async () => {
     const table = await http(cluster.gatewayUrl, 'GET', '/v1/tables/orders');
     expect(table.status).toBe(200);
@@ -535,7 +573,7 @@ describe('the Kafka listener on a real local cluster', () => {
     }
 
     await admin.deleteTopics({ topics: ['codecs'] });
-    expect((await admin.listTopics()).sort()).toEqual(['__consumer_offsets', 'accounts', 'events', 'exactly-once', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient', 'sequences']);
+    expect((await admin.listTopics()).sort()).toEqual(['__consumer_offsets', 'accounts', 'clicks', 'events', 'exactly-once', 'failover', 'grouped', 'librdkafka', 'orders', 'resilient', 'sequences']);
     expect((await http(cluster.gatewayUrl, 'GET', '/v1/tables/codecs')).status).toBe(404);
   });
 });

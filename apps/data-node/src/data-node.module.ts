@@ -59,7 +59,7 @@ export class DataNodeModule {
         {
           provide: KAFKA_LISTENER,
           useFactory: (serviceConfig: ServiceConfig, backend: DataNodeKafkaBackend, logger: Logger) =>
-            new KafkaListener({ host: serviceConfig.kafkaBindHost, port: serviceConfig.kafkaPort, handler: kafkaBroker(backend), logger }),
+            new KafkaListener({ host: serviceConfig.kafkaBindHost, port: serviceConfig.kafkaPort, handler: kafkaBroker(backend, backend.groups), logger }),
           inject: [SERVICE_CONFIG, DataNodeKafkaBackend, LOGGER],
         },
         {

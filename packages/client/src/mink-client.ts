@@ -94,6 +94,11 @@ export class MinkClient {
     return this.coordinator<WithSeq<Record<string, never>>>({ op: 'alterTable', name, properties });
   }
 
+  /** Kafka's DeleteRecords: bucket `bucket` of log table `table` starts at `offset` (-1: its high watermark); answers its start after. */
+  async deleteRecords(table: string, bucket: number, offset: number): Promise<WithSeq<{ startOffset: number }>> {
+    return this.coordinator<WithSeq<{ startOffset: number }>>({ op: 'deleteRecords', table, bucket, offset });
+  }
+
   async rebalance(dryRun: boolean): Promise<WithSeq<RebalanceResult>> {
     return this.coordinator<WithSeq<RebalanceResult>>({ op: 'rebalance', dryRun });
   }

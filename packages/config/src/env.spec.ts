@@ -1,4 +1,4 @@
-import { DEFAULTS } from './limits';
+import { DEFAULTS, LIMITS } from './limits';
 import { ENV, natsAuthOptions, parseCrashPoint, readServiceConfig } from './env';
 
 describe('readServiceConfig: MINK_META_SNAPSHOT_EVERY', () => {
@@ -204,5 +204,54 @@ describe('readServiceConfig: NATS credentials and the gateway TLS files', () => 
     expect(natsAuthOptions({ user: 'u', password: 'p' })).toEqual({ user: 'u', pass: 'p' });
     expect(natsAuthOptions(null)).toEqual({});
     expect(natsAuthOptions(undefined)).toEqual({});
+  });
+});
+
+describe('readServiceConfig: MINK_KAFKA_AUTO_CREATE_TOPICS and MINK_KAFKA_DEFAULT_PARTITIONS', () => {
+  it.each<[Record<string, string>, boolean, number]>([
+    [{}, true, 1],
+    [{ MINK_KAFKA_AUTO_CREATE_TOPICS: 'false' }, false, 1],
+    [{ MINK_KAFKA_AUTO_CREATE_TOPICS: 'TRUE', MINK_KAFKA_DEFAULT_PARTITIONS: '6' }, true, 6],
+  ])('%p: auto-creation %p, %p partitions', (env, autoCreate, partitions) => {
+    // Proves topics are created on first use by default, as Kafka's auto.create.topics.enable, with num.partitions 1.
+    const config = readServiceConfig(env);
+    expect([config.kafkaAutoCreateTopics, config.kafkaDefaultPartitions]).toEqual([autoCreate, partitions]);
+  });
+
+  it.each([
+    [{ MINK_KAFKA_AUTO_CREATE_TOPICS: 'yes' }, "MINK_KAFKA_AUTO_CREATE_TOPICS: 'yes' is not true or false"],
+    [{ MINK_KAFKA_DEFAULT_PARTITIONS: '0' }, 'MINK_KAFKA_DEFAULT_PARTITIONS'],
+    [{ MINK_KAFKA_DEFAULT_PARTITIONS: '5000' }, 'MINK_KAFKA_DEFAULT_PARTITIONS'],
+  ])('refuses %p at start, naming the variable', (env, message) => {
+    expect(() => readServiceConfig(env)).toThrow(message);
+  });
+});
+
+describe('readServiceConfig: MINK_KAFKA_GROUP_MAX_SIZE', () => {
+  it.each<[Record<string, string>, number]>([
+    [{}, LIMITS.kafkaGroupMembersMax],
+    [{ MINK_KAFKA_GROUP_MAX_SIZE: '3' }, 3],
+  ])('%p: %p members', (env, members) => {
+    expect(readServiceConfig(env).kafkaGroupMaxSize).toBe(members);
+  });
+
+  it.each(['0', String(LIMITS.kafkaGroupMembersMax + 1), 'many'])('refuses %p, naming the variable', (value) => {
+    // A group may not be capped beyond what the coordinator is built to hold, nor at nothing.
+    expect(() => readServiceConfig({ MINK_KAFKA_GROUP_MAX_SIZE: value })).toThrow('MINK_KAFKA_GROUP_MAX_SIZE');
+  });
+});
+
+describe('readServiceConfig: MINK_KAFKA_OFFSETS_RETENTION_MS', () => {
+  it.each<[Record<string, string>, number]>([
+    [{}, 7 * 24 * 3_600_000],
+    [{ MINK_KAFKA_OFFSETS_RETENTION_MS: '2h' }, 7_200_000],
+    [{ MINK_KAFKA_OFFSETS_RETENTION_MS: '1500' }, 1_500],
+  ])('%p: %p ms', (env, retentionMs) => {
+    // Proves a member-less group's offsets are kept Kafka's 7 days unless told otherwise.
+    expect(readServiceConfig(env).kafkaOffsetsRetentionMs).toBe(retentionMs);
+  });
+
+  it('refuses a value that is not a duration, naming the variable', () => {
+    expect(() => readServiceConfig({ MINK_KAFKA_OFFSETS_RETENTION_MS: 'soon' })).toThrow('MINK_KAFKA_OFFSETS_RETENTION_MS');
   });
 });

@@ -49,6 +49,24 @@ export interface ServiceConfig {
    * is reachable from this machine only), else every interface; `MINK_KAFKA_BIND_HOST` overrides it.
    */
   kafkaBindHost: string;
+  /**
+   * Whether a Kafka Metadata or Produce request naming a topic that does not exist creates it (Kafka's
+   * auto.create.topics.enable, on by default), with `kafkaDefaultPartitions` partitions.
+   */
+  kafkaAutoCreateTopics: boolean;
+  /** Partitions of a topic created automatically or by CreateTopics with the broker default (-1), as Kafka's num.partitions. */
+  kafkaDefaultPartitions: number;
+  /**
+   * How long a Kafka consumer group keeps its committed offsets once it has no members (Kafka's
+   * offsets.retention.minutes, 7 days by default), counted from its last commit or member.
+   */
+  kafkaOffsetsRetentionMs: number;
+  /**
+   * Members one Kafka consumer group may have, counting member ids handed out and not yet joined (Kafka's
+   * group.max.size); a join beyond it is refused with GROUP_MAX_SIZE_REACHED. At most, and by default,
+   * LIMITS.kafkaGroupMembersMax.
+   */
+  kafkaGroupMaxSize: number;
   metaStream: string;
   /** The coordinator lease holder snapshots the metadata view every this many applied commands (at least 1). */
   metaSnapshotEveryCommands: number;
@@ -152,6 +170,10 @@ export const ENV = {
   grpcBindHost: 'MINK_GRPC_BIND_HOST',
   kafkaPort: 'MINK_KAFKA_PORT',
   kafkaBindHost: 'MINK_KAFKA_BIND_HOST',
+  kafkaAutoCreateTopics: 'MINK_KAFKA_AUTO_CREATE_TOPICS',
+  kafkaDefaultPartitions: 'MINK_KAFKA_DEFAULT_PARTITIONS',
+  kafkaOffsetsRetentionMs: 'MINK_KAFKA_OFFSETS_RETENTION_MS',
+  kafkaGroupMaxSize: 'MINK_KAFKA_GROUP_MAX_SIZE',
   metaStream: 'MINK_META_STREAM',
   metaReplicas: 'MINK_META_REPLICAS',
   metaSnapshotEveryCommands: 'MINK_META_SNAPSHOT_EVERY',
@@ -198,6 +220,15 @@ function signedInteger(value: string | undefined, fallback: number, name: string
   const parsed = Number(value);
   if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(parsed)) throw new Error(`${name}: '${value}' is not an integer`);
   return parsed;
+}
+
+/** `true` or `false` (any case), the fallback when unset or empty; anything else is refused, naming the variable. */
+function flag(value: string | undefined, fallback: boolean, name: string): boolean {
+  if (value === undefined || value === '') return fallback;
+  const normalized = value.trim().toLowerCase();
+  if (normalized === 'true') return true;
+  if (normalized === 'false') return false;
+  throw new Error(`${name}: '${value}' is not true or false`);
 }
 
 function duration(value: string | undefined, fallback: number, name: string): number {
@@ -294,6 +325,10 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     advertisedHost: identity.advertisedHost ?? '127.0.0.1',
     kafkaPort: integer(env[ENV.kafkaPort], DEFAULTS.kafkaPort, ENV.kafkaPort),
     kafkaBindHost: bindHost(env[ENV.kafkaBindHost], identity.advertisedHost, ENV.kafkaBindHost),
+    kafkaAutoCreateTopics: flag(env[ENV.kafkaAutoCreateTopics], true, ENV.kafkaAutoCreateTopics),
+    kafkaDefaultPartitions: boundedInteger(env[ENV.kafkaDefaultPartitions], 1, 1, LIMITS.bucketsPerTableMax, ENV.kafkaDefaultPartitions),
+    kafkaOffsetsRetentionMs: duration(env[ENV.kafkaOffsetsRetentionMs], DEFAULTS.kafkaOffsetsRetentionMs, ENV.kafkaOffsetsRetentionMs),
+    kafkaGroupMaxSize: boundedInteger(env[ENV.kafkaGroupMaxSize], LIMITS.kafkaGroupMembersMax, 1, LIMITS.kafkaGroupMembersMax, ENV.kafkaGroupMaxSize),
     metaStream: env[ENV.metaStream] ?? DEFAULTS.metaStream,
     metaReplicas: boundedInteger(env[ENV.metaReplicas], 1, 1, LIMITS.metaReplicasMax, ENV.metaReplicas),
     metaSnapshotEveryCommands: positiveInteger(env[ENV.metaSnapshotEveryCommands], DEFAULTS.metaSnapshotEveryCommands, ENV.metaSnapshotEveryCommands),

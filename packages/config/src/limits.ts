@@ -138,6 +138,19 @@ export const LIMITS = {
    */
   kafkaGroupBuckets: 8,
   /**
+   * Members of one Kafka consumer group, counting the member ids handed out to joiners that have not joined
+   * yet (Kafka's group.max.size, which is Integer.MAX_VALUE by default): a join beyond it answers
+   * GROUP_MAX_SIZE_REACHED. Each member holds its protocols' metadata and its assignment in memory, and
+   * every rebalance sends all of them to the leader in one JoinGroup response.
+   */
+  kafkaGroupMembersMax: 1_000,
+  /**
+   * Consumer groups one node's group coordinator holds in memory: a join that would create one more is
+   * answered GROUP_MAX_SIZE_REACHED (Kafka has no code for a full coordinator) unless an Empty group can
+   * be dropped to make room. Committed offsets are not held here and are not bounded by it.
+   */
+  kafkaGroupsPerCoordinatorMax: 10_000,
+  /**
    * Shards of `__transaction_state`, the primary-key table holding Kafka transactional ids' state: an id's
    * transaction coordinator is the leader of the bucket its shard falls in (Kafka's
    * transaction.state.log.num.partitions is 50); a new coordinator lists a shard's ids to resume them.
@@ -145,6 +158,12 @@ export const LIMITS = {
   kafkaTransactionShards: 16,
   /** Buckets of `__transaction_state`: this many nodes at most share the transaction coordinators. */
   kafkaTransactionBuckets: 8,
+  /**
+   * How often the coordinator of a bucket of `__consumer_offsets` sweeps it for groups whose offsets expired
+   * (ServiceConfig.kafkaOffsetsRetentionMs), reading `kafkaOffsetsSweepPageRows` rows at a time.
+   */
+  kafkaOffsetsSweepMs: 60_000,
+  kafkaOffsetsSweepPageRows: 1_000,
   /** How often a transaction coordinator looks for transactions to complete (after a failover) or to abort (timed out). */
   kafkaTransactionSweepMs: 1_000,
   /**
@@ -153,6 +172,11 @@ export const LIMITS = {
    * those below its start.
    */
   abortedTransactionsPerStreamMax: 1_000,
+  /**
+   * How long a Kafka Metadata request waits for the topic it creates automatically to exist before it
+   * answers LEADER_NOT_AVAILABLE (the client asks again); a create takes one metadata-log round trip.
+   */
+  kafkaAutoCreateWaitMs: 3_000,
   /** Longest `max_wait_ms` a Kafka fetch waits for `min_bytes` (clients ask for 500 ms by default). */
   kafkaFetchWaitMsMax: 30_000,
   /**
@@ -495,6 +519,8 @@ export const DEFAULTS = {
   metaSnapshotEveryCommands: 10_000,
   /** A PK bucket's leader snapshots its KV tablet to object storage this often (and on clean close). */
   kvSnapshotIntervalMs: 60_000,
+  /** `MINK_KAFKA_OFFSETS_RETENTION_MS`: a member-less consumer group's offsets are kept 7 days, Kafka's offsets.retention.minutes. */
+  kafkaOffsetsRetentionMs: 7 * 24 * 3_600_000,
   /**
    * `MINK_HEAP_GROWING_PERCENT`: each service runs V8 with `--heap-growing-percent=300`, so after a full
    * collection the next one starts when the heap has grown fourfold, not the 1.1–2 fold V8 picks for a

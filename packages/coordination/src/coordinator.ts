@@ -374,6 +374,8 @@ export class Coordinator {
         return this.admitted(() => this.dropTable(epoch, request.name));
       case 'alterTable':
         return this.admitted(() => this.alterTable(epoch, request.name, request.properties));
+      case 'deleteRecords':
+        return this.admitted(() => this.deleteRecords(epoch, request));
       case 'releadBucket':
         return this.releadBucket(epoch, request);
       case 'releadBuckets':
@@ -504,6 +506,23 @@ export class Coordinator {
     await this.propose({ type: 'AlterTable', coordinatorEpoch: epoch, name, properties });
     this.logger.info({ table: name, properties }, 'table altered');
     return { metaSeq: this.member.view.seq };
+  }
+
+  /** Kafka's DeleteRecords on one bucket: proposes DeleteRecords and answers the stream's start after it. */
+  private async deleteRecords(epoch: number, request: Extract<CoordinatorRequest, { op: 'deleteRecords' }>): Promise<{ startOffset: number; metaSeq: number }> {
+    const { table: name, bucket, offset } = request;
+    const table = typeof name === 'string' ? ownRecord(this.member.view.tables, name) : undefined;
+    if (!table) throw new NotFoundError(`table '${name}' does not exist`);
+    if (!Number.isSafeInteger(bucket) || bucket < 0 || bucket >= table.buckets || table.partition) throw new NotFoundError(`bucket ${bucket} of table '${name}' does not exist`);
+    if (!Number.isSafeInteger(offset) || offset < -1) throw new InvalidArgumentError(`offset must be -1 (the high watermark) or a non-negative integer, not ${offset}`);
+    const id = bucketId(table.id, null, bucket);
+    const record = getIn(this.member.view.buckets, id);
+    if (!record) throw new NotFoundError(`bucket ${bucket} of table '${name}' does not exist`);
+    const startOffset = offset === -1 ? record.stream.endOffset : offset;
+    await this.propose({ type: 'DeleteRecords', coordinatorEpoch: epoch, tableId: table.id, partition: null, bucket, startOffset, atMs: Date.now() });
+    const after = getIn(this.member.view.buckets, id);
+    this.logger.info({ table: name, bucket, startOffset: after?.stream.startOffset }, 'records deleted below an offset');
+    return { startOffset: after?.stream.startOffset ?? startOffset, metaSeq: this.member.view.seq };
   }
 
   private async releadBucket(epoch: number, request: Extract<CoordinatorRequest, { op: 'releadBucket' }>): Promise<{ leaderEpoch: number; metaSeq: number }> {

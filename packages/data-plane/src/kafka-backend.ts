@@ -10,6 +10,10 @@ import {
   kafkaNodeIdOf,
   batchSequences,
   producerWriterId,
+  tablePropertiesOfTopicConfigs,
+  tablePropertyChangesOfTopicConfigs,
+  type TopicConfigChange,
+  topicConfigsOfTableProperties,
   searchTimestampInBatch,
   setBaseOffset,
   offsetCountOf,
@@ -21,6 +25,8 @@ import {
   type ProduceResult,
   type ProducedBatch,
   type CommittedOffset,
+  GroupCoordinator,
+  SYSTEM_CLOCK,
   type GroupCoordinatorPlace,
 } from '@mink/kafka';
 import type { ClusterMember, Logger } from '@mink/runtime';
@@ -28,6 +34,7 @@ import type { DataPlane, IdempotentWriter, RefuseSequence, RefusedSequence } fro
 import type { DataNodeMetrics } from './node-metrics';
 import { newestProducerEpochIn } from './producer-epochs';
 import { TRANSACTIONS_TABLE, TransactionCoordinator, type TransactionOutcomeWriter } from './transaction-coordinator';
+import { OffsetsRetention } from './offsets-retention';
 
 /**
  * The Kafka broker port of a data node (packages/kafka's `KafkaBackend`) over its view and the data plane
@@ -37,9 +44,17 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   readonly clusterId: string;
   readonly self: KafkaBrokerAddress;
   private readonly nodeId: string;
+  readonly defaultPartitions: number;
+  private readonly autoCreateTopics: boolean;
+  /** Topics being created automatically, by name: concurrent requests for one name share its create. */
+  private readonly autoCreating = new Map<string, Promise<boolean>>();
   private creatingOffsetsTable: Promise<void> | null = null;
   /** The transaction coordinator of the transactional ids whose state this node leads. */
   private readonly transactions: TransactionCoordinator;
+  /** Membership of the consumer groups this node coordinates (the broker's handlers drive it). */
+  readonly groups: GroupCoordinator;
+  /** Expires the offsets of groups without members, in the offsets buckets led here. */
+  private readonly offsetsRetention: OffsetsRetention;
 
   constructor(
     private readonly member: ClusterMember,
@@ -54,7 +69,13 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     this.clusterId = `mink-${config.s3Bucket}-${config.metaStream}`;
     this.self = { nodeId: kafkaNodeIdOf(config.nodeId), host: config.advertisedHost, port: config.kafkaPort };
     this.nodeId = config.nodeId;
+    this.defaultPartitions = config.kafkaDefaultPartitions;
+    this.autoCreateTopics = config.kafkaAutoCreateTopics;
+    this.groups = new GroupCoordinator(SYSTEM_CLOCK, { membersPerGroupMax: config.kafkaGroupMaxSize, groupsMax: LIMITS.kafkaGroupsPerCoordinatorMax });
+    metrics?.readGroupJoinRefusalsFrom(() => this.groups.joinRefusals());
     this.transactions = new TransactionCoordinator(member, client, config.nodeId, dataPlane, this.transactionOutcomes(), logger);
+    const hasMembers = (groupId: string) => this.groups.describe(groupId).members.length > 0;
+    this.offsetsRetention = new OffsetsRetention(member, dataPlane, OFFSETS_TABLE, OFFSETS_BUCKET_KEY, hasMembers, config.kafkaOffsetsRetentionMs, logger);
   }
 
   /** Where a transaction's markers and offsets go: each partition's leader, and the offsets table (created if need be). */
@@ -123,19 +144,41 @@ export class DataNodeKafkaBackend implements KafkaBackend {
         leaderEpoch: record?.leaderEpoch ?? -1,
       };
     });
-    return { name: table.name, partitions, properties: { ...table.properties }, internal: table.name === OFFSETS_TABLE || table.name === TRANSACTIONS_TABLE };
+    return { name: table.name, partitions, configs: topicConfigsOfTableProperties(table.properties), internal: table.name === OFFSETS_TABLE || table.name === TRANSACTIONS_TABLE };
   }
 
   async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
     // A name mink cannot take is Kafka's INVALID_TOPIC_EXCEPTION, which clients report as such.
     const badName = checkName(name, 'topic name');
     if (badName !== null) throw new KafkaError(ERROR_CODES.INVALID_TOPIC_EXCEPTION, badName);
-    const checked = validateTableSpec(kafkaTopicSpec(name, partitions, configs));
+    const mapped = tablePropertiesOfTopicConfigs(configs);
+    if ('refused' in mapped) throw new KafkaError(ERROR_CODES.INVALID_CONFIG, mapped.refused);
+    const checked = validateTableSpec(kafkaTopicSpec(name, partitions, mapped.properties));
     if (!checked.ok) throw new InvalidArgumentError(checked.message);
     if (validateOnly) return;
     const created = await this.client.createTable(checked.spec);
     // Metadata asked of this node right after the create must show the topic.
     await this.member.store.waitForSeq(created.metaSeq, LIMITS.proposeTimeoutMs);
+  }
+
+  autoCreateTopic(name: string): Promise<boolean> {
+    // Names of mink's own tables (`__consumer_offsets`, `__transaction_state`) are never made topics by a client.
+    if (!this.autoCreateTopics || name.startsWith('__')) return Promise.resolve(false);
+    const creating = this.autoCreating.get(name);
+    if (creating) return creating;
+    const created = this.createTopic(name, this.defaultPartitions, {}, false)
+      .then(() => true)
+      .catch(async (error: unknown) => {
+        // Another node (or request) created it first: it exists, as asked.
+        if (error instanceof MinkError && error.code === 'Conflict') {
+          await this.member.store.catchUp(LIMITS.proposeTimeoutMs);
+          return true;
+        }
+        throw error;
+      })
+      .finally(() => this.autoCreating.delete(name));
+    this.autoCreating.set(name, created);
+    return created;
   }
 
   async deleteTopic(name: string): Promise<void> {
@@ -144,6 +187,37 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     if (!isKafkaFormat(table)) throw new KafkaError(ERROR_CODES.INVALID_TOPIC_EXCEPTION, `'${name}' is a mink ${table.kind === 'pk' ? 'primary-key' : 'log'} table read as a topic: drop it over the HTTP API`);
     const dropped = await this.client.dropTable(name);
     await this.member.store.waitForSeq(dropped.metaSeq, LIMITS.proposeTimeoutMs);
+  }
+
+  async alterTopicConfigs(name: string, changes: readonly TopicConfigChange[], validateOnly: boolean): Promise<void> {
+    const table = this.kafkaTopicNamed(name, 'change its properties');
+    const mapped = tablePropertyChangesOfTopicConfigs(changes, table.properties);
+    if ('refused' in mapped) throw new KafkaError(ERROR_CODES.INVALID_CONFIG, mapped.refused);
+    // Configs that change nothing in the table (a fixed one at mink's value) need no log entry.
+    if (validateOnly || Object.keys(mapped.properties).length === 0) return;
+    const altered = await this.client.alterTable(name, mapped.properties);
+    await this.member.store.waitForSeq(altered.metaSeq, LIMITS.proposeTimeoutMs);
+  }
+
+  async deleteRecords(topic: string, partition: number, offset: number): Promise<number> {
+    const table = this.kafkaTopicNamed(topic, 'delete its rows');
+    const record = table.partition ? undefined : getIn(this.member.view.buckets, bucketId(table.id, null, partition));
+    if (!record) throw new NotFoundError(`partition ${partition} of topic '${topic}' does not exist`);
+    if (offset > record.stream.endOffset) {
+      throw new KafkaError(ERROR_CODES.OFFSET_OUT_OF_RANGE, `offset ${offset} is beyond the high watermark ${record.stream.endOffset} of ${topic}-${partition}`);
+    }
+    const deleted = await this.client.deleteRecords(topic, partition, offset);
+    // This node answers reads from its own view: it shows the new start before the client hears of it.
+    await this.member.store.waitForSeq(deleted.metaSeq, LIMITS.proposeTimeoutMs);
+    return deleted.startOffset;
+  }
+
+  /** The table of Kafka topic `name`; a mink table read as a topic is refused (`what` the HTTP API is for). */
+  private kafkaTopicNamed(name: string, what: string): TableRecord {
+    const table = ownRecord(this.member.view.tables, name);
+    if (!table || !isTopic(table)) throw new NotFoundError(`topic '${name}' does not exist`);
+    if (!isKafkaFormat(table)) throw new KafkaError(ERROR_CODES.POLICY_VIOLATION, `'${name}' is a mink ${table.kind === 'pk' ? 'primary-key' : 'log'} table read as a topic: ${what} over the HTTP API`);
+    return table;
   }
 
   async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
@@ -342,6 +416,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
    */
   async txnOffsetCommit(transactionalId: string, groupId: string, producerId: number, producerEpoch: number, offsets: readonly CommittedOffset[]): Promise<number> {
     const pending = offsets.map((offset) => ({ group: groupId, topic: offset.topic, partition: offset.partition, offset: offset.offset, leaderEpoch: offset.leaderEpoch, metadata: offset.metadata }));
+    this.offsetsRetention.touched(groupId);
     const place = this.transactions.place(transactionalId);
     if (place.kind === 'unavailable') return ERROR_CODES.COORDINATOR_NOT_AVAILABLE;
     if (place.kind === 'here') return (await this.transactions.txnOffsets(transactionalId, producerId, producerEpoch, pending)).errorCode;
@@ -366,15 +441,24 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   /** Starts the transaction coordinator's sweep (DataNode.begin); `stop` ends it. */
   start(): void {
     this.transactions.start();
+    this.offsetsRetention.start();
   }
 
   stop(): void {
     this.transactions.stop();
+    this.offsetsRetention.stop();
+  }
+
+  /** Sweeps the offsets buckets led here for expired groups now (tests; the timer does it every `kafkaOffsetsSweepMs`). */
+  sweepOffsets(): Promise<void> {
+    return this.offsetsRetention.sweep();
   }
 
   async commitOffsets(groupId: string, offsets: readonly CommittedOffset[]): Promise<void> {
     if (offsets.length === 0) return;
     const { data, address } = this.offsetsBucketOf(groupId);
+    // Before the put is queued, so a retention sweep deciding now sees the group as active.
+    this.offsetsRetention.touched(groupId);
     await data.put({
       op: 'put',
       ...address,

@@ -29,6 +29,20 @@ describe('DataNodeMetrics', () => {
     expect(count.reduce((sum, sample) => sum + sample.value, 0)).toBe(2);
   });
 
+  it('reports the Kafka group joins refused so far by the cap that refused them, as the group coordinator counts them', async () => {
+    const registry = new Registry();
+    const metrics = new DataNodeMetrics(registry);
+    expect(await valueOf(registry, 'mink_kafka_group_joins_refused', { cap: 'group' })).toBe(0);
+    let refusals = { groupFull: 2, coordinatorFull: 1, lastGroupId: 'readers' as string | null };
+    metrics.readGroupJoinRefusalsFrom(() => refusals);
+    expect(await valueOf(registry, 'mink_kafka_group_joins_refused', { cap: 'group' })).toBe(2);
+    expect(await valueOf(registry, 'mink_kafka_group_joins_refused', { cap: 'coordinator' })).toBe(1);
+    refusals = { ...refusals, groupFull: 5 };
+    expect(await valueOf(registry, 'mink_kafka_group_joins_refused', { cap: 'group' })).toBe(5);
+    // The caller's group id is never a label.
+    expect(await registry.metrics()).not.toContain('readers');
+  });
+
   it('records WAL uploads and commits by outcome, object sizes of stored ones, and the queued bytes of the current writer', async () => {
     const registry = new Registry();
     const metrics = new DataNodeMetrics(registry);

@@ -1,4 +1,4 @@
-import { KafkaError } from '@mink/kafka';
+import { KafkaError, type JoinRefusals } from '@mink/kafka';
 import { MinkError } from '@mink/protocol';
 import type { WalObserver } from '@mink/s3stream';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -28,6 +28,7 @@ export class DataNodeMetrics {
   private readonly groupRequests: Histogram;
   private readonly groupOperations: Histogram;
   private queuedBytes: () => number = () => 0;
+  private groupJoinRefusals: () => JoinRefusals = () => ({ groupFull: 0, coordinatorFull: 0, lastGroupId: null });
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -78,6 +79,17 @@ export class DataNodeMetrics {
       registers,
       collect() {
         this.set(metrics.queuedBytes());
+      },
+    });
+    new Gauge({
+      name: 'mink_kafka_group_joins_refused',
+      help: 'Kafka JoinGroup requests refused with GROUP_MAX_SIZE_REACHED since the node started, by the cap that refused them (group: members per group; coordinator: groups per node)',
+      labelNames: ['cap'],
+      registers,
+      collect() {
+        const refusals = metrics.groupJoinRefusals();
+        this.set({ cap: 'group' }, refusals.groupFull);
+        this.set({ cap: 'coordinator' }, refusals.coordinatorFull);
       },
     });
     this.compactedBytes = new Counter({ name: 'mink_compaction_bytes_total', help: 'Bytes of WAL slices compacted into stream objects', registers });
@@ -145,6 +157,11 @@ export class DataNodeMetrics {
 
   compacted(bytes: number): void {
     this.compactedBytes.inc(bytes);
+  }
+
+  /** Where the refused-joins gauge reads from: the node's Kafka group coordinator. */
+  readGroupJoinRefusalsFrom(read: () => JoinRefusals): void {
+    this.groupJoinRefusals = read;
   }
 
   /** Where the queued-bytes gauge reads from: the WAL writer of the current incarnation. */

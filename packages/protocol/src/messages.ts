@@ -26,6 +26,11 @@ export type CoordinatorRequest =
   | { op: 'whoHolds' }
   /** Changes the alterable properties of a table (a string sets one, null removes it). */
   | { op: 'alterTable'; name: string; properties: Record<string, string | null> }
+  /**
+   * Kafka's DeleteRecords on one bucket of an unpartitioned log table: its stream starts at `offset` from
+   * now on (at the high watermark for -1); the answer is the stream's start after it.
+   */
+  | { op: 'deleteRecords'; table: string; bucket: number; offset: number }
   /** A tiering worker asks for a due round (docs/architecture.md §9); the answer is a `TieringRoundAssignment`. */
   | { op: 'takeTieringRound'; worker: string }
   /**

@@ -15,16 +15,16 @@ export const KafkajsLong = kafkajsInternal('utils/long');
 
 let correlationId = 0;
 
-/** Sends one `api` request at `version` (kafkajs's field names) to `broker` (`host:port`) and decodes the response. */
-export async function rawKafkaRequest(broker: string, api: string, version: number, fields: object): Promise<any> {
-  const request = kafkajsInternal(`protocol/requests/${api}/v${version}/request`)(fields);
-  const id = ++correlationId;
-  const { buffer } = await kafkajsInternal('protocol/request')({ correlationId: id, clientId: 'mink-e2e-raw', request });
+/**
+ * Sends one framed request (`frame`: its size, then the request) to `broker` (`host:port`) on a connection
+ * of its own and resolves with the response's body (without its size), naming `what` if none comes.
+ */
+export function exchangeFrame(broker: string, frame: Uint8Array, what: string): Promise<Buffer> {
   const [host, port] = broker.split(':');
-  const frame = await new Promise<Buffer>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = connect(Number(port), host!, () => socket.write(buffer));
-    socket.setTimeout(30_000, () => socket.destroy(new Error(`no answer from ${broker} to ${api} v${version} in 30 s`)));
+    const socket = connect(Number(port), host!, () => socket.write(frame));
+    socket.setTimeout(30_000, () => socket.destroy(new Error(`no answer from ${broker} to ${what} in 30 s`)));
     socket.on('data', (chunk) => {
       chunks.push(chunk);
       const received = Buffer.concat(chunks);
@@ -34,8 +34,16 @@ export async function rawKafkaRequest(broker: string, api: string, version: numb
       }
     });
     socket.on('error', reject);
-    socket.on('close', () => reject(new Error(`${broker} closed the connection before answering ${api} v${version}`)));
+    socket.on('close', () => reject(new Error(`${broker} closed the connection before answering ${what}`)));
   });
+}
+
+/** Sends one `api` request at `version` (kafkajs's field names) to `broker` (`host:port`) and decodes the response. */
+export async function rawKafkaRequest(broker: string, api: string, version: number, fields: object): Promise<any> {
+  const request = kafkajsInternal(`protocol/requests/${api}/v${version}/request`)(fields);
+  const id = ++correlationId;
+  const { buffer } = await kafkajsInternal('protocol/request')({ correlationId: id, clientId: 'mink-e2e-raw', request });
+  const frame = await exchangeFrame(broker, buffer, `${api} v${version}`);
   if (frame.readInt32BE(0) !== id) throw new Error(`the answer carries correlation id ${frame.readInt32BE(0)}, not ${id}`);
   // Response header v0 (the APIs used here are not flexible at these versions): the correlation id only.
   return kafkajsInternal(`protocol/requests/${api}/v${version}/response`).decode(frame.subarray(4));

@@ -8,6 +8,7 @@
  * InvalidArgument, Conflict, …) or a `KafkaError` carrying a Kafka error code; the handlers turn both into
  * the error code of the partition or topic they concern (see error-mapping.ts).
  */
+import type { TopicConfigChange } from './topic-configs';
 
 /** A data node as a Kafka broker: its node id as an int32 and its advertised Kafka listener. */
 export interface KafkaBrokerAddress {
@@ -27,8 +28,8 @@ export interface KafkaPartitionInfo {
 export interface KafkaTopicInfo {
   name: string;
   partitions: KafkaPartitionInfo[];
-  /** The table's properties, for DescribeConfigs. */
-  properties: Record<string, string>;
+  /** The topic's configs in Kafka's names, for DescribeConfigs (see topicConfigsOfTableProperties). */
+  configs: Record<string, { value: string; isDefault: boolean }>;
   /** A topic of the system's own (the consumer offsets), flagged internal in Metadata. */
   internal?: boolean;
 }
@@ -87,7 +88,27 @@ export interface KafkaBackend {
   topics(): KafkaTopicInfo[];
   topic(name: string): KafkaTopicInfo | null;
   createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void>;
+  /** Partitions of a topic created automatically, or by CreateTopics with the broker default (-1): Kafka's num.partitions. */
+  readonly defaultPartitions: number;
+  /**
+   * Creates a topic that a Metadata or Produce request named and nobody created (Kafka's
+   * auto.create.topics.enable), with `defaultPartitions` partitions; resolves true once it exists (whoever
+   * created it), false when auto-creation is off or the name is reserved for mink's own tables (`__`). Throws
+   * a KafkaError INVALID_TOPIC_EXCEPTION for a name a topic cannot have.
+   */
+  autoCreateTopic(name: string): Promise<boolean>;
   deleteTopic(name: string): Promise<void>;
+  /**
+   * Changes a topic's configs, in Kafka's names (a value sets one, null returns it to its default); with
+   * `validateOnly` only checks them. Throws a KafkaError INVALID_CONFIG for a config mink does not take.
+   */
+  alterTopicConfigs(name: string, changes: readonly TopicConfigChange[], validateOnly: boolean): Promise<void>;
+  /**
+   * Kafka's DeleteRecords: the partition starts at `offset` from now on (-1: at its high watermark);
+   * resolves to its start after (the low watermark). Throws a KafkaError OFFSET_OUT_OF_RANGE for an offset
+   * beyond the high watermark, POLICY_VIOLATION for records that cannot be deleted (not yet in the lake).
+   */
+  deleteRecords(topic: string, partition: number, offset: number): Promise<number>;
   /** A new producer id (epoch 0) for an idempotent producer, unique for the cluster's life. */
   initProducerId(): Promise<{ producerId: number; producerEpoch: number }>;
   /** Stores the batches of one partition in order; resolves once they are committed (acks=1 and -1 alike). */

@@ -24,6 +24,10 @@ describe('kafkaErrorCodeOf', () => {
     ['an existing table on create', new ConflictError('x'), 'createTopics', ERROR_CODES.TOPIC_ALREADY_EXISTS],
     ['a bad batch on produce', new InvalidArgumentError('x'), 'produce', ERROR_CODES.CORRUPT_MESSAGE],
     ['a bad spec on create', new InvalidArgumentError('x'), 'createTopics', ERROR_CODES.INVALID_REQUEST],
+    ['a property the table refuses on a config change', new InvalidArgumentError('x'), 'alterConfigs', ERROR_CODES.INVALID_CONFIG],
+    ['records the log will not delete (not yet in the lake)', new InvalidArgumentError('x'), 'deleteRecords', ERROR_CODES.POLICY_VIOLATION],
+    ['a coordinator unreachable on a config change', new UnavailableError('x'), 'alterConfigs', ERROR_CODES.REQUEST_TIMED_OUT],
+    ['a coordinator unreachable on a delete of records', new UnavailableError('x'), 'deleteRecords', ERROR_CODES.REQUEST_TIMED_OUT],
     ['a bug', new TypeError('x'), 'fetch', ERROR_CODES.UNKNOWN_SERVER_ERROR],
     ['an internal error', new MinkError('Internal', 'x'), 'produce', ERROR_CODES.UNKNOWN_SERVER_ERROR],
   ])('%s', (_case, error, operation, code) => {

@@ -3,7 +3,7 @@ import { ERROR_CODES } from '../wire/codes';
 import { KafkaError } from './backend';
 
 /** The request a failure happened in, since one mink outcome means different things to Kafka clients there. */
-export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics' | 'deleteTopics' | 'initProducerId' | 'offsetCommit' | 'offsetFetch' | 'transaction';
+export type KafkaOperation = 'produce' | 'fetch' | 'listOffsets' | 'createTopics' | 'deleteTopics' | 'alterConfigs' | 'deleteRecords' | 'initProducerId' | 'offsetCommit' | 'offsetFetch' | 'transaction';
 
 /**
  * The Kafka error code of a failure of one partition or topic. Clients act on these codes: a partition led
@@ -22,7 +22,7 @@ export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): num
       return ERROR_CODES.NOT_LEADER_OR_FOLLOWER;
     case 'Unavailable':
       if (operation === 'initProducerId') return ERROR_CODES.COORDINATOR_NOT_AVAILABLE;
-      return operation === 'createTopics' || operation === 'deleteTopics' ? ERROR_CODES.REQUEST_TIMED_OUT : ERROR_CODES.LEADER_NOT_AVAILABLE;
+      return operation === 'createTopics' || operation === 'deleteTopics' || operation === 'alterConfigs' || operation === 'deleteRecords' ? ERROR_CODES.REQUEST_TIMED_OUT : ERROR_CODES.LEADER_NOT_AVAILABLE;
     case 'Timeout':
       return ERROR_CODES.REQUEST_TIMED_OUT;
     case 'NotFound':
@@ -33,8 +33,10 @@ export function kafkaErrorCodeOf(error: unknown, operation: KafkaOperation): num
       switch (operation) {
         case 'produce':
           return ERROR_CODES.CORRUPT_MESSAGE;
-        case 'createTopics':
-          return ERROR_CODES.INVALID_REQUEST;
+        case 'alterConfigs':
+          return ERROR_CODES.INVALID_CONFIG;
+        case 'deleteRecords':
+          return ERROR_CODES.POLICY_VIOLATION;
         default:
           return ERROR_CODES.INVALID_REQUEST;
       }

@@ -110,7 +110,7 @@ async function offsetCommit(context: BrokerContext, reader: KafkaReader, version
   const answerAll = (errorCode: number): OffsetCommitResponseTopic[] =>
     request.topics.map((topic) => ({ name: topic.name, partitions: topic.partitions.map((partition) => ({ partitionIndex: partition.partitionIndex, errorCode })) }));
   let errorCode = coordinationErrorOf(context, request.groupId);
-  if (errorCode === ERROR_CODES.NONE) errorCode = context.groups.commitErrorOf(request.groupId, request.generationId, request.memberId);
+  if (errorCode === ERROR_CODES.NONE) errorCode = context.groups.commitErrorOf(request.groupId, request.generationId, request.memberId, request.groupInstanceId);
   if (errorCode === ERROR_CODES.NONE) {
     const offsets: CommittedOffset[] = request.topics.flatMap((topic) =>
       topic.partitions.map((partition) => ({

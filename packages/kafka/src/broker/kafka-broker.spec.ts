@@ -16,6 +16,7 @@ import type { KafkaFrameHandler } from '../server/kafka-listener';
 import { KafkaError, type FetchedPartition, type KafkaBackend, type KafkaBrokerAddress, type KafkaTopicInfo, type ProducedBatch, type ProduceResult } from './backend';
 import { searchTimestampInBatch } from './batch-time';
 import { advertisedApis, kafkaBroker } from './kafka-broker';
+import { tablePropertiesOfTopicConfigs, tablePropertyChangesOfTopicConfigs, topicConfigsOfTableProperties, type TopicConfigChange } from './topic-configs';
 import { KafkajsLong, kafkajsApi, kafkajsModule } from '../messages/kafka-oracle.fixture';
 
 // kafkajs is the oracle (see kafka-oracle.fixture.ts): its request framing, request encoders and response decoders.
@@ -48,7 +49,7 @@ interface TopicState {
   internal?: boolean;
 }
 
-type Operation = 'createTopic' | 'deleteTopic' | 'produce' | 'fetch' | 'listOffset' | 'initProducerId';
+type Operation = 'createTopic' | 'deleteTopic' | 'deleteRecords' | 'produce' | 'fetch' | 'listOffset' | 'initProducerId';
 
 interface DataWaiter {
   keys: string[];
@@ -68,6 +69,8 @@ class InMemoryKafkaBackend implements KafkaBackend {
   readonly calls = {
     createTopic: [] as Array<{ name: string; partitions: number; configs: Record<string, string>; validateOnly: boolean }>,
     deleteTopic: [] as string[],
+    alterTopicConfigs: [] as Array<{ name: string; changes: TopicConfigChange[]; validateOnly: boolean }>,
+    deleteRecords: [] as Array<{ topic: string; partition: number; offset: number }>,
     produce: [] as Array<{ topic: string; partition: number; batches: ProducedBatch[] }>,
     fetch: [] as Array<{ topic: string; partition: number; offset: number; maxBytes: number }>,
     waitForData: [] as Array<{ partitions: Array<{ topic: string; partition: number }>; deadlineMs: number }>,
@@ -132,20 +135,58 @@ class InMemoryKafkaBackend implements KafkaBackend {
   topic(name: string): KafkaTopicInfo | null {
     const topic = this.state.get(name);
     if (!topic) return null;
-    return { name, properties: { ...topic.properties }, internal: topic.internal === true, partitions: topic.partitions.map((each, partition) => ({ partition, leader: each.leader, leaderEpoch: 4 })) };
+    return { name, configs: topicConfigsOfTableProperties(topic.properties), internal: topic.internal === true, partitions: topic.partitions.map((each, partition) => ({ partition, leader: each.leader, leaderEpoch: 4 })) };
   }
 
   async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
     this.calls.createTopic.push({ name, partitions, configs, validateOnly });
     this.throwIfScripted('createTopic', name, null);
     if (this.state.has(name)) throw new ConflictError(`topic '${name}' exists`);
-    if (!validateOnly) this.addTopic(name, Array.from({ length: partitions }, () => NODE_1), configs);
+    const mapped = tablePropertiesOfTopicConfigs(configs);
+    if ('refused' in mapped) throw new KafkaError(ERROR_CODES.INVALID_CONFIG, mapped.refused);
+    if (!validateOnly) this.addTopic(name, Array.from({ length: partitions }, () => NODE_1), mapped.properties);
+  }
+
+  readonly defaultPartitions = 2;
+  /** Whether unknown topics are created on first use (Kafka's default), as the tests set it. */
+  autoCreate = true;
+  readonly autoCreated: string[] = [];
+
+  async autoCreateTopic(name: string): Promise<boolean> {
+    if (!this.autoCreate || name.startsWith('__')) return false;
+    if (name.includes(' ')) throw new KafkaError(ERROR_CODES.INVALID_TOPIC_EXCEPTION, `'${name}' is no topic name`);
+    this.autoCreated.push(name);
+    if (!this.state.has(name)) this.addTopic(name, Array.from({ length: this.defaultPartitions }, () => NODE_1));
+    return true;
   }
 
   async deleteTopic(name: string): Promise<void> {
     this.calls.deleteTopic.push(name);
     this.throwIfScripted('deleteTopic', name, null);
     if (!this.state.delete(name)) throw new NotFoundError(`topic '${name}' does not exist`);
+  }
+
+  async alterTopicConfigs(name: string, changes: readonly TopicConfigChange[], validateOnly: boolean): Promise<void> {
+    this.calls.alterTopicConfigs.push({ name, changes: [...changes], validateOnly });
+    const topic = this.state.get(name);
+    if (!topic) throw new NotFoundError(`topic '${name}' does not exist`);
+    const mapped = tablePropertyChangesOfTopicConfigs(changes, topic.properties);
+    if ('refused' in mapped) throw new KafkaError(ERROR_CODES.INVALID_CONFIG, mapped.refused);
+    if (validateOnly) return;
+    for (const [key, value] of Object.entries(mapped.properties)) {
+      if (value === null) delete topic.properties[key];
+      else topic.properties[key] = value;
+    }
+  }
+
+  async deleteRecords(topic: string, partition: number, offset: number): Promise<number> {
+    this.calls.deleteRecords.push({ topic, partition, offset });
+    this.throwIfScripted('deleteRecords', topic, partition);
+    const log = this.partitionLog(topic, partition);
+    const target = offset === -1 ? log.nextOffset : offset;
+    if (target > log.nextOffset) throw new KafkaError(ERROR_CODES.OFFSET_OUT_OF_RANGE, `offset ${offset} is beyond the high watermark ${log.nextOffset}`);
+    log.logStartOffset = Math.max(log.logStartOffset, target);
+    return log.logStartOffset;
   }
 
   async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
@@ -331,7 +372,7 @@ let handle: KafkaFrameHandler;
 beforeEach(() => {
   backend = new InMemoryKafkaBackend();
   // orders: partition 0 led here, 1 by node 2, 2 without a leader. audit: one partition led here.
-  backend.addTopic('orders', [NODE_1, NODE_2, null], { 'retention.ms': '604800000', 'cleanup.policy': 'delete' });
+  backend.addTopic('orders', [NODE_1, NODE_2, null], { 'table.log.ttl': '604800000' });
   backend.addTopic('audit', [NODE_1]);
   handle = kafkaBroker(backend);
 });
@@ -353,6 +394,10 @@ describe('ApiVersions', () => {
         { apiKey: API_KEYS.CreateTopics, minVersion: 0, maxVersion: 4 },
         { apiKey: API_KEYS.DeleteTopics, minVersion: 0, maxVersion: 3 },
         { apiKey: API_KEYS.DescribeConfigs, minVersion: 0, maxVersion: 2 },
+        { apiKey: API_KEYS.AlterConfigs, minVersion: 0, maxVersion: 1 },
+        { apiKey: API_KEYS.IncrementalAlterConfigs, minVersion: 0, maxVersion: 0 },
+        { apiKey: API_KEYS.DeleteRecords, minVersion: 0, maxVersion: 1 },
+        { apiKey: API_KEYS.OffsetForLeaderEpoch, minVersion: 0, maxVersion: 3 },
         { apiKey: API_KEYS.InitProducerId, minVersion: 0, maxVersion: 1 },
       ]),
     );
@@ -444,12 +489,28 @@ describe('Metadata', () => {
     ]);
   });
 
-  it.each(METADATA_VERSIONS_OF_KAFKAJS)('v%i: the topics named, in request order, an unknown one with UNKNOWN_TOPIC_OR_PARTITION', async (version) => {
+  it.each(METADATA_VERSIONS_OF_KAFKAJS)('v%i: the topics named, in request order, an unknown one created (auto-creation, on by default)', async (version) => {
+    // Proves `kcat -P -t <new name>` and a kafkajs producer find a topic nobody created, as with Kafka's default.
     const decoded = await exchange(handle, 'metadata', version, { topics: ['audit', 'missing', 'orders'], allowAutoTopicCreation: true });
 
-    expect(decoded.topicMetadata.map(topicView)).toEqual([AUDIT_VIEW, { topic: 'missing', errorCode: ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, partitions: [] }, ORDERS_VIEW]);
-    // Auto-creation is off whatever the client asks.
-    expect(backend.calls.createTopic).toEqual([]);
+    expect(decoded.topicMetadata.map(topicView)).toEqual([
+      AUDIT_VIEW,
+      { topic: 'missing', errorCode: 0, partitions: [0, 1].map((partition) => ({ partition, errorCode: 0, leader: NODE_1.nodeId, replicas: [NODE_1.nodeId], isr: [NODE_1.nodeId] })) },
+      ORDERS_VIEW,
+    ]);
+    expect(backend.autoCreated).toEqual(['missing']);
+  });
+
+  it.each<[string, { autoCreate: boolean; allow: boolean; name: string }, number]>([
+    ['auto-creation off: UNKNOWN_TOPIC_OR_PARTITION', { autoCreate: false, allow: true, name: 'missing' }, ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION],
+    ['the client does not allow it (v4+): UNKNOWN_TOPIC_OR_PARTITION', { autoCreate: true, allow: false, name: 'missing' }, ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION],
+    ['a name reserved for mink\'s tables: UNKNOWN_TOPIC_OR_PARTITION', { autoCreate: true, allow: true, name: '__secret' }, ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION],
+    ['a name a topic cannot have: INVALID_TOPIC_EXCEPTION', { autoCreate: true, allow: true, name: 'two words' }, ERROR_CODES.INVALID_TOPIC_EXCEPTION],
+  ])('an unknown topic, %s', async (_case, { autoCreate, allow, name }, errorCode) => {
+    backend.autoCreate = autoCreate;
+    const decoded = await exchange(handle, 'metadata', 6, { topics: [name], allowAutoTopicCreation: allow });
+    expect(decoded.topicMetadata.map(topicView)).toEqual([{ topic: name, errorCode, partitions: [] }]);
+    expect(backend.topic(name)).toBeNull();
   });
 });
 
@@ -552,6 +613,14 @@ describe('Produce', () => {
       { topic: 'orders', producers: [{ producerId: 7, producerEpoch: 2, baseSequence: 40, transactional: false }], offsetCounts: [2] },
       { topic: 'audit', producers: [{ producerId: 7, producerEpoch: 2, baseSequence: 0, transactional: false }], offsetCounts: [1] },
     ]);
+  });
+
+  it('answers a produce to a topic nobody created with UNKNOWN_TOPIC_OR_PARTITION, which clients retry, and creates it', async () => {
+    const decoded = await exchange(handle, 'produce', 7, produceArgs({ topicData: [{ topic: 'fresh', partitions: [{ partition: 0, messages: AUDIT_MESSAGES }] }] }));
+    expect(outcomesOf(decoded)).toEqual({ 'fresh/0': { errorCode: ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, baseOffset: '-1' } });
+    expect(backend.calls.produce).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(backend.autoCreated).toEqual(['fresh']);
   });
 
   it('hands a transactional producer\'s batches over as transactional', async () => {
@@ -855,12 +924,14 @@ describe('CreateTopics', () => {
         { topic: 'no-partitions', numPartitions: 0 },
         { topic: 'orders', numPartitions: 1 },
         { topic: 'busy', numPartitions: 1 },
+        { topic: 'compacted', numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] },
       ],
     });
 
     expect(decoded.topicErrors.map(({ topic, errorCode }: { topic: string; errorCode: number }) => ({ topic, errorCode }))).toEqual([
       { topic: 'assigned', errorCode: ERROR_CODES.INVALID_REQUEST },
       { topic: 'busy', errorCode: ERROR_CODES.REQUEST_TIMED_OUT },
+      { topic: 'compacted', errorCode: ERROR_CODES.INVALID_CONFIG },
       { topic: 'default-partitions', errorCode: ERROR_CODES.NONE },
       { topic: 'no-partitions', errorCode: ERROR_CODES.INVALID_PARTITIONS },
       { topic: 'orders', errorCode: ERROR_CODES.TOPIC_ALREADY_EXISTS },
@@ -869,12 +940,15 @@ describe('CreateTopics', () => {
       { topic: 'twice', errorCode: ERROR_CODES.INVALID_REQUEST },
     ]);
     expect(backend.calls.createTopic).toEqual([
-      { name: 'default-partitions', partitions: 1, configs: {}, validateOnly: false },
+      { name: 'default-partitions', partitions: backend.defaultPartitions, configs: {}, validateOnly: false },
       { name: 'three', partitions: 3, configs: { 'retention.ms': '60000' }, validateOnly: false },
       { name: 'orders', partitions: 1, configs: {}, validateOnly: false },
       { name: 'busy', partitions: 1, configs: {}, validateOnly: false },
+      { name: 'compacted', partitions: 1, configs: { 'cleanup.policy': 'compact' }, validateOnly: false },
     ]);
     expect(backend.topic('three')?.partitions.map((partition) => partition.partition)).toEqual([0, 1, 2]);
+    expect(backend.topic('three')?.configs['retention.ms']).toEqual({ value: '60000', isDefault: false });
+    expect(backend.topic('compacted')).toBeNull();
   });
 
   it.each([1, 2, 3])('v%i: passes validateOnly to the backend, which creates nothing', async (version) => {
@@ -905,11 +979,13 @@ describe('DeleteTopics', () => {
 });
 
 describe('DescribeConfigs', () => {
-  it.each([0, 1, 2])('v%i: a topic’s properties, all or the keys asked, and errors for what it does not describe', async (version) => {
+  it.each([0, 1, 2])('v%i: a topic’s configs, all or the keys asked, and errors for what it does not describe', async (version) => {
+    // v0 says whether a config is the default; v1+ names its source (5 default, 1 set on the topic).
+    const [nonDefault, byDefault] = version === 0 ? [false, true] : [1, 5];
     const decoded = await exchange(handle, 'describeConfigs', version, {
       resources: [
         { type: KAFKAJS_CONFIG_RESOURCE_TYPES.TOPIC, name: 'orders', configNames: [] },
-        { type: KAFKAJS_CONFIG_RESOURCE_TYPES.TOPIC, name: 'orders', configNames: ['retention.ms', 'not.a.property'] },
+        { type: KAFKAJS_CONFIG_RESOURCE_TYPES.TOPIC, name: 'orders', configNames: ['retention.ms', 'cleanup.policy', 'not.a.property'] },
         { type: KAFKAJS_CONFIG_RESOURCE_TYPES.TOPIC, name: 'missing' },
         { type: KAFKAJS_CONFIG_RESOURCE_TYPES.BROKER, name: '1' },
         { type: KAFKAJS_CONFIG_RESOURCE_TYPES.BROKER_LOGGER, name: '1' },
@@ -921,7 +997,7 @@ describe('DescribeConfigs', () => {
         type: resource.resourceType,
         name: resource.resourceName,
         errorCode: resource.errorCode,
-        configs: resource.configEntries.map((entry: any) => [entry.configName, entry.configValue, entry.readOnly, entry.isSensitive]),
+        configs: resource.configEntries.map((entry: any) => [entry.configName, entry.configValue, entry.readOnly, entry.isSensitive, version === 0 ? entry.isDefault : entry.configSource]),
       })),
     ).toEqual([
       {
@@ -929,14 +1005,191 @@ describe('DescribeConfigs', () => {
         name: 'orders',
         errorCode: 0,
         configs: [
-          ['retention.ms', '604800000', false, false],
-          ['cleanup.policy', 'delete', false, false],
+          ['retention.ms', '604800000', false, false, nonDefault],
+          ['cleanup.policy', 'delete', false, false, byDefault],
+          ['compression.type', 'producer', false, false, byDefault],
+          ['message.timestamp.type', 'CreateTime', false, false, byDefault],
         ],
       },
-      { type: 2, name: 'orders', errorCode: 0, configs: [['retention.ms', '604800000', false, false]] },
+      {
+        type: 2,
+        name: 'orders',
+        errorCode: 0,
+        configs: [
+          ['retention.ms', '604800000', false, false, nonDefault],
+          ['cleanup.policy', 'delete', false, false, byDefault],
+        ],
+      },
       { type: 2, name: 'missing', errorCode: ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, configs: [] },
       { type: 4, name: '1', errorCode: 0, configs: [] },
       { type: 8, name: '1', errorCode: ERROR_CODES.INVALID_REQUEST, configs: [] },
+    ]);
+  });
+});
+
+describe('AlterConfigs', () => {
+  it.each([0, 1])('v%i: replaces a topic’s configs (retention.ms not named returns to its default) and refuses what mink does not take', async (version) => {
+    const TOPIC = KAFKAJS_CONFIG_RESOURCE_TYPES.TOPIC;
+    const decoded = await exchange(handle, 'alterConfigs', version, {
+      validateOnly: false,
+      resources: [
+        { type: TOPIC, name: 'orders', configEntries: [{ name: 'retention.ms', value: '3600000' }, { name: 'cleanup.policy', value: 'delete' }] },
+        { type: TOPIC, name: 'audit', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] },
+        { type: TOPIC, name: 'missing', configEntries: [{ name: 'retention.ms', value: '1' }] },
+        { type: KAFKAJS_CONFIG_RESOURCE_TYPES.BROKER, name: '1', configEntries: [{ name: 'num.partitions', value: '3' }] },
+      ],
+    });
+    expect(decoded.resources.map((each: any) => [each.resourceName, each.errorCode])).toEqual([
+      ['orders', ERROR_CODES.NONE],
+      ['audit', ERROR_CODES.INVALID_CONFIG],
+      ['missing', ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION],
+      ['1', ERROR_CODES.INVALID_REQUEST],
+    ]);
+    expect(backend.topic('orders')!.configs['retention.ms']).toEqual({ value: '3600000', isDefault: false });
+    expect(backend.topic('audit')!.configs['cleanup.policy']).toEqual({ value: 'delete', isDefault: true });
+
+    // A second AlterConfigs that does not name retention.ms returns it to the default, as Kafka's replace does.
+    await exchange(handle, 'alterConfigs', version, { validateOnly: false, resources: [{ type: TOPIC, name: 'orders', configEntries: [{ name: 'compression.type', value: 'producer' }] }] });
+    expect(backend.topic('orders')!.configs['retention.ms']).toEqual({ value: '604800000', isDefault: true });
+    expect(backend.calls.alterTopicConfigs.at(-1)).toEqual({ name: 'orders', changes: [{ name: 'compression.type', value: 'producer' }, { name: 'retention.ms', value: null }], validateOnly: false });
+  });
+
+  it('validateOnly checks and changes nothing', async () => {
+    const decoded = await exchange(handle, 'alterConfigs', 1, { validateOnly: true, resources: [{ type: KAFKAJS_CONFIG_RESOURCE_TYPES.TOPIC, name: 'orders', configEntries: [{ name: 'retention.ms', value: '5' }] }] });
+    expect(decoded.resources[0].errorCode).toBe(ERROR_CODES.NONE);
+    expect(backend.topic('orders')!.configs['retention.ms']!.value).toBe('604800000');
+  });
+});
+
+/** The body of an IncrementalAlterConfigs v0 request, field by field from IncrementalAlterConfigsRequest.json. */
+function incrementalAlterConfigsFrame(resources: Array<{ type: number; name: string; configs: Array<[string, number, string | null]> }>, validateOnly: boolean): Uint8Array {
+  const writer = handHeader(API_KEYS.IncrementalAlterConfigs, 0, 9, 1).int32(resources.length);
+  for (const resource of resources) {
+    writer.int8(resource.type).string(resource.name).int32(resource.configs.length);
+    for (const [name, operation, value] of resource.configs) writer.string(name).int8(operation).nullableString(value);
+  }
+  return writer.boolean(validateOnly).toBytes();
+}
+
+describe('IncrementalAlterConfigs', () => {
+  it('v0: sets and deletes configs one by one, leaving the others, and refuses list operations and malformed changes', async () => {
+    const TOPIC = KAFKAJS_CONFIG_RESOURCE_TYPES.TOPIC;
+    backend.addTopic('kept', [NODE_1], { 'table.log.ttl': '1000' });
+    const frame = incrementalAlterConfigsFrame(
+      [
+        { type: TOPIC, name: 'orders', configs: [['retention.ms', 0, '60000']] },
+        { type: TOPIC, name: 'kept', configs: [['cleanup.policy', 1, null]] },
+        { type: TOPIC, name: 'audit', configs: [['cleanup.policy', 2, 'compact']] },
+        { type: TOPIC, name: 'audit', configs: [['retention.ms', 9, '1']] },
+      ],
+      false,
+    );
+    const { correlationId, body } = responseOf(await handle(frame, CONNECTION));
+    const reader = new KafkaReader(body);
+    const throttleTimeMs = reader.int32();
+    const results = reader.array((each) => ({ errorCode: each.int16(), errorMessage: each.nullableString(), type: each.int8(), name: each.string() }));
+    expect({ correlationId, throttleTimeMs, remaining: reader.remaining }).toEqual({ correlationId: 9, throttleTimeMs: 0, remaining: 0 });
+    expect(results.map((each) => [each.name, each.errorCode])).toEqual([
+      ['orders', ERROR_CODES.NONE],
+      ['kept', ERROR_CODES.NONE],
+      ['audit', ERROR_CODES.INVALID_CONFIG],
+      ['audit', ERROR_CODES.INVALID_REQUEST],
+    ]);
+    expect(results[2]!.errorMessage).toBe("config 'cleanup.policy' is not a list: APPEND does not apply to it");
+    expect(backend.topic('orders')!.configs['retention.ms']).toEqual({ value: '60000', isDefault: false });
+    // Deleting cleanup.policy does not touch retention.ms: incremental changes leave what they do not name.
+    expect(backend.topic('kept')!.configs['retention.ms']).toEqual({ value: '1000', isDefault: false });
+  });
+});
+
+describe('DeleteRecords', () => {
+  /** kafkajs's DeleteRecords response decoder is built from the request's topics. */
+  async function deleteRecordsExchange(version: number, topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>): Promise<any> {
+    const { frame } = await kafkajsFrame('deleteRecords', version, { topics, timeout: 5_000 });
+    const { body } = responseOf(await handle(frame, CONNECTION));
+    return kafkajsModule(`protocol/requests/deleteRecords/v${version}/response`)({ topics }).decode(body);
+  }
+
+  beforeEach(() => {
+    for (const value of ['a', 'b', 'c']) backend.append('orders', 0, batchOf([{ key: null, value, timestamp: 1_000 }]));
+    backend.append('audit', 0, batchOf([{ key: null, value: 'x', timestamp: 1_000 }]));
+  });
+
+  it.each([0, 1])('v%i: moves each partition’s log start and answers it as the low watermark, with an error per partition it cannot', async (version) => {
+    backend.fail('deleteRecords', 'orders', 1, new UnavailableError('no coordinator'));
+    const decoded = await deleteRecordsExchange(version, [
+      { topic: 'orders', partitions: [{ partition: 0, offset: '2' }, { partition: 1, offset: '0' }, { partition: 2, offset: '-7' }] },
+      { topic: 'audit', partitions: [{ partition: 0, offset: '-1' }, { partition: 3, offset: '0' }] },
+      { topic: 'beyond', partitions: [] },
+    ]);
+    const outcome = Object.fromEntries(decoded.topics.flatMap((topic: any) => topic.partitions.map((each: any) => [`${topic.topic}/${each.partition}`, [Number(each.lowWatermark), each.errorCode]])));
+    expect(outcome).toEqual({
+      'orders/0': [2, ERROR_CODES.NONE],
+      'orders/1': [-1, ERROR_CODES.REQUEST_TIMED_OUT],
+      'orders/2': [-1, ERROR_CODES.OFFSET_OUT_OF_RANGE],
+      'audit/0': [1, ERROR_CODES.NONE],
+      'audit/3': [-1, ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION],
+    });
+    // -7 is refused before the backend; the others reach it.
+    expect(backend.calls.deleteRecords).toEqual([
+      { topic: 'orders', partition: 0, offset: 2 },
+      { topic: 'orders', partition: 1, offset: 0 },
+      { topic: 'audit', partition: 0, offset: -1 },
+      { topic: 'audit', partition: 3, offset: 0 },
+    ]);
+    // A fetch below the new start is out of range; ListOffsets earliest says where the log starts.
+    expect((await backend.listOffset('orders', 0, -2)).offset).toBe(2);
+  });
+
+  it('refuses an offset beyond the high watermark with OFFSET_OUT_OF_RANGE', async () => {
+    const decoded = await deleteRecordsExchange(1, [{ topic: 'orders', partitions: [{ partition: 0, offset: '4' }] }]);
+    expect(decoded.topics[0].partitions[0].errorCode).toBe(ERROR_CODES.OFFSET_OUT_OF_RANGE);
+  });
+});
+
+/** The body of an OffsetForLeaderEpoch request, field by field from OffsetForLeaderEpochRequest.json (v0-3). */
+function offsetForLeaderEpochFrame(version: number, partitions: Array<{ topic: string; partition: number; currentLeaderEpoch: number; leaderEpoch: number }>): Uint8Array {
+  const writer = handHeader(API_KEYS.OffsetForLeaderEpoch, version, 11, 1);
+  if (version >= 3) writer.int32(-1);
+  const topics = [...new Set(partitions.map((each) => each.topic))];
+  writer.int32(topics.length);
+  for (const topic of topics) {
+    const mine = partitions.filter((each) => each.topic === topic);
+    writer.string(topic).int32(mine.length);
+    for (const each of mine) {
+      writer.int32(each.partition);
+      if (version >= 2) writer.int32(each.currentLeaderEpoch);
+      writer.int32(each.leaderEpoch);
+    }
+  }
+  return writer.toBytes();
+}
+
+describe('OffsetForLeaderEpoch', () => {
+  it.each([2, 3])('v%i: the end of an epoch of a partition led here, and errors for the others', async (version) => {
+    backend.append('orders', 0, batchOf([{ key: null, value: 'a', timestamp: 1_000 }, { key: null, value: 'b', timestamp: 1_000 }]));
+    // Every partition of the in-memory backend is at leader epoch 4.
+    const frame = offsetForLeaderEpochFrame(version, [
+      { topic: 'orders', partition: 0, currentLeaderEpoch: 4, leaderEpoch: 3 },
+      { topic: 'orders', partition: 1, currentLeaderEpoch: 4, leaderEpoch: 4 },
+      { topic: 'orders', partition: 2, currentLeaderEpoch: 4, leaderEpoch: 4 },
+      { topic: 'audit', partition: 0, currentLeaderEpoch: 3, leaderEpoch: 3 },
+      { topic: 'missing', partition: 0, currentLeaderEpoch: -1, leaderEpoch: 1 },
+    ]);
+    const { body } = responseOf(await handle(frame, CONNECTION));
+    const reader = new KafkaReader(body);
+    expect(reader.int32()).toBe(0);
+    const answers = reader.array((topic) => {
+      const name = topic.string();
+      return topic.array((each) => ({ name, errorCode: each.int16(), partition: each.int32(), leaderEpoch: each.int32(), endOffset: Number(each.int64()) }));
+    }).flat();
+    expect(reader.remaining).toBe(0);
+    expect(answers).toEqual([
+      { name: 'orders', errorCode: ERROR_CODES.NONE, partition: 0, leaderEpoch: 3, endOffset: 2 },
+      { name: 'orders', errorCode: ERROR_CODES.NOT_LEADER_OR_FOLLOWER, partition: 1, leaderEpoch: -1, endOffset: -1 },
+      { name: 'orders', errorCode: ERROR_CODES.LEADER_NOT_AVAILABLE, partition: 2, leaderEpoch: -1, endOffset: -1 },
+      { name: 'audit', errorCode: ERROR_CODES.FENCED_LEADER_EPOCH, partition: 0, leaderEpoch: -1, endOffset: -1 },
+      { name: 'missing', errorCode: ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, partition: 0, leaderEpoch: -1, endOffset: -1 },
     ]);
   });
 });
@@ -962,7 +1215,7 @@ describe('requests that close the connection', () => {
     { name: 'a Fetch v11 body cut short', frame: async () => (await kafkajsFrame('fetch', 11, { replicaId: -1, maxWaitTime: 0, minBytes: 1, maxBytes: 1_000, topics: [{ topic: 'orders', partitions: [{ partition: 0, fetchOffset: '0', maxBytes: 1_000 }] }] })).frame.subarray(0, -3), error: KafkaDecodeError },
   ])('throws on $name', async ({ frame, error }) => {
     await expect(handle(await frame(), CONNECTION)).rejects.toThrow(error);
-    expect(backend.calls).toEqual({ createTopic: [], deleteTopic: [], produce: [], fetch: [], waitForData: [], listOffset: [], initProducerId: 0 });
+    expect(backend.calls).toEqual({ createTopic: [], deleteTopic: [], alterTopicConfigs: [], deleteRecords: [], produce: [], fetch: [], waitForData: [], listOffset: [], initProducerId: 0 });
   });
 });
 

@@ -19,6 +19,7 @@ import { kafkaErrorCodeOf } from './error-mapping';
 import { GroupCoordinator } from '../groups/group-coordinator';
 import { groupApis } from './group-handlers';
 import { transactionApis, transactionCoordinationErrorOf } from './transaction-handlers';
+import { topicAdminApis } from './topic-admin-handlers';
 
 /** What a request's handler works with besides its body: the backend, the group coordinator, who asks. */
 export interface BrokerContext {
@@ -39,9 +40,6 @@ export interface ServedApi {
   handle: ApiHandler;
 }
 
-/** Partitions a topic gets when CreateTopics asks for the broker default (-1), as Kafka's num.partitions. */
-const DEFAULT_PARTITIONS = 1;
-
 const SERVED: ReadonlyMap<number, ServedApi> = new Map<number, ServedApi>([
   [API_KEYS.Metadata, { advertised: METADATA_VERSIONS, served: METADATA_VERSIONS, handle: metadata }],
   [API_KEYS.Produce, { advertised: { min: PRODUCE_ADVERTISED_MIN, max: PRODUCE_VERSIONS.max }, served: PRODUCE_VERSIONS, handle: produce }],
@@ -53,6 +51,7 @@ const SERVED: ReadonlyMap<number, ServedApi> = new Map<number, ServedApi>([
   [API_KEYS.InitProducerId, { advertised: INIT_PRODUCER_ID_VERSIONS, served: INIT_PRODUCER_ID_VERSIONS, handle: initProducerId }],
   ...groupApis(),
   ...transactionApis(),
+  ...topicAdminApis(),
 ]);
 
 /** The version ranges ApiVersions advertises: every served API, and ApiVersions itself. */
@@ -109,11 +108,7 @@ async function metadata({ backend }: BrokerContext, reader: KafkaReader, version
   const topics: MetadataTopic[] =
     request.topics === null
       ? backend.topics().map(metadataTopicOf)
-      : request.topics.map((name) => {
-          const topic = backend.topic(name);
-          // Topics are created explicitly (CreateTopics or the HTTP API); auto-creation is off, as the README says.
-          return topic ? metadataTopicOf(topic) : { errorCode: ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, name, isInternal: false, partitions: [] };
-        });
+      : await Promise.all(request.topics.map((name) => metadataTopicNamed(backend, name, request.allowAutoTopicCreation)));
   encodeMetadataResponse(writer, version, {
     throttleTimeMs: 0,
     brokers: backend.brokers().map((broker) => ({ nodeId: broker.nodeId, host: broker.host, port: broker.port, rack: null })),
@@ -122,6 +117,30 @@ async function metadata({ backend }: BrokerContext, reader: KafkaReader, version
     topics,
   });
   return 'respond';
+}
+
+/**
+ * A topic a Metadata request names: as it is, or, when it does not exist and the request allows it, created
+ * (Kafka's auto-creation); the answer waits `kafkaAutoCreateWaitMs` at most for the create, and says
+ * LEADER_NOT_AVAILABLE (the client asks again) until the topic exists.
+ */
+async function metadataTopicNamed(backend: KafkaBackend, name: string, allowAutoCreation: boolean): Promise<MetadataTopic> {
+  const found = backend.topic(name);
+  if (found) return metadataTopicOf(found);
+  const missing = (errorCode: number): MetadataTopic => ({ errorCode, name, isInternal: false, partitions: [] });
+  if (!allowAutoCreation) return missing(ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION);
+  let created: boolean | 'pending';
+  try {
+    created = await withinTimeout(backend.autoCreateTopic(name), LIMITS.kafkaAutoCreateWaitMs, `topic '${name}' is being created`).catch((error: unknown) => {
+      if (error instanceof KafkaError && error.code === ERROR_CODES.REQUEST_TIMED_OUT) return 'pending' as const;
+      throw error;
+    });
+  } catch (error) {
+    return missing(kafkaErrorCodeOf(error, 'createTopics') === ERROR_CODES.INVALID_TOPIC_EXCEPTION ? ERROR_CODES.INVALID_TOPIC_EXCEPTION : ERROR_CODES.LEADER_NOT_AVAILABLE);
+  }
+  if (created === false) return missing(ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION);
+  const topic = backend.topic(name);
+  return topic ? metadataTopicOf(topic) : missing(ERROR_CODES.LEADER_NOT_AVAILABLE);
 }
 
 /** A topic in a Metadata response: each partition's leader (its only replica, S3 holds the data), or LEADER_NOT_AVAILABLE. */
@@ -137,7 +156,8 @@ export function metadataTopicOf(topic: KafkaTopicInfo): MetadataTopic {
         errorCode: partition.leader ? ERROR_CODES.NONE : ERROR_CODES.LEADER_NOT_AVAILABLE,
         partitionIndex: partition.partition,
         leaderId,
-        // -1 until OffsetForLeaderEpoch is served: clients then skip epoch validation.
+        // -1, so clients skip epoch validation (KIP-320). OffsetForLeaderEpoch is served for those that ask
+        // anyway; reporting the epochs waits for a tested client that validates (librdkafka 2.1+, Java).
         leaderEpoch: -1,
         replicaNodes: replicas,
         isrNodes: replicas,
@@ -162,6 +182,12 @@ async function produce({ backend }: BrokerContext, reader: KafkaReader, version:
     // Kafka's rule since Produce v3: exactly one batch per partition.
     if (batches.length !== 1) return failed(ERROR_CODES.INVALID_RECORD, `a produce carries exactly one record batch per partition, got ${batches.length}`);
     const batch = batches[0]!;
+    if (!backend.topic(topic)) {
+      // A produce to a topic nobody created creates it when auto-creation is on (the issue asks for Metadata and
+      // Produce alike); the client retries on UNKNOWN_TOPIC_OR_PARTITION meanwhile.
+      backend.autoCreateTopic(topic).catch(() => undefined);
+      return failed(ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, `topic '${topic}' does not exist`);
+    }
     // Markers are the transaction coordinator's to write; a transactional batch comes with its transactional id (as Kafka checks).
     if (batch.control) return failed(ERROR_CODES.INVALID_RECORD, 'a produce carries no control batches: transaction markers are written by the transaction coordinator');
     if (batch.transactional !== (request.transactionalId !== null)) {
@@ -359,7 +385,7 @@ async function createTopics({ backend }: BrokerContext, reader: KafkaReader, ver
       const refused = (errorCode: number, errorMessage: string) => ({ name: topic.name, errorCode, errorMessage });
       if (counts.get(topic.name)! > 1) return refused(ERROR_CODES.INVALID_REQUEST, `topic '${topic.name}' is named more than once in the request`);
       if (topic.assignments.length > 0) return refused(ERROR_CODES.INVALID_REQUEST, 'mink assigns partitions to nodes itself: replica assignments are not taken');
-      const partitions = topic.numPartitions === -1 ? DEFAULT_PARTITIONS : topic.numPartitions;
+      const partitions = topic.numPartitions === -1 ? backend.defaultPartitions : topic.numPartitions;
       if (!Number.isSafeInteger(partitions) || partitions < 1) return refused(ERROR_CODES.INVALID_PARTITIONS, `a topic needs at least one partition, got ${topic.numPartitions}`);
       // The replication factor is S3's business: any value (or -1 for the default) is taken and ignored.
       const configs: Record<string, string> = {};
@@ -403,9 +429,16 @@ async function describeConfigs({ backend }: BrokerContext, reader: KafkaReader, 
     const topic = backend.topic(resource.resourceName);
     if (!topic) return { ...base, errorCode: ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `topic '${resource.resourceName}' does not exist`, configs: [] };
     const wanted = resource.configurationKeys;
-    const configs = Object.entries(topic.properties)
+    const configs = Object.entries(topic.configs)
       .filter(([name]) => wanted === null || wanted.includes(name))
-      .map(([name, value]) => ({ name, value, readOnly: false, configSource: CONFIG_SOURCES.dynamicTopicConfig, isSensitive: false, synonyms: [] }));
+      .map(([name, config]) => ({
+        name,
+        value: config.value,
+        readOnly: false,
+        configSource: config.isDefault ? CONFIG_SOURCES.defaultConfig : CONFIG_SOURCES.dynamicTopicConfig,
+        isSensitive: false,
+        synonyms: [],
+      }));
     return { ...base, errorCode: ERROR_CODES.NONE, errorMessage: null, configs };
   });
   encodeDescribeConfigsResponse(writer, version, { throttleTimeMs: 0, results });

@@ -1,7 +1,9 @@
 import { ERROR_CODES } from '../wire/codes';
 import type { JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse } from '../messages/join-group';
 import type { SyncGroupRequestAssignment, SyncGroupResponse } from '../messages/sync-group';
-import { GroupCoordinator, SESSION_TIMEOUT_MS, type GroupClock } from './group-coordinator';
+import type { LeaveGroupRequestMember } from '../messages/leave-group';
+import { encodeConsumerProtocolAssignment, encodeConsumerProtocolSubscription, decodeConsumerProtocolAssignment, type ConsumerProtocolTopicPartitions } from '../messages/consumer-protocol';
+import { DEFAULT_GROUP_COORDINATOR_CAPS, GroupCoordinator, SESSION_TIMEOUT_MS, type GroupClock, type GroupCoordinatorCaps } from './group-coordinator';
 
 /**
  * A deterministic scheduler: time moves only through `advance`, which fires the timers that fall due in
@@ -102,7 +104,11 @@ function joinRequest(overrides: JoinOverrides = {}): JoinGroupRequest {
 /** The coordinator on a fake clock, with the requests a consumer sends, in their shortest form. */
 class Harness {
   readonly clock = new FakeClock();
-  readonly coordinator = new GroupCoordinator(this.clock);
+  readonly coordinator: GroupCoordinator;
+
+  constructor(caps: GroupCoordinatorCaps = DEFAULT_GROUP_COORDINATOR_CAPS) {
+    this.coordinator = new GroupCoordinator(this.clock, caps);
+  }
 
   /** KIP-394's first step: a v5 join without an id, answered MEMBER_ID_REQUIRED with the id to join with. */
   async newMemberId(overrides: JoinOverrides = {}): Promise<string> {
@@ -115,16 +121,21 @@ class Harness {
     return track(this.coordinator.join(joinRequest({ ...overrides, memberId }), version, CLIENT));
   }
 
-  sync(memberId: string, generationId: number, assignments: SyncGroupRequestAssignment[] = []): Tracked<SyncGroupResponse> {
-    return track(this.coordinator.sync({ groupId: GROUP_ID, generationId, memberId, groupInstanceId: null, assignments }));
+  sync(memberId: string, generationId: number, assignments: SyncGroupRequestAssignment[] = [], groupInstanceId: string | null = null): Tracked<SyncGroupResponse> {
+    return track(this.coordinator.sync({ groupId: GROUP_ID, generationId, memberId, groupInstanceId, assignments }));
   }
 
-  heartbeat(memberId: string, generationId: number): number {
-    return this.coordinator.heartbeat({ groupId: GROUP_ID, generationId, memberId, groupInstanceId: null });
+  heartbeat(memberId: string, generationId: number, groupInstanceId: string | null = null): number {
+    return this.coordinator.heartbeat({ groupId: GROUP_ID, generationId, memberId, groupInstanceId });
   }
 
   leave(...memberIds: string[]) {
     return this.coordinator.leave({ groupId: GROUP_ID, members: memberIds.map((memberId) => ({ memberId, groupInstanceId: null })) });
+  }
+
+  /** LeaveGroup v3: members named by member id, instance id or both. */
+  leaveMembers(members: LeaveGroupRequestMember[]) {
+    return this.coordinator.leave({ groupId: GROUP_ID, members });
   }
 
   state(): string {
@@ -817,5 +828,498 @@ describe('GroupCoordinator: known bugs', () => {
     harness.join(ids[1]);
     await flush();
     expect(followerSync.settled).toBe(true);
+  });
+});
+
+/** The instance ids of the static members in the tests below. */
+const INSTANCE_A = 'instance-a';
+const INSTANCE_B = 'instance-b';
+
+/**
+ * Forms a Stable group with one member per entry, static (KIP-345, joining in one step with its instance
+ * id) or dynamic (null: KIP-394's two steps), in one rebalance: the first member joins alone at generation
+ * 1, the others' joins start a rebalance that the first member's rejoin completes, and the leader (the
+ * first member) hands member i `assignment-i`.
+ */
+async function stableMixedGroup(harness: Harness, instances: (string | null)[], overrides: JoinOverrides[] = []): Promise<{ ids: string[]; generationId: number }> {
+  const firstJoin = async (index: number): Promise<Tracked<JoinGroupResponse>> => {
+    const spec = { ...overrides[index], groupInstanceId: instances[index] };
+    return instances[index] === null ? harness.join(await harness.newMemberId(spec), spec) : harness.join('', spec);
+  };
+  const first = await firstJoin(0);
+  await flush();
+  expect(first.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: 1 });
+  let joins = [first.response];
+  if (instances.length > 1) {
+    const others: Tracked<JoinGroupResponse>[] = [];
+    for (let index = 1; index < instances.length; index++) others.push(await firstJoin(index));
+    await flush();
+    const rejoin = harness.join(first.response.memberId, { ...overrides[0], groupInstanceId: instances[0] });
+    await flush();
+    joins = [rejoin.response, ...others.map((each) => each.response)];
+  }
+  const ids = joins.map((join) => join.memberId);
+  const generationId = joins[0].generationId;
+  const followers = ids.slice(1).map((id, index) => harness.sync(id, generationId, [], instances[index + 1]));
+  const leader = harness.sync(ids[0], generationId, ids.map((memberId, index) => ({ memberId, assignment: text(`assignment-${index}`) })), instances[0]);
+  await flush();
+  for (const each of [leader, ...followers]) expect(each.response.errorCode).toBe(ERROR_CODES.NONE);
+  expect(harness.state()).toBe('Stable');
+  return { ids, generationId };
+}
+
+/** What DescribeGroups shows of each member: its ids and assignment (as text). */
+function membersOf(harness: Harness): { memberId: string; groupInstanceId: string | null; assignment: string }[] {
+  return harness.coordinator.describe(GROUP_ID).members.map((member) => ({ memberId: member.memberId, groupInstanceId: member.groupInstanceId, assignment: new TextDecoder().decode(member.memberAssignment) }));
+}
+
+describe('GroupCoordinator: static membership (KIP-345)', () => {
+  // Proves that a static member needs no MEMBER_ID_REQUIRED round, and that the leader and DescribeGroups learn its instance id.
+  it('a new static member joins in one step and is reported with its instance id', async () => {
+    const harness = new Harness();
+    const join = harness.join('', { groupInstanceId: INSTANCE_A });
+    await flush();
+    const memberId = join.response.memberId;
+    expect(memberId).toMatch(/^consumer-.+/);
+    expect(join.response).toEqual({
+      throttleTimeMs: 0,
+      errorCode: ERROR_CODES.NONE,
+      generationId: 1,
+      protocolName: 'range',
+      leader: memberId,
+      memberId,
+      members: [{ memberId, groupInstanceId: INSTANCE_A, metadata: text('range-metadata') }],
+    });
+    harness.sync(memberId, 1, [{ memberId, assignment: text('all') }], INSTANCE_A);
+    await flush();
+    expect(membersOf(harness)).toEqual([{ memberId, groupInstanceId: INSTANCE_A, assignment: 'all' }]);
+  });
+
+  // Each row proves the restart of a static member within its session: a fresh id replaces the old one,
+  // the member gets the current generation at once and its stored assignment from SyncGroup, the other
+  // member sees no rebalance, and the new id takes over the leadership when the restarted member led.
+  it.each<{ name: string; index: number }>([
+    { name: 'follower', index: 1 },
+    { name: 'leader', index: 0 },
+  ])('a restarted static $name gets a fresh id and its assignment back without a rebalance', async ({ index }) => {
+    const harness = new Harness();
+    const instances = [INSTANCE_A, INSTANCE_B];
+    const { ids, generationId } = await stableMixedGroup(harness, instances);
+    harness.clock.advance(SESSION_MS - 1);
+    const other = 1 - index;
+    expect(harness.heartbeat(ids[other], generationId, instances[other])).toBe(ERROR_CODES.NONE);
+
+    const restarted = harness.join('', { groupInstanceId: instances[index] });
+    await flush();
+    const newId = restarted.response.memberId;
+    expect(newId).not.toBe(ids[index]);
+    // The leader named is the one before the restart, so a restarted leader does not take it as a call to assign.
+    expect(restarted.response).toEqual({ throttleTimeMs: 0, errorCode: ERROR_CODES.NONE, generationId, protocolName: 'range', leader: ids[0], memberId: newId, members: [] });
+    expect(harness.state()).toBe('Stable');
+    const sync = harness.sync(newId, generationId, [], instances[index]);
+    await flush();
+    expect(sync.response).toEqual({ throttleTimeMs: 0, errorCode: ERROR_CODES.NONE, assignment: text(`assignment-${index}`) });
+    expect(harness.heartbeat(ids[other], generationId, instances[other])).toBe(ERROR_CODES.NONE);
+    const after = [...ids];
+    after[index] = newId;
+    expect(membersOf(harness).sort((x, y) => x.groupInstanceId!.localeCompare(y.groupInstanceId!))).toEqual([
+      { memberId: after[0], groupInstanceId: INSTANCE_A, assignment: 'assignment-0' },
+      { memberId: after[1], groupInstanceId: INSTANCE_B, assignment: 'assignment-1' },
+    ]);
+
+    // The old session no longer counts: the new id's does, from the rejoin.
+    for (let step = 0; step < 5; step++) {
+      harness.clock.advance(SESSION_MS / 2);
+      for (const [position, memberId] of after.entries()) expect(harness.heartbeat(memberId, generationId, instances[position])).toBe(ERROR_CODES.NONE);
+    }
+    expect(harness.state()).toBe('Stable');
+
+    // The next rebalance (a newcomer) is led by the leader's current id.
+    harness.join(await harness.newMemberId());
+    const rejoins = after.map((memberId, position) => harness.join(memberId, { groupInstanceId: instances[position] }));
+    await flush();
+    expect(rejoins[0].response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: generationId + 1, leader: after[0] });
+  });
+
+  // Each row proves that a restarted static member that asks for something else (or finds a rebalance
+  // under way) rebalances the group under its new id instead of taking its old assignment back.
+  it.each<{ name: string; restart: JoinOverrides }>([
+    { name: 'its protocols changed', restart: { protocols: [protocol('roundrobin'), protocol('range')] } },
+    { name: 'its subscription changed', restart: { protocols: [{ name: 'range', metadata: text('other-topics') }] } },
+  ])('a restarted static member rebalances the group when $name', async ({ restart }) => {
+    const harness = new Harness();
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B]);
+    const restarted = harness.join('', { ...restart, groupInstanceId: INSTANCE_B });
+    await flush();
+    expect(restarted.settled).toBe(false);
+    expect(harness.state()).toBe('PreparingRebalance');
+    expect(harness.heartbeat(ids[0], generationId, INSTANCE_A)).toBe(ERROR_CODES.REBALANCE_IN_PROGRESS);
+    expect(harness.heartbeat(ids[1], generationId, INSTANCE_B)).toBe(ERROR_CODES.FENCED_INSTANCE_ID);
+    const leader = harness.join(ids[0], { groupInstanceId: INSTANCE_A });
+    await flush();
+    const newId = restarted.response.memberId;
+    expect(newId).not.toBe(ids[1]);
+    expect(restarted.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: generationId + 1, leader: ids[0], memberId: newId, members: [] });
+    expect(leader.response.members.map((member) => [member.memberId, member.groupInstanceId])).toEqual([
+      [ids[0], INSTANCE_A],
+      [newId, INSTANCE_B],
+    ]);
+  });
+
+  // Proves Kafka's rule for a restart while a rebalance completes: the leader's assignment would name the
+  // old id, so the group rebalances again, and the old incarnation's waiting SyncGroup is fenced at once.
+  it('a static member restarting while the group completes a rebalance fences its waiting sync and rebalances again', async () => {
+    const harness = new Harness();
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B]);
+    harness.join(ids[0], { groupInstanceId: INSTANCE_A });
+    harness.join(ids[1], { groupInstanceId: INSTANCE_B });
+    await flush();
+    expect(harness.state()).toBe('CompletingRebalance');
+    const oldSync = harness.sync(ids[1], generationId + 1, [], INSTANCE_B);
+    await flush();
+    expect(oldSync.settled).toBe(false);
+
+    const restarted = harness.join('', { groupInstanceId: INSTANCE_B });
+    await flush();
+    expect(oldSync.response).toEqual({ throttleTimeMs: 0, errorCode: ERROR_CODES.FENCED_INSTANCE_ID, assignment: EMPTY });
+    expect(harness.state()).toBe('PreparingRebalance');
+    const leader = harness.join(ids[0], { groupInstanceId: INSTANCE_A });
+    await flush();
+    expect(restarted.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: generationId + 2 });
+    expect(leader.response.members.map((member) => member.groupInstanceId)).toEqual([INSTANCE_A, INSTANCE_B]);
+  });
+
+  // Proves that a restart while members rejoin fences the old incarnation's waiting JoinGroup and lets the new id complete the join in its place.
+  it('a static member restarting during PreparingRebalance fences its waiting join and completes it under the new id', async () => {
+    const harness = new Harness();
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B]);
+    const oldJoin = harness.join(ids[1], { groupInstanceId: INSTANCE_B });
+    await flush();
+    expect(harness.state()).toBe('PreparingRebalance');
+    const restarted = harness.join('', { groupInstanceId: INSTANCE_B });
+    await flush();
+    expect(oldJoin.response).toEqual({ throttleTimeMs: 0, errorCode: ERROR_CODES.FENCED_INSTANCE_ID, generationId: -1, protocolName: '', leader: '', memberId: ids[1], members: [] });
+    expect(restarted.settled).toBe(false);
+    const leader = harness.join(ids[0], { groupInstanceId: INSTANCE_A });
+    await flush();
+    const newId = restarted.response.memberId;
+    expect(restarted.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: generationId + 1, memberId: newId });
+    expect(leader.response.members.map((member) => member.memberId)).toEqual([ids[0], newId]);
+  });
+
+  type Api = 'heartbeat' | 'sync' | 'commit' | 'leave' | 'join';
+  /** One request of `api` from `memberId` naming `groupInstanceId`, answered with its error code. */
+  async function errorOf(harness: Harness, api: Api, memberId: string, generationId: number, groupInstanceId: string | null): Promise<number> {
+    switch (api) {
+      case 'heartbeat':
+        return harness.heartbeat(memberId, generationId, groupInstanceId);
+      case 'sync': {
+        const sync = harness.sync(memberId, generationId, [], groupInstanceId);
+        await flush();
+        return sync.response.errorCode;
+      }
+      case 'commit':
+        return harness.coordinator.commitErrorOf(GROUP_ID, generationId, memberId, groupInstanceId);
+      case 'leave':
+        return harness.leaveMembers([{ memberId, groupInstanceId }]).members[0].errorCode;
+      case 'join': {
+        const join = harness.join(memberId, { groupInstanceId });
+        await flush();
+        return join.response.errorCode;
+      }
+    }
+  }
+  const APIS: Api[] = ['heartbeat', 'sync', 'commit', 'leave', 'join'];
+
+  // Each row proves, for one API, that the old id of a restarted instance is fenced when it names the
+  // instance (as every request of a static librdkafka or Java consumer does), is merely unknown when it
+  // does not (judged by its member id alone, as Kafka does), and that neither disturbs the group.
+  it.each(APIS)('%s from the old id of a replaced instance answers FENCED_INSTANCE_ID', async (api) => {
+    const harness = new Harness();
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B]);
+    const restarted = harness.join('', { groupInstanceId: INSTANCE_B });
+    await flush();
+    const before = membersOf(harness);
+    expect(await errorOf(harness, api, ids[1], generationId, INSTANCE_B)).toBe(ERROR_CODES.FENCED_INSTANCE_ID);
+    expect(await errorOf(harness, api, ids[1], generationId, null)).toBe(ERROR_CODES.UNKNOWN_MEMBER_ID);
+    expect(membersOf(harness)).toEqual(before);
+    expect(harness.state()).toBe('Stable');
+    expect(harness.heartbeat(ids[0], generationId, INSTANCE_A)).toBe(ERROR_CODES.NONE);
+    expect(harness.heartbeat(restarted.response.memberId, generationId, INSTANCE_B)).toBe(ERROR_CODES.NONE);
+  });
+
+  // Each row proves, on every API, that a request whose instance id and member id are not a current pair
+  // is fenced (another process holds the instance, or the id belongs to another member), and that an
+  // unknown instance with an unknown id is merely unknown (it expired: the client joins anew).
+  it.each(
+    APIS.flatMap((api) =>
+      [
+        { who: "instance A with B's member id", instance: INSTANCE_A, member: 'b', errorCode: ERROR_CODES.FENCED_INSTANCE_ID },
+        { who: "instance A with the dynamic member's id", instance: INSTANCE_A, member: 'dynamic', errorCode: ERROR_CODES.FENCED_INSTANCE_ID },
+        { who: 'instance A with an unknown id', instance: INSTANCE_A, member: 'ghost', errorCode: ERROR_CODES.FENCED_INSTANCE_ID },
+        { who: "an unknown instance with A's member id", instance: 'instance-z', member: 'a', errorCode: ERROR_CODES.FENCED_INSTANCE_ID },
+        { who: "an unknown instance with the dynamic member's id", instance: 'instance-z', member: 'dynamic', errorCode: ERROR_CODES.FENCED_INSTANCE_ID },
+        { who: 'an unknown instance with an unknown id', instance: 'instance-z', member: 'ghost', errorCode: ERROR_CODES.UNKNOWN_MEMBER_ID },
+      ].map((row) => ({ api, ...row })),
+    ),
+  )('$api from $who answers $errorCode', async ({ api, instance, member, errorCode }) => {
+    const harness = new Harness();
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B, null]);
+    const memberId = { a: ids[0], b: ids[1], dynamic: ids[2], ghost: 'consumer-ghost' }[member]!;
+    const before = membersOf(harness);
+    expect(await errorOf(harness, api, memberId, generationId, instance)).toBe(errorCode);
+    expect(membersOf(harness)).toEqual(before);
+    expect(harness.state()).toBe('Stable');
+  });
+
+  // Each row proves LeaveGroup v3 for static members: by instance id alone (as an administrator removes
+  // one) or with its member id, the member is removed and the group rebalances; otherwise nothing changes.
+  it.each<{ name: string; leaving: (ids: string[]) => LeaveGroupRequestMember[]; errorCodes: number[]; left: boolean }>([
+    { name: 'by instance id alone', leaving: () => [{ memberId: '', groupInstanceId: INSTANCE_B }], errorCodes: [ERROR_CODES.NONE], left: true },
+    { name: 'by instance id and member id', leaving: (ids) => [{ memberId: ids[1], groupInstanceId: INSTANCE_B }], errorCodes: [ERROR_CODES.NONE], left: true },
+    { name: 'by an unknown instance id alone', leaving: () => [{ memberId: '', groupInstanceId: 'instance-z' }], errorCodes: [ERROR_CODES.UNKNOWN_MEMBER_ID], left: false },
+    { name: 'by no id at all', leaving: () => [{ memberId: '', groupInstanceId: null }], errorCodes: [ERROR_CODES.UNKNOWN_MEMBER_ID], left: false },
+    {
+      name: 'in a batch with a stranger and a fenced id',
+      leaving: (ids) => [
+        { memberId: 'consumer-ghost', groupInstanceId: null },
+        { memberId: ids[0], groupInstanceId: INSTANCE_B },
+        { memberId: '', groupInstanceId: INSTANCE_B },
+      ],
+      errorCodes: [ERROR_CODES.UNKNOWN_MEMBER_ID, ERROR_CODES.FENCED_INSTANCE_ID, ERROR_CODES.NONE],
+      left: true,
+    },
+  ])('a static member leaves $name', async ({ leaving, errorCodes, left }) => {
+    const harness = new Harness();
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B]);
+    const members = leaving(ids);
+    const response = harness.leaveMembers(members);
+    expect(response).toEqual({ throttleTimeMs: 0, errorCode: ERROR_CODES.NONE, members: members.map((member, index) => ({ ...member, errorCode: errorCodes[index] })) });
+    if (!left) {
+      expect(harness.state()).toBe('Stable');
+      expect(harness.memberIds()).toEqual(ids);
+      return;
+    }
+    expect(harness.memberIds()).toEqual([ids[0]]);
+    expect(harness.state()).toBe('PreparingRebalance');
+    expect(harness.heartbeat(ids[1], generationId, INSTANCE_B)).toBe(ERROR_CODES.UNKNOWN_MEMBER_ID);
+    // The instance coming back is a new member: it waits for a rebalance instead of taking an assignment back.
+    const back = harness.join('', { groupInstanceId: INSTANCE_B });
+    await flush();
+    expect(back.settled).toBe(false);
+    harness.join(ids[0], { groupInstanceId: INSTANCE_A });
+    await flush();
+    expect(back.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: generationId + 1, leader: ids[0] });
+  });
+
+  // Proves that a joiner that gives up between MEMBER_ID_REQUIRED and its join frees its id at once, without a rebalance.
+  it('a handed-out id that leaves is forgotten and the group stays Stable', async () => {
+    const harness = new Harness();
+    const { ids } = await stableMixedGroup(harness, [INSTANCE_A]);
+    const pending = await harness.newMemberId();
+    expect(harness.leave(pending).members[0].errorCode).toBe(ERROR_CODES.NONE);
+    expect(harness.state()).toBe('Stable');
+    const join = harness.join(pending);
+    await flush();
+    expect(join.response.errorCode).toBe(ERROR_CODES.UNKNOWN_MEMBER_ID);
+    expect(harness.memberIds()).toEqual(ids);
+  });
+
+  // Proves that a static member that does not leave (librdkafka sends no LeaveGroup for one) stays until its
+  // session times out, is then removed so the group rebalances, and that its instance then joins as new.
+  it('a silent static member is removed at its session timeout and the group rebalances', async () => {
+    const harness = new Harness();
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B]);
+    for (let elapsedMs = 0; elapsedMs < SESSION_MS; elapsedMs += 2_000) {
+      harness.clock.advance(2_000);
+      expect(harness.heartbeat(ids[0], generationId, INSTANCE_A)).toBe(ERROR_CODES.NONE);
+    }
+    expect(harness.memberIds()).toEqual(ids);
+    harness.clock.advance(1);
+    expect(harness.memberIds()).toEqual([ids[0]]);
+    expect(harness.state()).toBe('PreparingRebalance');
+    // The instance is no longer held: its old id is unknown (the client joins anew), not fenced.
+    expect(harness.heartbeat(ids[1], generationId, INSTANCE_B)).toBe(ERROR_CODES.UNKNOWN_MEMBER_ID);
+    const back = harness.join('', { groupInstanceId: INSTANCE_B });
+    const leader = harness.join(ids[0], { groupInstanceId: INSTANCE_A });
+    await flush();
+    expect(back.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: generationId + 1 });
+    expect(leader.response.members.map((member) => [member.memberId, member.groupInstanceId])).toEqual([
+      [ids[0], INSTANCE_A],
+      [back.response.memberId, INSTANCE_B],
+    ]);
+  });
+
+  // Proves that a static member that does not rejoin within the rebalance timeout is removed like any member, and its instance freed.
+  it('a static member that does not rejoin in time is removed and its instance freed', async () => {
+    const harness = new Harness();
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B], [{}, { sessionTimeoutMs: 60_000 }]);
+    const leader = harness.join(ids[0], { groupInstanceId: INSTANCE_A });
+    harness.clock.advance(REBALANCE_MS);
+    await flush();
+    expect(leader.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: generationId + 1, members: [{ memberId: ids[0], groupInstanceId: INSTANCE_A }] });
+    expect(harness.heartbeat(ids[1], generationId, INSTANCE_B)).toBe(ERROR_CODES.UNKNOWN_MEMBER_ID);
+    const back = harness.join('', { groupInstanceId: INSTANCE_B });
+    await flush();
+    expect(back.settled).toBe(false);
+  });
+});
+
+describe('GroupCoordinator: caps', () => {
+  // Each row proves that a join that would add a member to a full group is refused with
+  // GROUP_MAX_SIZE_REACHED, counted, and leaves the group as it was.
+  it.each<{ name: string; join: (harness: Harness) => Tracked<JoinGroupResponse> }>([
+    { name: 'a v5 join without an id', join: (harness) => harness.join('') },
+    { name: 'a v3 join without an id', join: (harness) => harness.join('', {}, 3) },
+    { name: 'a new static instance', join: (harness) => harness.join('', { groupInstanceId: 'instance-c' }) },
+  ])('a full group refuses $name', async ({ join }) => {
+    const harness = new Harness({ membersPerGroupMax: 2, groupsMax: 10 });
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B]);
+    const refused = join(harness);
+    await flush();
+    expect(refused.response).toEqual({ throttleTimeMs: 0, errorCode: ERROR_CODES.GROUP_MAX_SIZE_REACHED, generationId: -1, protocolName: '', leader: '', memberId: '', members: [] });
+    expect(harness.memberIds()).toEqual(ids);
+    expect(harness.state()).toBe('Stable');
+    expect(harness.heartbeat(ids[0], generationId, INSTANCE_A)).toBe(ERROR_CODES.NONE);
+    expect(harness.coordinator.joinRefusals()).toEqual({ groupFull: 1, coordinatorFull: 0, lastGroupId: GROUP_ID });
+  });
+
+  // Proves that members of a full group still rejoin and restart: they take no new place.
+  it('a full group still takes its members\' rejoins and restarts', async () => {
+    const harness = new Harness({ membersPerGroupMax: 2, groupsMax: 10 });
+    const { ids, generationId } = await stableMixedGroup(harness, [INSTANCE_A, INSTANCE_B]);
+    const restarted = harness.join('', { groupInstanceId: INSTANCE_B });
+    await flush();
+    expect(restarted.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId });
+    const rejoins = [harness.join(ids[0], { groupInstanceId: INSTANCE_A }), harness.join(restarted.response.memberId, { groupInstanceId: INSTANCE_B })];
+    await flush();
+    for (const rejoin of rejoins) expect(rejoin.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: generationId + 1 });
+    expect(harness.coordinator.joinRefusals()).toEqual({ groupFull: 0, coordinatorFull: 0, lastGroupId: null });
+  });
+
+  // Proves that ids handed out with MEMBER_ID_REQUIRED hold a place until used or expired, so a flood of
+  // first joins cannot grow a group past its cap, and that a place freed by a leave is handed out again.
+  it('handed-out ids count against the cap until they join or expire', async () => {
+    const harness = new Harness({ membersPerGroupMax: 2, groupsMax: 10 });
+    const { ids } = await stableMixedGroup(harness, [null]);
+    const pending = await harness.newMemberId();
+    const refused = await harness.coordinator.join(joinRequest(), 5, CLIENT);
+    expect(refused.errorCode).toBe(ERROR_CODES.GROUP_MAX_SIZE_REACHED);
+    const join = harness.join(pending);
+    await flush();
+    expect(join.settled).toBe(false);
+    expect(harness.memberIds()).toEqual([ids[0], pending]);
+    harness.leave(pending);
+    expect((await harness.coordinator.join(joinRequest(), 5, CLIENT)).errorCode).toBe(ERROR_CODES.MEMBER_ID_REQUIRED);
+    // An unused id stops holding its place when its session timeout passes.
+    harness.clock.advance(SESSION_MS + 1);
+    expect((await harness.coordinator.join(joinRequest(), 5, CLIENT)).errorCode).toBe(ERROR_CODES.MEMBER_ID_REQUIRED);
+    expect(harness.coordinator.joinRefusals().groupFull).toBe(1);
+  });
+
+  // Proves the coordinator's cap on groups: a join that would create one more is refused (and counted)
+  // while every group has members; once a group is Empty it is dropped to make room (it then reads Dead).
+  it('a coordinator at its cap refuses a new group until an Empty one can make room', async () => {
+    const harness = new Harness({ membersPerGroupMax: 10, groupsMax: 2 });
+    const joinGroup = async (groupId: string) => harness.coordinator.join(joinRequest({ groupId, groupInstanceId: `${groupId}-instance` }), 5, CLIENT);
+    const first = await joinGroup('group-1');
+    expect((await joinGroup('group-2')).errorCode).toBe(ERROR_CODES.NONE);
+    expect((await joinGroup('group-3')).errorCode).toBe(ERROR_CODES.GROUP_MAX_SIZE_REACHED);
+    expect((await harness.coordinator.join(joinRequest({ groupId: 'group-4' }), 5, CLIENT)).errorCode).toBe(ERROR_CODES.GROUP_MAX_SIZE_REACHED);
+    expect(harness.coordinator.groupIds()).toEqual(['group-1', 'group-2']);
+    expect(harness.coordinator.joinRefusals()).toEqual({ groupFull: 0, coordinatorFull: 2, lastGroupId: 'group-4' });
+
+    harness.coordinator.leave({ groupId: 'group-1', members: [{ memberId: first.memberId, groupInstanceId: 'group-1-instance' }] });
+    expect(harness.coordinator.describe('group-1').groupState).toBe('Empty');
+    expect((await joinGroup('group-3')).errorCode).toBe(ERROR_CODES.NONE);
+    expect(harness.coordinator.groupIds()).toEqual(['group-2', 'group-3']);
+    expect(harness.coordinator.describe('group-1').groupState).toBe('Dead');
+  });
+});
+
+describe('GroupCoordinator: cooperative rebalancing (KIP-429)', () => {
+  const TOPIC = 'orders';
+  const assignmentOf = (partitions: number[]): Uint8Array =>
+    encodeConsumerProtocolAssignment({ version: 1, assignedPartitions: partitions.length === 0 ? [] : [{ topic: TOPIC, partitions }], userData: null });
+  const partitionsIn = (bytes: Uint8Array): ConsumerProtocolTopicPartitions[] => decodeConsumerProtocolAssignment(bytes).assignedPartitions;
+  /** A cooperative-sticky subscription claiming the partitions the member owns, as the client sends it on every join. */
+  const cooperative = (owned: number[]): JoinOverrides => ({
+    protocols: [{ name: 'cooperative-sticky', metadata: encodeConsumerProtocolSubscription({ version: 1, topics: [TOPIC], userData: null, ownedPartitions: owned.length === 0 ? [] : [{ topic: TOPIC, partitions: owned }], generationId: -1, rackId: null }) }],
+  });
+
+  // Proves that the two rebalances of a cooperative handover run over this protocol: a member joins, the
+  // owner rejoins keeping its partitions (and may commit meanwhile), the leader withholds those that move,
+  // the owner rejoins once more after revoking them, and the second rebalance hands them to the newcomer;
+  // a member leaving then lets the survivor rebalance alone. Generations and assignments are checked at each step.
+  it('a newcomer gets partitions in two rebalances while the owner keeps the rest throughout', async () => {
+    const harness = new Harness();
+    const a = await harness.newMemberId(cooperative([]));
+    const aFirst = harness.join(a, cooperative([]));
+    await flush();
+    expect(aFirst.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: 1, protocolName: 'cooperative-sticky' });
+    harness.sync(a, 1, [{ memberId: a, assignment: assignmentOf([0, 1, 2, 3]) }]);
+    await flush();
+
+    // The newcomer joins; the owner learns of the rebalance from its heartbeat and keeps consuming and committing.
+    const b = await harness.newMemberId(cooperative([]));
+    const bFirst = harness.join(b, cooperative([]));
+    await flush();
+    expect(harness.heartbeat(a, 1)).toBe(ERROR_CODES.REBALANCE_IN_PROGRESS);
+    expect(harness.coordinator.commitErrorOf(GROUP_ID, 1, a)).toBe(ERROR_CODES.NONE);
+    const aSecond = harness.join(a, cooperative([0, 1, 2, 3]));
+    await flush();
+    expect(aSecond.response.members.map((member) => member.memberId)).toEqual([a, b]);
+    expect(bFirst.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: 2, leader: a });
+    // The leader keeps 0 and 1 for itself, withholds 2 and 3 (still owned by it), gives the newcomer nothing yet.
+    const bSync = harness.sync(b, 2);
+    const aSync = harness.sync(a, 2, [
+      { memberId: a, assignment: assignmentOf([0, 1]) },
+      { memberId: b, assignment: assignmentOf([]) },
+    ]);
+    await flush();
+    expect(partitionsIn(aSync.response.assignment)).toEqual([{ topic: TOPIC, partitions: [0, 1] }]);
+    expect(partitionsIn(bSync.response.assignment)).toEqual([]);
+    expect(harness.state()).toBe('Stable');
+
+    // Having revoked 2 and 3, the owner joins again: a Stable member's rejoin starts the second rebalance.
+    const aThird = harness.join(a, cooperative([0, 1]));
+    await flush();
+    expect(harness.state()).toBe('PreparingRebalance');
+    expect(harness.heartbeat(b, 2)).toBe(ERROR_CODES.REBALANCE_IN_PROGRESS);
+    const bSecond = harness.join(b, cooperative([]));
+    await flush();
+    expect(aThird.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: 3, leader: a, protocolName: 'cooperative-sticky' });
+    expect(bSecond.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: 3 });
+    const bSync3 = harness.sync(b, 3);
+    harness.sync(a, 3, [
+      { memberId: a, assignment: assignmentOf([0, 1]) },
+      { memberId: b, assignment: assignmentOf([2, 3]) },
+    ]);
+    await flush();
+    expect(partitionsIn(bSync3.response.assignment)).toEqual([{ topic: TOPIC, partitions: [2, 3] }]);
+    expect(membersOf(harness).map((member) => member.memberId)).toEqual([a, b]);
+    expect(harness.coordinator.describe(GROUP_ID).members.map((member) => partitionsIn(member.memberAssignment))).toEqual([
+      [{ topic: TOPIC, partitions: [0, 1] }],
+      [{ topic: TOPIC, partitions: [2, 3] }],
+    ]);
+
+    // The newcomer leaves; the survivor rejoins keeping its partitions and is handed the others.
+    harness.leave(b);
+    expect(harness.heartbeat(a, 3)).toBe(ERROR_CODES.REBALANCE_IN_PROGRESS);
+    const aFourth = harness.join(a, cooperative([0, 1]));
+    await flush();
+    expect(aFourth.response).toMatchObject({ errorCode: ERROR_CODES.NONE, generationId: 4, members: [{ memberId: a }] });
+  });
+
+  // Each row proves that the vote picks cooperative-sticky when the members prefer it, also in the mixed
+  // lists of a rolling upgrade from an eager assignor (KIP-429's upgrade path).
+  it.each<{ name: string; protocols: string[][]; elected: string }>([
+    { name: 'every member runs only cooperative-sticky', protocols: [['cooperative-sticky'], ['cooperative-sticky']], elected: 'cooperative-sticky' },
+    { name: 'upgraded members prefer it over range', protocols: [['cooperative-sticky', 'range'], ['cooperative-sticky', 'range'], ['range', 'cooperative-sticky']], elected: 'cooperative-sticky' },
+    { name: 'a member not yet upgraded runs range only', protocols: [['cooperative-sticky', 'range'], ['range']], elected: 'range' },
+  ])('elects $elected when $name', async ({ protocols, elected }) => {
+    const harness = new Harness();
+    const { joins } = await formGroup(harness, protocols.map((names) => ({ protocols: names.map(protocol) })));
+    for (const join of joins) expect(join).toMatchObject({ errorCode: ERROR_CODES.NONE, protocolName: elected });
   });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LIMITS } from '@mink/config';
 import { ERROR_CODES } from '../wire/codes';
 import type { JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember } from '../messages/join-group';
 import type { SyncGroupRequest, SyncGroupResponse } from '../messages/sync-group';
@@ -6,6 +7,7 @@ import type { HeartbeatRequest } from '../messages/heartbeat';
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../messages/leave-group';
 import type { DescribedGroup } from '../messages/describe-groups';
 import type { ListedGroup } from '../messages/list-groups';
+import { joinCapRefusalOf, memberIdentityErrorOf, staticRejoinKeepsAssignment, type JoinCapView, type MemberIdentityView } from './membership-rules';
 
 /** Time and timers, injected so the state machine runs on a fake clock in tests. */
 export interface GroupClock {
@@ -26,6 +28,29 @@ export const SYSTEM_CLOCK: GroupClock = {
 
 /** Bounds a member's session timeout must fall within (Kafka's group.min/max.session.timeout.ms, the minimum lowered for tests). */
 export const SESSION_TIMEOUT_MS = { min: 1_000, max: 1_800_000 } as const;
+
+/** The caps a coordinator keeps its groups within: LIMITS by default, small ones in tests. */
+export interface GroupCoordinatorCaps {
+  /** Members of one group, with the member ids handed out and not yet joined (LIMITS.kafkaGroupMembersMax). */
+  membersPerGroupMax: number;
+  /** Groups held at once (LIMITS.kafkaGroupsPerCoordinatorMax). */
+  groupsMax: number;
+}
+
+export const DEFAULT_GROUP_COORDINATOR_CAPS: GroupCoordinatorCaps = { membersPerGroupMax: LIMITS.kafkaGroupMembersMax, groupsMax: LIMITS.kafkaGroupsPerCoordinatorMax };
+
+/**
+ * Joins refused with GROUP_MAX_SIZE_REACHED since the coordinator started, by the cap that refused them, and
+ * the group of the latest: a caller reports them at its own pace (a log line a minute, a metric), never one
+ * line per request, since a client refused retries at once.
+ */
+export interface JoinRefusals {
+  /** The group had `membersPerGroupMax` members (and handed-out ids). */
+  groupFull: number;
+  /** The join would have created a group beyond `groupsMax`, and no Empty group could make room. */
+  coordinatorFull: number;
+  lastGroupId: string | null;
+}
 
 /** The group states of Kafka's classic (eager) protocol, named as DescribeGroups reports them. */
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable';
@@ -56,6 +81,8 @@ interface Group {
   members: Map<string, Member>;
   /** Member ids handed out with MEMBER_ID_REQUIRED and not yet used to join, with when they expire. */
   pendingMemberIds: Map<string, number>;
+  /** Static members (KIP-345): each group instance id with the member id that holds it now; every entry names a member. */
+  staticMembers: Map<string, string>;
   rebalanceTimer: unknown;
   sessionTimer: unknown;
 }
@@ -79,11 +106,26 @@ const EMPTY = new Uint8Array(0);
  *   While members must rejoin (PreparingRebalance) heartbeats answer REBALANCE_IN_PROGRESS.
  * - Offsets may be committed by members of the current generation, except between JoinGroup and SyncGroup;
  *   generation -1 commits (consumers assigning partitions themselves) only while the group has no members.
+ * - Static members (KIP-345, `group.instance.id`) join in one step, without MEMBER_ID_REQUIRED. A known
+ *   instance joining without a member id (a restarted consumer) gets a fresh id that replaces the old one,
+ *   which is fenced from then on (FENCED_INSTANCE_ID to any request naming the instance with another id);
+ *   when the group is Stable and the member asks for what it asked before, it gets the current generation
+ *   and, from SyncGroup, its stored assignment: no rebalance. Static members do not leave on close, so one
+ *   that is gone stays until its session times out (or a LeaveGroup v3 names its instance id).
+ * - Cooperative rebalancing (KIP-429) needs nothing of its own: it runs on this protocol from the client,
+ *   whose members keep their partitions while rejoining and join a second time after revoking some; every
+ *   rejoin starts a rebalance, so the second one runs.
+ * - A join that would grow a group beyond `membersPerGroupMax` or the coordinator beyond `groupsMax` groups
+ *   is refused with GROUP_MAX_SIZE_REACHED and counted (`joinRefusals`).
  */
 export class GroupCoordinator {
   private readonly groups = new Map<string, Group>();
+  private readonly refusals: JoinRefusals = { groupFull: 0, coordinatorFull: 0, lastGroupId: null };
 
-  constructor(private readonly clock: GroupClock = SYSTEM_CLOCK) {}
+  constructor(
+    private readonly clock: GroupClock = SYSTEM_CLOCK,
+    private readonly caps: GroupCoordinatorCaps = DEFAULT_GROUP_COORDINATOR_CAPS,
+  ) {}
 
   join(request: JoinGroupRequest, version: number, client: { clientId: string; clientHost: string }): Promise<JoinGroupResponse> {
     const refuse = (errorCode: number, memberId = request.memberId): Promise<JoinGroupResponse> =>
@@ -92,58 +134,66 @@ export class GroupCoordinator {
     if (request.sessionTimeoutMs < SESSION_TIMEOUT_MS.min || request.sessionTimeoutMs > SESSION_TIMEOUT_MS.max) return refuse(ERROR_CODES.INVALID_SESSION_TIMEOUT);
     if (request.protocols.length === 0 || request.protocolType === '') return refuse(ERROR_CODES.INCONSISTENT_GROUP_PROTOCOL);
     if (request.memberId !== '' && !this.groups.has(request.groupId)) return refuse(ERROR_CODES.UNKNOWN_MEMBER_ID);
+    if (!this.groups.has(request.groupId)) {
+      const refusal = joinCapRefusalOf(this.capViewOf(undefined), 'new-group-check');
+      if (refusal !== 'admitted') return refuse(this.countRefusal(refusal, request.groupId));
+      if (this.groups.size >= this.caps.groupsMax) this.dropOneEmptyGroup();
+    }
     const group = this.groupOf(request.groupId);
     for (const [pendingId, expiresMs] of group.pendingMemberIds) if (expiresMs < this.clock.nowMs()) group.pendingMemberIds.delete(pendingId);
     if (group.members.size > 0 && group.protocolType !== request.protocolType) return refuse(ERROR_CODES.INCONSISTENT_GROUP_PROTOCOL);
     if (group.members.size > 0 && !request.protocols.some((protocol) => this.allSupport(group, protocol.name))) return refuse(ERROR_CODES.INCONSISTENT_GROUP_PROTOCOL);
+    const roomFor = (join: 'hand-out-id' | 'add-member'): number => {
+      const refusal = joinCapRefusalOf(this.capViewOf(group), join);
+      return refusal === 'admitted' ? ERROR_CODES.NONE : this.countRefusal(refusal, group.groupId);
+    };
+    const freshMemberId = (): string => `${client.clientId || 'member'}-${randomUUID()}`;
 
-    let memberId = request.memberId;
-    if (memberId === '') {
-      memberId = `${client.clientId || 'member'}-${randomUUID()}`;
+    if (request.memberId === '') {
+      if (request.groupInstanceId !== null) {
+        const previousId = group.staticMembers.get(request.groupInstanceId);
+        if (previousId !== undefined) return this.replaceStaticMember(group, previousId, freshMemberId(), request, client);
+        // KIP-345: the instance id already names the member, so a new static member joins in one step, as in Kafka.
+        const full = roomFor('add-member');
+        return full !== ERROR_CODES.NONE ? refuse(full) : this.admit(group, freshMemberId(), request, client);
+      }
+      const memberId = freshMemberId();
       // KIP-394: a new member first learns its id, then joins with it, so a retried join never adds a ghost.
       if (version >= 4) {
+        const full = roomFor('hand-out-id');
+        if (full !== ERROR_CODES.NONE) return refuse(full);
         group.pendingMemberIds.set(memberId, this.clock.nowMs() + request.sessionTimeoutMs);
         return refuse(ERROR_CODES.MEMBER_ID_REQUIRED, memberId);
       }
-    } else if (!group.members.has(memberId)) {
-      const expiresMs = group.pendingMemberIds.get(memberId);
-      if (expiresMs === undefined || expiresMs < this.clock.nowMs()) return refuse(ERROR_CODES.UNKNOWN_MEMBER_ID);
+      const full = roomFor('add-member');
+      return full !== ERROR_CODES.NONE ? refuse(full) : this.admit(group, memberId, request, client);
     }
-    group.pendingMemberIds.delete(memberId);
 
-    return new Promise<JoinGroupResponse>((resolve) => {
-      const existing = group.members.get(memberId);
-      // A member that joins again while an earlier join or sync of it waits: those are answered at once (the
-      // connection answers in order, so a request left waiting would hold up every later one).
-      existing?.awaitingJoin?.({ throttleTimeMs: 0, errorCode: ERROR_CODES.UNKNOWN_MEMBER_ID, generationId: -1, protocolName: '', leader: '', memberId, members: [] });
-      existing?.awaitingSync?.({ throttleTimeMs: 0, errorCode: ERROR_CODES.REBALANCE_IN_PROGRESS, assignment: EMPTY });
-      const member: Member = {
-        memberId,
-        groupInstanceId: request.groupInstanceId,
-        clientId: client.clientId,
-        clientHost: client.clientHost,
-        sessionTimeoutMs: request.sessionTimeoutMs,
-        rebalanceTimeoutMs: request.rebalanceTimeoutMs,
-        protocols: request.protocols.map((protocol) => ({ name: protocol.name, metadata: protocol.metadata })),
-        assignment: existing?.assignment ?? EMPTY,
-        lastHeartbeatMs: this.clock.nowMs(),
-        awaitingJoin: resolve,
-        awaitingSync: null,
-      };
-      group.members.set(memberId, member);
-      if (group.members.size === 1) group.protocolType = request.protocolType;
-      // A Stable member rejoining with the same protocols and nothing else changing still rebalances: eager
-      // members give up their partitions on every join, so the group must hand them out again.
-      this.prepareRebalance(group);
-      this.maybeCompleteJoin(group);
-    });
+    const identity = memberIdentityErrorOf(this.identityOf(group, request), request);
+    if (identity === ERROR_CODES.FENCED_INSTANCE_ID) return refuse(identity);
+    if (identity === ERROR_CODES.UNKNOWN_MEMBER_ID) {
+      // Only dynamic members hold handed-out ids: a static member with an unknown id forgets it and joins without one.
+      const expiresMs = group.pendingMemberIds.get(request.memberId);
+      if (request.groupInstanceId !== null || expiresMs === undefined || expiresMs < this.clock.nowMs()) return refuse(ERROR_CODES.UNKNOWN_MEMBER_ID);
+      const full = roomFor('add-member');
+      if (full !== ERROR_CODES.NONE) return refuse(full);
+      group.pendingMemberIds.delete(request.memberId);
+    }
+    return this.admit(group, request.memberId, request, client);
+  }
+
+  /** The joins refused for room so far, as a copy (see JoinRefusals). */
+  joinRefusals(): JoinRefusals {
+    return { ...this.refusals };
   }
 
   sync(request: SyncGroupRequest): Promise<SyncGroupResponse> {
     const answer = (errorCode: number, assignment: Uint8Array = EMPTY): SyncGroupResponse => ({ throttleTimeMs: 0, errorCode, assignment });
     const group = this.groups.get(request.groupId);
-    const member = group?.members.get(request.memberId);
-    if (!group || !member) return Promise.resolve(answer(ERROR_CODES.UNKNOWN_MEMBER_ID));
+    if (!group) return Promise.resolve(answer(ERROR_CODES.UNKNOWN_MEMBER_ID));
+    const identity = memberIdentityErrorOf(this.identityOf(group, request), request);
+    if (identity !== ERROR_CODES.NONE) return Promise.resolve(answer(identity));
+    const member = group.members.get(request.memberId)!;
     if (request.generationId !== group.generationId) return Promise.resolve(answer(ERROR_CODES.ILLEGAL_GENERATION));
     member.lastHeartbeatMs = this.clock.nowMs();
     switch (group.state) {
@@ -172,8 +222,10 @@ export class GroupCoordinator {
 
   heartbeat(request: HeartbeatRequest): number {
     const group = this.groups.get(request.groupId);
-    const member = group?.members.get(request.memberId);
-    if (!group || !member) return ERROR_CODES.UNKNOWN_MEMBER_ID;
+    if (!group) return ERROR_CODES.UNKNOWN_MEMBER_ID;
+    const identity = memberIdentityErrorOf(this.identityOf(group, request), request);
+    if (identity !== ERROR_CODES.NONE) return identity;
+    const member = group.members.get(request.memberId)!;
     if (request.generationId !== group.generationId) return ERROR_CODES.ILLEGAL_GENERATION;
     member.lastHeartbeatMs = this.clock.nowMs();
     // As in Kafka: only a rebalance that needs members to rejoin is signalled; one completing (members
@@ -185,12 +237,24 @@ export class GroupCoordinator {
     const group = this.groups.get(request.groupId);
     let left = 0;
     const members = request.members.map((leaving) => {
-      const known = group?.members.has(leaving.memberId) ?? false;
-      if (group && known) {
+      const outcome = (errorCode: number) => ({ memberId: leaving.memberId, groupInstanceId: leaving.groupInstanceId, errorCode });
+      if (!group) return outcome(ERROR_CODES.UNKNOWN_MEMBER_ID);
+      if (leaving.memberId === '') {
+        // KIP-345: an administrator removes a static member by its instance id alone, whichever id holds it now.
+        const currentId = leaving.groupInstanceId === null ? undefined : group.staticMembers.get(leaving.groupInstanceId);
+        if (currentId === undefined) return outcome(ERROR_CODES.UNKNOWN_MEMBER_ID);
+        this.removeMember(group, currentId);
+        left++;
+        return outcome(ERROR_CODES.NONE);
+      }
+      // A joiner that gives up between MEMBER_ID_REQUIRED and its join frees its place at once, as in Kafka.
+      if (group.pendingMemberIds.delete(leaving.memberId)) return outcome(ERROR_CODES.NONE);
+      const errorCode = memberIdentityErrorOf(this.identityOf(group, leaving), leaving);
+      if (errorCode === ERROR_CODES.NONE) {
         this.removeMember(group, leaving.memberId);
         left++;
       }
-      return { memberId: leaving.memberId, groupInstanceId: leaving.groupInstanceId, errorCode: known ? ERROR_CODES.NONE : ERROR_CODES.UNKNOWN_MEMBER_ID };
+      return outcome(errorCode);
     });
     // A stale or retried leave of members already gone must not make the others rebalance.
     if (group && left > 0) this.afterMembershipChange(group);
@@ -199,10 +263,15 @@ export class GroupCoordinator {
 
   /**
    * Whether a member may commit offsets now: a member of the current generation, or anyone with generation
-   * -1 while the group has no members (a consumer that assigns partitions itself, as kcat does).
+   * -1 while the group has no members (a consumer that assigns partitions itself, as kcat does). A commit
+   * naming a static instance (OffsetCommit v7+) with a member id that no longer holds it is fenced first.
    */
-  commitErrorOf(groupId: string, generationId: number, memberId: string): number {
+  commitErrorOf(groupId: string, generationId: number, memberId: string, groupInstanceId: string | null = null): number {
     const group = this.groups.get(groupId);
+    if (group && groupInstanceId !== null) {
+      const identity = memberIdentityErrorOf(this.identityOf(group, { memberId, groupInstanceId }), { memberId, groupInstanceId });
+      if (identity === ERROR_CODES.FENCED_INSTANCE_ID) return identity;
+    }
     if (generationId < 0) return group && group.members.size > 0 ? ERROR_CODES.ILLEGAL_GENERATION : ERROR_CODES.NONE;
     const member = group?.members.get(memberId);
     if (!group || !member) return ERROR_CODES.UNKNOWN_MEMBER_ID;
@@ -260,10 +329,153 @@ export class GroupCoordinator {
   private groupOf(groupId: string): Group {
     let group = this.groups.get(groupId);
     if (!group) {
-      group = { groupId, state: 'Empty', generationId: 0, protocolType: '', protocolName: '', leaderId: '', members: new Map(), pendingMemberIds: new Map(), rebalanceTimer: null, sessionTimer: null };
+      group = {
+        groupId,
+        state: 'Empty',
+        generationId: 0,
+        protocolType: '',
+        protocolName: '',
+        leaderId: '',
+        members: new Map(),
+        pendingMemberIds: new Map(),
+        staticMembers: new Map(),
+        rebalanceTimer: null,
+        sessionTimer: null,
+      };
       this.groups.set(groupId, group);
     }
     return group;
+  }
+
+  /** Adds a member, or takes a member's rejoin: it waits in JoinGroup and the group rebalances. */
+  private admit(group: Group, memberId: string, request: JoinGroupRequest, client: { clientId: string; clientHost: string }): Promise<JoinGroupResponse> {
+    return new Promise<JoinGroupResponse>((resolve) => {
+      const existing = group.members.get(memberId);
+      // A member that joins again while an earlier join or sync of it waits: those are answered at once (the
+      // connection answers in order, so a request left waiting would hold up every later one).
+      existing?.awaitingJoin?.({ throttleTimeMs: 0, errorCode: ERROR_CODES.UNKNOWN_MEMBER_ID, generationId: -1, protocolName: '', leader: '', memberId, members: [] });
+      existing?.awaitingSync?.({ throttleTimeMs: 0, errorCode: ERROR_CODES.REBALANCE_IN_PROGRESS, assignment: EMPTY });
+      // A static member stays the instance it joined as, also when a rejoin's version carries no instance id.
+      const groupInstanceId = existing ? existing.groupInstanceId : request.groupInstanceId;
+      const member: Member = {
+        memberId,
+        groupInstanceId,
+        clientId: client.clientId,
+        clientHost: client.clientHost,
+        sessionTimeoutMs: request.sessionTimeoutMs,
+        rebalanceTimeoutMs: request.rebalanceTimeoutMs,
+        protocols: request.protocols.map((protocol) => ({ name: protocol.name, metadata: protocol.metadata })),
+        assignment: existing?.assignment ?? EMPTY,
+        lastHeartbeatMs: this.clock.nowMs(),
+        awaitingJoin: resolve,
+        awaitingSync: null,
+      };
+      group.members.set(memberId, member);
+      if (groupInstanceId !== null) group.staticMembers.set(groupInstanceId, memberId);
+      if (group.members.size === 1) group.protocolType = request.protocolType;
+      // A Stable member rejoining with the same protocols and nothing else changing still rebalances: eager
+      // members give up their partitions on every join, so the group must hand them out again, and a
+      // cooperative member joins again exactly when it has revoked partitions that others must now get.
+      this.prepareRebalance(group);
+      this.maybeCompleteJoin(group);
+    });
+  }
+
+  /**
+   * A known static instance joins without a member id (a restarted consumer): `memberId` replaces its old
+   * id, whose waiting requests are answered FENCED_INSTANCE_ID, as is every later request naming the
+   * instance with it. The member keeps its assignment and leadership. In a Stable group, when it asks for
+   * what it asked before (staticRejoinKeepsAssignment), it gets the current generation at once and its
+   * stored assignment from SyncGroup; otherwise the group rebalances (also when a rebalance is completing:
+   * the leader's assignment would name the old id).
+   */
+  private replaceStaticMember(group: Group, previousId: string, memberId: string, request: JoinGroupRequest, client: { clientId: string; clientHost: string }): Promise<JoinGroupResponse> {
+    const previous = group.members.get(previousId)!;
+    previous.awaitingJoin?.({ throttleTimeMs: 0, errorCode: ERROR_CODES.FENCED_INSTANCE_ID, generationId: -1, protocolName: '', leader: '', memberId: previousId, members: [] });
+    previous.awaitingSync?.({ throttleTimeMs: 0, errorCode: ERROR_CODES.FENCED_INSTANCE_ID, assignment: EMPTY });
+    const keepsAssignment = staticRejoinKeepsAssignment({ groupState: group.state, protocolType: group.protocolType, previous: previous.protocols, next: request.protocols });
+    const leaderBefore = group.leaderId;
+    const member: Member = {
+      ...previous,
+      memberId,
+      clientId: client.clientId,
+      clientHost: client.clientHost,
+      sessionTimeoutMs: request.sessionTimeoutMs,
+      rebalanceTimeoutMs: request.rebalanceTimeoutMs,
+      protocols: request.protocols.map((protocol) => ({ name: protocol.name, metadata: protocol.metadata })),
+      lastHeartbeatMs: this.clock.nowMs(),
+      awaitingJoin: null,
+      awaitingSync: null,
+    };
+    group.members.delete(previousId);
+    group.members.set(memberId, member);
+    group.staticMembers.set(previous.groupInstanceId!, memberId);
+    if (group.leaderId === previousId) group.leaderId = memberId;
+    if (keepsAssignment) {
+      this.armSessionTimer(group);
+      // The leader named is the one before the replacement: a restarted leader must not take the answer as
+      // a call to assign, since a Stable group keeps the assignment it has (as Kafka answers before KIP-814).
+      return Promise.resolve({
+        throttleTimeMs: 0,
+        errorCode: ERROR_CODES.NONE,
+        generationId: group.generationId,
+        protocolName: group.protocolName,
+        leader: leaderBefore,
+        memberId,
+        members: [],
+      });
+    }
+    return new Promise<JoinGroupResponse>((resolve) => {
+      member.awaitingJoin = resolve;
+      this.prepareRebalance(group);
+      this.maybeCompleteJoin(group);
+    });
+  }
+
+  /** What the group knows of the ids a request names, for memberIdentityErrorOf. */
+  private identityOf(group: Group, request: { memberId: string; groupInstanceId: string | null }): MemberIdentityView {
+    return {
+      memberIdOfInstance: request.groupInstanceId === null ? undefined : group.staticMembers.get(request.groupInstanceId),
+      instanceIdOfMember: group.members.get(request.memberId)?.groupInstanceId,
+    };
+  }
+
+  /** How full this coordinator and `group` (undefined: a group a join would create) are. */
+  private capViewOf(group: Group | undefined): JoinCapView {
+    const atGroupCap = this.groups.size >= this.caps.groupsMax;
+    let emptyGroupCount = 0;
+    // Counted only when it matters (a new group at the cap), so a join does not walk every group.
+    if (group === undefined && atGroupCap) for (const each of this.groups.values()) if (each.members.size === 0) emptyGroupCount++;
+    return {
+      groupExists: group !== undefined,
+      groupCount: this.groups.size,
+      emptyGroupCount,
+      groupsMax: this.caps.groupsMax,
+      memberCount: group?.members.size ?? 0,
+      pendingMemberCount: group?.pendingMemberIds.size ?? 0,
+      membersPerGroupMax: this.caps.membersPerGroupMax,
+    };
+  }
+
+  private countRefusal(refusal: 'coordinator-full' | 'group-full', groupId: string): number {
+    if (refusal === 'group-full') this.refusals.groupFull++;
+    else this.refusals.coordinatorFull++;
+    this.refusals.lastGroupId = groupId;
+    return ERROR_CODES.GROUP_MAX_SIZE_REACHED;
+  }
+
+  /**
+   * Drops the oldest group without members to make room for a new one: it holds only a generation number
+   * (its offsets live in the offsets table), so it reads as Dead from then on instead of Empty, and the
+   * member ids it handed out stop working (their joiners start over).
+   */
+  private dropOneEmptyGroup(): void {
+    for (const group of this.groups.values()) {
+      if (group.members.size === 0) {
+        this.forget(group.groupId);
+        return;
+      }
+    }
   }
 
   private allSupport(group: Group, protocol: string): boolean {
@@ -298,7 +510,7 @@ export class GroupCoordinator {
     if (group.state !== 'PreparingRebalance' || this.groups.get(group.groupId) !== group) return;
     this.clock.clearTimeout(group.rebalanceTimer);
     group.rebalanceTimer = null;
-    if (timedOut) for (const member of [...group.members.values()]) if (member.awaitingJoin === null) group.members.delete(member.memberId);
+    if (timedOut) for (const member of [...group.members.values()]) if (member.awaitingJoin === null) this.removeMember(group, member.memberId);
     group.generationId++;
     if (group.members.size === 0) {
       group.state = 'Empty';
@@ -380,6 +592,7 @@ export class GroupCoordinator {
     const member = group.members.get(memberId);
     if (!member) return;
     group.members.delete(memberId);
+    if (member.groupInstanceId !== null && group.staticMembers.get(member.groupInstanceId) === memberId) group.staticMembers.delete(member.groupInstanceId);
     member.awaitingJoin?.({ throttleTimeMs: 0, errorCode: ERROR_CODES.UNKNOWN_MEMBER_ID, generationId: -1, protocolName: '', leader: '', memberId, members: [] });
     member.awaitingSync?.({ throttleTimeMs: 0, errorCode: ERROR_CODES.UNKNOWN_MEMBER_ID, assignment: EMPTY });
   }

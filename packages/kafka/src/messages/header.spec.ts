@@ -38,12 +38,16 @@ const FIRST_FLEXIBLE: ReadonlyArray<[ApiName, number]> = [
   ['ApiVersions', 3],
   ['CreateTopics', 5],
   ['DeleteTopics', 4],
+  ['DeleteRecords', 2],
   ['InitProducerId', 2],
+  ['OffsetForLeaderEpoch', 4],
   ['AddPartitionsToTxn', 3],
   ['AddOffsetsToTxn', 3],
   ['EndTxn', 3],
   ['TxnOffsetCommit', 3],
   ['DescribeConfigs', 4],
+  ['AlterConfigs', 2],
+  ['IncrementalAlterConfigs', 1],
 ];
 
 describe('header versions', () => {

@@ -33,12 +33,16 @@ const FIRST_FLEXIBLE_VERSION: Readonly<Record<ApiName, number>> = {
   ApiVersions: 3,
   CreateTopics: 5,
   DeleteTopics: 4,
+  DeleteRecords: 2,
   InitProducerId: 2,
+  OffsetForLeaderEpoch: 4,
   AddPartitionsToTxn: 3,
   AddOffsetsToTxn: 3,
   EndTxn: 3,
   TxnOffsetCommit: 3,
   DescribeConfigs: 4,
+  AlterConfigs: 2,
+  IncrementalAlterConfigs: 1,
 };
 
 const firstFlexibleVersionByApiKey: ReadonlyMap<number, number> = new Map(

@@ -35,7 +35,7 @@ function inMemoryBackend(self: () => KafkaBrokerAddress, logs: Map<string, Parti
     if (log === undefined || partition !== 0) throw new Error(`unexpected partition ${topic}-${partition}`);
     return log;
   };
-  const topicInfo = (name: string): KafkaTopicInfo => ({ name, partitions: [{ partition: 0, leader: self(), leaderEpoch: 0 }], properties: {} });
+  const topicInfo = (name: string): KafkaTopicInfo => ({ name, partitions: [{ partition: 0, leader: self(), leaderEpoch: 0 }], configs: {} });
   const implemented: Partial<KafkaBackend> = {
     clusterId: 'mink-tables-spec',
     get self() {

@@ -16,12 +16,16 @@ export const API_KEYS = {
   ApiVersions: 18,
   CreateTopics: 19,
   DeleteTopics: 20,
+  DeleteRecords: 21,
   InitProducerId: 22,
+  OffsetForLeaderEpoch: 23,
   AddPartitionsToTxn: 24,
   AddOffsetsToTxn: 25,
   EndTxn: 26,
   TxnOffsetCommit: 28,
   DescribeConfigs: 32,
+  AlterConfigs: 33,
+  IncrementalAlterConfigs: 44,
 } as const;
 
 export type ApiName = keyof typeof API_KEYS;
@@ -62,6 +66,7 @@ export const ERROR_CODES = {
   NOT_CONTROLLER: 41,
   INVALID_REQUEST: 42,
   UNSUPPORTED_FOR_MESSAGE_FORMAT: 43,
+  POLICY_VIOLATION: 44,
   OUT_OF_ORDER_SEQUENCE_NUMBER: 45,
   DUPLICATE_SEQUENCE_NUMBER: 46,
   INVALID_PRODUCER_EPOCH: 47,
@@ -73,6 +78,10 @@ export const ERROR_CODES = {
   UNKNOWN_PRODUCER_ID: 59,
   GROUP_ID_NOT_FOUND: 69,
   MEMBER_ID_REQUIRED: 79,
+  GROUP_MAX_SIZE_REACHED: 81,
+  FENCED_INSTANCE_ID: 82,
+  FENCED_LEADER_EPOCH: 74,
+  UNKNOWN_LEADER_EPOCH: 75,
   INVALID_RECORD: 87,
 } as const;
 
