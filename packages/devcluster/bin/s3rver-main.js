@@ -6,11 +6,12 @@
  * with 500 without it on Node 17+).
  *
  * Arguments (each may instead come from the environment variable in brackets):
- *   --port N          [MINK_S3_PORT]       port to listen on, on 127.0.0.1 (default 4568)
+ *   --port N          [MINK_S3_PORT]       port to listen on (default 4568)
+ *   --address HOST    [MINK_S3_ADDRESS]    address to listen on (default 127.0.0.1; 0.0.0.0 in a container)
  *   --directory DIR   [MINK_S3_DIRECTORY]  folder that keeps the objects; reusing it keeps them
  *   --bucket NAME     [MINK_S3_BUCKET]     bucket created at start if it does not exist
  *
- * Prints one line `s3rver ready http://127.0.0.1:PORT` on stdout once it accepts requests, and exits
+ * Prints one line `s3rver ready http://ADDRESS:PORT` on stdout once it accepts requests, and exits
  * cleanly on SIGTERM or SIGINT.
  */
 const S3rver = require('s3rver');
@@ -29,20 +30,24 @@ async function main() {
   const port = Number(argument('port', 'MINK_S3_PORT', '4568'));
   const directory = argument('directory', 'MINK_S3_DIRECTORY');
   const bucket = argument('bucket', 'MINK_S3_BUCKET');
+  const host = argument('address', 'MINK_S3_ADDRESS', '127.0.0.1');
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`s3rver-main: port '${port}' is not a TCP port\n`);
     process.exit(2);
   }
   const server = new S3rver({
-    address: '127.0.0.1',
+    address: host,
     port,
     directory,
     silent: true,
     resetOnClose: false,
     configureBuckets: [{ name: bucket }],
+    // mink addresses buckets by path. Left on, s3rver takes a host name that is neither an address nor
+    // localhost (`minio` on a compose network) for a bucket name.
+    vhostBuckets: false,
   });
   const address = await server.run();
-  process.stdout.write(`s3rver ready http://127.0.0.1:${address.port}\n`);
+  process.stdout.write(`s3rver ready http://${host}:${address.port}\n`);
 
   let stopping = false;
   const stop = () => {
