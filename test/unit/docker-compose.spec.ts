@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { ENV, LIMITS, NODE_ID_PATTERN, readServiceConfig, type HostFacts } from '@mink/config';
+import { LOCAL_IMAGES } from '@mink/devcluster';
 import { parseAccessPolicy } from '@mink/http-api';
 
 /**
@@ -18,7 +19,16 @@ const COMPOSE_PATH = join(REPO_ROOT, 'docker', 'docker-compose.yml');
 const NATS_CONFIG_PATH = join(REPO_ROOT, 'docker', 'nats-cluster.conf');
 
 /** The ports compose publishes on the host, as README "Docker" documents them: the gateway's HTTP and gRPC APIs, Prometheus on loopback. */
-const DOCUMENTED_HOST_PORTS = ['8080:8080', '50051:50051', '127.0.0.1:9090:9090'];
+const DOCUMENTED_HOST_PORTS = ['127.0.0.1:8080:8080', '127.0.0.1:50051:50051', '127.0.0.1:9090:9090'];
+const LOCAL_COMPOSE_PATH = join(REPO_ROOT, 'docker', 'docker-compose.local.yml');
+
+/**
+ * A compose file's text as compose reads it with no variable set: each `${NAME:-default}` is its default.
+ * Every variable of the files has one (checked below), so this is what a user without settings runs.
+ */
+function withVariableDefaults(text: string): string {
+  return text.replace(/\$\{([A-Z0-9_]+):-([^}]*)\}/g, (_match, _name: string, fallback: string) => fallback);
+}
 
 interface ComposeService {
   image?: string;
@@ -42,7 +52,8 @@ interface DockerfileStage {
   command: string[] | null;
 }
 
-const compose = parse(readFileSync(COMPOSE_PATH, 'utf8'), { merge: true }) as {
+const COMPOSE_TEXT = readFileSync(COMPOSE_PATH, 'utf8');
+const compose = parse(withVariableDefaults(COMPOSE_TEXT), { merge: true }) as {
   services: Record<string, ComposeService>;
   secrets?: Record<string, { file?: string }>;
   volumes?: Record<string, unknown>;
@@ -97,12 +108,18 @@ function portOf(listen: string | undefined): number {
   return Number(String(listen).split(':').pop());
 }
 
-/** The stages of a Dockerfile with their base image and their exec-form CMD (inherited from the base stage). */
+/**
+ * The stages of a Dockerfile with their base image (a `${ARG}` resolved to the default of its `ARG` line)
+ * and their exec-form CMD (inherited from the base stage).
+ */
 function parseDockerfile(text: string): DockerfileStage[] {
   const stages: DockerfileStage[] = [];
+  const argDefaults = new Map<string, string>();
   for (const rawLine of text.split('\n')) {
     const line = rawLine.trim();
-    const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/i.exec(line);
+    const arg = /^ARG\s+([A-Z0-9_]+)=(\S+)$/i.exec(line);
+    if (arg && stages.length === 0) argDefaults.set(arg[1]!, arg[2]!);
+    const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/i.exec(line.replace(/\$\{([A-Z0-9_]+)\}/g, (match, name: string) => argDefaults.get(name) ?? match));
     if (from) {
       const inherited = stages.find((stage) => stage.name === from[1]);
       stages.push({ name: from[2] ?? `stage-${stages.length}`, base: from[1]!, command: inherited?.command ?? null });
@@ -375,9 +392,10 @@ describe('docker/docker-compose.yml', () => {
     for (const port of DOCUMENTED_HOST_PORTS) expect(docker).toContain(port.split(':').slice(-1)[0]);
   });
 
-  it('publishes the gateway API on port 8080 and its gRPC API on 50051', () => {
-    // Proves the documented default ports of the HTTP and gRPC APIs reach the host.
-    expect(compose.services.gateway?.ports).toEqual(['8080:8080', '50051:50051']);
+  it('publishes the gateway API on port 8080 and its gRPC API on 50051, on loopback unless MINK_PUBLISH_HOST says otherwise', () => {
+    // Proves the documented default ports of the HTTP and gRPC APIs reach the host, and only its loopback by default.
+    expect(compose.services.gateway?.ports).toEqual(['127.0.0.1:8080:8080', '127.0.0.1:50051:50051']);
+    expect(COMPOSE_TEXT).toContain('"${MINK_PUBLISH_HOST:-127.0.0.1}:${MINK_PUBLISH_HTTP_PORT:-8080}:8080"');
     expect(environmentOf(compose.services.gateway!)[ENV.httpPort]).toBe('8080');
     expect(environmentOf(compose.services.gateway!)[ENV.grpcPort]).toBe('50051');
   });
@@ -435,6 +453,54 @@ describe('docker/docker-compose.yml', () => {
     const asked = dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(mink_[a-z_]+?)(?:_bucket|_count|_sum)?\b(?=[{[(\s]|$)/g)].map((match) => match[1]!)));
     expect(asked.length).toBeGreaterThan(0);
     expect(asked.filter((name) => !registered.has(name))).toEqual([]);
+  });
+});
+
+describe('compose v1 and v2 alike', () => {
+  it('uses no key compose v1 (1.29) does not know: no top-level `name`, only services, volumes, secrets, networks and x- extensions', () => {
+    // Proves `docker-compose` (v1, Debian's) reads the file as `docker compose` (v2) does; v1 refuses `name`.
+    for (const path of [COMPOSE_PATH, LOCAL_COMPOSE_PATH]) {
+      const topLevel = Object.keys(parse(withVariableDefaults(readFileSync(path, 'utf8'))) as object);
+      expect({ path, unknown: topLevel.filter((key) => !['services', 'volumes', 'secrets', 'networks'].includes(key) && !key.startsWith('x-')) }).toEqual({ path, unknown: [] });
+    }
+  });
+
+  it('takes every base image from a variable whose default is the official image', () => {
+    // Proves users with a registry change nothing, while compose:up can run images built here.
+    const images = [...COMPOSE_TEXT.matchAll(/^\s*image:\s*(.+)$/gm)].map((match) => match[1]!.trim());
+    expect(images.sort()).toEqual(['${MINK_MC_IMAGE:-minio/mc}', '${MINK_MINIO_IMAGE:-minio/minio}', '${MINK_NATS_IMAGE:-nats:2.10}', '${MINK_PROMETHEUS_IMAGE:-prom/prometheus:v2.55.1}']);
+    expect(COMPOSE_TEXT).toContain('NODE_IMAGE: ${MINK_NODE_IMAGE:-node:20-bookworm-slim}');
+    // Every variable has a default: nothing must be set to run the file.
+    expect([...COMPOSE_TEXT.matchAll(/\$\{([^}]*)\}/g)].map((match) => match[1]!).filter((variable) => !variable.includes(':-'))).toEqual([]);
+  });
+});
+
+describe('docker/docker-compose.local.yml', () => {
+  const local = parse(readFileSync(LOCAL_COMPOSE_PATH, 'utf8'), { merge: true }) as { services: Record<string, ComposeService> };
+
+  it('overrides services of docker-compose.yml only, each with an image compose:up builds', () => {
+    // Proves the override adds no service and names only images LOCAL_IMAGES builds (tagged :latest).
+    const built = new Set(LOCAL_IMAGES.map((image) => `${image.repository}:latest`));
+    for (const [name, service] of Object.entries(local.services)) {
+      expect({ name, inBase: name in compose.services, image: built.has(service.image ?? '') }).toEqual({ name, inBase: true, image: true });
+    }
+    expect(Object.keys(local.services).sort()).toEqual(Object.keys(compose.services).sort());
+  });
+
+  it('runs each mink service as its Dockerfile target does, against s3rver with its credentials', () => {
+    // Proves the one local mink image starts the same app per service as docker/Dockerfile's targets.
+    for (const [name, service] of minkServices) {
+      const { stages } = dockerfileOf(service);
+      const target = stages.find((stage) => stage.name === service.build?.target);
+      expect({ name, command: local.services[name]?.command }).toEqual({ name, command: target?.command });
+      expect(environmentOf(local.services[name]!)).toEqual({ [ENV.s3AccessKeyId]: 'S3RVER', [ENV.s3SecretAccessKey]: 'S3RVER' });
+    }
+    // s3rver listens where MINK_S3_ENDPOINT points and creates the bucket the services use.
+    const s3Command = [local.services.minio?.command].flat().join(' ');
+    const endpoint = new URL(environmentOf(minkServices[0]![1])[ENV.s3Endpoint]!);
+    expect(endpoint.hostname).toBe('minio');
+    expect(s3Command).toContain(`--port ${endpoint.port}`);
+    expect(s3Command).toContain(`--bucket ${environmentOf(minkServices[0]![1])[ENV.s3Bucket]}`);
   });
 });
 

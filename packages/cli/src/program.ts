@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerClusterCommands } from './cluster-commands';
+import { registerComposeCommands, type ComposeRunner } from './compose-command';
 import { registerDataCommands } from './data-commands';
 import { CliError, EXIT_CODES, processIo, type CliIo } from './io';
 import { registerTableCommands } from './table-commands';
@@ -10,7 +11,7 @@ import { registerUpCommand, type StartCluster } from './up-command';
  * (exitOverride), so `run` decides every exit code and tests can drive the whole CLI in-process.
  * Settings are made before the subcommands are added because commander copies them at creation.
  */
-export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluster): Command {
+export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluster, composeRunner?: ComposeRunner): Command {
   const program = new Command('mink')
     .description('mink: streaming storage for real-time analytics on object storage')
     .exitOverride()
@@ -20,6 +21,7 @@ export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluste
   registerTableCommands(program, io);
   registerClusterCommands(program, io);
   registerDataCommands(program, io);
+  registerComposeCommands(program, io, composeRunner);
   return program;
 }
 
@@ -27,8 +29,8 @@ export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluste
  * Runs the CLI on `args` (without the node and script paths) and returns the exit code: 0 on success and
  * for --help, 1 when an operation failed, 2 when the command line is wrong.
  */
-export async function run(args: string[], io: CliIo = processIo(), startCluster?: StartCluster): Promise<number> {
-  return runProgram(() => buildProgram(io, startCluster), args, io);
+export async function run(args: string[], io: CliIo = processIo(), startCluster?: StartCluster, composeRunner?: ComposeRunner): Promise<number> {
+  return runProgram(() => buildProgram(io, startCluster, composeRunner), args, io);
 }
 
 /**

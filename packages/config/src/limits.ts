@@ -209,6 +209,14 @@ export const LIMITS = {
   devServerStopTimeoutMs: 5_000,
   /** Pause between two readiness probes of a starting local server. */
   devServerPollIntervalMs: 50,
+  /** How long a dockerd that `npm run compose:up` started may take to answer. */
+  composeDockerdStartTimeoutMs: 60_000,
+  /** How long that dockerd may take to exit after SIGTERM (`compose:down`) before it gets SIGKILL. */
+  composeDockerdStopTimeoutMs: 30_000,
+  /** How long the compose stack may take, once started, until every container is up (and healthy where checked). */
+  composeReadyTimeoutMs: 300_000,
+  /** How often `compose:up` prints which containers it still waits for. */
+  composeProgressIntervalMs: 5_000,
   /** Starts of a local server on a picked port before giving up (another process may take the port first). */
   devServerStartAttemptsMax: 3,
   /** Bytes of a local server's recent output kept in memory to explain a failed start. */

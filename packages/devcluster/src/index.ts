@@ -5,3 +5,7 @@ export * from './nats-cluster';
 export * from './s3-server';
 export * from './local-cluster';
 export * from './secrets';
+export * from './compose/compose-plan';
+export * from './compose/docker-tools';
+export * from './compose/local-images';
+export * from './compose/compose-stack';

@@ -1,0 +1,51 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { COMPOSE_FILES, composeDown, composeUp, type ComposeOptions } from '@mink/devcluster';
+import { CliError, EXIT_CODES, type CliIo } from './io';
+
+/** What `mink compose` runs: the real stack, or a recorder in tests. */
+export interface ComposeRunner {
+  up(userArguments: readonly string[], options: ComposeOptions): Promise<void>;
+  down(userArguments: readonly string[], options: ComposeOptions): Promise<void>;
+}
+
+/** The checkout this CLI runs from (packages/cli/dist/…): the compose files live there. */
+const REPOSITORY_ROOT = resolve(__dirname, '..', '..', '..');
+
+function optionsOf(io: CliIo, registry: boolean): ComposeOptions {
+  if (!existsSync(join(REPOSITORY_ROOT, COMPOSE_FILES.base))) {
+    throw new CliError(`mink compose runs from a checkout of mink: ${COMPOSE_FILES.base} is not under ${REPOSITORY_ROOT}`, EXIT_CODES.failure);
+  }
+  return { root: REPOSITORY_ROOT, source: registry ? 'registry' : 'local', log: (line) => io.writeError(`compose: ${line}\n`) };
+}
+
+/**
+ * `mink compose up [compose up options…]` and `mink compose down [--keep-data]` (`npm run compose:up` and
+ * `compose:down`): the docker-compose deployment of docker/ on this machine, with images built here unless
+ * `--registry` (packages/devcluster/src/compose).
+ */
+export function registerComposeCommands(program: Command, io: CliIo, runner: ComposeRunner = { up: composeUp, down: composeDown }): void {
+  const compose = program.command('compose').description('run the docker-compose deployment (docker/docker-compose.yml) on this machine');
+  compose
+    .command('up')
+    .description('build the images (from Debian and this workspace unless --registry), start the stack detached and wait until every service is healthy')
+    .option('--registry', 'use the official images of a registry and build the mink images from docker/Dockerfile instead')
+    .argument('[compose-options...]', 'options of docker-compose up, e.g. --scale data-node=5')
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(async (composeOptions: string[], flags: { registry?: boolean }) => {
+      await runner.up(composeOptions, optionsOf(io, flags.registry === true)).catch(failed);
+    });
+  compose
+    .command('down')
+    .description("remove the stack's containers, networks and volumes (unless --keep-data); stop dockerd if compose up started it")
+    .option('--keep-data', 'keep the volumes: every table and row is back at the next compose up')
+    .action(async (flags: { keepData?: boolean }) => {
+      await runner.down(flags.keepData === true ? ['--keep-data'] : [], optionsOf(io, false)).catch(failed);
+    });
+}
+
+function failed(error: unknown): never {
+  throw new CliError(error instanceof Error ? error.message : String(error), EXIT_CODES.failure);
+}
