@@ -10,6 +10,11 @@ export const LOAD_COLUMNS: ColumnSpec[] = [
   { name: 'lane', type: 'string' },
 ];
 
+/** What AppendLoad appends through: a MinkClient, or any adapter of the same shape (the gateway's HTTP API). */
+export interface RowAppender {
+  table(name: string): { append(rows: Record<string, unknown>[]): Promise<Pick<AppendTableResult, 'buckets'>> };
+}
+
 /** One acknowledged append call: the ids it sent, in call order, and where the cluster said it stored them. */
 export interface AcknowledgedAppend {
   ids: number[];
@@ -34,7 +39,7 @@ export class AppendLoad {
   private calls = 0;
 
   constructor(
-    private readonly client: MinkClient,
+    private readonly client: RowAppender,
     private readonly table: string,
     private readonly options: { lanes: number; batchRows: number; callsMax: number; pauseMs: number } = { lanes: 4, batchRows: 20, callsMax: 20_000, pauseMs: 20 },
   ) {}
@@ -85,14 +90,14 @@ export class AppendLoad {
  * Every record of each bucket of the table, scanned to the high watermark: `records[bucket][offset]` is the
  * row at that offset (with `columns` only, when given).
  */
-export async function storedRows(gateway: string, table: string, buckets: number, columns: string[] = []): Promise<Record<string, unknown>[][]> {
+export async function storedRows(gateway: string, table: string, buckets: number, columns: string[] = [], token?: string): Promise<Record<string, unknown>[][]> {
   const projection = columns.length === 0 ? '' : `&columns=${columns.join(',')}`;
   const rows: Record<string, unknown>[][] = [];
   for (let bucket = 0; bucket < buckets; bucket++) {
     const bucketRows: Record<string, unknown>[] = [];
     for (;;) {
       const offset = bucketRows.length;
-      const response = await http(gateway, 'GET', `/v1/tables/${table}/scan?bucket=${bucket}&offset=${offset}&limit=10000${projection}`);
+      const response = await http(gateway, 'GET', `/v1/tables/${table}/scan?bucket=${bucket}&offset=${offset}&limit=10000${projection}`, undefined, token);
       if (response.status !== 200) throw new Error(`scan of bucket ${bucket} failed: ${JSON.stringify(response.body)}`);
       for (const record of response.body.records) {
         if (record.offset !== bucketRows.length) throw new Error(`bucket ${bucket}: offset ${record.offset} where ${bucketRows.length} was expected`);
@@ -106,9 +111,9 @@ export async function storedRows(gateway: string, table: string, buckets: number
 }
 
 /** Every id stored in the table, with how often it occurs, scanned bucket by bucket to the high watermark. */
-export async function storedIds(gateway: string, table: string, buckets: number): Promise<Map<number, number>> {
+export async function storedIds(gateway: string, table: string, buckets: number, token?: string): Promise<Map<number, number>> {
   const counts = new Map<number, number>();
-  for (const bucketRows of await storedRows(gateway, table, buckets, ['id'])) {
+  for (const bucketRows of await storedRows(gateway, table, buckets, ['id'], token)) {
     for (const row of bucketRows) {
       const id = Number(row.id);
       counts.set(id, (counts.get(id) ?? 0) + 1);
