@@ -29,7 +29,7 @@ import {
   type DockerTools,
 } from '@mink/devcluster';
 import { eventually, http, temporaryDirectory } from '../e2e/helpers';
-import { AcknowledgementClock, AppendLoad, LOAD_COLUMNS, expectAcknowledgedExactlyOnce, storedIds, type RowAppender } from '../e2e/load';
+import { AcknowledgementClock, AppendLoad, LOAD_COLUMNS, expectAcknowledgedExactlyOnce, gatewayAppender, storedIds } from '../e2e/load';
 
 jest.setTimeout(15 * 60_000);
 
@@ -47,17 +47,6 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
   let options: ComposeOptions;
   let tools: DockerTools;
   let gateway: string;
-
-  /** The gateway's HTTP API as the load's appender: a non-200 answer is a failed (unacknowledged) call. */
-  const throughGateway: RowAppender = {
-    table: (name) => ({
-      append: async (rows) => {
-        const answer = await http(gateway, 'POST', `/v1/tables/${name}/append`, { rows }, token);
-        if (answer.status !== 200) throw new Error(`append answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-        return answer.body;
-      },
-    }),
-  };
 
   /** Runs `docker <args>` and resolves with its standard output. */
   async function docker(args: string[], input?: string): Promise<string> {
@@ -111,7 +100,7 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
   it('kill -9 of a data node container under appends through the published gateway: every acknowledged row exactly once, ack gap within lease_ttl + tick + 2 s', async () => {
     const created = await http(gateway, 'POST', '/v1/tables', { name: 'orders', columns: LOAD_COLUMNS, buckets: BUCKETS }, token);
     expect(created.status).toBe(201);
-    const load = new AppendLoad(throughGateway, 'orders', { lanes: 4, batchRows: 20, callsMax: 100_000, pauseMs: 20 });
+    const load = new AppendLoad(gatewayAppender(gateway, token), 'orders', { lanes: 4, batchRows: 20, callsMax: 100_000, pauseMs: 20 });
     const clock = new AcknowledgementClock(() => load.acknowledged.size);
     load.start();
     try {

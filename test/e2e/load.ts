@@ -15,6 +15,22 @@ export interface RowAppender {
   table(name: string): { append(rows: Record<string, unknown>[]): Promise<Pick<AppendTableResult, 'buckets'>> };
 }
 
+/**
+ * The gateway's HTTP API as a RowAppender, called as an HTTP user calls it (`token` as a bearer token when
+ * given): any answer but 200 is a failed, unacknowledged call, whatever its status.
+ */
+export function gatewayAppender(gateway: string, token?: string): RowAppender {
+  return {
+    table: (name) => ({
+      append: async (rows) => {
+        const answer = await http(gateway, 'POST', `/v1/tables/${name}/append`, { rows }, token);
+        if (answer.status !== 200) throw new Error(`append answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+        return answer.body;
+      },
+    }),
+  };
+}
+
 /** One acknowledged append call: the ids it sent, in call order, and where the cluster said it stored them. */
 export interface AcknowledgedAppend {
   ids: number[];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from 'nats';
 import { CLIENT_BACKOFF, LIMITS, backoffDelayMs, sleep } from '@mink/config';
+import { bucketRetryOf } from './bucket-retry';
 import type { ColumnSpec } from '@mink/meta';
 import {
   MinkError,
@@ -133,8 +134,9 @@ interface BucketAnswers {
  * One table, as the client sees it: its schema and where each bucket's leader is. Calls are validated
  * here first (a bad row or key fails the whole call before anything is sent), split by partition (on a
  * partitioned table, by the partition column's value) and then by bucket key, and sent to each bucket's
- * leader; `NotLeader` updates the cached leader from the redirect and retries there, `Unavailable` and
- * `Timeout` retry with bounded backoff. A write with a row of a partition the route does not list asks
+ * leader; `NotLeader` updates the cached leader from the redirect and retries there, and a bucket in
+ * hand-off (`Fenced`, `Unavailable`, `Timeout`, `NotLeader` without a redirect) is retried with bounded
+ * backoff at the leader a fresh route names (bucketRetryOf). A write with a row of a partition the route does not list asks
  * for the route again once (the partition may have just been created) and fails whole, unsent, when it
  * is still not there.
  *
@@ -874,23 +876,23 @@ export class TableClient {
         if (!(error instanceof MinkError)) throw error;
         lastError = error;
         const redirect = error.details?.redirect;
-        if (error.code === 'NotLeader' && redirect) {
-          // docs/ownership.md §6 ("Redirects"): update the route from the answer and retry at the leader it names.
-          leaders[bucket] = { node: redirect.node, address: redirect.to, leaderEpoch: redirect.leaderEpoch, ...(redirect.http ? { http: redirect.http } : {}) };
-          continue;
+        switch (bucketRetryOf({ code: error.code, hasRedirect: redirect !== undefined }, attempt)) {
+          case 'redirect':
+            // docs/ownership.md §6 ("Redirects"): update the route from the answer and retry at the leader it names.
+            leaders[bucket] = { node: redirect!.node, address: redirect!.to, leaderEpoch: redirect!.leaderEpoch, ...(redirect!.http ? { http: redirect!.http } : {}) };
+            continue;
+          case 'wait-and-refresh':
+            await sleep(error.details?.retryAfterMs ?? backoffDelayMs(attempt + 1, CLIENT_BACKOFF, this.random));
+            // The bucket may be in hand-off: refresh the route from any node's view.
+            await this.describe(true).catch(() => undefined);
+            continue;
+          case 'refresh-route':
+            await this.describe(true);
+            partitionRefreshed = true;
+            continue;
+          case 'fail':
+            throw error;
         }
-        if (error.code === 'Unavailable' || error.code === 'Timeout') {
-          await sleep(error.details?.retryAfterMs ?? backoffDelayMs(attempt + 1, CLIENT_BACKOFF, this.random));
-          // The leader may be gone: refresh the route from any node's view.
-          await this.describe(true).catch(() => undefined);
-          continue;
-        }
-        if (error.code === 'NotFound' && attempt === 0) {
-          await this.describe(true);
-          partitionRefreshed = true;
-          continue;
-        }
-        throw error;
       }
     }
     throw lastError;
