@@ -4,7 +4,10 @@
  * compose:up` (packages/devcluster/src/compose), run as a project of its own (never the user's `mink`
  * stack) with the gateway published on free loopback ports and the short lease of the other fault tests.
  * The stack: 3 NATS servers (metadata at 3 replicas), s3rver, 2 coordinators, 3 data nodes, 2 tiering
- * workers, the gateway and Prometheus.
+ * workers, the gateway and Prometheus. Under appends through the published gateway: `docker kill` of a data
+ * node, of the coordinator lease holder and of a NATS server; the lake read back with DuckDB; data nodes
+ * scaled 3 → 5 and rebalanced; a rolling restart of every data node with no client-visible error; a kcat
+ * container producing and consuming; `down` and `up` again with the volumes.
  *
  * Network discipline: the test talks to 127.0.0.1 (the published ports) and to the stack's own containers
  * through containers it runs on the stack's network; nothing else. Afterwards nothing of the stack is left:
@@ -29,6 +32,7 @@ import {
   type DockerTools,
 } from '@mink/devcluster';
 import { eventually, http, temporaryDirectory } from '../e2e/helpers';
+import { lakeSelect } from '../e2e/lake';
 import { AcknowledgementClock, AppendLoad, LOAD_COLUMNS, expectAcknowledgedExactlyOnce, gatewayAppender, storedIds } from '../e2e/load';
 
 jest.setTimeout(15 * 60_000);
@@ -119,6 +123,102 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
       clock.stop();
     }
     expectAcknowledgedExactlyOnce(load, await storedIds(gateway, 'orders', BUCKETS, token));
+  });
+
+  it('kill -9 of the coordinator lease holder: a coordinator takes the lease at a higher epoch and carries out a create', async () => {
+    const before = (await http(gateway, 'GET', '/v1/cluster', undefined, token)).body.coordinator as { node: string; epoch: number };
+    await docker(['kill', '--signal', 'KILL', before.node]);
+    // The standby takes the lease once it runs out, or the killed container, restarted by Docker, wins it back:
+    // either way at a higher epoch.
+    const after = await eventually('a coordinator at a higher epoch', async () => {
+      const coordinator = (await http(gateway, 'GET', '/v1/cluster', undefined, token)).body.coordinator as { node: string; epoch: number } | null;
+      return coordinator !== null && coordinator.epoch > before.epoch ? coordinator : undefined;
+    }, 60_000);
+    options.log(`coordinator lease: ${before.node} at epoch ${before.epoch}, then ${after.node} at epoch ${after.epoch}`);
+    expect((await http(gateway, 'POST', '/v1/tables', { name: 'after_coordinator', columns: LOAD_COLUMNS, buckets: 2 }, token)).status).toBe(201);
+  });
+
+  it('kill -9 of one NATS server under appends: appends go on, every acknowledged row exactly once', async () => {
+    expect((await http(gateway, 'POST', '/v1/tables', { name: 'through_nats', columns: LOAD_COLUMNS, buckets: BUCKETS }, token)).status).toBe(201);
+    const load = new AppendLoad(gatewayAppender(gateway, token), 'through_nats', { lanes: 4, batchRows: 20, callsMax: 100_000, pauseMs: 20 });
+    load.start();
+    const server = `${PROJECT}_nats-2_1`;
+    try {
+      await load.advance(200, 120_000);
+      await docker(['kill', '--signal', 'KILL', server]);
+      await load.advance(400, 120_000);
+    } finally {
+      await load.stop();
+    }
+    expectAcknowledgedExactlyOnce(load, await storedIds(gateway, 'through_nats', BUCKETS, token));
+    // Back to three servers for what follows (Docker may have restarted it already).
+    await docker(['start', server]);
+  });
+
+  it('the tiering workers write the lake, and DuckDB reads every row back from it', async () => {
+    const table = 'lake_clicks';
+    const properties = { 'table.datalake.enabled': 'true', 'table.datalake.freshness': '1s' };
+    expect((await http(gateway, 'POST', '/v1/tables', { name: table, columns: LOAD_COLUMNS, buckets: 3, properties }, token)).status).toBe(201);
+    const rows = 500;
+    for (let first = 0; first < rows; first += 50) {
+      const rowsOfCall = Array.from({ length: 50 }, (_unused, index) => ({ id: first + index, lane: 'lake' }));
+      expect((await http(gateway, 'POST', `/v1/tables/${table}/append`, { rows: rowsOfCall }, token)).status).toBe(200);
+    }
+    const lake = await eventually('the lake to hold every row', async () => {
+      const described = (await http(gateway, 'GET', `/v1/tables/${table}`, undefined, token)).body as { lake?: { metadataKey: string | null; offsets: { offset: number }[] } };
+      const tiered = (described.lake?.offsets ?? []).reduce((sum, each) => sum + each.offset, 0);
+      return tiered === rows ? described.lake! : undefined;
+    }, 120_000);
+    // The S3 server is reached at its container's address on the stack's network, as its other clients do.
+    const s3Address = (await docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', `${PROJECT}_minio_1`])).trim();
+    const read = await lakeSelect(`http://${s3Address}:9000`, table, LOAD_COLUMNS, [], lake.metadataKey, 'id, __bucket, __offset');
+    expect(read.rows.map((row) => Number(row.id)).sort((a, b) => a - b)).toEqual(Array.from({ length: rows }, (_unused, index) => index));
+  });
+
+  it('scales the data nodes 3 → 5: a new table spreads onto the new ones, rebalance moves buckets, nothing is lost', async () => {
+    const before = await storedIds(gateway, 'orders', BUCKETS, token);
+    const nodes = async (): Promise<{ id: string; live: boolean }[]> => (await http(gateway, 'GET', '/v1/cluster', undefined, token)).body.nodes;
+    // Every node the view knows, live or not: the container killed above may be down (compose starts it again).
+    const known = (await nodes()).map((node) => node.id);
+    await composeUp(['--scale', 'data-node=5'], options);
+    const added = await eventually('five live data nodes', async () => {
+      const live = (await nodes()).filter((node) => node.live).map((node) => node.id);
+      return live.length === 5 ? live.filter((node) => !known.includes(node)) : undefined;
+    }, 60_000);
+    expect(added).toHaveLength(2);
+    const created = await http(gateway, 'POST', '/v1/tables', { name: 'spread', columns: LOAD_COLUMNS, buckets: 10 }, token);
+    expect(created.status).toBe(201);
+    const leaders = new Set((created.body.bucketLeaders as { leader: string }[]).map((bucket) => bucket.leader));
+    expect(added.every((node) => leaders.has(node))).toBe(true);
+    const rebalanced = await http(gateway, 'POST', '/v1/cluster/rebalance', undefined, token);
+    expect(rebalanced.status).toBe(200);
+    expect((rebalanced.body.moves as unknown[]).length).toBeGreaterThan(0);
+    await eventually('every row of orders where it was', async () => {
+      const after = await storedIds(gateway, 'orders', BUCKETS, token).catch(() => null);
+      return after !== null && after.size === before.size && [...before].every(([id, count]) => after.get(id) === count);
+    }, 60_000);
+  });
+
+  it('a rolling restart of every data node (docker restart: SIGTERM, hand-off) under appends: no client sees an error, every acknowledged row once', async () => {
+    expect((await http(gateway, 'POST', '/v1/tables', { name: 'rolling', columns: LOAD_COLUMNS, buckets: BUCKETS }, token)).status).toBe(201);
+    const load = new AppendLoad(gatewayAppender(gateway, token), 'rolling', { lanes: 4, batchRows: 20, callsMax: 100_000, pauseMs: 0 });
+    const containers = (await docker(['ps', '-q', '--filter', `label=com.docker.compose.project=${PROJECT}`, '--filter', 'label=com.docker.compose.service=data-node'])).split('\n').filter((id) => id !== '');
+    expect(containers.length).toBe(5);
+    load.start();
+    try {
+      await load.advance(200, 120_000);
+      for (const container of containers) {
+        await docker(['restart', '-t', '30', container]);
+        await eventually(`${container} healthy again`, async () => (await docker(['inspect', '-f', '{{.State.Health.Status}}', container])).trim() === 'healthy', 120_000);
+        // Buckets back onto the restarted node, so that every restart hands buckets off.
+        expect((await http(gateway, 'POST', '/v1/cluster/rebalance', undefined, token)).status).toBe(200);
+        await load.advance(200, 120_000);
+      }
+    } finally {
+      await load.stop();
+    }
+    expect(load.errors).toEqual([]);
+    expectAcknowledgedExactlyOnce(load, await storedIds(gateway, 'rolling', BUCKETS, token));
   });
 
   it('a kcat container on the compose network produces to a new topic and consumes it through the advertised addresses', async () => {

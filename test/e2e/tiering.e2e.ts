@@ -19,12 +19,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { LocalCluster } from '@mink/devcluster';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { type DataFile, IcebergTable, LAKE_LIMITS, icebergSchemaOf } from '@mink/lake';
-import { lakeBucketOf, partitionNameAt, partitionStartMs, streamBucketOfLake, type ColumnSpec } from '@mink/meta';
 import { S3ObjectStore } from '@mink/s3stream';
+import { lakeBucketOf, partitionNameAt, partitionStartMs, streamBucketOfLake, type ColumnSpec } from '@mink/meta';
 import { SHORT_LEASE_CLUSTER, eventually, http, restartCoordinatorsWithPartitionClock, temporaryDirectory } from './helpers';
+import { lakeSelect as selectFromLake } from './lake';
 
 jest.setTimeout(600_000);
 
@@ -55,30 +56,9 @@ describe('tiering into the Iceberg lake on a real local cluster', () => {
     else directory.remove();
   });
 
-  /** DuckDB's rows of `select` over the live data files of `table`'s lake at `metadataKey` (metadata → manifest list → manifests → Parquet). */
-  async function lakeSelect(table: string, columns: ColumnSpec[], primaryKey: string[], metadataKey: string | null, select: string): Promise<{ rows: Record<string, unknown>[]; files: DataFile[] }> {
-    const store = new S3ObjectStore({ endpoint: cluster.s3Endpoint, bucket: 'mink', region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
-    const lake = new IcebergTable({ store, tableName: table, storeUri: 's3://mink', schema: icebergSchemaOf(columns, primaryKey) });
-    await lake.load(metadataKey);
-    const files = await lake.dataFiles();
-    if (files.length === 0) return { rows: [], files };
-    const local = mkdtempSync(join(tmpdir(), 'mink-lake-'));
-    try {
-      const paths: string[] = [];
-      for (const [index, file] of files.entries()) {
-        const path = join(local, `${index}.parquet`);
-        writeFileSync(path, await store.get(lake.keyOf(file.path)));
-        paths.push(`'${path}'`);
-      }
-      const duck = await DuckDBInstance.create(':memory:');
-      const connection = await duck.connect();
-      const reader = await connection.runAndReadAll(`SELECT ${select} FROM read_parquet([${paths.join(', ')}], hive_partitioning = false) ORDER BY __bucket, __offset`);
-      const rows = reader.getRowObjectsJson() as Record<string, unknown>[];
-      connection.closeSync();
-      return { rows, files };
-    } finally {
-      rmSync(local, { recursive: true, force: true });
-    }
+  /** DuckDB's rows of `select` over the live data files of `table`'s lake at `metadataKey` (see lake.ts). */
+  function lakeSelect(table: string, columns: ColumnSpec[], primaryKey: string[], metadataKey: string | null, select: string): Promise<{ rows: Record<string, unknown>[]; files: DataFile[] }> {
+    return selectFromLake(cluster.s3Endpoint, table, columns, primaryKey, metadataKey, select);
   }
 
   async function lakeOf(table: string): Promise<{ lake: LakeDescription | undefined; ends: number[] }> {
