@@ -515,7 +515,10 @@ describe('the Kafka listener on a real local cluster', () => {
     const [clicks] = (await admin.fetchTopicMetadata({ topics: ['clicks'] })).topics;
     expect(clicks!.partitions).toHaveLength(1);
     const produced = await kcatConsume(brokers[0]!, 'clicks', 0);
-    expect(produced.map((record) => record.value)).toEqual(Array.from({ length: 1_000 }, (_, index) => String(index + 1)));
+    // Every line exactly once. Not in order: kcat's producer is not idempotent, and a batch sent while the new
+    // partition's bucket is still opening is retried after later ones were stored, as a Kafka broker may answer a
+    // new partition NOT_LEADER (CI saw '1' stored last). An idempotent producer keeps the order (kafka-failover.e2e).
+    expect(produced.map((record) => Number(record.value)).sort((a, b) => a - b)).toEqual(Array.from({ length: 1_000 }, (_, index) => index + 1));
 
     const TOPIC = 2; // ConfigResourceTypes.TOPIC
     const retentionOf = async () => {
@@ -540,7 +543,7 @@ describe('the Kafka listener on a real local cluster', () => {
     expect(await admin.fetchTopicOffsets('clicks')).toEqual([expect.objectContaining({ partition: 0, low: '400', high: '1000' })]);
     for (const broker of brokers) {
       const kept = await kcatConsume(broker, 'clicks', 0);
-      expect({ broker, first: kept[0], count: kept.length }).toEqual({ broker, first: expect.objectContaining({ offset: 400, value: '401' }), count: 600 });
+      expect({ broker, first: kept[0], count: kept.length }).toEqual({ broker, first: expect.objectContaining({ offset: 400, value: produced[400]!.value }), count: 600 });
     }
   });
 
