@@ -108,6 +108,16 @@ describe('bearer tokens on the gateway of a real local cluster', () => {
     );
     expect([refused?.code, refused?.stderr.trim()]).toEqual([1, expect.stringMatching(/^error: Unauthenticated: /)]);
 
+    // Secure by default: the gateway bound beyond loopback without a tokens file refuses to start, naming what to
+    // set; told outright (MINK_ALLOW_UNAUTHENTICATED=true) it starts, and serves without a token.
+    const exposed = await cluster.restart('gateway', 'gateway-1', { env: { [ENV.authTokensFile]: '', MINK_HTTP_BIND_HOST: '0.0.0.0' } }).then(
+      () => 'started',
+      (error: Error) => error.message,
+    );
+    expect(exposed).toContain('MINK_HTTP_BIND_HOST=0.0.0.0 serves the gateway beyond this machine without credentials: set MINK_AUTH_TOKENS_FILE');
+    await cluster.restart('gateway', 'gateway-1', { env: { [ENV.authTokensFile]: '', MINK_HTTP_BIND_HOST: '0.0.0.0', MINK_ALLOW_UNAUTHENTICATED: 'true' } });
+    expect((await call('GET', '/v1/tables', undefined)).status).toBe(200);
+
     // No secret in any process's log.
     await cluster.stop();
     cluster = null;

@@ -4,8 +4,9 @@
  * while every service (given them by environment) runs and a MinkClient given them appends and scans; the
  * gateway serves HTTPS and gRPC over TLS with a self-signed certificate the test makes with openssl, which a
  * caller trusting it reaches and one that does not (or speaks plain text) cannot; the generated admin token
- * is asked for; a certificate file the gateway cannot read stops its start; and neither the NATS password
- * nor the admin token appears in any process's log, in cluster.json, or in any process's arguments.
+ * is asked for; a certificate file the gateway cannot read stops its start; and neither the NATS password,
+ * the admin token, the cluster secret nor the metrics token appears in any process's log, in cluster.json,
+ * or in any process's arguments.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -92,12 +93,18 @@ describe('a secure local cluster: NATS credentials, a generated admin token, TLS
     cluster = await LocalCluster.start({ ...ONE_NODE_CLUSTER, dataDir, secure: true, tls: { certFile, keyFile } });
     const natsCredentials = cluster.natsCredentials!;
     const adminToken = readFileSync(cluster.adminTokenFile!, 'utf8').trim();
+    const clusterSecret = readFileSync(cluster.clusterSecretFile!, 'utf8').trim();
+    const metricsToken = readFileSync(cluster.metricsTokenFile!, 'utf8').trim();
     expect(natsCredentials.password).toMatch(/^[0-9a-f]{32}$/);
     expect(adminToken).toMatch(/^mink-admin-[0-9a-f]{32}$/);
+    expect(clusterSecret).toMatch(/^mink-cluster-[0-9a-f]{32}$/);
+    expect(metricsToken).toMatch(/^mink-metrics-[0-9a-f]{32}$/);
 
     // Secrets sit in files only their owner reads: the secrets folder, and the nats-server config holding the password.
     expect(modeOf(join(dataDir, 'secrets'))).toBe('700');
-    for (const file of [cluster.natsEnvFile!, cluster.adminTokenFile!, join(dataDir, 'secrets', 'tokens.json'), join(dataDir, 'nats', 'nats-server.conf')]) {
+    const secretFiles = [cluster.natsEnvFile!, cluster.adminTokenFile!, join(dataDir, 'secrets', 'tokens.json'), cluster.clusterSecretFile!, cluster.metricsTokenFile!];
+    expect(secretFiles.slice(3)).toEqual([join(dataDir, 'secrets', 'cluster-secret'), join(dataDir, 'secrets', 'metrics-token')]);
+    for (const file of [...secretFiles, join(dataDir, 'nats', 'nats-server.conf')]) {
       expect([file, modeOf(file)]).toEqual([file, '600']);
     }
     expect(readFileSync(cluster.natsEnvFile!, 'utf8')).toBe(`MINK_NATS_USER=${natsCredentials.user}\nMINK_NATS_PASSWORD=${natsCredentials.password}\n`);
@@ -164,7 +171,7 @@ describe('a secure local cluster: NATS credentials, a generated admin token, TLS
     }
 
     // No secret in any process's arguments (what `ps` shows), any log, or cluster.json.
-    const secrets = [natsCredentials.password, adminToken];
+    const secrets = [natsCredentials.password, adminToken, clusterSecret, metricsToken];
     const pids = cluster.processes().map((entry) => entry.pid);
     expect(pids.length).toBe(6);
     for (const pid of pids) {
@@ -172,7 +179,7 @@ describe('a secure local cluster: NATS credentials, a generated admin token, TLS
       expect(secrets.filter((secret) => argv.includes(secret))).toEqual([]);
     }
     const clusterFile = readClusterFile(dataDir);
-    expect(clusterFile.secrets).toEqual({ natsEnvFile: cluster.natsEnvFile, adminTokenFile: cluster.adminTokenFile });
+    expect(clusterFile.secrets).toEqual({ natsEnvFile: cluster.natsEnvFile, adminTokenFile: cluster.adminTokenFile, metricsTokenFile: cluster.metricsTokenFile });
     expect(clusterFile.endpoints.gateway).toBe(gatewayUrl);
 
     // A certificate file the gateway cannot read stops its start, naming the variable and the file.

@@ -1,5 +1,5 @@
 import { bucketId, getIn, ownRecord, type View } from '@mink/meta';
-import type { KafkaFrameHandler } from '@mink/kafka';
+import { newKafkaSession, type KafkaFrameHandler } from '@mink/kafka';
 import { InvariantViolation } from './invariants';
 import { gated, type ProcessGate } from './process-gate';
 import type { SimRandom } from './sim-random';
@@ -73,7 +73,7 @@ async function exchange(node: SimKafkaNode | undefined, api: string, version: nu
   const request = kafkajsInternal(`protocol/requests/${api}/v${version}/request`)(fields);
   const { buffer } = await framed({ correlationId, clientId: 'sim-kafka', request });
   const handler = node.kafka;
-  const answered = gated(node.gate, () => handler(Uint8Array.from(buffer.subarray(4)), { peer: '127.0.0.1:1' }));
+  const answered = gated(node.gate, () => handler(Uint8Array.from(buffer.subarray(4)), { peer: '127.0.0.1:1', session: newKafkaSession() }));
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error('request timed out')), timeoutMs);

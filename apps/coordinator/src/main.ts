@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   assertLimits();
   const config = readServiceConfig(process.env);
   applyHeapGrowing(config.heapGrowingPercent);
-  const app = await createService(CoordinatorModule.register(config));
+  const app = await createService(CoordinatorModule.register(config), { routeSecrets: config });
   connectNatsRequests(app);
   await startService(app);
 }

@@ -1,12 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ServiceConfig } from '@mink/config';
 import { MinkClient } from '@mink/client';
-import { KafkaListener, kafkaBroker } from '@mink/kafka';
 import { lakeStoreUri } from '@mink/lake';
 import { ClusterMember, LOGGER, NATS_REQUEST_TRANSPORT, NatsRequestTransport, OBJECT_STORE, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type Logger, type ServiceState } from '@mink/runtime';
 import { StreamReader, type S3ObjectStore } from '@mink/s3stream';
 import { BucketSyncMetrics, DataNodeKafkaBackend, DataNodeMetrics, InternalScans, LakeReads } from '@mink/data-plane';
 import { CurrentIncarnation } from './current-incarnation';
+import { kafkaListenerOf } from './kafka-listener-of';
 import { DataNode, KAFKA_LISTENER } from './data-node';
 import { InternalScanController } from './internal-scan.controller';
 import { NodeHeartbeats } from './node-heartbeats';
@@ -29,7 +29,12 @@ export class DataNodeModule {
         CurrentIncarnation,
         DataNode,
         { provide: BucketSyncMetrics, useFactory: (state: ServiceState) => new BucketSyncMetrics(state), inject: [SERVICE_STATE] },
-        { provide: DataNodeMetrics, useFactory: (state: ServiceState) => new DataNodeMetrics(state.registry), inject: [SERVICE_STATE] },
+        {
+          // Labels name only tables of the view (never a table name as a request spells it).
+          provide: DataNodeMetrics,
+          useFactory: (state: ServiceState, member: ClusterMember) => new DataNodeMetrics(state.registry, () => member.view),
+          inject: [SERVICE_STATE, ClusterMember],
+        },
         {
           provide: StreamReader,
           useFactory: (objectStore: S3ObjectStore, member: ClusterMember) => new StreamReader({ store: objectStore, meta: member.store }),
@@ -48,7 +53,12 @@ export class DataNodeModule {
             new InternalScans(serviceConfig.nodeId, () => current.data(), state.registry, metrics),
           inject: [SERVICE_CONFIG, CurrentIncarnation, SERVICE_STATE, DataNodeMetrics],
         },
-        { provide: MinkClient, useFactory: (member: ClusterMember) => MinkClient.over(member.nc), inject: [ClusterMember] },
+        {
+          provide: MinkClient,
+          useFactory: (member: ClusterMember, serviceConfig: ServiceConfig) =>
+            MinkClient.over(member.nc, serviceConfig.clusterSecret ? { clusterSecret: serviceConfig.clusterSecret.reveal() } : {}),
+          inject: [ClusterMember, SERVICE_CONFIG],
+        },
         {
           // Topics are kafka-format tables, served through the current incarnation (docs/architecture.md §12).
           provide: DataNodeKafkaBackend,
@@ -59,7 +69,7 @@ export class DataNodeModule {
         {
           provide: KAFKA_LISTENER,
           useFactory: (serviceConfig: ServiceConfig, backend: DataNodeKafkaBackend, logger: Logger) =>
-            new KafkaListener({ host: serviceConfig.kafkaBindHost, port: serviceConfig.kafkaPort, handler: kafkaBroker(backend, backend.groups), logger }),
+            kafkaListenerOf(serviceConfig, backend, logger),
           inject: [SERVICE_CONFIG, DataNodeKafkaBackend, LOGGER],
         },
         {

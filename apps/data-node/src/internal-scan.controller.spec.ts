@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { tableFromIPC } from 'apache-arrow';
 import { HttpScanPages } from '@mink/client';
+import { Secret } from '@mink/config';
 import {
   INTERNAL_SCAN_PATH,
   InvalidArgumentError,
@@ -164,6 +165,61 @@ describe('the internal scan route of a data node', () => {
     } finally {
       server.off('connection', onConnection);
       fresh.close();
+    }
+  });
+});
+
+describe('the internal scan route of a data node with a cluster secret', () => {
+  // Proves the route asks callers for the cluster secret (MINK_CLUSTER_SECRET_FILE) before the data plane
+  // sees anything: HttpScanPages with the secret (the gateway) gets its page; one without it (a client
+  // outside the cluster) gets the node's Unauthenticated error once, then sends that node nothing for a while.
+  const secret = 'cluster-secret-0123456789abcdef';
+  let app: NestFastifyApplication;
+  let address: string;
+  const received: ScanRequest[] = [];
+  const state = new ServiceState('data-node', '1');
+  const dataPlane = {
+    scan: async (request: ScanRequest) => {
+      received.push(request);
+      return scanOf(request);
+    },
+  } as unknown as DataPlane;
+
+  beforeAll(async () => {
+    const scans = new InternalScans('1', () => dataPlane, state.registry);
+    @Module({ controllers: [HealthController, InternalScanController], providers: [{ provide: SERVICE_STATE, useValue: state }, { provide: InternalScans, useValue: scans }] })
+    class SecuredScanTestModule {}
+    const routeSecrets = { clusterSecret: new Secret(secret), metricsToken: null };
+    app = await NestFactory.create<NestFastifyApplication>(SecuredScanTestModule, createHttpAdapter(undefined, { routeSecrets }), { logger: false, bodyParser: false });
+    app.useGlobalFilters(new HttpErrorFilter());
+    await app.listen(0, '127.0.0.1');
+    address = `127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const request: ScanRequest = { op: 'scan', table: 'events', tableId: 3, partition: null, bucket: 0, offset: 0, limit: 10 };
+
+  it('serves a caller with the secret and refuses one without it, which then scans that node over NATS', async () => {
+    const inside = new HttpScanPages({ clusterSecret: secret });
+    const outside = new HttpScanPages();
+    const wrong = new HttpScanPages({ clusterSecret: 'another-secret-0123456789abcdef' });
+    try {
+      expect((await inside.fetch(address, request, 5_000)!).records).toBe(10);
+      expect(received).toEqual([request]);
+      for (const pages of [outside, wrong]) {
+        await expect(pages.fetch(address, request, 5_000)).rejects.toMatchObject({ code: 'Unauthenticated' });
+        // Remembered: the next request for this node goes over NATS (null) without being sent.
+        expect(pages.fetch(address, request, 5_000)).toBeNull();
+      }
+      expect(received).toEqual([request]);
+      // Health stays open; metrics too, when no metrics token is set.
+      expect((await app.getHttpAdapter().getInstance().inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+      expect((await app.getHttpAdapter().getInstance().inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(200);
+    } finally {
+      for (const pages of [inside, outside, wrong]) pages.close();
     }
   });
 });

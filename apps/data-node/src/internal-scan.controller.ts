@@ -6,7 +6,9 @@ import { InternalScans } from '@mink/data-plane';
 /**
  * The internal scan route of a data node (see INTERNAL_SCAN_PATH in @mink/protocol), on the HTTP server
  * of its health and metrics. Errors go through the service's HttpErrorFilter, the HTTP mapping of every
- * typed error, so the caller rebuilds the same error as over NATS.
+ * typed error, so the caller rebuilds the same error as over NATS. With a cluster secret
+ * (`MINK_CLUSTER_SECRET_FILE`) a request reaches this controller only with it: the service's route guard
+ * (`guardRoutes` in @mink/runtime) answers any other 401 before the body is read.
  */
 @Controller()
 export class InternalScanController {

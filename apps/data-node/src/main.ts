@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   assertLimits();
   const config = readServiceConfig(process.env);
   applyHeapGrowing(config.heapGrowingPercent);
-  const app = await createService(DataNodeModule.register(config));
+  const app = await createService(DataNodeModule.register(config), { routeSecrets: config });
   connectNatsRequests(app);
   // The incarnation registers the address of the HTTP server (MINK_HTTP_PORT may be 0): it begins once that listens.
   await startService(app, { beforeServing: (httpPort) => app.get(DataNode).begin(httpPort) });

@@ -1,23 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { Inject, Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { authorize, parseAccessPolicy, type AccessPolicy, type AccessScope } from '@mink/http-api';
+import { authorize, type AccessPolicy, type AccessScope } from '@mink/http-api';
 
 /** The gateway's access policy (see @mink/http-api access.ts); null: no credentials asked for. */
 export const ACCESS_POLICY = Symbol('AccessPolicy');
 
-/** The policy of the tokens file `path` names, or null when it names none. Throws, naming the file, when it cannot be used. */
-export function loadAccessPolicy(path: string): AccessPolicy | null {
-  if (path === '') return null;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new Error(`MINK_AUTH_TOKENS_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
-  return parseAccessPolicy(text, path);
-}
+export { loadAccessPolicy } from '@mink/protocol';
 
 /** Where a route finds the table it acts on: a route parameter, a field of the JSON body, or none (the cluster, every table). */
 export type TableOfRoute = { param: string } | { bodyField: string } | null;

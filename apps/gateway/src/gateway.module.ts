@@ -4,6 +4,7 @@ import { MinkClient } from '@mink/client';
 import { GatewayService, type AccessPolicy } from '@mink/http-api';
 import { ClusterMember, HealthController, SERVICE_CONFIG, SERVICE_STATE, ServiceModule, type ServiceState, type TlsCredentials } from '@mink/runtime';
 import { ACCESS_POLICY, loadAccessPolicy } from './access.guard';
+import { BearerTokenHook } from './bearer-token.hook';
 import { TablesController } from './tables.controller';
 import { ClusterController } from './cluster.controller';
 import { ConsoleController } from './console.controller';
@@ -30,12 +31,16 @@ export class GatewayModule {
             MinkClient.over(member.nc, {
               appendsInFlightPerBucket: serviceConfig.appendsInFlightPerBucket,
               pipelinedAppendBytesMin: serviceConfig.pipelinedAppendBytesMin,
+              // Scan pages from the data nodes' internal route, which asks for the cluster secret when there is one.
+              ...(serviceConfig.clusterSecret ? { clusterSecret: serviceConfig.clusterSecret.reveal() } : {}),
             }),
           inject: [ClusterMember, SERVICE_CONFIG],
         },
         { provide: GatewayService, useFactory: (member: ClusterMember, client: MinkClient) => new GatewayService(member, client), inject: [ClusterMember, MinkClient] },
         // Bearer tokens when MINK_AUTH_TOKENS_FILE names a file (a file that cannot be used stops the start).
         { provide: ACCESS_POLICY, useFactory: (serviceConfig: ServiceConfig) => loadAccessPolicy(serviceConfig.authTokensFile), inject: [SERVICE_CONFIG] },
+        // A request without an issued token is refused before its body is read.
+        BearerTokenHook,
         // The gRPC API (MINK_GRPC_PORT) over the same service and tokens, and the same certificate.
         { provide: GATEWAY_TLS, useValue: tls },
         GrpcListener,
@@ -52,6 +57,7 @@ export class GatewayModule {
         { provide: GatewayService, useValue: service },
         { provide: SERVICE_STATE, useValue: state },
         { provide: ACCESS_POLICY, useValue: policy },
+        BearerTokenHook,
       ],
     };
   }

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const config = readServiceConfig(process.env);
   applyHeapGrowing(config.heapGrowingPercent);
   const tieringConfig = readTieringWorkerConfig(process.env);
-  const app = await createService(TieringWorkerModule.register(config, tieringConfig));
+  const app = await createService(TieringWorkerModule.register(config, tieringConfig), { routeSecrets: config });
   await startService(app);
 }
 

@@ -102,7 +102,7 @@ describe('mink up options', () => {
     const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
     const cluster = fakeCluster({ gatewayUrl: 'https://127.0.0.1:8080', natsEnvFile: '/data/secrets/nats.env', adminTokenFile: '/data/secrets/admin-token' });
     printEndpoints(io, cluster, { ...FLAGS, secure: true, tlsCert: '/certs/gw.crt', tlsKey: '/certs/gw.key' });
-    expect(stdout.split('\n').slice(2, 11)).toEqual([
+    expect(stdout.split('\n').slice(3, 12)).toEqual([
       '  gateway       https://127.0.0.1:8080',
       '  grpc          127.0.0.1:50051 (mink.v1.Mink, grpc.health.v1, reflection)',
       '  console       https://127.0.0.1:8080/console',
@@ -111,8 +111,9 @@ describe('mink up options', () => {
       '  s3            http://127.0.0.1:9999 (bucket mink, path-style, credentials S3RVER/S3RVER)',
       '  token         admin token in /data/secrets/admin-token: MINK_TOKEN=$(cat /data/secrets/admin-token) mink table list',
       "  tls           /certs/gw.crt; MINK_GATEWAY_URL=https://127.0.0.1:8080 (add MINK_TLS_CA_FILE=<the CA's PEM> for a self-signed or private CA)",
-      '  kafka         127.0.0.1:9092 (node 1)',
+      '  kafka         127.0.0.1:9092 (node 1); SASL PLAIN or SCRAM-SHA-256/512, user admin, password $(cat /data/secrets/admin-token)',
     ]);
+    expect(stdout.split('\n')[2]).toMatch(/^secured: NATS asks every process/);
   });
 
   it('passes --tiering-workers to the cluster', () => {
@@ -167,9 +168,10 @@ describe('mink up --nats-cluster', () => {
       natsUrl: 'nats://127.0.0.1:4301,nats://127.0.0.1:4302,nats://127.0.0.1:4303',
     });
     printEndpoints(io, cluster, { ...FLAGS, natsCluster: 3 });
-    expect(stdout.split('\n').slice(0, 9)).toEqual([
+    expect(stdout.split('\n').slice(0, 10)).toEqual([
       '',
       'mink is up: 2 coordinator(s), 3 data node(s), a gateway and 1 tiering worker(s), 3 clustered nats-servers',
+      'not secured: nothing asks for credentials (every service listens on loopback only); --secure turns authentication on',
       '  gateway       http://127.0.0.1:8080',
       '  grpc          127.0.0.1:50051 (mink.v1.Mink, grpc.health.v1, reflection)',
       '  console       http://127.0.0.1:8080/console',

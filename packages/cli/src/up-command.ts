@@ -4,6 +4,7 @@ import { DEFAULTS, ENV, LIMITS } from '@mink/config';
 import { LocalCluster, type LocalClusterOptions } from '@mink/devcluster';
 import { CliError, UsageError, printLine, type CliIo } from './io';
 import { integerInRange, parseBindHost, parseDurationOption, parsePort } from './options';
+import { securityLineOf } from './security-line';
 
 /** Where `mink up` keeps its data when --data-dir is not given, relative to the working directory. */
 export const DEFAULT_DATA_DIR = './.mink';
@@ -193,7 +194,8 @@ export function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags)
     ['s3', `${cluster.s3Endpoint} (bucket ${cluster.s3Bucket}, path-style, credentials S3RVER/S3RVER)`],
     ...(cluster.adminTokenFile ? [['token', `admin token in ${cluster.adminTokenFile}: MINK_TOKEN=$(cat ${cluster.adminTokenFile}) mink table list`] as [string, string]] : []),
     ...(flags.tlsCert ? [['tls', `${resolve(flags.tlsCert)}; MINK_GATEWAY_URL=${cluster.gatewayUrl} (add MINK_TLS_CA_FILE=<the CA's PEM> for a self-signed or private CA)`] as [string, string]] : []),
-    ['kafka', kafka],
+    // The generated admin token is also the password of the Kafka user 'admin' (SASL PLAIN or SCRAM).
+    ['kafka', cluster.adminTokenFile ? `${kafka}; SASL PLAIN or SCRAM-SHA-256/512, user admin, password $(cat ${cluster.adminTokenFile})` : kafka],
     ['data dir', cluster.dataDir],
     ['cluster.json', cluster.clusterFile],
     ['logs', cluster.logDir],
@@ -202,6 +204,7 @@ export function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags)
   printLine(io, '');
   const natsLine = natsServers.length > 1 ? `, ${natsServers.length} clustered nats-servers` : '';
   printLine(io, `mink is up: ${flags.coordinators} coordinator(s), ${flags.nodes} data node(s), a gateway and ${flags.tieringWorkers} tiering worker(s)${natsLine}`);
+  printLine(io, securityLineOf(flags));
   for (const [label, value] of rows) printLine(io, `  ${label.padEnd(width)}  ${value}`);
   printLine(io, 'Ctrl-C to stop');
 }

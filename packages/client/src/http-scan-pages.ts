@@ -6,6 +6,7 @@ import {
   SCAN_PAGE_CONTENT_TYPE,
   TimeoutError,
   UnavailableError,
+  clusterAuthorizationOf,
   errorOfCode,
   fromErrorBody,
   isErrorBody,
@@ -18,6 +19,14 @@ import {
 export interface HttpScanPagesOptions {
   /** Connections kept to one data node; `LIMITS.clientScanConnectionsPerNodeMax` when absent. */
   connectionsPerNodeMax?: number;
+  /**
+   * The cluster secret (`MINK_CLUSTER_SECRET_FILE`), sent as `Authorization: Cluster <secret>` on every
+   * request: the gateway and the data nodes have it; a client outside the cluster does not, and scans the
+   * nodes that ask for it over NATS (see `fetch`).
+   */
+  clusterSecret?: string;
+  /** The clock of the refusals remembered (`LIMITS.clientScanRefusalMemoryMs`); `Date.now` when absent. */
+  nowMs?: () => number;
 }
 
 /**
@@ -32,13 +41,27 @@ export interface HttpScanPagesOptions {
  * machine shared with the cluster (see the bench's http-load.ts). At most `connectionsPerNodeMax` requests
  * are in flight to one node, one per connection; `fetch` answers null beyond that, so the caller sends the
  * request over NATS rather than queueing it behind long polls that may hold every connection for seconds.
+ *
+ * A node of a cluster with a secret refuses a request without it (or with another one) with 401, an
+ * `Unauthenticated` error: `fetch` rejects with it, and answers null for that node (send over NATS) for
+ * `LIMITS.clientScanRefusalMemoryMs` after, so a client without the secret asks each node once a minute.
  */
 export class HttpScanPages {
   private readonly agent: Agent;
   private readonly connectionsPerNodeMax: number;
   private readonly inFlightByNode = new Map<string, number>();
+  private readonly headers: Record<string, string>;
+  private readonly nowMs: () => number;
+  /**
+   * Until when each node that refused this client's credentials is scanned over NATS. At most one entry per
+   * node that refused within the last `LIMITS.clientScanRefusalMemoryMs` (older ones are dropped whenever
+   * one is added), so it holds no more than the nodes of the cluster.
+   */
+  private readonly refusedUntilByNode = new Map<string, number>();
 
   constructor(options: HttpScanPagesOptions = {}) {
+    this.headers = options.clusterSecret === undefined ? {} : { authorization: clusterAuthorizationOf(options.clusterSecret) };
+    this.nowMs = options.nowMs ?? Date.now;
     this.connectionsPerNodeMax = options.connectionsPerNodeMax ?? LIMITS.clientScanConnectionsPerNodeMax;
     if (!Number.isSafeInteger(this.connectionsPerNodeMax) || this.connectionsPerNodeMax < 1) {
       throw new MinkError('InvalidArgument', `connectionsPerNodeMax must be a positive integer, got ${this.connectionsPerNodeMax}`);
@@ -52,22 +75,34 @@ export class HttpScanPages {
     return this.inFlightByNode.get(http) ?? 0;
   }
 
+  /** Whether the node at `http` refused this client's credentials within `LIMITS.clientScanRefusalMemoryMs`. */
+  refuses(http: string): boolean {
+    const until = this.refusedUntilByNode.get(http);
+    if (until === undefined) return false;
+    if (until > this.nowMs()) return true;
+    this.refusedUntilByNode.delete(http);
+    return false;
+  }
+
   /**
    * Sends `request` to the data node at `http` (`host:port`) and resolves with its page, or answers null
-   * without sending anything when every connection to that node is busy or `http` is no `host:port` a URL
-   * can hold (say an IPv6 address without brackets). An aborted `signal` ends the request (its connection is
-   * closed, not reused) and rejects it.
+   * without sending anything when every connection to that node is busy, `http` is no `host:port` a URL
+   * can hold (say an IPv6 address without brackets), or the node refused this client's credentials lately
+   * (`refuses`). An aborted `signal` ends the request (its connection is closed, not reused) and rejects
+   * it. A 401 rejects with the node's `Unauthenticated` error, which the caller answers by sending the
+   * request over NATS, as it does for null.
    */
   fetch(http: string, request: ScanRequest, timeoutMs: number, signal?: AbortSignal): Promise<ScanPage> | null {
     const url = scanUrlOf(http);
     const inFlight = this.inFlightTo(http);
-    if (url === null || inFlight >= this.connectionsPerNodeMax) return null;
+    if (url === null || inFlight >= this.connectionsPerNodeMax || this.refuses(http)) return null;
     this.inFlightByNode.set(http, inFlight + 1);
     const body = Buffer.from(JSON.stringify(request));
     const attempt = (retryOfStaleConnection: boolean): Promise<ScanPage> =>
-      postScan(this.agent, url, http, body, timeoutMs, signal).catch((error: unknown) => {
+      postScan(this.agent, url, http, body, this.headers, timeoutMs, signal).catch((error: unknown) => {
         // A keep-alive connection the node closed while idle fails at once; a fresh one is not a retry of the request.
         if (!retryOfStaleConnection && error instanceof StaleConnectionError) return attempt(true);
+        if (isScanCredentialsRefusal(error)) this.rememberRefusal(http);
         throw error instanceof StaleConnectionError ? error.unavailable : error;
       });
     return attempt(false).finally(() => {
@@ -81,6 +116,17 @@ export class HttpScanPages {
   close(): void {
     this.agent.destroy();
   }
+
+  private rememberRefusal(http: string): void {
+    const now = this.nowMs();
+    for (const [node, until] of this.refusedUntilByNode) if (until <= now) this.refusedUntilByNode.delete(node);
+    this.refusedUntilByNode.set(http, now + LIMITS.clientScanRefusalMemoryMs);
+  }
+}
+
+/** Whether `error` is a node's refusal of the credentials of a scan page request (a 401), after which it is scanned over NATS. */
+export function isScanCredentialsRefusal(error: unknown): boolean {
+  return error instanceof MinkError && error.code === 'Unauthenticated';
 }
 
 /** The URL of the scan route of the node at `http`, or null when `http` is not a `host:port` a URL holds. */
@@ -101,7 +147,7 @@ class StaleConnectionError extends Error {
 }
 
 /** One POST of a scan request; see HttpScanPages.fetch. */
-function postScan(agent: Agent, url: URL, http: string, body: Buffer, timeoutMs: number, signal: AbortSignal | undefined): Promise<ScanPage> {
+function postScan(agent: Agent, url: URL, http: string, body: Buffer, headers: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<ScanPage> {
   return new Promise<ScanPage>((resolve, reject) => {
     let settled = false;
     let replied = false;
@@ -127,7 +173,7 @@ function postScan(agent: Agent, url: URL, http: string, body: Buffer, timeoutMs:
       {
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': body.byteLength, accept: SCAN_PAGE_CONTENT_TYPE },
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': body.byteLength, accept: SCAN_PAGE_CONTENT_TYPE },
       },
       (incoming) => {
         replied = true;
@@ -212,6 +258,7 @@ function readError(incoming: IncomingMessage, http: string, fail: (error: Error)
 /** What a status without an error body means: a proxy's 502/503/504 is worth a retry, anything else is not. */
 function codeOfStatus(status: number): ErrorCode {
   if (status === 502 || status === 503) return 'Unavailable';
+  if (status === 401) return 'Unauthenticated';
   if (status === 504) return 'Timeout';
   if (status === 400) return 'InvalidArgument';
   if (status === 404) return 'NotFound';

@@ -1,5 +1,5 @@
 import { connect, ErrorCode, Events, NatsError, type Msg, type NatsConnection, type Payload, type RequestOptions } from 'nats';
-import { CLIENT_BACKOFF, LIMITS, backoffDelayMs, natsAuthOptions, parseNatsServers, sleep } from '@mink/config';
+import { CLIENT_BACKOFF, LIMITS, backoffDelayMs, natsAuthOptions, natsTlsOptions, parseNatsServers, sleep, type NatsTlsFiles } from '@mink/config';
 import { MinkError, SUBJECTS, type CoordinatorRequest, type CreateTableResult, type RebalanceResult, type HolderResult } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import { HttpScanPages } from './http-scan-pages';
@@ -12,11 +12,18 @@ export interface MinkClientOptions {
    */
   servers: string | string[];
   /**
-   * NATS user and password, for a cluster whose NATS servers ask for them (`mink up --secure` writes them to
-   * `secrets/nats.env` in its data dir; services read `MINK_NATS_USER` and `MINK_NATS_PASSWORD`). Both or none.
+   * NATS user and password, for a cluster whose NATS servers ask for them (`mink up --secure` writes the
+   * outside clients' identity to `secrets/nats-client.env` in its data dir, as `MINK_NATS_USER` and
+   * `MINK_NATS_PASSWORD`). Both or none.
    */
   user?: string;
   pass?: string;
+  /**
+   * TLS to the NATS servers (what `MINK_NATS_TLS_CA_FILE`, `MINK_NATS_TLS_CERT_FILE` and
+   * `MINK_NATS_TLS_KEY_FILE` name): the CA that signed their certificates, and a client certificate for
+   * servers that ask for one. Absent: plain text, unless a server asks for TLS (then the system's authorities).
+   */
+  tls?: NatsTlsFiles;
   /** Name shown in NATS monitoring. */
   name?: string;
   /** Append requests in flight per bucket of a table (default LIMITS.writerRequestsInFlightMax). */
@@ -28,7 +35,16 @@ export interface MinkClientOptions {
    * false sends them over NATS like every other request.
    */
   scanOverHttp?: boolean;
+  /**
+   * The cluster secret (`MINK_CLUSTER_SECRET_FILE`), sent with scan page requests over HTTP. The services
+   * of the cluster have it; a client outside it leaves it out, and scans each node that asks for it over
+   * NATS instead (see HttpScanPages).
+   */
+  clusterSecret?: string;
 }
+
+/** What `MinkClient.over` takes: the options of its tables. */
+export type MinkClientTableOptions = Pick<MinkClientOptions, 'appendsInFlightPerBucket' | 'pipelinedAppendBytesMin' | 'scanOverHttp' | 'clusterSecret'>;
 
 /** Coordinator answers carry the metadata sequence at which their effect is visible. */
 export type WithSeq<T> = T & { metaSeq: number };
@@ -49,12 +65,12 @@ export class MinkClient {
     private readonly tableOptions: TableClientOptions,
   ) {}
 
-  private static tableOptionsOf(options: Pick<MinkClientOptions, 'appendsInFlightPerBucket' | 'pipelinedAppendBytesMin' | 'scanOverHttp'>): TableClientOptions {
+  private static tableOptionsOf(options: MinkClientTableOptions): TableClientOptions {
     return {
       appendsInFlightPerBucket: options.appendsInFlightPerBucket,
       pipelinedAppendBytesMin: options.pipelinedAppendBytesMin,
       // One pool of connections per client, shared by its tables.
-      ...(options.scanOverHttp === false ? {} : { httpScans: new HttpScanPages() }),
+      ...(options.scanOverHttp === false ? {} : { httpScans: new HttpScanPages(options.clusterSecret === undefined ? {} : { clusterSecret: options.clusterSecret }) }),
     };
   }
 
@@ -70,14 +86,17 @@ export class MinkClient {
         maxReconnectAttempts: -1,
         reconnectTimeWait: 250,
         noAsyncTraces: true,
+        // Replies come under the client's own prefix: a secure cluster lets its client identity subscribe there only.
+        inboxPrefix: SUBJECTS.clientInboxPrefix,
         ...natsAuthOptions(credentials),
+        ...natsTlsOptions(options.tls),
       }),
     );
     return new MinkClient(nc, true, MinkClient.tableOptionsOf(options));
   }
 
   /** Wraps an existing connection (services that already have one); `close()` leaves it open. */
-  static over(nc: NatsConnection, options: Pick<MinkClientOptions, 'appendsInFlightPerBucket' | 'pipelinedAppendBytesMin' | 'scanOverHttp'> = {}): MinkClient {
+  static over(nc: NatsConnection, options: MinkClientTableOptions = {}): MinkClient {
     return new MinkClient(nc, false, MinkClient.tableOptionsOf(options));
   }
 

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { NatsConnection } from 'nats';
 import type { ColumnSpec } from '@mink/meta';
-import { NotLeaderError, SUBJECTS, scanPageHeadersOf, toErrorBody, type ScanPageMetadata, type ScanRequest, type TableRoute } from '@mink/protocol';
+import { LIMITS } from '@mink/config';
+import { NotLeaderError, SUBJECTS, UnauthenticatedError, clusterAuthorizationOf, scanPageHeadersOf, toErrorBody, type ScanPageMetadata, type ScanRequest, type TableRoute } from '@mink/protocol';
 import { encodeBatch, encodeScanPage } from '@mink/records';
 import { answeringMultiMessages, encodeJson, encodeWithBinary } from '@mink/transport';
 
@@ -43,11 +44,18 @@ class FakeHttpNode {
   readonly held: ServerResponse[] = [];
   closedConnections = 0;
   behaviour: Behaviour = () => 'page';
+  /** The Authorization header a request must carry (a node of a cluster with a secret); others get a 401 before their body is read. */
+  requiredAuthorization: string | null = null;
+  refusals = 0;
   address = '';
   private readonly server: Server;
 
   constructor(readonly node: string) {
     this.server = createServer((incoming: IncomingMessage, response: ServerResponse) => {
+      if (this.requiredAuthorization !== null && incoming.headers.authorization !== this.requiredAuthorization) {
+        this.refusals++;
+        return void response.writeHead(401, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(toErrorBody(new UnauthenticatedError('this route needs the cluster secret'))));
+      }
       const chunks: Buffer[] = [];
       incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
       incoming.on('end', () => {
@@ -153,6 +161,44 @@ describe('TableClient scans over the leaders\' HTTP routes', () => {
     expect((await new TableClient(natsOnly.nc, 'events').scanArrow({ bucket: 0, limit: 100 })).table.numRows).toBe(RECORDS);
     expect(n1.requests).toEqual([]);
     expect(natsOnly.scans).toHaveLength(3);
+  });
+
+  it('scans over NATS a leader that refuses the client\'s credentials, at once and without asking it again for a while', async () => {
+    // Proves an outside client (no cluster secret) still scans a cluster whose nodes ask for one: the 401 of
+    // the first page sends that page over NATS in the same attempt, and the node is not asked over HTTP again
+    // until LIMITS.clientScanRefusalMemoryMs has passed.
+    const n1 = await node('n1');
+    n1.requiredAuthorization = clusterAuthorizationOf('cluster-secret-0123456789');
+    const nats = new FakeNats(routeOf(leaderOf(n1, 1)));
+    let nowMs = 1_000_000;
+    const outside = new HttpScanPages({ nowMs: () => nowMs });
+    try {
+      const client = new TableClient(nats.nc, 'events', { httpScans: outside });
+      const { records } = await client.scan({ bucket: 0, offset: 3, limit: 100 });
+      expect(records.map((record) => record.row.name)).toEqual(Array.from({ length: RECORDS - 3 }, (_, index) => `n${3 + index}`));
+      expect([n1.refusals, n1.requests, offsetsOf(nats.scans.map((scan) => scan.request))]).toEqual([1, [], [3, 13, 23]]);
+      expect(outside.refuses(n1.address)).toBe(true);
+      nowMs += LIMITS.clientScanRefusalMemoryMs - 1;
+      expect((await client.scanArrow({ bucket: 0, limit: 100 })).table.numRows).toBe(RECORDS);
+      expect(n1.refusals).toBe(1);
+      nowMs += 1;
+      expect(outside.refuses(n1.address)).toBe(false);
+      expect((await client.scanArrow({ bucket: 0, limit: 100 })).table.numRows).toBe(RECORDS);
+      expect(n1.refusals).toBe(2);
+      expect(nats.scans).toHaveLength(9);
+    } finally {
+      outside.close();
+    }
+
+    // A client with the secret (the gateway) keeps the HTTP path.
+    const inside = new HttpScanPages({ clusterSecret: 'cluster-secret-0123456789' });
+    try {
+      const scansBefore = nats.scans.length;
+      expect((await new TableClient(nats.nc, 'events', { httpScans: inside }).scanArrow({ bucket: 0, limit: 100 })).table.numRows).toBe(RECORDS);
+      expect([offsetsOf(n1.requests), nats.scans.length - scansBefore, n1.refusals]).toEqual([[0, 10, 20], 0, 2]);
+    } finally {
+      inside.close();
+    }
   });
 
   it('follows a NotLeader answered over HTTP to the HTTP address of the leader it names', async () => {

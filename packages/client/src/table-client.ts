@@ -31,7 +31,7 @@ import {
 import { type RecordBatch, Table, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { bucketsOfBatch, checkRowsStream, columnsInTableOrder, encodeRowsOfBatch, fieldOf, rowsToJson, scanJsonText, setField, validateRows, type BucketingOfRows, type Row, type RowsByBucket } from '@mink/records';
 import { requestJson } from '@mink/transport';
-import type { HttpScanPages } from './http-scan-pages';
+import { isScanCredentialsRefusal, type HttpScanPages } from './http-scan-pages';
 import {
   indexesByBucket,
   indexesByTarget,
@@ -911,14 +911,21 @@ export class TableClient {
 
   /**
    * One attempt of a bucket request at `leader`: a scan from the leader's internal HTTP route when it has
-   * one and a connection to it is free, anything else over NATS. Both answer the same (see scan-http.ts in
-   * @mink/protocol). An aborted `abandoned` ends an HTTP request still in flight.
+   * one, a connection to it is free and it takes this client's credentials; anything else over NATS. Both
+   * answer the same (see scan-http.ts in @mink/protocol). A leader that refuses the credentials (it asks
+   * for a cluster secret this client does not have) is asked over NATS at once, as one whose connections
+   * are busy. An aborted `abandoned` ends an HTTP request still in flight.
    */
   private requestOf<T>(leader: { address: string; http?: string }, body: BucketRequest, abandoned: AbortSignal | undefined): Promise<T> {
     if (body.op === 'scan' && leader.http && this.httpScans && abandoned) {
       const page = this.httpScans.fetch(leader.http, body, timeoutOf(body), abandoned);
-      if (page) return page as Promise<T>;
+      if (page) return page.catch((error: unknown) => (isScanCredentialsRefusal(error) ? this.requestOverNats<T>(leader, body) : Promise.reject(error))) as Promise<T>;
     }
+    return this.requestOverNats<T>(leader, body);
+  }
+
+  /** One attempt of a bucket request at `leader` over NATS. */
+  private requestOverNats<T>(leader: { address: string }, body: BucketRequest): Promise<T> {
     // An append's Arrow batch travels as binary next to the JSON of the request.
     const { batch, ...json } = body as BucketRequest & { batch?: Uint8Array };
     // The writes a call (or several calls at once) sends to one node travel in one message, at most one per

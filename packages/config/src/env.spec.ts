@@ -255,3 +255,32 @@ describe('readServiceConfig: MINK_KAFKA_OFFSETS_RETENTION_MS', () => {
     expect(() => readServiceConfig({ MINK_KAFKA_OFFSETS_RETENTION_MS: 'soon' })).toThrow('MINK_KAFKA_OFFSETS_RETENTION_MS');
   });
 });
+
+describe('readServiceConfig: MINK_HTTP_HEADERS_TIMEOUT_MS, MINK_HTTP_REQUEST_TIMEOUT_MS and MINK_HTTP_KEEP_ALIVE_TIMEOUT_MS', () => {
+  it('defaults to the LIMITS (10 s, 120 s, 65 s) and reads durations', () => {
+    // Proves every service's HTTP timeouts reach its config, and tests can shorten them without a build.
+    expect(readServiceConfig({})).toMatchObject({
+      httpHeadersTimeoutMs: LIMITS.httpHeadersTimeoutMs,
+      httpRequestTimeoutMs: LIMITS.httpRequestTimeoutMs,
+      httpKeepAliveTimeoutMs: LIMITS.httpKeepAliveTimeoutMs,
+    });
+    expect([LIMITS.httpHeadersTimeoutMs, LIMITS.httpRequestTimeoutMs, LIMITS.httpKeepAliveTimeoutMs]).toEqual([10_000, 120_000, 65_000]);
+    expect(readServiceConfig({ MINK_HTTP_HEADERS_TIMEOUT_MS: '1500', MINK_HTTP_REQUEST_TIMEOUT_MS: '3s', MINK_HTTP_KEEP_ALIVE_TIMEOUT_MS: '2s' })).toMatchObject({
+      httpHeadersTimeoutMs: 1_500,
+      httpRequestTimeoutMs: 3_000,
+      httpKeepAliveTimeoutMs: 2_000,
+    });
+  });
+
+  it.each([
+    ['MINK_HTTP_HEADERS_TIMEOUT_MS', { MINK_HTTP_HEADERS_TIMEOUT_MS: '0' }],
+    ['MINK_HTTP_REQUEST_TIMEOUT_MS', { MINK_HTTP_REQUEST_TIMEOUT_MS: 'never' }],
+    ['MINK_HTTP_KEEP_ALIVE_TIMEOUT_MS', { MINK_HTTP_KEEP_ALIVE_TIMEOUT_MS: '-1' }],
+    // Node.js cuts a request at its request timeout, so a longer header timeout could never apply.
+    ['MINK_HTTP_HEADERS_TIMEOUT_MS', { MINK_HTTP_HEADERS_TIMEOUT_MS: '20s', MINK_HTTP_REQUEST_TIMEOUT_MS: '10s' }],
+    ['MINK_HTTP_HEADERS_TIMEOUT_MS', { MINK_HTTP_HEADERS_TIMEOUT_MS: '130s' }],
+  ])('refuses %s in %p at start, naming the variable', (name, env) => {
+    // Proves a timeout that is zero, not a duration, or above the request timeout stops the service instead of leaving connections unbounded.
+    expect(() => readServiceConfig(env)).toThrow(name);
+  });
+});

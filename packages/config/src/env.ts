@@ -1,6 +1,7 @@
 import { DEFAULTS, LIMITS } from './limits';
 import { parseDurationMs } from './duration';
 import { currentHostFacts, resolveProcessIdentity, type HostFacts } from './host-identity';
+import { readSecretFile, type ReadBoundedFile, type Secret } from './secret-file';
 
 /**
  * Configuration shared by every service, read from environment variables. The same names are used by
@@ -34,6 +35,14 @@ export interface ServiceConfig {
    * overrides it. A local cluster is thus reachable from this machine only unless told otherwise.
    */
   httpBindHost: string;
+  /**
+   * The timeouts of the service's HTTP server (see LIMITS.httpHeadersTimeoutMs and the two after it): a
+   * connection is closed when its request headers, or its whole request, have not arrived within the first
+   * two, or when it stays idle between requests for the third. The header timeout is at most the request one.
+   */
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
+  httpKeepAliveTimeoutMs: number;
   /** The gateway's gRPC port (only the gateway listens on it); 0 picks a free port. */
   grpcPort: number;
   /**
@@ -106,17 +115,47 @@ export interface ServiceConfig {
    */
   authTokensFile: string;
   /**
+   * `MINK_ALLOW_UNAUTHENTICATED=true`: a gateway bound beyond loopback may start without a tokens file (it
+   * refuses to otherwise, see `unauthenticatedExposureOf`). Off by default.
+   */
+  allowUnauthenticated: boolean;
+  /**
    * The user and password of every NATS connection of the process (`MINK_NATS_USER`, `MINK_NATS_PASSWORD`),
    * for NATS servers with an authorization block; null: connect without credentials. The password is never
    * logged: nothing logs the config, and the NATS client never puts it in an error.
    */
   natsCredentials: NatsCredentials | null;
   /**
+   * TLS of every NATS connection of the process (`MINK_NATS_TLS_CA_FILE`, and for a server that asks for a
+   * client certificate `MINK_NATS_TLS_CERT_FILE` with `MINK_NATS_TLS_KEY_FILE`): with it, a connection speaks
+   * TLS and trusts the servers' certificates signed by the CA file (besides the system's authorities); null:
+   * plain text, unless a server asks for TLS (nats.js then tries it with the system's authorities).
+   */
+  natsTls: NatsTlsFiles | null;
+  /**
    * The gateway's TLS certificate chain and private key (PEM files, `MINK_TLS_CERT_FILE`, `MINK_TLS_KEY_FILE`):
    * both set, its HTTP API serves HTTPS and its gRPC listener TLS; both empty, plain text. Only the gateway
    * reads them.
    */
   tls: TlsFiles | null;
+  /**
+   * The Kafka listener's TLS certificate chain and private key (`MINK_KAFKA_TLS_CERT_FILE`,
+   * `MINK_KAFKA_TLS_KEY_FILE`): both set, a data node's Kafka listener speaks TLS (clients' SSL and SASL_SSL);
+   * both empty, plain TCP. Only data nodes read them.
+   */
+  kafkaTls: TlsFiles | null;
+  /**
+   * The secret the processes of one cluster share (read from the file `MINK_CLUSTER_SECRET_FILE` names): a
+   * data node then answers its internal routes (`/internal/…`, the scan pages of INTERNAL_SCAN_PATH) only
+   * to a caller sending `Authorization: Cluster <secret>`, and the gateway and data nodes send it on their
+   * own scans. Null (unset or empty): the internal routes ask for nothing, and nothing is sent.
+   */
+  clusterSecret: Secret | null;
+  /**
+   * The token `/metrics` asks for (read from the file `MINK_METRICS_TOKEN_FILE` names): a scrape then sends
+   * `Authorization: Bearer <token>`; null: `/metrics` is open. `/healthz` and `/readyz` are always open.
+   */
+  metricsToken: Secret | null;
 }
 
 /** The points a fault test may stop a data node at: a WAL object's life (`WalPoint` of @mink/s3stream, prefixed). */
@@ -146,6 +185,16 @@ export interface NatsCredentials {
   password: string;
 }
 
+/**
+ * The PEM files of a NATS client's TLS: the CA that signed the servers' certificates, and the client's own
+ * certificate and key for servers that verify clients (mutual TLS); each may be absent, cert and key together.
+ */
+export interface NatsTlsFiles {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
 /** Where a TLS server finds its PEM certificate chain and private key. */
 export interface TlsFiles {
   certFile: string;
@@ -166,6 +215,9 @@ export const ENV = {
   httpPort: 'MINK_HTTP_PORT',
   advertisedHost: 'MINK_ADVERTISED_HOST',
   httpBindHost: 'MINK_HTTP_BIND_HOST',
+  httpHeadersTimeoutMs: 'MINK_HTTP_HEADERS_TIMEOUT_MS',
+  httpRequestTimeoutMs: 'MINK_HTTP_REQUEST_TIMEOUT_MS',
+  httpKeepAliveTimeoutMs: 'MINK_HTTP_KEEP_ALIVE_TIMEOUT_MS',
   grpcPort: 'MINK_GRPC_PORT',
   grpcBindHost: 'MINK_GRPC_BIND_HOST',
   kafkaPort: 'MINK_KAFKA_PORT',
@@ -187,10 +239,18 @@ export const ENV = {
   partitionClockOffsetMs: 'MINK_PARTITION_CLOCK_OFFSET_MS',
   testCrashAt: 'MINK_TEST_CRASH_AT',
   authTokensFile: 'MINK_AUTH_TOKENS_FILE',
+  allowUnauthenticated: 'MINK_ALLOW_UNAUTHENTICATED',
   natsUser: 'MINK_NATS_USER',
   natsPassword: 'MINK_NATS_PASSWORD',
+  natsTlsCaFile: 'MINK_NATS_TLS_CA_FILE',
+  natsTlsCertFile: 'MINK_NATS_TLS_CERT_FILE',
+  natsTlsKeyFile: 'MINK_NATS_TLS_KEY_FILE',
   tlsCertFile: 'MINK_TLS_CERT_FILE',
+  kafkaTlsCertFile: 'MINK_KAFKA_TLS_CERT_FILE',
+  kafkaTlsKeyFile: 'MINK_KAFKA_TLS_KEY_FILE',
   tlsKeyFile: 'MINK_TLS_KEY_FILE',
+  clusterSecretFile: 'MINK_CLUSTER_SECRET_FILE',
+  metricsTokenFile: 'MINK_METRICS_TOKEN_FILE',
   /** Clients only (the `mink` commands): a PEM file of the CA that signed the gateway's certificate, trusted besides the system's. */
   tlsCaFile: 'MINK_TLS_CA_FILE',
 } as const;
@@ -284,9 +344,30 @@ export function readNatsCredentials(env: NodeJS.ProcessEnv): NatsCredentials | n
   return values === null ? null : { user: values[0], password: values[1] };
 }
 
+/**
+ * `MINK_NATS_TLS_CA_FILE`, and `MINK_NATS_TLS_CERT_FILE` with `MINK_NATS_TLS_KEY_FILE` (together or not at all),
+ * or null when none is set. The files are read by nats.js when it connects: one it cannot read fails the connect.
+ */
+export function readNatsTlsFiles(env: NodeJS.ProcessEnv): NatsTlsFiles | null {
+  const caFile = env[ENV.natsTlsCaFile] ?? '';
+  const client = readTlsFilePair(env, ENV.natsTlsCertFile, ENV.natsTlsKeyFile);
+  if (caFile === '' && client === null) return null;
+  return { ...(caFile === '' ? {} : { caFile }), ...(client ?? {}) };
+}
+
+/** The TLS option of a nats.js `connect` for `files` (every NATS connection of mink takes it from here); none for null. */
+export function natsTlsOptions(files: NatsTlsFiles | null | undefined): { tls?: NatsTlsFiles } {
+  return files ? { tls: { ...files } } : {};
+}
+
 /** `MINK_TLS_CERT_FILE` and `MINK_TLS_KEY_FILE`, or null when neither is set. */
 export function readTlsFiles(env: NodeJS.ProcessEnv): TlsFiles | null {
-  const values = pair(env, ENV.tlsCertFile, ENV.tlsKeyFile);
+  return readTlsFilePair(env, ENV.tlsCertFile, ENV.tlsKeyFile);
+}
+
+/** A certificate and key file named by the variables `certVariable` and `keyVariable`, or null when neither is set. */
+export function readTlsFilePair(env: NodeJS.ProcessEnv, certVariable: string, keyVariable: string): TlsFiles | null {
+  const values = pair(env, certVariable, keyVariable);
   return values === null ? null : { certFile: values[0], keyFile: values[1] };
 }
 
@@ -303,10 +384,23 @@ const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 /**
  * The configuration of this process from `env`. `MINK_NODE_ID=auto` and `MINK_ADVERTISED_HOST=auto` are derived
  * from `host` (this machine's hostname and network interfaces; see `resolveProcessIdentity`), and every
- * value below that follows the advertised host follows the derived one.
+ * value below that follows the advertised host follows the derived one. The secret files
+ * (`MINK_CLUSTER_SECRET_FILE`, `MINK_METRICS_TOKEN_FILE`) are read here, with `readFile`, so one that cannot
+ * be used stops the start before anything connects.
  */
-export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults: { httpPort?: number } = {}, host: () => HostFacts = currentHostFacts): ServiceConfig {
+export function readServiceConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  defaults: { httpPort?: number } = {},
+  host: () => HostFacts = currentHostFacts,
+  readFile?: ReadBoundedFile,
+): ServiceConfig {
   const identity = resolveProcessIdentity({ nodeId: env[ENV.nodeId] ?? '1', advertisedHost: env[ENV.advertisedHost] }, host, ENV);
+  const httpHeadersTimeoutMs = duration(env[ENV.httpHeadersTimeoutMs], LIMITS.httpHeadersTimeoutMs, ENV.httpHeadersTimeoutMs);
+  const httpRequestTimeoutMs = duration(env[ENV.httpRequestTimeoutMs], LIMITS.httpRequestTimeoutMs, ENV.httpRequestTimeoutMs);
+  // Node.js refuses a header timeout above the request timeout: the request would be cut before its headers could be.
+  if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
+    throw new Error(`${ENV.httpHeadersTimeoutMs} (${httpHeadersTimeoutMs} ms) must not exceed ${ENV.httpRequestTimeoutMs} (${httpRequestTimeoutMs} ms)`);
+  }
   return {
     natsUrl: env[ENV.natsUrl] ?? DEFAULT_NATS_URL,
     natsServers: parseNatsServers(env[ENV.natsUrl] ?? DEFAULT_NATS_URL),
@@ -320,6 +414,9 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     coordinatorTickMs: duration(env[ENV.coordinatorTickMs], DEFAULTS.coordinatorTickMs, ENV.coordinatorTickMs),
     httpPort: integer(env[ENV.httpPort], defaults.httpPort ?? 0, ENV.httpPort),
     httpBindHost: bindHost(env[ENV.httpBindHost], identity.advertisedHost, ENV.httpBindHost),
+    httpHeadersTimeoutMs,
+    httpRequestTimeoutMs,
+    httpKeepAliveTimeoutMs: duration(env[ENV.httpKeepAliveTimeoutMs], LIMITS.httpKeepAliveTimeoutMs, ENV.httpKeepAliveTimeoutMs),
     grpcPort: integer(env[ENV.grpcPort], DEFAULTS.grpcPort, ENV.grpcPort),
     grpcBindHost: bindHost(env[ENV.grpcBindHost], identity.advertisedHost, ENV.grpcBindHost),
     advertisedHost: identity.advertisedHost ?? '127.0.0.1',
@@ -342,7 +439,12 @@ export function readServiceConfig(env: NodeJS.ProcessEnv = process.env, defaults
     partitionClockOffsetMs: signedInteger(env[ENV.partitionClockOffsetMs], 0, ENV.partitionClockOffsetMs),
     crashAt: parseCrashPoint(env[ENV.testCrashAt]),
     authTokensFile: env[ENV.authTokensFile] ?? '',
+    allowUnauthenticated: flag(env[ENV.allowUnauthenticated], false, ENV.allowUnauthenticated),
     natsCredentials: readNatsCredentials(env),
+    natsTls: readNatsTlsFiles(env),
     tls: readTlsFiles(env),
+    kafkaTls: readTlsFilePair(env, ENV.kafkaTlsCertFile, ENV.kafkaTlsKeyFile),
+    clusterSecret: readSecretFile(env[ENV.clusterSecretFile], ENV.clusterSecretFile, readFile),
+    metricsToken: readSecretFile(env[ENV.metricsTokenFile], ENV.metricsTokenFile, readFile),
   };
 }

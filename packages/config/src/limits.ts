@@ -90,6 +90,31 @@ export const LIMITS = {
    * so a call carries no more than one HTTP request could.
    */
   grpcMessageBytesMax: 64 * 1024 * 1024,
+  /**
+   * Bytes of received gRPC request messages the gateway holds at once, from the moment a call's handler is
+   * handed a message until it is done with it; a message beyond it ends its call RESOURCE_EXHAUSTED (with
+   * the Retry-After hint of `grpcInFlightRetryAfterMs`), as the HTTP bound answers 503. At least
+   * `grpcMessageBytesMax`. Bytes of a message still arriving are held by grpc-js and not counted; they are
+   * bounded by `grpcMessageBytesMax` per call and `grpcConcurrentStreamsPerConnectionMax` calls per connection.
+   */
+  grpcInFlightMessageBytesMax: 256 * 1024 * 1024,
+  /** The retry hint (`mink-retry-after-ms`) of a gRPC call refused by `grpcInFlightMessageBytesMax`. */
+  grpcInFlightRetryAfterMs: 1_000,
+  /**
+   * Calls (HTTP/2 streams) one gRPC connection may have open at once, advertised to the client in SETTINGS:
+   * grpc-js and other clients queue the calls beyond it until one ends, and a peer that opens more anyway
+   * has them refused. 100 is the least RFC 9113 advises and what most gRPC servers advertise.
+   */
+  grpcConcurrentStreamsPerConnectionMax: 100,
+  /** A gRPC connection with no call open for this long is closed with a GOAWAY (clients reconnect when they next call). */
+  grpcConnectionIdleMs: 300_000,
+  /**
+   * The gateway pings a gRPC connection that has been quiet this long, and closes it when the ping is not
+   * answered within `grpcKeepaliveTimeoutMs`, so calls of a client that vanished without closing (a machine
+   * gone, a cut network) end instead of holding their streams and bytes for ever.
+   */
+  grpcKeepaliveTimeMs: 60_000,
+  grpcKeepaliveTimeoutMs: 20_000,
   /** How often the gateway's gRPC health Watch looks at readiness to send a change. */
   grpcHealthWatchIntervalMs: 1_000,
   /** On shutdown, how long the gRPC listener lets calls in progress finish before it cancels them (within `serviceStopTimeoutMs`). */
@@ -125,6 +150,20 @@ export const LIMITS = {
   kafkaFrameBytesMax: 64 * 1024 * 1024,
   /** Kafka requests one connection may have in flight; beyond them the listener stops reading that socket until responses go out. */
   kafkaRequestsInFlightPerConnectionMax: 64,
+  /**
+   * Bytes of request frames one Kafka connection may have in flight together (handed to the broker, not yet
+   * answered); beyond them the listener stops reading that socket until responses go out. One frame is always
+   * taken, so this is at least `kafkaFrameBytesMax`: a connection holds at most this plus one frame being read.
+   */
+  kafkaInFlightBytesPerConnectionMax: 96 * 1024 * 1024,
+  /** Connections one Kafka listener keeps open; a connection beyond them is closed at once (Kafka's max.connections). */
+  kafkaConnectionsMax: 4_096,
+  /** Connections one client address may keep open to one Kafka listener (Kafka's max.connections.per.ip). */
+  kafkaConnectionsPerAddressMax: 512,
+  /** A Kafka connection with no request for this long is closed (Kafka's connections.max.idle.ms, 10 minutes). */
+  kafkaConnectionIdleMs: 600_000,
+  /** A TLS handshake on the Kafka listener not done within this is cut (Node's default is 2 minutes). */
+  kafkaTlsHandshakeTimeoutMs: 10_000,
   /**
    * Bytes of record batches one Kafka fetch response carries at most, whatever the client's max_bytes
    * (Kafka's fetch.max.bytes, 55 MB by default); the first batch is always served whole. One partition's
@@ -185,6 +224,13 @@ export const LIMITS = {
    * holds its connection up to `scanWaitMsMax`) goes over NATS instead of queueing behind them.
    */
   clientScanConnectionsPerNodeMax: 16,
+  /**
+   * How long a client remembers that a data node refused its scan page requests over HTTP (401: the node asks
+   * for the cluster secret, which an outside client does not have) and scans that node over NATS without
+   * asking again; long enough that refusals cost one request per node per minute, short enough that a node
+   * restarted without the secret is used over HTTP again soon.
+   */
+  clientScanRefusalMemoryMs: 60_000,
   /** Bytes of an error reply to a scan page request over HTTP that a client reads (an error body is a short JSON object). */
   scanErrorReplyBytesMax: 64 * 1024,
   /** Bytes a page leaves to its JSON header below the NATS max payload. */
@@ -203,6 +249,38 @@ export const LIMITS = {
   httpInFlightBodyBytesMax: 256 * 1024 * 1024,
   /** The Retry-After of a request refused by `httpInFlightBodyBytesMax`. */
   httpInFlightRetryAfterMs: 1_000,
+  /**
+   * How long the connection of a request refused before its body was read (no credentials for the route)
+   * stays half-closed after the answer before it is cut: long enough for the caller to read the answer
+   * (cutting at once would reset the connection under it), short enough that a caller still sending costs little.
+   */
+  httpRefusedBodyLingerMs: 500,
+  /**
+   * Every mink HTTP server (the gateway's API; the health, metrics and internal routes of every service)
+   * closes a connection whose request headers have not all arrived this long after the connection opened or
+   * the request began (answering 408 Request Timeout): a client that opens connections and sends nothing, or
+   * sends its headers a byte at a time, holds a socket this long at most. `MINK_HTTP_HEADERS_TIMEOUT_MS`.
+   */
+  httpHeadersTimeoutMs: 10_000,
+  /**
+   * Every mink HTTP server closes a connection whose request, body included, has not all arrived this long
+   * after it began (408): a body of `httpBodyBytesMax` must come at 0.5 MiB/s at least. Only the request
+   * counts; an answer may take longer to send (a long poll of `scanWaitMsMax`, a streamed scan). At least
+   * `httpHeadersTimeoutMs`. `MINK_HTTP_REQUEST_TIMEOUT_MS`.
+   */
+  httpRequestTimeoutMs: 120_000,
+  /**
+   * Every mink HTTP server closes a keep-alive connection that stays idle this long after an answer (Node.js
+   * waits one second more, and tells clients in `Keep-Alive: timeout=`). Above the 60 s idle timeout of
+   * common load balancers, so that one never sends a request on a connection the service is closing.
+   * `MINK_HTTP_KEEP_ALIVE_TIMEOUT_MS`.
+   */
+  httpKeepAliveTimeoutMs: 65_000,
+  /**
+   * How often an HTTP server looks for connections past their header or request timeout (Node.js' default is
+   * 30 s, which would let a connection outlive a 10 s header timeout by 30 s). At most `httpHeadersTimeoutMs`.
+   */
+  httpTimeoutCheckIntervalMs: 1_000,
   /** How long a local nats-server or S3 server may take to accept connections after it is spawned. */
   devServerStartTimeoutMs: 15_000,
   /** How long a local server may take to exit after SIGTERM before it gets SIGKILL. */
@@ -545,6 +623,9 @@ export function assertLimits(): void {
   if (LIMITS.heartbeatsPerLeaseTtl < 2) throw new Error('a lease must see at least two heartbeats');
   if (LIMITS.clientBackoffInitialMs > LIMITS.clientBackoffMaxMs) throw new Error('backoff bounds are inverted');
   if (LIMITS.httpInFlightBodyBytesMax < LIMITS.httpBodyBytesMax) throw new Error('one request of the largest body must fit in flight');
+  if (LIMITS.grpcInFlightMessageBytesMax < LIMITS.grpcMessageBytesMax) throw new Error('one gRPC message of the largest size must fit in flight');
+  if (LIMITS.httpHeadersTimeoutMs > LIMITS.httpRequestTimeoutMs) throw new Error('the headers of a request must be able to arrive within its request timeout');
+  if (LIMITS.httpTimeoutCheckIntervalMs > LIMITS.httpHeadersTimeoutMs) throw new Error('HTTP timeouts must be checked at least once per header timeout');
   if (LIMITS.grpcShutdownGraceMs >= LIMITS.serviceStopTimeoutMs) throw new Error('the gRPC shutdown grace must end before a stopping service is killed');
   if (LIMITS.scanFollowWaitMsMin > LIMITS.scanWaitMsMax) throw new Error('a following scan must be able to wait its shortest wait');
   if (LIMITS.writerBatchesRemembered < LIMITS.writerRequestsInFlightMax) throw new Error('a writer must be able to retry every request it has in flight');

@@ -229,8 +229,10 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   produce(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
     if (!this.metrics) return this.produceHere(topic, partition, batches);
     const figures = (result: ProduceResult | undefined) => ({
+      // Labelled by the topic and partition only when they exist (metricLabelsOf): both come from the client.
       table: topic,
-      bucket: String(partition),
+      partition: null,
+      bucket: partition,
       op: 'kafkaProduce',
       rows: result ? batches.reduce((sum, batch) => sum + batch.offsetCount, 0) : 0,
       bytes: result ? batches.reduce((sum, batch) => sum + batch.bytes.byteLength, 0) : 0,
@@ -301,8 +303,10 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   fetch(topic: string, partition: number, offset: number, maxBytes: number, readCommitted: boolean): Promise<FetchedPartition> {
     if (!this.metrics) return this.fetchHere(topic, partition, offset, maxBytes, readCommitted);
     const figures = (result: FetchedPartition | undefined) => ({
+      // Labelled by the topic and partition only when they exist (metricLabelsOf): both come from the client.
       table: topic,
-      bucket: String(partition),
+      partition: null,
+      bucket: partition,
       op: 'kafkaFetch',
       rows: result ? result.batches.reduce((sum, batch) => sum + offsetCountOf(batch), 0) : 0,
       bytes: result ? result.batches.reduce((sum, batch) => sum + batch.byteLength, 0) : 0,

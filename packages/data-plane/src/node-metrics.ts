@@ -1,9 +1,10 @@
 import { KafkaError, type JoinRefusals } from '@mink/kafka';
+import type { View } from '@mink/meta';
 import { MinkError } from '@mink/protocol';
 import type { WalObserver } from '@mink/s3stream';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { PkBucketObserver } from './pk-bucket';
-import { requestFigures, type RequestFigures } from './request-figures';
+import { metricLabelsOf, requestFigures, type RequestFigures } from './request-figures';
 
 const LATENCY_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const OBJECT_BYTES = [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024];
@@ -13,6 +14,8 @@ const OBJECT_BYTES = [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 
  * requests per table and bucket (count by outcome, rows, bytes, latency), WAL uploads and commits
  * (latency, object size, commits refused by code, bytes queued), compaction, and PK bucket restores,
  * snapshots and group commits. Prometheus naming: `_total` counters, `_seconds` and `_bytes` histograms.
+ * Tables and buckets become labels only when the view holds them (`metricLabelsOf`), and no label takes a
+ * Kafka client's topic, client id or group id as sent, so callers cannot add series.
  */
 export class DataNodeMetrics {
   private readonly requests: Counter<'table' | 'bucket' | 'op' | 'outcome'>;
@@ -30,7 +33,11 @@ export class DataNodeMetrics {
   private queuedBytes: () => number = () => 0;
   private groupJoinRefusals: () => JoinRefusals = () => ({ groupFull: 0, coordinatorFull: 0, lastGroupId: null });
 
-  constructor(registry: Registry) {
+  constructor(
+    registry: Registry,
+    /** The node's current view, whose tables are the only table and bucket labels. */
+    private readonly view: () => Pick<View, 'tables'>,
+  ) {
     const registers = [registry];
     this.requests = new Counter({
       name: 'mink_bucket_requests_total',
@@ -171,7 +178,7 @@ export class DataNodeMetrics {
 
   private count(figures: RequestFigures | null, outcome: string, started: number): void {
     if (figures === null) return;
-    const labels = { table: figures.table, bucket: figures.bucket, op: figures.op };
+    const labels = { ...metricLabelsOf(figures, this.view().tables), op: figures.op };
     this.requests.inc({ ...labels, outcome });
     this.latency.observe(labels, (performance.now() - started) / 1000);
     // A refused request moved nothing: only answered ones count rows and bytes.

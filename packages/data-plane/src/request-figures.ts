@@ -1,11 +1,18 @@
+import { ownRecord, type TableRecord } from '@mink/meta';
+
 /**
  * What one request to a data node counts in its metrics (DataNodeMetrics): which table and bucket it was
  * for, what it did, and how many rows and bytes it moved. Pure: the request and its answer in, figures out.
+ * The table, partition and bucket are as the request names them, unchecked: `metricLabelsOf` turns them
+ * into labels.
  */
 export interface RequestFigures {
   table: string;
-  /** The bucket's number, `<partition>/<bucket>` for a bucket of a partition, or `all` for a table-wide request. */
-  bucket: string;
+  /** The partition of the bucket, as named; null for a table that is not partitioned and for a table-wide request. */
+  partition: string | null;
+  /** The bucket's number; null for a table-wide request. */
+  bucket: number | null;
+  /** One of the operations the node knows (a fixed set, never the caller's string). */
   op: string;
   /** Rows appended, put, deleted or scanned, keys looked up, prefixes asked for. */
   rows: number;
@@ -22,12 +29,34 @@ export function requestFigures(request: unknown, result: unknown): RequestFigure
   const body = request as Record<string, unknown>;
   const op = body.op;
   if (typeof op !== 'string' || typeof body.table !== 'string' || (!BUCKET_OPS.has(op) && !TABLE_OPS.has(op))) return null;
-  let bucket = 'all';
+  let bucket: number | null = null;
   if (BUCKET_OPS.has(op)) {
     if (!Number.isSafeInteger(body.bucket)) return null;
-    bucket = typeof body.partition === 'string' ? `${body.partition}/${String(body.bucket)}` : String(body.bucket);
+    bucket = body.bucket as number;
   }
-  return { table: body.table, bucket, op, rows: rowsOf(op, body, result), bytes: bytesOf(op, body, result) };
+  const partition = bucket !== null && typeof body.partition === 'string' ? body.partition : null;
+  return { table: body.table, partition, bucket, op, rows: rowsOf(op, body, result), bytes: bytesOf(op, body, result) };
+}
+
+/** The label of a table, or of a bucket, that the view does not hold: no table name can be it. */
+export const UNKNOWN_LABEL = '(unknown)';
+
+/**
+ * The `table` and `bucket` labels of a request's figures. A request names its table, partition and bucket
+ * as its caller spelt them, before anything checks them (a refused request is counted too), so only what
+ * `tables` (the view's tables by name) holds becomes a label: the table's name, and its bucket as
+ * `<partition>/<bucket>` for a live partition, the number alone otherwise, `all` for a table-wide request.
+ * A table the view does not hold is `UNKNOWN_LABEL` for both, a bucket or partition it does not have is
+ * `UNKNOWN_LABEL` for the bucket; so the series are bounded by the tables and buckets that exist, whatever
+ * callers send.
+ */
+export function metricLabelsOf(figures: Pick<RequestFigures, 'table' | 'partition' | 'bucket'>, tables: Readonly<Record<string, TableRecord>>): { table: string; bucket: string } {
+  const table = ownRecord(tables, figures.table);
+  if (table === undefined) return { table: UNKNOWN_LABEL, bucket: UNKNOWN_LABEL };
+  if (figures.bucket === null) return { table: table.name, bucket: 'all' };
+  const known = Number.isSafeInteger(figures.bucket) && figures.bucket >= 0 && figures.bucket < table.buckets && (figures.partition === null || table.partitions.includes(figures.partition));
+  if (!known) return { table: table.name, bucket: UNKNOWN_LABEL };
+  return { table: table.name, bucket: figures.partition === null ? String(figures.bucket) : `${figures.partition}/${figures.bucket}` };
 }
 
 function rowsOf(op: string, body: Record<string, unknown>, result: unknown): number {

@@ -2,6 +2,7 @@ export * from './ports';
 export * from './managed-process';
 export * from './nats-server';
 export * from './nats-cluster';
+export * from './nats-permissions';
 export * from './s3-server';
 export * from './local-cluster';
 export * from './secrets';

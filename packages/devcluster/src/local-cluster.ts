@@ -5,7 +5,8 @@ import { get as httpsGet } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
 import { DEFAULTS, ENV, LIMITS, sleep, type NatsCredentials, type TlsFiles } from '@mink/config';
 import { checkNatsClusterSize, natsMetaLeader, startNatsCluster, startNatsClusterNode, waitForJetStream, type NatsClusterNodeSpec } from './nats-cluster';
-import { startNatsServer } from './nats-server';
+import { startNatsServer, type NatsServerAccess, type NatsServerTls } from './nats-server';
+import { NATS_IDENTITIES, natsPermissionsOf, type NatsIdentity } from './nats-permissions';
 import { freePort, reservePorts } from './ports';
 import { startS3Server } from './s3-server';
 import { ensureClusterSecrets, type ClusterSecrets } from './secrets';
@@ -58,11 +59,12 @@ export interface ClusterFile {
   processes: { role: ClusterRole; nodeId: string | null; pid: number; ports: Record<string, number>; running: boolean; log: string }[];
   endpoints: { gateway: string; nats: string; s3: string; s3Bucket: string };
   /**
-   * Of a secure cluster only: the files holding its secrets (never the secrets themselves): the NATS
-   * credentials as `MINK_NATS_USER`/`MINK_NATS_PASSWORD` lines, and the gateway's admin token (null when the
-   * gateway was given a tokens file of its own).
+   * Of a secure cluster only: the files holding its secrets (never the secrets themselves): the outside
+   * clients' NATS credentials as `MINK_NATS_USER`/`MINK_NATS_PASSWORD` lines (`nats-client.env`), the gateway's admin token (null when the
+   * gateway was given a tokens file of its own), and the token every service's `/metrics` asks for (a
+   * scraper's `Authorization: Bearer`).
    */
-  secrets?: { natsEnvFile: string; adminTokenFile: string | null };
+  secrets?: { natsEnvFile: string; adminTokenFile: string | null; metricsTokenFile: string };
 }
 
 export interface LocalClusterOptions {
@@ -102,14 +104,24 @@ export interface LocalClusterOptions {
   /** Port of the S3 server; a free one when absent or 0. */
   s3Port?: number;
   /**
-   * A secure cluster (`mink up --secure`): every nats-server asks for a user and password, every service gets
-   * them by environment (`MINK_NATS_USER`, `MINK_NATS_PASSWORD`), and the gateway asks for bearer tokens from
-   * a generated tokens file holding one admin token (unless `env` names a tokens file of its own). The secrets
+   * A secure cluster (`mink up --secure`): every nats-server asks for a user and password, one identity per
+   * service role, one for outside clients and one (`admin`) for this cluster's own checks, each allowed only
+   * the subjects it needs (natsPermissionsOf); every service gets its role's by environment (`MINK_NATS_USER`,
+   * `MINK_NATS_PASSWORD`), the gateway asks for bearer tokens from
+   * a generated tokens file holding one admin token (unless `env` names a tokens file of its own), the data
+   * nodes' internal routes ask for a generated cluster secret (`MINK_CLUSTER_SECRET_FILE`, which the data
+   * nodes and the gateway get) and every service's `/metrics` for a generated token
+   * (`MINK_METRICS_TOKEN_FILE`). The services get the paths of the secret files, never a secret. The secrets
    * live in 0600 files under `<dataDir>/secrets/` (see ClusterSecrets) and are reused by the next secure start.
    */
   secure?: boolean;
   /** The gateway's certificate and key (`MINK_TLS_CERT_FILE`, `MINK_TLS_KEY_FILE`): it then serves HTTPS and gRPC over TLS. */
   tls?: TlsFiles;
+  /**
+   * TLS on every nats-server's client port (its certificate and key), and the CA that signed the certificate:
+   * every service then gets `MINK_NATS_TLS_CA_FILE` and speaks TLS to NATS; a client needs the CA too.
+   */
+  natsTls?: NatsServerTls;
   /** The monorepo root holding `apps/`; found by walking up from this file to pnpm-workspace.yaml. */
   repoRoot?: string;
   /** Where each process's output is appended (default `${dataDir}/logs`). */
@@ -165,6 +177,7 @@ interface ResolvedOptions {
   s3Port: number | undefined;
   secure: boolean;
   tls: TlsFiles | undefined;
+  natsTls: NatsServerTls | undefined;
   repoRoot: string;
   logDir: string;
   logLevel: string;
@@ -228,19 +241,43 @@ export class LocalCluster {
     return `${this.options.tls ? 'https' : 'http'}://${LOOPBACK_HOST}:${gateway.ports.http}`;
   }
 
-  /** The NATS user and password of a secure cluster (what its services get), null otherwise. */
+  /**
+   * The NATS user and password of outside clients of a secure cluster (the `client` identity: what a
+   * MinkClient, the CLI or an application connects with), null otherwise. The services have identities of
+   * their own (`natsCredentialsOf`).
+   */
   get natsCredentials(): NatsCredentials | null {
     return this.secrets?.natsCredentials ?? null;
   }
 
-  /** Of a secure cluster: the 0600 file of `MINK_NATS_USER`/`MINK_NATS_PASSWORD` lines; null otherwise. */
+  /** The NATS user and password of `identity` in a secure cluster (what a service of that role gets), null otherwise. */
+  natsCredentialsOf(identity: NatsIdentity): NatsCredentials | null {
+    return this.secrets?.natsIdentities[identity].credentials ?? null;
+  }
+
+  /** Of a secure cluster: the 0600 file of the client identity's `MINK_NATS_USER`/`MINK_NATS_PASSWORD` lines (`nats-client.env`); null otherwise. */
   get natsEnvFile(): string | null {
     return this.secrets?.natsEnvFile ?? null;
+  }
+
+  /** The CA file a NATS client trusts when the servers speak TLS (`natsTls`), null otherwise. */
+  get natsTlsCaFile(): string | null {
+    return this.options.natsTls?.caFile ?? null;
   }
 
   /** Of a secure cluster whose gateway uses the generated tokens file: the 0600 file holding the admin token; null otherwise. */
   get adminTokenFile(): string | null {
     return this.secrets !== null && this.options.env[ENV.authTokensFile] === undefined ? this.secrets.adminTokenFile : null;
+  }
+
+  /** Of a secure cluster: the 0600 file holding the token every service's `/metrics` asks for; null otherwise. */
+  get metricsTokenFile(): string | null {
+    return this.secrets?.metricsTokenFile ?? null;
+  }
+
+  /** Of a secure cluster: the 0600 file holding the cluster secret of the data nodes' internal routes; null otherwise. */
+  get clusterSecretFile(): string | null {
+    return this.secrets?.clusterSecretFile ?? null;
   }
 
   /** `host:port` of the gateway's gRPC listener. */
@@ -436,7 +473,8 @@ export class LocalCluster {
       dataDir: join(options.dataDir, 'nats'),
       size: options.natsCluster,
       logDir: options.logDir,
-      credentials: this.natsCredentials ?? undefined,
+      ...this.natsServerAccess(),
+      routeCredentials: this.secrets?.natsRouteCredentials,
     });
     const entries: TrackedProcess[] = handle.nodes().map((node) => ({
       role: 'nats',
@@ -472,13 +510,29 @@ export class LocalCluster {
       dataDir: join(this.options.dataDir, 'nats'),
       port: requested,
       logFile: entry.logFile,
-      credentials: this.natsCredentials ?? undefined,
+      ...this.natsServerAccess(),
     });
     // Later restarts reuse the port, so services that keep reconnecting to this URL find the server again.
     entry.ports.client = handle.port;
     this.natsUrlsValue = [handle.url];
     entry.stopServer = handle.stop;
     this.track(entry, handle.process);
+  }
+
+  /**
+   * Who the nats-servers accept: nobody in particular for an open cluster; for a secure one every identity
+   * with its permissions, the launcher checking with `admin`. TLS when asked for.
+   */
+  private natsServerAccess(): NatsServerAccess {
+    const { secrets } = this;
+    const metaStream = this.options.env[ENV.metaStream] ?? DEFAULTS.metaStream;
+    const access: NatsServerAccess = { tls: this.options.natsTls };
+    if (secrets === null) return access;
+    return {
+      ...access,
+      credentials: secrets.natsIdentities.admin.credentials,
+      users: NATS_IDENTITIES.map((identity) => ({ credentials: secrets.natsIdentities[identity].credentials, permissions: natsPermissionsOf(identity, metaStream) })),
+    };
   }
 
   private async launchS3(entry: TrackedProcess): Promise<void> {
@@ -563,10 +617,19 @@ export class LocalCluster {
     }
     // Secrets go by environment, never as arguments (which `ps` shows to every user of the machine). Without
     // `secure`, none is passed on from this process's own environment either: the cluster is the open one.
-    const credentials = this.natsCredentials;
+    // Each service gets its role's NATS identity, allowed only what that role does (natsPermissionsOf).
+    const credentials = this.natsCredentialsOf(role);
     env[ENV.natsUser] = credentials?.user;
     env[ENV.natsPassword] = credentials?.password;
-    if (role === 'gateway' && this.secrets) env[ENV.authTokensFile] = this.secrets.tokensFile;
+    env[ENV.natsTlsCaFile] = options.natsTls?.caFile;
+    env[ENV.natsTlsCertFile] = undefined;
+    env[ENV.natsTlsKeyFile] = undefined;
+    // The gateway's tokens guard its HTTP and gRPC APIs, and the data nodes' Kafka listeners (SASL) with the same scopes.
+    if ((role === 'gateway' || role === 'data-node') && this.secrets) env[ENV.authTokensFile] = this.secrets.tokensFile;
+    // The paths of the other secrets, never the secrets: the data nodes ask for the cluster secret on their
+    // internal routes and the gateway sends it on its scans; every service asks for the metrics token.
+    env[ENV.clusterSecretFile] = (role === 'data-node' || role === 'gateway') && this.secrets ? this.secrets.clusterSecretFile : undefined;
+    env[ENV.metricsTokenFile] = this.secrets?.metricsTokenFile;
     // Only the gateway serves TLS; the others get no certificate variables at all.
     env[ENV.tlsCertFile] = role === 'gateway' ? options.tls?.certFile : undefined;
     env[ENV.tlsKeyFile] = role === 'gateway' ? options.tls?.keyFile : undefined;
@@ -686,7 +749,7 @@ export class LocalCluster {
         s3: this.s3EndpointValue,
         s3Bucket: DEFAULTS.s3Bucket,
       },
-      ...(this.secrets ? { secrets: { natsEnvFile: this.secrets.natsEnvFile, adminTokenFile: this.adminTokenFile } } : {}),
+      ...(this.secrets ? { secrets: { natsEnvFile: this.secrets.natsEnvFile, adminTokenFile: this.adminTokenFile, metricsTokenFile: this.secrets.metricsTokenFile } } : {}),
     };
     const path = this.clusterFile;
     const temporaryPath = `${path}.${process.pid}.tmp`;
@@ -762,6 +825,7 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
     s3Port: options.s3Port || undefined,
     secure: options.secure ?? false,
     tls: options.tls,
+    natsTls: options.natsTls,
     repoRoot: options.repoRoot ?? findRepoRoot(),
     logDir: resolve(options.logDir ?? join(dataDir, 'logs')),
     logLevel: options.logLevel ?? 'info',

@@ -3,11 +3,11 @@ import { mkdirSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
 import { connect } from 'nats';
-import { LIMITS, natsAuthOptions, sleep, type NatsCredentials } from '@mink/config';
+import { LIMITS, sleep, type NatsCredentials } from '@mink/config';
 import { spawnManaged, type ManagedProcess } from './managed-process';
-import { findNatsServer } from './nats-server';
+import { findNatsServer, natsCheckOptions, natsClientAccessLines, type NatsServerTls } from './nats-server';
 import { freePort } from './ports';
-import { natsAuthorizationBlock, writeSecretFile } from './secrets';
+import { natsAuthorizationBlock, writeSecretFile, type NatsUser } from './secrets';
 
 /**
  * A JetStream cluster of nats-servers on this machine, for `mink up --nats-cluster` and fault tests. Each
@@ -34,8 +34,17 @@ export interface NatsClusterNodeSpec {
   routes: number[];
   logFile?: string;
   binaryPath?: string;
-  /** The user and password every client, and every route from another server, must give; absent: none asked for. */
+  /**
+   * The user and password of the launcher's own checks; alone, the one client user, allowed everything, and
+   * the routes' credentials too (unless `routeCredentials`); absent: none asked for.
+   */
   credentials?: NatsCredentials;
+  /** The client users, each with its permissions; `credentials` must be one of them. */
+  users?: NatsUser[];
+  /** What the servers' routes give each other (a `cluster { authorization }` block); `credentials` when absent. */
+  routeCredentials?: NatsCredentials;
+  /** TLS on the client port (routes and monitoring stay plain, on loopback). */
+  tls?: NatsServerTls;
 }
 
 /** One running server of a cluster. */
@@ -64,6 +73,10 @@ export interface NatsClusterOptions {
   clusterName?: string;
   /** The user and password of clients and routes (see `NatsClusterNodeSpec.credentials`). */
   credentials?: NatsCredentials;
+  /** See `NatsClusterNodeSpec.users`, `routeCredentials` and `tls`. */
+  users?: NatsUser[];
+  routeCredentials?: NatsCredentials;
+  tls?: NatsServerTls;
 }
 
 /** A running cluster: its servers in name order and the URLs a client is given (all of them). */
@@ -98,7 +111,8 @@ export function checkNatsClusterSize(size: number): void {
  * file holds the password: it is written 0600.
  */
 export function natsClusterConfig(spec: NatsClusterNodeSpec): string {
-  const routeUser = spec.credentials ? `${spec.credentials.user}:${spec.credentials.password}@` : '';
+  const routeCredentials = spec.routeCredentials ?? spec.credentials;
+  const routeUser = routeCredentials ? `${routeCredentials.user}:${routeCredentials.password}@` : '';
   const routes = spec.routes.map((port) => JSON.stringify(`nats-route://${routeUser}${HOST}:${port}`)).join(', ');
   return [
     `server_name: ${JSON.stringify(spec.name)}`,
@@ -106,14 +120,14 @@ export function natsClusterConfig(spec: NatsClusterNodeSpec): string {
     `http: "${HOST}:${spec.ports.monitor}"`,
     // Larger messages than NATS' default 1 MiB let a scan page carry more records per round trip.
     `max_payload: ${LIMITS.natsMaxPayloadBytes}`,
-    ...(spec.credentials ? natsAuthorizationBlock(spec.credentials) : []),
+    ...natsClientAccessLines(spec),
     'jetstream {',
     `  store_dir: ${JSON.stringify(join(spec.folder, 'jetstream'))}`,
     '}',
     'cluster {',
     `  name: ${JSON.stringify(spec.clusterName)}`,
     `  listen: "${HOST}:${spec.ports.cluster}"`,
-    ...(spec.credentials ? natsAuthorizationBlock(spec.credentials, '  ') : []),
+    ...(routeCredentials ? natsAuthorizationBlock(routeCredentials, '  ') : []),
     `  routes: [${routes}]`,
     '}',
     '',
@@ -144,6 +158,9 @@ async function pickSpecs(options: NatsClusterOptions): Promise<NatsClusterNodeSp
     logFile: options.logDir === undefined ? undefined : join(options.logDir, `${name}.log`),
     binaryPath: options.binaryPath,
     credentials: options.credentials,
+    users: options.users,
+    routeCredentials: options.routeCredentials,
+    tls: options.tls,
   }));
 }
 
@@ -279,7 +296,7 @@ async function jetStreamProblem(node: NatsClusterNodeHandle): Promise<string | n
   if (!answer?.meta_cluster?.leader) return 'no JetStream meta leader known to it';
   let connection;
   try {
-    connection = await connect({ servers: node.url, reconnect: false, timeout: LIMITS.natsMonitorRequestTimeoutMs, ...natsAuthOptions(node.spec.credentials) });
+    connection = await connect({ servers: node.url, reconnect: false, timeout: LIMITS.natsMonitorRequestTimeoutMs, ...natsCheckOptions(node.spec) });
   } catch (error) {
     return `no connection: ${(error as Error).message}`;
   }
@@ -326,7 +343,7 @@ async function waitForConnection(url: string, server: ManagedProcess, spec: Nats
       throw new Error(`nats-server ${name} exited during start on ${url}: ${server.outputTail().trim()}`);
     }
     try {
-      const connection = await connect({ servers: url, reconnect: false, timeout: LIMITS.devServerPollIntervalMs * 10, ...natsAuthOptions(spec.credentials) });
+      const connection = await connect({ servers: url, reconnect: false, timeout: LIMITS.devServerPollIntervalMs * 10, ...natsCheckOptions(spec) });
       await connection.close();
       return;
     } catch {

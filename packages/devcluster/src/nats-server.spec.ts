@@ -77,6 +77,19 @@ describe('startNatsServer', () => {
     expect(readFileSync(`/proc/${server.pid}/cmdline`, 'utf8')).not.toContain(credentials.password);
   });
 
+  it('writes the users of a secure cluster with their permissions and a TLS block, and refuses a launcher user that is not one of them', () => {
+    // Proves the config of a server with per-identity users: the launcher checks with one of them, and TLS names the certificate and key.
+    const admin = { user: 'mink-admin', password: 'beef0123456789abcdef' };
+    const users = [{ credentials: admin, permissions: { publish: ['$JS.API.INFO'], subscribe: ['_INBOX.>'] } }];
+    const tls = { certFile: '/certs/nats.crt', keyFile: '/certs/nats.key', caFile: '/certs/ca.crt' };
+    const config = natsServerConfig(admin, { users, tls });
+    expect(config).toContain('authorization {\n  users: [\n    {\n      user: "mink-admin"\n');
+    expect(config).toContain('        publish: { allow: ["$JS.API.INFO"] }\n        subscribe: { allow: ["_INBOX.>"] }\n');
+    expect(config).toContain('tls {\n  cert_file: "/certs/nats.crt"\n  key_file: "/certs/nats.key"\n}\n');
+    expect(config).not.toContain('/certs/ca.crt');
+    expect(() => natsServerConfig({ user: 'someone-else', password: 'beef0123456789abcdef' }, { users })).toThrow("the launcher's NATS user 'someone-else' is not one of the server's users");
+  });
+
   it('names the missing binary in one line with the install hint', () => {
     // Proves a machine without nats-server gets an actionable message instead of a spawn error.
     expect(() => findNatsServer([join(dataDir, 'no-such-nats-server')])).toThrow(new Error(NATS_SERVER_NOT_FOUND_MESSAGE));

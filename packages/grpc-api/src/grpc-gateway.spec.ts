@@ -1,6 +1,8 @@
 import { Client as GrpcClient, credentials, status as GrpcStatus, type Client, type Metadata, type ServiceError } from '@grpc/grpc-js';
+import { LIMITS } from '@mink/config';
 import { parseAccessPolicy, type GatewayService } from '@mink/http-api';
-import { InvalidArgumentError, NotFoundError } from '@mink/protocol';
+import { InvalidArgumentError, MinkError, NotFoundError } from '@mink/protocol';
+import { InFlightBytes, internalErrorMessage } from '@mink/runtime';
 import { bearerMetadata, callClientStreaming, callUnary, collectServerStream, listReflectedServices, openGatewayGrpcClients, type GatewayGrpcClients } from './grpc-client';
 import { encodeBatch, encodeScanPage } from '@mink/records';
 import { eventually } from '@mink/testing';
@@ -207,5 +209,92 @@ describe('GrpcGateway', () => {
 
   it('lists its services by reflection without a token', async () => {
     expect(await listReflectedServices(guardedClients.reflection)).toEqual(['grpc.health.v1.Health', 'mink.v1.Mink']);
+  });
+});
+
+describe('GrpcGateway under exhaustion', () => {
+  // Proves the listener's bounds: a call without an issued token is refused before its messages are decoded,
+  // the bytes of messages handlers hold count against one bound (RESOURCE_EXHAUSTED past it) and are given
+  // back when the call ends, and an internal error answers its id only while the log gets the error.
+  const logged: { err: unknown; method: string; errorId: string }[] = [];
+  const logger = { error: (object: object) => void logged.push(object as (typeof logged)[number]) };
+  let releasePut: (() => void) | null = null;
+  const puts: unknown[] = [];
+  const service = {
+    put: async (_table: string, body: unknown) => {
+      puts.push(body);
+      if (puts.length === 1) await new Promise<void>((resolve) => (releasePut = resolve));
+      return { written: 1, buckets: [] };
+    },
+    append: async () => ({ appended: 1, buckets: [] }),
+    listTables: async () => {
+      throw new TypeError("Cannot read properties of undefined (reading 'leader') at wal/1/3/17");
+    },
+    describeTable: async () => {
+      throw new MinkError('Internal', "S3 refused GetObject of 'wal/1/3/17': AccessDenied");
+    },
+  } as unknown as GatewayService;
+  // Room for one Put message of the test, not two.
+  const inFlight = new InFlightBytes(100);
+  let gateway: GrpcGateway;
+  let clients: GatewayGrpcClients;
+  let port = 0;
+
+  beforeAll(async () => {
+    gateway = new GrpcGateway({ gateway: service, policy: POLICY, isReady: () => true, logger, inFlight });
+    port = await gateway.listen('127.0.0.1', 0);
+    clients = openGatewayGrpcClients(`127.0.0.1:${port}`);
+  });
+  afterAll(async () => {
+    clients.close();
+    await gateway.stop(1_000);
+  });
+
+  it('refuses a call without an issued token before decoding its message', async () => {
+    // Bytes that are no request would be INVALID_ARGUMENT if they were decoded; unauthenticated, they never are.
+    const raw = new GrpcClient(`127.0.0.1:${port}`, credentials.createInsecure());
+    const failure = await new Promise<ServiceError>((resolve) =>
+      raw.makeUnaryRequest('/mink.v1.Mink/DescribeTable', (bytes: Buffer) => bytes, (bytes: Buffer) => bytes, Buffer.from([0x08]), (error) => resolve(error!)),
+    );
+    raw.close();
+    expect([GrpcStatus[failure.code], failure.metadata.get('mink-error-code')]).toEqual(['UNAUTHENTICATED', ['Unauthenticated']]);
+  });
+
+  it('ends a call RESOURCE_EXHAUSTED while other calls hold the bytes, and serves it once they are given back', async () => {
+    const message = { table: 'events', rowsJson: `[{"id":"${'1'.repeat(40)}"}]` };
+    const first = callUnary(clients.mink, 'Put', message, bearerMetadata(WRITER));
+    await eventually('the first Put at the service', () => puts.length === 1);
+    expect(inFlight.heldBytes).toBeGreaterThan(50);
+    const refused = await callUnary(clients.mink, 'Put', message, bearerMetadata(WRITER)).catch((error: ServiceError) => error);
+    expect([GrpcStatus[(refused as ServiceError).code], (refused as ServiceError).metadata.get('mink-error-code'), (refused as ServiceError).metadata.get('mink-retry-after-ms')]).toEqual([
+      'RESOURCE_EXHAUSTED',
+      ['Unavailable'],
+      [String(LIMITS.grpcInFlightRetryAfterMs)],
+    ]);
+    expect(puts).toHaveLength(1);
+    releasePut!();
+    await first;
+    await eventually('the bytes given back', () => inFlight.heldBytes === 0);
+    await expect(callUnary(clients.mink, 'Put', message, bearerMetadata(WRITER))).resolves.toBeDefined();
+    // A streamed Append gives each message's bytes back as it goes, and all of them at its end.
+    const messages = Array.from({ length: 5 }, () => ({ table: 'events', rowsJson: '[{"id":"1"}]' }));
+    await expect(callClientStreaming(clients.mink, 'Append', messages, bearerMetadata(WRITER))).resolves.toMatchObject({ appended: '5', messages: '5' });
+    await eventually('the bytes given back', () => inFlight.heldBytes === 0);
+  });
+
+  it('answers an internal error with its id only, and logs the error under that id', async () => {
+    // Proves neither a bug's message nor an Internal error from a data node reaches the caller.
+    for (const [method, request] of [
+      ['ListTables', {}],
+      ['DescribeTable', { name: 'events' }],
+    ] as const) {
+      logged.length = 0;
+      const failure = (await callUnary(clients.mink, method, request, bearerMetadata(ADMIN)).catch((error: ServiceError) => error)) as ServiceError;
+      const errorId = String(failure.metadata.get('mink-error-id')[0]);
+      expect([GrpcStatus[failure.code], failure.details, failure.metadata.get('mink-error-code')]).toEqual(['INTERNAL', internalErrorMessage(errorId), ['Internal']]);
+      expect(failure.details).not.toMatch(/wal|S3|leader/);
+      expect(logged).toEqual([{ err: expect.any(Error), method, errorId }]);
+      expect(String((logged[0]!.err as Error).message)).toMatch(/wal\/1\/3\/17/);
+    }
   });
 });

@@ -2,8 +2,10 @@ import { once } from 'node:events';
 import {
   Server,
   ServerCredentials,
+  ServerInterceptingCall,
   status as GrpcStatus,
   type Metadata,
+  type ServerInterceptor,
   type ServerReadableStream,
   type ServerUnaryCall,
   type ServerWritableStream,
@@ -13,9 +15,11 @@ import {
 } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { LIMITS } from '@mink/config';
-import { authorize, type AccessNeed, type AccessPolicy, type AccessScope, type GatewayService } from '@mink/http-api';
+import { authorize, unauthenticatedErrorOf, type AccessNeed, type AccessPolicy, type AccessScope, type GatewayService } from '@mink/http-api';
 import { InvalidArgumentError, MinkError, UnavailableError, type ScanPage } from '@mink/protocol';
-import { grpcFailureOf, isExpectedFailure, statusOfFailure } from './grpc-errors';
+import { InFlightBytes, newErrorId } from '@mink/runtime';
+import { grpcFailureOf, inFlightRefusal, isExpectedFailure, statusOfFailure } from './grpc-errors';
+import { HeldMessages, type CallHolding } from './held-messages';
 import { HEALTH_SERVICE, MINK_SERVICE, loadGatewayProtos } from './proto';
 import {
   alterTableBody,
@@ -39,7 +43,22 @@ export interface GrpcGatewayOptions {
   logger?: { error(object: object, message: string): void };
   /** A PEM certificate chain and its private key: the listener then speaks TLS only. Absent or null: plain text. */
   tls?: { cert: Buffer; key: Buffer } | null;
+  /** The bound on bytes of request messages held at once; absent: `LIMITS.grpcInFlightMessageBytesMax`. */
+  inFlight?: InFlightBytes;
 }
+
+/**
+ * The grpc-js server options of the listener: the message sizes, the calls one connection may have open (a
+ * client queues more until one ends), and closing idle or silent connections (see LIMITS).
+ */
+export const GRPC_SERVER_OPTIONS = {
+  'grpc.max_receive_message_length': LIMITS.grpcMessageBytesMax,
+  'grpc.max_send_message_length': LIMITS.grpcMessageBytesMax,
+  'grpc.max_concurrent_streams': LIMITS.grpcConcurrentStreamsPerConnectionMax,
+  'grpc.max_connection_idle_ms': LIMITS.grpcConnectionIdleMs,
+  'grpc.keepalive_time_ms': LIMITS.grpcKeepaliveTimeMs,
+  'grpc.keepalive_timeout_ms': LIMITS.grpcKeepaliveTimeoutMs,
+} as const;
 
 interface TableMessage {
   table: string;
@@ -57,16 +76,23 @@ class CallAborted extends Error {}
  * Ordering: an Append call appends each message, durably, before it reads the next; a Scan sends pages in
  * offset order. On `stop`, following scans and health watches end at once (UNAVAILABLE for the scans, so a
  * client resumes elsewhere from its last `next_offset`), other calls get `grpcShutdownGraceMs` to finish.
+ *
+ * Exhaustion (GRPC_SERVER_OPTIONS and `admission`): with a policy, a Mink call whose metadata carries no
+ * issued token is refused UNAUTHENTICATED before any of its messages is decoded; the bytes of the messages
+ * handlers hold count against one bound (`HeldMessages`), past which a call ends RESOURCE_EXHAUSTED.
  */
 export class GrpcGateway {
-  private readonly server = new Server({ 'grpc.max_receive_message_length': LIMITS.grpcMessageBytesMax });
+  private readonly server: Server;
   private readonly stopping = new AbortController();
   private readonly gateway: GatewayService;
+  private readonly held: HeldMessages;
 
   constructor(private readonly options: GrpcGatewayOptions) {
     this.gateway = options.gateway;
+    this.held = new HeldMessages(options.inFlight ?? new InFlightBytes(LIMITS.grpcInFlightMessageBytesMax));
+    this.server = new Server({ ...GRPC_SERVER_OPTIONS, interceptors: [this.admission()] });
     const definition = loadGatewayProtos();
-    this.server.addService(readingAnyBytes(definition[MINK_SERVICE] as ServiceDefinition), this.minkHandlers());
+    this.server.addService(readingAnyBytes(definition[MINK_SERVICE] as ServiceDefinition, this.held), this.minkHandlers());
     this.server.addService(definition[HEALTH_SERVICE] as ServiceDefinition, this.healthHandlers());
     new ReflectionService(definition).addToServer(this.server);
   }
@@ -178,6 +204,8 @@ export class GrpcGateway {
           throw new InvalidArgumentError(`message ${messages}: table '${message.table}' is not '${table}', the table of the first message`);
         }
         const rows = readJsonArray(message.rowsJson, `message ${messages}: rows_json`);
+        // The rows are decoded: the message's bytes are no longer held (the rows are, until appended).
+        this.held.release(message);
         const result = await this.gateway.append(table, { rows }).catch((error: unknown) => {
           throw withMessageNumber(error, messages);
         });
@@ -272,9 +300,47 @@ export class GrpcGateway {
     authorize(this.options.policy, typeof header === 'string' ? header : undefined, need);
   }
 
+  /** The status of a call that failed with `error`; a bug or an Internal error is logged with the id its status carries. */
   private failure(error: unknown, method: string) {
-    if (!isExpectedFailure(error)) this.options.logger?.error({ err: error, method }, 'gRPC call failed');
-    return statusOfFailure(grpcFailureOf(error, method));
+    const errorId = newErrorId();
+    if (!isExpectedFailure(error)) this.options.logger?.error({ err: error, method, errorId }, 'gRPC call failed');
+    return statusOfFailure(grpcFailureOf(error, method, errorId));
+  }
+
+  /**
+   * The interceptor of every call, before its handler: with a policy, a call of the Mink service whose
+   * metadata carries no token the policy issued ends UNAUTHENTICATED before any message of it is read (the
+   * handler then checks scopes and tables); each message a handler is handed takes its bytes from `held`,
+   * or ends its call RESOURCE_EXHAUSTED when they do not fit; the call's bytes are given back when it ends.
+   */
+  private admission(): ServerInterceptor {
+    return (method, call) => {
+      const name = method.path.split('/').pop() ?? method.path;
+      const guarded = this.options.policy !== null && method.path.startsWith(`/${MINK_SERVICE}/`);
+      const holding: CallHolding = new Set();
+      return new ServerInterceptingCall(call, {
+        start: (next) =>
+          next({
+            onReceiveMetadata: (metadata, nextMetadata) => {
+              const header = metadata.get('authorization')[0];
+              const refusal = guarded ? unauthenticatedErrorOf(this.options.policy!, typeof header === 'string' ? header : undefined) : null;
+              if (refusal !== null) return call.sendStatus(this.failure(refusal, name));
+              nextMetadata(metadata);
+            },
+            onReceiveMessage: (message, nextMessage) => {
+              if (!this.held.admit(message, holding)) {
+                return call.sendStatus(statusOfFailure(inFlightRefusal(this.held.heldBytes, this.held.sizeOf(message) ?? 0, LIMITS.grpcInFlightRetryAfterMs)));
+              }
+              nextMessage(message);
+            },
+            onCancel: () => this.held.releaseCall(holding),
+          }),
+        sendStatus: (status, nextStatus) => {
+          this.held.releaseCall(holding);
+          nextStatus(status);
+        },
+      });
+    };
   }
 }
 
@@ -286,9 +352,9 @@ class UndecodableRequest {
 /**
  * `service` with request decoders that never throw: grpc-js answers a decoder's exception with INTERNAL, but
  * bytes that are not the request's message are the caller's mistake, so they reach the handler as an
- * UndecodableRequest to be refused with INVALID_ARGUMENT.
+ * UndecodableRequest to be refused with INVALID_ARGUMENT. Each decoded request is `measured` in `held`.
  */
-function readingAnyBytes(service: ServiceDefinition): ServiceDefinition {
+function readingAnyBytes(service: ServiceDefinition, held: HeldMessages): ServiceDefinition {
   return Object.fromEntries(
     Object.entries(service).map(([name, method]) => [
       name,
@@ -296,9 +362,9 @@ function readingAnyBytes(service: ServiceDefinition): ServiceDefinition {
         ...method,
         requestDeserialize: (bytes: Buffer): unknown => {
           try {
-            return method.requestDeserialize(bytes);
+            return held.measured(method.requestDeserialize(bytes), bytes.length);
           } catch (error) {
-            return new UndecodableRequest(error instanceof Error ? error.message : String(error));
+            return held.measured(new UndecodableRequest(error instanceof Error ? error.message : String(error)), bytes.length);
           }
         },
       },

@@ -17,3 +17,6 @@ export { RecordBatchConversionError, type RecordBatchConversionErrorCode } from 
 export * from './tables/record-batch-of-stored-rows';
 export * from './tables/stored-rows-of-record-batch';
 export { sameRecords } from './tables/batch-records';
+export { BEFORE_AUTHENTICATION, newKafkaSession, type KafkaAuthentication, type KafkaSession } from './broker/sasl-handlers';
+export { SASL_MECHANISMS, ScramKeyStore, isSaslMechanism, type SaslMechanism } from './auth/sasl-exchange';
+export { kafkaAllows, type KafkaAccessOperation, type KafkaResource } from './auth/kafka-access';

@@ -14,9 +14,27 @@ import type { ScanPage } from './messages';
  *   retryAfterMs?}}` (`toErrorBody`), so `fromErrorBody` gives the caller the same typed error as over NATS
  *   (NotLeader with its redirect, Unavailable with its retry delay, …).
  *
- * The route is internal: the gateway and the TypeScript client call it, never an API user.
+ * The route is internal: the gateway and the TypeScript client call it, never an API user. In a cluster
+ * with a secret (`MINK_CLUSTER_SECRET_FILE`) the node asks for it on every `/internal/` route: a request
+ * without `Authorization: Cluster <secret>` (`clusterAuthorizationOf`), or with another secret, is answered
+ * 401 with an `Unauthenticated` error body before its body is read. A caller without the secret (a
+ * TypeScript client outside the cluster) then scans that node over NATS.
  */
 export const INTERNAL_SCAN_PATH = '/internal/v1/scan';
+
+/** The path prefix of every internal route of a service: the routes that ask for the cluster secret. */
+export const INTERNAL_ROUTES_PREFIX = '/internal/';
+
+/**
+ * The `Authorization` scheme of the cluster secret. Not `Bearer`: the secret is no token of the gateway's
+ * tokens file, and a request carrying it names which of the two it means.
+ */
+export const CLUSTER_AUTHORIZATION_SCHEME = 'Cluster';
+
+/** The `Authorization` header value that carries the cluster secret `secret`. */
+export function clusterAuthorizationOf(secret: string): string {
+  return `${CLUSTER_AUTHORIZATION_SCHEME} ${secret}`;
+}
 
 export const SCAN_PAGE_CONTENT_TYPE = 'application/vnd.apache.arrow.stream';
 

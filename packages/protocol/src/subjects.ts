@@ -15,4 +15,9 @@ export const SUBJECTS = {
   nodesQueue: 'nodes',
   /** Requests to one data node. */
   nodeRpc: (address: string) => `${address}.rpc`,
+  /**
+   * The inbox prefix of an outside client's connection (`MinkClient.connect`): a secure cluster lets its
+   * client identity hear replies under it only, never on the services' inboxes (nats.js's default `_INBOX`).
+   */
+  clientInboxPrefix: '_INBOX.client',
 } as const;

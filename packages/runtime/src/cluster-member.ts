@@ -1,5 +1,5 @@
 import { connect, ErrorCode, NatsError, type NatsConnection } from 'nats';
-import { LIMITS, natsAuthOptions, sleep, type ServiceConfig } from '@mink/config';
+import { LIMITS, natsAuthOptions, natsTlsOptions, sleep, type ServiceConfig } from '@mink/config';
 import { MinkError } from '@mink/protocol';
 import type { View } from '@mink/meta';
 import { JetStreamMetaLog, LivenessTracker, MetaStore, ViewSnapshots, ensureMetaBuckets, failRequestsFastAcrossReconnects, startMetaStore, type MetaResource } from '@mink/metalog';
@@ -41,7 +41,8 @@ export class ClusterMember {
     // Every server of MINK_NATS_URL: when the one this process is connected to goes away, it reconnects to
     // another (or to the same one once it is back), forever. noAsyncTraces: no Error (stack capture) per
     // request; requests are the hot path of every service, and the errors mink raises name their subject and
-    // timeout themselves. MINK_NATS_USER/MINK_NATS_PASSWORD, when set, are the credentials of the connection.
+    // timeout themselves. MINK_NATS_USER/MINK_NATS_PASSWORD, when set, are the credentials of the connection,
+    // and MINK_NATS_TLS_CA_FILE (with MINK_NATS_TLS_CERT_FILE/MINK_NATS_TLS_KEY_FILE) its TLS.
     const nc = failRequestsFastAcrossReconnects(
       await connect({
         servers: config.natsServers,
@@ -50,6 +51,7 @@ export class ClusterMember {
         reconnectTimeWait: 250,
         noAsyncTraces: true,
         ...natsAuthOptions(config.natsCredentials),
+        ...natsTlsOptions(config.natsTls),
       }),
     );
     // Joining a NATS cluster that is itself starting (or electing leaders) meets timeouts and "no responders"

@@ -5,3 +5,4 @@ export type { NatsServerHandle, S3ServerHandle } from '@mink/devcluster';
 export * from './led-table';
 export * from './s3-fault-proxy';
 export * from './view-records';
+export * from './abuse-clients';

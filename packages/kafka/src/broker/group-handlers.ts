@@ -36,11 +36,13 @@ export function groupApis(): [number, ServedApi][] {
 }
 
 /**
- * NONE when this node coordinates the group, else the error a group request gets here: NOT_COORDINATOR
+ * NONE when this node coordinates the group and the connection may use it (the read scope), else the error a
+ * group request gets here: GROUP_AUTHORIZATION_FAILED without the scope, NOT_COORDINATOR
  * when another node does (the client asks FindCoordinator again), COORDINATOR_NOT_AVAILABLE while nobody
  * does. A group this node held and no longer coordinates is forgotten, its waiting members answered.
  */
 function coordinationErrorOf(context: BrokerContext, groupId: string): number {
+  if (!context.allows('read', { group: groupId })) return ERROR_CODES.GROUP_AUTHORIZATION_FAILED;
   const place = context.backend.groupCoordinator(groupId);
   if (place.kind === 'here') return ERROR_CODES.NONE;
   context.groups.forget(groupId);
@@ -53,6 +55,11 @@ async function findCoordinator(context: BrokerContext, reader: KafkaReader, vers
   const transaction = request.keyType === COORDINATOR_KEY_TYPES.transaction;
   if (!transaction && request.keyType !== COORDINATOR_KEY_TYPES.group) {
     encodeFindCoordinatorResponse(writer, version, { throttleTimeMs: 0, errorCode: ERROR_CODES.INVALID_REQUEST, errorMessage: `unknown coordinator key type ${request.keyType}`, ...nobody });
+    return 'respond';
+  }
+  if (transaction ? !context.allows('write', { transactionalId: request.key }) : !context.allows('read', { group: request.key })) {
+    const errorCode = transaction ? ERROR_CODES.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : ERROR_CODES.GROUP_AUTHORIZATION_FAILED;
+    encodeFindCoordinatorResponse(writer, version, { throttleTimeMs: 0, errorCode, errorMessage: `this connection may not use ${transaction ? 'transactional id' : 'group'} '${request.key}'`, ...nobody });
     return 'respond';
   }
   if (request.key === '') {
@@ -107,12 +114,17 @@ async function leaveGroup(context: BrokerContext, reader: KafkaReader, version: 
 
 async function offsetCommit(context: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeOffsetCommitRequest(reader, version);
+  // Offsets of a topic the connection may not read are refused one by one (TOPIC_AUTHORIZATION_FAILED); the others are committed.
+  const readable = (topic: string) => context.allows('read', { topic });
   const answerAll = (errorCode: number): OffsetCommitResponseTopic[] =>
-    request.topics.map((topic) => ({ name: topic.name, partitions: topic.partitions.map((partition) => ({ partitionIndex: partition.partitionIndex, errorCode })) }));
+    request.topics.map((topic) => {
+      const topicErrorCode = errorCode === ERROR_CODES.NONE && !readable(topic.name) ? ERROR_CODES.TOPIC_AUTHORIZATION_FAILED : errorCode;
+      return { name: topic.name, partitions: topic.partitions.map((partition) => ({ partitionIndex: partition.partitionIndex, errorCode: topicErrorCode })) };
+    });
   let errorCode = coordinationErrorOf(context, request.groupId);
   if (errorCode === ERROR_CODES.NONE) errorCode = context.groups.commitErrorOf(request.groupId, request.generationId, request.memberId, request.groupInstanceId);
   if (errorCode === ERROR_CODES.NONE) {
-    const offsets: CommittedOffset[] = request.topics.flatMap((topic) =>
+    const offsets: CommittedOffset[] = request.topics.filter((topic) => readable(topic.name)).flatMap((topic) =>
       topic.partitions.map((partition) => ({
         topic: topic.name,
         partition: partition.partitionIndex,
@@ -122,7 +134,7 @@ async function offsetCommit(context: BrokerContext, reader: KafkaReader, version
       })),
     );
     try {
-      await context.backend.commitOffsets(request.groupId, offsets);
+      if (offsets.length > 0) await context.backend.commitOffsets(request.groupId, offsets);
     } catch (error) {
       // The offsets table's bucket moved or failed mid-commit: the client finds the coordinator again and retries.
       errorCode = kafkaErrorCodeOf(error, 'offsetCommit');
@@ -153,12 +165,16 @@ async function offsetFetch(context: BrokerContext, reader: KafkaReader, version:
     return failed(kafkaErrorCodeOf(error, 'offsetFetch'));
   }
   const byPartition = new Map(committed.map((offset) => [`${offset.topic}\u0000${offset.partition}`, offset]));
-  const topicNames = request.topics?.map((topic) => topic.name) ?? [...new Set(committed.map((offset) => offset.topic))];
+  // A topic the connection may not read: named, it is refused partition by partition; asked for all, it is left out.
+  const readable = (topic: string) => context.allows('read', { topic });
+  const topicNames = request.topics?.map((topic) => topic.name) ?? [...new Set(committed.map((offset) => offset.topic))].filter(readable);
   const topics: OffsetFetchResponseTopic[] = topicNames.map((name) => {
     const partitions = request.topics?.find((topic) => topic.name === name)?.partitionIndexes ?? committed.filter((offset) => offset.topic === name).map((offset) => offset.partition);
+    const refused = !readable(name);
     return {
       name,
       partitions: partitions.map((partitionIndex) => {
+        if (refused) return { partitionIndex, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: ERROR_CODES.TOPIC_AUTHORIZATION_FAILED };
         const found = byPartition.get(`${name}\u0000${partitionIndex}`);
         // A partition without a commit answers offset -1, which makes the consumer apply its reset policy.
         return { partitionIndex, committedOffset: found?.offset ?? -1, committedLeaderEpoch: found?.leaderEpoch ?? -1, metadata: found?.metadata ?? '', errorCode: ERROR_CODES.NONE };
@@ -183,7 +199,8 @@ async function describeGroups(context: BrokerContext, reader: KafkaReader, versi
 async function listGroups(context: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   decodeListGroupsRequest(reader, version);
   // Each node lists the groups it coordinates, as every Kafka broker does; admin clients ask every broker.
-  const groups = context.groups.listGroups().filter((group) => context.backend.groupCoordinator(group.groupId).kind === 'here');
+  // A connection without the read scope sees no group, as a Kafka principal sees only the groups it may describe.
+  const groups = context.groups.listGroups().filter((group) => context.allows('read', { group: group.groupId }) && context.backend.groupCoordinator(group.groupId).kind === 'here');
   encodeListGroupsResponse(writer, version, { throttleTimeMs: 0, errorCode: ERROR_CODES.NONE, groups });
   return 'respond';
 }

@@ -16,6 +16,9 @@ import type { KafkaFrameHandler } from '../server/kafka-listener';
 import { KafkaError, type FetchedPartition, type KafkaBackend, type KafkaBrokerAddress, type KafkaTopicInfo, type ProducedBatch, type ProduceResult } from './backend';
 import { searchTimestampInBatch } from './batch-time';
 import { advertisedApis, kafkaBroker } from './kafka-broker';
+import { newKafkaSession, type KafkaSession } from './sasl-handlers';
+import { ScramKeyStore } from '../auth/sasl-exchange';
+import { parseAccessPolicy } from '@mink/protocol';
 import { tablePropertiesOfTopicConfigs, tablePropertyChangesOfTopicConfigs, topicConfigsOfTableProperties, type TopicConfigChange } from './topic-configs';
 import { KafkajsLong, kafkajsApi, kafkajsModule } from '../messages/kafka-oracle.fixture';
 
@@ -25,7 +28,7 @@ const KAFKAJS_CONFIG_RESOURCE_TYPES: { TOPIC: number; BROKER: number; BROKER_LOG
 
 const NODE_1: KafkaBrokerAddress = { nodeId: 1, host: 'node-1.mink', port: 9092 };
 const NODE_2: KafkaBrokerAddress = { nodeId: 2, host: 'node-2.mink', port: 9093 };
-const CONNECTION = { peer: '127.0.0.1:50000' };
+const CONNECTION = { peer: '127.0.0.1:50000', session: newKafkaSession() };
 
 // ---------------------------------------------------------------------------------------------------------
 // The in-memory backend.
@@ -337,9 +340,9 @@ function responseOf(parts: Uint8Array[] | null): { correlationId: number; body: 
  * Sends a kafkajs-encoded request to the handler and decodes the answer with kafkajs's decoder of the same
  * version, after checking that it carries the request's correlation id.
  */
-async function exchange(handler: KafkaFrameHandler, api: string, version: number, args: object): Promise<any> {
+async function exchange(handler: KafkaFrameHandler, api: string, version: number, args: object, connection: { peer: string; session: KafkaSession } = CONNECTION): Promise<any> {
   const { frame, correlationId } = await kafkajsFrame(api, version, args);
-  const response = responseOf(await handler(frame, CONNECTION));
+  const response = responseOf(await handler(frame, connection));
   expect(response.correlationId).toBe(correlationId);
   return kafkajsApi(api).response(version).decode(response.body);
 }
@@ -1296,5 +1299,84 @@ describe('fuzzed frames', () => {
 
   it('random bytes', async () => {
     await fc.assert(fc.asyncProperty(fc.uint8Array({ maxLength: 200 }), settleOrPend), { numRuns: 400 });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+
+describe('SASL and token scopes', () => {
+  const policy = parseAccessPolicy(
+    JSON.stringify({
+      tokens: [
+        { name: 'ops', token: 'ops-secret-0123456789', scopes: ['admin'] },
+        { name: 'reader', token: 'reader-secret-0123456789', scopes: ['read'] },
+        { name: 'audit-writer', token: 'audit-secret-0123456789', scopes: ['write'], tables: ['audit'] },
+      ],
+    }),
+    'tokens.json',
+  );
+  let secured: KafkaFrameHandler;
+  let connection: { peer: string; session: KafkaSession };
+  beforeEach(() => {
+    secured = kafkaBroker(backend, undefined, { policy, mechanisms: ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'], keys: new ScramKeyStore() });
+    connection = { peer: '127.0.0.1:50001', session: newKafkaSession() };
+  });
+
+  /** SaslHandshake v1 then one SaslAuthenticate v1 with PLAIN; the SaslAuthenticate answer as kafkajs decodes it. */
+  async function plain(user: string, password: string): Promise<{ errorCode: number; errorMessage: string | null }> {
+    const handshake = await exchange(secured, 'saslHandshake', 1, { mechanism: 'PLAIN' }, connection);
+    expect(handshake).toMatchObject({ errorCode: ERROR_CODES.NONE, enabledMechanisms: ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] });
+    const frame = handHeader(API_KEYS.SaslAuthenticate, 1, 9, 1).bytes(Buffer.from(`\u0000${user}\u0000${password}`)).toBytes();
+    const { body } = responseOf(await secured(frame, connection));
+    return kafkajsApi('saslAuthenticate').response(1).decode(body);
+  }
+
+  it('answers ApiVersions before authentication and advertises SaslHandshake v0-1 (v1 served) and SaslAuthenticate v0-2', async () => {
+    const decoded = await exchange(secured, 'apiVersions', 2, {}, connection);
+    expect(decoded.apiVersions).toEqual(expect.arrayContaining([{ apiKey: API_KEYS.SaslHandshake, minVersion: 0, maxVersion: 1 }, { apiKey: API_KEYS.SaslAuthenticate, minVersion: 0, maxVersion: 2 }]));
+  });
+
+  it('closes (throws on) any other request before authentication', async () => {
+    await expect(exchange(secured, 'metadata', 4, { topics: ['orders'] }, connection)).rejects.toThrow(/before SASL authentication/);
+  });
+
+  it('refuses a mechanism it does not enable, naming those it does', async () => {
+    expect(await exchange(secured, 'saslHandshake', 1, { mechanism: 'GSSAPI' }, connection)).toMatchObject({ errorCode: ERROR_CODES.UNSUPPORTED_SASL_MECHANISM });
+  });
+
+  it('answers SASL_AUTHENTICATION_FAILED for a wrong secret, and the connection stays unauthenticated', async () => {
+    expect(await plain('reader', 'reader-secret-0123456780')).toMatchObject({ errorCode: ERROR_CODES.SASL_AUTHENTICATION_FAILED, errorMessage: 'Authentication failed: invalid credentials' });
+    await expect(exchange(secured, 'metadata', 4, { topics: ['orders'] }, connection)).rejects.toThrow(/before SASL authentication \(it failed\)/);
+  });
+
+  const produceToAudit = { acks: -1, timeout: 1000, topicData: [{ topic: 'audit', partitions: [{ partition: 0, messages: [{ key: 'k', value: 'v', timestamp: 1 }] }] }] };
+  const fetchAudit = { replicaId: -1, maxWaitTime: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, topics: [{ topic: 'audit', partitions: [{ partition: 0, fetchOffset: '0', maxBytes: 1 << 20 }] }] };
+
+  it('a read token reads but may not produce or create: TOPIC_AUTHORIZATION_FAILED, and nothing reaches the backend', async () => {
+    expect(await plain('reader', 'reader-secret-0123456789')).toMatchObject({ errorCode: ERROR_CODES.NONE });
+    const produced = await exchange(secured, 'produce', 3, produceToAudit, connection);
+    expect(produced.topics[0].partitions[0].errorCode).toBe(ERROR_CODES.TOPIC_AUTHORIZATION_FAILED);
+    expect(backend.calls.produce).toEqual([]);
+    const fetched = await exchange(secured, 'fetch', 4, fetchAudit, connection);
+    expect(fetched.responses[0].partitions[0].errorCode).toBe(ERROR_CODES.NONE);
+    const created = await exchange(secured, 'createTopics', 0, { topics: [{ topic: 'new-topic', numPartitions: 1, replicationFactor: 1 }], timeout: 1000 }, connection);
+    expect(created.topicErrors).toEqual([{ topic: 'new-topic', errorCode: ERROR_CODES.TOPIC_AUTHORIZATION_FAILED }]);
+    expect(backend.calls.createTopic).toEqual([]);
+    const producerId = await exchange(secured, 'initProducerId', 0, { transactionalId: null, transactionTimeout: 1000 }, connection);
+    expect(producerId.errorCode).toBe(ERROR_CODES.CLUSTER_AUTHORIZATION_FAILED);
+  });
+
+  it('a token limited to one table sees and writes that topic only, and may not read it without the read scope', async () => {
+    expect(await plain('audit-writer', 'audit-secret-0123456789')).toMatchObject({ errorCode: ERROR_CODES.NONE });
+    const listed = await exchange(secured, 'metadata', 4, { topics: [], allowAutoTopicCreation: false }, connection);
+    expect(listed.topicMetadata.map((topic: any) => topic.topic)).toEqual(['audit']);
+    const named = await exchange(secured, 'metadata', 4, { topics: ['orders'], allowAutoTopicCreation: true }, connection);
+    expect(named.topicMetadata.map((topic: any) => [topic.topic, topic.topicErrorCode])).toEqual([['orders', ERROR_CODES.TOPIC_AUTHORIZATION_FAILED]]);
+    const produced = await exchange(secured, 'produce', 3, produceToAudit, connection);
+    expect(produced.topics[0].partitions[0].errorCode).toBe(ERROR_CODES.NONE);
+    expect(backend.calls.produce.map((call) => call.topic)).toEqual(['audit']);
+    const fetched = await exchange(secured, 'fetch', 4, fetchAudit, connection);
+    expect(fetched.responses[0].partitions[0].errorCode).toBe(ERROR_CODES.TOPIC_AUTHORIZATION_FAILED);
+    expect(backend.calls.fetch).toEqual([]);
   });
 });

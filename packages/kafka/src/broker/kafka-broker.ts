@@ -20,6 +20,8 @@ import { GroupCoordinator } from '../groups/group-coordinator';
 import { groupApis } from './group-handlers';
 import { transactionApis, transactionCoordinationErrorOf } from './transaction-handlers';
 import { topicAdminApis } from './topic-admin-handlers';
+import { BEFORE_AUTHENTICATION, saslApis, type KafkaAuthentication, type KafkaSession } from './sasl-handlers';
+import { kafkaAllows, type KafkaAccessOperation, type KafkaResource } from '../auth/kafka-access';
 
 /** What a request's handler works with besides its body: the backend, the group coordinator, who asks. */
 export interface BrokerContext {
@@ -27,6 +29,14 @@ export interface BrokerContext {
   groups: GroupCoordinator;
   clientId: string;
   clientHost: string;
+  /** `host:port` of the peer. */
+  peer: string;
+  /** The listener's SASL settings; null when it asks for no credentials. */
+  authentication: KafkaAuthentication | null;
+  /** The connection's SASL state. */
+  session: KafkaSession;
+  /** Whether the connection may do `operation` on `resource` (always, without authentication). */
+  allows(operation: KafkaAccessOperation, resource: KafkaResource): boolean;
 }
 
 /** A request's body after its header, the version it was sent at, and the writer its response body goes to. */
@@ -52,6 +62,7 @@ const SERVED: ReadonlyMap<number, ServedApi> = new Map<number, ServedApi>([
   ...groupApis(),
   ...transactionApis(),
   ...topicAdminApis(),
+  ...saslApis(),
 ]);
 
 /** The version ranges ApiVersions advertises: every served API, and ApiVersions itself. */
@@ -67,15 +78,21 @@ export function advertisedApis(): ApiVersionRange[] {
  * outside its range throws, which closes the connection (KafkaListener); expected failures of a topic or
  * partition are answered with their Kafka error codes.
  */
-export function kafkaBroker(backend: KafkaBackend, groups: GroupCoordinator = new GroupCoordinator()): KafkaFrameHandler {
+export function kafkaBroker(backend: KafkaBackend, groups: GroupCoordinator = new GroupCoordinator(), authentication: KafkaAuthentication | null = null): KafkaFrameHandler {
   return async (frame: Uint8Array, connection: KafkaConnectionInfo): Promise<Uint8Array[] | null> => {
     const reader = new KafkaReader(frame);
     const header = decodeRequestHeader(reader);
-    const context: BrokerContext = { backend, groups, clientId: header.clientId ?? '', clientHost: connection.peer.replace(/:\d+$/, '') };
+    const session = connection.session;
+    const allows = (operation: KafkaAccessOperation, resource: KafkaResource): boolean => authentication === null || (session.token !== null && kafkaAllows(session.token, operation, resource));
+    const context: BrokerContext = { backend, groups, clientId: header.clientId ?? '', clientHost: connection.peer.replace(/:\d+$/, ''), peer: connection.peer, authentication, session, allows };
     const writer = new KafkaWriter();
     if (header.apiKey === API_KEYS.ApiVersions) {
       apiVersions(header, reader, writer);
       return writer.finish();
+    }
+    // With SASL on, a connection that has not authenticated gets nothing else: the request closes it, as Kafka does.
+    if (authentication !== null && session.token === null && !BEFORE_AUTHENTICATION.has(header.apiKey)) {
+      throw new Error(`API key ${header.apiKey} before SASL authentication${session.failed ? ' (it failed)' : ''}`);
     }
     const api = SERVED.get(header.apiKey);
     if (!api) throw new Error(`API key ${header.apiKey} is not served`);
@@ -103,12 +120,20 @@ function apiVersions(header: RequestHeader, reader: KafkaReader, writer: KafkaWr
   encodeApiVersionsResponse(writer, version, { errorCode: ERROR_CODES.NONE, apiKeys: advertisedApis(), throttleTimeMs: 0 });
 }
 
-async function metadata({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function metadata({ backend, allows }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeMetadataRequest(reader, version);
+  // Every topic lists those the connection may see; a topic named that it may not is refused by name, and only
+  // a token that may create it (admin) creates a missing one.
   const topics: MetadataTopic[] =
     request.topics === null
-      ? backend.topics().map(metadataTopicOf)
-      : await Promise.all(request.topics.map((name) => metadataTopicNamed(backend, name, request.allowAutoTopicCreation)));
+      ? backend.topics().filter((topic) => allows('describe', { topic: topic.name })).map(metadataTopicOf)
+      : await Promise.all(
+          request.topics.map((name) =>
+            allows('describe', { topic: name })
+              ? metadataTopicNamed(backend, name, request.allowAutoTopicCreation && allows('admin', { topic: name }))
+              : { errorCode: ERROR_CODES.TOPIC_AUTHORIZATION_FAILED, name, isInternal: false, partitions: [] },
+          ),
+        );
   encodeMetadataResponse(writer, version, {
     throttleTimeMs: 0,
     brokers: backend.brokers().map((broker) => ({ nodeId: broker.nodeId, host: broker.host, port: broker.port, rack: null })),
@@ -167,10 +192,13 @@ export function metadataTopicOf(topic: KafkaTopicInfo): MetadataTopic {
   };
 }
 
-async function produce({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond' | 'silent'> {
+async function produce({ backend, allows }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond' | 'silent'> {
   const request = decodeProduceRequest(reader, version);
+  const transactionalIdRefused = request.transactionalId !== null && !allows('write', { transactionalId: request.transactionalId });
   const answer = async (topic: string, partition: number, records: Uint8Array | null): Promise<ProducePartitionResponse> => {
     const failed = (errorCode: number, message: string): ProducePartitionResponse => ({ index: partition, errorCode, baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, errorMessage: message });
+    if (transactionalIdRefused) return failed(ERROR_CODES.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, `this connection may not write as transactional id '${request.transactionalId}'`);
+    if (!allows('write', { topic })) return failed(ERROR_CODES.TOPIC_AUTHORIZATION_FAILED, `this connection may not write to topic '${topic}'`);
     if (request.acks !== 0 && request.acks !== 1 && request.acks !== -1) return failed(ERROR_CODES.INVALID_REQUIRED_ACKS, `acks must be 0, 1 or -1, got ${request.acks}`);
     let batches;
     try {
@@ -185,7 +213,7 @@ async function produce({ backend }: BrokerContext, reader: KafkaReader, version:
     if (!backend.topic(topic)) {
       // A produce to a topic nobody created creates it when auto-creation is on (the issue asks for Metadata and
       // Produce alike); the client retries on UNKNOWN_TOPIC_OR_PARTITION meanwhile.
-      backend.autoCreateTopic(topic).catch(() => undefined);
+      if (allows('admin', { topic })) backend.autoCreateTopic(topic).catch(() => undefined);
       return failed(ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION, `topic '${topic}' does not exist`);
     }
     // Markers are the transaction coordinator's to write; a transactional batch comes with its transactional id (as Kafka checks).
@@ -254,6 +282,10 @@ async function initProducerId(context: BrokerContext, reader: KafkaReader, versi
   const { backend } = context;
   const request = decodeInitProducerIdRequest(reader, version);
   const refused = (errorCode: number) => encodeInitProducerIdResponse(writer, version, { errorCode, producerId: -1, producerEpoch: -1 });
+  if (request.transactionalId === null && !context.allows('write', 'producerIds')) {
+    refused(ERROR_CODES.CLUSTER_AUTHORIZATION_FAILED);
+    return 'respond';
+  }
   if (request.transactionalId !== null) {
     const transactionalId = request.transactionalId;
     const notHere = transactionCoordinationErrorOf(context, transactionalId);
@@ -279,23 +311,24 @@ async function initProducerId(context: BrokerContext, reader: KafkaReader, versi
   return 'respond';
 }
 
-async function fetch({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function fetch({ backend, allows }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeFetchRequest(reader, version);
   const deadlineMs = Date.now() + Math.min(Math.max(0, request.maxWaitMs), LIMITS.kafkaFetchWaitMsMax);
-  let answered = await fetchOnce(backend, request);
+  const readable = (topic: string) => allows('read', { topic });
+  let answered = await fetchOnce(backend, request, readable);
   // Long poll: below min_bytes with nothing failed, wait for a commit to one of the partitions, then read again
   // (min_bytes 0 answers at once).
   while (answered.bytes < request.minBytes && !answered.failed && Date.now() < deadlineMs) {
     const partitions = request.topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.topic, partition: partition.partition })));
     await backend.waitForData(partitions, deadlineMs);
-    answered = await fetchOnce(backend, request);
+    answered = await fetchOnce(backend, request, readable);
   }
   encodeFetchResponse(writer, version, { throttleTimeMs: 0, errorCode: ERROR_CODES.NONE, sessionId: 0, responses: answered.responses });
   return 'respond';
 }
 
 /** One pass over a fetch's partitions: their batches within the response's byte bound, or their errors. */
-async function fetchOnce(backend: KafkaBackend, request: FetchRequest) {
+async function fetchOnce(backend: KafkaBackend, request: FetchRequest, readable: (topic: string) => boolean) {
   let bytes = 0;
   let failed = false;
   // The response's bound: the client's max_bytes, within the node's own (Kafka's fetch.max.bytes).
@@ -305,7 +338,13 @@ async function fetchOnce(backend: KafkaBackend, request: FetchRequest) {
   const readCommitted = request.isolationLevel === ISOLATION_LEVELS.READ_COMMITTED;
   for (const topic of request.topics) {
     const partitions: FetchPartitionResponse[] = [];
+    const refused = !readable(topic.topic);
     for (const partition of topic.partitions) {
+      if (refused) {
+        failed = true;
+        partitions.push({ ...emptyPartition(partition.partition, -1, -1, -1), errorCode: ERROR_CODES.TOPIC_AUTHORIZATION_FAILED });
+        continue;
+      }
       const room = responseBytesMax - bytes;
       try {
         // Once the response holds data, a partition gets only what room is left; the first batch of the
@@ -355,13 +394,16 @@ function withinBytes(batches: readonly Uint8Array[], room: number): Uint8Array[]
   return taken;
 }
 
-async function listOffsets({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function listOffsets({ backend, allows }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeListOffsetsRequest(reader, version);
   const topics = await Promise.all(
     request.topics.map(async (topic) => ({
       name: topic.name,
       partitions: await Promise.all(
         topic.partitions.map(async (partition): Promise<ListOffsetsPartitionResponse> => {
+          if (!allows('read', { topic: topic.name })) {
+            return { partitionIndex: partition.partitionIndex, errorCode: ERROR_CODES.TOPIC_AUTHORIZATION_FAILED, timestamp: -1, offset: -1, leaderEpoch: -1, oldStyleOffsets: [] };
+          }
           try {
             const found = await backend.listOffset(topic.name, partition.partitionIndex, partition.timestamp, request.isolationLevel === ISOLATION_LEVELS.READ_COMMITTED);
             return { partitionIndex: partition.partitionIndex, errorCode: ERROR_CODES.NONE, timestamp: found.timestamp, offset: found.offset, leaderEpoch: -1, oldStyleOffsets: found.offset >= 0 ? [found.offset] : [] };
@@ -376,13 +418,14 @@ async function listOffsets({ backend }: BrokerContext, reader: KafkaReader, vers
   return 'respond';
 }
 
-async function createTopics({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function createTopics({ backend, allows }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeCreateTopicsRequest(reader, version);
   const counts = new Map<string, number>();
   for (const topic of request.topics) counts.set(topic.name, (counts.get(topic.name) ?? 0) + 1);
   const topics = await Promise.all(
     request.topics.map(async (topic): Promise<CreatableTopicResult> => {
       const refused = (errorCode: number, errorMessage: string) => ({ name: topic.name, errorCode, errorMessage });
+      if (!allows('admin', { topic: topic.name })) return refused(ERROR_CODES.TOPIC_AUTHORIZATION_FAILED, `this connection may not create topic '${topic.name}'`);
       if (counts.get(topic.name)! > 1) return refused(ERROR_CODES.INVALID_REQUEST, `topic '${topic.name}' is named more than once in the request`);
       if (topic.assignments.length > 0) return refused(ERROR_CODES.INVALID_REQUEST, 'mink assigns partitions to nodes itself: replica assignments are not taken');
       const partitions = topic.numPartitions === -1 ? backend.defaultPartitions : topic.numPartitions;
@@ -402,10 +445,11 @@ async function createTopics({ backend }: BrokerContext, reader: KafkaReader, ver
   return 'respond';
 }
 
-async function deleteTopics({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function deleteTopics({ backend, allows }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeDeleteTopicsRequest(reader, version);
   const responses = await Promise.all(
     request.topicNames.map(async (name) => {
+      if (!allows('admin', { topic: name })) return { name, errorCode: ERROR_CODES.TOPIC_AUTHORIZATION_FAILED };
       try {
         await backend.deleteTopic(name);
         return { name, errorCode: ERROR_CODES.NONE };
@@ -418,10 +462,15 @@ async function deleteTopics({ backend }: BrokerContext, reader: KafkaReader, ver
   return 'respond';
 }
 
-async function describeConfigs({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function describeConfigs({ backend, allows }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeDescribeConfigsRequest(reader, version);
   const results = request.resources.map((resource): DescribeConfigsResult => {
     const base = { resourceType: resource.resourceType, resourceName: resource.resourceName };
+    const refused = (errorCode: number, errorMessage: string): DescribeConfigsResult => ({ ...base, errorCode, errorMessage, configs: [] });
+    if (resource.resourceType === CONFIG_RESOURCE_TYPES.broker && !allows('admin', 'cluster')) return refused(ERROR_CODES.CLUSTER_AUTHORIZATION_FAILED, 'describing the broker needs the admin scope on every table');
+    if (resource.resourceType === CONFIG_RESOURCE_TYPES.topic && !allows('read', { topic: resource.resourceName })) {
+      return refused(ERROR_CODES.TOPIC_AUTHORIZATION_FAILED, `this connection may not read topic '${resource.resourceName}'`);
+    }
     if (resource.resourceType === CONFIG_RESOURCE_TYPES.broker) return { ...base, errorCode: ERROR_CODES.NONE, errorMessage: null, configs: [] };
     if (resource.resourceType !== CONFIG_RESOURCE_TYPES.topic) {
       return { ...base, errorCode: ERROR_CODES.INVALID_REQUEST, errorMessage: `resource type ${resource.resourceType} is not described`, configs: [] };

@@ -6,7 +6,6 @@ import { DELETE_RECORDS_VERSIONS, decodeDeleteRecordsRequest, encodeDeleteRecord
 import { CONFIG_RESOURCE_TYPES } from '../messages/describe-configs';
 import { INCREMENTAL_ALTER_CONFIGS_VERSIONS, decodeIncrementalAlterConfigsRequest, encodeIncrementalAlterConfigsResponse } from '../messages/incremental-alter-configs';
 import { OFFSET_FOR_LEADER_EPOCH_VERSIONS, decodeOffsetForLeaderEpochRequest, encodeOffsetForLeaderEpochResponse, type OffsetForLeaderPartitionResult } from '../messages/offset-for-leader-epoch';
-import type { KafkaBackend } from './backend';
 import { kafkaErrorCodeOf } from './error-mapping';
 import type { BrokerContext, ServedApi } from './kafka-broker';
 import { epochEndOffset } from './leader-epochs';
@@ -29,12 +28,15 @@ export function topicAdminApis(): [number, ServedApi][] {
 
 /** The answer for one resource of a config change: refused before the backend, or the backend's outcome. */
 async function alterResource(
-  backend: KafkaBackend,
+  { backend, allows }: BrokerContext,
   resource: { resourceType: number; resourceName: string },
   changes: TopicConfigChange[] | ConfigRefusal | RequestRefusal,
   validateOnly: boolean,
 ): Promise<AlterConfigsResourceResult> {
   const answer = (errorCode: number, errorMessage: string | null): AlterConfigsResourceResult => ({ ...resource, errorCode, errorMessage });
+  if (resource.resourceType === CONFIG_RESOURCE_TYPES.topic && !allows('admin', { topic: resource.resourceName })) {
+    return answer(ERROR_CODES.TOPIC_AUTHORIZATION_FAILED, `this connection may not change topic '${resource.resourceName}'`);
+  }
   if (resource.resourceType === CONFIG_RESOURCE_TYPES.broker) return answer(ERROR_CODES.INVALID_REQUEST, "mink's broker settings are its environment (MINK_*): they are not changed through Kafka");
   if (resource.resourceType !== CONFIG_RESOURCE_TYPES.topic) return answer(ERROR_CODES.INVALID_REQUEST, `resource type ${resource.resourceType} has no configs to change`);
   if (!Array.isArray(changes)) return answer('invalidRequest' in changes ? ERROR_CODES.INVALID_REQUEST : ERROR_CODES.INVALID_CONFIG, changes.refused);
@@ -47,31 +49,32 @@ async function alterResource(
   }
 }
 
-async function alterConfigs({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function alterConfigs(context: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeAlterConfigsRequest(reader, version);
   const responses = await Promise.all(
-    request.resources.map((resource) => alterResource(backend, resource, changesOfAlterConfigs(resource.configs), request.validateOnly)),
+    request.resources.map((resource) => alterResource(context, resource, changesOfAlterConfigs(resource.configs), request.validateOnly)),
   );
   encodeAlterConfigsResponse(writer, version, { throttleTimeMs: 0, responses });
   return 'respond';
 }
 
-async function incrementalAlterConfigs({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function incrementalAlterConfigs(context: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeIncrementalAlterConfigsRequest(reader, version);
   const responses = await Promise.all(
-    request.resources.map((resource) => alterResource(backend, resource, changesOfIncrementalAlterConfigs(resource.configs), request.validateOnly)),
+    request.resources.map((resource) => alterResource(context, resource, changesOfIncrementalAlterConfigs(resource.configs), request.validateOnly)),
   );
   encodeIncrementalAlterConfigsResponse(writer, version, { throttleTimeMs: 0, responses });
   return 'respond';
 }
 
-async function deleteRecords({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function deleteRecords({ backend, allows }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeDeleteRecordsRequest(reader, version);
   const topics = await Promise.all(
     request.topics.map(async (topic) => ({
       name: topic.name,
       partitions: await Promise.all(
         topic.partitions.map(async (partition): Promise<DeleteRecordsPartitionResult> => {
+          if (!allows('admin', { topic: topic.name })) return { partitionIndex: partition.partitionIndex, lowWatermark: -1, errorCode: ERROR_CODES.TOPIC_AUTHORIZATION_FAILED };
           if (partition.offset < -1) return { partitionIndex: partition.partitionIndex, lowWatermark: -1, errorCode: ERROR_CODES.OFFSET_OUT_OF_RANGE };
           try {
             const lowWatermark = await backend.deleteRecords(topic.name, partition.partitionIndex, partition.offset);
@@ -87,7 +90,7 @@ async function deleteRecords({ backend }: BrokerContext, reader: KafkaReader, ve
   return 'respond';
 }
 
-async function offsetForLeaderEpoch({ backend }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
+async function offsetForLeaderEpoch({ backend, allows }: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeOffsetForLeaderEpochRequest(reader, version);
   const topics = await Promise.all(
     request.topics.map(async (topic) => {
@@ -97,6 +100,7 @@ async function offsetForLeaderEpoch({ backend }: BrokerContext, reader: KafkaRea
         partitions: await Promise.all(
           topic.partitions.map(async (asked): Promise<OffsetForLeaderPartitionResult> => {
             const failed = (errorCode: number): OffsetForLeaderPartitionResult => ({ errorCode, partition: asked.partition, leaderEpoch: -1, endOffset: -1 });
+            if (!allows('read', { topic: topic.topic })) return failed(ERROR_CODES.TOPIC_AUTHORIZATION_FAILED);
             const partition = info?.partitions.find((each) => each.partition === asked.partition);
             if (!partition) return failed(ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION);
             if (partition.leader?.nodeId !== backend.self.nodeId) return failed(partition.leader ? ERROR_CODES.NOT_LEADER_OR_FOLLOWER : ERROR_CODES.LEADER_NOT_AVAILABLE);

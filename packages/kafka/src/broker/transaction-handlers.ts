@@ -25,11 +25,12 @@ export function transactionApis(): [number, ServedApi][] {
 }
 
 /**
- * NONE when this node coordinates the transactional id, else the error its request gets here:
- * NOT_COORDINATOR when another node does (the client asks FindCoordinator again), COORDINATOR_NOT_AVAILABLE
+ * NONE when this node coordinates the transactional id and the connection may use it (the write scope), else
+ * the error its request gets here: TRANSACTIONAL_ID_AUTHORIZATION_FAILED without the scope, NOT_COORDINATOR when another node does (the client asks FindCoordinator again), COORDINATOR_NOT_AVAILABLE
  * while nobody does.
  */
 export function transactionCoordinationErrorOf(context: BrokerContext, transactionalId: string): number {
+  if (!context.allows('write', { transactionalId })) return ERROR_CODES.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
   const place = context.backend.transactionCoordinator(transactionalId);
   if (place.kind === 'here') return ERROR_CODES.NONE;
   return place.kind === 'elsewhere' ? ERROR_CODES.NOT_COORDINATOR : ERROR_CODES.COORDINATOR_NOT_AVAILABLE;
@@ -53,22 +54,31 @@ async function addPartitionsToTxn(context: BrokerContext, reader: KafkaReader, v
     const topic = context.backend.topic(partition.topic);
     return !topic || partition.partition < 0 || partition.partition >= topic.partitions.length;
   });
-  // Kafka answers every partition with the one error of the request (or the unknown partitions with theirs).
-  const errorCode = unknown
-    ? ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION
-    : await answered(context, request.transactionalId, () => context.backend.addPartitionsToTxn(request.transactionalId, request.producerId, request.producerEpoch, partitions));
+  // A topic the connection may not write fails the request: its partitions answer TOPIC_AUTHORIZATION_FAILED, the others
+  // OPERATION_NOT_ATTEMPTED, as Kafka does. Otherwise every partition gets the one error of the request (or the unknown
+  // partitions theirs).
+  const refusedTopics = new Set(request.topics.filter((topic) => !context.allows('write', { topic: topic.name })).map((topic) => topic.name));
+  const errorCode =
+    refusedTopics.size > 0
+      ? ERROR_CODES.OPERATION_NOT_ATTEMPTED
+      : unknown
+        ? ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION
+        : await answered(context, request.transactionalId, () => context.backend.addPartitionsToTxn(request.transactionalId, request.producerId, request.producerEpoch, partitions));
   encodeAddPartitionsToTxnResponse(writer, version, {
     throttleTimeMs: 0,
-    results: request.topics.map((topic) => ({ name: topic.name, results: topic.partitions.map((partitionIndex) => ({ partitionIndex, errorCode })) })),
+    results: request.topics.map((topic) => ({
+      name: topic.name,
+      results: topic.partitions.map((partitionIndex) => ({ partitionIndex, errorCode: refusedTopics.has(topic.name) ? ERROR_CODES.TOPIC_AUTHORIZATION_FAILED : errorCode })),
+    })),
   });
   return 'respond';
 }
 
 async function addOffsetsToTxn(context: BrokerContext, reader: KafkaReader, version: number, writer: KafkaWriter): Promise<'respond'> {
   const request = decodeAddOffsetsToTxnRequest(reader, version);
-  const errorCode = await answered(context, request.transactionalId, () =>
-    context.backend.addOffsetsToTxn(request.transactionalId, request.producerId, request.producerEpoch, request.groupId),
-  );
+  const errorCode = !context.allows('read', { group: request.groupId })
+    ? ERROR_CODES.GROUP_AUTHORIZATION_FAILED
+    : await answered(context, request.transactionalId, () => context.backend.addOffsetsToTxn(request.transactionalId, request.producerId, request.producerEpoch, request.groupId));
   encodeAddOffsetsToTxnResponse(writer, version, { throttleTimeMs: 0, errorCode });
   return 'respond';
 }
@@ -85,6 +95,10 @@ async function txnOffsetCommit(context: BrokerContext, reader: KafkaReader, vers
   // Sent to the group's coordinator, as OffsetCommit is.
   const place = context.backend.groupCoordinator(request.groupId);
   let errorCode: number = place.kind === 'here' ? ERROR_CODES.NONE : place.kind === 'elsewhere' ? ERROR_CODES.NOT_COORDINATOR : ERROR_CODES.COORDINATOR_NOT_AVAILABLE;
+  // The transactional id needs the write scope, the group and its topics the read scope (Kafka's Write on the id, Read on group and topics).
+  if (!context.allows('write', { transactionalId: request.transactionalId })) errorCode = ERROR_CODES.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+  else if (!context.allows('read', { group: request.groupId })) errorCode = ERROR_CODES.GROUP_AUTHORIZATION_FAILED;
+  else if (request.topics.some((topic) => !context.allows('read', { topic: topic.name }))) errorCode = ERROR_CODES.TOPIC_AUTHORIZATION_FAILED;
   if (errorCode === ERROR_CODES.NONE) {
     const offsets = request.topics.flatMap((topic) =>
       topic.partitions.map((partition) => ({ topic: topic.name, partition: partition.partitionIndex, offset: partition.committedOffset, leaderEpoch: partition.committedLeaderEpoch, metadata: partition.committedMetadata })),

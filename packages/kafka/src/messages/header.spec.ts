@@ -48,6 +48,9 @@ const FIRST_FLEXIBLE: ReadonlyArray<[ApiName, number]> = [
   ['DescribeConfigs', 4],
   ['AlterConfigs', 2],
   ['IncrementalAlterConfigs', 1],
+  ['SaslAuthenticate', 2],
+  // "flexibleVersions": "none".
+  ['SaslHandshake', Number.POSITIVE_INFINITY],
 ];
 
 describe('header versions', () => {
@@ -55,7 +58,16 @@ describe('header versions', () => {
     expect(FIRST_FLEXIBLE.map(([name]) => name).sort()).toEqual(Object.keys(API_KEYS).sort());
   });
 
-  it.each(FIRST_FLEXIBLE)('%s: request header v1 below version %i, v2 from it; response header v0 then v1 (ApiVersions always v0)', (name, firstFlexible) => {
+  it('SaslHandshake is never flexible: header v1 and response header v0 at every version', () => {
+    expect([0, 1, 2, 100].map((version) => [requestHeaderVersion(API_KEYS.SaslHandshake, version), responseHeaderVersion(API_KEYS.SaslHandshake, version)])).toEqual([
+      [1, 0],
+      [1, 0],
+      [1, 0],
+      [1, 0],
+    ]);
+  });
+
+  it.each(FIRST_FLEXIBLE.filter(([, first]) => Number.isFinite(first)))('%s: request header v1 below version %i, v2 from it; response header v0 then v1 (ApiVersions always v0)', (name, firstFlexible) => {
     const apiKey = API_KEYS[name];
     expect(requestHeaderVersion(apiKey, 0)).toBe(1);
     expect(requestHeaderVersion(apiKey, firstFlexible - 1)).toBe(1);

@@ -31,6 +31,9 @@ const FIRST_FLEXIBLE_VERSION: Readonly<Record<ApiName, number>> = {
   DescribeGroups: 5,
   ListGroups: 3,
   ApiVersions: 3,
+  // SaslHandshake has no flexible version.
+  SaslHandshake: Number.POSITIVE_INFINITY,
+  SaslAuthenticate: 2,
   CreateTopics: 5,
   DeleteTopics: 4,
   DeleteRecords: 2,

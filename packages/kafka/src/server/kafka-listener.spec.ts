@@ -5,7 +5,8 @@
  * that one connection with a log line while the listener keeps serving the others.
  */
 import { createConnection, type Socket } from 'node:net';
-import { KafkaListener, type KafkaConnectionInfo, type KafkaFrameHandler, type KafkaListenerLogger } from './kafka-listener';
+import { newKafkaSession } from '../broker/sasl-handlers';
+import { KafkaListener, connectionCapReached, type KafkaConnectionInfo, type KafkaFrameHandler, type KafkaListenerLogger } from './kafka-listener';
 
 /**
  * One turn of the event loop. Client and listener share this process and a loopback socket, so bytes a
@@ -147,7 +148,7 @@ interface LogLine {
 const listeners: KafkaListener[] = [];
 const clients: TestClient[] = [];
 
-async function started(handler: KafkaFrameHandler, options: { frameBytesMax?: number; requestsInFlightMax?: number } = {}) {
+async function started(handler: KafkaFrameHandler, options: { frameBytesMax?: number; requestsInFlightMax?: number; inFlightBytesMax?: number; connectionsMax?: number; connectionsPerAddressMax?: number; idleMs?: number } = {}) {
   const log: LogLine[] = [];
   const logger: KafkaListenerLogger = {
     info: (object, message) => log.push({ level: 'info', object: object as Record<string, unknown>, message }),
@@ -183,7 +184,7 @@ describe('KafkaListener framing', () => {
     handler.reply(0);
 
     expect(await client.received(1)).toEqual(['re:metadata please']);
-    expect(handler.calls.map((call) => call.connection)).toEqual([{ peer: client.peer }]);
+    expect(handler.calls.map((call) => call.connection)).toEqual([{ peer: client.peer, session: newKafkaSession() }]);
   });
 
   it('reassembles a frame cut inside its size prefix after a whole frame in the same chunk', async () => {
@@ -279,6 +280,35 @@ describe('KafkaListener response order', () => {
 });
 
 describe('KafkaListener in-flight bound', () => {
+  it('stops reading a connection once the frames in flight hold inFlightBytesMax, always taking one frame', async () => {
+    const handler = new ScriptedHandler();
+    const { connect } = await started(handler.handle, { inFlightBytesMax: 10 });
+    const client = await connect();
+
+    // 'big-frame-0' is 11 bytes, over the bound alone: taken, as one frame always is. The next waits for it.
+    await client.write(framed('big-frame-0'));
+    await handler.called(1);
+    await client.write(framed('r1'));
+    await turns(4);
+    expect(handler.calls.map((call) => call.payload)).toEqual(['big-frame-0']);
+
+    handler.reply(0);
+    await handler.called(2);
+    // 'r1' (2 bytes) and 'r2-abc' (6 bytes) fit together; 'r3-abc' would pass 10 bytes and waits.
+    await client.write(Buffer.concat([framed('r2-abc'), framed('r3-abc')]));
+    await handler.called(3);
+    await turns(4);
+    expect(handler.calls.map((call) => call.payload)).toEqual(['big-frame-0', 'r1', 'r2-abc']);
+    // Answering 'r1' leaves 6 bytes in flight: 'r3-abc' would make 12, so it waits for 'r2-abc' too.
+    handler.reply(1);
+    await turns(4);
+    expect(handler.calls).toHaveLength(3);
+    handler.reply(2);
+    await handler.called(4);
+    handler.reply(3);
+    expect(await client.received(4)).toEqual(['re:big-frame-0', 're:r1', 're:r2-abc', 're:r3-abc']);
+  });
+
   it('stops reading a connection with requestsInFlightMax requests unanswered and reads on once one is answered', async () => {
     const handler = new ScriptedHandler();
     const { connect } = await started(handler.handle, { requestsInFlightMax: 2 });
@@ -443,5 +473,47 @@ describe('KafkaListener.stop', () => {
     handler.reply(0);
     await turns(2);
     expect(busy.responses).toEqual([]);
+  });
+});
+
+describe('KafkaListener connection caps and idle timeout', () => {
+  it.each<[number, number, ReturnType<typeof connectionCapReached>]>([
+    [0, 0, null],
+    [9, 2, null],
+    [10, 0, 'connections'],
+    [5, 3, 'connections-per-address'],
+  ])('connectionCapReached(%i open, %i from the address) with caps 10 and 3 → %s', (open, fromAddress, cap) => {
+    expect(connectionCapReached(open, fromAddress, { connectionsMax: 10, connectionsPerAddressMax: 3 })).toBe(cap);
+  });
+
+  it('closes a connection past the per-address cap at once, logs it once, and takes one again when another closes', async () => {
+    const { connect, log } = await started(echo, { connectionsPerAddressMax: 2 });
+    const first = await connect();
+    const second = await connect();
+    const third = await connect();
+    await third.closed;
+    expect(log.map((line) => [line.message, line.object.cap])).toEqual([['refusing Kafka connections: a connection cap is reached', 'connections-per-address']]);
+    await second.write(framed('still served'));
+    expect(await second.received(1)).toEqual(['re:still served']);
+
+    first.socket.destroy();
+    await first.closed;
+    await turns(4);
+    const fourth = await connect();
+    await fourth.write(framed('after a close'));
+    expect(await fourth.received(1)).toEqual(['re:after a close']);
+  });
+
+  it('closes a connection silent for the idle time, but not one waiting for an answer', async () => {
+    const handler = new ScriptedHandler();
+    const { connect, log } = await started(handler.handle, { idleMs: 50 });
+    const idle = await connect();
+    const waiting = await connect();
+    await waiting.write(framed('long fetch'));
+    await handler.called(1);
+    await idle.closed;
+    expect(log.map((line) => line.object.reason)).toEqual(['idle past the idle timeout']);
+    handler.reply(0);
+    expect(await waiting.received(1)).toEqual(['re:long fetch']);
   });
 });

@@ -1,5 +1,7 @@
 import { type Server, type Socket, createServer } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { LIMITS } from '@mink/config';
+import { newKafkaSession, type KafkaSession } from '../broker/sasl-handlers';
 
 /**
  * Answers one request frame (the bytes after its size prefix): the response's parts (header and body,
@@ -12,6 +14,8 @@ export type KafkaFrameHandler = (frame: Uint8Array, connection: KafkaConnectionI
 export interface KafkaConnectionInfo {
   /** `host:port` of the peer, for log lines. */
   peer: string;
+  /** The connection's SASL state (who it proved to be), kept by the broker. */
+  session: KafkaSession;
 }
 
 export interface KafkaListenerLogger {
@@ -29,6 +33,16 @@ export interface KafkaListenerOptions {
   frameBytesMax?: number;
   /** Default `LIMITS.kafkaRequestsInFlightPerConnectionMax`. */
   requestsInFlightMax?: number;
+  /** Default `LIMITS.kafkaInFlightBytesPerConnectionMax`. */
+  inFlightBytesMax?: number;
+  /** Default `LIMITS.kafkaConnectionsMax`. */
+  connectionsMax?: number;
+  /** Default `LIMITS.kafkaConnectionsPerAddressMax`. */
+  connectionsPerAddressMax?: number;
+  /** Default `LIMITS.kafkaConnectionIdleMs`. */
+  idleMs?: number;
+  /** PEM certificate chain and private key: the listener speaks TLS (Kafka's SSL and SASL_SSL), else plain TCP. */
+  tls?: { cert: Buffer; key: Buffer } | null;
 }
 
 /**
@@ -41,12 +55,24 @@ export interface KafkaListenerOptions {
 export class KafkaListener {
   private server: Server | null = null;
   private readonly connections = new Set<Socket>();
+  /** Open connections by client address, for `connectionsPerAddressMax`. */
+  private readonly connectionsByAddress = new Map<string, number>();
+  /** Connections refused for a cap since the last log line about it (one line per second at most). */
+  private refusedSinceLog = 0;
+  private lastRefusalLogMs = 0;
 
   constructor(private readonly options: KafkaListenerOptions) {}
 
   /** Starts listening; resolves with the port bound. */
   async start(): Promise<number> {
-    const server = createServer((socket) => this.accept(socket));
+    const tls = this.options.tls;
+    // With TLS, a connection is accepted once its handshake is done ('secureConnection'); a failed handshake
+    // ('tlsClientError') only closes that socket.
+    const server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', handshakeTimeout: LIMITS.kafkaTlsHandshakeTimeoutMs }, (socket) => this.accept(socket)) : createServer((socket) => this.accept(socket));
+    if (tls) server.on('tlsClientError', (error, socket) => {
+      this.options.logger.warn({ peer: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, reason: error.message }, 'a Kafka TLS handshake failed');
+      socket.destroy();
+    });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -69,17 +95,52 @@ export class KafkaListener {
   }
 
   private accept(socket: Socket): void {
+    const address = socket.remoteAddress ?? '?';
+    const peer = `${address}:${socket.remotePort ?? '?'}`;
+    const cap = connectionCapReached(this.connections.size, this.connectionsByAddress.get(address) ?? 0, {
+      connectionsMax: this.options.connectionsMax ?? LIMITS.kafkaConnectionsMax,
+      connectionsPerAddressMax: this.options.connectionsPerAddressMax ?? LIMITS.kafkaConnectionsPerAddressMax,
+    });
+    if (cap !== null) {
+      socket.destroy();
+      this.logRefusal(peer, cap);
+      return;
+    }
     this.connections.add(socket);
+    this.connectionsByAddress.set(address, (this.connectionsByAddress.get(address) ?? 0) + 1);
     socket.setNoDelay(true);
-    const peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
-    const connection = new Connection(socket, { peer }, this.options);
+    const connection = new Connection(socket, { peer, session: newKafkaSession() }, this.options);
     socket.on('data', (chunk: Buffer) => connection.receive(chunk));
     socket.on('error', () => socket.destroy());
+    // A connection that sends nothing for the idle time is closed, unless it waits for an answer (a long fetch).
+    socket.setTimeout(this.options.idleMs ?? LIMITS.kafkaConnectionIdleMs, () => connection.closeIfIdle());
     socket.on('close', () => {
       this.connections.delete(socket);
+      const left = (this.connectionsByAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.connectionsByAddress.set(address, left);
+      else this.connectionsByAddress.delete(address);
       connection.closed = true;
     });
   }
+
+  /** One warning per second at most about connections refused for a cap, however many a flood brings. */
+  private logRefusal(peer: string, cap: ConnectionCap): void {
+    this.refusedSinceLog += 1;
+    const nowMs = Date.now();
+    if (nowMs - this.lastRefusalLogMs < 1_000) return;
+    this.options.logger.warn({ peer, cap, refused: this.refusedSinceLog }, 'refusing Kafka connections: a connection cap is reached');
+    this.refusedSinceLog = 0;
+    this.lastRefusalLogMs = nowMs;
+  }
+}
+
+export type ConnectionCap = 'connections' | 'connections-per-address';
+
+/** Which cap a new connection would pass, given the open connections and those of its address, or null. */
+export function connectionCapReached(open: number, openFromAddress: number, caps: { connectionsMax: number; connectionsPerAddressMax: number }): ConnectionCap | null {
+  if (open >= caps.connectionsMax) return 'connections';
+  if (openFromAddress >= caps.connectionsPerAddressMax) return 'connections-per-address';
+  return null;
 }
 
 type Answer = { parts: Uint8Array[] | null } | { error: string };
@@ -89,11 +150,14 @@ class Connection {
   closed = false;
   private chunks: Buffer[] = [];
   private buffered = 0;
-  /** Responses not yet written, in request order; they never reject (a failure is an outcome). */
-  private readonly pending: Promise<Answer>[] = [];
+  /** Responses not yet written, in request order, with the size of their request frames; they never reject (a failure is an outcome). */
+  private readonly pending: { answer: Promise<Answer>; bytes: number }[] = [];
+  /** Bytes of the request frames of `pending`. */
+  private inFlightBytes = 0;
   private writing = false;
   private readonly frameBytesMax: number;
   private readonly requestsInFlightMax: number;
+  private readonly inFlightBytesMax: number;
 
   constructor(
     private readonly socket: Socket,
@@ -102,6 +166,12 @@ class Connection {
   ) {
     this.frameBytesMax = options.frameBytesMax ?? LIMITS.kafkaFrameBytesMax;
     this.requestsInFlightMax = options.requestsInFlightMax ?? LIMITS.kafkaRequestsInFlightPerConnectionMax;
+    this.inFlightBytesMax = options.inFlightBytesMax ?? LIMITS.kafkaInFlightBytesPerConnectionMax;
+  }
+
+  /** Closes the connection when it waits for no answer (called when it has sent nothing for the idle time). */
+  closeIfIdle(): void {
+    if (this.pending.length === 0) this.close('idle past the idle timeout');
   }
 
   receive(chunk: Buffer): void {
@@ -112,9 +182,9 @@ class Connection {
   }
 
   /**
-   * Hands the whole frames buffered to the handler while fewer than the bound are in flight; beyond it the
-   * socket is paused and the rest waits in the buffer (one TCP chunk may hold many frames) until responses
-   * go out.
+   * Hands the whole frames buffered to the handler while fewer than the bounds are in flight (requests, and
+   * bytes of their frames; one frame is always taken); beyond them the socket is paused and the rest waits in
+   * the buffer (one TCP chunk may hold many frames) until responses go out.
    */
   private handleBufferedFrames(): void {
     while (!this.closed && this.buffered >= 4) {
@@ -127,9 +197,14 @@ class Connection {
         this.close(`a frame of ${size} bytes (the bound is ${this.frameBytesMax})`);
         return;
       }
+      if (this.pending.length > 0 && this.inFlightBytes + size > this.inFlightBytesMax) {
+        this.socket.pause();
+        return;
+      }
       if (this.buffered < 4 + size) return;
       const frame = this.take(4 + size).subarray(4);
-      this.pending.push(this.answer(frame));
+      this.pending.push({ answer: this.answer(frame), bytes: size });
+      this.inFlightBytes += size;
       this.flushAndCloseOnError();
     }
   }
@@ -186,7 +261,7 @@ class Connection {
     this.writing = true;
     try {
       while (this.pending.length > 0 && !this.closed) {
-        const answer = await this.pending[0]!;
+        const answer = await this.pending[0]!.answer;
         if ('error' in answer) {
           this.close(answer.error);
           return;
@@ -205,7 +280,7 @@ class Connection {
           // the request counts as in flight until its response has left for the socket.
           if (!room && !this.closed) await this.drained();
         }
-        this.pending.shift();
+        this.inFlightBytes -= this.pending.shift()!.bytes;
         if (this.pending.length < this.requestsInFlightMax) {
           if (this.socket.isPaused() && !this.closed) this.socket.resume();
           this.handleBufferedFrames();
@@ -232,6 +307,7 @@ class Connection {
     this.closed = true;
     this.options.logger.warn({ peer: this.info.peer, reason }, 'closing a Kafka connection');
     this.pending.length = 0;
+    this.inFlightBytes = 0;
     this.socket.destroy();
   }
 }

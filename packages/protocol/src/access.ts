@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { PermissionDeniedError, UnauthenticatedError } from '@mink/protocol';
+import { readFileSync } from 'node:fs';
+import { PermissionDeniedError, UnauthenticatedError } from './errors';
 
 /**
  * Who may do what through the gateway: bearer tokens with scopes, read from the file `MINK_AUTH_TOKENS_FILE`
@@ -23,10 +24,14 @@ export interface AccessNeed {
   table?: string;
 }
 
-/** One issued token, as the policy keeps it: its name (for logs), the SHA-256 of its secret, what it allows. */
-interface IssuedToken {
+/**
+ * One issued token, as the policy keeps it: its name (for logs and as a Kafka SASL user name), the SHA-256 of
+ * its secret, the secret itself (SASL/SCRAM derives its keys from it; never logged), what it allows.
+ */
+export interface IssuedToken {
   name: string;
   digest: Buffer;
+  secret: string;
   scopes: ReadonlySet<AccessScope>;
   /** Null: every table. */
   tables: ReadonlySet<string> | null;
@@ -79,7 +84,7 @@ export function parseAccessPolicy(text: string, source: string): AccessPolicy {
     if (tables !== undefined && (!Array.isArray(tables) || tables.length === 0 || !tables.every((table) => typeof table === 'string' && table !== ''))) {
       throw new Error(`${where} ('${name}'): "tables", when given, must be a non-empty list of table names`);
     }
-    return { name, digest, scopes: new Set(scopes as AccessScope[]), tables: tables === undefined ? null : new Set(tables as string[]) };
+    return { name, digest, secret: token, scopes: new Set(scopes as AccessScope[]), tables: tables === undefined ? null : new Set(tables as string[]) };
   });
   return { tokens };
 }
@@ -90,6 +95,18 @@ export function parseAccessPolicy(text: string, source: string): AccessPolicy {
  * the token lacks the scope or the table.
  */
 export function authorize(policy: AccessPolicy, authorization: string | undefined, need: AccessNeed): string {
+  const found = bearerTokenOf(policy, authorization);
+  const refusal = accessRefusalOf(found, need);
+  if (refusal !== null) throw new PermissionDeniedError(refusal);
+  return found.name;
+}
+
+/**
+ * The issued token an `Authorization: Bearer <token>` header carries, whatever it allows; throws
+ * UnauthenticatedError when the header is missing, not of that shape, or names no issued token. What a service
+ * can check on a request's headers alone, before reading its body.
+ */
+export function bearerTokenOf(policy: AccessPolicy, authorization: string | undefined): IssuedToken {
   const match = /^Bearer +(\S+) *$/i.exec(authorization ?? '');
   if (match === null) {
     throw new UnauthenticatedError(authorization === undefined || authorization === '' ? 'this gateway needs a bearer token: send "Authorization: Bearer <token>"' : 'the Authorization header must be "Bearer <token>"');
@@ -99,15 +116,43 @@ export function authorize(policy: AccessPolicy, authorization: string | undefine
   let found: IssuedToken | undefined;
   for (const token of policy.tokens) if (timingSafeEqual(token.digest, digest)) found ??= token;
   if (found === undefined) throw new UnauthenticatedError('the bearer token is not one this gateway issued');
-  if (!allowsScope(found.scopes, need.scope)) {
-    throw new PermissionDeniedError(`token '${found.name}' lacks the '${need.scope}' scope this operation needs (it has ${[...found.scopes].join(', ')})`);
-  }
-  if (found.tables !== null) {
-    if (need.table === undefined) throw new PermissionDeniedError(`token '${found.name}' is limited to some tables; this operation concerns every table or the cluster`);
-    if (!found.tables.has(need.table)) throw new PermissionDeniedError(`token '${found.name}' does not cover table '${need.table}'`);
-  }
-  return found.name;
+  return found;
 }
+
+/** Why `token` does not allow `need` (a message naming the token, never its secret), or null when it does. */
+export function accessRefusalOf(token: IssuedToken, need: AccessNeed): string | null {
+  if (!allowsScope(token.scopes, need.scope)) return `token '${token.name}' lacks the '${need.scope}' scope this operation needs (it has ${[...token.scopes].join(', ')})`;
+  if (token.tables !== null) {
+    if (need.table === undefined) return `token '${token.name}' is limited to some tables; this operation concerns every table or the cluster`;
+    if (!token.tables.has(need.table)) return `token '${token.name}' does not cover table '${need.table}'`;
+  }
+  return null;
+}
+
+/** Whether `token` may see `table` at all: any scope, and the table among its tables when it is limited to some. */
+export function coversTable(token: IssuedToken, table: string): boolean {
+  return token.tables === null || token.tables.has(table);
+}
+
+/**
+ * The token named `name` whose secret is `password` (a user name and password, as Kafka's SASL/PLAIN sends
+ * them), or null. The password is compared by digest in constant time, and a digest is compared also when no
+ * token has the name, so the time taken tells nothing of which names exist.
+ */
+export function tokenOfPassword(policy: AccessPolicy, name: string, password: string): IssuedToken | null {
+  const digest = digestOf(password);
+  const named = tokenNamed(policy, name);
+  const matches = timingSafeEqual(named?.digest ?? UNMATCHABLE_DIGEST, digest);
+  return named !== null && matches ? named : null;
+}
+
+/** The token named `name`, or null. */
+export function tokenNamed(policy: AccessPolicy, name: string): IssuedToken | null {
+  return policy.tokens.find((token) => token.name === name) ?? null;
+}
+
+/** Compared against when a name is unknown; no secret's digest equals it in practice. */
+const UNMATCHABLE_DIGEST = Buffer.alloc(32, 0);
 
 function allowsScope(scopes: ReadonlySet<AccessScope>, scope: AccessScope): boolean {
   return scopes.has(scope) || scopes.has('admin');
@@ -115,4 +160,20 @@ function allowsScope(scopes: ReadonlySet<AccessScope>, scope: AccessScope): bool
 
 function digestOf(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/**
+ * The policy of the tokens file `path` names (`MINK_AUTH_TOKENS_FILE`: the gateway's HTTP and gRPC APIs and the
+ * data nodes' Kafka listeners read the same file), or null when it names none. Throws, naming the file, when it
+ * cannot be used.
+ */
+export function loadAccessPolicy(path: string): AccessPolicy | null {
+  if (path === '') return null;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`MINK_AUTH_TOKENS_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  return parseAccessPolicy(text, path);
 }

@@ -1,4 +1,4 @@
-import { PermissionDeniedError, UnauthenticatedError } from '@mink/protocol';
+import { PermissionDeniedError, UnauthenticatedError } from './errors';
 import { authorize, parseAccessPolicy, type AccessNeed } from './access';
 
 const OPS = 'ops-0123456789abcdef';

@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import type { ServiceConfig, TlsFiles } from '@mink/config';
+import { KafkaListener, SASL_MECHANISMS, ScramKeyStore, kafkaBroker, type KafkaAuthentication } from '@mink/kafka';
+import { loadAccessPolicy } from '@mink/protocol';
+import type { Logger } from '@mink/runtime';
+import type { DataNodeKafkaBackend } from '@mink/data-plane';
+
+/**
+ * The data node's Kafka listener (docs/architecture.md §12) as its settings ask: with a tokens file
+ * (`MINK_AUTH_TOKENS_FILE`, the gateway's), SASL PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 against its tokens and
+ * their scopes, and nothing but ApiVersions and the SASL exchange before it; with `MINK_KAFKA_TLS_CERT_FILE` and
+ * `MINK_KAFKA_TLS_KEY_FILE`, TLS. A file that cannot be read stops the node at start, naming it.
+ */
+export function kafkaListenerOf(config: ServiceConfig, backend: DataNodeKafkaBackend, logger: Logger): KafkaListener {
+  const policy = loadAccessPolicy(config.authTokensFile);
+  const authentication: KafkaAuthentication | null =
+    policy === null
+      ? null
+      : {
+          policy,
+          mechanisms: SASL_MECHANISMS,
+          keys: new ScramKeyStore(),
+          onFailure: (peer, reason) => logger.warn({ peer, reason }, 'a Kafka SASL authentication failed'),
+        };
+  return new KafkaListener({
+    host: config.kafkaBindHost,
+    port: config.kafkaPort,
+    handler: kafkaBroker(backend, backend.groups, authentication),
+    logger,
+    tls: config.kafkaTls === null ? null : readTlsPair(config.kafkaTls),
+  });
+}
+
+function readTlsPair(files: TlsFiles): { cert: Buffer; key: Buffer } {
+  const read = (path: string, variable: string): Buffer => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new Error(`${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    }
+  };
+  return { cert: read(files.certFile, 'MINK_KAFKA_TLS_CERT_FILE'), key: read(files.keyFile, 'MINK_KAFKA_TLS_KEY_FILE') };
+}
