@@ -18,7 +18,8 @@ import { DEFAULTS } from '@mink/config';
  *   JetStream, nor write the log, nor serve or overhear another process's requests.
  *
  * The subjects are spelled out here, not imported, because this package depends on @mink/config only; its
- * spec checks them against @mink/protocol and @mink/metalog, so a renamed subject fails a test.
+ * table test (packages/metalog/src/nats-permissions.spec.ts, beside the bucket and log names) checks them
+ * against @mink/protocol and @mink/metalog, so a renamed subject fails a test.
  */
 export type NatsServiceIdentity = 'coordinator' | 'data-node' | 'gateway' | 'tiering-worker';
 export type NatsIdentity = NatsServiceIdentity | 'client' | 'admin';

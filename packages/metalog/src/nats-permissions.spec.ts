@@ -1,7 +1,7 @@
 import { DEFAULTS } from '@mink/config';
-import { HEARTBEAT_BUCKET, LEASE_BUCKET, MINK_KV_BUCKETS, SNAPSHOT_BUCKET, COORDINATOR_LEASE_KEY, heartbeatKey, metaLogSubject } from '@mink/metalog';
+import { HEARTBEAT_BUCKET, LEASE_BUCKET, MINK_KV_BUCKETS, SNAPSHOT_BUCKET, COORDINATOR_LEASE_KEY, heartbeatKey, metaLogSubject } from './index';
 import { SUBJECTS } from '@mink/protocol';
-import { CLIENT_INBOX_PREFIX, NATS_IDENTITIES, metaLogSubjectOf, natsPermissionsOf, type NatsIdentity } from './nats-permissions';
+import { CLIENT_INBOX_PREFIX, NATS_IDENTITIES, metaLogSubjectOf, natsPermissionsOf, type NatsIdentity } from '@mink/devcluster';
 
 /**
  * Whether a nats-server allow list lets a client publish to (or subscribe with) `subject`: some pattern
