@@ -209,7 +209,12 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
       await load.advance(200, 120_000);
       for (const container of containers) {
         await docker(['restart', '-t', '30', container]);
-        await eventually(`${container} healthy again`, async () => (await docker(['inspect', '-f', '{{.State.Health.Status}}', container])).trim() === 'healthy', 120_000);
+        await eventually(`${container} healthy again`, async () => (await docker(['inspect', '-f', '{{.State.Health.Status}}', container])).trim() === 'healthy', 120_000).catch(async (error: Error) => {
+          // What the container and its health checks said, so a failure here can be diagnosed from the CI log.
+          const health = await docker(['inspect', '-f', '{{.State.Status}} restarts={{.RestartCount}} {{json .State.Health}}', container]).catch((cause: Error) => cause.message);
+          const logs = await docker(['logs', '--tail', '40', container]).catch((cause: Error) => cause.message);
+          throw new Error(`${error.message}\nstate: ${health}\nlast log lines:\n${logs}`);
+        });
         // Buckets back onto the restarted node, so that every restart hands buckets off.
         expect((await http(gateway, 'POST', '/v1/cluster/rebalance', undefined, token)).status).toBe(200);
         await load.advance(200, 120_000);
