@@ -18,8 +18,9 @@ export async function lakeSelect(
   primaryKey: string[],
   metadataKey: string | null,
   select: string,
+  key: { accessKeyId: string; secretAccessKey: string } = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
 ): Promise<{ rows: Record<string, unknown>[]; files: DataFile[] }> {
-  const store = new S3ObjectStore({ endpoint: s3Endpoint, bucket: 'mink', region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+  const store = new S3ObjectStore({ endpoint: s3Endpoint, bucket: 'mink', region: 'us-east-1', ...key });
   const lake = new IcebergTable({ store, tableName: table, storeUri: 's3://mink', schema: icebergSchemaOf(columns, primaryKey) });
   await lake.load(metadataKey);
   const files = await lake.dataFiles();

@@ -2,14 +2,15 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { ENV, LIMITS, NODE_ID_PATTERN, readServiceConfig, type HostFacts } from '@mink/config';
-import { LOCAL_IMAGES } from '@mink/devcluster';
+import { COMPOSE_NATS_ROUTE_PORT, COMPOSE_NATS_SERVERS, COMPOSE_NATS_TLS_MOUNTS, COMPOSE_SECRET_FILES, LOCAL_IMAGES, WORKSPACE_EXCLUDES, composeNatsAccessConfig, natsPermissionsOf } from '@mink/devcluster';
 import { parseAccessPolicy } from '@mink/http-api';
 
 /**
  * No Docker engine runs on the development machines (docs/architecture.md §13), so docker/docker-compose.yml is kept
  * correct by reading it: every mink service must build an existing Dockerfile target that runs an
  * existing app, set only environment variables the services read, expose the ports it configures, and
- * wait for NATS and MinIO; the three NATS servers must form one JetStream cluster (docker/nats-cluster.conf);
+ * wait for NATS and MinIO; the three NATS servers must form one JetStream cluster (docker/nats-cluster.conf and the
+ * nats-access.conf it includes, generated into the secrets folder); every secret must come from that folder;
  * scalable services must derive each replica's identity; Prometheus must find every replica
  * (docker/prometheus.yml); and only the documented ports may reach the host.
  */
@@ -40,6 +41,7 @@ interface ComposeService {
   expose?: (string | number)[];
   depends_on?: string[] | Record<string, unknown>;
   secrets?: string[];
+  env_file?: string[];
   volumes?: string[];
   deploy?: { replicas?: number };
   hostname?: string;
@@ -164,7 +166,20 @@ function dockerfileOf(service: ComposeService): { path: string; stages: Dockerfi
 const ENV_NAMES = new Set<string>(Object.values(ENV));
 
 /** docker/nats-cluster.conf, the configuration the NATS services share. */
-const natsConfig = parseNatsConfig(readFileSync(NATS_CONFIG_PATH, 'utf8'));
+const natsConfig = parseNatsConfig(readFileSync(NATS_CONFIG_PATH, 'utf8').replace(/^include .*$/m, ''));
+/** The nats-access.conf compose:up generates for it (with made-up users), which the servers include. */
+const SAMPLE_ACCESS_CONFIG = composeNatsAccessConfig(
+  (['data-node', 'client'] as const).map((identity) => ({ credentials: { user: `mink-${identity}`, password: `pw${identity.length}` }, permissions: natsPermissionsOf(identity, 'MINK_META') })),
+  { user: 'mink-route', password: 'routepw' },
+);
+/** The secrets folder compose reads with no variable set, relative to docker/. */
+const SECRETS_DIR = './secrets';
+
+/** What a secret mounted at /run/secrets/<name> holds, as readServiceConfig reads it (made up: the real ones are generated). */
+function readMountedSecret(path: string): string {
+  if (!path.startsWith('/run/secrets/')) throw new Error(`not a compose secret: ${path}`);
+  return `made-up-secret-of-${path.slice('/run/secrets/'.length)}`;
+}
 
 /** A container as a data node sees it: its short id as hostname, loopback and one address on the compose network. */
 const SYNTHETIC_CONTAINER: HostFacts = {
@@ -233,34 +248,47 @@ describe('docker/docker-compose.yml', () => {
   });
 
   describe('the NATS cluster', () => {
-    const clusterPort = portOf(natsConfig['cluster.listen']);
-
-    it('shares one configuration with JetStream, a cluster name and the payload limit of `mink up`', () => {
-      // Proves the servers run JetStream in one named cluster, listen where MINK_NATS_URL and the routes point,
-      // and take scan pages as large as the local cluster's servers do.
-      expect(natsConfig).toEqual(
-        expect.objectContaining({ listen: '0.0.0.0:4222', 'jetstream.store_dir': '/data', 'cluster.name': 'mink', 'cluster.listen': '0.0.0.0:6222' }),
-      );
+    it('shares one configuration with JetStream and the payload limit of `mink up`, including the generated access config', () => {
+      // Proves the servers run JetStream, listen where MINK_NATS_URL points, take scan pages as large as the
+      // local cluster's servers do, and read their users, TLS and routes from the file compose:up generates.
+      expect(natsConfig).toEqual(expect.objectContaining({ listen: '0.0.0.0:4222', 'jetstream.store_dir': '/data' }));
       expect(Number(natsConfig.max_payload)).toBe(LIMITS.natsMaxPayloadBytes);
+      expect(readFileSync(NATS_CONFIG_PATH, 'utf8')).toMatch(/^include \.\/nats-access\.conf$/m);
+    });
+
+    it('forms one cluster named mink whose routes reach all three servers with the routes\' credentials, TLS on the client port', () => {
+      // Proves the generated part: every server solicits a route to each of the three (its own is ignored by
+      // nats-server) at the cluster port, with the user the cluster block asks for; TLS files where compose mounts them.
+      expect(COMPOSE_NATS_SERVERS).toEqual(natsServices.map(([name]) => name));
+      expect(SAMPLE_ACCESS_CONFIG).toContain(`listen: "0.0.0.0:${COMPOSE_NATS_ROUTE_PORT}"`);
+      expect(SAMPLE_ACCESS_CONFIG).toContain('name: "mink"');
+      const routes = JSON.parse(/routes: (\[.*\])/.exec(SAMPLE_ACCESS_CONFIG)![1]!) as string[];
+      expect(routes).toEqual(natsServices.map(([name]) => `nats-route://mink-route:routepw@${name}:${COMPOSE_NATS_ROUTE_PORT}`));
+      expect(SAMPLE_ACCESS_CONFIG).toContain(`cert_file: "${COMPOSE_NATS_TLS_MOUNTS.certFile}"`);
+      expect(SAMPLE_ACCESS_CONFIG).toContain(`key_file: "${COMPOSE_NATS_TLS_MOUNTS.keyFile}"`);
     });
 
     describe.each(natsServices)('%s', (name, service) => {
       const command = [service.command ?? []].flat();
 
-      it('reads the shared configuration, mounted read-only', () => {
-        const configPath = flagValue(command, '--config');
+      it('reads the shared configuration and, beside it, the generated access config and TLS files, mounted read-only', () => {
+        const configPath = flagValue(command, '--config')!;
         expect(configPath).toBeDefined();
-        expect(service.volumes).toContain(`./nats-cluster.conf:${configPath}:ro`);
+        const folder = configPath.slice(0, configPath.lastIndexOf('/'));
+        expect(service.volumes).toEqual(
+          expect.arrayContaining([
+            `./nats-cluster.conf:${configPath}:ro`,
+            `${SECRETS_DIR}/${COMPOSE_SECRET_FILES.natsAccess}:${folder}/nats-access.conf:ro`,
+            `${SECRETS_DIR}/${COMPOSE_SECRET_FILES.natsCert}:${COMPOSE_NATS_TLS_MOUNTS.certFile}:ro`,
+            `${SECRETS_DIR}/${COMPOSE_SECRET_FILES.natsKey}:${COMPOSE_NATS_TLS_MOUNTS.keyFile}:ro`,
+          ]),
+        );
       });
 
-      it('is named after its service and routes to the other two servers at their cluster port', () => {
-        // Proves the three servers form one cluster: each solicits a route to every other one (a server missing
-        // from a route list, or a route to itself, fails here), and JetStream peers have distinct names.
+      it('is named after its service, and has no route on its command line (they carry credentials: in the access config)', () => {
+        // Proves JetStream peers have distinct names and no password shows in the container's arguments.
         expect(flagValue(command, '--name')).toBe(name);
-        const routes = (flagValue(command, '--routes') ?? '').split(',').sort();
-        const others = natsServices.map(([other]) => other).filter((other) => other !== name);
-        expect(others).toHaveLength(2);
-        expect(routes).toEqual(others.map((other) => `nats-route://${other}:${clusterPort}`).sort());
+        expect(flagValue(command, '--routes')).toBeUndefined();
       });
 
       it('keeps its JetStream store on a named volume of its own', () => {
@@ -301,12 +329,27 @@ describe('docker/docker-compose.yml', () => {
         expect.objectContaining({
           [ENV.s3Endpoint]: 'http://minio:9000',
           [ENV.s3Bucket]: 'mink',
-          [ENV.s3AccessKeyId]: expect.any(String),
-          [ENV.s3SecretAccessKey]: expect.any(String),
           [ENV.nodeId]: expect.any(String),
           [ENV.httpPort]: expect.stringMatching(/^\d+$/),
         }),
       );
+    });
+
+    it('takes its S3 key and its own NATS identity from the secrets folder, trusts the NATS CA and asks for the metrics token', () => {
+      // Proves no credential is in the file: the S3 key and the role's NATS user come from generated env files
+      // (nats-<role>.env: each role only the subjects it needs), the CA and the metrics token from mounted secrets.
+      expect(environment[ENV.s3AccessKeyId]).toBeUndefined();
+      expect(environment[ENV.s3SecretAccessKey]).toBeUndefined();
+      expect(service.env_file).toEqual([`${SECRETS_DIR}/${COMPOSE_SECRET_FILES.s3Env}`, `${SECRETS_DIR}/nats-${name}.env`]);
+      expect(environment[ENV.natsTlsCaFile]).toBe('/run/secrets/nats_ca');
+      expect(environment[ENV.metricsTokenFile]).toBe('/run/secrets/metrics_token');
+      expect(service.secrets).toEqual(expect.arrayContaining(['nats_ca', 'metrics_token']));
+      // The data nodes (Kafka SASL, internal scans) and the gateway (API, calls to those scans) hold the tokens and the cluster secret; no other role.
+      const holdsTokens = name === 'data-node' || name === 'gateway';
+      expect({ tokens: environment[ENV.authTokensFile], clusterSecret: environment[ENV.clusterSecretFile] }).toEqual(
+        holdsTokens ? { tokens: '/run/secrets/mink_tokens', clusterSecret: '/run/secrets/cluster_secret' } : { tokens: undefined, clusterSecret: undefined },
+      );
+      expect([...(service.secrets ?? [])].sort()).toEqual((holdsTokens ? ['cluster_secret', 'metrics_token', 'mink_tokens', 'nats_ca'] : ['metrics_token', 'nats_ca']));
     });
 
     it('reaches all three NATS servers and creates its streams and KV buckets at 3 replicas', () => {
@@ -315,7 +358,7 @@ describe('docker/docker-compose.yml', () => {
       const clientPort = portOf(natsConfig.listen);
       expect(environment[ENV.natsUrl]!.split(',')).toEqual(natsServices.map(([server]) => `nats://${server}:${clientPort}`));
       expect(environment[ENV.metaReplicas]).toBe(String(natsServices.length));
-      expect(readServiceConfig(environment, {}, () => SYNTHETIC_CONTAINER)).toMatchObject({ natsServers: environment[ENV.natsUrl]!.split(','), metaReplicas: 3 });
+      expect(readServiceConfig(environment, {}, () => SYNTHETIC_CONTAINER, readMountedSecret)).toMatchObject({ natsServers: environment[ENV.natsUrl]!.split(','), metaReplicas: 3 });
     });
 
     it('listens on the compose network, not on the container loopback where no other container reaches it', () => {
@@ -366,7 +409,7 @@ describe('docker/docker-compose.yml', () => {
       // identities, each a valid node id, each advertising the address other containers reach it at.
       const environment = environmentOf(compose.services['data-node']!);
       const configs = [SYNTHETIC_CONTAINER, { hostname: '7c0de2b19f44', interfaces: { eth0: [{ address: '172.18.0.8', family: 'IPv4', internal: false }] } }].map((host) =>
-        readServiceConfig(environment, {}, () => host),
+        readServiceConfig(environment, {}, () => host, readMountedSecret),
       );
       expect(configs.map((config) => [config.nodeId, config.advertisedHost])).toEqual([
         ['3f2a9c81d0b7', '172.18.0.7'],
@@ -400,14 +443,31 @@ describe('docker/docker-compose.yml', () => {
     expect(environmentOf(compose.services.gateway!)[ENV.grpcPort]).toBe('50051');
   });
 
-  it('asks for bearer tokens at the gateway, from a secret file the operator writes from the example', () => {
+  it('commits no working credential: every secret is a file of the git-ignored secrets folder, kept out of every image', () => {
+    // Proves the compose files hold no password or key (MinIO's well-known default included), every mounted
+    // secret and env file is in the secrets folder compose:up generates, and neither build context carries it.
+    for (const path of [COMPOSE_PATH, LOCAL_COMPOSE_PATH, NATS_CONFIG_PATH]) {
+      expect({ path, defaults: readFileSync(path, 'utf8').match(/minioadmin|\bS3RVER\b|^\s*password:/gm) }).toEqual({ path, defaults: null });
+    }
+    const generated = new Set<string>(Object.values(COMPOSE_SECRET_FILES));
+    for (const [name, secret] of Object.entries(compose.secrets ?? {})) {
+      expect({ name, file: secret.file?.startsWith(`${SECRETS_DIR}/`), generated: generated.has(secret.file!.slice(SECRETS_DIR.length + 1)) }).toEqual({ name, file: true, generated: true });
+    }
+    const envFiles = Object.values(compose.services).flatMap((service) => service.env_file ?? []);
+    expect(envFiles.length).toBeGreaterThan(0);
+    for (const file of envFiles) expect(file.startsWith(`${SECRETS_DIR}/`)).toBe(true);
+    expect(compose.services.minio?.env_file).toEqual([`${SECRETS_DIR}/${COMPOSE_SECRET_FILES.minioEnv}`]);
+    expect(readFileSync(join(REPO_ROOT, '.gitignore'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['docker/secrets/', 'docker/tokens.json']));
+    expect(readFileSync(join(REPO_ROOT, 'docker', 'Dockerfile.dockerignore'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['docker/secrets', 'docker/tokens.json']));
+    expect(WORKSPACE_EXCLUDES).toEqual(expect.arrayContaining(['./docker/secrets', './docker/tokens.json']));
+  });
+
+  it('asks for bearer tokens at the gateway, from the generated tokens file, whose example cannot be used as it is', () => {
     // Proves authentication is on in compose: the gateway reads its tokens from a mounted secret whose file is
-    // not in the repository (no shared secret ships), and the example cannot be used as it is.
+    // generated (no shared secret ships), and the example of more tokens cannot be used as it is.
     const gateway = compose.services.gateway!;
     expect(environmentOf(gateway)[ENV.authTokensFile]).toBe('/run/secrets/mink_tokens');
-    expect(gateway.secrets).toEqual(['mink_tokens']);
-    expect(compose.secrets?.mink_tokens?.file).toBe('./tokens.json');
-    expect(readFileSync(join(REPO_ROOT, '.gitignore'), 'utf8').split('\n')).toContain('docker/tokens.json');
+    expect(compose.secrets?.mink_tokens?.file).toBe(`${SECRETS_DIR}/${COMPOSE_SECRET_FILES.tokens}`);
     const example = readFileSync(join(REPO_ROOT, 'docker', 'tokens.example.json'), 'utf8');
     expect(() => parseAccessPolicy(example, 'tokens.example.json')).toThrow('without spaces');
     let secrets = 0;
@@ -424,12 +484,15 @@ describe('docker/docker-compose.yml', () => {
     expect(prometheus.ports).toEqual(['127.0.0.1:9090:9090']);
     expect(dependenciesOf(prometheus).sort()).toEqual(minkServices.map(([name]) => name).sort());
     const config = parse(readFileSync(join(REPO_ROOT, 'docker', 'prometheus.yml'), 'utf8')) as {
-      scrape_configs: { job_name: string; metrics_path: string; static_configs?: unknown; dns_sd_configs?: { names: string[]; type: string; port: number }[] }[];
+      scrape_configs: { job_name: string; metrics_path: string; authorization?: unknown; static_configs?: unknown; dns_sd_configs?: { names: string[]; type: string; port: number }[] }[];
     };
-    const jobs = config.scrape_configs.map((job) => ({ job: job.job_name, path: job.metrics_path, static: job.static_configs, discovery: job.dns_sd_configs }));
+    // Every job scrapes with the metrics token, from the secret Prometheus is given.
+    expect(prometheus.secrets).toEqual(['prometheus_metrics_token']);
+    const tokenFile = '/run/secrets/prometheus_metrics_token';
+    const jobs = config.scrape_configs.map((job) => ({ job: job.job_name, path: job.metrics_path, authorization: job.authorization, static: job.static_configs, discovery: job.dns_sd_configs }));
     expect(jobs.sort((left, right) => left.job.localeCompare(right.job))).toEqual(
       minkServices
-        .map(([name, service]) => ({ job: name, path: '/metrics', static: undefined, discovery: [{ names: [name], type: 'A', port: Number(environmentOf(service)[ENV.httpPort]), refresh_interval: expect.any(String) }] }))
+        .map(([name, service]) => ({ job: name, path: '/metrics', authorization: { credentials_file: tokenFile }, static: undefined, discovery: [{ names: [name], type: 'A', port: Number(environmentOf(service)[ENV.httpPort]), refresh_interval: expect.any(String) }] }))
         .sort((left, right) => left.job.localeCompare(right.job)),
     );
   });
@@ -487,13 +550,13 @@ describe('docker/docker-compose.local.yml', () => {
     expect(Object.keys(local.services).sort()).toEqual(Object.keys(compose.services).sort());
   });
 
-  it('runs each mink service as its Dockerfile target does, against s3rver with its credentials', () => {
+  it('runs each mink service as its Dockerfile target does, against s3rver with the generated key', () => {
     // Proves the one local mink image starts the same app per service as docker/Dockerfile's targets.
     for (const [name, service] of minkServices) {
       const { stages } = dockerfileOf(service);
       const target = stages.find((stage) => stage.name === service.build?.target);
       expect({ name, command: local.services[name]?.command }).toEqual({ name, command: target?.command });
-      expect(environmentOf(local.services[name]!)).toEqual({ [ENV.s3AccessKeyId]: 'S3RVER', [ENV.s3SecretAccessKey]: 'S3RVER' });
+      expect(local.services[name]?.environment).toBeUndefined();
     }
     // s3rver listens where MINK_S3_ENDPOINT points and creates the bucket the services use.
     const s3Command = [local.services.minio?.command].flat().join(' ');
@@ -501,6 +564,9 @@ describe('docker/docker-compose.local.yml', () => {
     expect(endpoint.hostname).toBe('minio');
     expect(s3Command).toContain(`--port ${endpoint.port}`);
     expect(s3Command).toContain(`--bucket ${environmentOf(minkServices[0]![1])[ENV.s3Bucket]}`);
+    // s3rver-main takes MinIO's variables (the service keeps the base file's minio.env) as its one access key.
+    expect(local.services.minio?.env_file).toBeUndefined();
+    expect(readFileSync(join(REPO_ROOT, 'packages', 'devcluster', 'bin', 's3rver-main.js'), 'utf8')).toContain('process.env.MINIO_ROOT_PASSWORD');
   });
 });
 

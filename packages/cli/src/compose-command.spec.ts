@@ -16,7 +16,7 @@ async function runCompose(args: string[], fail?: Error): Promise<{ exitCode: num
       calls.push({ verb, args: userArguments, options });
       if (fail) throw fail;
     };
-  const runner: ComposeRunner = { up: record('up'), down: record('down') };
+  const runner: ComposeRunner = { up: record('up'), down: record('down'), secrets: (options) => record('secrets')([], options) };
   const exitCode = await run(args, io, undefined, runner);
   return { exitCode, stderr, calls };
 }
@@ -30,6 +30,7 @@ describe('mink compose', () => {
     [['compose', 'up', '--registry'], 'up', [], 'registry'],
     [['compose', 'down'], 'down', [], 'local'],
     [['compose', 'down', '--keep-data'], 'down', ['--keep-data'], 'local'],
+    [['compose', 'secrets'], 'secrets', [], 'local'],
   ])('%p runs %s with %p and %s images from the checkout', async (args, verb, passed, source) => {
     const { exitCode, calls } = await runCompose(args);
     expect(exitCode).toBe(0);

@@ -1,13 +1,21 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { COMPOSE_FILES, composeDown, composeUp, type ComposeOptions } from '@mink/devcluster';
+import { COMPOSE_FILES, composeDown, composeSecretsDirOf, composeUp, ensureComposeSecrets, type ComposeOptions } from '@mink/devcluster';
 import { CliError, EXIT_CODES, type CliIo } from './io';
 
 /** What `mink compose` runs: the real stack, or a recorder in tests. */
 export interface ComposeRunner {
   up(userArguments: readonly string[], options: ComposeOptions): Promise<void>;
   down(userArguments: readonly string[], options: ComposeOptions): Promise<void>;
+  /** Makes the stack's secrets folder (kept where it exists) and says where it is. */
+  secrets(options: ComposeOptions): Promise<void>;
+}
+
+/** `mink compose secrets`: the secrets folder docker-compose.yml reads, for a `docker compose up` run by hand. */
+async function composeSecrets(options: ComposeOptions): Promise<void> {
+  const secrets = await ensureComposeSecrets(composeSecretsDirOf(options.root, options.env ?? process.env), options.log);
+  options.log(`the stack's secrets are in ${secrets.folder} (admin token: ${secrets.adminTokenFile})`);
 }
 
 /** The checkout this CLI runs from (packages/cli/dist/…): the compose files live there. */
@@ -21,11 +29,11 @@ function optionsOf(io: CliIo, registry: boolean): ComposeOptions {
 }
 
 /**
- * `mink compose up [compose up options…]` and `mink compose down [--keep-data]` (`npm run compose:up` and
- * `compose:down`): the docker-compose deployment of docker/ on this machine, with images built here unless
+ * `mink compose up [compose up options…]`, `mink compose down [--keep-data]` (`npm run compose:up` and
+ * `compose:down`) and `mink compose secrets`: the docker-compose deployment of docker/ on this machine, with images built here unless
  * `--registry` (packages/devcluster/src/compose).
  */
-export function registerComposeCommands(program: Command, io: CliIo, runner: ComposeRunner = { up: composeUp, down: composeDown }): void {
+export function registerComposeCommands(program: Command, io: CliIo, runner: ComposeRunner = { up: composeUp, down: composeDown, secrets: composeSecrets }): void {
   const compose = program.command('compose').description('run the docker-compose deployment (docker/docker-compose.yml) on this machine');
   compose
     .command('up')
@@ -43,6 +51,12 @@ export function registerComposeCommands(program: Command, io: CliIo, runner: Com
     .option('--keep-data', 'keep the volumes: every table and row is back at the next compose up')
     .action(async (flags: { keepData?: boolean }) => {
       await runner.down(flags.keepData === true ? ['--keep-data'] : [], optionsOf(io, false)).catch(failed);
+    });
+  compose
+    .command('secrets')
+    .description(`make the stack's secrets (NATS users and TLS, tokens, cluster secret, metrics token, S3 key) in docker/secrets, or $MINK_COMPOSE_SECRETS_DIR, keeping those there; compose up does it too`)
+    .action(async () => {
+      await runner.secrets(optionsOf(io, false)).catch(failed);
     });
 }
 

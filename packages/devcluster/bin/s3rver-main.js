@@ -11,10 +11,16 @@
  *   --directory DIR   [MINK_S3_DIRECTORY]  folder that keeps the objects; reusing it keeps them
  *   --bucket NAME     [MINK_S3_BUCKET]     bucket created at start if it does not exist
  *
+ * With MINIO_ROOT_USER and MINIO_ROOT_PASSWORD set (MinIO's own variables: the compose stack's local stand-in for
+ * MinIO is given the same env file), that access key replaces s3rver's built-in S3RVER one. s3rver checks only
+ * that a signed request names a known access key (it does not verify V4 signatures, and it serves unsigned
+ * requests): it is a stand-in for tests and local stacks, reachable only by them.
+ *
  * Prints one line `s3rver ready http://ADDRESS:PORT` on stdout once it accepts requests, and exits
  * cleanly on SIGTERM or SIGINT.
  */
 const S3rver = require('s3rver');
+const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account');
 
 function argument(name, environmentName, fallback) {
   const index = process.argv.indexOf(`--${name}`);
@@ -34,6 +40,12 @@ async function main() {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`s3rver-main: port '${port}' is not a TCP port\n`);
     process.exit(2);
+  }
+  const accessKeyId = process.env.MINIO_ROOT_USER;
+  const secretAccessKey = process.env.MINIO_ROOT_PASSWORD;
+  if (accessKeyId && secretAccessKey) {
+    DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
+    DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
   }
   const server = new S3rver({
     address: host,

@@ -10,3 +10,4 @@ export * from './compose/compose-plan';
 export * from './compose/docker-tools';
 export * from './compose/local-images';
 export * from './compose/compose-stack';
+export * from './compose/compose-secrets';

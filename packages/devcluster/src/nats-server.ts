@@ -130,7 +130,7 @@ export function natsServerConfig(credentials?: NatsCredentials, access: Omit<Nat
 }
 
 /** The lines of a nats-server config saying who may connect as a client, and over what (users or one user, TLS). */
-export function natsClientAccessLines(access: NatsServerAccess): string[] {
+export function natsClientAccessLines(access: Omit<NatsServerAccess, 'tls'> & { tls?: TlsFiles | undefined }): string[] {
   if (access.users && access.credentials && !access.users.some((user) => user.credentials.user === access.credentials!.user)) {
     throw new Error(`the launcher's NATS user '${access.credentials.user}' is not one of the server's users`);
   }

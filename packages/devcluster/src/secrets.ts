@@ -52,7 +52,7 @@ export function natsEnvFileName(identity: NatsIdentity | 'route'): string {
 /** The file earlier versions kept their one NATS identity in; no server accepts it any more, so it is removed. */
 const LEGACY_NATS_ENV_FILE_NAME = 'nats.env';
 /** Random bytes of a generated password or token: 32 hex characters, 128 bits. */
-const SECRET_BYTES = 16;
+export const SECRET_BYTES = 16;
 
 /**
  * Characters a NATS user or password may have here: they are written into a nats-server config (quoted) and
@@ -121,17 +121,21 @@ export function ensureClusterSecrets(dataDir: string, random: (bytes: number) =>
   const natsIdentities = Object.fromEntries(NATS_IDENTITIES.map((identity) => [identity, ensureNatsEnvFile(folder, identity, random)])) as Record<NatsIdentity, NatsIdentitySecret>;
   const natsRouteCredentials = ensureNatsEnvFile(folder, 'route', random).credentials;
   rmSync(join(folder, LEGACY_NATS_ENV_FILE_NAME), { force: true });
-  const adminToken = existsSync(adminTokenFile) ? readFileSync(adminTokenFile, 'utf8').trim() : `mink-admin-${random(SECRET_BYTES).toString('hex')}`;
-  writeSecretFile(adminTokenFile, `${adminToken}\n`);
-  writeSecretFile(tokensFile, `${JSON.stringify({ tokens: [{ name: 'admin', token: adminToken, scopes: ['admin'] }] }, null, 2)}\n`);
+  const adminToken = readFileSync(ensureSecretFile(adminTokenFile, 'the admin token', () => `mink-admin-${random(SECRET_BYTES).toString('hex')}`), 'utf8').trim();
+  writeSecretFile(tokensFile, adminTokensFileText(adminToken));
   const clusterSecretFile = ensureSecretFile(join(folder, 'cluster-secret'), ENV.clusterSecretFile, () => `mink-cluster-${random(SECRET_BYTES).toString('hex')}`);
   const metricsTokenFile = ensureSecretFile(join(folder, 'metrics-token'), ENV.metricsTokenFile, () => `mink-metrics-${random(SECRET_BYTES).toString('hex')}`);
   const client = natsIdentities.client;
   return { natsCredentials: client.credentials, natsEnvFile: client.envFile, natsIdentities, natsRouteCredentials, adminTokenFile, tokensFile, clusterSecretFile, metricsTokenFile };
 }
 
+/** A gateway tokens file (MINK_AUTH_TOKENS_FILE) of one token, named `admin`, with scope `admin`. */
+export function adminTokensFileText(adminToken: string): string {
+  return `${JSON.stringify({ tokens: [{ name: 'admin', token: adminToken, scopes: ['admin'] }] }, null, 2)}\n`;
+}
+
 /** The credentials of `identity` in its env file, as an earlier start wrote them, else new ones (user `mink-<identity>`). */
-function ensureNatsEnvFile(folder: string, identity: NatsIdentity | 'route', random: (bytes: number) => Buffer): NatsIdentitySecret {
+export function ensureNatsEnvFile(folder: string, identity: NatsIdentity | 'route', random: (bytes: number) => Buffer): NatsIdentitySecret {
   const envFile = join(folder, natsEnvFileName(identity));
   const credentials = readNatsEnvFile(envFile) ?? { user: localNatsUser(identity), password: random(SECRET_BYTES).toString('hex') };
   writeSecretFile(envFile, `${ENV.natsUser}=${credentials.user}\n${ENV.natsPassword}=${credentials.password}\n`);
@@ -143,20 +147,26 @@ function ensureNatsEnvFile(folder: string, identity: NatsIdentity | 'route', ran
  * they would refuse stops the start here, naming `variable` and the file) or a new one from `generate`;
  * readable by its owner only either way. Returns `path`.
  */
-function ensureSecretFile(path: string, variable: string, generate: () => string): string {
+export function ensureSecretFile(path: string, variable: string, generate: () => string): string {
   const secret = existsSync(path) ? parseSecretText(readFileSync(path, 'utf8'), variable, path).reveal() : generate();
   writeSecretFile(path, `${secret}\n`);
   return path;
 }
 
-/** The credentials of a `nats.env` written by `ensureClusterSecrets`, or null when there is none (or it lacks one of them). */
-function readNatsEnvFile(path: string): NatsCredentials | null {
-  if (!existsSync(path)) return null;
+/** The `NAME=value` lines of an env file such as `ensureClusterSecrets` writes, empty when there is no file. */
+export function readEnvFile(path: string): Map<string, string> {
   const values = new Map<string, string>();
+  if (!existsSync(path)) return values;
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     const at = line.indexOf('=');
     if (at > 0) values.set(line.slice(0, at), line.slice(at + 1).trim());
   }
+  return values;
+}
+
+/** The credentials of a `nats-<identity>.env` written by `ensureClusterSecrets`, or null when there is none (or it lacks one of them). */
+function readNatsEnvFile(path: string): NatsCredentials | null {
+  const values = readEnvFile(path);
   const user = values.get(ENV.natsUser);
   const password = values.get(ENV.natsPassword);
   if (!user || !password) return null;

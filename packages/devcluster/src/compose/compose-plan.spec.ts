@@ -4,7 +4,6 @@ import {
   composeDownOptions,
   composeFileArguments,
   composeUpArguments,
-  generatedTokensFile,
   isWorkspaceContent,
   localImageTag,
   stackReadiness,
@@ -122,8 +121,3 @@ describe('stackReadiness', () => {
   });
 });
 
-describe('generatedTokensFile', () => {
-  it('holds one admin token with the secret given', () => {
-    expect(JSON.parse(generatedTokensFile('s3cret'))).toEqual({ tokens: [{ name: 'admin', token: 's3cret', scopes: ['admin'] }] });
-  });
-});

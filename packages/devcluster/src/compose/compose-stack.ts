@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LIMITS } from '@mink/config';
 import {
@@ -9,12 +8,12 @@ import {
   composeDownOptions,
   composeFileArguments,
   composeUpArguments,
-  generatedTokensFile,
   stackReadiness,
   type ImageSource,
   type StackContainer,
 } from './compose-plan';
 import { ensureDockerDaemon, ensureDockerTools, runTool, stopStartedDockerDaemon, type DockerTools } from './docker-tools';
+import { composeSecretsDirOf, ensureComposeSecrets } from './compose-secrets';
 import { buildLocalImages } from './local-images';
 
 export interface ComposeOptions {
@@ -35,24 +34,6 @@ export interface ComposeOptions {
 /** Where compose:up keeps what compose:down needs (dockerd's pid) and the build logs: .mink/compose, git-ignored. */
 export function stateDirOf(root: string): string {
   return join(root, '.mink', 'compose');
-}
-
-/** The uid the mink images run as (the user `node` of docker/local/node.Dockerfile and of the official image). */
-const CONTAINER_UID = 1000;
-
-/**
- * Writes a gateway tokens file that the gateway's container can read and nobody else: compose mounts file
- * secrets as they are on the host, so the file is given to the container's user (as root), mode 0600.
- * Without root it must be readable by that uid some other way: it is made world-readable, and said so.
- */
-export function writeTokensFileForContainers(path: string, text: string, log: (line: string) => void): void {
-  writeFileSync(path, text, { mode: 0o600 });
-  if (process.getuid?.() === 0) {
-    chownSync(path, CONTAINER_UID, CONTAINER_UID);
-  } else {
-    chmodSync(path, 0o644);
-    log(`${path} is readable by every user of this machine: the gateway's container (uid ${CONTAINER_UID}) must read it`);
-  }
 }
 
 /** Runs a compose command of the stack with its output on this process's stderr (compose's progress lines). */
@@ -114,8 +95,9 @@ async function waitUntilReady(tools: DockerTools, project: string, log: (line: s
 /**
  * `npm run compose:up [-- <compose up options>]`: installs Docker, compose and debootstrap when missing (as
  * root), starts dockerd when none answers, builds the local images (or, with the registry source, lets
- * compose pull and build), writes docker/tokens.json with an admin token when there is none, starts the
- * stack detached and waits until every container is up.
+ * compose pull and build), makes the stack's secrets when they are not there yet (ensureComposeSecrets: NATS
+ * identities and TLS, tokens, cluster secret, metrics token, S3 key), starts the stack detached and waits until
+ * every container is up.
  */
 export async function composeUp(userArguments: readonly string[], options: ComposeOptions): Promise<void> {
   const up = composeUpArguments(userArguments, options.source);
@@ -127,18 +109,15 @@ export async function composeUp(userArguments: readonly string[], options: Compo
   if (options.source === 'local') await buildLocalImages(tools, options.root, stateDir, options.log);
   const env = options.env ?? process.env;
   const project = options.project ?? COMPOSE_PROJECT;
-  const tokensFile = join(options.root, 'docker', 'tokens.json');
-  if (!env.MINK_TOKENS_FILE && !existsSync(tokensFile)) {
-    writeTokensFileForContainers(tokensFile, generatedTokensFile(randomBytes(24).toString('hex')), options.log);
-    options.log('wrote docker/tokens.json with one admin token (git-ignored; the gateway asks for it as a bearer token)');
-  }
+  const secrets = await ensureComposeSecrets(composeSecretsDirOf(options.root, env), options.log);
   await runCompose(tools, options, up.arguments);
   await waitUntilReady(tools, project, options.log);
   const publishHost = env.MINK_PUBLISH_HOST || '127.0.0.1';
   options.log(
-    `gateway: HTTP http://${publishHost}:${env.MINK_PUBLISH_HTTP_PORT || 8080}, gRPC ${publishHost}:${env.MINK_PUBLISH_GRPC_PORT || 50051} (token: ${env.MINK_TOKENS_FILE || 'docker/tokens.json'}); Prometheus http://127.0.0.1:${env.MINK_PUBLISH_PROMETHEUS_PORT || 9090}`,
+    `gateway: HTTP http://${publishHost}:${env.MINK_PUBLISH_HTTP_PORT || 8080}, gRPC ${publishHost}:${env.MINK_PUBLISH_GRPC_PORT || 50051} (bearer token: ${secrets.adminTokenFile}); Prometheus http://127.0.0.1:${env.MINK_PUBLISH_PROMETHEUS_PORT || 9090}`,
   );
-  options.log(`Kafka: data-node:9092 on the compose network ${project}_default (from this host: a data node container's address, port 9092)`);
+  options.log(`Kafka: data-node:9092 on the compose network ${project}_default, SASL PLAIN or SCRAM-SHA-256/512, user admin, password in ${secrets.adminTokenFile}`);
+  options.log(`NATS (TLS, CA ${secrets.natsCaFile}): the client identity is in ${secrets.natsClientEnvFile}`);
 }
 
 /**
