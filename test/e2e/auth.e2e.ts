@@ -117,6 +117,19 @@ describe('bearer tokens on the gateway of a real local cluster', () => {
     expect(exposed).toContain('MINK_HTTP_BIND_HOST=0.0.0.0 serves the gateway beyond this machine without credentials: set MINK_AUTH_TOKENS_FILE');
     await cluster.restart('gateway', 'gateway-1', { env: { [ENV.authTokensFile]: '', MINK_HTTP_BIND_HOST: '0.0.0.0', MINK_ALLOW_UNAUTHENTICATED: 'true' } });
     expect((await call('GET', '/v1/tables', undefined)).status).toBe(200);
+    // The same for a data node: its Kafka listener beyond loopback without a tokens file (SASL), its HTTP server (the
+    // internal scans) without a cluster secret; with the tokens file it starts.
+    const dataNodeExposed = await cluster.restart('data-node', '1', { env: { [ENV.authTokensFile]: '', MINK_KAFKA_BIND_HOST: '0.0.0.0' } }).then(
+      () => 'started',
+      (error: Error) => error.message,
+    );
+    expect(dataNodeExposed).toContain('MINK_KAFKA_BIND_HOST=0.0.0.0 serves the data node beyond this machine without credentials: set MINK_AUTH_TOKENS_FILE');
+    const internalExposed = await cluster.restart('data-node', '1', { env: { [ENV.authTokensFile]: tokensFile, MINK_KAFKA_BIND_HOST: undefined, MINK_HTTP_BIND_HOST: '0.0.0.0' } }).then(
+      () => 'started',
+      (error: Error) => error.message,
+    );
+    expect(internalExposed).toContain('MINK_HTTP_BIND_HOST=0.0.0.0 serves the data node beyond this machine without credentials: set MINK_CLUSTER_SECRET_FILE');
+    await cluster.restart('data-node', '1', { env: { MINK_HTTP_BIND_HOST: undefined, MINK_KAFKA_BIND_HOST: '0.0.0.0' } });
 
     // No secret in any process's log.
     await cluster.stop();

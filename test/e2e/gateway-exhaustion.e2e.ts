@@ -29,6 +29,8 @@ const REQUEST_TIMEOUT_MS = 3_000;
 const KEEP_ALIVE_TIMEOUT_MS = 2_000;
 /** How much later than its timeout a connection may be closed: the check interval (at most 1 s), Node's extra second for keep-alive, a loaded machine. */
 const SLACK_MS = 3_000;
+/** MINK_HTTP_CONNECTIONS_MAX of every service: above the 70 connections test (d) holds at once. */
+const CONNECTIONS_MAX = 100;
 
 describe('the gateway under exhaustion', () => {
   const directory = temporaryDirectory('exhaustion');
@@ -79,6 +81,7 @@ describe('the gateway under exhaustion', () => {
         [ENV.httpHeadersTimeoutMs]: String(HEADERS_TIMEOUT_MS),
         [ENV.httpRequestTimeoutMs]: String(REQUEST_TIMEOUT_MS),
         [ENV.httpKeepAliveTimeoutMs]: String(KEEP_ALIVE_TIMEOUT_MS),
+        [ENV.httpConnectionsMax]: String(CONNECTIONS_MAX),
       },
     });
     base = cluster.gatewayUrl;
@@ -147,6 +150,26 @@ describe('the gateway under exhaustion', () => {
       expect(end.atMs - startedAt).toBeLessThan(KEEP_ALIVE_TIMEOUT_MS + SLACK_MS);
     }
     await stillServes('idle connections');
+  });
+
+  it('(d2) drops connections beyond MINK_HTTP_CONNECTIONS_MAX as they are accepted, and serves again once they end', async () => {
+    // 120 connections at once, each asking for /healthz and kept alive: at most CONNECTIONS_MAX are answered (fewer
+    // by any the test's own HTTP client still holds), every other one is closed without a byte, before any answered
+    // one reaches its keep-alive timeout.
+    const startedAt = Date.now();
+    const sockets = Array.from({ length: CONNECTIONS_MAX + 20 }, () => rawConnection(port));
+    for (const socket of sockets) socket.write('GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n');
+    const ends = await Promise.all(sockets.map(closed));
+    const answered = ends.filter((end) => /^HTTP\/1\.1 200 /.test(end.received));
+    const dropped = ends.filter((end) => end.received === '');
+    expect(answered.length + dropped.length).toBe(sockets.length);
+    expect(answered.length).toBeLessThanOrEqual(CONNECTIONS_MAX);
+    expect(answered.length).toBeGreaterThanOrEqual(CONNECTIONS_MAX - 10);
+    expect(dropped.length).toBeGreaterThanOrEqual(20);
+    const firstAnsweredEnd = Math.min(...answered.map((end) => end.atMs));
+    for (const end of dropped) expect(end.atMs).toBeLessThan(firstAnsweredEnd);
+    expect(firstAnsweredEnd - startedAt).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 100);
+    await stillServes('more connections than allowed');
   });
 
   it('(e) holds back a gRPC call beyond the streams one connection may have open until one of them ends', async () => {

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { assertLimits, readServiceConfig } from '@mink/config';
+import { assertLimits, dataNodeExposureOf, readServiceConfig } from '@mink/config';
 import { applyHeapGrowing, connectNatsRequests, createService, startService } from '@mink/runtime';
 import { DataNode } from './data-node';
 import { DataNodeModule } from './data-node.module';
@@ -12,6 +12,9 @@ import { DataNodeModule } from './data-node.module';
 async function main(): Promise<void> {
   assertLimits();
   const config = readServiceConfig(process.env);
+  // Secure by default: Kafka and the internal scans reach no one beyond this machine without their credentials unless told so.
+  const exposure = dataNodeExposureOf(config);
+  if (exposure !== null) throw new Error(exposure);
   applyHeapGrowing(config.heapGrowingPercent);
   const app = await createService(DataNodeModule.register(config), { routeSecrets: config });
   connectNatsRequests(app);

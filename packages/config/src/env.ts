@@ -43,6 +43,8 @@ export interface ServiceConfig {
   httpHeadersTimeoutMs: number;
   httpRequestTimeoutMs: number;
   httpKeepAliveTimeoutMs: number;
+  /** Connections the service's HTTP server keeps open at once; one beyond them is dropped at once (LIMITS.httpConnectionsMax). */
+  httpConnectionsMax: number;
   /** The gateway's gRPC port (only the gateway listens on it); 0 picks a free port. */
   grpcPort: number;
   /**
@@ -218,6 +220,7 @@ export const ENV = {
   httpHeadersTimeoutMs: 'MINK_HTTP_HEADERS_TIMEOUT_MS',
   httpRequestTimeoutMs: 'MINK_HTTP_REQUEST_TIMEOUT_MS',
   httpKeepAliveTimeoutMs: 'MINK_HTTP_KEEP_ALIVE_TIMEOUT_MS',
+  httpConnectionsMax: 'MINK_HTTP_CONNECTIONS_MAX',
   grpcPort: 'MINK_GRPC_PORT',
   grpcBindHost: 'MINK_GRPC_BIND_HOST',
   kafkaPort: 'MINK_KAFKA_PORT',
@@ -417,6 +420,7 @@ export function readServiceConfig(
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: duration(env[ENV.httpKeepAliveTimeoutMs], LIMITS.httpKeepAliveTimeoutMs, ENV.httpKeepAliveTimeoutMs),
+    httpConnectionsMax: positiveInteger(env[ENV.httpConnectionsMax], LIMITS.httpConnectionsMax, ENV.httpConnectionsMax),
     grpcPort: integer(env[ENV.grpcPort], DEFAULTS.grpcPort, ENV.grpcPort),
     grpcBindHost: bindHost(env[ENV.grpcBindHost], identity.advertisedHost, ENV.grpcBindHost),
     advertisedHost: identity.advertisedHost ?? '127.0.0.1',

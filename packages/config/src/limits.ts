@@ -281,6 +281,11 @@ export const LIMITS = {
    * 30 s, which would let a connection outlive a 10 s header timeout by 30 s). At most `httpHeadersTimeoutMs`.
    */
   httpTimeoutCheckIntervalMs: 1_000,
+  /**
+   * Connections every mink HTTP server keeps open at once (Node.js' `server.maxConnections`); one beyond them is
+   * dropped as it is accepted, as Kafka's listener does past `kafkaConnectionsMax`. `MINK_HTTP_CONNECTIONS_MAX`.
+   */
+  httpConnectionsMax: 4_096,
   /** How long a local nats-server or S3 server may take to accept connections after it is spawned. */
   devServerStartTimeoutMs: 15_000,
   /** How long a local server may take to exit after SIGTERM before it gets SIGKILL. */

@@ -86,7 +86,7 @@ function countHttpRequests(app: NestFastifyApplication): void {
 export async function startService(app: NestFastifyApplication, options: { beforeServing?: (httpPort: number) => Promise<void> } = {}): Promise<{ port: number }> {
   const logger = app.get<Logger>(LOGGER);
   // httpBindHost: loopback unless the service is meant to be reached from elsewhere.
-  const { httpPort, httpBindHost, httpHeadersTimeoutMs, httpRequestTimeoutMs, httpKeepAliveTimeoutMs } = app.get<ServiceConfig>(SERVICE_CONFIG);
+  const { httpPort, httpBindHost, httpHeadersTimeoutMs, httpRequestTimeoutMs, httpKeepAliveTimeoutMs, httpConnectionsMax } = app.get<ServiceConfig>(SERVICE_CONFIG);
   process.on('uncaughtException', (error) => {
     logger.fatal({ err: error }, 'uncaught exception');
     process.exit(1);
@@ -97,6 +97,8 @@ export async function startService(app: NestFastifyApplication, options: { befor
   });
   // Before listening: Node.js reads how often to check the timeouts when the server starts.
   applyHttpTimeouts(app.getHttpServer(), { headersTimeoutMs: httpHeadersTimeoutMs, requestTimeoutMs: httpRequestTimeoutMs, keepAliveTimeoutMs: httpKeepAliveTimeoutMs });
+  // A connection beyond this many is dropped as it is accepted (idle and slow ones are closed by the timeouts above).
+  app.getHttpServer().maxConnections = httpConnectionsMax;
   await app.listen(httpPort, httpBindHost);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : httpPort;
