@@ -1,4 +1,7 @@
-import { resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseBindHost } from './options';
 import type { LocalCluster, LocalClusterOptions } from '@mink/devcluster';
 import type { CliIo } from './io';
@@ -100,20 +103,44 @@ describe('mink up options', () => {
     // Proves `mink up --secure --tls-cert …` tells the user the files to read, and that the gateway speaks https.
     let stdout = '';
     const io: CliIo = { writeOut: (text) => void (stdout += text), writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
-    const cluster = fakeCluster({ gatewayUrl: 'https://127.0.0.1:8080', natsEnvFile: '/data/secrets/nats.env', adminTokenFile: '/data/secrets/admin-token' });
+    const cluster = fakeCluster({ gatewayUrl: 'https://127.0.0.1:8080', natsEnvFile: '/data/secrets/nats.env', natsTlsCaFile: '/data/secrets/nats-ca.pem', adminTokenFile: '/data/secrets/admin-token' });
     printEndpoints(io, cluster, { ...FLAGS, secure: true, tlsCert: '/certs/gw.crt', tlsKey: '/certs/gw.key' });
-    expect(stdout.split('\n').slice(3, 12)).toEqual([
+    expect(stdout.split('\n').slice(3, 13)).toEqual([
       '  gateway       https://127.0.0.1:8080',
       '  grpc          127.0.0.1:50051 (mink.v1.Mink, grpc.health.v1, reflection)',
       '  console       https://127.0.0.1:8080/console',
       '  nats          nats://127.0.0.1:4301',
       '                user and password in /data/secrets/nats.env (MINK_NATS_USER, MINK_NATS_PASSWORD: set -a; . /data/secrets/nats.env; set +a)',
+      '                TLS: trust the CA in /data/secrets/nats-ca.pem (MINK_NATS_TLS_CA_FILE; MinkClient.connect({ tls: { caFile } }))',
       '  s3            http://127.0.0.1:9999 (bucket mink, path-style, credentials S3RVER/S3RVER)',
       '  token         admin token in /data/secrets/admin-token: MINK_TOKEN=$(cat /data/secrets/admin-token) mink table list',
       "  tls           /certs/gw.crt; MINK_GATEWAY_URL=https://127.0.0.1:8080 (add MINK_TLS_CA_FILE=<the CA's PEM> for a self-signed or private CA)",
       '  kafka         127.0.0.1:9092 (node 1); SASL PLAIN or SCRAM-SHA-256/512, user admin, password $(cat /data/secrets/admin-token)',
     ]);
     expect(stdout.split('\n')[2]).toMatch(/^secured: NATS asks every process/);
+  });
+
+  it('--secure makes a CA and a loopback certificate for NATS in <data-dir>/secrets and starts the servers with them, the same ones again at the next start', async () => {
+    // Proves `mink up --secure` turns TLS to NATS on: the cluster gets natsTls, whose certificate the CA verifies for 127.0.0.1.
+    const dataDir = mkdtempSync(join(tmpdir(), 'mink-up-secure-'));
+    try {
+      const io: CliIo = { writeOut: () => undefined, writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
+      const started: LocalClusterOptions[] = [];
+      const record = async (options: LocalClusterOptions): Promise<LocalCluster> => {
+        started.push(options);
+        throw new Error('not started in this test');
+      };
+      for (let start = 0; start < 2; start++) await run(['up', '--secure', '--data-dir', dataDir], io, record);
+      const secrets = join(dataDir, 'secrets');
+      expect(started.map((options) => options.natsTls)).toEqual([0, 1].map(() => ({ caFile: join(secrets, 'nats-ca.pem'), certFile: join(secrets, 'nats-server.pem'), keyFile: join(secrets, 'nats-server-key.pem') })));
+      execFileSync('openssl', ['verify', '-CAfile', join(secrets, 'nats-ca.pem'), '-verify_ip', '127.0.0.1', join(secrets, 'nats-server.pem')]);
+      expect(statSync(join(secrets, 'nats-server-key.pem')).mode & 0o777).toBe(0o600);
+      // Without --secure: no TLS.
+      await run(['up', '--data-dir', dataDir], io, record);
+      expect(started[2]).not.toHaveProperty('natsTls');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('passes --tiering-workers to the cluster', () => {

@@ -1,7 +1,7 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULTS, ENV, LIMITS } from '@mink/config';
-import { LocalCluster, type LocalClusterOptions } from '@mink/devcluster';
+import { LOCAL_NATS_CERTIFICATE_NAMES, LocalCluster, SECRETS_FOLDER_NAME, ensureNatsTlsFiles, type LocalClusterOptions } from '@mink/devcluster';
 import { CliError, UsageError, printLine, type CliIo } from './io';
 import { integerInRange, parseBindHost, parseDurationOption, parsePort } from './options';
 import { securityLineOf } from './security-line';
@@ -109,7 +109,7 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     .option('--auth-tokens <file>', 'the gateway asks for bearer tokens with scopes from this JSON file (MINK_AUTH_TOKENS_FILE; see README "Authentication")')
     .option(
       '--secure',
-      'NATS asks every process for a generated user and password, and the gateway for bearer tokens (a generated admin token unless --auth-tokens); secrets go to 0600 files in <data-dir>/secrets',
+      'NATS asks every process for a generated user and password over TLS (a generated CA), the gateway and Kafka for bearer tokens (a generated admin token unless --auth-tokens), the internal routes for a cluster secret, /metrics for a token; secrets go to 0600 files in <data-dir>/secrets',
     )
     .option('--tls-cert <file>', 'PEM certificate (chain) of the gateway: it serves HTTPS and gRPC over TLS (MINK_TLS_CERT_FILE; with --tls-key)')
     .option('--tls-key <file>', 'PEM private key of --tls-cert (MINK_TLS_KEY_FILE)')
@@ -129,7 +129,11 @@ export async function runUp(flags: UpFlags, io: CliIo, startCluster: StartCluste
     throw new UsageError('--nats-port sets the port of a single nats-server; with --nats-cluster every server gets a free port');
   }
   if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together: the certificate and its private key');
-  const options = clusterOptionsFromFlags(flags);
+  const flagOptions = clusterOptionsFromFlags(flags);
+  // --secure: NATS speaks TLS too, with a CA and a certificate for loopback made in the secrets folder (kept for the next start).
+  const options = flags.secure
+    ? { ...flagOptions, natsTls: await ensureNatsTlsFiles(join(flagOptions.dataDir, SECRETS_FOLDER_NAME), LOCAL_NATS_CERTIFICATE_NAMES) }
+    : flagOptions;
   const interrupt = new AbortController();
   let stopRequested: () => void = () => undefined;
   const stopSignal = new Promise<void>((resolveStop) => {
@@ -186,6 +190,7 @@ export function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags)
   if (natsServers.length > 1) nats.push(['', `MINK_NATS_URL=${cluster.natsUrl} (JetStream cluster, ${natsServers.length} replicas)`]);
   // Secrets are never printed: only the files that hold them, and how to use those.
   if (cluster.natsEnvFile) nats.push(['', `user and password in ${cluster.natsEnvFile} (${ENV.natsUser}, ${ENV.natsPassword}: set -a; . ${cluster.natsEnvFile}; set +a)`]);
+  if (cluster.natsTlsCaFile) nats.push(['', `TLS: trust the CA in ${cluster.natsTlsCaFile} (${ENV.natsTlsCaFile}; MinkClient.connect({ tls: { caFile } }))`]);
   const rows: [string, string][] = [
     ['gateway', cluster.gatewayUrl],
     ['grpc', `${cluster.gatewayGrpcAddress} (mink.v1.Mink, grpc.health.v1, reflection)`],

@@ -6,6 +6,7 @@ export * from './nats-permissions';
 export * from './s3-server';
 export * from './local-cluster';
 export * from './secrets';
+export * from './nats-tls';
 export * from './compose/compose-plan';
 export * from './compose/docker-tools';
 export * from './compose/local-images';

@@ -57,7 +57,8 @@ export interface ExitStatus {
 /** The content of `${dataDir}/cluster.json`. */
 export interface ClusterFile {
   processes: { role: ClusterRole; nodeId: string | null; pid: number; ports: Record<string, number>; running: boolean; log: string }[];
-  endpoints: { gateway: string; nats: string; s3: string; s3Bucket: string };
+  /** `natsTlsCaFile`: the CA a NATS client trusts, when the servers speak TLS (`natsTls`). */
+  endpoints: { gateway: string; nats: string; natsTlsCaFile?: string; s3: string; s3Bucket: string };
   /**
    * Of a secure cluster only: the files holding its secrets (never the secrets themselves): the outside
    * clients' NATS credentials as `MINK_NATS_USER`/`MINK_NATS_PASSWORD` lines (`nats-client.env`), the gateway's admin token (null when the
@@ -746,6 +747,7 @@ export class LocalCluster {
       endpoints: {
         gateway: gateway ? this.gatewayUrlOf(gateway) : '',
         nats: this.natsUrl,
+        ...(this.natsTlsCaFile ? { natsTlsCaFile: this.natsTlsCaFile } : {}),
         s3: this.s3EndpointValue,
         s3Bucket: DEFAULTS.s3Bucket,
       },

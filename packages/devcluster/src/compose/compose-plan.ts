@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { NatsCredentials } from '@mink/config';
 import { natsClientAccessLines } from '../nats-server';
+import { NATS_TLS_FILES } from '../nats-tls';
 import { natsAuthorizationBlock, type NatsUser } from '../secrets';
 
 /**
@@ -182,11 +183,11 @@ export const COMPOSE_SECRET_FILES = {
   minioEnv: 'minio.env',
   /** The NATS servers' users with their permissions, their TLS and their routes (with the routes' credentials), included by nats-cluster.conf. */
   natsAccess: 'nats-access.conf',
-  /** The CA of the NATS servers' certificate (MINK_NATS_TLS_CA_FILE of the services), its key, and the servers' certificate and key. */
-  natsCa: 'nats-ca.pem',
-  natsCaKey: 'nats-ca-key.pem',
-  natsCert: 'nats-server.pem',
-  natsKey: 'nats-server-key.pem',
+  /** The CA of the NATS servers' certificate (MINK_NATS_TLS_CA_FILE of the services), its key, and the servers' certificate and key (ensureNatsTlsFiles). */
+  natsCa: NATS_TLS_FILES.ca,
+  natsCaKey: NATS_TLS_FILES.caKey,
+  natsCert: NATS_TLS_FILES.cert,
+  natsKey: NATS_TLS_FILES.key,
 } as const;
 
 /**

@@ -1,14 +1,11 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { DEFAULTS, ENV } from '@mink/config';
 import { NATS_IDENTITIES, natsPermissionsOf, type NatsIdentity } from '../nats-permissions';
+import { ensureNatsTlsFiles } from '../nats-tls';
 import { SECRET_BYTES, adminTokensFileText, ensureNatsEnvFile, ensureSecretFile, readEnvFile, writeSecretFile } from '../secrets';
 import { COMPOSE_NATS_CERTIFICATE_NAMES, COMPOSE_SECRET_FILES, composeNatsAccessConfig } from './compose-plan';
-
-const run = promisify(execFile);
 
 /** The variable naming the secrets folder docker-compose.yml reads (relative to docker/, or absolute); docker/secrets when unset. */
 export const COMPOSE_SECRETS_DIR_VARIABLE = 'MINK_COMPOSE_SECRETS_DIR';
@@ -16,9 +13,6 @@ export const COMPOSE_SECRETS_DIR_VARIABLE = 'MINK_COMPOSE_SECRETS_DIR';
 /** The uids that read the secrets in their containers: the mink images' `node` user, and Prometheus' `nobody`. */
 const MINK_UID = 1000;
 const PROMETHEUS_UID = 65534;
-/** How long the generated NATS certificates are valid: a CA for ten years, the servers' certificate for two (renewed by deleting it). */
-const CA_DAYS = 3650;
-const CERTIFICATE_DAYS = 825;
 
 /** The secrets folder of the stack compose runs with `env`: MINK_COMPOSE_SECRETS_DIR (resolved as compose does, against docker/), else docker/secrets. */
 export function composeSecretsDirOf(root: string, env: NodeJS.ProcessEnv): string {
@@ -60,7 +54,7 @@ export async function ensureComposeSecrets(folder: string, log: (line: string) =
   const route = ensureNatsEnvFile(folder, 'route', random);
   const users = NATS_IDENTITIES.map((identity) => ({ credentials: identities[identity].credentials, permissions: natsPermissionsOf(identity, DEFAULTS.metaStream) }));
   writeSecretFile(path(COMPOSE_SECRET_FILES.natsAccess), composeNatsAccessConfig(users, route.credentials));
-  await ensureNatsCertificates(folder);
+  await ensureNatsTlsFiles(folder, COMPOSE_NATS_CERTIFICATE_NAMES);
 
   const adminTokenFile = ensureSecretFile(path(COMPOSE_SECRET_FILES.adminToken), 'the admin token', () => `mink-admin-${random(SECRET_BYTES).toString('hex')}`);
   const tokensFile = path(COMPOSE_SECRET_FILES.tokens);
@@ -102,34 +96,4 @@ function giveToContainerUser(path: string, uid: number): boolean {
   }
   chmodSync(path, 0o644);
   return false;
-}
-
-/** A CA and the NATS servers' certificate signed by it (COMPOSE_NATS_CERTIFICATE_NAMES), unless the folder holds them already. */
-async function ensureNatsCertificates(folder: string): Promise<void> {
-  const file = (name: string): string => join(folder, name);
-  const [ca, caKey, cert, key] = [COMPOSE_SECRET_FILES.natsCa, COMPOSE_SECRET_FILES.natsCaKey, COMPOSE_SECRET_FILES.natsCert, COMPOSE_SECRET_FILES.natsKey].map(file) as [string, string, string, string];
-  if ([ca, caKey, cert, key].every((each) => existsSync(each))) return;
-  const openssl = async (args: string[]): Promise<void> => {
-    await run('openssl', args).catch((error: NodeJS.ErrnoException & { stderr?: string }) => {
-      if (error.code === 'ENOENT') throw new Error('openssl is needed to make the NATS servers\' TLS certificate: apt-get install openssl');
-      throw new Error(`openssl ${args[0]} failed: ${(error.stderr ?? error.message).trim()}`);
-    });
-  };
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  if (!existsSync(ca) || !existsSync(caKey)) {
-    await openssl(['req', '-x509', ...ec, '-days', String(CA_DAYS), '-subj', '/CN=mink compose NATS CA', '-keyout', caKey, '-out', ca]);
-  }
-  const request = file('nats-server.csr');
-  const extensions = file('nats-server.ext');
-  writeSecretFile(extensions, `subjectAltName=${COMPOSE_NATS_CERTIFICATE_NAMES.join(',')}\n`);
-  try {
-    await openssl(['req', ...ec, '-subj', '/CN=nats', '-keyout', key, '-out', request]);
-    await openssl(['x509', '-req', '-in', request, '-CA', ca, '-CAkey', caKey, '-CAcreateserial', '-days', String(CERTIFICATE_DAYS), '-extfile', extensions, '-out', cert]);
-  } finally {
-    rmSync(request, { force: true });
-    rmSync(extensions, { force: true });
-    rmSync(file('nats-ca.srl'), { force: true });
-  }
-  for (const each of [caKey, key]) chmodSync(each, 0o600);
-  for (const each of [ca, cert]) chmodSync(each, 0o644);
 }
