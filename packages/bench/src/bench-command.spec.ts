@@ -113,6 +113,8 @@ describe('mink-bench options', () => {
     ['--only metadata, which the defaults leave out', ['--only', 'metadata'], { figures: ['metadata'], metadataBuckets: [1_600, 16_000] }],
     ['smaller metadata stages', ['--only', 'metadata', '--metadata-buckets', '160, 480'], { figures: ['metadata'], metadataBuckets: [160, 480] }],
     ['--profile, which keeps the folder the profiles are written to', ['--profile'], { profile: true, keep: true }],
+    ['--s3-latency as a fixed delay', ['--only', 'append', '--s3-latency', '20ms'], { figures: ['append'], s3Latency: { medianMs: 20, p99Ms: 20 } }],
+    ['--s3-latency with a tail', ['--s3-latency', '20ms:80ms'], { s3Latency: { medianMs: 20, p99Ms: 80 } }],
   ])('parses %s', async (_case, args, expected) => {
     // Proves each flag reaches the run under its name, with the documented defaults.
     const result = await parseBench(args);
@@ -141,6 +143,8 @@ describe('mink-bench options', () => {
     ['Kafka records above the bound', ['--kafka-records', '50000001']],
     ['zero tiering rows', ['--tiering-rows', '0']],
     ['tiering rows above the bound', ['--tiering-rows', '20000001']],
+    ['an S3 latency that is not a duration', ['--s3-latency', 'slow']],
+    ['an S3 latency whose p99 is below its median', ['--s3-latency', '80ms:20ms']],
   ])('refuses %s with exit code 2 before starting anything', async (_case, args) => {
     // Proves a bad command line never starts a cluster (the test's startCluster would throw) and exits 2.
     const stderr: string[] = [];

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError, commaSeparated, integerInRange, processIo, renderJson, runProgram, UsageError, type CliIo } from '@mink/cli';
-import { LocalCluster } from '@mink/devcluster';
+import { LocalCluster, parseS3Latency, type S3Latency } from '@mink/devcluster';
 import { BENCH_DEFAULTS, BENCH_KAFKA, BENCH_LIMITS, BENCH_METADATA, BENCH_RESTORE } from './bench-limits';
 import { parseStageBuckets } from './metadata-figures';
 import { renderReport } from './report';
@@ -32,6 +32,8 @@ export interface BenchFlags {
   profile?: boolean;
   /** False with `--no-failover`. */
   failover: boolean;
+  /** `--s3-latency`: a first-byte latency the S3 server adds to every answer. */
+  s3Latency?: S3Latency;
 }
 
 /** Runs a benchmark; `runBench` on a real cluster outside tests. */
@@ -46,6 +48,15 @@ export function parseFigures(text: string): BenchFigures[] {
   const unknown = names.filter((name) => !(BENCH_FIGURES as readonly string[]).includes(name));
   if (names.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`expected a comma-separated list of ${BENCH_FIGURES.join(', ')}.`);
   return names as BenchFigures[];
+}
+
+/** Parses `--s3-latency`, as commander wants a parse error. */
+export function parseS3LatencyOption(text: string): S3Latency {
+  try {
+    return parseS3Latency(text);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}.`);
+  }
 }
 
 /** Parses `--metadata-buckets`, e.g. "1600,16000", as commander wants a parse error. */
@@ -78,6 +89,7 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
     longPolls: flags.longPolls,
     kafkaRecords: flags.kafkaRecords,
     tieringRows: flags.tieringRows,
+    ...(flags.s3Latency ? { s3Latency: flags.s3Latency } : {}),
     // Profiles are written into the run's folder, which is then kept.
     keep: (flags.keep ?? false) || (flags.profile ?? false),
     profile: flags.profile ?? false,
@@ -152,6 +164,11 @@ export function buildBenchProgram(io: CliIo = processIo(), startCluster?: StartB
       [...BENCH_METADATA.stageBuckets],
     )
     .option('--no-failover', 'skip the failover scenario (kill -9 and SIGTERM of a bucket leader)')
+    .option(
+      '--s3-latency <median[:p99]>',
+      'hold back every answer of the S3 server by this first-byte latency, fixed (20ms) or log-normal (20ms:80ms), as a cloud object store answers; the report adds ack p50/p99 against the goal and published figures',
+      parseS3LatencyOption,
+    )
     .option('--json', 'print the result object as JSON')
     .option('--keep', 'keep the temporary folder (cluster data, S3 objects, logs)')
     .option('--profile', 'run every mink process under node --cpu-prof; the profiles go to profiles/ in the kept folder')

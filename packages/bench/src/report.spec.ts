@@ -1,6 +1,8 @@
+import { LIMITS } from '@mink/config';
 import { averageWalObjectBytes, computeRatios, cpuByRoleLine, cpuElsewhereLine, renderKafka, requestShapeLine, renderReport, renderScan, renderTiering, type WriteRatioInput } from './report';
 import type { AppendResult, BaselineResult, BenchResult, KafkaResult, PutResult, ScanResult, ScanSeriesResult, TieringResult } from './results';
 import { summarizeLatencies } from './stats';
+import { ackP99GoalMs, ackSeriesOf, renderCloudLatency } from './cloud-latency';
 
 const KIB = 1024;
 const MIB = 1024 * 1024;
@@ -496,5 +498,49 @@ describe('requestShapeLine', () => {
     [{ bucketRequests: 5, calls: 0, rows: 0, wal }, null],
   ])('%j', (write, expected) => {
     expect(requestShapeLine(write)).toBe(expected);
+  });
+});
+
+const PUT_WAL = baseline('s3-put', LIMITS.walFlushBytes, 8, [20, 25, 30]);
+const PUT_SMALL = baseline('s3-put', 1024, 8, [2, 3, 200]);
+const COMMIT = baseline('jetstream-publish', 1024, 8, [1, 2, 4]);
+
+describe('ackP99GoalMs', () => {
+  it.each<[string, BaselineResult[], { goalMs: number; putP99Ms: number; commitP99Ms: number } | null]>([
+    ['the WAL-sized PUT and the publish', [PUT_SMALL, PUT_WAL, COMMIT], { goalMs: 2 * (30 + 4) + LIMITS.walLingerMs, putP99Ms: 30, commitP99Ms: 4 }],
+    ['the largest PUT when none is WAL-sized', [PUT_SMALL, baseline('s3-put', 4096, 8, [9, 10]), COMMIT], { goalMs: 2 * (10 + 4) + LIMITS.walLingerMs, putP99Ms: 10, commitP99Ms: 4 }],
+    ['nothing without a publish', [PUT_WAL], null],
+    ['nothing without a PUT', [COMMIT, baseline('s3-get', LIMITS.walFlushBytes, 8, [5])], null],
+  ])('takes %s', (_case, baselines, goal) => {
+    expect(ackP99GoalMs(baselines)).toEqual(goal);
+  });
+});
+
+describe('renderCloudLatency', () => {
+  const result = (s3Latency?: { medianMs: number; p99Ms: number }): Pick<BenchResult, 'options' | 'baselines' | 'appends' | 'kafka'> => ({
+    options: { figures: ['append'], ...(s3Latency ? { s3Latency } : {}) } as BenchResult['options'],
+    baselines: [PUT_WAL, COMMIT],
+    appends: [append('gateway', [40, 50, 60], 1_000, 1_000), append('client', [30, 200], 1_000, 1_000), append('floor', [10], 1_000, 1_000)],
+    kafka: { produce: { sends: 3, latency: summarizeLatencies([35, 40, 45]) } } as KafkaResult,
+  });
+
+  it('says nothing without --s3-latency', () => {
+    expect(renderCloudLatency(result())).toEqual([]);
+  });
+
+  it('lists every mink write path and Kafka produce against the goal, beside the published figures', () => {
+    const lines = renderCloudLatency(result({ medianMs: 20, p99Ms: 80 })).join('\n');
+    expect(lines).toContain('every S3 answer held back 20 ms median, 80 ms p99 (log-normal)');
+    expect(lines).toContain(`= ${2 * (30 + 4) + LIMITS.walLingerMs} ms`);
+    expect(lines).toMatch(/gateway append\s+50\s+60\s+met/);
+    expect(lines).toMatch(/client append\s+30\s+200\s+missed by 127 ms/);
+    expect(lines).toMatch(/Kafka produce \(kafkajs, idempotent\)\s+40\s+45\s+met/);
+    expect(lines).toMatch(/WarpStream \(published\)\s+-\s+400/);
+    expect(lines).toMatch(/Bufstream \(published\)\s+260\s+500/);
+    expect(lines).not.toContain('floor append');
+  });
+
+  it('leaves out series that did not run', () => {
+    expect(ackSeriesOf({ appends: [{ ...append('client arrow', [1], 1_000, 1_000), calls: 0 }], kafka: null }).map((series) => series.label)).toEqual([]);
   });
 });

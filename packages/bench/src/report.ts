@@ -1,6 +1,7 @@
 import { renderTable } from '@mink/cli';
 import { FAULT_LABELS } from './failover-figures';
 import { BENCH_FAILOVER } from './bench-limits';
+import { renderCloudLatency } from './cloud-latency';
 import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatRatio, formatSeconds, formatSize } from './format';
 import { findBaseline, ratioOf } from './ratio';
 import type {
@@ -239,6 +240,8 @@ export function renderReport(result: BenchResult): string {
   if (result.kafka !== null) lines.push('', ...renderKafka(result.kafka));
   if (result.scan !== null) lines.push('', ...renderScan(result.scan));
   if (result.tiering !== null) lines.push('', ...renderTiering(result.tiering));
+  const cloud = renderCloudLatency(result);
+  if (cloud.length > 0) lines.push('', ...cloud);
   if (result.ratios.length > 0) {
     lines.push('', 'ratios against the baselines of this run');
     for (const entry of result.ratios) lines.push(`  ${entry.text}`);

@@ -1,3 +1,4 @@
+import type { S3Latency } from '@mink/devcluster';
 import type { RoleCpuFigure } from './process-usage';
 import type { LatencySummary } from './stats';
 
@@ -742,6 +743,8 @@ export interface BenchOptions {
   kafkaRecords: number;
   /** Rows loaded into the tiering table before its lake is enabled. */
   tieringRows: number;
+  /** `--s3-latency`: the first-byte latency the S3 server added to every answer, standing in for a cloud object store; absent for none. */
+  s3Latency?: S3Latency;
 }
 
 export interface BenchResult {

@@ -179,6 +179,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       signal: interrupt.signal,
       logger: (line) => note(`  ${line}`),
       ...(options.profile ? { cpuProfileDir: join(dataDir, 'profiles') } : {}),
+      ...(options.s3Latency ? { s3Latency: options.s3Latency } : {}),
     };
     try {
       cluster = await startCluster(clusterOptions);

@@ -10,6 +10,9 @@
  *   --address HOST    [MINK_S3_ADDRESS]    address to listen on (default 127.0.0.1; 0.0.0.0 in a container)
  *   --directory DIR   [MINK_S3_DIRECTORY]  folder that keeps the objects; reusing it keeps them
  *   --bucket NAME     [MINK_S3_BUCKET]     bucket created at start if it does not exist
+ *   --latency-median-ms N, --latency-p99-ms N  answer every request that much later (log-normal, see
+ *                     s3-latency.js; p99 defaults to the median: a fixed delay), as a cloud object store's
+ *                     first byte comes: the request is handled at once, its answer held back
  *
  * With MINIO_ROOT_USER and MINIO_ROOT_PASSWORD set (MinIO's own variables: the compose stack's local stand-in for
  * MinIO is given the same env file), that access key replaces s3rver's built-in S3RVER one. s3rver checks only
@@ -21,6 +24,7 @@
  */
 const S3rver = require('s3rver');
 const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account');
+const { sampleDelayMs } = require('./s3-latency');
 
 function argument(name, environmentName, fallback) {
   const index = process.argv.indexOf(`--${name}`);
@@ -58,6 +62,17 @@ async function main() {
     // localhost (`minio` on a compose network) for a bucket name.
     vhostBuckets: false,
   });
+  const medianMs = process.argv.includes('--latency-median-ms') ? Number(argument('latency-median-ms')) : 0;
+  if (medianMs > 0) {
+    const latency = { medianMs, p99Ms: process.argv.includes('--latency-p99-ms') ? Number(argument('latency-p99-ms')) : medianMs };
+    sampleDelayMs(latency); // refuses p99 < median before the server starts
+    // First in the chain: Koa sends the answer once every middleware has resolved, so awaiting after next()
+    // holds back the first byte of the answer of a request that is already handled.
+    server.middleware.unshift(async (ctx, next) => {
+      await next();
+      await new Promise((resolve) => setTimeout(resolve, sampleDelayMs(latency)));
+    });
+  }
   const address = await server.run();
   process.stdout.write(`s3rver ready http://${host}:${address.port}\n`);
 

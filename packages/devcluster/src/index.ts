@@ -4,6 +4,7 @@ export * from './nats-server';
 export * from './nats-cluster';
 export * from './nats-permissions';
 export * from './s3-server';
+export * from './s3-latency';
 export * from './local-cluster';
 export * from './secrets';
 export * from './nats-tls';

@@ -8,6 +8,7 @@ import { checkNatsClusterSize, natsMetaLeader, startNatsCluster, startNatsCluste
 import { startNatsServer, type NatsServerAccess, type NatsServerTls } from './nats-server';
 import { NATS_IDENTITIES, natsPermissionsOf, type NatsIdentity } from './nats-permissions';
 import { freePort, reservePorts } from './ports';
+import type { S3Latency } from './s3-latency';
 import { startS3Server } from './s3-server';
 import { ensureClusterSecrets, type ClusterSecrets } from './secrets';
 
@@ -123,6 +124,8 @@ export interface LocalClusterOptions {
    * every service then gets `MINK_NATS_TLS_CA_FILE` and speaks TLS to NATS; a client needs the CA too.
    */
   natsTls?: NatsServerTls;
+  /** A first-byte latency the S3 server adds to every answer, standing in for a cloud object store (`pnpm bench --s3-latency`). */
+  s3Latency?: S3Latency;
   /** The monorepo root holding `apps/`; found by walking up from this file to pnpm-workspace.yaml. */
   repoRoot?: string;
   /** Where each process's output is appended (default `${dataDir}/logs`). */
@@ -179,6 +182,7 @@ interface ResolvedOptions {
   secure: boolean;
   tls: TlsFiles | undefined;
   natsTls: NatsServerTls | undefined;
+  s3Latency: S3Latency | undefined;
   repoRoot: string;
   logDir: string;
   logLevel: string;
@@ -543,6 +547,7 @@ export class LocalCluster {
       port: requested,
       bucket: DEFAULTS.s3Bucket,
       logFile: entry.logFile,
+      latency: this.options.s3Latency,
     });
     entry.ports.http = handle.port;
     this.s3EndpointValue = handle.endpoint;
@@ -828,6 +833,7 @@ function resolveOptions(options: LocalClusterOptions): ResolvedOptions {
     secure: options.secure ?? false,
     tls: options.tls,
     natsTls: options.natsTls,
+    s3Latency: options.s3Latency,
     repoRoot: options.repoRoot ?? findRepoRoot(),
     logDir: resolve(options.logDir ?? join(dataDir, 'logs')),
     logLevel: options.logLevel ?? 'info',

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startS3Server, type S3ServerHandle } from './s3-server';
 import { isPortOpen } from './ports';
@@ -79,4 +80,18 @@ describe('startS3Server', () => {
     expect(await readObject(client, 'meta/snapshots/7')).toBe('snapshot seven');
     client.destroy();
   });
+
+  it('with a latency, holds back every answer by it after handling the request, and still stores and serves objects', async () => {
+    server = await startS3Server({ dataDir, bucket: BUCKET, latency: { medianMs: 300, p99Ms: 300 } });
+    const client = clientFor(server);
+    const putStartedAt = performance.now();
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'slow', Body: 'late but whole' }));
+    const putMs = performance.now() - putStartedAt;
+    const getStartedAt = performance.now();
+    expect(await readObject(client, 'slow')).toBe('late but whole');
+    const getMs = performance.now() - getStartedAt;
+    // A fixed delay: no answer comes before it (a lower bound only; how much later depends on the machine).
+    expect(Math.min(putMs, getMs)).toBeGreaterThanOrEqual(295);
+  });
+
 });

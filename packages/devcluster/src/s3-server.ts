@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { LIMITS } from '@mink/config';
 import { spawnManaged, type ManagedProcess } from './managed-process';
 import { freePort } from './ports';
+import { s3LatencyArguments, type S3Latency } from './s3-latency';
 
 export interface S3ServerOptions {
   /** Folder that keeps the objects; restarting on the same folder keeps them. */
@@ -14,6 +15,8 @@ export interface S3ServerOptions {
   bucket: string;
   /** Where the server's output goes (appended); kept in memory only when absent. */
   logFile?: string;
+  /** Answers held back by this first-byte latency, as a cloud object store's come (the bench's `--s3-latency`); none when absent. */
+  latency?: S3Latency;
 }
 
 /** A running s3rver (S3-compatible, path-style, credentials S3RVER/S3RVER) listening on 127.0.0.1. */
@@ -57,6 +60,7 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3ServerH
       options.dataDir,
       '--bucket',
       options.bucket,
+      ...s3LatencyArguments(options.latency),
     ];
     const server = spawnManaged(process.execPath, args, {
       logFile: options.logFile,
