@@ -1,7 +1,9 @@
 import { renderTable } from '@mink/cli';
 import { LIMITS } from '@mink/config';
 import { describeS3Latency } from '@mink/devcluster';
+import { BENCH_BASELINES } from './bench-limits';
 import { formatMilliseconds } from './format';
+import { findBaseline } from './ratio';
 import type { BaselineResult, BenchResult } from './results';
 import type { LatencySummary } from './stats';
 
@@ -22,15 +24,13 @@ export interface AckSeries {
 }
 
 /**
- * The ack p99 a write path may have with this run's object store: twice one WAL object's PUT p99 plus one
- * commit's (a record may just miss an object and ride the next) and the WAL linger. Null without the
- * baselines it needs: the S3 PUT of a WAL object's size at the run's concurrency (else the largest PUT
- * measured) and the JetStream publish.
+ * The ack p99 a write path may have with this run's object store, as the write-path ratios take it: twice a
+ * full WAL object's PUT p99 plus one commit's (a record may just miss an object and ride the next), both at
+ * the run's concurrency, plus the WAL linger. Null without those two baselines.
  */
-export function ackP99GoalMs(baselines: readonly BaselineResult[], lingerMs: number = LIMITS.walLingerMs): { goalMs: number; putP99Ms: number; commitP99Ms: number } | null {
-  const puts = baselines.filter((baseline) => baseline.kind === 's3-put' && baseline.operations > 0);
-  const put = puts.find((baseline) => baseline.payloadBytes === LIMITS.walFlushBytes) ?? [...puts].sort((left, right) => right.payloadBytes - left.payloadBytes)[0];
-  const commit = baselines.find((baseline) => baseline.kind === 'jetstream-publish' && baseline.operations > 0);
+export function ackP99GoalMs(baselines: readonly BaselineResult[], concurrency: number, lingerMs: number = LIMITS.walLingerMs): { goalMs: number; putP99Ms: number; commitP99Ms: number } | null {
+  const put = findBaseline(baselines, { kind: 's3-put', payloadBytes: LIMITS.walFlushBytes, concurrency });
+  const commit = findBaseline(baselines, { kind: 'jetstream-publish', payloadBytes: BENCH_BASELINES.jetStreamPayloadBytes, concurrency });
   if (put === undefined || commit === undefined) return null;
   return { goalMs: 2 * (put.latency.p99Ms + commit.latency.p99Ms) + lingerMs, putP99Ms: put.latency.p99Ms, commitP99Ms: commit.latency.p99Ms };
 }
@@ -49,12 +49,12 @@ export function ackSeriesOf(result: Pick<BenchResult, 'appends' | 'kafka'>): Ack
 export function renderCloudLatency(result: Pick<BenchResult, 'options' | 'baselines' | 'appends' | 'kafka'>): string[] {
   const latency = result.options.s3Latency;
   if (latency === undefined) return [];
-  const goal = ackP99GoalMs(result.baselines);
+  const goal = ackP99GoalMs(result.baselines, result.options.concurrency);
   const lines = [
     `cloud-like object storage: every S3 answer held back ${describeS3Latency(latency)} (--s3-latency; the baselines above include it)`,
     goal === null
       ? '  ack p99 goal: - (needs the S3 PUT and JetStream publish baselines)'
-      : `  ack p99 goal: 2 × (S3 PUT p99 ${formatMilliseconds(goal.putP99Ms)} ms + commit p99 ${formatMilliseconds(goal.commitP99Ms)} ms) + linger ${LIMITS.walLingerMs} ms = ${formatMilliseconds(goal.goalMs)} ms`,
+      : `  ack p99 goal: 2 × (S3 PUT p99 ${formatMilliseconds(goal.putP99Ms)} ms + JetStream publish p99 ${formatMilliseconds(goal.commitP99Ms)} ms, ${result.options.concurrency} in flight) + linger ${LIMITS.walLingerMs} ms = ${formatMilliseconds(goal.goalMs)} ms`,
   ];
   const rows = ackSeriesOf(result).map((series) => [
     series.label,

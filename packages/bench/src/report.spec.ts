@@ -2,6 +2,7 @@ import { LIMITS } from '@mink/config';
 import { averageWalObjectBytes, computeRatios, cpuByRoleLine, cpuElsewhereLine, renderKafka, requestShapeLine, renderReport, renderScan, renderTiering, type WriteRatioInput } from './report';
 import type { AppendResult, BaselineResult, BenchResult, KafkaResult, PutResult, ScanResult, ScanSeriesResult, TieringResult } from './results';
 import { summarizeLatencies } from './stats';
+import { BENCH_BASELINES } from './bench-limits';
 import { ackP99GoalMs, ackSeriesOf, renderCloudLatency } from './cloud-latency';
 
 const KIB = 1024;
@@ -502,24 +503,24 @@ describe('requestShapeLine', () => {
 });
 
 const PUT_WAL = baseline('s3-put', LIMITS.walFlushBytes, 8, [20, 25, 30]);
-const PUT_SMALL = baseline('s3-put', 1024, 8, [2, 3, 200]);
-const COMMIT = baseline('jetstream-publish', 1024, 8, [1, 2, 4]);
+const PUT_WAL_SEQUENTIAL = baseline('s3-put', LIMITS.walFlushBytes, 1, [2, 3, 200]);
+const COMMIT = baseline('jetstream-publish', BENCH_BASELINES.jetStreamPayloadBytes, 8, [1, 2, 4]);
 
 describe('ackP99GoalMs', () => {
   it.each<[string, BaselineResult[], { goalMs: number; putP99Ms: number; commitP99Ms: number } | null]>([
-    ['the WAL-sized PUT and the publish', [PUT_SMALL, PUT_WAL, COMMIT], { goalMs: 2 * (30 + 4) + LIMITS.walLingerMs, putP99Ms: 30, commitP99Ms: 4 }],
-    ['the largest PUT when none is WAL-sized', [PUT_SMALL, baseline('s3-put', 4096, 8, [9, 10]), COMMIT], { goalMs: 2 * (10 + 4) + LIMITS.walLingerMs, putP99Ms: 10, commitP99Ms: 4 }],
+    ['the full WAL object PUT and the publish at the run\'s concurrency, as the write-path ratio does', [PUT_WAL_SEQUENTIAL, PUT_WAL, COMMIT], { goalMs: 2 * (30 + 4) + LIMITS.walLingerMs, putP99Ms: 30, commitP99Ms: 4 }],
+    ['nothing without a PUT at that concurrency', [PUT_WAL_SEQUENTIAL, COMMIT], null],
     ['nothing without a publish', [PUT_WAL], null],
-    ['nothing without a PUT', [COMMIT, baseline('s3-get', LIMITS.walFlushBytes, 8, [5])], null],
+    ['nothing from a GET', [COMMIT, baseline('s3-get', LIMITS.walFlushBytes, 8, [5])], null],
   ])('takes %s', (_case, baselines, goal) => {
-    expect(ackP99GoalMs(baselines)).toEqual(goal);
+    expect(ackP99GoalMs(baselines, 8)).toEqual(goal);
   });
 });
 
 describe('renderCloudLatency', () => {
   const result = (s3Latency?: { medianMs: number; p99Ms: number }): Pick<BenchResult, 'options' | 'baselines' | 'appends' | 'kafka'> => ({
-    options: { figures: ['append'], ...(s3Latency ? { s3Latency } : {}) } as BenchResult['options'],
-    baselines: [PUT_WAL, COMMIT],
+    options: { figures: ['append'], concurrency: 8, ...(s3Latency ? { s3Latency } : {}) } as BenchResult['options'],
+    baselines: [PUT_WAL_SEQUENTIAL, PUT_WAL, COMMIT],
     appends: [append('gateway', [40, 50, 60], 1_000, 1_000), append('client', [30, 200], 1_000, 1_000), append('floor', [10], 1_000, 1_000)],
     kafka: { produce: { sends: 3, latency: summarizeLatencies([35, 40, 45]) } } as KafkaResult,
   });

@@ -549,6 +549,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         longPolls: options.longPolls,
         kafkaRecords: options.kafkaRecords,
         tieringRows: options.tieringRows,
+        ...(options.s3Latency ? { s3Latency: options.s3Latency } : {}),
       },
       cluster: {
         nodes: BENCH_CLUSTER.nodes,
