@@ -10,17 +10,14 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import { LIMITS } from '@mink/config';
-import { LocalCluster } from '@mink/devcluster';
+import { LOCAL_CERTIFICATE_NAMES, LocalCluster, ensureServerTlsFiles } from '@mink/devcluster';
 import { ONE_NODE_CLUSTER, eventually, kafkaBrokersOf, temporaryDirectory } from './helpers';
 
 jest.setTimeout(300_000);
-
-const run = promisify(execFile);
 
 const TOKENS = {
   ops: { name: 'ops', token: 'ops-secret-000000000000001', scopes: ['admin'] },
@@ -68,8 +65,6 @@ describe('the Kafka listener with SASL and TLS', () => {
   const directory = temporaryDirectory('kafka-security');
   let cluster: LocalCluster | null = null;
   const tokensFile = join(directory.path, 'tokens.json');
-  const certFile = join(directory.path, 'kafka.crt');
-  const keyFile = join(directory.path, 'kafka.key');
 
   afterAll(async () => {
     await cluster?.stop();
@@ -78,10 +73,8 @@ describe('the Kafka listener with SASL and TLS', () => {
 
   it('authenticates kafkajs and librdkafka with PLAIN and SCRAM, enforces the scopes, over TCP and over TLS', async () => {
     writeFileSync(tokensFile, JSON.stringify({ tokens: Object.values(TOKENS) }), { mode: 0o600 });
-    await run('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=mink-kafka-test', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', keyFile, '-out', certFile,
-    ]);
+    // The CA and loopback certificate `mink up --secure` makes for the Kafka listeners.
+    const { certFile, keyFile, caFile } = await ensureServerTlsFiles(join(directory.path, 'secrets'), 'kafka', LOCAL_CERTIFICATE_NAMES);
     const dataDir = join(directory.path, 'cluster');
     cluster = await LocalCluster.start({ ...ONE_NODE_CLUSTER, dataDir, env: { MINK_AUTH_TOKENS_FILE: tokensFile } });
     const brokers = kafkaBrokersOf(cluster);
@@ -152,14 +145,14 @@ describe('the Kafka listener with SASL and TLS', () => {
     const dataNode = cluster.processes().find((entry) => entry.role === 'data-node')!.nodeId;
     await cluster.restart('data-node', dataNode, { env: { MINK_KAFKA_TLS_CERT_FILE: certFile, MINK_KAFKA_TLS_KEY_FILE: keyFile } });
     const tlsBrokers = kafkaBrokersOf(cluster);
-    const ca = readFileSync(certFile);
+    const ca = readFileSync(caFile);
     const tlsKafka = new Kafka({ clientId: 'kafka-security-e2e', brokers: tlsBrokers, logLevel: logLevel.NOTHING, ssl: { ca: [ca] }, sasl: sasl('scram-sha-512', 'ops'), retry: { retries: 2 } });
     const tlsProducer = tlsKafka.producer({ idempotent: true });
     await tlsProducer.connect();
     await eventually('a produce over TLS', () => tlsProducer.send({ topic: 'orders', acks: -1, messages: [{ key: 'o1', value: 'order-1' }] }));
     await tlsProducer.disconnect();
     const tlsRead = await kcat(['-b', tlsBrokers[0]!, '-C', '-t', 'orders', '-o', 'beginning', '-e', '-q', '-f', '%s\\n'], {
-      'security.protocol': 'SASL_SSL', 'ssl.ca.location': certFile, 'sasl.mechanisms': 'SCRAM-SHA-256', 'sasl.username': TOKENS.reader.name, 'sasl.password': TOKENS.reader.token,
+      'security.protocol': 'SASL_SSL', 'ssl.ca.location': caFile, 'sasl.mechanisms': 'SCRAM-SHA-256', 'sasl.username': TOKENS.reader.name, 'sasl.password': TOKENS.reader.token,
     });
     expect([tlsRead.ok, tlsRead.out.trim()]).toEqual([true, 'order-1']);
     // Plain TCP to the TLS listener gets nowhere, nor does TLS without trusting the certificate.

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { DEFAULTS } from '@mink/config';
 import { MinkClient } from '@mink/client';
-import { LOCAL_NATS_CERTIFICATE_NAMES, LocalCluster, ensureNatsTlsFiles, natsConnectionOutcome, type NatsIdentity, type ServiceRole } from '@mink/devcluster';
+import { LOCAL_CERTIFICATE_NAMES, LocalCluster, ensureServerTlsFiles, natsConnectionOutcome, type NatsIdentity, type ServiceRole } from '@mink/devcluster';
 import { metaLogSubject } from '@mink/metalog';
 import { SUBJECTS } from '@mink/protocol';
 import { ONE_NODE_CLUSTER, eventually, temporaryDirectory } from './helpers';
@@ -220,8 +220,8 @@ describe('NATS identities of a secure cluster', () => {
   });
 
   it('speaks TLS to a nats-server that asks for it: the services with MINK_NATS_TLS_CA_FILE, a client with the CA', async () => {
-    // The CA and loopback certificate `mink up --secure` makes (ensureNatsTlsFiles).
-    const natsTls = await ensureNatsTlsFiles(join(directory.path, 'nats-tls'), LOCAL_NATS_CERTIFICATE_NAMES);
+    // The CA and loopback certificate `mink up --secure` makes (ensureServerTlsFiles).
+    const natsTls = await ensureServerTlsFiles(join(directory.path, 'nats-tls'), 'nats', LOCAL_CERTIFICATE_NAMES);
     const { certFile, caFile } = natsTls;
     const dataDir = join(directory.path, 'tls');
     cluster = await LocalCluster.start({ ...ONE_NODE_CLUSTER, dataDir, secure: true, natsTls });

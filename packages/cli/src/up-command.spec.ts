@@ -115,13 +115,14 @@ describe('mink up options', () => {
       '  s3            http://127.0.0.1:9999 (bucket mink, path-style, credentials S3RVER/S3RVER)',
       '  token         admin token in /data/secrets/admin-token: MINK_TOKEN=$(cat /data/secrets/admin-token) mink table list',
       "  tls           /certs/gw.crt; MINK_GATEWAY_URL=https://127.0.0.1:8080 (add MINK_TLS_CA_FILE=<the CA's PEM> for a self-signed or private CA)",
-      '  kafka         127.0.0.1:9092 (node 1); SASL PLAIN or SCRAM-SHA-256/512, user admin, password $(cat /data/secrets/admin-token)',
+      `  kafka         127.0.0.1:9092 (node 1); SASL_SSL (trust ${resolve('.mink', 'secrets', 'kafka-ca.pem')}), PLAIN or SCRAM-SHA-256/512, user admin, password $(cat /data/secrets/admin-token)`,
     ]);
     expect(stdout.split('\n')[2]).toMatch(/^secured: NATS asks every process/);
   });
 
-  it('--secure makes a CA and a loopback certificate for NATS in <data-dir>/secrets and starts the servers with them, the same ones again at the next start', async () => {
-    // Proves `mink up --secure` turns TLS to NATS on: the cluster gets natsTls, whose certificate the CA verifies for 127.0.0.1.
+  it('--secure makes a CA and a loopback certificate for NATS and for Kafka in <data-dir>/secrets and starts the servers with them, the same ones again at the next start', async () => {
+    // Proves `mink up --secure` turns TLS to NATS and on the Kafka listeners on: the cluster gets natsTls and the
+    // data nodes MINK_KAFKA_TLS_*, whose certificates their CAs verify for 127.0.0.1.
     const dataDir = mkdtempSync(join(tmpdir(), 'mink-up-secure-'));
     try {
       const io: CliIo = { writeOut: () => undefined, writeError: () => undefined, env: {}, fetch: async () => new Response(null) };
@@ -134,10 +135,15 @@ describe('mink up options', () => {
       const secrets = join(dataDir, 'secrets');
       expect(started.map((options) => options.natsTls)).toEqual([0, 1].map(() => ({ caFile: join(secrets, 'nats-ca.pem'), certFile: join(secrets, 'nats-server.pem'), keyFile: join(secrets, 'nats-server-key.pem') })));
       execFileSync('openssl', ['verify', '-CAfile', join(secrets, 'nats-ca.pem'), '-verify_ip', '127.0.0.1', join(secrets, 'nats-server.pem')]);
+      expect(started.map((options) => [options.env?.MINK_KAFKA_TLS_CERT_FILE, options.env?.MINK_KAFKA_TLS_KEY_FILE])).toEqual([0, 1].map(() => [join(secrets, 'kafka-server.pem'), join(secrets, 'kafka-server-key.pem')]));
+      execFileSync('openssl', ['verify', '-CAfile', join(secrets, 'kafka-ca.pem'), '-verify_ip', '127.0.0.1', join(secrets, 'kafka-server.pem')]);
+      // Two CAs: a NATS client's CA does not vouch for a Kafka listener.
+      expect(() => execFileSync('openssl', ['verify', '-CAfile', join(secrets, 'nats-ca.pem'), join(secrets, 'kafka-server.pem')], { stdio: 'ignore' })).toThrow();
       expect(statSync(join(secrets, 'nats-server-key.pem')).mode & 0o777).toBe(0o600);
       // Without --secure: no TLS.
       await run(['up', '--data-dir', dataDir], io, record);
       expect(started[2]).not.toHaveProperty('natsTls');
+      expect(started[2]!.env?.MINK_KAFKA_TLS_CERT_FILE).toBeUndefined();
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

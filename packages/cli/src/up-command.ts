@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULTS, ENV, LIMITS } from '@mink/config';
-import { LOCAL_NATS_CERTIFICATE_NAMES, LocalCluster, SECRETS_FOLDER_NAME, ensureNatsTlsFiles, type LocalClusterOptions } from '@mink/devcluster';
+import { LOCAL_CERTIFICATE_NAMES, LocalCluster, SECRETS_FOLDER_NAME, ensureServerTlsFiles, tlsFilesOf, type LocalClusterOptions } from '@mink/devcluster';
 import { CliError, UsageError, printLine, type CliIo } from './io';
 import { integerInRange, parseBindHost, parseDurationOption, parsePort } from './options';
 import { securityLineOf } from './security-line';
@@ -109,7 +109,7 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     .option('--auth-tokens <file>', 'the gateway asks for bearer tokens with scopes from this JSON file (MINK_AUTH_TOKENS_FILE; see README "Authentication")')
     .option(
       '--secure',
-      'NATS asks every process for a generated user and password over TLS (a generated CA), the gateway and Kafka for bearer tokens (a generated admin token unless --auth-tokens), the internal routes for a cluster secret, /metrics for a token; secrets go to 0600 files in <data-dir>/secrets',
+      'NATS asks every process for a generated user and password over TLS (a generated CA), the gateway and Kafka (SASL over TLS, a generated CA) for bearer tokens (a generated admin token unless --auth-tokens), the internal routes for a cluster secret, /metrics for a token; secrets go to 0600 files in <data-dir>/secrets',
     )
     .option('--tls-cert <file>', 'PEM certificate (chain) of the gateway: it serves HTTPS and gRPC over TLS (MINK_TLS_CERT_FILE; with --tls-key)')
     .option('--tls-key <file>', 'PEM private key of --tls-cert (MINK_TLS_KEY_FILE)')
@@ -117,6 +117,25 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     .action(async (flags: UpFlags) => {
       await runUp(flags, io, startCluster);
     });
+}
+
+/**
+ * `--secure`: NATS and the data nodes' Kafka listeners speak TLS too, each with a CA and a certificate for
+ * loopback made in the secrets folder (kept for the next start; `tlsFilesOf`). Without it the options are
+ * left as they are.
+ */
+export async function withGeneratedTls(options: LocalClusterOptions, flags: Pick<UpFlags, 'secure'>): Promise<LocalClusterOptions> {
+  if (!flags.secure) return options;
+  const secrets = join(options.dataDir, SECRETS_FOLDER_NAME);
+  const natsTls = await ensureServerTlsFiles(secrets, 'nats', LOCAL_CERTIFICATE_NAMES);
+  const kafkaTls = await ensureServerTlsFiles(secrets, 'kafka', LOCAL_CERTIFICATE_NAMES);
+  const env = { ...options.env, [ENV.kafkaTlsCertFile]: kafkaTls.certFile, [ENV.kafkaTlsKeyFile]: kafkaTls.keyFile };
+  return { ...options, natsTls, env };
+}
+
+/** The CA a Kafka client of a `--secure` cluster in `dataDir` trusts (SASL_SSL). */
+export function kafkaCaFileOf(dataDir: string): string {
+  return join(resolve(dataDir), SECRETS_FOLDER_NAME, tlsFilesOf('kafka').ca);
 }
 
 /**
@@ -129,11 +148,7 @@ export async function runUp(flags: UpFlags, io: CliIo, startCluster: StartCluste
     throw new UsageError('--nats-port sets the port of a single nats-server; with --nats-cluster every server gets a free port');
   }
   if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together: the certificate and its private key');
-  const flagOptions = clusterOptionsFromFlags(flags);
-  // --secure: NATS speaks TLS too, with a CA and a certificate for loopback made in the secrets folder (kept for the next start).
-  const options = flags.secure
-    ? { ...flagOptions, natsTls: await ensureNatsTlsFiles(join(flagOptions.dataDir, SECRETS_FOLDER_NAME), LOCAL_NATS_CERTIFICATE_NAMES) }
-    : flagOptions;
+  const options = await withGeneratedTls(clusterOptionsFromFlags(flags), flags);
   const interrupt = new AbortController();
   let stopRequested: () => void = () => undefined;
   const stopSignal = new Promise<void>((resolveStop) => {
@@ -200,7 +215,14 @@ export function printEndpoints(io: CliIo, cluster: LocalCluster, flags: UpFlags)
     ...(cluster.adminTokenFile ? [['token', `admin token in ${cluster.adminTokenFile}: MINK_TOKEN=$(cat ${cluster.adminTokenFile}) mink table list`] as [string, string]] : []),
     ...(flags.tlsCert ? [['tls', `${resolve(flags.tlsCert)}; MINK_GATEWAY_URL=${cluster.gatewayUrl} (add MINK_TLS_CA_FILE=<the CA's PEM> for a self-signed or private CA)`] as [string, string]] : []),
     // The generated admin token is also the password of the Kafka user 'admin' (SASL PLAIN or SCRAM).
-    ['kafka', cluster.adminTokenFile ? `${kafka}; SASL PLAIN or SCRAM-SHA-256/512, user admin, password $(cat ${cluster.adminTokenFile})` : kafka],
+    [
+      'kafka',
+      flags.secure
+        ? `${kafka}; SASL_SSL (trust ${kafkaCaFileOf(flags.dataDir)}), PLAIN or SCRAM-SHA-256/512, user admin, password ${cluster.adminTokenFile ? `$(cat ${cluster.adminTokenFile})` : 'a token of --auth-tokens'}`
+        : cluster.adminTokenFile
+          ? `${kafka}; SASL PLAIN or SCRAM-SHA-256/512, user admin, password $(cat ${cluster.adminTokenFile})`
+          : kafka,
+    ],
     ['data dir', cluster.dataDir],
     ['cluster.json', cluster.clusterFile],
     ['logs', cluster.logDir],

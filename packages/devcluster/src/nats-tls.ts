@@ -7,23 +7,33 @@ import { writeSecretFile } from './secrets';
 
 const run = promisify(execFile);
 
-/** The files of a generated NATS TLS setup, in the secrets folder of `mink up --secure` or of the compose stack. */
-export const NATS_TLS_FILES = { ca: 'nats-ca.pem', caKey: 'nats-ca-key.pem', cert: 'nats-server.pem', key: 'nats-server-key.pem' } as const;
+/** What a generated TLS setup is for: the NATS servers' client port, or the data nodes' Kafka listeners. */
+export type TlsListener = 'nats' | 'kafka';
+
+/** The files of a generated TLS setup in a secrets folder: `<listener>-ca.pem`, its key, `<listener>-server.pem` and its key. */
+export function tlsFilesOf(listener: TlsListener): { ca: string; caKey: string; cert: string; key: string } {
+  return { ca: `${listener}-ca.pem`, caKey: `${listener}-ca-key.pem`, cert: `${listener}-server.pem`, key: `${listener}-server-key.pem` };
+}
+
+/** The files of the NATS servers' TLS, in the secrets folder of `mink up --secure` or of the compose stack. */
+export const NATS_TLS_FILES = tlsFilesOf('nats');
 /** The names the servers of `mink up --secure` are reached by: loopback only. */
-export const LOCAL_NATS_CERTIFICATE_NAMES: readonly string[] = ['DNS:localhost', 'IP:127.0.0.1'];
+export const LOCAL_CERTIFICATE_NAMES: readonly string[] = ['DNS:localhost', 'IP:127.0.0.1'];
 /** How long the generated certificates are valid: a CA for ten years, the servers' certificate for two (renewed by deleting it). */
 const CA_DAYS = 3650;
 const CERTIFICATE_DAYS = 825;
 
 /**
- * TLS for NATS servers reached by `names` (subjectAltName entries, `DNS:nats-1`, `IP:127.0.0.1`): a CA and a
- * server certificate signed by it (EC P-256, made with openssl) in `folder`, unless the folder holds them
- * already (a deleted certificate is made again from the same CA, so clients keep trusting it). Keys are 0600.
+ * TLS for the servers of `listener` reached by `names` (subjectAltName entries, `DNS:nats-1`, `IP:127.0.0.1`): a
+ * CA and a server certificate signed by it (EC P-256, made with openssl) in `folder` (tlsFilesOf), unless the
+ * folder holds them already (a deleted certificate is made again from the same CA, so clients keep trusting
+ * it). Keys are 0600.
  */
-export async function ensureNatsTlsFiles(folder: string, names: readonly string[]): Promise<NatsServerTls> {
+export async function ensureServerTlsFiles(folder: string, listener: TlsListener, names: readonly string[]): Promise<NatsServerTls> {
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   const file = (name: string): string => join(folder, name);
-  const [caFile, caKey, certFile, keyFile] = [NATS_TLS_FILES.ca, NATS_TLS_FILES.caKey, NATS_TLS_FILES.cert, NATS_TLS_FILES.key].map(file) as [string, string, string, string];
+  const files = tlsFilesOf(listener);
+  const [caFile, caKey, certFile, keyFile] = [files.ca, files.caKey, files.cert, files.key].map(file) as [string, string, string, string];
   const tls = { caFile, certFile, keyFile };
   if ([caFile, caKey, certFile, keyFile].every((each) => existsSync(each))) return tls;
   const openssl = async (args: string[]): Promise<void> => {
@@ -34,16 +44,16 @@ export async function ensureNatsTlsFiles(folder: string, names: readonly string[
   };
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   if (!existsSync(caFile) || !existsSync(caKey)) {
-    await openssl(['req', '-x509', ...ec, '-days', String(CA_DAYS), '-subj', '/CN=mink NATS CA', '-keyout', caKey, '-out', caFile]);
+    await openssl(['req', '-x509', ...ec, '-days', String(CA_DAYS), '-subj', `/CN=mink ${listener} CA`, '-keyout', caKey, '-out', caFile]);
   }
-  const request = file('nats-server.csr');
-  const extensions = file('nats-server.ext');
+  const request = file(`${listener}-server.csr`);
+  const extensions = file(`${listener}-server.ext`);
   writeSecretFile(extensions, `subjectAltName=${names.join(',')}\n`);
   try {
-    await openssl(['req', ...ec, '-subj', '/CN=nats', '-keyout', keyFile, '-out', request]);
+    await openssl(['req', ...ec, '-subj', `/CN=${listener}`, '-keyout', keyFile, '-out', request]);
     await openssl(['x509', '-req', '-in', request, '-CA', caFile, '-CAkey', caKey, '-CAcreateserial', '-days', String(CERTIFICATE_DAYS), '-extfile', extensions, '-out', certFile]);
   } finally {
-    for (const leftover of [request, extensions, file('nats-ca.srl')]) rmSync(leftover, { force: true });
+    for (const leftover of [request, extensions, file(`${listener}-ca.srl`)]) rmSync(leftover, { force: true });
   }
   for (const each of [caKey, keyFile]) chmodSync(each, 0o600);
   for (const each of [caFile, certFile]) chmodSync(each, 0o644);

@@ -183,7 +183,7 @@ export const COMPOSE_SECRET_FILES = {
   minioEnv: 'minio.env',
   /** The NATS servers' users with their permissions, their TLS and their routes (with the routes' credentials), included by nats-cluster.conf. */
   natsAccess: 'nats-access.conf',
-  /** The CA of the NATS servers' certificate (MINK_NATS_TLS_CA_FILE of the services), its key, and the servers' certificate and key (ensureNatsTlsFiles). */
+  /** The CA of the NATS servers' certificate (MINK_NATS_TLS_CA_FILE of the services), its key, and the servers' certificate and key (ensureServerTlsFiles). */
   natsCa: NATS_TLS_FILES.ca,
   natsCaKey: NATS_TLS_FILES.caKey,
   natsCert: NATS_TLS_FILES.cert,

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync
 import { isAbsolute, join, resolve } from 'node:path';
 import { DEFAULTS, ENV } from '@mink/config';
 import { NATS_IDENTITIES, natsPermissionsOf, type NatsIdentity } from '../nats-permissions';
-import { ensureNatsTlsFiles } from '../nats-tls';
+import { ensureServerTlsFiles } from '../nats-tls';
 import { SECRET_BYTES, adminTokensFileText, ensureNatsEnvFile, ensureSecretFile, readEnvFile, writeSecretFile } from '../secrets';
 import { COMPOSE_NATS_CERTIFICATE_NAMES, COMPOSE_SECRET_FILES, composeNatsAccessConfig } from './compose-plan';
 
@@ -54,7 +54,7 @@ export async function ensureComposeSecrets(folder: string, log: (line: string) =
   const route = ensureNatsEnvFile(folder, 'route', random);
   const users = NATS_IDENTITIES.map((identity) => ({ credentials: identities[identity].credentials, permissions: natsPermissionsOf(identity, DEFAULTS.metaStream) }));
   writeSecretFile(path(COMPOSE_SECRET_FILES.natsAccess), composeNatsAccessConfig(users, route.credentials));
-  await ensureNatsTlsFiles(folder, COMPOSE_NATS_CERTIFICATE_NAMES);
+  await ensureServerTlsFiles(folder, 'nats', COMPOSE_NATS_CERTIFICATE_NAMES);
 
   const adminTokenFile = ensureSecretFile(path(COMPOSE_SECRET_FILES.adminToken), 'the admin token', () => `mink-admin-${random(SECRET_BYTES).toString('hex')}`);
   const tokensFile = path(COMPOSE_SECRET_FILES.tokens);
