@@ -1,3 +1,5 @@
+import { ENV } from './env';
+
 /** A listener of a service: the variable that binds it, the address it binds, and the credential that guards it (set or not). */
 interface Listener {
   variable: string;
@@ -19,7 +21,7 @@ function exposureOf(service: string, listeners: readonly Listener[], allowUnauth
   if (exposed.length === 0) return null;
   const where = exposed.map((listener) => `${listener.variable}=${listener.host}`).join(' and ');
   const credentials = [...new Set(exposed.map((listener) => listener.credential))].join(' and ');
-  return `${where} serves the ${service} beyond this machine without credentials: set ${credentials} (README "Authentication"), or MINK_ALLOW_UNAUTHENTICATED=true to serve anyone who can reach it`;
+  return `${where} serves the ${service} beyond this machine without credentials: set ${credentials} (README "Authentication"), or ${ENV.allowUnauthenticated}=true to serve anyone who can reach it`;
 }
 
 /** The gateway's refusal (see exposureOf): its HTTP and gRPC APIs beyond loopback without a tokens file. */
@@ -28,8 +30,8 @@ export function unauthenticatedExposureOf(config: { httpBindHost: string; grpcBi
   return exposureOf(
     'gateway',
     [
-      { variable: 'MINK_HTTP_BIND_HOST', host: config.httpBindHost, credential: 'MINK_AUTH_TOKENS_FILE', guarded },
-      { variable: 'MINK_GRPC_BIND_HOST', host: config.grpcBindHost, credential: 'MINK_AUTH_TOKENS_FILE', guarded },
+      { variable: ENV.httpBindHost, host: config.httpBindHost, credential: ENV.authTokensFile, guarded },
+      { variable: ENV.grpcBindHost, host: config.grpcBindHost, credential: ENV.authTokensFile, guarded },
     ],
     config.allowUnauthenticated,
   );
@@ -43,8 +45,8 @@ export function dataNodeExposureOf(config: { httpBindHost: string; kafkaBindHost
   return exposureOf(
     'data node',
     [
-      { variable: 'MINK_KAFKA_BIND_HOST', host: config.kafkaBindHost, credential: 'MINK_AUTH_TOKENS_FILE', guarded: config.authTokensFile !== '' },
-      { variable: 'MINK_HTTP_BIND_HOST', host: config.httpBindHost, credential: 'MINK_CLUSTER_SECRET_FILE', guarded: config.clusterSecret !== null },
+      { variable: ENV.kafkaBindHost, host: config.kafkaBindHost, credential: ENV.authTokensFile, guarded: config.authTokensFile !== '' },
+      { variable: ENV.httpBindHost, host: config.httpBindHost, credential: ENV.clusterSecretFile, guarded: config.clusterSecret !== null },
     ],
     config.allowUnauthenticated,
   );

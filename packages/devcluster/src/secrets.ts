@@ -111,20 +111,39 @@ export function writeSecretFile(path: string, content: string): void {
   chmodSync(path, 0o600);
 }
 
+/**
+ * The secrets a secure local cluster and the compose stack both keep in `folder` (made 0700): one NATS identity
+ * per role with its env file, the routes' credentials, the admin token, the cluster secret and the metrics
+ * token; each as an earlier start wrote it, else new from `random`.
+ */
+export interface SharedSecrets {
+  natsIdentities: Record<NatsIdentity, NatsIdentitySecret>;
+  natsRouteCredentials: NatsCredentials;
+  adminTokenFile: string;
+  adminToken: string;
+  clusterSecretFile: string;
+  metricsTokenFile: string;
+}
+
+/** Makes or reuses the `SharedSecrets` of `folder`. */
+export function ensureSharedSecrets(folder: string, random: (bytes: number) => Buffer): SharedSecrets {
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  chmodSync(folder, 0o700);
+  const natsIdentities = Object.fromEntries(NATS_IDENTITIES.map((identity) => [identity, ensureNatsEnvFile(folder, identity, random)])) as Record<NatsIdentity, NatsIdentitySecret>;
+  const natsRouteCredentials = ensureNatsEnvFile(folder, 'route', random).credentials;
+  const adminTokenFile = ensureSecretFile(join(folder, 'admin-token'), 'the admin token', () => `mink-admin-${random(SECRET_BYTES).toString('hex')}`);
+  const clusterSecretFile = ensureSecretFile(join(folder, 'cluster-secret'), ENV.clusterSecretFile, () => `mink-cluster-${random(SECRET_BYTES).toString('hex')}`);
+  const metricsTokenFile = ensureSecretFile(join(folder, 'metrics-token'), ENV.metricsTokenFile, () => `mink-metrics-${random(SECRET_BYTES).toString('hex')}`);
+  return { natsIdentities, natsRouteCredentials, adminTokenFile, adminToken: readFileSync(adminTokenFile, 'utf8').trim(), clusterSecretFile, metricsTokenFile };
+}
+
 /** The secrets of `dataDir` (see ClusterSecrets): those of an earlier secure start, else new ones from `random`. */
 export function ensureClusterSecrets(dataDir: string, random: (bytes: number) => Buffer = randomBytes): ClusterSecrets {
   const folder = join(dataDir, SECRETS_FOLDER_NAME);
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
-  chmodSync(folder, 0o700);
-  const adminTokenFile = join(folder, 'admin-token');
-  const tokensFile = join(folder, 'tokens.json');
-  const natsIdentities = Object.fromEntries(NATS_IDENTITIES.map((identity) => [identity, ensureNatsEnvFile(folder, identity, random)])) as Record<NatsIdentity, NatsIdentitySecret>;
-  const natsRouteCredentials = ensureNatsEnvFile(folder, 'route', random).credentials;
+  const { natsIdentities, natsRouteCredentials, adminTokenFile, adminToken, clusterSecretFile, metricsTokenFile } = ensureSharedSecrets(folder, random);
   rmSync(join(folder, LEGACY_NATS_ENV_FILE_NAME), { force: true });
-  const adminToken = readFileSync(ensureSecretFile(adminTokenFile, 'the admin token', () => `mink-admin-${random(SECRET_BYTES).toString('hex')}`), 'utf8').trim();
+  const tokensFile = join(folder, 'tokens.json');
   writeSecretFile(tokensFile, adminTokensFileText(adminToken));
-  const clusterSecretFile = ensureSecretFile(join(folder, 'cluster-secret'), ENV.clusterSecretFile, () => `mink-cluster-${random(SECRET_BYTES).toString('hex')}`);
-  const metricsTokenFile = ensureSecretFile(join(folder, 'metrics-token'), ENV.metricsTokenFile, () => `mink-metrics-${random(SECRET_BYTES).toString('hex')}`);
   const client = natsIdentities.client;
   return { natsCredentials: client.credentials, natsEnvFile: client.envFile, natsIdentities, natsRouteCredentials, adminTokenFile, tokensFile, clusterSecretFile, metricsTokenFile };
 }

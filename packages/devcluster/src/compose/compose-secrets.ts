@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { DEFAULTS, ENV } from '@mink/config';
-import { NATS_IDENTITIES, natsPermissionsOf, type NatsIdentity } from '../nats-permissions';
+import { NATS_IDENTITIES, natsPermissionsOf } from '../nats-permissions';
 import { ensureServerTlsFiles } from '../nats-tls';
-import { SECRET_BYTES, adminTokensFileText, ensureNatsEnvFile, ensureSecretFile, readEnvFile, writeSecretFile } from '../secrets';
+import { SECRET_BYTES, adminTokensFileText, ensureSharedSecrets, readEnvFile, writeSecretFile } from '../secrets';
 import { COMPOSE_NATS_CERTIFICATE_NAMES, COMPOSE_SECRET_FILES, composeNatsAccessConfig } from './compose-plan';
 
 /** The variable naming the secrets folder docker-compose.yml reads (relative to docker/, or absolute); docker/secrets when unset. */
@@ -45,22 +45,15 @@ export interface ComposeSecrets {
  * container's user when run as root (0600), else made readable by every user, and said so through `log`.
  */
 export async function ensureComposeSecrets(folder: string, log: (line: string) => void, random: (bytes: number) => Buffer = randomBytes): Promise<ComposeSecrets> {
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
-  chmodSync(folder, 0o700);
   const path = (name: string): string => join(folder, name);
   const fresh = !existsSync(path(COMPOSE_SECRET_FILES.adminToken));
-
-  const identities = Object.fromEntries(NATS_IDENTITIES.map((identity) => [identity, ensureNatsEnvFile(folder, identity, random)])) as Record<NatsIdentity, ReturnType<typeof ensureNatsEnvFile>>;
-  const route = ensureNatsEnvFile(folder, 'route', random);
-  const users = NATS_IDENTITIES.map((identity) => ({ credentials: identities[identity].credentials, permissions: natsPermissionsOf(identity, DEFAULTS.metaStream) }));
-  writeSecretFile(path(COMPOSE_SECRET_FILES.natsAccess), composeNatsAccessConfig(users, route.credentials));
+  const { natsIdentities, natsRouteCredentials, adminTokenFile, adminToken, clusterSecretFile, metricsTokenFile } = ensureSharedSecrets(folder, random);
+  const users = NATS_IDENTITIES.map((identity) => ({ credentials: natsIdentities[identity].credentials, permissions: natsPermissionsOf(identity, DEFAULTS.metaStream) }));
+  writeSecretFile(path(COMPOSE_SECRET_FILES.natsAccess), composeNatsAccessConfig(users, natsRouteCredentials));
   await ensureServerTlsFiles(folder, 'nats', COMPOSE_NATS_CERTIFICATE_NAMES);
-
-  const adminTokenFile = ensureSecretFile(path(COMPOSE_SECRET_FILES.adminToken), 'the admin token', () => `mink-admin-${random(SECRET_BYTES).toString('hex')}`);
+  // Kept once written, so tokens an operator adds stay.
   const tokensFile = path(COMPOSE_SECRET_FILES.tokens);
-  if (!existsSync(tokensFile)) writeSecretFile(tokensFile, adminTokensFileText(readFileSync(adminTokenFile, 'utf8').trim()));
-  const clusterSecretFile = ensureSecretFile(path(COMPOSE_SECRET_FILES.clusterSecret), ENV.clusterSecretFile, () => `mink-cluster-${random(SECRET_BYTES).toString('hex')}`);
-  const metricsTokenFile = ensureSecretFile(path(COMPOSE_SECRET_FILES.metricsToken), ENV.metricsTokenFile, () => `mink-metrics-${random(SECRET_BYTES).toString('hex')}`);
+  if (!existsSync(tokensFile)) writeSecretFile(tokensFile, adminTokensFileText(adminToken));
   const prometheusMetricsToken = path(COMPOSE_SECRET_FILES.prometheusMetricsToken);
   rmSync(prometheusMetricsToken, { force: true });
   copyFileSync(metricsTokenFile, prometheusMetricsToken);
@@ -81,7 +74,7 @@ export async function ensureComposeSecrets(folder: string, log: (line: string) =
   if (!giveToContainerUser(prometheusMetricsToken, PROMETHEUS_UID)) readable.push(COMPOSE_SECRET_FILES.prometheusMetricsToken);
   if (readable.length > 0) log(`${readable.join(', ')} in ${folder} are readable by every user of this machine: not root, so they cannot be given to the containers' users`);
   if (fresh) log(`generated the stack's secrets in ${folder} (git-ignored; the admin token is ${adminTokenFile})`);
-  return { folder, adminTokenFile, natsClientEnvFile: identities.client.envFile, natsCaFile: path(COMPOSE_SECRET_FILES.natsCa), metricsTokenFile, clusterSecretFile, s3EnvFile };
+  return { folder, adminTokenFile, natsClientEnvFile: natsIdentities.client.envFile, natsCaFile: path(COMPOSE_SECRET_FILES.natsCa), metricsTokenFile, clusterSecretFile, s3EnvFile };
 }
 
 /**
