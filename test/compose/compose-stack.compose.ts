@@ -7,7 +7,7 @@
  * workers, the gateway and Prometheus. Under appends through the published gateway: `docker kill` of a data
  * node, of the coordinator lease holder and of a NATS server; the lake read back with DuckDB; data nodes
  * scaled 3 → 5 and rebalanced; a rolling restart of every data node with no client-visible error; a kcat
- * container producing and consuming; `down` and `up` again with the volumes.
+ * container producing and consuming over SASL_SSL (each data node issues its own certificate at start); `down` and `up` again with the volumes.
  *
  * Network discipline: the test talks to 127.0.0.1 (the published ports) and to the stack's own containers
  * through containers it runs on the stack's network; nothing else. Afterwards nothing of the stack is left:
@@ -255,13 +255,16 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
     try {
       await load.advance(200, 120_000);
       for (const container of containers) {
+        const restartAt = Date.now();
         await docker(['restart', '-t', '30', container]);
+        const restartedAt = Date.now();
         await eventually(`${container} healthy again`, async () => (await docker(['inspect', '-f', '{{.State.Health.Status}}', container])).trim() === 'healthy', 120_000).catch(async (error: Error) => {
           // What the container and its health checks said, so a failure here can be diagnosed from the CI log.
           const health = await docker(['inspect', '-f', '{{.State.Status}} restarts={{.RestartCount}} {{json .State.Health}}', container]).catch((cause: Error) => cause.message);
           const logs = await docker(['logs', '--tail', '40', container]).catch((cause: Error) => cause.message);
           throw new Error(`${error.message}\nstate: ${health}\nlast log lines:\n${logs}`);
         });
+        options.log(`${container}: docker restart took ${restartedAt - restartAt} ms, healthy ${Date.now() - restartedAt} ms later`);
         // Buckets back onto the restarted node, so that every restart hands buckets off.
         expect((await http(gateway, 'POST', '/v1/cluster/rebalance', undefined, token)).status).toBe(200);
         await load.advance(200, 120_000);
@@ -273,23 +276,24 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
     expectAcknowledgedExactlyOnce(load, await storedIds(gateway, 'rolling', BUCKETS, token));
   });
 
-  it('a kcat container on the compose network, authenticated with SASL/SCRAM as the admin token, produces to a new topic and consumes it through the advertised addresses; without SASL it gets nothing', async () => {
+  it("a kcat container on the compose network, SASL/SCRAM as the admin token over TLS it checks against the stack's Kafka CA, produces to a new topic and consumes it through the advertised addresses; without TLS or SASL it gets nothing", async () => {
     const kcat = await ensureContextlessImage(
       tools,
       { repository: 'mink-local/kcat', dockerfilePath: join(__dirname, 'kcat.Dockerfile'), baseArgument: 'BASE_IMAGE', baseTag: 'mink-local/debian:latest' },
       stateDirOf(ROOT),
       options.log,
     );
-    const network = `${PROJECT}_default`;
+    const run = ['run', '--rm', '--network', `${PROJECT}_default`, '-v', `${join(secrets, COMPOSE_SECRET_FILES.kafkaCa)}:/tmp/kafka-ca.pem:ro`];
     const values = Array.from({ length: 100 }, (_unused, index) => `click-${index}`);
-    const sasl = ['-X', 'security.protocol=SASL_PLAINTEXT', '-X', 'sasl.mechanisms=SCRAM-SHA-256', '-X', 'sasl.username=admin', '-X', `sasl.password=${token}`];
-    const refused = await docker(['run', '--rm', '--network', network, kcat, '-b', 'data-node:9092', '-L', '-m', '5']).then(
-      (output) => `listed: ${output}`,
-      (error: Error) => error.message,
-    );
-    expect(refused).not.toMatch(/^listed/);
-    await docker(['run', '--rm', '-i', '--network', network, kcat, '-b', 'data-node:9092', ...sasl, '-P', '-t', 'clicks'], `${values.join('\n')}\n`);
-    const consumed = await docker(['run', '--rm', '--network', network, kcat, '-b', 'data-node:9092', ...sasl, '-C', '-t', 'clicks', '-o', 'beginning', '-e', '-q']);
+    const scram = ['-X', 'sasl.mechanisms=SCRAM-SHA-256', '-X', 'sasl.username=admin', '-X', `sasl.password=${token}`];
+    // Each data node's certificate names its compose address (what Metadata hands out) and `data-node` (the bootstrap name); the client checks both.
+    const tls = ['-X', 'security.protocol=SASL_SSL', '-X', 'ssl.ca.location=/tmp/kafka-ca.pem', '-X', 'ssl.endpoint.identification.algorithm=https', ...scram];
+    const listed = (args: string[]): Promise<string> => docker([...run, kcat, '-b', 'data-node:9092', ...args, '-L', '-m', '5']).then((output) => `listed: ${output}`, (error: Error) => error.message);
+    expect(await listed([])).not.toMatch(/^listed/);
+    expect(await listed(['-X', 'security.protocol=SASL_PLAINTEXT', ...scram])).not.toMatch(/^listed/);
+    expect(await listed(['-X', 'security.protocol=SASL_SSL', ...scram])).not.toMatch(/^listed/);
+    await docker(['run', '-i', ...run.slice(1), kcat, '-b', 'data-node:9092', ...tls, '-P', '-t', 'clicks'], `${values.join('\n')}\n`);
+    const consumed = await docker([...run, kcat, '-b', 'data-node:9092', ...tls, '-C', '-t', 'clicks', '-o', 'beginning', '-e', '-q']);
     expect(consumed.split('\n').filter((line) => line !== '').sort()).toEqual([...values].sort());
   });
 

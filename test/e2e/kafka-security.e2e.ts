@@ -14,7 +14,7 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import { LIMITS } from '@mink/config';
-import { LOCAL_CERTIFICATE_NAMES, LocalCluster, ensureServerTlsFiles } from '@mink/devcluster';
+import { LOCAL_CERTIFICATE_NAMES, LocalCluster, ensureServerTlsFiles, tlsFilesOf } from '@mink/devcluster';
 import { ONE_NODE_CLUSTER, eventually, kafkaBrokersOf, temporaryDirectory } from './helpers';
 
 jest.setTimeout(300_000);
@@ -180,12 +180,29 @@ describe('the Kafka listener with SASL and TLS', () => {
     await afterAbuse.disconnect();
     halfway.destroy();
 
+    // TLS with a certificate the data node issues itself at start, signed by the CA it is given (what the compose
+    // stack's replicas do): kafkajs and librdkafka trusting only the CA check it against the advertised address.
+    const caKeyFile = join(directory.path, 'secrets', tlsFilesOf('kafka').caKey);
+    await cluster.restart('data-node', dataNode, { env: { MINK_KAFKA_TLS_CERT_FILE: '', MINK_KAFKA_TLS_KEY_FILE: '', MINK_KAFKA_TLS_CA_FILE: caFile, MINK_KAFKA_TLS_CA_KEY_FILE: caKeyFile, MINK_KAFKA_TLS_EXTRA_NAMES: 'localhost' } });
+    const issuedBrokers = kafkaBrokersOf(cluster);
+    const issuedProducer = new Kafka({ clientId: 'kafka-security-e2e', brokers: issuedBrokers, logLevel: logLevel.NOTHING, ssl: { ca: [ca] }, sasl: sasl('scram-sha-256', 'ops'), retry: { retries: 2 } }).producer({ idempotent: true });
+    await issuedProducer.connect();
+    await eventually('a produce over TLS with the issued certificate', () => issuedProducer.send({ topic: 'orders', acks: -1, messages: [{ key: 'o2', value: 'order-2' }] }));
+    await issuedProducer.disconnect();
+    const issuedRead = await kcat(['-b', issuedBrokers[0]!.replace('127.0.0.1', 'localhost'), '-C', '-t', 'orders', '-o', 'beginning', '-e', '-q', '-f', '%s\\n'], {
+      'security.protocol': 'SASL_SSL', 'ssl.ca.location': caFile, 'ssl.endpoint.identification.algorithm': 'https', 'sasl.mechanisms': 'SCRAM-SHA-512', 'sasl.username': TOKENS.reader.name, 'sasl.password': TOKENS.reader.token,
+    });
+    expect([issuedRead.ok, issuedRead.out.split('\n').filter(Boolean)]).toEqual([true, ['order-1', 'order-2']]);
+
     // No secret in any log (the failed exchanges were logged, by reason only).
     await cluster.stop();
     cluster = null;
     const logDir = join(dataDir, 'logs');
     const logs = readdirSync(logDir).map((name) => readFileSync(join(logDir, name), 'utf8')).join('');
     expect(logs).toMatch(/a Kafka SASL authentication failed/);
+    expect(logs).toMatch(/"names":\["IP:127.0.0.1","DNS:[^"]+","DNS:localhost"\].*issued the Kafka listener's TLS certificate/);
+    const caKey = readFileSync(caKeyFile, 'utf8').split('\n').filter((line) => line !== '' && !line.startsWith('-----'));
+    for (const line of caKey) expect(logs.includes(line)).toBe(false);
     for (const token of Object.values(TOKENS)) expect(logs.includes(token.token)).toBe(false);
     expect(logs.includes('ops-secret-00000000000000X')).toBe(false);
   });

@@ -349,7 +349,9 @@ describe('docker/docker-compose.yml', () => {
       expect({ tokens: environment[ENV.authTokensFile], clusterSecret: environment[ENV.clusterSecretFile] }).toEqual(
         holdsTokens ? { tokens: '/run/secrets/mink_tokens', clusterSecret: '/run/secrets/cluster_secret' } : { tokens: undefined, clusterSecret: undefined },
       );
-      expect([...(service.secrets ?? [])].sort()).toEqual((holdsTokens ? ['cluster_secret', 'metrics_token', 'mink_tokens', 'nats_ca'] : ['metrics_token', 'nats_ca']));
+      // Only the data nodes hold the Kafka CA's key: they issue their listeners' certificates with it.
+      const kafkaCa = name === 'data-node' ? ['kafka_ca', 'kafka_ca_key'] : [];
+      expect([...(service.secrets ?? [])].sort()).toEqual([...(holdsTokens ? ['cluster_secret', 'metrics_token', 'mink_tokens', 'nats_ca'] : ['metrics_token', 'nats_ca']), ...kafkaCa].sort());
     });
 
     it('reaches all three NATS servers and creates its streams and KV buckets at 3 replicas', () => {
@@ -441,6 +443,18 @@ describe('docker/docker-compose.yml', () => {
     expect(COMPOSE_TEXT).toContain('"${MINK_PUBLISH_HOST:-127.0.0.1}:${MINK_PUBLISH_HTTP_PORT:-8080}:8080"');
     expect(environmentOf(compose.services.gateway!)[ENV.httpPort]).toBe('8080');
     expect(environmentOf(compose.services.gateway!)[ENV.grpcPort]).toBe('50051');
+  });
+
+  it("gives every data node TLS on its Kafka listener: a certificate it issues itself with the stack's Kafka CA, for the name clients bootstrap from", () => {
+    // Proves the replicas (whose addresses are known only when they start) serve SASL over TLS, each with a
+    // certificate for its own address (the advertised host) and the service name `data-node`.
+    const dataNode = compose.services['data-node']!;
+    const config = readServiceConfig(environmentOf(dataNode), {}, () => SYNTHETIC_CONTAINER, readMountedSecret);
+    expect(config.kafkaTls).toBeNull();
+    expect(config.kafkaTlsIssuer).toEqual({ caFile: '/run/secrets/kafka_ca', caKeyFile: '/run/secrets/kafka_ca_key', extraNames: ['data-node'] });
+    expect(compose.secrets?.kafka_ca?.file).toBe(`${SECRETS_DIR}/${COMPOSE_SECRET_FILES.kafkaCa}`);
+    expect(compose.secrets?.kafka_ca_key?.file).toBe(`${SECRETS_DIR}/${COMPOSE_SECRET_FILES.kafkaCaKey}`);
+    expect(environmentOf(dataNode)[ENV.advertisedHost]).toBe('auto');
   });
 
   it('commits no working credential: every secret is a file of the git-ignored secrets folder, kept out of every image', () => {

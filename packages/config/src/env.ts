@@ -147,6 +147,13 @@ export interface ServiceConfig {
    */
   kafkaTls: TlsFiles | null;
   /**
+   * A CA a data node signs its own Kafka certificate with at start (`MINK_KAFKA_TLS_CA_FILE`,
+   * `MINK_KAFKA_TLS_CA_KEY_FILE`), for its advertised host, its hostname and `MINK_KAFKA_TLS_EXTRA_NAMES`:
+   * TLS for nodes whose address is known only when they start (replicas of one compose service). Null: none.
+   * Not together with `kafkaTls`. Only data nodes read it.
+   */
+  kafkaTlsIssuer: KafkaTlsIssuer | null;
+  /**
    * The secret the processes of one cluster share (read from the file `MINK_CLUSTER_SECRET_FILE` names): a
    * data node then answers its internal routes (`/internal/…`, the scan pages of INTERNAL_SCAN_PATH) only
    * to a caller sending `Authorization: Cluster <secret>`, and the gateway and data nodes send it on their
@@ -251,6 +258,9 @@ export const ENV = {
   tlsCertFile: 'MINK_TLS_CERT_FILE',
   kafkaTlsCertFile: 'MINK_KAFKA_TLS_CERT_FILE',
   kafkaTlsKeyFile: 'MINK_KAFKA_TLS_KEY_FILE',
+  kafkaTlsCaFile: 'MINK_KAFKA_TLS_CA_FILE',
+  kafkaTlsCaKeyFile: 'MINK_KAFKA_TLS_CA_KEY_FILE',
+  kafkaTlsExtraNames: 'MINK_KAFKA_TLS_EXTRA_NAMES',
   tlsKeyFile: 'MINK_TLS_KEY_FILE',
   clusterSecretFile: 'MINK_CLUSTER_SECRET_FILE',
   metricsTokenFile: 'MINK_METRICS_TOKEN_FILE',
@@ -374,6 +384,30 @@ export function readTlsFilePair(env: NodeJS.ProcessEnv, certVariable: string, ke
   return values === null ? null : { certFile: values[0], keyFile: values[1] };
 }
 
+/** The CA a data node issues its own Kafka certificate with (ServiceConfig.kafkaTlsIssuer). */
+export interface KafkaTlsIssuer {
+  caFile: string;
+  caKeyFile: string;
+  /** Names the certificate holds besides the advertised host and the hostname (`DNS:` or `IP:` entries, or bare names). */
+  extraNames: string[];
+}
+
+/**
+ * The Kafka listener's TLS: a certificate and key (`MINK_KAFKA_TLS_CERT_FILE`, `MINK_KAFKA_TLS_KEY_FILE`), or a CA
+ * to issue one with (`MINK_KAFKA_TLS_CA_FILE`, `MINK_KAFKA_TLS_CA_KEY_FILE`, `MINK_KAFKA_TLS_EXTRA_NAMES`), or
+ * neither; both kinds at once, or extra names without a CA, stop the start naming the variables.
+ */
+export function readKafkaTls(env: NodeJS.ProcessEnv): { kafkaTls: TlsFiles | null; kafkaTlsIssuer: KafkaTlsIssuer | null } {
+  const kafkaTls = readTlsFilePair(env, ENV.kafkaTlsCertFile, ENV.kafkaTlsKeyFile);
+  const ca = pair(env, ENV.kafkaTlsCaFile, ENV.kafkaTlsCaKeyFile);
+  const extraNames = (env[ENV.kafkaTlsExtraNames] ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (kafkaTls !== null && ca !== null) {
+    throw new Error(`${ENV.kafkaTlsCertFile} and ${ENV.kafkaTlsCaFile} are set together: give the Kafka listener a certificate or a CA to issue one with, not both`);
+  }
+  if (ca === null && extraNames.length > 0) throw new Error(`${ENV.kafkaTlsExtraNames} is set without ${ENV.kafkaTlsCaFile}: the names go into a certificate the node issues itself`);
+  return { kafkaTls, kafkaTlsIssuer: ca === null ? null : { caFile: ca[0], caKeyFile: ca[1], extraNames } };
+}
+
 /**
  * The authentication options of a nats.js `connect` for `credentials` (`user` and `pass`); none for null.
  * Every NATS connection of mink (services, clients, the local cluster's readiness checks) takes them from here.
@@ -447,7 +481,7 @@ export function readServiceConfig(
     natsCredentials: readNatsCredentials(env),
     natsTls: readNatsTlsFiles(env),
     tls: readTlsFiles(env),
-    kafkaTls: readTlsFilePair(env, ENV.kafkaTlsCertFile, ENV.kafkaTlsKeyFile),
+    ...readKafkaTls(env),
     clusterSecret: readSecretFile(env[ENV.clusterSecretFile], ENV.clusterSecretFile, readFile),
     metricsToken: readSecretFile(env[ENV.metricsTokenFile], ENV.metricsTokenFile, readFile),
   };

@@ -26,3 +26,27 @@ describe('readServiceConfig: TLS of the NATS connections', () => {
     expect(natsTlsOptions(undefined)).toEqual({});
   });
 });
+
+describe('readServiceConfig: TLS of the Kafka listener', () => {
+  it.each([
+    [{}, null, null],
+    [{ MINK_KAFKA_TLS_CERT_FILE: '/c.pem', MINK_KAFKA_TLS_KEY_FILE: '/k.pem' }, { certFile: '/c.pem', keyFile: '/k.pem' }, null],
+    [{ MINK_KAFKA_TLS_CA_FILE: '/ca.pem', MINK_KAFKA_TLS_CA_KEY_FILE: '/ca-key.pem' }, null, { caFile: '/ca.pem', caKeyFile: '/ca-key.pem', extraNames: [] }],
+    [
+      { MINK_KAFKA_TLS_CA_FILE: '/ca.pem', MINK_KAFKA_TLS_CA_KEY_FILE: '/ca-key.pem', MINK_KAFKA_TLS_EXTRA_NAMES: ' data-node, IP:10.0.0.9 ,' },
+      null,
+      { caFile: '/ca.pem', caKeyFile: '/ca-key.pem', extraNames: ['data-node', 'IP:10.0.0.9'] },
+    ],
+  ])('reads %p as the certificate %p or the issuer %p', (env, files, issuer) => {
+    // Proves a data node serves the files it is given, or issues its own certificate with the CA it is given, never both.
+    expect(readServiceConfig(env)).toMatchObject({ kafkaTls: files, kafkaTlsIssuer: issuer });
+  });
+
+  it.each([
+    [{ MINK_KAFKA_TLS_CA_FILE: '/ca.pem' }, 'MINK_KAFKA_TLS_CA_KEY_FILE is missing'],
+    [{ MINK_KAFKA_TLS_CERT_FILE: '/c.pem', MINK_KAFKA_TLS_KEY_FILE: '/k.pem', MINK_KAFKA_TLS_CA_FILE: '/ca.pem', MINK_KAFKA_TLS_CA_KEY_FILE: '/k' }, 'not both'],
+    [{ MINK_KAFKA_TLS_EXTRA_NAMES: 'data-node' }, 'MINK_KAFKA_TLS_EXTRA_NAMES is set without MINK_KAFKA_TLS_CA_FILE'],
+  ])('refuses %p, naming the variables', (env, message) => {
+    expect(() => readServiceConfig(env)).toThrow(message);
+  });
+});

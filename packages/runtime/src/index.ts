@@ -12,3 +12,5 @@ export * from './nats-request-transport';
 export * from './tls-credentials';
 export * from './heap-tuning';
 export * from './route-credentials';
+export * from './certificate-names';
+export * from './certificate-issuer';

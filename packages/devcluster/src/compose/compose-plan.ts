@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { NatsCredentials } from '@mink/config';
 import { natsClientAccessLines } from '../nats-server';
-import { NATS_TLS_FILES } from '../nats-tls';
+import { NATS_TLS_FILES, tlsFilesOf } from '../nats-tls';
 import { natsAuthorizationBlock, type NatsUser } from '../secrets';
 
 /**
@@ -188,6 +188,13 @@ export const COMPOSE_SECRET_FILES = {
   natsCaKey: NATS_TLS_FILES.caKey,
   natsCert: NATS_TLS_FILES.cert,
   natsKey: NATS_TLS_FILES.key,
+  /**
+   * The CA of the data nodes' Kafka listeners and its key (ensureCertificateAuthority): each data node issues its
+   * own certificate with them at start, for its address on the compose network and the name `data-node`
+   * (MINK_KAFKA_TLS_CA_FILE, MINK_KAFKA_TLS_CA_KEY_FILE); Kafka clients trust the CA.
+   */
+  kafkaCa: tlsFilesOf('kafka').ca,
+  kafkaCaKey: tlsFilesOf('kafka').caKey,
 } as const;
 
 /**

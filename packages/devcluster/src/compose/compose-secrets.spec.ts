@@ -61,7 +61,7 @@ describe('ensureComposeSecrets', () => {
     await ensureComposeSecrets(folder, () => undefined);
     const tokens = JSON.stringify({ tokens: [{ name: 'admin', token: read(COMPOSE_SECRET_FILES.adminToken).trim(), scopes: ['admin'] }, { name: 'reader', token: 'a-reader-token-of-the-operator', scopes: ['read'] }] });
     writeFileSync(join(folder, COMPOSE_SECRET_FILES.tokens), tokens);
-    const kept = [COMPOSE_SECRET_FILES.adminToken, COMPOSE_SECRET_FILES.clusterSecret, COMPOSE_SECRET_FILES.metricsToken, COMPOSE_SECRET_FILES.s3Env, COMPOSE_SECRET_FILES.natsAccess, COMPOSE_SECRET_FILES.natsCa, 'nats-data-node.env'];
+    const kept = [COMPOSE_SECRET_FILES.adminToken, COMPOSE_SECRET_FILES.clusterSecret, COMPOSE_SECRET_FILES.metricsToken, COMPOSE_SECRET_FILES.s3Env, COMPOSE_SECRET_FILES.natsAccess, COMPOSE_SECRET_FILES.natsCa, COMPOSE_SECRET_FILES.kafkaCa, COMPOSE_SECRET_FILES.kafkaCaKey, 'nats-data-node.env'];
     const before = kept.map(read);
     rmSync(join(folder, COMPOSE_SECRET_FILES.natsCert));
     await ensureComposeSecrets(folder, () => undefined);

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, copyFileSync, existsSync, rmSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path';
 import { DEFAULTS, ENV } from '@mink/config';
 import { NATS_IDENTITIES, natsPermissionsOf } from '../nats-permissions';
-import { ensureServerTlsFiles } from '../nats-tls';
+import { ensureCertificateAuthority, ensureServerTlsFiles } from '../nats-tls';
 import { SECRET_BYTES, adminTokensFileText, ensureSharedSecrets, readEnvFile, writeSecretFile } from '../secrets';
 import { COMPOSE_NATS_CERTIFICATE_NAMES, COMPOSE_SECRET_FILES, composeNatsAccessConfig } from './compose-plan';
 
@@ -30,6 +30,8 @@ export interface ComposeSecrets {
   natsClientEnvFile: string;
   /** The CA a NATS client trusts (the servers speak TLS only). */
   natsCaFile: string;
+  /** The CA a Kafka client trusts (the data nodes' listeners speak TLS only, SASL_SSL). */
+  kafkaCaFile: string;
   metricsTokenFile: string;
   clusterSecretFile: string;
   /** MINK_S3_ACCESS_KEY_ID and MINK_S3_SECRET_ACCESS_KEY of the stack's S3 server. */
@@ -39,7 +41,8 @@ export interface ComposeSecrets {
 /**
  * Makes the compose stack's secrets folder (COMPOSE_SECRET_FILES), keeping what an earlier start wrote:
  * one NATS user per role with its permissions (the scheme of `mink up --secure`, natsPermissionsOf), the
- * routes' credentials, TLS for NATS (a CA and the servers' certificate, made with openssl), the gateway's and
+ * routes' credentials, TLS for NATS (a CA and the servers' certificate, made with openssl), the CA the data
+ * nodes issue their Kafka listeners' certificates with, the gateway's and
  * data nodes' tokens (HTTP, gRPC and Kafka SASL) with an admin token, the data nodes' cluster secret, the
  * metrics token, and an S3 key for MinIO (or the local S3 server). Files the containers read are given to the
  * container's user when run as root (0600), else made readable by every user, and said so through `log`.
@@ -51,6 +54,7 @@ export async function ensureComposeSecrets(folder: string, log: (line: string) =
   const users = NATS_IDENTITIES.map((identity) => ({ credentials: natsIdentities[identity].credentials, permissions: natsPermissionsOf(identity, DEFAULTS.metaStream) }));
   writeSecretFile(path(COMPOSE_SECRET_FILES.natsAccess), composeNatsAccessConfig(users, natsRouteCredentials));
   await ensureServerTlsFiles(folder, 'nats', COMPOSE_NATS_CERTIFICATE_NAMES);
+  await ensureCertificateAuthority(folder, 'kafka');
   // Kept once written, so tokens an operator adds stay.
   const tokensFile = path(COMPOSE_SECRET_FILES.tokens);
   if (!existsSync(tokensFile)) writeSecretFile(tokensFile, adminTokensFileText(adminToken));
@@ -68,13 +72,13 @@ export async function ensureComposeSecrets(folder: string, log: (line: string) =
   // Read in the containers: the mink services' files by `node`, Prometheus' copy by `nobody`. The NATS
   // servers run as root and read theirs as they are.
   const readable: string[] = [];
-  for (const name of [COMPOSE_SECRET_FILES.tokens, COMPOSE_SECRET_FILES.clusterSecret, COMPOSE_SECRET_FILES.metricsToken, COMPOSE_SECRET_FILES.natsCa]) {
+  for (const name of [COMPOSE_SECRET_FILES.tokens, COMPOSE_SECRET_FILES.clusterSecret, COMPOSE_SECRET_FILES.metricsToken, COMPOSE_SECRET_FILES.natsCa, COMPOSE_SECRET_FILES.kafkaCa, COMPOSE_SECRET_FILES.kafkaCaKey]) {
     if (!giveToContainerUser(path(name), MINK_UID)) readable.push(name);
   }
   if (!giveToContainerUser(prometheusMetricsToken, PROMETHEUS_UID)) readable.push(COMPOSE_SECRET_FILES.prometheusMetricsToken);
   if (readable.length > 0) log(`${readable.join(', ')} in ${folder} are readable by every user of this machine: not root, so they cannot be given to the containers' users`);
   if (fresh) log(`generated the stack's secrets in ${folder} (git-ignored; the admin token is ${adminTokenFile})`);
-  return { folder, adminTokenFile, natsClientEnvFile: natsIdentities.client.envFile, natsCaFile: path(COMPOSE_SECRET_FILES.natsCa), metricsTokenFile, clusterSecretFile, s3EnvFile };
+  return { folder, adminTokenFile, natsClientEnvFile: natsIdentities.client.envFile, natsCaFile: path(COMPOSE_SECRET_FILES.natsCa), kafkaCaFile: path(COMPOSE_SECRET_FILES.kafkaCa), metricsTokenFile, clusterSecretFile, s3EnvFile };
 }
 
 /**

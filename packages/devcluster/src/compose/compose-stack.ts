@@ -116,7 +116,7 @@ export async function composeUp(userArguments: readonly string[], options: Compo
   options.log(
     `gateway: HTTP http://${publishHost}:${env.MINK_PUBLISH_HTTP_PORT || 8080}, gRPC ${publishHost}:${env.MINK_PUBLISH_GRPC_PORT || 50051} (bearer token: ${secrets.adminTokenFile}); Prometheus http://127.0.0.1:${env.MINK_PUBLISH_PROMETHEUS_PORT || 9090}`,
   );
-  options.log(`Kafka: data-node:9092 on the compose network ${project}_default, SASL PLAIN or SCRAM-SHA-256/512, user admin, password in ${secrets.adminTokenFile}`);
+  options.log(`Kafka: data-node:9092 on the compose network ${project}_default, SASL_SSL (CA ${secrets.kafkaCaFile}), PLAIN or SCRAM-SHA-256/512, user admin, password in ${secrets.adminTokenFile}`);
   options.log(`NATS (TLS, CA ${secrets.natsCaFile}): the client identity is in ${secrets.natsClientEnvFile}`);
 }
 
