@@ -1,7 +1,6 @@
-import 'reflect-metadata';
 import { X509Certificate, createPrivateKey, createPublicKey, randomBytes, webcrypto, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import { ENV, type KafkaTlsIssuer } from '@mink/config';
 import { subjectAltNamesOf, type SubjectAltName } from './certificate-names';
 import type { TlsCredentials } from './tls-credentials';
@@ -35,7 +34,7 @@ export async function issueServerCertificate(caCertPem: Buffer, caKeyPem: Buffer
   }
   const spki = (key: KeyObject): Buffer => key.export({ type: 'spki', format: 'der' });
   if (!spki(createPublicKey(caKey)).equals(spki(ca.publicKey))) throw new Error("the CA key is not the CA certificate's key");
-  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+  const x509 = await loadX509();
   const signing = signingAlgorithmOf(caKey);
   const signingKey = await webcrypto.subtle.importKey('pkcs8', caKey.export({ type: 'pkcs8', format: 'der' }), signing, false, ['sign']);
   const leaf = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
@@ -62,6 +61,17 @@ export async function issueServerCertificate(caCertPem: Buffer, caKeyPem: Buffer
   const keyPem = `-----BEGIN PRIVATE KEY-----\n${key.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n?$/, '\n')}-----END PRIVATE KEY-----\n`;
   const chain = `${certificate.toString('pem').trim()}\n${caCertPem.toString('utf8').trim()}\n`;
   return { cert: Buffer.from(chain), key: Buffer.from(keyPem), names: [...names], notAfter };
+}
+
+/**
+ * @peculiar/x509, loaded on the first certificate issued: it costs a process about 15 MiB and 150 ms to load,
+ * which only a node that issues pays. It needs the Reflect metadata polyfill (tsyringe), set up before it loads.
+ */
+async function loadX509(): Promise<typeof X509> {
+  await import('reflect-metadata');
+  const x509 = await import('@peculiar/x509');
+  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+  return x509;
 }
 
 /** The Web Crypto algorithm that signs with `key`: ECDSA with the hash of its curve, or RSASSA-PKCS1-v1_5 with SHA-256. */
