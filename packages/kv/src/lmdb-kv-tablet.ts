@@ -2,7 +2,8 @@ import { statfsSync } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { LIMITS } from '@mink/config';
 import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import type * as Lmdb from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
 import { InvalidArgumentError } from '@mink/protocol';
 import { asBuffer, compareBytes, prefixEnd } from './bytes';
 import {
@@ -42,6 +43,17 @@ const LOCK_FILE = 'lock.mdb';
 
 type BytesDatabase = Database<Buffer, Buffer>;
 
+let lmdbModule: typeof Lmdb | undefined;
+
+/**
+ * lmdb-js, loaded with the first tablet opened: every data node imports the KV adapter, only one that leads a
+ * primary-key bucket uses it, and loading it costs a process about 10 MiB of resident memory.
+ */
+function lmdb(): typeof Lmdb {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (lmdbModule ??= require('lmdb') as typeof Lmdb);
+}
+
 /**
  * A KV tablet on LMDB (lmdb-js). LMDB maps the data file into memory and the operating system pages it in
  * and out, so the process keeps no cache of keys or values and its resident memory does not grow with the
@@ -79,7 +91,7 @@ export class LmdbKvTablet implements KvTablet {
     // what a crash of the machine could lose is never read again. LMDB still writes its pages at each
     // commit, so a commit stays atomic and a full disk still fails it. Commits are synchronous (see apply),
     // which would otherwise wait for the flush on the event loop.
-    const root = open({ path: directory, noSubdir: false, maxDbs: 2, eventTurnBatching: false, noSync: true });
+    const root = lmdb().open({ path: directory, noSubdir: false, maxDbs: 2, eventTurnBatching: false, noSync: true });
     const entries = root.openDB<Buffer, Buffer>({ name: ENTRIES_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     const state = root.openDB<Buffer, Buffer>({ name: STATE_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     return new LmdbKvTablet(directory, root, entries, state, options);
@@ -201,7 +213,7 @@ async function prepareEmptyDirectory(directory: string): Promise<void> {
  * again so the snapshot holds only the data file.
  */
 async function readAppliedOffsetOfCopy(directory: string): Promise<number> {
-  const copy = open({ path: directory, noSubdir: false, maxDbs: 2, readOnly: true });
+  const copy = lmdb().open({ path: directory, noSubdir: false, maxDbs: 2, readOnly: true });
   try {
     const state = copy.openDB<Buffer, Buffer>({ name: STATE_DATABASE, keyEncoding: 'binary', encoding: 'binary' });
     return decodeOffset(state.get(APPLIED_OFFSET_KEY));

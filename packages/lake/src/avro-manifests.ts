@@ -9,7 +9,8 @@
  * `partition-spec`, `partition-spec-id`, `format-version` and `content`. Lake tables are partitioned by
  * identity on `__bucket` (partition field id 1000), so a data file's partition tuple is its bucket.
  */
-import * as avro from 'avsc';
+import type * as avro from 'avsc';
+import { avsc } from './lazy-modules';
 
 import type { DataFile } from './data-file';
 import type { IcebergSchema } from './iceberg-schema';
@@ -344,7 +345,7 @@ function encodeAvroFile(schema: object, metadata: Record<string, string>, record
     const headerMetadata: Record<string, Buffer> = {};
     for (const [key, value] of Object.entries(metadata)) headerMetadata[key] = Buffer.from(value, 'utf8');
     const options: EncoderOptions = { codec: 'deflate', writeHeader: 'always', blockSize: LAKE_LIMITS.avroBlockBytes, metadata: headerMetadata };
-    const encoder = new avro.streams.BlockEncoder(schema as avro.Schema, options);
+    const encoder = new (avsc().streams.BlockEncoder)(schema as avro.Schema, options);
     const chunks: Buffer[] = [];
     encoder.on('data', (chunk: Buffer) => chunks.push(chunk));
     encoder.on('error', reject);
@@ -357,7 +358,7 @@ function encodeAvroFile(schema: object, metadata: Record<string, string>, record
 /** The records of an Avro object container file, decoded with the schema in its header, and the header's other keys. */
 function decodeAvroFile(bytes: Uint8Array): Promise<{ metadata: Map<string, string>; records: AvroRecord[] }> {
   return new Promise((resolve, reject) => {
-    const decoder = new avro.streams.BlockDecoder();
+    const decoder = new (avsc().streams.BlockDecoder)();
     const metadata = new Map<string, string>();
     const records: AvroRecord[] = [];
     decoder.on('metadata', (_type: unknown, _codec: string, header: { meta: Record<string, Buffer> }) => {

@@ -41,7 +41,7 @@ import {
   makeData,
   tableToIPC,
 } from 'apache-arrow';
-import { Compression, Table as WasmTable, WriterPropertiesBuilder, writeParquet } from 'parquet-wasm';
+import { parquetWasm } from './lazy-modules';
 import { InvalidArgumentError } from '@mink/protocol';
 import { APPEND_TIME_COLUMN, CHANGE_TYPE_COLUMN, arrowTypeOf } from '@mink/records';
 
@@ -221,6 +221,7 @@ export function changelogOfStoredBatch(schema: IcebergSchema, bucket: number, pa
 /** One Parquet file (ZSTD, field ids, metrics from its footer) of `recordBatches`, laid out as `arrowSchema`. */
 function writeLakeParquet(schema: IcebergSchema, arrowSchema: Schema, bucket: number, recordBatches: RecordBatch[], rowGroupRowsMax: number | undefined): ParquetDataFile {
   const ipc = tableToIPC(new Table(arrowSchema, recordBatches), 'stream');
+  const { Compression, Table: WasmTable, WriterPropertiesBuilder, writeParquet } = parquetWasm();
   const properties = new WriterPropertiesBuilder()
     .setCompression(Compression.ZSTD)
     .setMaxRowGroupSize(rowGroupRowsMax ?? LAKE_LIMITS.parquetRowGroupRowsMax)

@@ -8,7 +8,7 @@
  * out in the lake schema's order, so the batches have exactly the layout `parquetOfLakeBatches` writes.
  */
 import { type Data, RecordBatch, Struct, makeData, tableFromIPC } from 'apache-arrow';
-import { readParquet } from 'parquet-wasm';
+import { parquetWasm } from './lazy-modules';
 
 import type { IcebergSchema } from './iceberg-schema';
 import { LAKE_LIMITS } from './lake-limits';
@@ -24,7 +24,7 @@ export function lakeBatchesOfParquet(schema: IcebergSchema, bytes: Uint8Array): 
   const arrowSchema = lakeArrowSchemaOf(schema);
   let table;
   try {
-    table = tableFromIPC(readParquet(bytes, { batchSize: LAKE_LIMITS.parquetRowGroupRowsMax }).intoIPCStream());
+    table = tableFromIPC(parquetWasm().readParquet(bytes, { batchSize: LAKE_LIMITS.parquetRowGroupRowsMax }).intoIPCStream());
   } catch (error) {
     throw new Error(`a lake data file of ${bytes.byteLength} bytes is not readable Parquet: ${error instanceof Error ? error.message : String(error)}`);
   }
