@@ -90,6 +90,7 @@ export class DataNode implements OnModuleInit, BeforeApplicationShutdown {
       ...(config.crashAt ? { walReached: crashHookOf(config.crashAt, () => process.kill(process.pid, 'SIGKILL')) } : {}),
       transactionOffsets: (request) => this.kafkaBackend.transactionOffsets(request),
     };
+    this.nodeMetrics.readCacheSizesFrom(() => [...this.reader.cacheSizes, this.lakeReads.cacheSize]);
     this.current.incarnation = await Incarnation.begin(this.context);
     // The Kafka listener (docs/architecture.md §12): topics are kafka-format tables, served through the current incarnation.
     const kafkaPort = await this.kafka.start();

@@ -4,6 +4,7 @@ import { NotFoundError, UnavailableError } from '@mink/protocol';
 import { encodeBatch, setField, type Row } from '@mink/records';
 import type { StreamBatch } from '@mink/s3stream';
 import { IcebergTable, LAKE_OFFSET_COLUMN, LAKE_TIMESTAMP_COLUMN, fieldNamed, icebergSchemaOf, lakeBatchesOfParquet, type DataFile, type LakeObjectStore } from '@mink/lake';
+import type { CacheSize } from './node-metrics';
 
 /**
  * The union read's lake side (docs/architecture.md §9): the records of a log table's bucket below its stream's start,
@@ -24,6 +25,11 @@ export class LakeReads {
     private readonly store: LakeObjectStore,
     private readonly storeUri: string,
   ) {}
+
+  /** Bytes of Parquet files the file cache holds, and its bound (`LIMITS.lakeReadCacheBytesMax`). */
+  get cacheSize(): CacheSize {
+    return { cache: 'lake_files', bytes: this.fileCacheBytes, bytesMax: LIMITS.lakeReadCacheBytesMax };
+  }
 
   /**
    * The records of `bucket` in [fromOffset, untilOffset) as stored batches, at most `maxRecords` (at least

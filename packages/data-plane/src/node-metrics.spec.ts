@@ -75,6 +75,23 @@ describe('DataNodeMetrics', () => {
   });
 });
 
+describe('DataNodeMetrics cache gauges', () => {
+  it('shows what each cache holds and its bound, as the node reads them when scraped', async () => {
+    // Proves a scrape tells where a data node's memory goes: each cache's bytes beside its bound, read afresh.
+    const registry = new Registry();
+    const metrics = new DataNodeMetrics(registry, viewOf({}));
+    let tail = 1_000;
+    metrics.readCacheSizesFrom(() => [
+      { cache: 'stream_tail', bytes: tail, bytesMax: 128 },
+      { cache: 'lake_files', bytes: 0, bytesMax: 64 },
+    ]);
+    expect(await valueOf(registry, 'mink_cache_bytes', { cache: 'stream_tail' })).toBe(1_000);
+    expect(await valueOf(registry, 'mink_cache_bytes_max', { cache: 'lake_files' })).toBe(64);
+    tail = 10;
+    expect(await valueOf(registry, 'mink_cache_bytes', { cache: 'stream_tail' })).toBe(10);
+  });
+});
+
 describe('DataNodeMetrics.pk', () => {
   it('records the requests and operations of each group commit of a PK bucket', async () => {
     const registry = new Registry();

@@ -17,6 +17,13 @@ const OBJECT_BYTES = [16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 
  * Tables and buckets become labels only when the view holds them (`metricLabelsOf`), and no label takes a
  * Kafka client's topic, client id or group id as sent, so callers cannot add series.
  */
+/** What one in-memory cache holds and may hold, in bytes, as the `mink_cache_bytes` gauges show it. */
+export interface CacheSize {
+  cache: string;
+  bytes: number;
+  bytesMax: number;
+}
+
 export class DataNodeMetrics {
   private readonly requests: Counter<'table' | 'bucket' | 'op' | 'outcome'>;
   private readonly rows: Counter<'table' | 'bucket' | 'op'>;
@@ -31,6 +38,7 @@ export class DataNodeMetrics {
   private readonly groupRequests: Histogram;
   private readonly groupOperations: Histogram;
   private queuedBytes: () => number = () => 0;
+  private cacheSizes: () => CacheSize[] = () => [];
   private groupJoinRefusals: () => JoinRefusals = () => ({ groupFull: 0, coordinatorFull: 0, lastGroupId: null });
 
   constructor(
@@ -86,6 +94,24 @@ export class DataNodeMetrics {
       registers,
       collect() {
         this.set(metrics.queuedBytes());
+      },
+    });
+    new Gauge({
+      name: 'mink_cache_bytes',
+      help: 'Bytes each in-memory cache of the node holds, when scraped (stream_tail: committed batches kept for tail reads; stream_read: what GETs and prefetch fetched, prefetch in flight included; lake_files: Parquet files of lake reads)',
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        for (const size of metrics.cacheSizes()) this.set({ cache: size.cache }, size.bytes);
+      },
+    });
+    new Gauge({
+      name: 'mink_cache_bytes_max',
+      help: 'The bound in bytes of each in-memory cache of the node (see mink_cache_bytes)',
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        for (const size of metrics.cacheSizes()) this.set({ cache: size.cache }, size.bytesMax);
       },
     });
     new Gauge({
@@ -169,6 +195,11 @@ export class DataNodeMetrics {
   /** Where the refused-joins gauge reads from: the node's Kafka group coordinator. */
   readGroupJoinRefusalsFrom(read: () => JoinRefusals): void {
     this.groupJoinRefusals = read;
+  }
+
+  /** Where the cache gauges read from: the node's stream reader and lake reads. */
+  readCacheSizesFrom(read: () => CacheSize[]): void {
+    this.cacheSizes = read;
   }
 
   /** Where the queued-bytes gauge reads from: the WAL writer of the current incarnation. */

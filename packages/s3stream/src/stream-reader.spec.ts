@@ -145,6 +145,7 @@ describe('StreamReader', () => {
     const stream = streams[0]!;
     for (const text of ['aaaa', 'bbbb', 'cccc']) await writer.append(appendRequest(stream, text, 1));
     expect(reader.cacheByteCount).toBe(8);
+    expect(reader.cacheSizes.find((size) => size.cache === 'stream_tail')).toEqual({ cache: 'stream_tail', bytes: 8, bytesMax: 10 });
 
     const getsBefore = store.calls.get;
     expect(asWritten((await reader.read(stream.id, 1, 1)).batches)).toEqual([{ startOffset: 1, endOffset: 2, text: 'bbbb' }]);

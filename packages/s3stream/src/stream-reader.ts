@@ -169,6 +169,14 @@ export class StreamReader {
     return this.readCacheBytes;
   }
 
+  /** What the tail cache and the read cache (prefetch in flight included) hold, and their bounds, as the node's cache gauges show them. */
+  get cacheSizes(): { cache: 'stream_tail' | 'stream_read'; bytes: number; bytesMax: number }[] {
+    return [
+      { cache: 'stream_tail', bytes: this.tailCacheBytes, bytesMax: this.cacheBytesMax },
+      { cache: 'stream_read', bytes: this.readCacheBytes + this.prefetchBytesInFlight, bytesMax: this.readCacheBytesMax },
+    ];
+  }
+
   /** Bytes of prefetch GETs in flight. */
   get prefetchByteCount(): number {
     return this.prefetchBytesInFlight;
