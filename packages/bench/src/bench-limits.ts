@@ -360,6 +360,15 @@ export const BENCH_BASELINES = {
 } as const;
 
 /**
+ * Memory (issue 43): the resident memory of all mink processes together is sampled this often over the whole
+ * run, and compared with what a 3-node cluster should hold together under the bench's load.
+ */
+export const BENCH_MEMORY = {
+  sampleIntervalMs: 1_000,
+  togetherGoalBytes: 512 * 1024 * 1024,
+} as const;
+
+/**
  * The floor write path (write-floor.ts): leader processes that do only what mink's write contract needs
  * (upload an object, publish a commit of a `CommitWal`'s size and await its ack, answer), under the append
  * scenarios' load. One leader per data node of the bench cluster, so the table's buckets spread as they do.

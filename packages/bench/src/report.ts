@@ -1,7 +1,8 @@
 import { renderTable } from '@mink/cli';
 import { FAULT_LABELS } from './failover-figures';
-import { BENCH_FAILOVER } from './bench-limits';
+import { BENCH_FAILOVER, BENCH_MEMORY } from './bench-limits';
 import { renderCloudLatency } from './cloud-latency';
+import { renderMemory } from './memory-watch';
 import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatRatio, formatSeconds, formatSize } from './format';
 import { findBaseline, ratioOf } from './ratio';
 import type {
@@ -242,6 +243,8 @@ export function renderReport(result: BenchResult): string {
   if (result.tiering !== null) lines.push('', ...renderTiering(result.tiering));
   const cloud = renderCloudLatency(result);
   if (cloud.length > 0) lines.push('', ...cloud);
+  const memory = renderMemory(result.memory, BENCH_MEMORY.togetherGoalBytes);
+  if (memory.length > 0) lines.push('', ...memory);
   if (result.ratios.length > 0) {
     lines.push('', 'ratios against the baselines of this run');
     for (const entry of result.ratios) lines.push(`  ${entry.text}`);

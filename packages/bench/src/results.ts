@@ -1,3 +1,4 @@
+import type { MemoryFigures } from './memory-watch';
 import type { S3Latency } from '@mink/devcluster';
 import type { RoleCpuFigure } from './process-usage';
 import type { LatencySummary } from './stats';
@@ -769,6 +770,8 @@ export interface BenchResult {
   kafka: KafkaResult | null;
   /** Null when not selected or interrupted before the table was loaded. */
   tiering: TieringResult | null;
+  /** The resident memory of all mink processes together over the run (null before the cluster started, or from an older result). */
+  memory?: MemoryFigures | null;
   /** Wall time of the whole run, cluster start and stop included. */
   durationMs: number;
   /** True when Ctrl-C ended the run early; the figures cover what had been measured. */

@@ -11,6 +11,7 @@ import { createBenchTable, dropBenchTable, waitForOpenBuckets } from './bench-cl
 import {
   BENCH_BASELINES,
   BENCH_CLUSTER,
+  BENCH_MEMORY,
   BENCH_FAILOVER,
   BENCH_FLOOR,
   BENCH_KAFKA,
@@ -39,6 +40,7 @@ import { KAFKA_PHASES, runKafka } from './mink-kafka';
 import { runClientLookups, runClientPut } from './mink-pk';
 import { runScan, SCAN_PHASES } from './mink-scan';
 import { runTiering, TIERING_PHASES } from './mink-tiering';
+import { MemoryWatch } from './memory-watch';
 import { lookupRatios, restoreRatios } from './pk-figures';
 import { findBaseline } from './ratio';
 import { runRestore } from './pk-restore';
@@ -161,6 +163,8 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   let kafka: KafkaResult | null = null;
   let tiering: TieringResult | null = null;
   let cluster: LocalCluster | null = null;
+  /** The resident memory of all mink processes together, sampled over the whole run once the cluster is up. */
+  let memoryWatch: MemoryWatch | null = null;
   /** The baselines' store: one attempt per request, so a retried PUT or GET cannot hide its first failure inside a latency. */
   let store: S3ObjectStore | null = null;
   /** Everything else the bench reads or lists (WAL objects, stream objects): retried like a data node retries. */
@@ -187,6 +191,10 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       if (interrupt.signal.aborted) return finish();
       throw new CliError(`the cluster did not start: ${error instanceof Error ? error.message : String(error)}`);
     }
+    memoryWatch = new MemoryWatch(
+      () => (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => ({ role: entry.role, pid: entry.pid })),
+      BENCH_MEMORY.sampleIntervalMs,
+    );
     // The log table is there for the append, PK and failover groups (the failover probe appends to it); the
     // metadata stages start from an empty cluster when run alone, and the scan, Kafka and tiering figures create their own.
     const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan' && group !== 'kafka' && group !== 'tiering');
@@ -586,6 +594,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       scan,
       kafka,
       tiering,
+      memory: memoryWatch?.stop() ?? null,
       // The stop of the cluster and the removal of the folder that follow are not counted.
       durationMs: performance.now() - startedMs,
       interrupted: interrupt.signal.aborted,
