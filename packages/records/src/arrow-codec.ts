@@ -22,7 +22,7 @@ import { isUtf8 } from 'node:buffer';
 import { InvalidArgumentError } from '@mink/protocol';
 
 import type { RecordBatch as RecordBatchMetadata } from 'apache-arrow/ipc/metadata/message';
-import { type ColumnBuffers, bitAt, bytesOf, concatBytes, encodeIpcStream } from './arrow-ipc';
+import { type ColumnBuffers, type EncodableColumn, bitAt, bytesOf, encodeIpcStream } from './arrow-ipc';
 import { BucketKeyWriter } from './bucketing';
 import { readIpcMessages } from './ipc-reader';
 import { type Row, fieldOf, setField } from './row';
@@ -122,7 +122,7 @@ export function encodeRowsOfBatch(columns: ColumnSpec[], batch: RecordBatch, ind
 type BatchLayout = 'rows' | 'log' | 'changelog';
 
 /** The IPC stream of `buffers` laid out as `layout` of `columns`; the schema message is cached per layout and column set. */
-function encodeLayout(columns: ColumnSpec[], layout: BatchLayout, length: number, buffers: ColumnBuffers[]): Uint8Array {
+function encodeLayout(columns: ColumnSpec[], layout: BatchLayout, length: number, buffers: readonly EncodableColumn[]): Uint8Array {
   const schemaKey = `${layout}|${columns.map((column) => `${column.name}:${column.type}`).join(',')}`;
   return encodeIpcStream(schemaKey, () => fieldsOf(columns, layout), length, buffers);
 }
@@ -288,8 +288,11 @@ export function changelogOfInserts(columns: ColumnSpec[], batches: readonly Chec
   return { payload: encodeLayout(columns, 'changelog', length, stored), rowCount: length };
 }
 
-/** The columns of checked batches as the buffers of one batch of all their rows (a new array, the callers add system columns to it). */
-function joinedColumns(columns: ColumnSpec[], batches: readonly CheckedBatch[]): { length: number; stored: ColumnBuffers[] } {
+/**
+ * The columns of checked batches as the buffers of one batch of all their rows (a new array, the callers add
+ * system columns to it). Value buffers that only need concatenating stay chunks: the encoder copies them once.
+ */
+function joinedColumns(columns: ColumnSpec[], batches: readonly CheckedBatch[]): { length: number; stored: EncodableColumn[] } {
   let length = 0;
   for (const batch of batches) length += batch.length;
   const stored = batches.length === 1 ? [...batches[0]!.columns] : columns.map((column, index) => concatColumnBuffers(column.type, batches.map((batch) => batch.columns[index]!)));
@@ -306,7 +309,7 @@ function appendTimesColumn(length: number, appendTimeMs: number): ColumnBuffers 
  * their rows, in order: validity bitmaps and boolean bits joined bit by bit, fixed-width values and string
  * bytes back to back, value offsets moved on by the bytes before them.
  */
-function concatColumnBuffers(type: ColumnType, parts: readonly ColumnBuffers[]): ColumnBuffers {
+function concatColumnBuffers(type: ColumnType, parts: readonly ColumnBuffers[]): EncodableColumn {
   let length = 0;
   let nullCount = 0;
   for (const part of parts) {
@@ -333,7 +336,7 @@ function concatColumnBuffers(type: ColumnType, parts: readonly ColumnBuffers[]):
     case 'float64':
     case 'int64':
     case 'timestamp':
-      return { length, nullCount, buffers: [validity, concatBytes(parts.map((part) => part.buffers[1]!))] };
+      return { length, nullCount, buffers: [validity, parts.map((part) => part.buffers[1]!)] };
     case 'string':
     case 'bytes': {
       const offsets = new Int32Array(length + 1);
@@ -346,7 +349,7 @@ function concatColumnBuffers(type: ColumnType, parts: readonly ColumnBuffers[]):
         base += part.buffers[2]!.byteLength;
       }
       if (base > 0x7fffffff) throw new InvalidArgumentError(`batch: the values of a string or bytes column reach ${base} bytes, more than 32-bit offsets hold`);
-      return { length, nullCount, buffers: [validity, bytesOf(offsets), concatBytes(parts.map((part) => part.buffers[2]!))] };
+      return { length, nullCount, buffers: [validity, bytesOf(offsets), parts.map((part) => part.buffers[2]!)] };
     }
   }
 }

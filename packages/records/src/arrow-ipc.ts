@@ -17,6 +17,17 @@ export interface ColumnBuffers {
   buffers: Uint8Array[];
 }
 
+/**
+ * A column to encode: like ColumnBuffers, but a buffer may be given as chunks that are its bytes back to back
+ * (e.g. the value buffers of several client batches joined into one), which the encoder copies straight into
+ * the message instead of into a joined buffer first.
+ */
+export interface EncodableColumn {
+  length: number;
+  nullCount: number;
+  buffers: (Uint8Array | readonly Uint8Array[])[];
+}
+
 const CONTINUATION_MARKER = -1;
 const PREFIX_BYTES = 8;
 const ALIGNMENT = 8;
@@ -29,7 +40,7 @@ const schemaMessages = new Map<string, Uint8Array>();
  * The IPC stream of one record batch of `fields` (in order, one ColumnBuffers per field). `schemaKey`
  * names the field list exactly (names, types, nullability): the schema message is cached under it.
  */
-export function encodeIpcStream(schemaKey: string, fields: () => Field[], length: number, columns: ColumnBuffers[]): Uint8Array {
+export function encodeIpcStream(schemaKey: string, fields: () => Field[], length: number, columns: readonly EncodableColumn[]): Uint8Array {
   const schemaMessage = schemaMessageOf(schemaKey, fields);
   return concatBytes([schemaMessage, ...recordBatchMessageOf(length, columns), END_OF_STREAM]);
 }
@@ -62,7 +73,7 @@ export function schemaMessageOf(schemaKey: string, fields: () => Field[]): Uint8
  * buffers, each followed by the zero padding that aligns it to 8 bytes). Concatenated they are the message;
  * returned as parts so a caller assembling many messages copies each buffer once.
  */
-export function recordBatchMessageOf(length: number, columns: ColumnBuffers[]): Uint8Array[] {
+export function recordBatchMessageOf(length: number, columns: readonly EncodableColumn[]): Uint8Array[] {
   const nodes: FieldNode[] = [];
   const regions: BufferRegion[] = [];
   const parts: Uint8Array[] = [];
@@ -71,12 +82,17 @@ export function recordBatchMessageOf(length: number, columns: ColumnBuffers[]): 
     if (column.length !== length) throw new Error(`a column of ${column.length} values in a batch of ${length} rows`);
     nodes.push(new FieldNode(column.length, column.nullCount));
     for (const buffer of column.buffers) {
+      const chunks = isChunked(buffer) ? buffer : [buffer];
+      let byteLength = 0;
+      for (const chunk of chunks) {
+        byteLength += chunk.byteLength;
+        if (chunk.byteLength > 0) parts.push(chunk);
+      }
       // Like apache-arrow's writer, a region's length counts the buffer's padding.
-      const padded = aligned(buffer.byteLength);
+      const padded = aligned(byteLength);
       regions.push(new BufferRegion(bodyLength, padded));
       bodyLength += padded;
-      if (buffer.byteLength > 0) parts.push(buffer);
-      if (padded > buffer.byteLength) parts.push(PADDING.subarray(0, padded - buffer.byteLength));
+      if (padded > byteLength) parts.push(PADDING.subarray(0, padded - byteLength));
     }
   }
   const header = new RecordBatchHeader(length, nodes, regions, null);
@@ -84,6 +100,10 @@ export function recordBatchMessageOf(length: number, columns: ColumnBuffers[]): 
 }
 
 const PADDING = new Uint8Array(ALIGNMENT);
+
+function isChunked(buffer: Uint8Array | readonly Uint8Array[]): buffer is readonly Uint8Array[] {
+  return Array.isArray(buffer);
+}
 
 /**
  * The bytes of `parts` back to back in one new array. Not zero-filled first (every byte is written), which
