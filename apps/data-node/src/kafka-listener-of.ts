@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { ServiceConfig, TlsFiles } from '@mink/config';
+import { ENV, type ServiceConfig } from '@mink/config';
 import { KafkaListener, SASL_MECHANISMS, ScramKeyStore, kafkaBroker, type KafkaAuthentication } from '@mink/kafka';
 import { loadAccessPolicy } from '@mink/protocol';
-import { issueKafkaCertificate, type Logger, type TlsCredentials } from '@mink/runtime';
+import { issueKafkaCertificate, readTlsCredentials, type Logger, type TlsCredentials } from '@mink/runtime';
 import type { DataNodeKafkaBackend } from '@mink/data-plane';
 
 /**
@@ -12,8 +11,8 @@ import type { DataNodeKafkaBackend } from '@mink/data-plane';
  * their scopes, and nothing but ApiVersions and the SASL exchange before it; with `MINK_KAFKA_TLS_CERT_FILE` and
  * `MINK_KAFKA_TLS_KEY_FILE`, TLS with that certificate; with `MINK_KAFKA_TLS_CA_FILE` and `MINK_KAFKA_TLS_CA_KEY_FILE`,
  * TLS with a certificate the node issues itself now for its advertised host, its hostname and
- * `MINK_KAFKA_TLS_EXTRA_NAMES` (replicas whose address is known only when they start). A file that cannot be read
- * stops the node at start, naming it.
+ * `MINK_KAFKA_TLS_EXTRA_NAMES` (replicas whose address is known only when they start). A file that cannot be read,
+ * or a certificate and key that do not go together, stops the node at start, naming it.
  */
 export async function kafkaListenerOf(config: ServiceConfig, backend: DataNodeKafkaBackend, logger: Logger): Promise<KafkaListener> {
   const policy = loadAccessPolicy(config.authTokensFile);
@@ -36,20 +35,9 @@ export async function kafkaListenerOf(config: ServiceConfig, backend: DataNodeKa
 }
 
 async function kafkaTlsOf(config: ServiceConfig, logger: Logger): Promise<TlsCredentials | null> {
-  if (config.kafkaTls !== null) return readTlsPair(config.kafkaTls);
+  if (config.kafkaTls !== null) return readTlsCredentials(config.kafkaTls, { cert: ENV.kafkaTlsCertFile, key: ENV.kafkaTlsKeyFile });
   if (config.kafkaTlsIssuer === null) return null;
   const issued = await issueKafkaCertificate(config.kafkaTlsIssuer, config.advertisedHost, hostname());
   logger.info({ names: issued.names.map((name) => `${name.type.toUpperCase()}:${name.value}`), notAfter: issued.notAfter.toISOString() }, "issued the Kafka listener's TLS certificate");
   return { cert: issued.cert, key: issued.key };
-}
-
-function readTlsPair(files: TlsFiles): { cert: Buffer; key: Buffer } {
-  const read = (path: string, variable: string): Buffer => {
-    try {
-      return readFileSync(path);
-    } catch (error) {
-      throw new Error(`${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-    }
-  };
-  return { cert: read(files.certFile, 'MINK_KAFKA_TLS_CERT_FILE'), key: read(files.keyFile, 'MINK_KAFKA_TLS_KEY_FILE') };
 }

@@ -118,15 +118,11 @@ export class MemoryWatch {
     this.timer.unref();
   }
 
-  /** Takes one more sample now (e.g. at the end of a scenario), then the figures so far. */
-  figures(): MemoryFigures {
-    this.sample();
-    return memoryFiguresOf(this.samples);
-  }
-
+  /** Stops sampling after one last sample, and returns the figures of them all. */
   stop(): MemoryFigures {
     clearInterval(this.timer);
-    return this.figures();
+    this.sample();
+    return memoryFiguresOf(this.samples);
   }
 
   private sample(): void {

@@ -41,6 +41,7 @@ import { runClientLookups, runClientPut } from './mink-pk';
 import { runScan, SCAN_PHASES } from './mink-scan';
 import { runTiering, TIERING_PHASES } from './mink-tiering';
 import { MemoryWatch } from './memory-watch';
+import type { RoleProcess } from './process-usage';
 import { lookupRatios, restoreRatios } from './pk-figures';
 import { findBaseline } from './ratio';
 import { runRestore } from './pk-restore';
@@ -165,6 +166,9 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   let cluster: LocalCluster | null = null;
   /** The resident memory of all mink processes together, sampled over the whole run once the cluster is up. */
   let memoryWatch: MemoryWatch | null = null;
+  /** The cluster's mink processes (not its NATS and S3 servers) running now, with their roles. */
+  const minkProcesses = (): RoleProcess[] =>
+    (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => ({ role: entry.role, pid: entry.pid }));
   /** The baselines' store: one attempt per request, so a retried PUT or GET cannot hide its first failure inside a latency. */
   let store: S3ObjectStore | null = null;
   /** Everything else the bench reads or lists (WAL objects, stream objects): retried like a data node retries. */
@@ -191,10 +195,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       if (interrupt.signal.aborted) return finish();
       throw new CliError(`the cluster did not start: ${error instanceof Error ? error.message : String(error)}`);
     }
-    memoryWatch = new MemoryWatch(
-      () => (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => ({ role: entry.role, pid: entry.pid })),
-      BENCH_MEMORY.sampleIntervalMs,
-    );
+    memoryWatch = new MemoryWatch(minkProcesses, BENCH_MEMORY.sampleIntervalMs);
     // The log table is there for the append, PK and failover groups (the failover probe appends to it); the
     // metadata stages start from an empty cluster when run alone, and the scan, Kafka and tiering figures create their own.
     const logTable = options.figures.some((group) => group !== 'metadata' && group !== 'scan' && group !== 'kafka' && group !== 'tiering');
@@ -267,7 +268,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
     }
 
     // The cluster's mink processes, whose CPU time and memory the write scenarios report.
-    const minkProcessIds = (): number[] => (cluster?.processes() ?? []).filter((entry) => entry.running && entry.role !== 'nats' && entry.role !== 's3').map((entry) => entry.pid);
+    const minkProcessIds = (): number[] => minkProcesses().map((entry) => entry.pid);
     const serverProcessIds = (): number[] => (cluster?.processes() ?? []).filter((entry) => entry.running && (entry.role === 'nats' || entry.role === 's3')).map((entry) => entry.pid);
     const processRoles = () => (cluster?.processes() ?? []).filter((entry) => entry.running).map((entry) => ({ role: entry.role, pid: entry.pid }));
     // The bucket requests the data nodes answered, of one table and operation (see bucket-requests.ts).

@@ -1,9 +1,8 @@
 import { X509Certificate, createPrivateKey, createPublicKey, randomBytes, webcrypto, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type * as X509 from '@peculiar/x509';
 import { ENV, type KafkaTlsIssuer } from '@mink/config';
 import { subjectAltNamesOf, type SubjectAltName } from './certificate-names';
-import type { TlsCredentials } from './tls-credentials';
+import { readPem, type TlsCredentials } from './tls-credentials';
 
 /** How long a certificate a node issues itself is valid (the longest a public CA may issue; a node issues a new one at every start). */
 export const ISSUED_CERTIFICATE_DAYS = 397;
@@ -89,15 +88,8 @@ function signingAlgorithmOf(key: KeyObject): (webcrypto.EcKeyImportParams & webc
  * read or a pair that cannot issue stops the start, naming the variables.
  */
 export async function issueKafkaCertificate(issuer: KafkaTlsIssuer, advertisedHost: string, hostname: string): Promise<IssuedCertificate> {
-  const read = (path: string, variable: string): Buffer => {
-    try {
-      return readFileSync(path);
-    } catch (error) {
-      throw new Error(`${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-    }
-  };
-  const caCert = read(issuer.caFile, ENV.kafkaTlsCaFile);
-  const caKey = read(issuer.caKeyFile, ENV.kafkaTlsCaKeyFile);
+  const caCert = readPem(ENV.kafkaTlsCaFile, issuer.caFile);
+  const caKey = readPem(ENV.kafkaTlsCaKeyFile, issuer.caKeyFile);
   let names: SubjectAltName[];
   try {
     names = subjectAltNamesOf(advertisedHost, hostname, issuer.extraNames);

@@ -30,6 +30,17 @@ describe('readTlsCredentials: the gateway certificate and key files', () => {
     expect(() => readTlsCredentials({ certFile, keyFile })).toThrow(`${message} ${absent} (ENOENT)`);
   });
 
+  it('names the settings it is told: a data node reads its Kafka listener\'s pair the same way', () => {
+    const certFile = join(folder, 'kafka-cert.pem');
+    const keyFile = join(folder, 'kafka-key.pem');
+    writeFileSync(keyFile, 'x');
+    expect(() => readTlsCredentials({ certFile, keyFile }, { cert: 'MINK_KAFKA_TLS_CERT_FILE', key: 'MINK_KAFKA_TLS_KEY_FILE' })).toThrow(`MINK_KAFKA_TLS_CERT_FILE: cannot read ${certFile} (ENOENT)`);
+    writeFileSync(certFile, 'not a certificate');
+    expect(() => readTlsCredentials({ certFile, keyFile }, { cert: 'MINK_KAFKA_TLS_CERT_FILE', key: 'MINK_KAFKA_TLS_KEY_FILE' })).toThrow(
+      `MINK_KAFKA_TLS_CERT_FILE ${certFile} and MINK_KAFKA_TLS_KEY_FILE ${keyFile} do not make a TLS certificate and its key`,
+    );
+  });
+
   it('stops on files that are not a PEM certificate and key, naming both files and quoting neither', () => {
     const certFile = join(folder, 'cert.pem');
     const keyFile = join(folder, 'key.pem');
