@@ -65,6 +65,20 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
     return (await docker(['run', '--rm', '--network', `${PROJECT}_default`, ...mounts.flatMap((mount) => ['-v', `${mount}:ro`]), 'mink-local/mink:latest', 'node', '-e', script, ...args])).trim();
   }
 
+  /**
+   * What a container's main process is doing when its health check fails: its CPU ticks two seconds apart, its
+   * state and kernel wait channel, and how long /readyz takes to answer from inside the container without the
+   * health check's 3 s timeout (the check's own process, or the service, may be the slow one).
+   */
+  async function diagnose(container: string): Promise<string> {
+    const proc = "for i in 1 2; do cut -d' ' -f3,14,15 /proc/1/stat; sleep 2; done; cat /proc/1/wchan; echo; grep -E '^(State|VmRSS|Threads)' /proc/1/status";
+    const main = await docker(['exec', container, 'sh', '-c', proc]).catch((cause: Error) => cause.message);
+    const fetchReady = "const t = Date.now(); fetch('http://127.0.0.1:' + process.env.MINK_HTTP_PORT + '/readyz').then(async (r) => console.log(r.status, await r.text(), Date.now() - t, 'ms'), (e) => console.log('failed', e.message, Date.now() - t, 'ms'))";
+    const startedAt = Date.now();
+    const ready = await docker(['exec', container, 'node', '-e', fetchReady]).catch((cause: Error) => cause.message);
+    return `main process (state utime stime, 2 s apart; wchan; status):\n${main}\n/readyz from inside: ${ready.trim()} (docker exec ${Date.now() - startedAt} ms)`;
+  }
+
   beforeAll(async () => {
     const [httpPort, grpcPort, prometheusPort] = [await freePort(), await freePort(), await freePort()];
     gateway = `http://127.0.0.1:${httpPort}`;
@@ -262,7 +276,8 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
           // What the container and its health checks said, so a failure here can be diagnosed from the CI log.
           const health = await docker(['inspect', '-f', '{{.State.Status}} restarts={{.RestartCount}} {{json .State.Health}}', container]).catch((cause: Error) => cause.message);
           const logs = await docker(['logs', '--tail', '40', container]).catch((cause: Error) => cause.message);
-          throw new Error(`${error.message}\nstate: ${health}\nlast log lines:\n${logs}`);
+          const probe = await diagnose(container);
+          throw new Error(`${error.message}\nstate: ${health}\n${probe}\nlast log lines:\n${logs}`);
         });
         options.log(`${container}: docker restart took ${restartedAt - restartAt} ms, healthy ${Date.now() - restartedAt} ms later`);
         // Buckets back onto the restarted node, so that every restart hands buckets off.
