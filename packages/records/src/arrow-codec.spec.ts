@@ -459,6 +459,21 @@ describe('encodeRows and stampBatch', () => {
   });
 
   const ID: ColumnSpec[] = [{ name: 'id', type: 'int64' }];
+  it('checks a schema message it took before against the columns of each call: the same bytes are refused for another column set, and a refusal is named every time', () => {
+    // Proves the cache of checked schema messages is keyed by the column set too, keeps no refusal, and skips no record batch check.
+    const bytes = encodeRows(ID, [{ id: 1n }, { id: 2n }]);
+    const stored = Buffer.from(encodeBatch(ID, [{ id: 1n }, { id: 2n }], 5));
+    expect(Buffer.from(stampBatch(ID, bytes, 5, 10).payload).equals(stored)).toBe(true);
+    expect(Buffer.from(stampBatch(ID, bytes, 5, 10).payload).equals(stored)).toBe(true);
+    for (const columns of [[{ name: 'key', type: 'int64' }], [{ name: 'id', type: 'int32' }], [...ID, { name: 'x', type: 'int32' }]] as ColumnSpec[][]) {
+      for (let attempt = 0; attempt < 2; attempt++) expect(() => stampBatch(columns, bytes, 5, 10)).toThrow(/^batch: (field 0 is 'id'|field 'id' is Int64|the schema has 1 fields)/);
+    }
+    // A record batch whose null count its bitmap does not show, after a valid stream with the same schema message.
+    stampBatch(ID, streamOf([new Field('id', new Int64(), true)], [makeData({ type: new Int64(), length: 1, data: BigInt64Array.of(1n) })], 1), 5, 10);
+    const bad = streamOf([new Field('id', new Int64(), true)], [makeData({ type: new Int64(), length: 3, nullCount: 2, nullBitmap: Uint8Array.of(0b110), data: BigInt64Array.of(1n, 2n, 3n) })], 3);
+    expect(() => stampBatch(ID, bad, 5, 10)).toThrow(/marks 1 nulls, its null count says 2/);
+  });
+
   it('takes a field declared not nullable and stores it as every column is stored', () => {
     // Proves a producer's stricter schema is no obstacle: the stored batch is what encodeBatch writes.
     const bytes = streamOf([new Field('id', new Int64(), false)], [makeData({ type: new Int64(), length: 1, data: BigInt64Array.of(7n) })], 1);

@@ -365,7 +365,9 @@ function concatColumnBuffers(type: ColumnType, parts: readonly ColumnBuffers[]):
  */
 export function checkRowsStream(columns: ColumnSpec[], bytes: Uint8Array, rowCountMax: number): CheckedBatch[] {
   const refuse = (reason: string) => new InvalidArgumentError(`batch: ${reason}`);
-  let schemaFields: Field[];
+  /** Null when this schema message was checked against these columns before. */
+  let schemaFields: Field[] | null;
+  let schemaKey: string;
   const batches: { header: RecordBatchMetadata; body: Uint8Array }[] = [];
   try {
     // Bodies stay views of the request (no alignment copy): the checks below read them byte-wise and
@@ -373,7 +375,10 @@ export function checkRowsStream(columns: ColumnSpec[], bytes: Uint8Array, rowCou
     const messages = readIpcMessages(bytes);
     const schemaMessage = messages[0]?.message;
     if (schemaMessage === undefined || !schemaMessage.isSchema()) throw refuse('an Arrow IPC stream must start with its schema message');
-    schemaFields = schemaMessage.header().fields;
+    // A client sends the same schema message with every append: decoding its fields was most of the check's
+    // CPU. One whose bytes were checked against these columns before is taken without decoding it again.
+    schemaKey = checkedSchemaKeyOf(columns, bytes.subarray(messages[0]!.start, messages[0]!.end));
+    schemaFields = CHECKED_SCHEMAS.has(schemaKey) ? null : schemaMessage.header().fields;
     for (const { message, body } of messages.slice(1)) {
       if (!message.isRecordBatch()) throw refuse('the schema must be followed by record batches only (dictionaries are not taken)');
       // Each header is decoded here, where a corrupt one is a readable refusal; apache-arrow turns its
@@ -385,11 +390,31 @@ export function checkRowsStream(columns: ColumnSpec[], bytes: Uint8Array, rowCou
     if (error instanceof InvalidArgumentError) throw error;
     throw refuse(`not a readable Arrow IPC stream (${error instanceof Error ? error.message : String(error)})`);
   }
-  checkFieldsAreColumns(columns, schemaFields);
+  if (schemaFields !== null) {
+    checkFieldsAreColumns(columns, schemaFields);
+    if (CHECKED_SCHEMAS.size >= CHECKED_SCHEMAS_MAX) CHECKED_SCHEMAS.clear();
+    CHECKED_SCHEMAS.add(schemaKey);
+  }
   let rowCount = 0;
   for (const { header } of batches) rowCount += header.length;
   if (rowCount > rowCountMax) throw refuse(`a request carries at most ${rowCountMax} rows for one bucket, got ${rowCount}`);
   return batches.map(({ header, body }) => checkRecordBatch(columns, header, body));
+}
+
+/**
+ * Schema messages of clients' streams found to hold exactly a column set's fields (see `checkFieldsAreColumns`),
+ * each as its column set (names and types, all the check reads of it) and the message's bytes; beyond
+ * CHECKED_SCHEMAS_MAX the set starts afresh. Only checks that passed are kept: a refusal is decoded and
+ * named every time.
+ */
+const CHECKED_SCHEMAS = new Set<string>();
+const CHECKED_SCHEMAS_MAX = 4_096;
+
+/** The key of CHECKED_SCHEMAS for a schema message's bytes (`message`, as encapsulated in the stream) checked against `columns`. */
+function checkedSchemaKeyOf(columns: readonly ColumnSpec[], message: Uint8Array): string {
+  let key = '';
+  for (const column of columns) key += `${column.name.length}:${column.name}:${column.type},`;
+  return `${key}|${Buffer.from(message.buffer, message.byteOffset, message.byteLength).toString('latin1')}`;
 }
 
 /** One record batch of a client's stream checked against the table's columns (see `checkRowsStream`). */
