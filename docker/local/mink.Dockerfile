@@ -5,6 +5,8 @@
 ARG NODE_IMAGE
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
+# DEFAULTS.serviceNodeFlags of packages/config/src/limits.ts (`mink up` passes the same): a young generation of 2 MiB semi-spaces.
+ENV NODE_OPTIONS=--max-semi-space-size=2
 WORKDIR /mink
 COPY . /mink
 USER node

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { ENV, LIMITS, NODE_ID_PATTERN, readServiceConfig, type HostFacts } from '@mink/config';
+import { DEFAULTS, ENV, LIMITS, NODE_ID_PATTERN, readServiceConfig, type HostFacts } from '@mink/config';
 import { COMPOSE_NATS_ROUTE_PORT, COMPOSE_NATS_SERVERS, COMPOSE_NATS_TLS_MOUNTS, COMPOSE_SECRET_FILES, LOCAL_IMAGES, WORKSPACE_EXCLUDES, composeNatsAccessConfig, natsPermissionsOf } from '@mink/devcluster';
 import { parseAccessPolicy } from '@mink/http-api';
 
@@ -52,6 +52,8 @@ interface DockerfileStage {
   name: string;
   base: string;
   command: string[] | null;
+  /** Its `ENV NAME=value` settings, the base stage's included. */
+  env: Record<string, string>;
 }
 
 const COMPOSE_TEXT = readFileSync(COMPOSE_PATH, 'utf8');
@@ -124,9 +126,11 @@ function parseDockerfile(text: string): DockerfileStage[] {
     const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/i.exec(line.replace(/\$\{([A-Z0-9_]+)\}/g, (match, name: string) => argDefaults.get(name) ?? match));
     if (from) {
       const inherited = stages.find((stage) => stage.name === from[1]);
-      stages.push({ name: from[2] ?? `stage-${stages.length}`, base: from[1]!, command: inherited?.command ?? null });
+      stages.push({ name: from[2] ?? `stage-${stages.length}`, base: from[1]!, command: inherited?.command ?? null, env: { ...inherited?.env } });
       continue;
     }
+    const env = /^ENV\s+([A-Z0-9_]+)=(\S+)$/i.exec(line);
+    if (env && stages.length > 0) stages[stages.length - 1]!.env[env[1]!] = env[2]!;
     const command = /^CMD\s+(\[.*\])$/i.exec(line);
     if (command && stages.length > 0) stages[stages.length - 1]!.command = JSON.parse(command[1]!) as string[];
   }
@@ -206,11 +210,11 @@ describe('parseNatsConfig', () => {
 describe('parseDockerfile', () => {
   it('reads stages, bases and inherited exec-form commands', () => {
     // Proves the helper the checks below rely on, on a synthetic Dockerfile.
-    const stages = parseDockerfile('FROM node:20 AS base\nCMD ["node", "a.js"]\nFROM base AS child\nFROM base AS other\nCMD ["node", "b.js"]\n');
+    const stages = parseDockerfile('FROM node:20 AS base\nENV A=1\nCMD ["node", "a.js"]\nFROM base AS child\nENV B=2\nFROM base AS other\nCMD ["node", "b.js"]\n');
     expect(stages).toEqual([
-      { name: 'base', base: 'node:20', command: ['node', 'a.js'] },
-      { name: 'child', base: 'base', command: ['node', 'a.js'] },
-      { name: 'other', base: 'base', command: ['node', 'b.js'] },
+      { name: 'base', base: 'node:20', command: ['node', 'a.js'], env: { A: '1' } },
+      { name: 'child', base: 'base', command: ['node', 'a.js'], env: { A: '1', B: '2' } },
+      { name: 'other', base: 'base', command: ['node', 'b.js'], env: { A: '1' } },
     ]);
   });
 });
@@ -237,6 +241,15 @@ describe('docker/docker-compose.yml', () => {
     const buckets = new Set(minkServices.map(([, service]) => environmentOf(service)[ENV.s3Bucket]));
     expect([...buckets]).toEqual(['mink']);
     expect([compose.services.createbucket?.entrypoint].flat().join(' ')).toContain('mc mb --ignore-existing local/mink');
+  });
+
+  it('runs every mink service with the Node.js flags `mink up` passes (DEFAULTS.serviceNodeFlags), in both images', () => {
+    // Proves the containers' V8 settings (the young generation's bound) are the ones the bench measured under `mink up`.
+    const flags = DEFAULTS.serviceNodeFlags.join(' ');
+    const { stages } = dockerfileOf(minkServices[0]![1]);
+    for (const [, service] of minkServices) expect(stages.find((stage) => stage.name === service.build?.target)?.env.NODE_OPTIONS).toBe(flags);
+    const local = parseDockerfile(readFileSync(resolve(__dirname, '../../docker/local/mink.Dockerfile'), 'utf8'));
+    expect(local.map((stage) => stage.env.NODE_OPTIONS)).toEqual([flags]);
   });
 
   it('builds every stage from node:20-bookworm-slim', () => {
