@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError, commaSeparated, integerInRange, processIo, renderJson, runProgram, UsageError, type CliIo } from '@mink/cli';
 import { LocalCluster, parseS3Latency, type S3Latency } from '@mink/devcluster';
-import { BENCH_DEFAULTS, BENCH_KAFKA, BENCH_LIMITS, BENCH_METADATA, BENCH_RESTORE } from './bench-limits';
+import { BENCH_DEFAULTS, BENCH_KAFKA, BENCH_LIMITS, BENCH_METADATA, BENCH_RESTORE, BENCH_SOAK } from './bench-limits';
 import { parseStageBuckets } from './metadata-figures';
 import { renderReport } from './report';
 import { BENCH_FIGURES, DEFAULT_BENCH_FIGURES, type BenchFigures, type BenchResult } from './results';
@@ -27,6 +27,9 @@ export interface BenchFlags {
   kafkaRecords: number;
   /** `--tiering-rows`: rows loaded into the tiering table before its lake is enabled. */
   tieringRows: number;
+  /** `--soak-minutes` and `--soak-rate`: how long the soak appends, and how many rows a second it offers. */
+  soakMinutes: number;
+  soakRate: number;
   json?: boolean;
   keep?: boolean;
   profile?: boolean;
@@ -89,6 +92,8 @@ export function benchOptionsFromFlags(flags: BenchFlags): BenchRunOptions {
     longPolls: flags.longPolls,
     kafkaRecords: flags.kafkaRecords,
     tieringRows: flags.tieringRows,
+    soakMinutes: flags.soakMinutes,
+    soakRowsPerSecond: flags.soakRate,
     ...(flags.s3Latency ? { s3Latency: flags.s3Latency } : {}),
     // Profiles are written into the run's folder, which is then kept.
     keep: (flags.keep ?? false) || (flags.profile ?? false),
@@ -155,6 +160,13 @@ export function buildBenchProgram(io: CliIo = processIo(), startCluster?: StartB
       integerInRange(1, BENCH_LIMITS.tieringRowsMax),
       BENCH_DEFAULTS.tieringRows,
     )
+    .option(
+      '--soak-minutes <minutes>',
+      `soak (--only soak): append through the gateway this long (${BENCH_SOAK.batchRows}-row calls) while mink's resident memory is sampled`,
+      integerInRange(1, BENCH_LIMITS.soakMinutesMax),
+      BENCH_DEFAULTS.soakMinutes,
+    )
+    .option('--soak-rate <rows>', 'soak: rows per second offered through the gateway', integerInRange(1, BENCH_LIMITS.soakRowsPerSecondMax), BENCH_DEFAULTS.soakRowsPerSecond)
     .option('--seconds <seconds>', 'stop each scenario after this many seconds, even if rows remain', integerInRange(1, BENCH_LIMITS.scenarioSecondsMax))
     .option('--only <figures>', `measure only these comma-separated groups of figures: ${BENCH_FIGURES.join(', ')} (default: ${DEFAULT_BENCH_FIGURES.join(', ')})`, parseFigures)
     .option(

@@ -35,6 +35,10 @@ export const BENCH_DEFAULTS = {
   kafkaRecords: 128 * KAFKA_RECORDS_PER_SEND,
   /** Rows loaded into the tiering table before its lake is enabled: about 45 MB of stored Arrow batches. */
   tieringRows: 200_000,
+  /** `--soak-minutes`: how long the soak appends (issue 43 asks for 10). */
+  soakMinutes: 10,
+  /** `--soak-rate`: rows per second the soak offers through the gateway: about 1.3 MB/s of JSON, a steady load well under the ceiling. */
+  soakRowsPerSecond: 5_000,
 } as const;
 
 export const BENCH_LIMITS = {
@@ -67,6 +71,8 @@ export const BENCH_LIMITS = {
    * of stored batches at a time per bucket: twenty million rows are about 4.5 GB, many minutes of one worker.
    */
   tieringRowsMax: 20_000_000,
+  soakMinutesMax: 24 * 60,
+  soakRowsPerSecondMax: 1_000_000,
 } as const;
 
 /** Columns of the rows every write scenario sends (a payload column is added for the log table). */
@@ -366,6 +372,24 @@ export const BENCH_BASELINES = {
 export const BENCH_MEMORY = {
   sampleIntervalMs: 1_000,
   togetherGoalBytes: 512 * 1024 * 1024,
+} as const;
+
+/** The soak (soak.ts): steady appends through the gateway while mink's memory is sampled. */
+export const BENCH_SOAK = {
+  /** Rows per append call. */
+  batchRows: 100,
+  /** Calls in flight at most; a call due beyond them is dropped, and the rate achieved shows it. */
+  callsInFlightMax: 16,
+  /** How often the pacing loop looks whether calls are due. */
+  tickMs: 20,
+  sampleIntervalMs: 5_000,
+  progressEveryMs: 30_000,
+  /** The first minute fills caches and grows V8's heaps: growth is counted from the minute after it ... */
+  warmupMs: 60_000,
+  /** ... to the last minute, medians of the samples of each window. */
+  windowMs: 60_000,
+  /** Issue 43's goal: at most 5 % growth over the soak. */
+  growthGoal: 0.05,
 } as const;
 
 /**

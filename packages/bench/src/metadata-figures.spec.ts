@@ -212,7 +212,7 @@ describe('metadataRatios', () => {
     };
     const result: BenchResult = {
       machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
-      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['metadata'], pkKeys: 1, restoreKeys: 1, metadataBuckets: [1_600, 16_000], scanRows: 1, longPolls: 1, kafkaRecords: 1, tieringRows: 1 },
+      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['metadata'], pkKeys: 1, restoreKeys: 1, metadataBuckets: [1_600, 16_000], scanRows: 1, longPolls: 1, kafkaRecords: 1, tieringRows: 1, soakMinutes: 10, soakRowsPerSecond: 5_000 },
       cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: false },
       baselines: [publishAtTen],
       appends: [],

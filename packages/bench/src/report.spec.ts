@@ -154,7 +154,7 @@ describe('renderReport', () => {
     };
     const result: BenchResult = {
       machine: { cpus: 2, cpuModel: 'test cpu', totalMemoryBytes: 1024 ** 3, platform: 'linux', release: '6', nodeVersion: 'v20.0.0', loadAverageAtStart: 0.5 },
-      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600], scanRows: 1, longPolls: 1, kafkaRecords: 1, tieringRows: 1 },
+      options: { rows: 1_000, batchRows: 100, concurrency: 8, seconds: null, figures: ['pk'], pkKeys: 50_000, restoreKeys: 1_000_000, metadataBuckets: [1_600], scanRows: 1, longPolls: 1, kafkaRecords: 1, tieringRows: 1, soakMinutes: 10, soakRowsPerSecond: 5_000 },
       cluster: { nodes: 3, coordinators: 2, buckets: 8, leaseTtlMs: 3_000, coordinatorTickMs: 500, dataDir: '/tmp/x', kept: false },
       baselines: [],
       appends: [],

@@ -1,8 +1,9 @@
 import { renderTable } from '@mink/cli';
 import { FAULT_LABELS } from './failover-figures';
-import { BENCH_FAILOVER, BENCH_MEMORY } from './bench-limits';
+import { BENCH_FAILOVER, BENCH_MEMORY, BENCH_SOAK } from './bench-limits';
 import { renderCloudLatency } from './cloud-latency';
 import { renderMemory } from './memory-watch';
+import { renderSoak } from './soak-figures';
 import { formatCount, formatMegabytes, formatMegabytesPerSecond, formatMilliseconds, formatRatio, formatSeconds, formatSize } from './format';
 import { findBaseline, ratioOf } from './ratio';
 import type {
@@ -241,6 +242,7 @@ export function renderReport(result: BenchResult): string {
   if (result.kafka !== null) lines.push('', ...renderKafka(result.kafka));
   if (result.scan !== null) lines.push('', ...renderScan(result.scan));
   if (result.tiering !== null) lines.push('', ...renderTiering(result.tiering));
+  if (result.soak) lines.push('', ...renderSoak(result.soak, BENCH_SOAK.growthGoal));
   const cloud = renderCloudLatency(result);
   if (cloud.length > 0) lines.push('', ...cloud);
   const memory = renderMemory(result.memory, BENCH_MEMORY.togetherGoalBytes);

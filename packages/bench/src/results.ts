@@ -1,4 +1,5 @@
 import type { MemoryFigures } from './memory-watch';
+import type { SoakResult } from './soak-figures';
 import type { S3Latency } from '@mink/devcluster';
 import type { RoleCpuFigure } from './process-usage';
 import type { LatencySummary } from './stats';
@@ -708,17 +709,17 @@ export interface MachineDescription {
 }
 
 /** The groups of figures a run can measure (`--only`); each brings the baselines its ratios need. */
-export type BenchFigures = 'append' | 'pk' | 'kafka' | 'scan' | 'tiering' | 'failover' | 'metadata';
+export type BenchFigures = 'append' | 'pk' | 'kafka' | 'scan' | 'tiering' | 'soak' | 'failover' | 'metadata';
 
 /**
  * Every group, in the order a run measures them: the scan figures restart every data node and the failover
  * figures kill them, so both come after the figures that need a steady cluster.
  */
-export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'kafka', 'scan', 'tiering', 'failover', 'metadata'];
+export const BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'kafka', 'scan', 'tiering', 'soak', 'failover', 'metadata'];
 
 /**
  * The groups a run without `--only` measures: the metadata stages take long (16 000 buckets) and restart
- * the whole cluster, so they run only when named.
+ * the whole cluster, and the soak takes ten minutes, so they run only when named.
  */
 export const DEFAULT_BENCH_FIGURES: readonly BenchFigures[] = ['append', 'pk', 'kafka', 'scan', 'tiering', 'failover'];
 
@@ -744,6 +745,9 @@ export interface BenchOptions {
   kafkaRecords: number;
   /** Rows loaded into the tiering table before its lake is enabled. */
   tieringRows: number;
+  /** The soak's minutes and the rows per second it offers. */
+  soakMinutes: number;
+  soakRowsPerSecond: number;
   /** `--s3-latency`: the first-byte latency the S3 server added to every answer, standing in for a cloud object store; absent for none. */
   s3Latency?: S3Latency;
 }
@@ -770,6 +774,8 @@ export interface BenchResult {
   kafka: KafkaResult | null;
   /** Null when not selected or interrupted before the table was loaded. */
   tiering: TieringResult | null;
+  /** Null when not selected or interrupted before two samples (absent from an older result). */
+  soak?: SoakResult | null;
   /** The resident memory of all mink processes together over the run (null before the cluster started, or from an older result). */
   memory?: MemoryFigures | null;
   /** Wall time of the whole run, cluster start and stop included. */

@@ -24,6 +24,7 @@ import {
   BENCH_SCAN,
   BENCH_SCAN_TABLE,
   BENCH_SCAN_WARMUP_TABLE,
+  BENCH_SOAK,
   BENCH_TABLE,
   BENCH_TIERING_TABLE,
 } from './bench-limits';
@@ -41,6 +42,8 @@ import { runClientLookups, runClientPut } from './mink-pk';
 import { runScan, SCAN_PHASES } from './mink-scan';
 import { runTiering, TIERING_PHASES } from './mink-tiering';
 import { MemoryWatch } from './memory-watch';
+import { runSoak } from './soak';
+import type { SoakResult } from './soak-figures';
 import type { RoleProcess } from './process-usage';
 import { lookupRatios, restoreRatios } from './pk-figures';
 import { findBaseline } from './ratio';
@@ -102,6 +105,7 @@ export function phaseCount(figures: readonly BenchFigures[], metadataStages: num
     (has('kafka') ? KAFKA_PHASES : 0) +
     (has('scan') ? SCAN_PHASES : 0) +
     (has('tiering') ? TIERING_PHASES : 0) +
+    (has('soak') ? 1 : 0) +
     (has('failover') ? 1 : 0) +
     (has('metadata') ? metadataStages : 0)
   );
@@ -163,6 +167,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
   let scan: ScanResult | null = null;
   let kafka: KafkaResult | null = null;
   let tiering: TieringResult | null = null;
+  let soak: SoakResult | null = null;
   let cluster: LocalCluster | null = null;
   /** The resident memory of all mink processes together, sampled over the whole run once the cluster is up. */
   let memoryWatch: MemoryWatch | null = null;
@@ -475,6 +480,20 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       }
     }
 
+    if (selected('soak') && !interrupt.signal.aborted) {
+      startPhase(`soak: ${options.soakRowsPerSecond} rows/s offered through the gateway for ${options.soakMinutes} min, mink's resident memory sampled every ${BENCH_SOAK.sampleIntervalMs / 1_000} s`);
+      soak = await runSoak({
+        gatewayUrl: cluster.gatewayUrl,
+        minutes: options.soakMinutes,
+        rowsPerSecond: options.soakRowsPerSecond,
+        batchRows: BENCH_SOAK.batchRows,
+        firstId: 4 * idRange,
+        processes: minkProcesses,
+        signal: interrupt.signal,
+        progress: note,
+      });
+    }
+
     if (selected('failover') && !interrupt.signal.aborted) {
       startPhase(
         `failover: kill -9, then SIGTERM, of the leader of one bucket, ${BENCH_FAILOVER.trialsPerFault} times each, ` +
@@ -558,6 +577,8 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
         longPolls: options.longPolls,
         kafkaRecords: options.kafkaRecords,
         tieringRows: options.tieringRows,
+        soakMinutes: options.soakMinutes,
+        soakRowsPerSecond: options.soakRowsPerSecond,
         ...(options.s3Latency ? { s3Latency: options.s3Latency } : {}),
       },
       cluster: {
@@ -595,6 +616,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
       scan,
       kafka,
       tiering,
+      soak,
       memory: memoryWatch?.stop() ?? null,
       // The stop of the cluster and the removal of the folder that follow are not counted.
       durationMs: performance.now() - startedMs,
