@@ -37,13 +37,14 @@ export class DataNodeModule {
         },
         {
           provide: StreamReader,
-          useFactory: (objectStore: S3ObjectStore, member: ClusterMember) => new StreamReader({ store: objectStore, meta: member.store }),
+          useFactory: (objectStore: S3ObjectStore, member: ClusterMember) =>
+            new StreamReader({ store: objectStore, meta: member.store, cacheBytesMax: config.streamTailCacheBytes, readCacheBytesMax: config.streamReadCacheBytes }),
           inject: [OBJECT_STORE, ClusterMember],
         },
         {
           // The union read's lake side, shared by the incarnations of the process (its caches outlive them).
           provide: LakeReads,
-          useFactory: (objectStore: S3ObjectStore) => new LakeReads(objectStore, lakeStoreUri(objectStore.bucket, objectStore.prefix)),
+          useFactory: (objectStore: S3ObjectStore) => new LakeReads(objectStore, lakeStoreUri(objectStore.bucket, objectStore.prefix), config.lakeFileCacheBytes),
           inject: [OBJECT_STORE],
         },
         {

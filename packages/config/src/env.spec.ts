@@ -16,6 +16,27 @@ describe('readServiceConfig: MINK_META_SNAPSHOT_EVERY', () => {
   });
 });
 
+describe('readServiceConfig: the data node caches (MINK_STREAM_TAIL_CACHE_BYTES, MINK_STREAM_READ_CACHE_BYTES, MINK_LAKE_FILE_CACHE_BYTES)', () => {
+  it('defaults to the LIMITS bounds (128, 64 and 64 MiB) and reads 0 (off) up to 16 GiB', () => {
+    // Proves an operator can fit a data node's caches to a memory budget without a build.
+    expect(readServiceConfig({})).toMatchObject({ streamTailCacheBytes: 134_217_728, streamReadCacheBytes: 67_108_864, lakeFileCacheBytes: 67_108_864 });
+    expect(readServiceConfig({ MINK_STREAM_TAIL_CACHE_BYTES: '0', MINK_STREAM_READ_CACHE_BYTES: '1048576', MINK_LAKE_FILE_CACHE_BYTES: '17179869184' })).toMatchObject({
+      streamTailCacheBytes: 0,
+      streamReadCacheBytes: 1_048_576,
+      lakeFileCacheBytes: 17_179_869_184,
+    });
+  });
+
+  it.each([
+    ['MINK_STREAM_TAIL_CACHE_BYTES', '-1'],
+    ['MINK_STREAM_READ_CACHE_BYTES', '64MiB'],
+    ['MINK_LAKE_FILE_CACHE_BYTES', '17179869185'],
+  ])('refuses %s=%p at start, naming the variable', (name, value) => {
+    // Proves a negative, unitful or too large bound stops the service instead of being read as something else.
+    expect(() => readServiceConfig({ [name]: value })).toThrow(name);
+  });
+});
+
 describe('readServiceConfig: MINK_APPENDS_IN_FLIGHT, MINK_PIPELINED_APPEND_BYTES and MINK_WAL_UPLOADS_IN_FLIGHT', () => {
   it('defaults to LIMITS.writerRequestsInFlightMax (5), LIMITS.appendRequestBytesPipelined (256 KiB) and LIMITS.walUploadsInFlightMax (4), and reads values in range', () => {
     // Proves the pipelining knobs reach the config, so the gateway and data nodes can be tuned without a build.

@@ -96,6 +96,14 @@ export interface ServiceConfig {
   /** WAL objects a data node uploads at once (committed in order). */
   walUploadsInFlight: number;
   /**
+   * A data node's in-memory caches, each bounded by bytes (0 turns it off; /metrics shows what each holds as
+   * `mink_cache_bytes{cache}`): committed batches kept for tail reads and compaction (`stream_tail`), what
+   * GETs and prefetch fetched (`stream_read`), Parquet files of lake reads (`lake_files`).
+   */
+  streamTailCacheBytes: number;
+  streamReadCacheBytes: number;
+  lakeFileCacheBytes: number;
+  /**
    * V8's heap growing factor as a percentage over 100 (`--heap-growing-percent`): after a full collection
    * the next one starts once the heap has grown by this much. 0 leaves V8's own choice. See
    * `DEFAULTS.heapGrowingPercent` for why mink sets it.
@@ -245,6 +253,9 @@ export const ENV = {
   appendsInFlightPerBucket: 'MINK_APPENDS_IN_FLIGHT',
   pipelinedAppendBytesMin: 'MINK_PIPELINED_APPEND_BYTES',
   walUploadsInFlight: 'MINK_WAL_UPLOADS_IN_FLIGHT',
+  streamTailCacheBytes: 'MINK_STREAM_TAIL_CACHE_BYTES',
+  streamReadCacheBytes: 'MINK_STREAM_READ_CACHE_BYTES',
+  lakeFileCacheBytes: 'MINK_LAKE_FILE_CACHE_BYTES',
   heapGrowingPercent: 'MINK_HEAP_GROWING_PERCENT',
   partitionClockOffsetMs: 'MINK_PARTITION_CLOCK_OFFSET_MS',
   testCrashAt: 'MINK_TEST_CRASH_AT',
@@ -473,6 +484,9 @@ export function readServiceConfig(
     appendsInFlightPerBucket: boundedInteger(env[ENV.appendsInFlightPerBucket], LIMITS.writerRequestsInFlightMax, 1, LIMITS.writerBatchesRemembered, ENV.appendsInFlightPerBucket),
     pipelinedAppendBytesMin: boundedInteger(env[ENV.pipelinedAppendBytesMin], LIMITS.appendRequestBytesPipelined, 1, LIMITS.appendRequestBytesMax, ENV.pipelinedAppendBytesMin),
     walUploadsInFlight: boundedInteger(env[ENV.walUploadsInFlight], LIMITS.walUploadsInFlightMax, 1, LIMITS.walUploadsInFlightLimit, ENV.walUploadsInFlight),
+    streamTailCacheBytes: boundedInteger(env[ENV.streamTailCacheBytes], LIMITS.streamCacheBytesMax, 0, LIMITS.cacheBytesLimit, ENV.streamTailCacheBytes),
+    streamReadCacheBytes: boundedInteger(env[ENV.streamReadCacheBytes], LIMITS.streamReadCacheBytesMax, 0, LIMITS.cacheBytesLimit, ENV.streamReadCacheBytes),
+    lakeFileCacheBytes: boundedInteger(env[ENV.lakeFileCacheBytes], LIMITS.lakeReadCacheBytesMax, 0, LIMITS.cacheBytesLimit, ENV.lakeFileCacheBytes),
     heapGrowingPercent: boundedInteger(env[ENV.heapGrowingPercent], DEFAULTS.heapGrowingPercent, 0, LIMITS.heapGrowingPercentMax, ENV.heapGrowingPercent),
     partitionClockOffsetMs: signedInteger(env[ENV.partitionClockOffsetMs], 0, ENV.partitionClockOffsetMs),
     crashAt: parseCrashPoint(env[ENV.testCrashAt]),

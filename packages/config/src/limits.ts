@@ -449,6 +449,8 @@ export const LIMITS = {
    * the cache of committed batches; bytes of prefetch GETs in flight count against it, so prefetch stays within it.
    */
   streamReadCacheBytesMax: 64 * 1024 * 1024,
+  /** The largest bound `MINK_STREAM_TAIL_CACHE_BYTES`, `MINK_STREAM_READ_CACHE_BYTES` and `MINK_LAKE_FILE_CACHE_BYTES` take: 16 GiB. */
+  cacheBytesLimit: 16 * 1024 * 1024 * 1024,
   /** Windows (what one read takes at most) a sequential scan fetches ahead of its reads. */
   streamPrefetchWindowsMax: 2,
   /** Buckets whose last read a stream reader remembers to recognise sequential scans; the least recently read is forgotten first. */

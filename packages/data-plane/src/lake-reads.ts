@@ -21,14 +21,16 @@ export class LakeReads {
   private readonly fileCache = new Map<string, Uint8Array>();
   private fileCacheBytes = 0;
 
+  /** `fileCacheBytesMax`: bytes of Parquet files kept for later reads (`MINK_LAKE_FILE_CACHE_BYTES`), 0 for none. */
   constructor(
     private readonly store: LakeObjectStore,
     private readonly storeUri: string,
+    private readonly fileCacheBytesMax: number = LIMITS.lakeReadCacheBytesMax,
   ) {}
 
-  /** Bytes of Parquet files the file cache holds, and its bound (`LIMITS.lakeReadCacheBytesMax`). */
+  /** Bytes of Parquet files the file cache holds, and its bound. */
   get cacheSize(): CacheSize {
-    return { cache: 'lake_files', bytes: this.fileCacheBytes, bytesMax: LIMITS.lakeReadCacheBytesMax };
+    return { cache: 'lake_files', bytes: this.fileCacheBytes, bytesMax: this.fileCacheBytesMax };
   }
 
   /**
@@ -112,11 +114,11 @@ export class LakeReads {
       if (error instanceof NotFoundError) throw new UnavailableError(`lake file ${file.path} is gone (a newer round replaced it); read again`);
       throw error;
     }
-    if (bytes.byteLength <= LIMITS.lakeReadCacheBytesMax) {
+    if (bytes.byteLength <= this.fileCacheBytesMax) {
       this.fileCache.set(file.path, bytes);
       this.fileCacheBytes += bytes.byteLength;
       for (const [path, held] of this.fileCache) {
-        if (this.fileCacheBytes <= LIMITS.lakeReadCacheBytesMax) break;
+        if (this.fileCacheBytes <= this.fileCacheBytesMax) break;
         this.fileCache.delete(path);
         this.fileCacheBytes -= held.byteLength;
       }
