@@ -5,7 +5,7 @@ import type { View } from '@mink/meta';
 import { JetStreamMetaLog, LivenessTracker, MetaStore, ViewSnapshots, ensureMetaBuckets, failRequestsFastAcrossReconnects, startMetaStore, type MetaResource } from '@mink/metalog';
 import { S3ObjectStore } from '@mink/s3stream';
 import type { Logger } from 'pino';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 
 /**
  * A process's membership in the cluster: its NATS connection, its own copy of the metadata view (loaded
@@ -98,6 +98,18 @@ export class ClusterMember {
       registers: [registry],
       collect() {
         this.set(member.store.view.seq);
+      },
+    });
+    new Counter({
+      name: 'mink_object_store_retries_total',
+      help: 'Object store requests made again after a transient failure (5xx, a broken or timed-out connection), by S3 operation',
+      labelNames: ['operation'],
+      registers: [registry],
+      collect() {
+        // The store counts; each scrape reports its counts as they are. The operations are the store's own
+        // names (a handful), never a caller's string.
+        this.reset();
+        for (const [operation, count] of member.objectStore.retries) this.labels(operation).inc(count);
       },
     });
     new Gauge({

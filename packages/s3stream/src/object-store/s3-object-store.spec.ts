@@ -218,6 +218,9 @@ describe('S3ObjectStore', () => {
       expect(scripted.requests.every((request) => request.body.equals(Buffer.from(body)))).toBe(true);
       const direct = track(new S3ObjectStore(storeOptions(s3.endpoint, { prefix: 'retried/' })));
       expect(await direct.get('wal/1/1/1')).toEqual(body);
+      // The two attempts made again are counted (mink_object_store_retries_total), the direct store's none.
+      expect([...flaky.retries]).toEqual([['PutObject', 2]]);
+      expect(direct.retries.size).toBe(0);
     });
 
     it('retries putFile with a fresh read of the file on every attempt', async () => {
@@ -294,6 +297,7 @@ describe('S3ObjectStore', () => {
 
       expect(await flaky.get('stream', { start: 10, endExclusive: 20 })).toEqual(body.slice(10, 20));
       expect(scripted.requests.map((request) => request.headers.range)).toEqual(['bytes=10-19', 'bytes=10-19']);
+      expect([...flaky.retries]).toEqual([['GetObject', 1]]);
     });
 
     it('does not retry 403, 400 or 404 answers', async () => {

@@ -102,6 +102,11 @@ export class S3ObjectStore implements ObjectStore {
   private readonly semaphore: Semaphore;
   private readonly attemptsMax: number;
   private readonly backoff: BackoffPolicy;
+  /**
+   * Attempts of each operation (PutObject, GetObject, …) that failed transiently and were made again, since the
+   * store was made: a slow request and a retried one look alike from outside (`mink_object_store_retries_total`).
+   */
+  readonly retries = new Map<string, number>();
 
   /** A store on the service's configured endpoint, bucket and credentials (`MINK_S3_*`). */
   static fromConfig(config: ServiceConfig, tuning: S3ObjectStoreTuning = {}): S3ObjectStore {
@@ -338,6 +343,7 @@ export class S3ObjectStore implements ObjectStore {
         if (attempt >= this.attemptsMax) {
           throw new UnavailableError(`S3 ${operation} of '${subject}' failed after ${attempt} attempts: ${describeS3Error(error)}`);
         }
+        this.retries.set(operation, (this.retries.get(operation) ?? 0) + 1);
         // The slot is free during the wait: the bound is on requests on the wire, not on requests waiting.
         await sleep(backoffDelayMs(attempt, this.backoff, Math.random));
       }
