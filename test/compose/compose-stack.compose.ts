@@ -203,15 +203,18 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
     load.start();
     const server = `${PROJECT}_nats-2_1`;
     try {
-      await load.advance(200, 120_000);
-      await docker(['kill', '--signal', 'KILL', server]);
-      await load.advance(400, 120_000);
+      try {
+        await load.advance(200, 120_000);
+        await docker(['kill', '--signal', 'KILL', server]);
+        await load.advance(400, 120_000);
+      } finally {
+        await load.stop();
+      }
+      expectAcknowledgedExactlyOnce(load, await storedIds(gateway, 'through_nats', BUCKETS, token));
     } finally {
-      await load.stop();
+      // Back to three servers for what follows, whatever happened above (Docker may have restarted it already).
+      await docker(['start', server]);
     }
-    expectAcknowledgedExactlyOnce(load, await storedIds(gateway, 'through_nats', BUCKETS, token));
-    // Back to three servers for what follows (Docker may have restarted it already).
-    await docker(['start', server]);
   });
 
   it('the tiering workers write the lake, and DuckDB reads every row back from it', async () => {

@@ -103,8 +103,15 @@ export class AppendLoad {
 }
 
 /**
+ * How long `storedRows` keeps asking again while the gateway answers 503 Unavailable with a `retryAfterMs`
+ * (a bucket whose leader is changing, a node catching up with the metadata log), as a client is told to.
+ */
+const STORED_ROWS_UNAVAILABLE_MS = 60_000;
+
+/**
  * Every record of each bucket of the table, scanned to the high watermark: `records[bucket][offset]` is the
- * row at that offset (with `columns` only, when given).
+ * row at that offset (with `columns` only, when given). A page answered 503 with `retryAfterMs` is asked for
+ * again after that wait, for at most STORED_ROWS_UNAVAILABLE_MS; any other answer but 200 fails.
  */
 export async function storedRows(gateway: string, table: string, buckets: number, columns: string[] = [], token?: string): Promise<Record<string, unknown>[][]> {
   const projection = columns.length === 0 ? '' : `&columns=${columns.join(',')}`;
@@ -113,7 +120,13 @@ export async function storedRows(gateway: string, table: string, buckets: number
     const bucketRows: Record<string, unknown>[] = [];
     for (;;) {
       const offset = bucketRows.length;
-      const response = await http(gateway, 'GET', `/v1/tables/${table}/scan?bucket=${bucket}&offset=${offset}&limit=10000${projection}`, undefined, token);
+      const path = `/v1/tables/${table}/scan?bucket=${bucket}&offset=${offset}&limit=10000${projection}`;
+      const unavailableUntil = Date.now() + STORED_ROWS_UNAVAILABLE_MS;
+      let response = await http(gateway, 'GET', path, undefined, token);
+      while (response.status === 503 && typeof response.body?.error?.retryAfterMs === 'number' && Date.now() < unavailableUntil) {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(response.body.error.retryAfterMs as number, 100)));
+        response = await http(gateway, 'GET', path, undefined, token);
+      }
       if (response.status !== 200) throw new Error(`scan of bucket ${bucket} failed: ${JSON.stringify(response.body)}`);
       for (const record of response.body.records) {
         if (record.offset !== bucketRows.length) throw new Error(`bucket ${bucket}: offset ${record.offset} where ${bucketRows.length} was expected`);

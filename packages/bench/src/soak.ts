@@ -14,7 +14,11 @@ import { benchRows } from './write-scenario';
 export interface SoakSettings {
   gatewayUrl: string;
   minutes: number;
-  /** Rows offered per second, in calls of `batchRows`; calls beyond BENCH_SOAK.callsInFlightMax wait, so a cluster that cannot keep up shows as a lower rate achieved. */
+  /**
+   * Rows offered per second, in calls of `batchRows`; a call that falls due while BENCH_SOAK.callsInFlightMax are
+   * in flight is dropped, not queued, so a cluster that cannot keep up shows as a lower rate achieved (and the
+   * latencies are those of the calls made).
+   */
   rowsPerSecond: number;
   batchRows: number;
   /** Ids of the soak's rows start here (apart from the other scenarios' ranges). */
