@@ -68,7 +68,7 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
   /**
    * What a container's main process is doing when its health check fails: its CPU ticks two seconds apart, its
    * state and kernel wait channel, and how long /readyz takes to answer from inside the container without the
-   * health check's 3 s timeout (the check's own process, or the service, may be the slow one).
+   * health check's timeout (the check's own process, or the service, may be the slow one).
    */
   async function diagnose(container: string): Promise<string> {
     const proc = "for i in 1 2; do cut -d' ' -f3,14,15 /proc/1/stat; sleep 2; done; cat /proc/1/wchan; echo; grep -E '^(State|VmRSS|Threads)' /proc/1/status";
