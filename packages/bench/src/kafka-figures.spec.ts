@@ -3,6 +3,7 @@ import {
   checkAcknowledgedOffsets,
   ConsumeTally,
   describeKafkaProduce,
+  kafkaFloorBytesShare,
   kafkaFloorShare,
   kafkaRatios,
   kafkaRecordKey,
@@ -252,7 +253,7 @@ describe('ConsumeTally', () => {
 });
 
 describe('kafkaRatios', () => {
-  const settings: KafkaRatioSettings = { putBodyBytes: MIB, jetStreamPayloadBytes: KIB, getBodyBytes: MIB, getsInFlight: 4, lingerMs: 5, produceGoalMin: 0.5 };
+  const settings: KafkaRatioSettings = { putBodyBytes: MIB, jetStreamPayloadBytes: KIB, getBodyBytes: MIB, getsInFlight: 4, lingerMs: 5, produceGoalMin: 0.5, produceFloorGoalMin: 0.8, consumeGoalMin: 0.8 };
 
   function baseline(kind: BaselineResult['kind'], payloadBytes: number, concurrency: number, bytesPerSecond: number, p99Ms: number): BaselineResult {
     return {
@@ -343,13 +344,20 @@ describe('kafkaRatios', () => {
     expect(ratios.map((entry) => [entry.value, entry.baseline, entry.ratio, entry.goal])).toEqual([
       [60_000_000, 100_000_000, 0.6, { minimum: 0.5, met: true }],
       [315, 315, 1, undefined],
-      [50_000_000, 200_000_000, 0.25, undefined],
+      [50_000_000, 200_000_000, 0.25, { minimum: 0.8, met: false }],
     ]);
     expect(ratios.map((entry) => entry.text)).toEqual([
       'kafka produce: 60.0 MB/s, 100 000 records/s = 0.60 × raw S3 PUT MB/s (1 MiB, 8 in flight); goal ≥ 0.50 ×: met',
       'kafka produce: p99 ack 315 ms = 1.0 × (2 × (S3 PUT p99 + JetStream publish p99, 8 in flight) + linger 5 ms = 315 ms)',
-      'kafka consume: 50.0 MB/s, 200 000 records/s = 0.25 × raw S3 GET MB/s (1 MiB, 4 in flight)',
+      'kafka consume: 50.0 MB/s, 200 000 records/s = 0.25 × raw S3 GET MB/s (1 MiB, 4 in flight); goal ≥ 0.80 ×: not met',
     ]);
+  });
+
+  it('judges consume against the goal of 0.8 × raw GETs', () => {
+    // Proves issue 43's consume goal is met at 0.8 × raw GET MB/s and not below it.
+    const [met] = kafkaRatios(kafka(produce(60_000_000, [10]), consume(160_000_000)), BASELINES.filter((entry) => entry.kind === 's3-get'), null, settings);
+    expect([met!.ratio, met!.goal]).toEqual([0.8, { minimum: 0.8, met: true }]);
+    expect(met!.text.endsWith('= 0.80 × raw S3 GET MB/s (1 MiB, 4 in flight); goal ≥ 0.80 ×: met')).toBe(true);
   });
 
   it.each<[string, number, string]>([
@@ -403,13 +411,25 @@ describe('kafkaRatios', () => {
     expect(ratios.map((entry) => entry.text)).toEqual([
       'kafka produce: 60.0 MB/s, 100 000 records/s = 0.60 × raw S3 PUT MB/s (1 MiB, 8 in flight); goal ≥ 0.50 ×: met',
       'kafka produce: 100 000 records/s of 210 B = 0.50 × floor write path rows/s (200 000 rows/s of 270 B of JSON)',
+      'kafka produce: 60.0 MB/s of keys and values = 1.1 × floor write path MB/s (54.0 MB/s of JSON rows); goal ≥ 0.80 ×: met',
       'kafka produce: p99 ack 315 ms = 1.0 × (2 × (S3 PUT p99 + JetStream publish p99, 8 in flight) + linger 5 ms = 315 ms)',
       'kafka transactional produce: 40.0 MB/s, 50 000 records/s = 0.40 × raw S3 PUT MB/s (1 MiB, 8 in flight)',
       'kafka transactional produce: 50 000 records/s of 210 B = 0.25 × floor write path rows/s (200 000 rows/s of 270 B of JSON)',
+      'kafka transactional produce: 40.0 MB/s of keys and values = 0.74 × floor write path MB/s (54.0 MB/s of JSON rows)',
       'kafka transactional produce: p99 ack 630 ms = 2.0 × (2 × (S3 PUT p99 + JetStream publish p99, 8 in flight) + linger 5 ms = 315 ms)',
-      'kafka consume: 50.0 MB/s, 200 000 records/s = 0.25 × raw S3 GET MB/s (1 MiB, 4 in flight)',
+      'kafka consume: 50.0 MB/s, 200 000 records/s = 0.25 × raw S3 GET MB/s (1 MiB, 4 in flight); goal ≥ 0.80 ×: not met',
     ]);
-    expect(ratios.map((entry) => entry.goal)).toEqual([{ minimum: 0.5, met: true }, undefined, undefined, undefined, undefined, undefined, undefined]);
+    expect(ratios.map((entry) => entry.goal)).toEqual([
+      { minimum: 0.5, met: true },
+      undefined,
+      { minimum: 0.8, met: true },
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      { minimum: 0.8, met: false },
+    ]);
   });
 
   it('gives the transactional series no ratio when its offsets did not check out, and keeps the others', () => {
@@ -417,8 +437,43 @@ describe('kafkaRatios', () => {
     const texts = kafkaRatios(kafka(produce(60_000_000, [10]), null, transactional(40_000_000, [10], 'partition 0: the acknowledged batches leave a gap at offset 9')), BASELINES, FLOOR, settings).map(
       (entry) => entry.text,
     );
-    expect(texts).toHaveLength(3);
+    expect(texts).toHaveLength(4);
     expect(texts.every((text) => text.startsWith('kafka produce: '))).toBe(true);
+  });
+});
+
+describe('kafkaFloorBytesShare', () => {
+  const produced = (bytesPerSecond: number, offsetCheckFailure: string | null = null): KafkaProduceResult => ({
+    sends: 10,
+    failedSends: 0,
+    firstFailureMessage: null,
+    stoppedEarly: false,
+    records: 10_000,
+    bytes: 10_340_000,
+    warmupRecords: 0,
+    elapsedMs: 1_000,
+    bytesPerSecond,
+    recordsPerSecond: bytesPerSecond / 1_034,
+    latency: summarizeLatencies([10]),
+    offsetCheckFailure,
+    cpuSecondsPerMegabyte: null,
+    benchCpuSecondsPerMegabyte: null,
+    rssMaxBytes: null,
+  });
+  const floor: FloorRate = { rowsPerSecond: 100_000, payloadBytesPerSecond: 30_000_000 };
+
+  it.each<[string, number, FloorRate | null, string | null, number | null, [number, number, number, { minimum: number; met: boolean } | undefined] | null]>([
+    ['a series above the goal', 34_000_000, floor, null, 0.8, [34_000_000, 30_000_000, 34 / 30, { minimum: 0.8, met: true }]],
+    ['a series exactly at the goal', 24_000_000, floor, null, 0.8, [24_000_000, 30_000_000, 0.8, { minimum: 0.8, met: true }]],
+    ['a series below the goal', 21_000_000, floor, null, 0.8, [21_000_000, 30_000_000, 0.7, { minimum: 0.8, met: false }]],
+    ['a series without a goal (the transactional one)', 21_000_000, floor, null, null, [21_000_000, 30_000_000, 0.7, undefined]],
+    ['no floor measured', 34_000_000, null, null, 0.8, null],
+    ['a floor that acknowledged nothing', 34_000_000, { rowsPerSecond: 0, payloadBytesPerSecond: 0 }, null, 0.8, null],
+    ['a series whose offsets did not check out', 34_000_000, floor, 'partition 0: a gap', 0.8, null],
+  ])('divides %s by the floor MB/s', (_case, bytesPerSecond, floorRate, offsetCheckFailure, goalMin, expected) => {
+    // Proves the share is MB/s over MB/s (not records over rows), judged against the goal only when one is given, and absent when it would mean nothing.
+    const share = kafkaFloorBytesShare('kafka produce', produced(bytesPerSecond, offsetCheckFailure), floorRate, goalMin);
+    expect(share === null ? null : [share.value, share.baseline, share.ratio, share.goal]).toEqual(expected === null ? null : [expected[0], expected[1], expect.closeTo(expected[2], 10), expected[3]]);
   });
 });
 

@@ -282,6 +282,10 @@ export interface KafkaRatioSettings {
   lingerMs: number;
   /** The goal: produce MB/s at least this fraction of raw PUT MB/s. */
   produceGoalMin: number;
+  /** The goal: the idempotent producer's MB/s at least this fraction of the floor write path's MB/s. */
+  produceFloorGoalMin: number;
+  /** The goal: consume MB/s at least this fraction of raw GET MB/s. */
+  consumeGoalMin: number;
 }
 
 export const KAFKA_RATIO_SETTINGS: KafkaRatioSettings = {
@@ -291,6 +295,8 @@ export const KAFKA_RATIO_SETTINGS: KafkaRatioSettings = {
   getsInFlight: BENCH_SCAN.scansInFlight,
   lingerMs: LIMITS.walLingerMs,
   produceGoalMin: BENCH_KAFKA.goals.produceMin,
+  produceFloorGoalMin: BENCH_KAFKA.goals.produceFloorMin,
+  consumeGoalMin: BENCH_KAFKA.goals.consumeMin,
 };
 
 /**
@@ -336,6 +342,7 @@ export function kafkaRatios(
       ratios.push(ratio === null || goalMin === null ? ratio : { ...ratio, goal: { minimum: goalMin, met: ratio.ratio >= goalMin } });
     }
     ratios.push(kafkaFloorShare(label, produce, kafka.keyBytes + kafka.valueBytes, floor));
+    ratios.push(kafkaFloorBytesShare(label, produce, floor, goalMin === null ? null : settings.produceFloorGoalMin));
     if (putConcurrent && jetStreamConcurrent) {
       const boundMs = 2 * (putConcurrent.latency.p99Ms + jetStreamConcurrent.latency.p99Ms) + settings.lingerMs;
       ratios.push(
@@ -350,15 +357,15 @@ export function kafkaRatios(
     }
   }
   if (consume !== null && consume.checkFailure === null && getConcurrent) {
-    ratios.push(
-      ratioOf(
+    const ratio = ratioOf(
         (quotient) =>
           `kafka consume: ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ${formatCount(consume.recordsPerSecond)} records/s = ${quotient} × raw S3 GET MB/s ` +
-          `(${formatSize(settings.getBodyBytes)}, ${settings.getsInFlight} in flight)`,
+          `(${formatSize(settings.getBodyBytes)}, ${settings.getsInFlight} in flight)` +
+          minimumGoalText(consume.bytesPerSecond / getConcurrent.bytesPerSecond, settings.consumeGoalMin),
         consume.bytesPerSecond,
         getConcurrent.bytesPerSecond,
-      ),
-    );
+      );
+    ratios.push(ratio === null ? null : { ...ratio, goal: { minimum: settings.consumeGoalMin, met: ratio.ratio >= settings.consumeGoalMin } });
   }
   return ratios.filter((entry): entry is Ratio => entry !== null);
 }
@@ -383,6 +390,24 @@ export function kafkaFloorShare(label: string, produce: KafkaProduceResult, reco
     produce.recordsPerSecond,
     floor.rowsPerSecond,
   );
+}
+
+/**
+ * A produce series' MB/s of keys and values as a share of the floor write path's MB/s of JSON rows: issue
+ * 43 holds the Kafka path to the floor by bytes, whatever the size of a record against a row. With a goal,
+ * the ratio carries it; null when the series' offsets did not check out or there is no floor rate.
+ */
+export function kafkaFloorBytesShare(label: string, produce: KafkaProduceResult, floor: FloorRate | null, goalMin: number | null): Ratio | null {
+  if (floor === null || produce.offsetCheckFailure !== null) return null;
+  const ratio = ratioOf(
+    (quotient) =>
+      `${label}: ${formatMegabytesPerSecond(produce.bytesPerSecond)} MB/s of keys and values = ${quotient} × floor write path MB/s ` +
+      `(${formatMegabytesPerSecond(floor.payloadBytesPerSecond)} MB/s of JSON rows)` +
+      (goalMin === null ? '' : minimumGoalText(produce.bytesPerSecond / floor.payloadBytesPerSecond, goalMin)),
+    produce.bytesPerSecond,
+    floor.payloadBytesPerSecond,
+  );
+  return ratio === null || goalMin === null ? ratio : { ...ratio, goal: { minimum: goalMin, met: ratio.ratio >= goalMin } };
 }
 
 /**
