@@ -30,8 +30,18 @@ export const LIMITS = {
   /** Attempts to describe a table that a node does not know yet (its view may lag a create by a moment). */
   clientNotFoundAttemptsMax: 3,
   clientBackoffMaxMs: 1_000,
-  /** A data node re-checks every bucket it should lead at least this often. */
+  /**
+   * A data node decides again, this often, the buckets whose last decision waits on something no log entry
+   * shows: a bucket held by another node (HeldBy, which its liveness turns into a takeover) and a bucket whose
+   * action failed.
+   */
   syncIntervalMs: 500,
+  /**
+   * A data node re-checks every bucket it leads or holds at least this often, a safety net under the rounds
+   * that log entries and retries start. Each is a pass over the view's buckets (with 100 000 buckets, tens of
+   * milliseconds), which every `syncIntervalMs` took most of a data node's CPU.
+   */
+  syncFullRoundIntervalMs: 10_000,
   /** Sync rounds asked for by changes of the view start at most this often (each is a pass over the view's buckets). */
   syncRoundSpacingMs: 20,
   /** How long a sync action waits for the entry it appended to apply, or for the coordinator's answer, before the bucket is decided again. */

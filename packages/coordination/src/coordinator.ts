@@ -23,6 +23,7 @@ import { Gauge, Counter } from 'prom-client';
 import { checkCreateTableSpec } from './table-spec';
 import { PartitionLifecycle } from './partition-lifecycle';
 import { bucketsByState } from './cluster-figures';
+import { moveLogLines } from './move-log';
 
 /** A request that has already been forwarded once; a non-holder answers it with Unavailable. */
 type Envelope = CoordinatorRequest & { forwarded?: boolean };
@@ -591,16 +592,7 @@ export class Coordinator {
           ),
       ),
     );
-    for (const result of outcomes) {
-      const { move } = result;
-      if ('error' in result) {
-        this.logger.warn({ move, err: result.error }, 'LeadBucket not carried out');
-      } else if (!result.outcome.ok) {
-        this.logger.warn({ move, rejection: result.outcome.rejection }, 'LeadBucket refused');
-      } else {
-        this.logger.info({ table: move.table, bucket: move.bucket, from: move.from, to: move.to, leaderEpoch: result.outcome.leaderEpoch }, 'bucket re-led');
-      }
-    }
+    for (const line of moveLogLines(outcomes)) this.logger[line.level](line.fields, line.msg);
   }
 
   private async propose(command: Command, options: { timeoutMs?: number } = {}) {

@@ -56,10 +56,12 @@ interface ReleadRequest {
 }
 
 /**
- * The sync task of a data node (docs/ownership.md §3 ("Opening a bucket")). After changes of the view, and at least
- * every LIMITS.syncIntervalMs, it asks the pure `decideSync` what to do with each bucket it leads or
- * has open, and carries that out. At most one action per bucket runs at a time; an action that fails is
- * simply decided again on the next round, from the view as it is then.
+ * The sync task of a data node (docs/ownership.md §3 ("Opening a bucket")). After changes of the view it asks
+ * the pure `decideSync` what to do with each bucket the applied entries touched, and carries that out. At most
+ * one action per bucket runs at a time. What no log entry shows is decided again every
+ * `LIMITS.syncIntervalMs`: a bucket held by another node (HeldBy: "Retry on the next sync", until that node
+ * is seen dead and the bucket is taken over) and a bucket whose action failed, from the view as it is then.
+ * Every `LIMITS.syncFullRoundIntervalMs` a full round looks at every bucket this node leads or holds.
  *
  * Rounds cost a pass over the buckets of the view, so changes do not each start one: a change asks for a
  * round, and the rounds asked for during a burst of entries run as one, at most one per
@@ -73,6 +75,9 @@ export class BucketSync {
   private readonly takenOver = new Set<string>();
   private onOpenedAfterTakeover: (bucketId: string) => void = () => undefined;
   private timer: NodeJS.Timeout | null = null;
+  private fullRoundTimer: NodeJS.Timeout | null = null;
+  /** Buckets to decide again on the next periodic round: held by another node, or their last action failed. */
+  private readonly retry = new Set<string>();
   private unsubscribe: (() => void) | null = null;
   private unsubscribeReloaded: (() => void) | null = null;
   private stopped = false;
@@ -105,8 +110,13 @@ export class BucketSync {
   start(): void {
     this.unsubscribe = this.member.store.onApplied((_view, _seq, command, outcome) => this.requestRound(bucketsTouchedBy(command, outcome)));
     this.unsubscribeReloaded = this.member.store.onReloaded(() => this.requestRound('all'));
-    // The periodic full round also catches what no log entry shows: nodes that stopped heartbeating.
-    this.timer = setInterval(() => this.requestRound('all'), LIMITS.syncIntervalMs);
+    // What no log entry shows (a node that stopped heartbeating holds a bucket; an action failed) is decided
+    // again on the short period; every bucket on the long one.
+    this.timer = setInterval(() => {
+      if (this.retry.size > 0) this.requestRound([...this.retry]);
+      this.openGauge.set(this.openCount());
+    }, LIMITS.syncIntervalMs);
+    this.fullRoundTimer = setInterval(() => this.requestRound('all'), LIMITS.syncFullRoundIntervalMs);
     this.round();
   }
 
@@ -172,11 +182,17 @@ export class BucketSync {
         throw error;
       }
       const record = getIn(view.buckets, bucketId);
+      // HeldBy waits on the other node's liveness, which no entry shows: decided again on the next periodic round.
+      if (decision.action === 'heldBy') this.retry.add(bucketId);
+      else this.retry.delete(bucketId);
       if (decision.action === 'serve' && record && !this.isOpen(bucketId) && !this.lifecycle.isReady(bucketId, record.stream.epoch)) {
         // Open in the view but not ready here (its restore failed, say): prepare it again before serving.
         this.inFlight.add(bucketId);
         void this.prepare(bucketId, record, record.stream.epoch)
-          .catch((error) => this.logger.warn({ err: error, bucketId }, 'could not prepare an open bucket; retrying on the next round'))
+          .catch((error) => {
+            this.retry.add(bucketId);
+            this.logger.warn({ err: error, bucketId }, 'could not prepare an open bucket; retrying on the next round');
+          })
           .finally(() => this.inFlight.delete(bucketId));
         continue;
       }
@@ -194,11 +210,18 @@ export class BucketSync {
         },
         (error) => {
           this.inFlight.delete(bucketId);
+          this.retry.add(bucketId);
           this.logger.warn({ err: error, bucketId, decision }, 'sync action failed; retrying on the next round');
         },
       );
     }
-    if (pending === 'all') this.openGauge.set([...this.local.values()].filter((bucket) => bucket.state === 'open').length);
+    if (pending === 'all') this.openGauge.set(this.openCount());
+  }
+
+  private openCount(): number {
+    let open = 0;
+    for (const bucket of this.local.values()) if (bucket.state === 'open') open += 1;
+    return open;
   }
 
   private settle(bucketId: string, action: 'serve' | 'none', record: BucketRecord | undefined): void {
@@ -340,6 +363,7 @@ export class BucketSync {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.fullRoundTimer) clearInterval(this.fullRoundTimer);
     this.unsubscribe?.();
     this.unsubscribeReloaded?.();
     for (const bucketId of this.local.keys()) this.lifecycle.released(bucketId);
@@ -350,6 +374,7 @@ export class BucketSync {
   async stopAndCloseAll(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.fullRoundTimer) clearInterval(this.fullRoundTimer);
     this.unsubscribe?.();
     this.unsubscribeReloaded?.();
     const view = this.member.view;
