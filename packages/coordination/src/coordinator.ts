@@ -339,7 +339,7 @@ export class Coordinator {
         acquiredAtMs: this.acquiredAtMs,
         leaseTtlMs: this.member.config.leaseTtlMs,
         seenLiveSinceAcquired: this.seenLiveSinceAcquired,
-        joining: this.member.liveness.joiningNodes(this.member.config.leaseTtlMs),
+        joining: this.member.liveness.joiningNodes(this.member.view, this.member.config.leaseTtlMs),
         joiningGraceMs: LIMITS.coordinatorJoiningGraceMs,
       };
       const moves = orphanReleadsDue(this.member.view, live, timing);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { startNatsServer, type NatsServerHandle } from '@mink/devcluster';
 import { emptyView, type NodeRecord, type View } from '@mink/meta';
-import { Heartbeater, heartbeatKey, LivenessTracker, openHeartbeatBucket, type Heartbeat } from './liveness';
+import { Heartbeater, heartbeatKey, isJoiningHeartbeat, LivenessTracker, openHeartbeatBucket, type Heartbeat } from './liveness';
 import { eventually } from '@mink/testing';
 
 const LEASE_TTL_MS = 1_000;
@@ -98,6 +98,25 @@ describe('heartbeats and liveness', () => {
     two.halt();
     const afterDeath = await valueOnceAccepted(progress, (members) => members['2'] === undefined, LEASE_TTL_MS * 3);
     expect(Object.keys(afterDeath)).toEqual(['1']);
+  });
+
+  it('counts as joining a node at epoch 0 and one registered beyond the view, never one at the view epoch', async () => {
+    // Proves the lease holder holds back the buckets of a node whose registration its view has not applied yet
+    // (a whole-cluster restart of 100 000 buckets gave all of one node's buckets away in that window).
+    const view = viewWithNodes({ '1': 1, '2': 1, '3': 1 });
+    await startHeartbeat('1', 1);
+    await startHeartbeat('2', 2);
+    await startHeartbeat('4', 0);
+    const joining = await valueOnceAccepted(
+      () => tracker.joiningNodes(view, LEASE_TTL_MS),
+      (nodes) => nodes.size === 2 && tracker.liveNodes(view, LEASE_TTL_MS).size === 1,
+    );
+    expect(joining).toEqual(new Set(['2', '4']));
+    expect(tracker.liveNodes(view, LEASE_TTL_MS)).toEqual(new Set(['1']));
+    // Once the view has the registration, the node is live and no longer joining.
+    const caughtUp = viewWithNodes({ '1': 1, '2': 2, '3': 1 });
+    expect(tracker.joiningNodes(caughtUp, LEASE_TTL_MS)).toEqual(new Set(['4']));
+    expect(tracker.liveNodes(caughtUp, LEASE_TTL_MS)).toEqual(new Set(['1', '2']));
   });
 
   it('counts a node live while it heartbeats and drops it one ttl after its heartbeats stop', async () => {
@@ -251,5 +270,19 @@ describe('Heartbeater.leaseHeldSinceMs', () => {
     await heartbeater.beat();
     expect(heartbeater.leaseHeldSinceMs()).toBe(2_300);
     heartbeater.halt();
+  });
+});
+
+describe('isJoiningHeartbeat', () => {
+  it.each<[string, number, number | undefined, boolean]>([
+    ['epoch 0, never registered', 0, undefined, true],
+    ['epoch 0, registered before (a restarted node catching up)', 0, 4, true],
+    ['registered in entries the view has not applied', 5, 4, true],
+    ['registered for the first time beyond the view', 1, undefined, true],
+    ['at the view epoch: live or dead, not joining', 4, 4, false],
+    ['below the view epoch (a fenced incarnation still heartbeating)', 3, 4, false],
+  ])('%s', (_case, heartbeatEpoch, viewEpoch, joining) => {
+    // Proves a node that just registered is never taken for dead by a lease holder whose view lags its registration.
+    expect(isJoiningHeartbeat(heartbeatEpoch, viewEpoch)).toBe(joining);
   });
 });

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { ErrorCode, NatsError, type KV, type KvEntry, type NatsConnection, type QueuedIterator } from 'nats';
 import { LIMITS, NODE_ID_PATTERN } from '@mink/config';
 import { UnavailableError } from '@mink/protocol';
-import type { View } from '@mink/meta';
+import { ownRecord, type View } from '@mink/meta';
 import { openLatestValueBucket, translateNatsError, type BucketCreationOptions } from './nats-errors';
 import { connectionWatch } from './nats-connection';
 import { ServerClock } from './server-clock';
@@ -41,6 +41,17 @@ export interface MemberProgress {
   appliedSeq: number;
   /** Local monotonic time since which its heartbeats have shown `appliedSeq`. */
   sinceMs: number;
+}
+
+/**
+ * Whether a data node whose fresh heartbeat carries `heartbeatEpoch` is joining, as a coordinator whose view
+ * has the node at `viewEpoch` (undefined: not registered in that view) sees it: epoch 0, it is up and
+ * catching up with the log before its first registration; an epoch above the view's, it has registered and
+ * the reader's view has not applied that yet (a lease holder's paced tail can be seconds behind). Either way
+ * it is alive, and neither `liveNodes` (which wants the view's epoch) nor a dead node's buckets describe it.
+ */
+export function isJoiningHeartbeat(heartbeatEpoch: number, viewEpoch: number | undefined): boolean {
+  return heartbeatEpoch === 0 || heartbeatEpoch > (viewEpoch ?? 0);
 }
 
 export function heartbeatKey(role: HeartbeatRole, nodeId: string): string {
@@ -520,15 +531,19 @@ export class LivenessTracker {
   }
 
   /**
-   * Data nodes whose process is up but not registered yet: a heartbeat younger than `leaseTtlMs` at epoch 0,
-   * which a data node writes from the moment it connects until its first incarnation registers (it is
-   * catching up with the metadata log meanwhile).
+   * Data nodes whose process is up and which `view` does not show registered at the epoch they heartbeat at
+   * (isJoiningHeartbeat): a heartbeat younger than `leaseTtlMs` at epoch 0, which a data node writes from the
+   * moment it connects until its first incarnation registers (it is catching up with the metadata log
+   * meanwhile), or at an epoch above the view's, once it registered in entries `view` has not applied yet.
+   * A whole-cluster restart of 100 000 buckets handed every bucket of a node that had just registered to
+   * another, because the lease holder's view did not have the registration yet.
    */
-  joiningNodes(leaseTtlMs: number, localNowMs: number = performance.now()): Set<string> {
+  joiningNodes(view: View, leaseTtlMs: number, localNowMs: number = performance.now()): Set<string> {
     this.asked(localNowMs);
     const joining = new Set<string>();
     for (const heartbeat of this.heartbeats.values()) {
-      if (heartbeat.role === 'data-node' && heartbeat.epoch === 0 && this.seenAgeMs(heartbeat.createdAtMs, localNowMs) < leaseTtlMs) joining.add(heartbeat.nodeId);
+      if (heartbeat.role !== 'data-node' || this.seenAgeMs(heartbeat.createdAtMs, localNowMs) >= leaseTtlMs) continue;
+      if (isJoiningHeartbeat(heartbeat.epoch, ownRecord(view.nodes, heartbeat.nodeId)?.epoch)) joining.add(heartbeat.nodeId);
     }
     return joining;
   }

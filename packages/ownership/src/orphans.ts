@@ -95,11 +95,15 @@ export function leastLoaded(loads: ReadonlyMap<string, number>): string | undefi
  * there is nowhere to move to, and the next tick tries again.
  */
 export function planOrphanReleads(view: View, live: ReadonlySet<string>): Move[] {
-  const loads = loadsOfLiveNodes(view, live);
-  // Only the orphans are sorted: the coordinator plans on every tick, and sorting every bucket of a view of
-  // 100 000 took most of its CPU when there was nothing to move.
+  // One pass gives the loads and the orphans, and only the orphans are sorted: the coordinator plans on every
+  // tick, and sorting every bucket of a view of 100 000 took most of its CPU when there was nothing to move.
+  const loads = new Map<string, number>([...live].sort(compareNodeIds).map((nodeId) => [nodeId, 0]));
   const orphans: BucketRecord[] = [];
-  for (const record of valuesIn(view.buckets)) if (record.leader === null || !live.has(record.leader)) orphans.push(record);
+  for (const record of valuesIn(view.buckets)) {
+    const load = record.leader === null ? undefined : loads.get(record.leader);
+    if (load === undefined) orphans.push(record);
+    else loads.set(record.leader!, load + 1);
+  }
   const moves: Move[] = [];
   for (const record of orphans.sort(compareBuckets)) {
     const target = leastLoaded(loads);
