@@ -1,8 +1,10 @@
 import { BENCH_METADATA } from './bench-limits';
-import { classifyCreateAnswer, epochBumps, HeartbeatGaps, largestSample, metadataRatios, parseStageBuckets, tablesForStage } from './metadata-figures';
+import { classifyCreateAnswer, epochBumps, HeartbeatGaps, largestSample, memoryPerBucket, metadataRatios, parseStageBuckets, tablesForStage } from './metadata-figures';
 import { renderReport } from './report';
-import type { BaselineResult, BenchResult, MetadataHealth, MetadataStageResult } from './results';
+import type { BaselineResult, BenchResult, MetadataHealth, MetadataStageResult, ProcessMemory } from './results';
 import { summarizeLatencies } from './stats';
+
+const MIB = 1024 * 1024;
 
 describe('classifyCreateAnswer', () => {
   it.each<[string, number, string | null, ReturnType<typeof classifyCreateAnswer>]>([
@@ -126,6 +128,10 @@ describe('metadataRatios', () => {
     exposedMetrics: [],
     slowestApply: { process: 'gateway-1', commandsPerSecond: 80 },
     missingMetrics: ['mink_meta_apply_lag_entries'],
+    memory: [
+      { process: 'coordinator-1', first: { rssBytes: 90 * MIB, heapUsedBytes: 30 * MIB }, last: { rssBytes: 120 * MIB, heapUsedBytes: 42 * MIB } },
+      { process: 'data-node 1', first: { rssBytes: 100 * MIB, heapUsedBytes: 32 * MIB }, last: { rssBytes: 150 * MIB, heapUsedBytes: 40 * MIB } },
+    ],
   };
   const stage: MetadataStageResult = {
     targetBuckets: 1_600,
@@ -235,7 +241,39 @@ describe('metadataRatios', () => {
     expect(report).toMatch(/1 600 +4\.5 +hb\.data-node\.3 +2 000 +data-node 3 +3 000 +1\.5 +0 +0 +0\n +16 000 +4\.5 +hb\.data-node\.3 +2 000 +data-node 3 +3 000 +1\.5 +142 +4 +1/);
     expect(report).toMatch(/1 600 +2\.0 +5\.0 +10 +160 +1:800 2:800 +1:0 2:1 600\n +1 600 +- +- +- +- +1:800 2:800 +-/);
     expect(report).toContain('not exposed by any process: mink_meta_apply_lag_entries');
+    expect(report).toContain(
+      '1 600 buckets: largest process at the end data-node 1, 150 MiB resident (V8 heap in use 40 MiB); heap in use grew most in coordinator-1, by 12 MiB over 1 600 buckets created: 7 864 B per bucket, garbage not yet collected included',
+    );
     expect(report).toContain('16 000 buckets: data-node 2 (pid 7) exited; uncaught exception: LogPurgedError');
     expect(report).toContain('16 000 buckets: stage ended short: a process exited');
+  });
+});
+
+describe('memoryPerBucket', () => {
+  const reading = (rssMib: number | null, heapMib: number | null) => ({ rssBytes: rssMib === null ? null : rssMib * MIB, heapUsedBytes: heapMib === null ? null : heapMib * MIB });
+  const memory = (process: string, first: [number | null, number | null], last: [number | null, number | null]): ProcessMemory => ({
+    process,
+    first: reading(...first),
+    last: reading(...last),
+  });
+
+  it('names the largest process at the end and the largest heap growth per bucket created', () => {
+    // Proves the two figures come from different processes when they differ, and the growth is divided by the buckets the stage created.
+    const figures = memoryPerBucket([memory('gateway-1', [80, 20], [300, 60]), memory('data-node 2', [90, 20], [400, 50]), memory('coordinator-1', [70, 10], [200, 110])], 100_000);
+    expect(figures).toEqual({
+      largest: { process: 'data-node 2', rssBytes: 400 * MIB, heapUsedBytes: 50 * MIB },
+      heapGrowth: { process: 'coordinator-1', bytes: 100 * MIB, bytesPerBucket: (100 * MIB) / 100_000 },
+    });
+  });
+
+  it.each<[string, ProcessMemory[], number, boolean, boolean]>([
+    ['no process read', [], 1_000, false, false],
+    ['no resident memory at the end', [memory('gateway-1', [80, 20], [null, 60])], 1_000, false, false],
+    ['a heap that was not read at the start', [memory('gateway-1', [80, null], [300, 60])], 1_000, true, false],
+    ['a stage that created no bucket', [memory('gateway-1', [80, 20], [300, 60])], 0, true, false],
+  ])('leaves out what it cannot tell: %s', (_case, readings, buckets, hasLargest, hasGrowth) => {
+    // Proves a missing reading or an empty stage gives no figure rather than a wrong one (no division by zero).
+    const figures = memoryPerBucket(readings, buckets);
+    expect([figures !== null, figures?.heapGrowth != null]).toEqual([hasLargest, hasGrowth]);
   });
 });

@@ -2,7 +2,7 @@ import { commaSeparated } from '@mink/cli';
 import { BENCH_METADATA } from './bench-limits';
 import { formatCount, formatRatio, formatSeconds } from './format';
 import { findBaseline, ratioOf } from './ratio';
-import type { BaselineResult, MetadataStageResult, Ratio } from './results';
+import type { BaselineResult, MetadataStageResult, ProcessMemory, Ratio } from './results';
 
 /**
  * The pure parts of the metadata scenario: what a create's answer asks for, how many tables a stage
@@ -21,6 +21,36 @@ export const HEARTBEAT_DELAY_METRIC = 'mink_heartbeat_delay_max_ms';
 export const METADATA_PLANE_METRICS = ['mink_meta_apply_lag_entries', HEARTBEAT_DELAY_METRIC] as const;
 /** The sequence of the last log entry a process applied: two readings give its apply rate. */
 export const APPLIED_SEQ_METRIC = 'mink_meta_applied_seq';
+/** prom-client's resident memory of the process and V8 heap in use, read for the memory per bucket. */
+export const RSS_METRIC = 'process_resident_memory_bytes';
+export const HEAP_USED_METRIC = 'nodejs_heap_size_used_bytes';
+
+/** What a stage's memory readings say about memory per bucket (memoryPerBucket). */
+export interface MemoryPerBucket {
+  /** The process with the largest resident memory at the stage's last scrape. */
+  largest: { process: string; rssBytes: number; heapUsedBytes: number | null };
+  /**
+   * The process whose heap in use grew the most from the stage's first scrape to its last, and that growth
+   * per bucket the stage created (garbage not collected yet included, so an upper bound of what a bucket costs).
+   */
+  heapGrowth: { process: string; bytes: number; bytesPerBucket: number } | null;
+}
+
+/**
+ * The memory figures of a stage that created `bucketsCreated` buckets, from each process's first and last
+ * reading; null when no process showed its resident memory at the end.
+ */
+export function memoryPerBucket(memory: readonly ProcessMemory[], bucketsCreated: number): MemoryPerBucket | null {
+  let largest: MemoryPerBucket['largest'] | null = null;
+  let heapGrowth: MemoryPerBucket['heapGrowth'] = null;
+  for (const { process, first, last } of memory) {
+    if (last.rssBytes !== null && (largest === null || last.rssBytes > largest.rssBytes)) largest = { process, rssBytes: last.rssBytes, heapUsedBytes: last.heapUsedBytes };
+    if (first.heapUsedBytes === null || last.heapUsedBytes === null || bucketsCreated <= 0) continue;
+    const bytes = last.heapUsedBytes - first.heapUsedBytes;
+    if (heapGrowth === null || bytes > heapGrowth.bytes) heapGrowth = { process, bytes, bytesPerBucket: bytes / bucketsCreated };
+  }
+  return largest === null ? null : { largest, heapGrowth };
+}
 
 /** What to do with one answer of `POST /v1/tables`. */
 export type CreateAnswer = { kind: 'created' } | { kind: 'retry'; afterMs: number } | { kind: 'failed' };

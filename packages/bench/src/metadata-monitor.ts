@@ -4,8 +4,8 @@ import { connect, type JetStreamManager, type KvEntry, type NatsConnection, type
 import { DEFAULTS, LIMITS } from '@mink/config';
 import type { ClusterProcessInfo, LocalCluster } from '@mink/devcluster';
 import { BENCH_METADATA } from './bench-limits';
-import { APPLIED_SEQ_METRIC, EVENT_LOOP_STALL_METRIC, HeartbeatGaps, largestSample, METADATA_PLANE_METRICS } from './metadata-figures';
-import type { MetadataHealth } from './results';
+import { APPLIED_SEQ_METRIC, EVENT_LOOP_STALL_METRIC, HEAP_USED_METRIC, HeartbeatGaps, largestSample, METADATA_PLANE_METRICS, RSS_METRIC } from './metadata-figures';
+import type { MemoryReading, MetadataHealth } from './results';
 
 /** The KV bucket every process heartbeats into (`HEARTBEAT_BUCKET` of @mink/metalog; the spec checks they agree). */
 export const HEARTBEAT_BUCKET_NAME = 'mink_heartbeats';
@@ -26,6 +26,8 @@ export class MetadataMonitor {
   private readonly largestByMetric = new Map<string, { process: string; value: number }>();
   /** Per process, the first and the last reading of its applied sequence. */
   private readonly appliedByProcess = new Map<string, { first: AppliedReading; last: AppliedReading }>();
+  /** Per process, its memory at the first and the last scrape. */
+  private readonly memoryByProcess = new Map<string, { first: MemoryReading; last: MemoryReading }>();
   private largestBacklog: number | null = null;
   private longestApplyLagMs: number | null = null;
   private readonly exited = new Map<number, string>();
@@ -85,6 +87,7 @@ export class MetadataMonitor {
         return largest === undefined ? [] : [{ name, ...largest }];
       }),
       missingMetrics: METADATA_PLANE_METRICS.filter((name) => !this.largestByMetric.has(name)),
+      memory: [...this.memoryByProcess].map(([process, readings]) => ({ process, ...readings })),
     };
   }
 
@@ -127,6 +130,10 @@ export class MetadataMonitor {
       if (readings === undefined) this.appliedByProcess.set(processLabel(entry), { first: reading, last: reading });
       else readings.last = reading;
     }
+    const memory: MemoryReading = { rssBytes: largestSample(text, RSS_METRIC), heapUsedBytes: largestSample(text, HEAP_USED_METRIC) };
+    const memoryReadings = this.memoryByProcess.get(processLabel(entry));
+    if (memoryReadings === undefined) this.memoryByProcess.set(processLabel(entry), { first: memory, last: memory });
+    else memoryReadings.last = memory;
     for (const name of [EVENT_LOOP_STALL_METRIC, ...METADATA_PLANE_METRICS]) {
       const value = largestSample(text, name);
       const largest = this.largestByMetric.get(name);

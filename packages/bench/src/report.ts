@@ -25,6 +25,7 @@ import type {
   WriteScenarioResult,
 } from './results';
 import { describeCompaction, SCAN_FORMAT_LABELS } from './scan-figures';
+import { memoryPerBucket } from './metadata-figures';
 
 /** One write scenario as the ratios see it. */
 export interface WriteRatioInput {
@@ -731,6 +732,18 @@ function renderMetadata(metadata: MetadataResult, leaseTtlMs: number): string[] 
   if (missing.length > 0) lines.push(`  not exposed by any process: ${missing.join(', ')}`);
   for (const stage of stages) {
     const name = `${formatCount(stage.targetBuckets)} buckets`;
+    const memory = memoryPerBucket(stage.health.memory, stage.bucketsCreated);
+    if (memory !== null) {
+      const { largest, heapGrowth } = memory;
+      lines.push(
+        `  ${name}: largest process at the end ${largest.process}, ${formatSize(largest.rssBytes)} resident` +
+          (largest.heapUsedBytes === null ? '' : ` (V8 heap in use ${formatSize(largest.heapUsedBytes)})`) +
+          (heapGrowth === null
+            ? ''
+            : `; heap in use grew most in ${heapGrowth.process}, by ${formatSize(Math.max(0, heapGrowth.bytes))} over ${formatCount(stage.bucketsCreated)} buckets created: ` +
+              `${formatCount(Math.max(0, heapGrowth.bytesPerBucket))} B per bucket, garbage not yet collected included`),
+      );
+    }
     if (stage.firstFailureMessage !== null) lines.push(`  ${name}: first failed create: ${stage.firstFailureMessage}`);
     for (const exited of [...stage.exitedProcesses, ...(stage.restart?.exitedProcesses ?? [])]) lines.push(`  ${name}: ${exited}`);
     if (stage.stoppedBecause !== null) lines.push(`  ${name}: stage ended short: ${stage.stoppedBecause}`);

@@ -261,6 +261,21 @@ export interface MetadataHealth {
   exposedMetrics: { name: string; process: string; value: number }[];
   /** Metrics looked for that no process exposes. */
   missingMetrics: string[];
+  /** Each process's memory (its own /metrics) at the first and the last scrape of the stage. */
+  memory: ProcessMemory[];
+}
+
+/** One process's resident memory and V8 heap in use, as `process_resident_memory_bytes` and `nodejs_heap_size_used_bytes` showed them. */
+export interface MemoryReading {
+  rssBytes: number | null;
+  heapUsedBytes: number | null;
+}
+
+/** A process's memory at the first and the last scrape of a stage. */
+export interface ProcessMemory {
+  process: string;
+  first: MemoryReading;
+  last: MemoryReading;
 }
 
 /** A data node as GET /v1/cluster shows it. */

@@ -52,6 +52,13 @@ export class Coordinator {
   private acquiredAtMs = 0;
   /** Data nodes this replica has seen live since it took the lease. */
   private readonly seenLiveSinceAcquired = new Set<string>();
+  /**
+   * Data nodes seen joining (catching up with the log, or registered beyond this view) since the lease was
+   * acquired: their buckets are held back for the joining grace even while a heartbeat of theirs is late. A
+   * node loading a snapshot of 100 000 buckets on a busy machine blocked its heartbeats for more than
+   * lease_ttl, and the holder gave all its buckets away 25 s into its grace.
+   */
+  private readonly seenJoiningSinceAcquired = new Set<string>();
   private ticking = false;
   /** The retention loop's observations of each stream's committed end, by bucket id; emptied on taking the lease. */
   private readonly endSamples = new Map<string, EndSample[]>();
@@ -195,6 +202,7 @@ export class Coordinator {
       this.epoch = outcome.epoch!;
       this.acquiredAtMs = Date.now();
       this.seenLiveSinceAcquired.clear();
+      this.seenJoiningSinceAcquired.clear();
       this.seenLiveGauge.set(0);
       // Rounds of the previous holder count as silent until their workers heartbeat to this one.
       this.tieringHeartbeats.clear();
@@ -330,7 +338,12 @@ export class Coordinator {
     this.ticking = true;
     try {
       const live = this.member.liveNodes();
-      for (const node of live) this.seenLiveSinceAcquired.add(node);
+      for (const node of live) {
+        this.seenLiveSinceAcquired.add(node);
+        // Live now: a death from here on is an ordinary one, re-led after lease_ttl.
+        this.seenJoiningSinceAcquired.delete(node);
+      }
+      for (const node of this.member.liveness.joiningNodes(this.member.view, this.member.config.leaseTtlMs)) this.seenJoiningSinceAcquired.add(node);
       this.seenLiveGauge.set(this.seenLiveSinceAcquired.size);
       // Right after taking the lease (a restarting cluster), leaders not seen alive yet or still joining are
       // waited for, so their buckets are not all handed to the first node that comes up.
@@ -339,7 +352,7 @@ export class Coordinator {
         acquiredAtMs: this.acquiredAtMs,
         leaseTtlMs: this.member.config.leaseTtlMs,
         seenLiveSinceAcquired: this.seenLiveSinceAcquired,
-        joining: this.member.liveness.joiningNodes(this.member.view, this.member.config.leaseTtlMs),
+        joining: this.seenJoiningSinceAcquired,
         joiningGraceMs: LIMITS.coordinatorJoiningGraceMs,
       };
       const moves = orphanReleadsDue(this.member.view, live, timing);

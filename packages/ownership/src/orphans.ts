@@ -122,7 +122,11 @@ export interface ReleadTiming {
   leaseTtlMs: number;
   /** Data nodes this replica has seen live since it acquired the lease. */
   seenLiveSinceAcquired: ReadonlySet<string>;
-  /** Data nodes whose process is up but still catching up with the log (a fresh heartbeat at epoch 0). */
+  /**
+   * Data nodes seen joining since the lease was acquired and not live since: their process is up and catching
+   * up with the log (a fresh heartbeat at epoch 0), or registered beyond the holder's view. A late heartbeat
+   * (a node parsing a large snapshot) does not take a node out of it.
+   */
   joining: ReadonlySet<string>;
   /** How long after acquiring the lease the holder waits for joining nodes. */
   joiningGraceMs: number;
