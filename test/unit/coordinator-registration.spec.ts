@@ -1,5 +1,7 @@
 import { LIMITS } from '@mink/config';
-import { SimCoordinator, SimWorld, SIM_TICK_MS } from '../simulation/sim-cluster';
+import { SUBJECTS } from '@mink/protocol';
+import { requestJson } from '@mink/transport';
+import { SimClient, SimCoordinator, SimDataNode, SimWorld, SIM_TICK_MS } from '../simulation/sim-cluster';
 import { SimRandom } from '../simulation/sim-random';
 import { useSimulatedClock } from '../simulation/sim-run';
 
@@ -52,5 +54,37 @@ describe('a coordinator whose registration fails when it takes the lease', () =>
       { type: 'RegisterCoordinator', coordinatorId: 'c1' },
     ]);
     coordinator.kill();
+  });
+
+  it('answers a create its fenced epoch made the log refuse as Unavailable (ask again), not as the caller\'s conflict', async () => {
+    // A lease that changed hands under load answered creates with 409 Fenced in the 100 000-bucket bench: the
+    // log refused the entry, so nothing was done, and the caller is told to ask again (the TypeScript client does).
+    const world = new SimWorld(new SimRandom(3));
+    const lines = () => world.logLines.map((line) => JSON.parse(line) as { msg: string; coordinatorEpoch?: number });
+    const coordinator = new SimCoordinator(world, 'c1', 1);
+    let started = false;
+    void coordinator.start().then(() => (started = true));
+    for (let step = 0; step < 100 && !(started && lines().some((line) => line.msg === 'acquired the coordinator lease')); step++) await jest.advanceTimersByTimeAsync(20);
+    // A live data node to lead the table's buckets.
+    const node = new SimDataNode(world, '1', 1);
+    let nodeStarted = false;
+    void node.start().then(() => (nodeStarted = true));
+    for (let step = 0; step < 200 && !(nodeStarted && node.member?.liveNodes().has('1') === true); step++) await jest.advanceTimersByTimeAsync(20);
+    const client = new SimClient(world, 'client');
+    await world.log.append({ type: 'RegisterCoordinator', coordinatorId: 'c2' }, 'late-registration-of-c2');
+    let outcome: { created: unknown } | { error: unknown } | undefined;
+    const spec = { name: 'events', columns: [{ name: 'id', type: 'int64' }], buckets: 2 };
+    void requestJson(client.connection.asNats(), SUBJECTS.coordinatorRpc, { op: 'createTable', spec }, 5_000).then(
+      (created) => (outcome = { created }),
+      (error: unknown) => (outcome = { error }),
+    );
+    for (let step = 0; step < 100 && outcome === undefined; step++) await jest.advanceTimersByTimeAsync(20);
+
+    expect(outcome).toEqual({ error: expect.objectContaining({ code: 'Unavailable', message: expect.stringMatching(/^the coordinator changed while this request was decided, and nothing was done; ask again/) }) });
+    // The create carried the fenced epoch 1 and the log refused it: no table.
+    const creates = world.log.entries().filter((entry) => entry.command.type === 'CreateTable');
+    expect(creates.map((entry) => (entry.command as { coordinatorEpoch: number }).coordinatorEpoch)).toEqual([1]);
+    coordinator.kill();
+    node.kill();
   });
 });

@@ -467,6 +467,8 @@ export const LIMITS = {
   streamPrefetchBucketsMax: 4_096,
   /** Snapshots of the metadata view kept in object storage; the log is purged below the oldest of them, so older ones are useless. */
   metaSnapshotsKept: 3,
+  /** Encoding a snapshot yields to the event loop after this much work, so the lease holder's heartbeats and lease renewals keep running. */
+  metaSnapshotYieldEveryMs: 10,
   /** Bytes of one snapshot's JSON, before gzip; a larger view is refused at write time so every snapshot written can be loaded. */
   metaSnapshotJsonBytesMax: 256 * 1024 * 1024,
   /** Compare-and-set attempts on the snapshot pointer before a snapshot write gives up (another writer kept winning). */

@@ -463,6 +463,13 @@ export class Coordinator {
     this.actionsInFlight += 1;
     try {
       return await action();
+    } catch (error) {
+      // This replica's epoch was fenced by a newer holder: the log refused the entry, so nothing was done, and
+      // the caller may ask again (the new holder answers). Not the caller's conflict, as a 409 would say.
+      if (error instanceof MinkError && error.code === 'Fenced') {
+        throw new UnavailableError(`the coordinator changed while this request was decided, and nothing was done; ask again (${error.message})`, LIMITS.coordinatorRetryAfterMs);
+      }
+      throw error;
     } finally {
       this.actionsInFlight -= 1;
     }

@@ -1,8 +1,9 @@
+import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
-import { NO_WRITERS, WRITER_SHARDS, recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type StreamRecord, type View, type WriterState } from '@mink/meta';
+import { NO_WRITERS, WRITER_SHARDS, recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type ShardedMap, type StreamRecord, type View, type WriterState } from '@mink/meta';
 import { NotFoundError, UnavailableError } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
 import { isWrongRevision, openLatestValueBucket, translateNatsError, type BucketCreationOptions } from './nats-errors';
@@ -228,16 +229,62 @@ function decodePointer(entry: KvEntry): SnapshotReference[] {
 }
 
 async function encodeSnapshot(view: View): Promise<Uint8Array> {
-  // The buckets, the object registry and the garbage are stored flat, whatever the sharding in memory.
-  const buckets: Record<string, StoredBucketRecord> = {};
-  for (const [id, record] of Object.entries(recordOf(view.buckets))) buckets[id] = { ...record, stream: { ...record.stream, writers: recordOf(record.stream.writers) } };
-  const stored: StoredView = { ...view, buckets, objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
-  const json = JSON.stringify({ format: SNAPSHOT_FORMAT, view: stored } satisfies SnapshotBody);
+  const json = await snapshotJson(view);
   const jsonBytes = Buffer.byteLength(json);
   if (jsonBytes > LIMITS.metaSnapshotJsonBytesMax) {
     throw new Error(`the metadata view at entry ${view.seq} is ${jsonBytes} bytes of JSON, over LIMITS.metaSnapshotJsonBytesMax`);
   }
   return gzipAsync(json);
+}
+
+/**
+ * The JSON of a snapshot body: the view with the buckets (each stream's writers flat), the object registry
+ * and the garbage as flat records, whatever the sharding in memory; the same text as `JSON.stringify` of
+ * that body. It is written shard by shard, and yields to the event loop whenever `yieldEveryMs` of work has
+ * passed: the lease holder writes snapshots, and encoding a view of 100 000 buckets in one go held its event
+ * loop long enough to lose the lease.
+ */
+export async function snapshotJson(view: View, yieldEveryMs: number = LIMITS.metaSnapshotYieldEveryMs): Promise<string> {
+  const parts: string[] = [];
+  let sliceStartedAt = performance.now();
+  const yieldIfDue = async (): Promise<void> => {
+    if (performance.now() - sliceStartedAt < yieldEveryMs) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    sliceStartedAt = performance.now();
+  };
+  const flat = async <V>(map: ShardedMap<V>, stored: (value: V) => unknown): Promise<void> => {
+    parts.push('{');
+    let first = true;
+    for (const shard of map.shards) {
+      for (const key of Object.keys(shard)) {
+        const text = JSON.stringify(stored(shard[key]!));
+        if (text === undefined) continue;
+        parts.push(`${first ? '' : ','}${JSON.stringify(key)}:${text}`);
+        first = false;
+      }
+      await yieldIfDue();
+    }
+    parts.push('}');
+  };
+  parts.push(`{"format":${SNAPSHOT_FORMAT},"view":{`);
+  let firstField = true;
+  for (const field of Object.keys(view) as (keyof View)[]) {
+    const comma = firstField ? '' : ',';
+    if (field === 'buckets') {
+      parts.push(`${comma}"buckets":`);
+      await flat(view.buckets, (record): StoredBucketRecord => ({ ...record, stream: { ...record.stream, writers: recordOf(record.stream.writers) } }));
+    } else if (field === 'objects' || field === 'garbage') {
+      parts.push(`${comma}${JSON.stringify(field)}:`);
+      await flat<ObjectRecord | GarbageRecord>(view[field], (value) => value);
+    } else {
+      const text = JSON.stringify(view[field]);
+      if (text === undefined) continue;
+      parts.push(`${comma}${JSON.stringify(field)}:${text}`);
+    }
+    firstField = false;
+  }
+  parts.push('}}');
+  return parts.join('');
 }
 
 async function decodeSnapshot(body: Uint8Array, key: string): Promise<View> {
