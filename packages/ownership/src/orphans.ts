@@ -141,7 +141,7 @@ export interface ReleadTiming {
  * whose process is up and catching up with the log (it heartbeats at epoch 0 until it registers). A bucket
  * without a leader, and the buckets of a node seen live and then gone, are re-led at once.
  */
-export function releadsNow(move: Move, timing: ReleadTiming): boolean {
+export function releadsNow(move: Pick<Move, 'from'>, timing: ReleadTiming): boolean {
   if (move.from === null) return true;
   const sinceAcquiredMs = timing.nowMs - timing.acquiredAtMs;
   if (sinceAcquiredMs < timing.leaseTtlMs && !timing.seenLiveSinceAcquired.has(move.from)) return false;

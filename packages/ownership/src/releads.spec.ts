@@ -1,5 +1,5 @@
 import { NO_WRITERS, bucketId, emptyView, shardedFrom, type BucketRecord, type View } from '@mink/meta';
-import type { ReleadTiming } from './orphans';
+import { planOrphanReleads, releadsNow, type ReleadTiming } from './orphans';
 import { orphanReleadsDue } from './releads';
 
 /**
@@ -11,8 +11,8 @@ import { orphanReleadsDue } from './releads';
 const LEADERS = ['1', '2', '2', '3', null, '4'];
 const ACQUIRED_AT_MS = 100_000;
 
-function view(): View {
-  const records: BucketRecord[] = LEADERS.map((leader, bucket) => ({
+function view(leaders: readonly (string | null)[] = LEADERS): View {
+  const records: BucketRecord[] = leaders.map((leader, bucket) => ({
     tableId: 1,
     table: 't1',
     partition: null,
@@ -110,5 +110,22 @@ describe('orphanReleadsDue', () => {
     const due = orphanReleadsDue(view(), liveNodes, timing(sinceAcquiredMs, [...live, ...seen], joining));
     expect(due.map((move): [number, string | null, string] => [move.bucket, move.from, move.to])).toEqual(moves);
     for (const move of due) expect(move.expectedLeaderEpoch).toBe(move.from === null ? 0 : 2);
+  });
+});
+
+describe('orphanReleadsDue while every orphan is held back', () => {
+  const HELD = ['1', '2', '2', '3', '3', '4'];
+
+  it.each<[string, string[], string[], string[], number, number]>([
+    ['a restart, only node 1 live, the others not seen yet', ['1'], ['1'], [], 500, 0],
+    ['after lease_ttl, every other node joining', ['1'], ['1'], ['2', '3', '4'], 3_000, 0],
+    ['after lease_ttl, node 4 neither seen nor joining: its bucket moves', ['1'], ['1'], ['2', '3'], 3_000, 1],
+    ['past the joining grace: every orphan moves', ['1'], ['1'], ['2', '3', '4'], 60_000, 5],
+  ])('%s', (_case, live, seen, joining, sinceAcquiredMs, movesDue) => {
+    // Proves the early answer when nothing is due is the one the whole plan gives, and that any due orphan still gets the plan's move.
+    const liveNodes = new Set(live);
+    const due = orphanReleadsDue(view(HELD), liveNodes, timing(sinceAcquiredMs, seen, joining));
+    expect(due).toEqual(planOrphanReleads(view(HELD), liveNodes).filter((move) => releadsNow(move, timing(sinceAcquiredMs, seen, joining))));
+    expect(due).toHaveLength(movesDue);
   });
 });
