@@ -237,7 +237,7 @@ describe('metadataRatios', () => {
     const report = renderReport(result);
     expect(report).toContain('cluster: 3 data nodes, 2 coordinators, lease_ttl 3.0 s, coordinator_tick 0.50 s\n');
     expect(report).toContain('metadata: stages until 1 600, 16 000 buckets');
-    expect(report).toMatch(/1 600 +100 \/ 100 +5\.0 +1 000 +3 000 +0 +0 +40 +40 +3 300 +33 +83\n +16 000 +120 \/ 900 +5\.0 +1 000 +3 000 +0 +0 +- +- +- +- +-/);
+    expect(report).toMatch(/1 600 +100 \/ 100 +5\.0 +1 000 +3 000 +0 +0 +40 +20 +40 +3 300 +33 +83\n +16 000 +120 \/ 900 +5\.0 +1 000 +3 000 +0 +0 +- +- +- +- +- +-/);
     expect(report).toMatch(/1 600 +4\.5 +hb\.data-node\.3 +2 000 +data-node 3 +3 000 +1\.5 +0 +0 +0\n +16 000 +4\.5 +hb\.data-node\.3 +2 000 +data-node 3 +3 000 +1\.5 +142 +4 +1/);
     expect(report).toMatch(/1 600 +2\.0 +5\.0 +10 +160 +1:800 2:800 +1:0 2:1 600\n +1 600 +- +- +- +- +1:800 2:800 +-/);
     expect(report).toContain('not exposed by any process: mink_meta_apply_lag_entries');

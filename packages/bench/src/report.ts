@@ -668,10 +668,11 @@ function renderMetadata(metadata: MetadataResult, leaseTtlMs: number): string[] 
   const stages = metadata.stages;
   const lines = [
     `metadata stages: tables of ${metadata.bucketsPerTable} buckets created through the gateway, ${metadata.createsInFlight} in flight (all open = from the first create ` +
-      `until GET /v1/cluster showed every bucket open; log entries = growth of the metadata log's last seq meanwhile; apply = log entries / all open)`,
+      `until GET /v1/cluster showed every bucket open; after creates = from the last create answered until then; log entries = growth of the metadata log's last seq meanwhile; ` +
+      `apply = log entries / all open)`,
     indent(
       renderTable(
-        ['BUCKETS', 'TABLES', 'CREATES/S', 'P50 MS', 'P99 MS', '503 RETRIED', 'FAILED', 'ALL OPEN S', 'BUCKETS OPENED/S', 'LOG ENTRIES', 'ENTRIES/CREATE', 'APPLY/S'],
+        ['BUCKETS', 'TABLES', 'CREATES/S', 'P50 MS', 'P99 MS', '503 RETRIED', 'FAILED', 'ALL OPEN S', 'AFTER CREATES S', 'BUCKETS OPENED/S', 'LOG ENTRIES', 'ENTRIES/CREATE', 'APPLY/S'],
         stages.map((stage) => [
           formatCount(stage.targetBuckets),
           `${formatCount(stage.tablesCreated)} / ${formatCount(stage.tablesAsked)}`,
@@ -681,6 +682,7 @@ function renderMetadata(metadata: MetadataResult, leaseTtlMs: number): string[] 
           formatCount(stage.retriedUnavailable),
           formatCount(stage.failedCreates),
           optional(stage.allOpenMs, formatSeconds),
+          optional(stage.allOpenMs === null ? null : Math.max(0, stage.allOpenMs - stage.createElapsedMs), formatSeconds),
           optional(stage.bucketsOpenedPerSecond),
           optional(stage.metaLogEntries),
           optional(stage.commandsPerTableCreate, formatMilliseconds),
