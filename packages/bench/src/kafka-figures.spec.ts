@@ -442,8 +442,9 @@ describe('kafkaRatios', () => {
   });
 });
 
-describe('kafkaFloorBytesShare', () => {
-  const produced = (bytesPerSecond: number, offsetCheckFailure: string | null = null): KafkaProduceResult => ({
+/** A produce series of 10 000 records of 1 034 bytes at `recordsPerSecond`, for the floor shares. */
+function floorProduce(recordsPerSecond: number, offsetCheckFailure: string | null = null): KafkaProduceResult {
+  return {
     sends: 10,
     failedSends: 0,
     firstFailureMessage: null,
@@ -452,14 +453,18 @@ describe('kafkaFloorBytesShare', () => {
     bytes: 10_340_000,
     warmupRecords: 0,
     elapsedMs: 1_000,
-    bytesPerSecond,
-    recordsPerSecond: bytesPerSecond / 1_034,
+    bytesPerSecond: recordsPerSecond * 1_034,
+    recordsPerSecond,
     latency: summarizeLatencies([10]),
     offsetCheckFailure,
     cpuSecondsPerMegabyte: null,
     benchCpuSecondsPerMegabyte: null,
     rssMaxBytes: null,
-  });
+  };
+}
+
+describe('kafkaFloorBytesShare', () => {
+  const produced = (bytesPerSecond: number, offsetCheckFailure: string | null = null): KafkaProduceResult => floorProduce(bytesPerSecond / 1_034, offsetCheckFailure);
   const floor: FloorRate = { rowsPerSecond: 100_000, payloadBytesPerSecond: 30_000_000 };
 
   it.each<[string, number, FloorRate | null, string | null, number | null, [number, number, number, { minimum: number; met: boolean } | undefined] | null]>([
@@ -478,25 +483,7 @@ describe('kafkaFloorBytesShare', () => {
 });
 
 describe('kafkaFloorShare', () => {
-  function produce(recordsPerSecond: number, offsetCheckFailure: string | null = null): KafkaProduceResult {
-    return {
-      sends: 10,
-      failedSends: 0,
-      firstFailureMessage: null,
-      stoppedEarly: false,
-      records: 10_000,
-      bytes: 10_340_000,
-      warmupRecords: 0,
-      elapsedMs: 1_000,
-      bytesPerSecond: recordsPerSecond * 1_034,
-      recordsPerSecond,
-      latency: summarizeLatencies([10]),
-      offsetCheckFailure,
-      cpuSecondsPerMegabyte: null,
-      benchCpuSecondsPerMegabyte: null,
-      rssMaxBytes: null,
-    };
-  }
+  const produce = floorProduce;
 
   it.each<[string, number, FloorRate | null, string | null, [number, number, number] | null]>([
     ['a series at under half the floor', 42_000, { rowsPerSecond: 100_000, payloadBytesPerSecond: 27_000_000 }, null, [42_000, 100_000, 0.42]],
