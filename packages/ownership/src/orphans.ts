@@ -58,14 +58,17 @@ export function moveOf(record: BucketRecord, from: string | null, to: string): M
 
 /**
  * The load (number of buckets led) of every live node, as a Map whose insertion order is the
- * `compareNodeIds` order, so a scan that keeps the first extreme it meets breaks ties on the lowest id.
+ * `compareNodeIds` order, so a scan that keeps the first extreme it meets breaks ties on the lowest id;
+ * and, from the same pass, the orphans: the buckets whose leader is null or not live, in view order.
  */
-export function loadsOfLiveNodes(view: View, live: ReadonlySet<string>): Map<string, number> {
+export function loadsAndOrphans(view: View, live: ReadonlySet<string>): { loads: Map<string, number>; orphans: BucketRecord[] } {
   const loads = new Map<string, number>([...live].sort(compareNodeIds).map((nodeId) => [nodeId, 0]));
+  const orphans: BucketRecord[] = [];
   for (const record of valuesIn(view.buckets)) {
     if (record.leader !== null && loads.has(record.leader)) addLoad(loads, record.leader, 1);
+    else orphans.push(record);
   }
-  return loads;
+  return { loads, orphans };
 }
 
 /** Adds `delta` to the load of a node that is already in `loads`. */
@@ -95,15 +98,9 @@ export function leastLoaded(loads: ReadonlyMap<string, number>): string | undefi
  * there is nowhere to move to, and the next tick tries again.
  */
 export function planOrphanReleads(view: View, live: ReadonlySet<string>): Move[] {
-  // One pass gives the loads and the orphans, and only the orphans are sorted: the coordinator plans on every
-  // tick, and sorting every bucket of a view of 100 000 took most of its CPU when there was nothing to move.
-  const loads = new Map<string, number>([...live].sort(compareNodeIds).map((nodeId) => [nodeId, 0]));
-  const orphans: BucketRecord[] = [];
-  for (const record of valuesIn(view.buckets)) {
-    const load = record.leader === null ? undefined : loads.get(record.leader);
-    if (load === undefined) orphans.push(record);
-    else loads.set(record.leader!, load + 1);
-  }
+  // Only the orphans are sorted: the coordinator plans on every tick, and sorting every bucket of a view of
+  // 100 000 took most of its CPU when there was nothing to move.
+  const { loads, orphans } = loadsAndOrphans(view, live);
   const moves: Move[] = [];
   for (const record of orphans.sort(compareBuckets)) {
     const target = leastLoaded(loads);
