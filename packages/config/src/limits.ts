@@ -60,6 +60,13 @@ export const LIMITS = {
    * a while with many buckets), so they are not all handed to the first node that registers.
    */
   coordinatorJoiningGraceMs: 60_000,
+  /**
+   * Past coordinatorJoiningGraceMs, a joining data node whose heartbeats show its applied sequence advanced
+   * within this long is still waited for (releadsNow)…
+   */
+  coordinatorJoiningStalledAfterMs: 20_000,
+  /** …up to this long after acquiring the lease; a node not joined by then loses its buckets all the same. */
+  coordinatorJoiningGraceMaxMs: 300_000,
   /** The Retry-After of a coordinator action refused by admission. */
   coordinatorRetryAfterMs: 500,
   /** Buckets one LeadBuckets command leads; more moves take several commands. */

@@ -58,7 +58,8 @@ export class Coordinator {
    * node loading a snapshot of 100 000 buckets on a busy machine blocked its heartbeats for more than
    * lease_ttl, and the holder gave all its buckets away 25 s into its grace.
    */
-  private readonly seenJoiningSinceAcquired = new Set<string>();
+  /** Data nodes seen joining since the lease was acquired and not live since, with when each last made progress (Date.now()). */
+  private readonly seenJoiningSinceAcquired = new Map<string, number>();
   private ticking = false;
   /** The retention loop's observations of each stream's committed end, by bucket id; emptied on taking the lease. */
   private readonly endSamples = new Map<string, EndSample[]>();
@@ -343,17 +344,22 @@ export class Coordinator {
         // Live now: a death from here on is an ordinary one, re-led after lease_ttl.
         this.seenJoiningSinceAcquired.delete(node);
       }
-      for (const node of this.member.liveness.joiningNodes(this.member.view, this.member.config.leaseTtlMs)) this.seenJoiningSinceAcquired.add(node);
+      const nowMs = Date.now();
+      for (const [node, progressAgeMs] of this.member.liveness.joiningNodes(this.member.view, this.member.config.leaseTtlMs)) {
+        this.seenJoiningSinceAcquired.set(node, Math.max(this.seenJoiningSinceAcquired.get(node) ?? 0, nowMs - progressAgeMs));
+      }
       this.seenLiveGauge.set(this.seenLiveSinceAcquired.size);
       // Right after taking the lease (a restarting cluster), leaders not seen alive yet or still joining are
       // waited for, so their buckets are not all handed to the first node that comes up.
       const timing = {
-        nowMs: Date.now(),
+        nowMs,
         acquiredAtMs: this.acquiredAtMs,
         leaseTtlMs: this.member.config.leaseTtlMs,
         seenLiveSinceAcquired: this.seenLiveSinceAcquired,
         joining: this.seenJoiningSinceAcquired,
         joiningGraceMs: LIMITS.coordinatorJoiningGraceMs,
+        joiningStalledAfterMs: LIMITS.coordinatorJoiningStalledAfterMs,
+        joiningGraceMaxMs: LIMITS.coordinatorJoiningGraceMaxMs,
       };
       const moves = orphanReleadsDue(this.member.view, live, timing);
       if (moves.length > 0) this.logger.info({ count: moves.length }, 're-leading orphaned buckets');

@@ -39,9 +39,10 @@ describe('heartbeats and liveness', () => {
   let bucketCounter = 0;
   let bucket: string;
 
-  async function startHeartbeat(nodeId: string, epoch: number): Promise<Heartbeater> {
+  async function startHeartbeat(nodeId: string, epoch: number, appliedSeq?: () => number): Promise<Heartbeater> {
     const heartbeater = await Heartbeater.create(nodeConnection, { bucket });
     heartbeaters.push(heartbeater);
+    if (appliedSeq) heartbeater.reportAppliedSeq(appliedSeq);
     await heartbeater.start(nodeId, 'data-node', epoch, HEARTBEAT_INTERVAL_MS);
     return heartbeater;
   }
@@ -111,12 +112,27 @@ describe('heartbeats and liveness', () => {
       () => tracker.joiningNodes(view, LEASE_TTL_MS),
       (nodes) => nodes.size === 2 && tracker.liveNodes(view, LEASE_TTL_MS).size === 1,
     );
-    expect(joining).toEqual(new Set(['2', '4']));
+    expect(new Set(joining.keys())).toEqual(new Set(['2', '4']));
     expect(tracker.liveNodes(view, LEASE_TTL_MS)).toEqual(new Set(['1']));
     // Once the view has the registration, the node is live and no longer joining.
     const caughtUp = viewWithNodes({ '1': 1, '2': 2, '3': 1 });
-    expect(tracker.joiningNodes(caughtUp, LEASE_TTL_MS)).toEqual(new Set(['4']));
+    expect(new Set(tracker.joiningNodes(caughtUp, LEASE_TTL_MS).keys())).toEqual(new Set(['4']));
     expect(tracker.liveNodes(caughtUp, LEASE_TTL_MS)).toEqual(new Set(['1', '2']));
+  });
+
+  it('tells how long ago each joining node last advanced its applied sequence', async () => {
+    // Proves the lease holder can tell a joining node still catching up from a stuck one: past the joining
+    // grace it keeps waiting only for the first. The progressing node starts first, so an age counted from
+    // its first beat would make it the older of the two.
+    const view = viewWithNodes({ '1': 1 });
+    let applied = 0;
+    await startHeartbeat('4', 0, () => (applied += 1));
+    await startHeartbeat('5', 0, () => 7);
+    const ages = await valueOnceAccepted(
+      () => tracker.joiningNodes(view, LEASE_TTL_MS),
+      (joining) => (joining.get('5') ?? 0) >= 5 * HEARTBEAT_INTERVAL_MS && joining.has('4'),
+    );
+    expect(ages.get('4')!).toBeLessThan(ages.get('5')!);
   });
 
   it('counts a node live while it heartbeats and drops it one ttl after its heartbeats stop', async () => {

@@ -536,14 +536,17 @@ export class LivenessTracker {
    * moment it connects until its first incarnation registers (it is catching up with the metadata log
    * meanwhile), or at an epoch above the view's, once it registered in entries `view` has not applied yet.
    * A whole-cluster restart of 100 000 buckets handed every bucket of a node that had just registered to
-   * another, because the lease holder's view did not have the registration yet.
+   * another, because the lease holder's view did not have the registration yet. Each with how long ago
+   * (ms, local) its heartbeats last showed progress: a new applied sequence, or the first beat seen.
    */
-  joiningNodes(view: View, leaseTtlMs: number, localNowMs: number = performance.now()): Set<string> {
+  joiningNodes(view: View, leaseTtlMs: number, localNowMs: number = performance.now()): Map<string, number> {
     this.asked(localNowMs);
-    const joining = new Set<string>();
+    const joining = new Map<string, number>();
     for (const heartbeat of this.heartbeats.values()) {
       if (heartbeat.role !== 'data-node' || this.seenAgeMs(heartbeat.createdAtMs, localNowMs) >= leaseTtlMs) continue;
-      if (isJoiningHeartbeat(heartbeat.epoch, ownRecord(view.nodes, heartbeat.nodeId)?.epoch)) joining.add(heartbeat.nodeId);
+      if (isJoiningHeartbeat(heartbeat.epoch, ownRecord(view.nodes, heartbeat.nodeId)?.epoch)) {
+        joining.set(heartbeat.nodeId, Math.max(0, localNowMs - heartbeat.progressSeenAtMs));
+      }
     }
     return joining;
   }

@@ -111,18 +111,26 @@ describe('releadsNow holds re-leads back while a restarting cluster comes up', (
     acquiredAtMs: 99_000,
     leaseTtlMs: 3_000,
     seenLiveSinceAcquired: new Set(),
-    joining: new Set(),
+    joining: new Map(),
     joiningGraceMs: 60_000,
+    joiningStalledAfterMs: 20_000,
+    joiningGraceMaxMs: 300_000,
   };
+  /** Node 2 joining, last seen progressing at `progressedAtMs`. */
+  const joining = (progressedAtMs: number) => new Map([['2', progressedAtMs]]);
   it.each<[string, Partial<ReleadTiming> & { from?: string | null }, boolean]>([
     ['a bucket that never had a leader is led at once', { from: null }, true],
     ['within lease_ttl of acquiring, a leader not seen live since is waited for', {}, false],
     ['within lease_ttl of acquiring, a leader seen live and then gone is replaced', { seenLiveSinceAcquired: new Set(['2']) }, true],
     ['after lease_ttl, a leader never seen live is replaced', { nowMs: 102_000 }, true],
-    ['after lease_ttl, a leader still joining (catching up) is waited for', { nowMs: 102_000, joining: new Set(['2']) }, false],
-    ['a joining leader seen live before is still waited for while it joins', { nowMs: 102_000, joining: new Set(['2']), seenLiveSinceAcquired: new Set(['2']) }, false],
-    ['a leader joining for longer than joiningGraceMs after acquiring is replaced', { nowMs: 159_000, joining: new Set(['2']) }, true],
-    ['another node joining does not hold this leader back', { nowMs: 102_000, joining: new Set(['3']) }, true],
+    ['after lease_ttl, a leader still joining (catching up) is waited for', { nowMs: 102_000, joining: joining(90_000) }, false],
+    ['a joining leader seen live before is still waited for while it joins', { nowMs: 102_000, joining: joining(90_000), seenLiveSinceAcquired: new Set(['2']) }, false],
+    ['within joiningGraceMs, a joining leader is waited for even without progress', { nowMs: 158_000, joining: joining(99_000) }, false],
+    ['past joiningGraceMs, a joining leader that has not progressed for joiningStalledAfterMs is replaced', { nowMs: 159_000, joining: joining(139_000) }, true],
+    ['past joiningGraceMs, a joining leader that progressed within joiningStalledAfterMs is waited for', { nowMs: 159_000, joining: joining(139_001) }, false],
+    ['long past joiningGraceMs, a joining leader still progressing is waited for', { nowMs: 398_000, joining: joining(397_000) }, false],
+    ['joiningGraceMaxMs after acquiring, a joining leader is replaced even while it progresses', { nowMs: 399_000, joining: joining(398_900) }, true],
+    ['another node joining does not hold this leader back', { nowMs: 102_000, joining: new Map([['3', 101_000]]) }, true],
   ])('%s', (_name, change, expected) => {
     const { from, ...rest } = change;
     expect(releadsNow({ ...move, from: from === undefined ? move.from : from }, { ...timing, ...rest })).toBe(expected);

@@ -120,13 +120,18 @@ export interface ReleadTiming {
   /** Data nodes this replica has seen live since it acquired the lease. */
   seenLiveSinceAcquired: ReadonlySet<string>;
   /**
-   * Data nodes seen joining since the lease was acquired and not live since: their process is up and catching
-   * up with the log (a fresh heartbeat at epoch 0), or registered beyond the holder's view. A late heartbeat
-   * (a node parsing a large snapshot) does not take a node out of it.
+   * Data nodes seen joining since the lease was acquired and not live since (their process is up and catching
+   * up with the log: a fresh heartbeat at epoch 0, or registered beyond the holder's view), each with when it
+   * last made progress (its heartbeats' applied sequence advanced, or it was first seen joining) on
+   * `nowMs`'s clock. A late heartbeat (a node parsing a large snapshot) does not take a node out of it.
    */
-  joining: ReadonlySet<string>;
-  /** How long after acquiring the lease the holder waits for joining nodes. */
+  joining: ReadonlyMap<string, number>;
+  /** How long after acquiring the lease the holder waits for joining nodes, progressing or not. */
   joiningGraceMs: number;
+  /** Past the grace, a joining node still applying the log is waited for as long as it progressed within this long… */
+  joiningStalledAfterMs: number;
+  /** …and up to this long after the lease was acquired. */
+  joiningGraceMaxMs: number;
 }
 
 /**
@@ -134,14 +139,19 @@ export interface ReleadTiming {
  * restart no data node has heartbeated for a while, so the new holder would take every bucket from every
  * node at its first tick and give them all to whichever node went live first. It holds back instead:
  * for one lease_ttl after acquiring the lease, the buckets of nodes it has not seen live since (they may
- * simply not have heartbeated yet); and for up to `joiningGraceMs` after acquiring it, the buckets of nodes
- * whose process is up and catching up with the log (it heartbeats at epoch 0 until it registers). A bucket
- * without a leader, and the buckets of a node seen live and then gone, are re-led at once.
+ * simply not have heartbeated yet); for up to `joiningGraceMs` after acquiring it, the buckets of nodes
+ * whose process is up and catching up with the log (it heartbeats at epoch 0 until it registers); and
+ * beyond that, up to `joiningGraceMaxMs`, those of joining nodes whose applied sequence still advances
+ * (progressed within `joiningStalledAfterMs`): `mink up` starts the data nodes once the coordinators are
+ * ready, and at 100 000 buckets each then takes 30–60 s to catch up, so a data node can still be joining
+ * when a grace fixed from the lease change ends, and would lose every bucket. A bucket without a leader, and the buckets of a node seen live and then gone, are re-led at once.
  */
 export function releadsNow(move: Pick<Move, 'from'>, timing: ReleadTiming): boolean {
   if (move.from === null) return true;
   const sinceAcquiredMs = timing.nowMs - timing.acquiredAtMs;
   if (sinceAcquiredMs < timing.leaseTtlMs && !timing.seenLiveSinceAcquired.has(move.from)) return false;
-  if (sinceAcquiredMs < timing.joiningGraceMs && timing.joining.has(move.from)) return false;
-  return true;
+  const progressedAtMs = timing.joining.get(move.from);
+  if (progressedAtMs === undefined) return true;
+  if (sinceAcquiredMs < timing.joiningGraceMs) return false;
+  return !(sinceAcquiredMs < timing.joiningGraceMaxMs && timing.nowMs - progressedAtMs < timing.joiningStalledAfterMs);
 }

@@ -25,19 +25,30 @@ function view(leaders: readonly (string | null)[] = LEADERS): View {
   return { ...emptyView(), buckets: shardedFrom(Object.fromEntries(records.map((record) => [bucketId(1, null, record.bucket), record]))) };
 }
 
-function timing(sinceAcquiredMs: number, seen: string[], joining: string[]): ReleadTiming {
+/** Joining nodes last progressed `progressedAgoMs` before now (by default when the lease was acquired). */
+function timing(sinceAcquiredMs: number, seen: string[], joining: string[], progressedAgoMs = sinceAcquiredMs): ReleadTiming {
   return {
     nowMs: ACQUIRED_AT_MS + sinceAcquiredMs,
     acquiredAtMs: ACQUIRED_AT_MS,
     leaseTtlMs: 3_000,
     seenLiveSinceAcquired: new Set(seen),
-    joining: new Set(joining),
+    joining: new Map(joining.map((node) => [node, ACQUIRED_AT_MS + sinceAcquiredMs - progressedAgoMs])),
     joiningGraceMs: 60_000,
+    joiningStalledAfterMs: 20_000,
+    joiningGraceMaxMs: 300_000,
   };
 }
 
 describe('orphanReleadsDue', () => {
-  it.each<{ name: string; live: string[]; seen?: string[]; joining?: string[]; sinceAcquiredMs: number; moves: [number, string | null, string][] }>([
+  it.each<{
+    name: string;
+    live: string[];
+    seen?: string[];
+    joining?: string[];
+    progressedAgoMs?: number;
+    sinceAcquiredMs: number;
+    moves: [number, string | null, string][];
+  }>([
     {
       name: 'a whole-cluster restart, only node 1 up so far: only the bucket without a leader is led',
       live: ['1'],
@@ -78,7 +89,19 @@ describe('orphanReleadsDue', () => {
       ],
     },
     {
-      name: 'a node joining for longer than the joining grace is replaced',
+      name: 'past the joining grace, a joining node still applying the log is waited for',
+      live: ['1'],
+      joining: ['2'],
+      progressedAgoMs: 1_000,
+      sinceAcquiredMs: 90_000,
+      moves: [
+        [3, '3', '1'],
+        [4, null, '1'],
+        [5, '4', '1'],
+      ],
+    },
+    {
+      name: 'a node joining without progress for longer than the joining grace is replaced',
       live: ['1'],
       joining: ['2'],
       sinceAcquiredMs: 60_000,
@@ -104,10 +127,10 @@ describe('orphanReleadsDue', () => {
       // The plan gives buckets 1 and 3 to node 1 and bucket 2 to node 4 (all held back), so bucket 4 goes to node 4.
       moves: [[4, null, '4']],
     },
-  ])('$name', ({ live, seen = [], joining = [], sinceAcquiredMs, moves }) => {
+  ])('$name', ({ live, seen = [], joining = [], progressedAgoMs, sinceAcquiredMs, moves }) => {
     // Proves which orphans the lease holder re-leads on a tick, and to whom, in the grace after a lease change.
     const liveNodes = new Set(live);
-    const due = orphanReleadsDue(view(), liveNodes, timing(sinceAcquiredMs, [...live, ...seen], joining));
+    const due = orphanReleadsDue(view(), liveNodes, timing(sinceAcquiredMs, [...live, ...seen], joining, progressedAgoMs));
     expect(due.map((move): [number, string | null, string] => [move.bucket, move.from, move.to])).toEqual(moves);
     for (const move of due) expect(move.expectedLeaderEpoch).toBe(move.from === null ? 0 : 2);
   });
