@@ -1,5 +1,5 @@
 import { NO_WRITERS, type BucketRecord, type TableRecord } from '@mink/meta';
-import { bucketFiguresOf } from './bucket-figures';
+import { bucketFiguresOf, servingState } from './bucket-figures';
 
 /**
  * What GET /v1/cluster reports of a bucket's data: stored offsets and bytes from the stream's slices, and
@@ -39,5 +39,21 @@ const CASES: [string, Pick<TableRecord, 'partition' | 'buckets' | 'lake'>, Pick<
 describe('bucketFiguresOf', () => {
   it.each(CASES)('%s', (_name, table, record, expected) => {
     expect(bucketFiguresOf(table, record)).toEqual(expected);
+  });
+});
+
+describe('servingState', () => {
+  const states = new Map([['1', new Map([['7//0', 'open' as const]])]]);
+  it.each<[string, string | null, string[], string]>([
+    ['a bucket without a leader', null, ['1'], 'unavailable'],
+    ['a leader that is not live', '1', ['2'], 'unavailable'],
+    ['a live leader that did not answer the status query', '2', ['1', '2'], 'unavailable'],
+    ['what the leader reports', '1', ['1'], 'open'],
+  ])('%s', (_name, leader, live, expected) => {
+    // Proves the state GET /v1/cluster gives a bucket from its leader's liveness and status answer.
+    expect(servingState(leader, new Set(live), states, '7//0')).toBe(expected);
+  });
+  it('a bucket its live leader does not list yet is opening', () => {
+    expect(servingState('1', new Set(['1']), states, '7//1')).toBe('opening');
   });
 });

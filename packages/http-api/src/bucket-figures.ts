@@ -1,4 +1,5 @@
 import { lakeBucketOf, type BucketRecord, type TableRecord } from '@mink/meta';
+import type { BucketServingState } from '@mink/protocol';
 
 /**
  * What `GET /v1/cluster` tells of one bucket's data, from the metadata log alone (no node is asked):
@@ -24,4 +25,16 @@ export function bucketFiguresOf(table: Pick<TableRecord, 'partition' | 'buckets'
     figures.lakeOffset = lakeBucket === null ? 0 : (table.lake.offsets[String(lakeBucket)] ?? 0);
   }
   return figures;
+}
+
+/**
+ * The state `GET /v1/cluster` gives a bucket: `unavailable` when its leader is not live or did not answer
+ * the status query, else what the leader reports for it (`states`, by node and bucket id), `opening` when
+ * the leader does not list it yet.
+ */
+export function servingState(leader: string | null, live: ReadonlySet<string>, states: ReadonlyMap<string, ReadonlyMap<string, BucketServingState>>, bucketId: string): BucketServingState {
+  if (!leader || !live.has(leader)) return 'unavailable';
+  const ofLeader = states.get(leader);
+  if (!ofLeader) return 'unavailable';
+  return ofLeader.get(bucketId) ?? 'opening';
 }
