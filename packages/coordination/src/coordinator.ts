@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { bucketId, bucketsOfTable, getIn, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
+import { bucketId, bucketShardOf, bucketsOfTable, getIn, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
 import { assignBuckets, decideAdmission, orphanReleadsDue, planRebalance, planStreamTrims, planTieringRound, withEndSample, type EndSample, type Move } from '@mink/ownership';
 import {
@@ -74,7 +74,7 @@ export class Coordinator {
   /** Creates and drops admitted and not finished (see decideAdmission). */
   private actionsInFlight = 0;
   /** Every LeadBucket of the holder goes through here, so re-leads asked for at once share log entries. */
-  private readonly leader = new Batcher<BucketToLead, BucketLeadOutcome>((buckets) => this.leadBuckets(buckets), LIMITS.leadBucketsPerCommandMax);
+  private readonly leader = new Batcher<BucketToLead, BucketLeadOutcome>((buckets) => this.leadBuckets(buckets), LIMITS.leadBucketsPerCommandMax, 1, bucketShardOf);
   private readonly holderGauge: Gauge;
   private readonly releadCounter: Counter;
   private readonly gcDeletedCounter: Counter;

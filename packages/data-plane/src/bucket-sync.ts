@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { LIMITS } from '@mink/config';
-import { getIn, isStreamOpenBy, type BucketRecord, type StreamCloseOutcome, type StreamOpenOutcome, type StreamToClose, type StreamToOpen } from '@mink/meta';
+import { bucketShardOf, getIn, isStreamOpenBy, type BucketRecord, type StreamCloseOutcome, type StreamOpenOutcome, type StreamToClose, type StreamToOpen } from '@mink/meta';
 import { Batcher, rejectionError } from '@mink/metalog';
 import { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision } from '@mink/ownership';
 import { MinkError, SUBJECTS, UnavailableError, type BucketServingState, type ReleadBucketsResult } from '@mink/protocol';
@@ -102,9 +102,10 @@ export class BucketSync {
   ) {
     this.openGauge = metrics.openGauge;
     this.actions = metrics.actions;
-    this.opener = new Batcher((streams) => this.openStreams(streams), LIMITS.openStreamsPerCommandMax);
-    this.releader = new Batcher((buckets) => this.requestReleads(buckets), LIMITS.leadBucketsPerCommandMax);
-    this.closer = new Batcher((streams) => this.closeStreams(streams), LIMITS.closeStreamsPerCommandMax);
+    // A burst (a node taking over or giving up thousands of buckets) is cut into entries by shard of the bucket map.
+    this.opener = new Batcher<StreamToOpen, StreamOpenOutcome>((streams) => this.openStreams(streams), LIMITS.openStreamsPerCommandMax, 1, bucketShardOf);
+    this.releader = new Batcher<ReleadRequest, { ok: boolean }>((buckets) => this.requestReleads(buckets), LIMITS.leadBucketsPerCommandMax, 1, bucketShardOf);
+    this.closer = new Batcher<StreamToClose, StreamCloseOutcome>((streams) => this.closeStreams(streams), LIMITS.closeStreamsPerCommandMax, 1, bucketShardOf);
   }
 
   start(): void {

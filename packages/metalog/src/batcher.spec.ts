@@ -50,6 +50,42 @@ describe('Batcher', () => {
     await expect(later).resolves.toEqual([40, 50]);
   });
 
+  it('with groupOf, cuts a burst of several lists by group, and never lets later items pass those already waiting', async () => {
+    // Proves a burst's lists each hold few groups (few shards of the bucket map touched per log entry), and
+    // that items arriving meanwhile, whatever their group, wait for those of the earlier burst.
+    const { lists, flush, releaseAll } = recordingFlush();
+    const batcher = new Batcher(flush, 3, 1, (item: number) => item % 3);
+    const burst = Promise.all([1, 2, 3, 4, 5, 6, 7].map((item) => batcher.submit(item)));
+    await turn();
+    expect(lists).toEqual([[3, 6, 1]]);
+    const later = Promise.all([9, 12].map((item) => batcher.submit(item)));
+    releaseAll();
+    await turn();
+    await turn();
+    expect(lists).toEqual([
+      [3, 6, 1],
+      [4, 7, 2],
+    ]);
+    releaseAll();
+    await turn();
+    await turn();
+    expect(lists.slice(2)).toEqual([[5, 9, 12]]);
+    releaseAll();
+    await expect(burst).resolves.toEqual([10, 20, 30, 40, 50, 60, 70]);
+    await expect(later).resolves.toEqual([90, 120]);
+  });
+
+  it('without more than one list waiting, keeps the order of submission', async () => {
+    // Proves grouping only reorders what is cut into several lists.
+    const { lists, flush, releaseAll } = recordingFlush();
+    const batcher = new Batcher(flush, 3, 1, (item: number) => -item);
+    const results = Promise.all([1, 2, 3].map((item) => batcher.submit(item)));
+    await turn();
+    expect(lists).toEqual([[1, 2, 3]]);
+    releaseAll();
+    await expect(results).resolves.toEqual([10, 20, 30]);
+  });
+
   it('fails every item of a list whose flush throws, and flushes the next list normally', async () => {
     // Proves one failing flush neither hangs its callers nor poisons later submissions.
     let calls = 0;

@@ -8,16 +8,25 @@
  * flushed one after another, in submission order, and at most `flushesInFlightMax` at a time; items
  * submitted while lists are in flight wait for the next free slot and are gathered with the others
  * waiting, so a burst costs few entries.
+ *
+ * With `groupOf`, a burst that takes several lists is split by group: the items waiting are ordered by
+ * their group (items that waited through an earlier split first, so none starves) before they are cut into
+ * lists. Applying an entry copies every shard of the view's bucket map it touches, so 1 024 buckets in
+ * the order they came touched nearly all 256 shards, and every process copied the whole map of 100 000
+ * buckets per entry; grouped by shard (`bucketShardOf`), a list touches a few.
  */
 export class Batcher<Item, Result> {
-  private waiting: { item: Item; resolve: (result: Result) => void; reject: (error: unknown) => void }[] = [];
+  private waiting: { item: Item; generation: number; resolve: (result: Result) => void; reject: (error: unknown) => void }[] = [];
   private scheduled = false;
   private inFlight = 0;
+  /** Bumped at each split: items submitted after it sort after those waiting before it. */
+  private generation = 0;
 
   constructor(
     private readonly flush: (items: Item[]) => Promise<Result[]>,
     private readonly itemsPerFlushMax: number,
     private readonly flushesInFlightMax: number = 1,
+    private readonly groupOf?: (item: Item) => number,
   ) {
     if (!Number.isSafeInteger(itemsPerFlushMax) || itemsPerFlushMax < 1) throw new Error(`a batch holds 1 or more items, not ${itemsPerFlushMax}`);
     if (!Number.isSafeInteger(flushesInFlightMax) || flushesInFlightMax < 1) throw new Error(`1 or more flushes run at once, not ${flushesInFlightMax}`);
@@ -30,7 +39,7 @@ export class Batcher<Item, Result> {
 
   submit(item: Item): Promise<Result> {
     return new Promise<Result>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+      this.waiting.push({ item, generation: this.generation, resolve, reject });
       this.schedule();
     });
   }
@@ -46,6 +55,7 @@ export class Batcher<Item, Result> {
   }
 
   private startFlushes(): void {
+    if (this.waiting.length > this.itemsPerFlushMax && this.groupOf) this.groupWaiting(this.groupOf);
     while (this.waiting.length > 0 && this.inFlight < this.flushesInFlightMax) {
       const list = this.waiting.splice(0, this.itemsPerFlushMax);
       this.inFlight += 1;
@@ -54,6 +64,13 @@ export class Batcher<Item, Result> {
         this.schedule();
       });
     }
+  }
+
+  private groupWaiting(groupOf: (item: Item) => number): void {
+    this.generation += 1;
+    const keyed = this.waiting.map((entry) => ({ entry, group: groupOf(entry.item) }));
+    keyed.sort((a, b) => a.entry.generation - b.entry.generation || a.group - b.group);
+    this.waiting = keyed.map(({ entry }) => entry);
   }
 
   private async run(list: Batcher<Item, Result>['waiting']): Promise<void> {

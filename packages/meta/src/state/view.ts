@@ -1,4 +1,4 @@
-import { emptyShardedMap, getIn, type ShardedMap } from './sharded-map';
+import { emptyShardedMap, getIn, shardOf, type ShardedMap } from './sharded-map';
 /**
  * The metadata view: everything mink knows about ownership and storage, rebuilt by applying the metadata
  * log in order with `apply` (see apply.ts). Every process holds its own copy; all copies agree at each
@@ -289,6 +289,14 @@ export function emptyView(): View {
 /** The key of a bucket (and of its stream) in the view: `{tableId}/{partition or ""}/{bucket}`. */
 export function bucketId(tableId: number, partition: string | null, bucket: number): string {
   return `${tableId}/${partition ?? ''}/${bucket}`;
+}
+
+/**
+ * The shard of the view's bucket map that holds a bucket: a proposer that orders many buckets by it before
+ * cutting them into log entries (Batcher's `groupOf`) makes each entry copy a few shards, not all of them.
+ */
+export function bucketShardOf(address: { tableId: number; partition: string | null; bucket: number }): number {
+  return shardOf(bucketId(address.tableId, address.partition, address.bucket));
 }
 
 /** The buckets of one table, ordered by partition (creation order) then bucket number. */
