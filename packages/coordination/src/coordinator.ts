@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { bucketId, bucketShardOf, bucketsOfTable, getIn, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
-import { assignBuckets, decideAdmission, orphanReleadsDue, planRebalance, planStreamTrims, planTieringRound, withEndSample, type EndSample, type Move } from '@mink/ownership';
+import { assignBuckets, decideAdmission, orphanReleadsDue, planRebalance, planStreamTrims, planTieringRound, retentionPace, withEndSample, type EndSample, type Move } from '@mink/ownership';
 import {
   InvalidArgumentError,
   MinkError,
@@ -61,8 +61,11 @@ export class Coordinator {
   /** Data nodes seen joining since the lease was acquired and not live since, with when each last made progress (Date.now()). */
   private readonly seenJoiningSinceAcquired = new Map<string, number>();
   private ticking = false;
-  /** The retention loop's observations of each stream's committed end, by bucket id; emptied on taking the lease. */
-  private readonly endSamples = new Map<string, EndSample[]>();
+  /**
+   * The retention loop's observations of each stream's committed end, by table id and bucket id, and when
+   * it last looked at each table's buckets; emptied on taking the lease.
+   */
+  private readonly endSamples = new Map<number, { visitedAtMs: number; samples: Map<string, EndSample[]> }>();
   private retentionTimer: NodeJS.Timeout | null = null;
   private retaining = false;
   /** When this holder last heard from the worker of each table's tiering round, by table name; emptied on taking the lease. */
@@ -302,20 +305,27 @@ export class Coordinator {
     try {
       const view = this.member.view;
       const nowMs = Date.now();
-      const seen = new Set<string>();
+      const tableIds = new Set<number>();
+      const visited: string[] = [];
       for (const name of Object.keys(view.tables)) {
         const table = ownRecord(view.tables, name)!;
         const ttlMs = lakeSettingsOf(table.properties).logTtlMs;
         if (ttlMs === null) continue;
-        const spacingMs = Math.max(LIMITS.retentionIntervalMs, Math.floor(ttlMs / LIMITS.retentionSamplesPerTtl));
+        tableIds.add(table.id);
+        const { sampleSpacingMs, visitEveryMs } = retentionPace(ttlMs, LIMITS.retentionIntervalMs, LIMITS.retentionSamplesPerTtl);
+        const previous = this.endSamples.get(table.id);
+        if (previous !== undefined && nowMs - previous.visitedAtMs < visitEveryMs) continue;
+        // The table's current buckets only: those of a dropped partition leave with this visit.
+        const samples = new Map<string, EndSample[]>();
         for (const record of bucketsOfTable(view, name)) {
           const id = bucketId(record.tableId, record.partition, record.bucket);
-          seen.add(id);
-          this.endSamples.set(id, withEndSample(this.endSamples.get(id) ?? [], record.stream.endOffset, nowMs, spacingMs, ttlMs));
+          samples.set(id, withEndSample(previous?.samples.get(id) ?? [], record.stream.endOffset, nowMs, sampleSpacingMs, ttlMs));
         }
+        this.endSamples.set(table.id, { visitedAtMs: nowMs, samples });
+        visited.push(name);
       }
-      for (const id of [...this.endSamples.keys()]) if (!seen.has(id)) this.endSamples.delete(id);
-      const trims = planStreamTrims(view, (id) => this.endSamples.get(id), nowMs);
+      for (const id of [...this.endSamples.keys()]) if (!tableIds.has(id)) this.endSamples.delete(id);
+      const trims = planStreamTrims(view, (id) => this.endSamples.get(Number(id.slice(0, id.indexOf('/'))))?.samples.get(id), nowMs, visited);
       for (let start = 0; start < trims.length; start += LIMITS.trimStreamsPerCommandMax) {
         const streams = trims.slice(start, start + LIMITS.trimStreamsPerCommandMax);
         await this.member.store.proposeOrThrow({ type: 'TrimStreams', coordinatorEpoch: epoch, streams, atMs: Date.now() });

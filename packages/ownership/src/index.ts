@@ -9,7 +9,7 @@ export { planRebalance } from './rebalance';
 export { bucketsToSync, bucketsTouchedBy, decideSync, type SyncDecision, type SyncSelf } from './sync';
 export * from './admission';
 export { planTieringRound, tieringStateOf, type PlannedRound, type TieringState, type TieringTiming } from './tiering';
-export { planStreamTrims, withEndSample, type EndSample } from './retention';
+export { planStreamTrims, retentionPace, withEndSample, type EndSample } from './retention';
 export { planPartitionActions, planPartitions, type PartitionAction, type PartitionPlan } from './partitions';
 export { routeBucketRequest, routeTablePart, type PartRoute, type RouteDecision, type RouteRequest } from './routing';
 export { orphanReleadsDue } from './releads';

@@ -1,5 +1,5 @@
 import { NO_WRITERS, bucketId, emptyView, shardedFrom, type BucketRecord, type DataSlice, type TableRecord, type View } from '@mink/meta';
-import { planStreamTrims, withEndSample, type EndSample } from './retention';
+import { planStreamTrims, retentionPace, withEndSample, type EndSample } from './retention';
 
 describe('withEndSample', () => {
   it.each<[string, EndSample[], number, number, EndSample[]]>([
@@ -82,5 +82,26 @@ describe('planStreamTrims', () => {
   it('uses the default TTL of 7 days', () => {
     expect(planStreamTrims(viewOf(tableOf({})), () => [{ offset: 20, atMs: 0 }], 7 * 86_400_000 - 1)).toEqual([]);
     expect(planStreamTrims(viewOf(tableOf({})), () => [{ offset: 20, atMs: 0 }], 7 * 86_400_000)).toEqual([{ tableId: 1, partition: null, bucket: 0, startOffset: 20 }]);
+  });
+});
+
+describe('planStreamTrims of the tables looked at this round', () => {
+  it('plans only the tables named, and skips a name the view no longer has', () => {
+    // Proves the retention loop can plan trims for the tables it visited without looking at the others.
+    const view = viewOf(tableOf({ 'table.log.ttl': '10s' }));
+    expect(planStreamTrims(view, () => [{ offset: 20, atMs: 0 }], 15_000, ['t'])).toEqual([{ tableId: 1, partition: null, bucket: 0, startOffset: 20 }]);
+    expect(planStreamTrims(view, () => [{ offset: 20, atMs: 0 }], 15_000, [])).toEqual([]);
+    expect(planStreamTrims(view, () => [{ offset: 20, atMs: 0 }], 15_000, ['dropped'])).toEqual([]);
+  });
+});
+
+describe('retentionPace (loop every 5 s, 16 samples per TTL)', () => {
+  it.each<[string, number, number, number]>([
+    ['the default TTL of 7 days: a sample every 10.5 h, a visit every 2.6 h', 7 * 86_400_000, 37_800_000, 9_450_000],
+    ['a TTL of 1 hour: a sample every 225 s, a visit every 56 s', 3_600_000, 225_000, 56_250],
+    ['a short TTL: both at the loop period', 10_000, 5_000, 5_000],
+  ])('%s', (_case, ttlMs, sampleSpacingMs, visitEveryMs) => {
+    // Proves a table is looked at often enough for its samples and no more, never more often than the loop runs.
+    expect(retentionPace(ttlMs, 5_000, 16)).toEqual({ sampleSpacingMs, visitEveryMs });
   });
 });
