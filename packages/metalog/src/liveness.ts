@@ -248,6 +248,8 @@ export type HeartbeatListener = (role: HeartbeatRole, nodeId: string, heartbeat:
  * - while the bucket takes no writes (no stream leader: a JetStream election), which it finds out by
  *   writing a probe key every `LIMITS.livenessProbeIntervalMs` and waiting for its watch to deliver it,
  *   counted from the last probe that came through. It probes only while somebody asks who is live.
+ * Ages are taken as of the last probe that came through, so a heartbeat delivered but not read yet (an
+ * event loop held up) never makes a node look dead; a death is seen up to one probe interval later.
  */
 export class LivenessTracker {
   private readonly heartbeats = new Map<string, Heartbeat>();
@@ -359,10 +361,18 @@ export class LivenessTracker {
     return blindMs;
   }
 
-  /** The age, by server time, of an entry stamped `createdAtMs`, less the time the tracker was blind since. */
+  /**
+   * The age, by server time, of an entry stamped `createdAtMs`, less the time the tracker was blind since,
+   * as of the send time of the last probe that came through (while probes run): every beat written before
+   * then has been delivered, so no beat can be missing from that age. Counted to `localNowMs` instead, a
+   * beat still unread in the socket counted as missing: after its event loop was held up for two seconds at
+   * 100 000 buckets, the lease holder's tick ran before the beats that had arrived meanwhile were read, found
+   * a node that was beating every 0.6 s dead with lease_ttl 3 s, and re-led its 30 000 buckets.
+   */
   private seenAgeMs(createdAtMs: number, localNowMs: number): number {
-    const ageMs = this.clock.ageMs(createdAtMs, localNowMs);
-    return ageMs - this.blindMsBetween(localNowMs - ageMs, localNowMs);
+    const asOfMs = this.lastConfirmedProbeAtMs === null ? localNowMs : Math.min(localNowMs, this.lastConfirmedProbeAtMs);
+    const ageMs = this.clock.ageMs(createdAtMs, asOfMs);
+    return ageMs - this.blindMsBetween(asOfMs - ageMs, asOfMs);
   }
 
   /** Somebody asks who is live: keep probing the bucket while they do. */
