@@ -139,9 +139,21 @@ export class Compactor {
     await this.rounds.stop();
   }
 
+  /**
+   * One pass over the streams this node has open, in table order. The pass yields to the event loop every
+   * `LIMITS.metaSnapshotYieldEveryMs` of work: at 100 000 buckets a round that compacted nothing ran as one
+   * synchronous stretch over every bucket, every 10 s, on the loop that also sends the node's heartbeats.
+   */
   private async runRound(): Promise<number> {
     let compacted = 0;
+    let sliceStartedAtMs = performance.now();
     for (const record of bucketsInTableOrder(this.meta.view)) {
+      if (performance.now() - sliceStartedAtMs >= LIMITS.metaSnapshotYieldEveryMs) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStartedAtMs = performance.now();
+      }
+      // Streams another node holds are skipped without planning (a stream opened since the round began waits for the next).
+      if (record.stream.node !== this.nodeId) continue;
       // Each stream is planned on the newest view, since earlier streams of the round took time.
       const plan = this.plan(bucketIdOf(record.tableId, record.partition, record.bucket));
       if (plan !== null && (await this.compact(plan))) compacted++;
