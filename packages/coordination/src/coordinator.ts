@@ -54,11 +54,11 @@ export class Coordinator {
   private readonly seenLiveSinceAcquired = new Set<string>();
   /**
    * Data nodes seen joining (catching up with the log, or registered beyond this view) since the lease was
-   * acquired: their buckets are held back for the joining grace even while a heartbeat of theirs is late. A
-   * node loading a snapshot of 100 000 buckets on a busy machine blocked its heartbeats for more than
-   * lease_ttl, and the holder gave all its buckets away 25 s into its grace.
+   * acquired and not live since, with when each last made progress (Date.now()): their buckets are held back
+   * while they join (releadsNow) even while a heartbeat of theirs is late. A node loading a snapshot of
+   * 100 000 buckets on a busy machine blocked its heartbeats for more than lease_ttl, and the holder gave all
+   * its buckets away 25 s into its grace.
    */
-  /** Data nodes seen joining since the lease was acquired and not live since, with when each last made progress (Date.now()). */
   private readonly seenJoiningSinceAcquired = new Map<string, number>();
   private ticking = false;
   /**
@@ -325,7 +325,7 @@ export class Coordinator {
         visited.push(name);
       }
       for (const id of [...this.endSamples.keys()]) if (!tableIds.has(id)) this.endSamples.delete(id);
-      const trims = planStreamTrims(view, (id) => this.endSamples.get(Number(id.slice(0, id.indexOf('/'))))?.samples.get(id), nowMs, visited);
+      const trims = planStreamTrims(view, (id, tableId) => this.endSamples.get(tableId)?.samples.get(id), nowMs, visited);
       for (let start = 0; start < trims.length; start += LIMITS.trimStreamsPerCommandMax) {
         const streams = trims.slice(start, start + LIMITS.trimStreamsPerCommandMax);
         await this.member.store.proposeOrThrow({ type: 'TrimStreams', coordinatorEpoch: epoch, streams, atMs: Date.now() });

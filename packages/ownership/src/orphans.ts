@@ -144,7 +144,8 @@ export interface ReleadTiming {
  * beyond that, up to `joiningGraceMaxMs`, those of joining nodes whose applied sequence still advances
  * (progressed within `joiningStalledAfterMs`): `mink up` starts the data nodes once the coordinators are
  * ready, and at 100 000 buckets each then takes 30–60 s to catch up, so a data node can still be joining
- * when a grace fixed from the lease change ends, and would lose every bucket. A bucket without a leader, and the buckets of a node seen live and then gone, are re-led at once.
+ * when a grace fixed from the lease change ends, and would lose every bucket. A bucket without a leader,
+ * and the buckets of a node seen live and then gone, are re-led at once.
  */
 export function releadsNow(move: Pick<Move, 'from'>, timing: ReleadTiming): boolean {
   if (move.from === null) return true;

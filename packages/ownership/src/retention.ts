@@ -13,9 +13,9 @@ export interface EndSample {
 /**
  * How the retention loop, which runs every `loopEveryMs`, paces one table of TTL `ttlMs`: a new sample of
  * a stream's end at most every `sampleSpacingMs` (about `samplesPerTtl` per TTL), and the table's buckets
- * looked at again every `visitEveryMs`, a quarter of that; neither more often than the loop runs. Looking at every bucket
- * on every round (each 5 s) took a quarter of the lease holder's CPU at 100 000 buckets, for tables whose
- * default TTL of 7 days asks for a sample every 10.5 hours. A trim comes at most sampleSpacingMs +
+ * looked at again every `visitEveryMs`, a quarter of that; neither more often than the loop runs. Looking
+ * at every bucket on every round (each 5 s) took a quarter of the lease holder's CPU at 100 000 buckets,
+ * for tables whose default TTL of 7 days asks for a sample every 10.5 hours. A trim comes at most sampleSpacingMs +
  * visitEveryMs after its records are a TTL old.
  */
 export function retentionPace(ttlMs: number, loopEveryMs: number, samplesPerTtl: number): { sampleSpacingMs: number; visitEveryMs: number } {
@@ -44,7 +44,12 @@ export function withEndSample(samples: readonly EndSample[], endOffset: number, 
  * for trims that would change nothing. Only the tables named in `tables` when given (those the loop
  * looked at this round).
  */
-export function planStreamTrims(view: View, samplesOf: (bucketId: string) => readonly EndSample[] | undefined, nowMs: number, tables?: readonly string[]): StreamTrim[] {
+export function planStreamTrims(
+  view: View,
+  samplesOf: (bucketId: string, tableId: number) => readonly EndSample[] | undefined,
+  nowMs: number,
+  tables?: readonly string[],
+): StreamTrim[] {
   const trims: StreamTrim[] = [];
   for (const name of tables ?? Object.keys(view.tables)) {
     const table = ownRecord(view.tables, name);
@@ -52,7 +57,7 @@ export function planStreamTrims(view: View, samplesOf: (bucketId: string) => rea
     const settings = lakeSettingsOf(table.properties);
     if (settings.logTtlMs === null) continue;
     for (const record of bucketsOfTable(view, name)) {
-      const samples = samplesOf(bucketId(record.tableId, record.partition, record.bucket)) ?? [];
+      const samples = samplesOf(bucketId(record.tableId, record.partition, record.bucket), record.tableId) ?? [];
       let target = -1;
       for (const sample of samples) if (sample.atMs <= nowMs - settings.logTtlMs) target = sample.offset;
       if (target <= 0) continue;
