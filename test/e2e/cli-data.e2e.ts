@@ -28,6 +28,18 @@ describe('the mink data commands on a real local cluster', () => {
     directory.remove();
   });
 
+  /** The records of a scan's NDJSON output; a line that is not JSON fails with the line and its neighbours named. */
+  function recordsOf(stdout: string): { offset: number; row: { id: string; note: string } }[] {
+    const lines = stdout.trim().split('\n');
+    return lines.map((line, index) => {
+      try {
+        return JSON.parse(line) as { offset: number; row: { id: string; note: string } };
+      } catch (error) {
+        throw new Error(`line ${index + 1} of ${lines.length} of the scan is not JSON (${String(error)}): ${JSON.stringify(lines.slice(Math.max(0, index - 1), index + 2))}`);
+      }
+    });
+  }
+
   function mink(...args: string[]): Promise<{ stdout: string; stderr: string }> {
     return run(process.execPath, [CLI, ...args], { env: { ...process.env, MINK_GATEWAY_URL: cluster!.gatewayUrl }, maxBuffer: 64 * 1024 * 1024 });
   }
@@ -49,12 +61,12 @@ describe('the mink data commands on a real local cluster', () => {
     const appended = await mink('append', 'events', file, '--batch', '700');
     expect(appended.stdout).toMatch(/^appended 5 000 rows \([\d.]+ MB\) to events in [\d.]+ s: /);
 
-    const scanned = (await mink('scan', 'events')).stdout.trim().split('\n').map((line) => JSON.parse(line) as { offset: number; row: { id: string; note: string } });
+    const scanned = recordsOf((await mink('scan', 'events')).stdout);
     expect(scanned).toHaveLength(ROWS);
     expect(new Set(scanned.map((record) => Number(record.row.id))).size).toBe(ROWS);
     for (let bucket = 0; bucket < BUCKETS; bucket++) {
       const inFile = ids.filter((id) => bucketOfRow({ id: BigInt(id) }, ['id'], BUCKETS) === bucket);
-      const ofBucket = (await mink('scan', 'events', '--bucket', String(bucket))).stdout.trim().split('\n').map((line) => JSON.parse(line));
+      const ofBucket = recordsOf((await mink('scan', 'events', '--bucket', String(bucket))).stdout);
       expect(ofBucket.map((record) => Number(record.row.id))).toEqual(inFile);
       expect(ofBucket.map((record) => record.offset)).toEqual(inFile.map((_, index) => index));
       expect(ofBucket.every((record) => record.row.note === `row ${record.row.id} ✓`)).toBe(true);
@@ -88,7 +100,7 @@ describe('the mink data commands on a real local cluster', () => {
     );
     expect(failed?.code).toBe(1);
     expect(failed?.stderr.trim().split('\n').at(-1)).toMatch(/^error: line 3 is not JSON \(.*\) \(the 2 rows before it were appended\)$/);
-    const all = (await mink('scan', 'events')).stdout.trim().split('\n').map((line) => Number(JSON.parse(line).row.id));
+    const all = recordsOf((await mink('scan', 'events')).stdout).map((record) => Number(record.row.id));
     expect(all.filter((id) => id > 100_000).sort()).toEqual([100_001, 100_002]);
   });
 });
