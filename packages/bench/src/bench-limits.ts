@@ -307,6 +307,13 @@ export const BENCH_KAFKA = {
   createTopicTimeoutMs: 60_000,
   /** A consumer that has not read every record this long after it started has stalled; the series ends with what it read. */
   consumeTimeoutMs: 120_000,
+  /**
+   * The consume series judged against the goal commits the offsets it has read every this many milliseconds,
+   * as the Java consumer and librdkafka do by default (`auto.commit.interval.ms`), and once more at the end.
+   * A second series commits after every batch, as kafkajs's `eachBatch` does by default: each commit waits for
+   * a WAL object (an S3 PUT and a metadata commit), so that series measures commit latency more than reads.
+   */
+  consumeCommitIntervalMs: 5_000,
   /** kafkajs error lines printed as progress; the rest are only counted. */
   clientErrorLinesShown: 5,
   /**

@@ -1,6 +1,6 @@
 import { LIMITS } from '@mink/config';
 import { BENCH_BASELINES, BENCH_KAFKA, BENCH_SCAN } from './bench-limits';
-import { formatCount, formatMegabytesPerSecond, formatMilliseconds, formatSize } from './format';
+import { formatCount, formatMegabytesPerSecond, formatMilliseconds, formatSeconds, formatSize } from './format';
 import { findBaseline, minimumGoalText, ratioOf } from './ratio';
 import type { BaselineResult, KafkaConsumeResult, KafkaProduceResult, KafkaResult, KafkaTransactionalProduceResult, Ratio, WriteScenarioResult } from './results';
 
@@ -308,7 +308,8 @@ export const KAFKA_RATIO_SETTINGS: KafkaRatioSettings = {
  * - each produce series' p99 ack against 2 × (raw PUT p99 + JetStream publish p99, both at that in-flight
  *   count) + the WAL linger, the write path's ack bound (a transaction's also pays AddPartitionsToTxn and
  *   EndTxn, so it is expected above it);
- * - consume MB/s against raw S3 GETs of 1 MiB, 4 in flight (the scan figures' baseline).
+ * - each consume series' MB/s against raw S3 GETs of 1 MiB, 4 in flight (the scan figures' baseline); the
+ *   goal is the series committing at an interval's, the one committing after every batch has none.
  * A series whose records did not check out, or whose baseline is missing, has no ratio.
  */
 export function kafkaRatios(
@@ -319,7 +320,6 @@ export function kafkaRatios(
 ): Ratio[] {
   const ratios: (Ratio | null)[] = [];
   const inFlight = kafka.sendsInFlight;
-  const { consume } = kafka;
   const putConcurrent = findBaseline(baselines, { kind: 's3-put', payloadBytes: settings.putBodyBytes, concurrency: inFlight });
   const jetStreamConcurrent = findBaseline(baselines, { kind: 'jetstream-publish', payloadBytes: settings.jetStreamPayloadBytes, concurrency: inFlight });
   const getConcurrent = findBaseline(baselines, { kind: 's3-get', payloadBytes: settings.getBodyBytes, concurrency: settings.getsInFlight });
@@ -356,16 +356,21 @@ export function kafkaRatios(
       );
     }
   }
-  if (consume !== null && consume.checkFailure === null && getConcurrent) {
+  const consumeSeries = [
+    { consume: kafka.consume, goalMin: settings.consumeGoalMin },
+    { consume: kafka.consumeEveryBatch, goalMin: null },
+  ];
+  for (const { consume, goalMin } of consumeSeries) {
+    if (consume === null || consume.checkFailure !== null || !getConcurrent) continue;
     const ratio = ratioOf(
-        (quotient) =>
-          `kafka consume: ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ${formatCount(consume.recordsPerSecond)} records/s = ${quotient} × raw S3 GET MB/s ` +
-          `(${formatSize(settings.getBodyBytes)}, ${settings.getsInFlight} in flight)` +
-          minimumGoalText(consume.bytesPerSecond / getConcurrent.bytesPerSecond, settings.consumeGoalMin),
-        consume.bytesPerSecond,
-        getConcurrent.bytesPerSecond,
-      );
-    ratios.push(ratio === null ? null : { ...ratio, goal: { minimum: settings.consumeGoalMin, met: ratio.ratio >= settings.consumeGoalMin } });
+      (quotient) =>
+        `${consumeLabelOf(consume)}: ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ${formatCount(consume.recordsPerSecond)} records/s = ${quotient} × raw S3 GET MB/s ` +
+        `(${formatSize(settings.getBodyBytes)}, ${settings.getsInFlight} in flight)` +
+        (goalMin === null ? '' : minimumGoalText(consume.bytesPerSecond / getConcurrent.bytesPerSecond, goalMin)),
+      consume.bytesPerSecond,
+      getConcurrent.bytesPerSecond,
+    );
+    ratios.push(ratio === null || goalMin === null ? ratio : { ...ratio, goal: { minimum: goalMin, met: ratio.ratio >= goalMin } });
   }
   return ratios.filter((entry): entry is Ratio => entry !== null);
 }
@@ -426,11 +431,16 @@ export function describeKafkaProduce(produce: KafkaProduceResult | KafkaTransact
   );
 }
 
-/** "consume: 640 000 of 640 000 records, 45.1 MB/s after joining the group in 3.1 s, records check ok" for a progress line. */
+/** "kafka consume, committing every 5 s" or "kafka consume, committing every batch": how a ratio names the series. */
+export function consumeLabelOf(consume: Pick<KafkaConsumeResult, 'commitIntervalMs'>): string {
+  return `kafka consume, committing ${consume.commitIntervalMs === null ? 'every batch' : `every ${formatSeconds(consume.commitIntervalMs)} s`}`;
+}
+
+/** "consume: 640 000 of 640 000 records, 45.1 MB/s after joining the group in 3.1 s, 2 commits, records check ok" for a progress line. */
 export function describeKafkaConsume(consume: KafkaConsumeResult): string {
   return (
     `consume: ${formatCount(consume.records)} of ${formatCount(consume.recordsExpected)} records, ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ` +
-    `${formatCount(consume.recordsPerSecond)} records/s after joining the group in ${formatMilliseconds(consume.joinMs)} ms` +
+    `${formatCount(consume.recordsPerSecond)} records/s after joining the group in ${formatMilliseconds(consume.joinMs)} ms, ${formatCount(consume.commits)} commits` +
     (consume.stoppedBecause === null ? '' : `; STOPPED: ${consume.stoppedBecause}`) +
     (consume.checkFailure === null ? ', records check ok' : `; RECORDS CHECK FAILED: ${consume.checkFailure}`)
   );

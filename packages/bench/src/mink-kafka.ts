@@ -183,6 +183,7 @@ export async function runKafka(settings: KafkaSettings): Promise<KafkaResult | n
       produce,
       transactionalProduce: null,
       consume: null,
+      consumeEveryBatch: null,
       clientErrors: 0,
       firstClientErrors: [],
     };
@@ -202,14 +203,19 @@ export async function runKafka(settings: KafkaSettings): Promise<KafkaResult | n
       await Promise.all(producers.splice(0).map((producer) => producer.disconnect()));
     }
 
+    const recordsExpected = log.ranges.reduce((sum, range) => sum + range.records, 0);
+    const consumePhase = (commits: string): string =>
+      `kafka consume: one kafkajs consumer (read_committed) in a new group reads the ${BENCH_KAFKA.partitions} partitions from the beginning (eachBatch) until it has read the ` +
+      `${formatCount(recordsExpected)} records acknowledged (committed) by both series, at most ${formatSeconds(BENCH_KAFKA.consumeTimeoutMs)} s, committing ${commits}`;
     if (!signal.aborted) {
-      const recordsExpected = log.ranges.reduce((sum, range) => sum + range.records, 0);
-      startPhase(
-        `kafka consume: one kafkajs consumer (read_committed) in a new group reads the ${BENCH_KAFKA.partitions} partitions from the beginning (eachBatch) until it has read the ` +
-          `${formatCount(recordsExpected)} records acknowledged (committed) by both series, at most ${formatSeconds(BENCH_KAFKA.consumeTimeoutMs)} s`,
-      );
-      result.consume = await consumeSeries(settings, kafka, recordsNumbered, log);
+      startPhase(consumePhase(`every ${formatSeconds(BENCH_KAFKA.consumeCommitIntervalMs)} s (the Java consumer's and librdkafka's default) and at the end`));
+      result.consume = await consumeSeries(settings, kafka, recordsNumbered, log, BENCH_KAFKA.consumeCommitIntervalMs);
       progress(`  ${describeKafkaConsume(result.consume)}`);
+    }
+    if (!signal.aborted) {
+      startPhase(consumePhase(`after every batch (kafkajs's eachBatch default)`));
+      result.consumeEveryBatch = await consumeSeries(settings, kafka, recordsNumbered, log, null);
+      progress(`  ${describeKafkaConsume(result.consumeEveryBatch)}`);
     }
     await deleteTopic();
     result.clientErrors = clientErrors.count;
@@ -484,12 +490,15 @@ async function produceSeries(
 }
 
 /**
- * The consume series: a read_committed consumer in a new group subscribes from the beginning and reads with
+ * A consume series: a read_committed consumer in a new group subscribes from the beginning and reads with
  * `eachBatch` until it has read as many records as were acknowledged (or the timeout, --seconds or Ctrl-C
  * comes first), then every record read is checked against the acknowledgements: the committed ones of both
- * series once each, no record of an aborted transaction. MB/s counts from the group joined.
+ * series once each, no record of an aborted transaction. MB/s counts from the group joined to the last
+ * record read. With `commitIntervalMs` the consumer commits what it has read when that long has passed since
+ * its last commit (inside the timed reads, as the Java consumer does in poll) and once after the last record
+ * (untimed, as at close); with null kafkajs commits after every batch (its default).
  */
-async function consumeSeries(settings: KafkaSettings, kafka: Kafka, recordNumbers: number, log: ProduceLog): Promise<KafkaConsumeResult> {
+async function consumeSeries(settings: KafkaSettings, kafka: Kafka, recordNumbers: number, log: ProduceLog, commitIntervalMs: number | null): Promise<KafkaConsumeResult> {
   const groupId = `${BENCH_KAFKA.consumerGroupPrefix}${randomUUID().slice(0, 8)}`;
   const { committedSpans } = checkAcknowledgedOffsets(log.acknowledged, log.markersByPartition);
   const recordsExpected = log.ranges.reduce((sum, range) => sum + range.records, 0);
@@ -498,6 +507,18 @@ async function consumeSeries(settings: KafkaSettings, kafka: Kafka, recordNumber
   const tally = new ConsumeTally(recordNumbers, committedSpans);
   const fetchLatenciesMs: number[] = [];
   let waitedFetches = 0;
+  let commits = 0;
+  /** The next offset of each partition read since the last commit (interval series only). */
+  const uncommitted = new Map<number, string>();
+  let lastCommitMs = performance.now();
+  const commitRead = async (): Promise<void> => {
+    if (uncommitted.size === 0) return;
+    const offsets = [...uncommitted].map(([partition, offset]) => ({ topic: BENCH_KAFKA.topic, partition, offset }));
+    uncommitted.clear();
+    lastCommitMs = performance.now();
+    commits += 1;
+    await consumer.commitOffsets(offsets);
+  };
   let joinedAtMs: number | null = null;
   let lastReadAtMs: number | null = null;
   let finish: (stoppedBecause: string | null) => void = () => undefined;
@@ -515,6 +536,9 @@ async function consumeSeries(settings: KafkaSettings, kafka: Kafka, recordNumber
     if (event.payload.duration < BENCH_KAFKA.consumerMaxWaitMs) fetchLatenciesMs.push(event.payload.duration);
     else waitedFetches += 1;
   });
+  consumer.on(consumer.events.COMMIT_OFFSETS, () => {
+    if (commitIntervalMs === null) commits += 1;
+  });
   consumer.on(consumer.events.CRASH, (event) => {
     if (!event.payload.restart) finish(`the consumer crashed: ${event.payload.error.message}`);
   });
@@ -530,21 +554,27 @@ async function consumeSeries(settings: KafkaSettings, kafka: Kafka, recordNumber
     const before = usageNow(settings);
     const startedMs = performance.now();
     await consumer.run({
+      autoCommit: commitIntervalMs === null,
       eachBatchAutoResolve: true,
       eachBatch: async ({ batch }) => {
         for (const message of batch.messages) {
           tally.add(batch.partition, Number(message.offset), message.key, (message.key?.byteLength ?? 0) + (message.value?.byteLength ?? 0));
         }
         reporter.add(batch.messages.length);
+        if (batch.messages.length > 0) uncommitted.set(batch.partition, String(Number(batch.lastOffset()) + 1));
         if (tally.records >= recordsExpected) finish(null);
+        else if (commitIntervalMs !== null && performance.now() - lastCommitMs >= commitIntervalMs) await commitRead();
       },
     });
     const stoppedBecause = await finished;
     const after = usageNow(settings);
+    if (commitIntervalMs !== null) await commitRead().catch(() => undefined);
     const fromMs = joinedAtMs ?? startedMs;
     const elapsedMs = Math.max(1, lastReadAtMs! - fromMs);
     return {
       groupId,
+      commitIntervalMs,
+      commits,
       records: tally.records,
       recordsExpected,
       bytes: tally.bytes,

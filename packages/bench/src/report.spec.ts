@@ -333,6 +333,8 @@ describe('renderKafka', () => {
     },
     consume: {
       groupId: 'bench_kafka_7f634b92',
+      commitIntervalMs: 5_000,
+      commits: 2,
       records: 645_500,
       recordsExpected: 645_504,
       bytes: 135_555_000,
@@ -349,6 +351,26 @@ describe('renderKafka', () => {
       benchCpuSecondsPerMegabyte: 0.02,
       rssMaxBytes: null,
     },
+    consumeEveryBatch: {
+      groupId: 'bench_kafka_0a1b2c3d',
+      commitIntervalMs: null,
+      commits: 260,
+      records: 645_504,
+      recordsExpected: 645_504,
+      bytes: 135_555_000,
+      joinMs: 351,
+      elapsedMs: 13_400,
+      bytesPerSecond: 10_116_044,
+      recordsPerSecond: 48_172,
+      fetches: 130,
+      waitedFetches: 1,
+      fetchLatency: summarizeLatencies([6, 390]),
+      checkFailure: null,
+      stoppedBecause: null,
+      cpuSecondsPerMegabyte: 0.02,
+      benchCpuSecondsPerMegabyte: 0.01,
+      rssMaxBytes: 300 * MIB,
+    },
     clientErrors: 3,
     firstClientErrors: ['Connection: Response GroupCoordinator(key: 10, version: 2): The group coordinator is not available'],
   };
@@ -360,23 +382,29 @@ describe('renderKafka', () => {
     expect(text).toMatch(/SERIES +RECORDS +REQUESTS +MB +S +MB\/S +MSG\/S +P50 MS +P99 MS +MAX MS +CPU S\/MB +BENCH CPU S\/MB +RSS MAX +RECORDS CHECK\n/);
     expect(text).toMatch(/ +produce +639 104 +128 \(1 failed\) +134\.2 +19 +7\.1 +33 637 +1 111 +2 568 +2 568 +0\.05 +0\.09 +182 MiB +ok\n/);
     expect(text).toMatch(/ +transactional produce +634 111 +127 in 127 txns \(1 failed\) +133\.2 +26 +5\.1 +24 389 +1 620 +3 310 +3 310 +0\.07 +0\.10 +190 MiB +FAILED\n/);
-    expect(text).toMatch(/ +consume +645 500 of 645 504 +49 fetches +135\.6 +6\.7 +20\.2 +96 343 +51 +320 +320 +- +0\.02 +- +FAILED/);
-    expect(text).toContain('then 8 transactional producers send as many in the same sends, 1 per transaction, 8 transactions in flight; then one kafkajs consumer (read_committed)');
+    expect(text).toMatch(/ +consume, commit every 5\.0 s +645 500 of 645 504 +49 fetches +135\.6 +6\.7 +20\.2 +96 343 +51 +320 +320 +- +0\.02 +- +FAILED\n/);
+    expect(text).toMatch(/ +consume, commit every batch +645 504 of 645 504 +130 fetches +135\.6 +13 +10\.1 +48 172 +6\.0 +390 +390 +0\.02 +0\.01 +300 MiB +ok/);
+    expect(text).toContain(
+      'then 8 transactional producers send as many in the same sends, 1 per transaction, 8 transactions in flight; then a kafkajs consumer (read_committed) in a new group reads every partition from the beginning, committing every 5.0 s',
+    );
     expect(text).toContain('transactional produce: 200 offsets between the acknowledged batches, where at most 191 transaction markers may sit');
     expect(text).toContain('transactional produce: first failure: The producer attempted a transactional operation in an invalid state');
     expect(text).toContain(
       'transactional produce: OFFSETS CHECK FAILED, no ratio: partition 5: the acknowledged batches leave a gap at offset 96 011 (17 offsets between them, 16 transaction markers)',
     );
     expect(text).toContain('produce: first failure: partition 3 answered error code 6, base offset -1');
-    expect(text).toContain('consume: group bench_kafka_7f634b92 joined in 339 ms (not part of its MB/s); 49 fetches answered with records, 2 waited out the max wait');
-    expect(text).toContain('consume: STOPPED before every record was read: not every record was read within 120 s');
-    expect(text).toContain('consume: RECORDS CHECK FAILED, no ratio: partition 2: read up to offset 80 000, but its committed records end at offset 80 004');
+    expect(text).toContain('consume, committing every 5.0 s: group bench_kafka_7f634b92 joined in 339 ms (not part of its MB/s); 49 fetches answered with records, 2 waited out the max wait; 2 commits');
+    expect(text).toContain('consume, committing every 5.0 s: STOPPED before every record was read: not every record was read within 120 s');
+    expect(text).toContain(
+      'consume, committing every 5.0 s: RECORDS CHECK FAILED, no ratio: partition 2: read up to offset 80 000, but its committed records end at offset 80 004',
+    );
+    expect(text).toContain('consume, committing every batch: group bench_kafka_0a1b2c3d joined in 351 ms (not part of its MB/s); 130 fetches answered with records, 1 waited out the max wait; 260 commits');
     expect(text).toContain('kafkajs logged 3 errors; the first: Connection: Response GroupCoordinator(key: 10, version: 2): The group coordinator is not available');
   });
 
   it('prints the produce series alone when the run stopped before the consumer', () => {
     // Proves an interrupted run still shows what it produced, without a consume row.
-    const text = renderKafka({ ...kafka, transactionalProduce: null, consume: null, clientErrors: 0 }).join('\n');
+    const text = renderKafka({ ...kafka, transactionalProduce: null, consume: null, consumeEveryBatch: null, clientErrors: 0 }).join('\n');
     expect(text).toContain('produce');
     expect(text).not.toMatch(/\n +transactional produce +/);
     expect(text).not.toContain('transactional producers');

@@ -1,6 +1,6 @@
 import { renderTable } from '@mink/cli';
 import { FAULT_LABELS } from './failover-figures';
-import { BENCH_FAILOVER, BENCH_MEMORY, BENCH_SOAK } from './bench-limits';
+import { BENCH_FAILOVER, BENCH_KAFKA, BENCH_MEMORY, BENCH_SOAK } from './bench-limits';
 import { renderCloudLatency } from './cloud-latency';
 import { renderMemory } from './memory-watch';
 import { renderSoak } from './soak-figures';
@@ -25,6 +25,7 @@ import type {
   WriteScenarioResult,
 } from './results';
 import { describeCompaction, SCAN_FORMAT_LABELS } from './scan-figures';
+import { consumeLabelOf } from './kafka-figures';
 import { memoryPerBucket } from './metadata-figures';
 
 /** One write scenario as the ratios see it. */
@@ -188,7 +189,7 @@ export function renderReport(result: BenchResult): string {
   if (options.figures.includes('kafka')) {
     lines.push(
       `kafka: ${formatCount(options.kafkaRecords)} records produced through kafkajs to one topic by idempotent producers, as many again by transactional ones, ` +
-        `then all consumed from the beginning (read_committed); the floor write path is measured under the append scenarios' load to compare their records/s with`,
+        `then all consumed from the beginning (read_committed) twice: committing every ${formatSeconds(BENCH_KAFKA.consumeCommitIntervalMs)} s, and after every batch; the floor write path is measured under the append scenarios' load to compare their records/s with`,
     );
   }
   if (options.figures.includes('scan')) {
@@ -445,7 +446,8 @@ export function renderScan(scan: ScanResult): string[] {
  * and what kafkajs logged as errors.
  */
 export function renderKafka(kafka: KafkaResult): string[] {
-  const { produce, transactionalProduce, consume } = kafka;
+  const { produce, transactionalProduce } = kafka;
+  const consumeSeries = [kafka.consume, kafka.consumeEveryBatch].filter((series) => series !== null);
   const cpu = (value: number | null): string => (value === null ? '-' : value.toFixed(2));
   const lines = [
     `kafka through the data nodes' Kafka listeners (${kafka.brokers.join(', ')}): topic ${kafka.topic} of ${kafka.partitions} partitions; ` +
@@ -456,7 +458,8 @@ export function renderKafka(kafka: KafkaResult): string[] {
         ? ''
         : `; then ${kafka.producers} transactional producers send as many in the same sends, ${transactionalProduce.sendsPerTransaction} per transaction, ` +
           `${transactionalProduce.transactionsInFlight} transactions in flight`) +
-      `; then one kafkajs consumer (read_committed) in a new group reads every partition from the beginning (MB = keys + values; latency: produce per send until acked, ` +
+      `; then a kafkajs consumer (read_committed) in a new group reads every partition from the beginning, committing every ${formatSeconds(BENCH_KAFKA.consumeCommitIntervalMs)} s ` +
+      `(the Java consumer's default), and another in a new group, committing after every batch (kafkajs's default) (MB = keys + values; latency: produce per send until acked, ` +
       `transactional produce per transaction until its commit is acked, consume per fetch answered; CPU S/MB = all mink processes, BENCH CPU S/MB = the bench process, which runs kafkajs)`,
   ];
   const produceRow = (label: string, series: KafkaProduceResult, requests: string): string[] => [
@@ -486,9 +489,9 @@ export function renderKafka(kafka: KafkaResult): string[] {
       ),
     );
   }
-  if (consume !== null) {
+  for (const consume of consumeSeries) {
     rows.push([
-      'consume',
+      consume.commitIntervalMs === null ? 'consume, commit every batch' : `consume, commit every ${formatSeconds(consume.commitIntervalMs)} s`,
       `${formatCount(consume.records)} of ${formatCount(consume.recordsExpected)}`,
       `${formatCount(consume.fetches)} fetches`,
       formatMegabytes(consume.bytes),
@@ -518,13 +521,14 @@ export function renderKafka(kafka: KafkaResult): string[] {
     if (transactionalProduce.firstFailureMessage !== null) lines.push(`  transactional produce: first failure: ${transactionalProduce.firstFailureMessage}`);
     if (transactionalProduce.offsetCheckFailure !== null) lines.push(`  transactional produce: OFFSETS CHECK FAILED, no ratio: ${transactionalProduce.offsetCheckFailure}`);
   }
-  if (consume !== null) {
+  for (const consume of consumeSeries) {
+    const label = consumeLabelOf(consume).replace(/^kafka /, '');
     lines.push(
-      `  consume: group ${consume.groupId} joined in ${formatMilliseconds(consume.joinMs)} ms (not part of its MB/s); ` +
-        `${formatCount(consume.fetches)} fetches answered with records, ${formatCount(consume.waitedFetches)} waited out the max wait`,
+      `  ${label}: group ${consume.groupId} joined in ${formatMilliseconds(consume.joinMs)} ms (not part of its MB/s); ` +
+        `${formatCount(consume.fetches)} fetches answered with records, ${formatCount(consume.waitedFetches)} waited out the max wait; ${formatCount(consume.commits)} commits`,
     );
-    if (consume.stoppedBecause !== null) lines.push(`  consume: STOPPED before every record was read: ${consume.stoppedBecause}`);
-    if (consume.checkFailure !== null) lines.push(`  consume: RECORDS CHECK FAILED, no ratio: ${consume.checkFailure}`);
+    if (consume.stoppedBecause !== null) lines.push(`  ${label}: STOPPED before every record was read: ${consume.stoppedBecause}`);
+    if (consume.checkFailure !== null) lines.push(`  ${label}: RECORDS CHECK FAILED, no ratio: ${consume.checkFailure}`);
   }
   if (kafka.clientErrors > 0) lines.push(`  kafkajs logged ${formatCount(kafka.clientErrors)} errors; the first: ${kafka.firstClientErrors.join(' | ')}`);
   return lines;

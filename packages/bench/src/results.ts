@@ -535,6 +535,10 @@ export interface KafkaTransactionalProduceResult extends KafkaProduceResult {
  */
 export interface KafkaConsumeResult {
   groupId: string;
+  /** How often the consumer committed what it had read: every this many ms (and at the end), or null after every batch (kafkajs's eachBatch default). */
+  commitIntervalMs: number | null;
+  /** OffsetCommit requests the consumer made while it read (the final one of an interval series included). */
+  commits: number;
   /** Records read, and the records the producers had acknowledged. */
   records: number;
   recordsExpected: number;
@@ -580,8 +584,10 @@ export interface KafkaResult {
   produce: KafkaProduceResult;
   /** The transactional producers' series after it; null when the run was interrupted before it committed a transaction. */
   transactionalProduce: KafkaTransactionalProduceResult | null;
-  /** Null when the run was interrupted before the consumer started. */
+  /** The consumer committing every `BENCH_KAFKA.consumeCommitIntervalMs` (the goal's series); null when the run was interrupted before it started. */
   consume: KafkaConsumeResult | null;
+  /** A consumer in another new group committing after every batch (kafkajs's default); null when the run was interrupted before it started. */
+  consumeEveryBatch: KafkaConsumeResult | null;
   /** Error lines kafkajs logged during the figures (retries, broker error codes, reconnects), and the first few of them. */
   clientErrors: number;
   firstClientErrors: string[];
