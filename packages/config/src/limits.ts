@@ -438,6 +438,13 @@ export const LIMITS = {
   /** A WAL writer flushes a smaller object this long after appends started waiting (its default `lingerMs`). */
   walLingerMs: 5,
   /**
+   * Whether a WAL writer with no object in flight sends what was queued at the end of that turn of the event
+   * loop instead of lingering (its default `flushWhenIdle`): nothing is uploading for appends to gather
+   * behind, so lingering only adds its time to every ack of a lone request (a Kafka OffsetCommit, a small
+   * append); under load an object is always in flight and appends gather behind it as before.
+   */
+  walFlushWhenIdle: true,
+  /**
    * WAL objects one writer uploads at once (its default `uploadsInFlight`); they are committed one after
    * another in the order they were formed, so a stream's batches still commit in order.
    */

@@ -274,6 +274,33 @@ describe('WalWriter', () => {
     expect(decoder.decode(await store.get('wal/1/1/000000000001'))).toBe('ccccdddd');
   });
 
+  it('sends what comes to an idle writer at the end of that turn of the event loop, without lingering, and appends of one turn together', async () => {
+    // Proves flushWhenIdle: a lone request (a Kafka OffsetCommit) is not held back by a linger with nothing to gather behind it.
+    const { meta, streams } = await cluster(2);
+    const store = new InMemoryObjectStore();
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: LINGER_NEVER_MS });
+    expect(await Promise.all([walWriter.append(appendRequest(streams[0]!, 'a0')), walWriter.append(appendRequest(streams[1]!, 'b0'))])).toEqual([
+      { baseOffset: 0, count: 1 },
+      { baseOffset: 0, count: 1 },
+    ]);
+    expect(await walWriter.append(appendRequest(streams[0]!, 'a1'))).toEqual({ baseOffset: 1, count: 1 });
+    expect(store.keys()).toEqual(['wal/1/1/000000000000', 'wal/1/1/000000000001']);
+    expect(decoder.decode(await store.get('wal/1/1/000000000000'))).toBe('a0b0');
+  });
+
+  it('lingers with nothing in flight when flushWhenIdle is off', async () => {
+    // Proves the option turns the idle flush off: the append waits for the linger (here: until close).
+    const { meta, streams } = await cluster(1);
+    const store = new InMemoryObjectStore();
+    const walWriter = writer({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: LINGER_NEVER_MS, flushWhenIdle: false });
+    const appended = walWriter.append(appendRequest(streams[0]!, 'a0'));
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(store.calls.put).toBe(0);
+    await walWriter.close();
+    expect(await appended).toEqual({ baseOffset: 0, count: 1 });
+    expect(store.calls.put).toBe(1);
+  });
+
   it.each([1, 4])('gives each stream the offsets 0..n-1 exactly once across 2 000 concurrent appends, %i upload(s) in flight, one commit at a time', async (uploadsInFlight) => {
     // Proves offsets are contiguous per stream, in call order, with no gap or repeat, that at most
     // `uploadsInFlight` flushes overlap, and that commits never overlap.

@@ -3,6 +3,7 @@ import { bucketId as bucketIdOf, describeCommittedSequence, describeMalformedTra
 import type { CommitWal, DataSlice, Rejection, View, WalRange, WalTransaction } from '@mink/meta';
 import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
+import { walObjectDue } from './wal-flush';
 import type { MetaAccess } from './ports';
 
 /** One batch of records for one stream, as the bucket's leader hands it to its WAL writer. */
@@ -64,6 +65,8 @@ export interface WalWriterOptions {
   flushBytes?: number;
   /** How long queued appends wait for more before a smaller flush; `LIMITS.walLingerMs` when absent. */
   lingerMs?: number;
+  /** Whether appends queued while no object is in flight go out at the end of that turn of the event loop, without lingering; `LIMITS.walFlushWhenIdle` when absent. */
+  flushWhenIdle?: boolean;
   /** Bytes that may wait for a flush before appends are refused; `LIMITS.walQueuedBytesMax` when absent. */
   queuedBytesMax?: number;
   /** Objects uploaded at once (committed in order); `LIMITS.walUploadsInFlightMax` when absent, 1 for one at a time. */
@@ -132,9 +135,11 @@ export function walObjectKey(nodeId: string, nodeEpoch: number, sequence: number
  * acknowledged only when that commit applied without rejection, so a fenced incarnation may upload but can
  * never acknowledge.
  *
- * Flushing: an object is formed when the queue holds `flushBytes`, or once the oldest queued append has
- * waited `lingerMs` and no other object is in flight; so several objects are in flight only when they are
- * full, and under load appends gather into larger objects while the one before uploads and commits.
+ * Flushing (`walObjectDue`): an object is formed when the queue holds `flushBytes`, or, when no other object
+ * is in flight, once the oldest queued append has waited `lingerMs` or (`flushWhenIdle`) at the end of the
+ * turn of the event loop in which appends were queued with nothing in flight; so several objects are in
+ * flight only when they are full, and under load appends gather into larger objects while the one before
+ * uploads and commits.
  *
  * Ordering: up to `uploadsInFlight` objects are uploaded at once, but they are committed one at a time in
  * the order they were formed, and appends enter objects in the order `append` was called, so the batches
@@ -157,6 +162,7 @@ export class WalWriter {
   private readonly meta: MetaAccess;
   private readonly flushBytes: number;
   private readonly lingerMs: number;
+  private readonly flushWhenIdle: boolean;
   private readonly queuedBytesMax: number;
   private readonly uploadsInFlight: number;
   private readonly onCommitted: CommittedListener | undefined;
@@ -168,6 +174,10 @@ export class WalWriter {
   private lingerTimer: NodeJS.Timeout | undefined;
   /** True once the oldest queued append has waited `lingerMs`; cleared when an object is formed. */
   private lingerExpired = false;
+  /** Set when an append is queued with no object in flight, to end that turn of the event loop (`flushWhenIdle`). */
+  private idleTurn: NodeJS.Immediate | undefined;
+  /** True once the turn in which appends were queued with nothing in flight has ended; cleared when an object is formed. */
+  private idleTurnEnded = false;
   /** Objects formed and not yet committed (or failed), in the order they commit. */
   private inFlight: ObjectInFlight[] = [];
   /** True while the commit loop runs over `inFlight`. */
@@ -189,6 +199,7 @@ export class WalWriter {
     this.meta = options.meta;
     this.flushBytes = options.flushBytes ?? LIMITS.walFlushBytes;
     this.lingerMs = options.lingerMs ?? LIMITS.walLingerMs;
+    this.flushWhenIdle = options.flushWhenIdle ?? LIMITS.walFlushWhenIdle;
     this.queuedBytesMax = options.queuedBytesMax ?? LIMITS.walQueuedBytesMax;
     this.uploadsInFlight = options.uploadsInFlight ?? LIMITS.walUploadsInFlightMax;
     this.onCommitted = options.onCommitted;
@@ -229,6 +240,7 @@ export class WalWriter {
       this.queue.push({ request, resolve, reject });
       this.queuedBytes += size;
       this.armLingerTimer();
+      this.armIdleTurn();
       this.maybeFlush();
     });
   }
@@ -239,6 +251,7 @@ export class WalWriter {
     this.maybeFlush();
     if (this.inFlight.length === 0 && this.queue.length === 0) {
       this.clearLingerTimer();
+      this.clearIdleTurn();
       return;
     }
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
@@ -258,23 +271,45 @@ export class WalWriter {
     this.lingerTimer = undefined;
   }
 
+  /** With nothing in flight, the queue goes out once the appends of this turn of the event loop are in it. */
+  private armIdleTurn(): void {
+    if (!this.flushWhenIdle || this.idleTurn !== undefined || this.idleTurnEnded || this.inFlight.length > 0) return;
+    this.idleTurn = setImmediate(() => {
+      this.idleTurn = undefined;
+      this.idleTurnEnded = true;
+      this.maybeFlush();
+    });
+  }
+
+  private clearIdleTurn(): void {
+    if (this.idleTurn !== undefined) clearImmediate(this.idleTurn);
+    this.idleTurn = undefined;
+    this.idleTurnEnded = false;
+  }
+
   /** Forms and starts uploading objects while fewer than `uploadsInFlight` are in flight and the queue is due: full enough, lingered, or closing. */
   private maybeFlush(): void {
     while (this.inFlight.length < this.uploadsInFlight) {
       if (this.queue.length === 0) {
         this.clearLingerTimer();
+        this.clearIdleTurn();
         this.lingerExpired = false;
         if (this.closing && this.inFlight.length === 0) this.notifyIdle();
         return;
       }
-      // A full object goes out while any upload place is free; a smaller one (lingered) only when no
-      // object is in flight, so under load appends gather into fewer, larger objects while the previous
-      // one uploads and commits (each object costs every process of the cluster one CommitWal to apply).
-      const full = this.queuedBytes >= this.flushBytes;
-      if (!(this.closing || full || (this.lingerExpired && this.inFlight.length === 0))) return;
+      const due = walObjectDue({
+        closing: this.closing,
+        queuedBytes: this.queuedBytes,
+        flushBytes: this.flushBytes,
+        inFlight: this.inFlight.length,
+        lingerExpired: this.lingerExpired,
+        idleTurnEnded: this.idleTurnEnded,
+      });
+      if (due === null) return;
       const batch = this.takeBatch();
       // What stays queued lingers afresh from now; if the uploads in flight outlast the linger, it follows right after.
       this.clearLingerTimer();
+      this.clearIdleTurn();
       this.lingerExpired = false;
       if (this.queue.length > 0) this.armLingerTimer();
       this.startUpload(batch);
