@@ -5,7 +5,7 @@ import { BENCH_CLUSTER, BENCH_TABLE } from './bench-limits';
 /** `GET /v1/cluster` (README, HTTP API); only the fields the bench reads. */
 export interface ClusterStatus {
   nodes?: { id?: string; epoch?: number; live?: boolean }[];
-  buckets?: { table?: string; bucket?: number; leader?: string; state?: string }[];
+  buckets?: { table?: string; bucket?: number; leader?: string; state?: string; walSlices?: number }[];
 }
 
 /** Answers whether a cluster status is the one a wait is for. */

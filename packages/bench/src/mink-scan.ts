@@ -265,7 +265,11 @@ async function waitForCompaction(settings: ScanSettings, tableId: number, batche
   for (;;) {
     const listed = await settings.store.list(`${STREAM_KEY_PREFIX}${tableId}-`);
     const objects = listed.map((entry) => parseStreamObjectKey(entry.key)).filter((range): range is StreamObjectRange => range !== null && range.tableId === tableId);
-    const buckets = [...batchesByBucket].map(([bucket, batches]) => compactedBucket(bucket, batches, objects));
+    const status = await readClusterStatus(settings.io, settings.cluster.gatewayUrl);
+    // A bucket the status does not name counts as not compacted yet.
+    const walSlicesOf = (bucket: number): number =>
+      status.buckets?.find((entry) => entry.table === BENCH_SCAN_TABLE.name && entry.bucket === bucket)?.walSlices ?? Number.POSITIVE_INFINITY;
+    const buckets = [...batchesByBucket].map(([bucket, batches]) => compactedBucket(bucket, batches, objects, walSlicesOf(bucket)));
     const waitedMs = performance.now() - startedMs;
     const complete = compactionComplete(buckets);
     if (complete || waitedMs >= BENCH_SCAN.compactionTimeoutMs) return { complete, waitedMs, timeoutMs: BENCH_SCAN.compactionTimeoutMs, buckets };

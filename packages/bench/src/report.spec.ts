@@ -236,7 +236,7 @@ describe('renderScan', () => {
       complete: false,
       waitedMs: 120_000,
       timeoutMs: 120_000,
-      buckets: [{ bucket: 0, records: 204_000, batches: 1_632, recordsInStreamObjects: 200_000, walBatches: 32, streamObjects: 8 }],
+      buckets: [{ bucket: 0, records: 204_000, batches: 1_632, recordsInStreamObjects: 200_000, walBatches: 32, walSlices: 9, streamObjects: 8 }],
     },
     restarts: [{ format: 'json', restartMs: 9_100, bucketsByLeader: { '1': 3, '2': 3, '3': 2 } }],
     series: [seriesOf('json', 'cold'), seriesOf('json', 'hot', 'bucket 2: 9 rows received up to offset 9, but 10 were appended')],
@@ -258,7 +258,7 @@ describe('renderScan', () => {
     // Proves every scan figure reaches the report, and that an unfinished compaction and a failed row check are spelled out, not hidden.
     const text = renderScan(scan).join('\n');
     expect(text).toContain('scan of log table bench_scan (8 buckets, 204 000 rows loaded through client appendArrow at 50 000 rows/s;');
-    expect(text).toContain('COMPACTION DID NOT FINISH within 120 s: 200 000 of 204 000 records in 8 stream objects, at most 32 batches left in WAL objects per bucket');
+    expect(text).toContain('COMPACTION DID NOT FINISH within 120 s: 200 000 of 204 000 records in 8 stream objects, at most 9 slices (32 appended batches) left in WAL objects per bucket');
     expect(text).toMatch(/FORMAT +CACHE +IN FLIGHT +REQUESTS +ROWS +MB +S +MB\/S +ROWS\/S +COUNT MS +ROWS CHECK\n +JSON +cold +4 +8 +204 000 +60\.0 +2\.5 +24\.0 +81 600 +410 +ok\n +JSON +hot .* FAILED/);
     expect(text).toContain('JSON hot: ROW CHECK FAILED, no ratio: bucket 2: 9 rows received up to offset 9, but 10 were appended');
     expect(text).toContain('JSON hot: the replies had no Mink-Next-Offset header');

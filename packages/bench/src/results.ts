@@ -372,18 +372,20 @@ export interface CompactedBucket {
   bucket: number;
   /** Records appended (the bucket's high watermark: its batches tile [0, records)). */
   records: number;
-  /** Batches appended, each one slice of the stream. */
+  /** Batches appended, as their acknowledgements tell (the client merges the batches of calls that wait for one bucket into one request, so one slice of the stream may hold several). */
   batches: number;
   /** Records of the batches that lie inside a stream object. */
   recordsInStreamObjects: number;
   /** Batches still only in WAL objects. */
   walBatches: number;
+  /** Slices of the stream still in WAL objects, as GET /v1/cluster reports (`walSlices`); what compaction counts. */
+  walSlices: number;
   streamObjects: number;
 }
 
 /** The wait for background compaction of the scan table. */
 export interface CompactionWait {
-  /** True when every bucket had fewer WAL batches left than a compaction round takes (`LIMITS.compactionSlicesMin`). */
+  /** True when every bucket had fewer slices in WAL objects than a compaction round takes (`LIMITS.compactionSlicesMin`). */
   complete: boolean;
   waitedMs: number;
   timeoutMs: number;

@@ -186,18 +186,25 @@ describe('compactedBucket and compactionComplete', () => {
 
   it('counts the batches a stream object of the bucket covers whole', () => {
     // Proves only the bucket's own objects count, and a batch half covered is still in the WAL.
-    const bucket = compactedBucket(3, batches, [object(3, 0, 100), object(3, 100, 125), object(4, 0, 200), object(3, 0, 200, 'p')]);
-    expect(bucket).toEqual({ bucket: 3, records: 200, batches: 20, recordsInStreamObjects: 120, walBatches: 8, streamObjects: 2 });
+    const bucket = compactedBucket(3, batches, [object(3, 0, 100), object(3, 100, 125), object(4, 0, 200), object(3, 0, 200, 'p')], 8);
+    expect(bucket).toEqual({ bucket: 3, records: 200, batches: 20, recordsInStreamObjects: 120, walBatches: 8, walSlices: 8, streamObjects: 2 });
     expect(compactionComplete([bucket], 8)).toBe(false);
-    expect(describeCompaction([bucket])).toBe('120 of 200 records in 2 stream objects, at most 8 batches left in WAL objects per bucket');
+    expect(describeCompaction([bucket])).toBe('120 of 200 records in 2 stream objects, at most 8 slices (8 appended batches) left in WAL objects per bucket');
   });
 
-  it('is complete once every bucket has fewer WAL batches than a compaction round takes', () => {
+  it('is complete once every bucket has fewer slices in WAL objects than a compaction round takes', () => {
     // Proves the wait ends at what compaction will do without more appends: the last few slices stay in the WAL.
-    const almost = compactedBucket(0, batches, [object(0, 0, 130)]);
-    expect(almost.walBatches).toBe(7);
-    expect(compactionComplete([almost, compactedBucket(1, [], [])], 8)).toBe(true);
-    expect(compactionComplete([almost, compactedBucket(1, batches, [])], 8)).toBe(false);
+    const almost = compactedBucket(0, batches, [object(0, 0, 130)], 7);
+    expect(compactionComplete([almost, compactedBucket(1, [], [], 0)], 8)).toBe(true);
+    expect(compactionComplete([almost, compactedBucket(1, batches, [], 20)], 8)).toBe(false);
+  });
+
+  it('counts slices, not appended batches: the client merges the batches of calls waiting for one bucket into one slice', () => {
+    // Proves the bench waited 120 s for nothing before: 30 batches merged into 5 slices are left in the WAL for good, as compaction wants.
+    const merged = compactedBucket(2, batches, [object(2, 0, 50)], 5);
+    expect(merged.walBatches).toBe(15);
+    expect(compactionComplete([merged], 8)).toBe(true);
+    expect(describeCompaction([merged])).toBe('50 of 200 records in 1 stream objects, at most 5 slices (15 appended batches) left in WAL objects per bucket');
   });
 });
 

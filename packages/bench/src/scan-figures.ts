@@ -209,9 +209,10 @@ export function parseStreamObjectKey(key: string): StreamObjectRange | null {
  * How far compaction has got with one bucket: a batch counts as moved when a stream object of the bucket
  * covers it whole (compaction moves whole slices). Objects of other streams are ignored. A listing may name
  * an object whose commit has not applied yet, or was rejected and is about to be deleted; both are rare and
- * brief, and the scans that follow read whatever the view names.
+ * brief, and the scans that follow read whatever the view names. `walSlices` is the bucket's count of slices
+ * in WAL objects from GET /v1/cluster: the client merges batches, so batches and slices differ.
  */
-export function compactedBucket(bucket: number, batches: readonly AppendedBatch[], objects: readonly StreamObjectRange[]): CompactedBucket {
+export function compactedBucket(bucket: number, batches: readonly AppendedBatch[], objects: readonly StreamObjectRange[], walSlices: number): CompactedBucket {
   const own = objects.filter((object) => object.bucket === bucket && object.partition === null);
   let records = 0;
   let recordsInStreamObjects = 0;
@@ -222,7 +223,7 @@ export function compactedBucket(bucket: number, batches: readonly AppendedBatch[
     if (own.some((object) => object.startOffset <= batch.baseOffset && end <= object.endOffset)) recordsInStreamObjects += batch.count;
     else walBatches++;
   }
-  return { bucket, records, batches: batches.length, recordsInStreamObjects, walBatches, streamObjects: own.length };
+  return { bucket, records, batches: batches.length, recordsInStreamObjects, walBatches, walSlices, streamObjects: own.length };
 }
 
 /**
@@ -230,7 +231,7 @@ export function compactedBucket(bucket: number, batches: readonly AppendedBatch[
  * has `slicesMin` slices in WAL objects, so fewer than that stay in them for good.
  */
 export function compactionComplete(buckets: readonly CompactedBucket[], slicesMin: number = LIMITS.compactionSlicesMin): boolean {
-  return buckets.every((bucket) => bucket.walBatches < slicesMin);
+  return buckets.every((bucket) => bucket.walSlices < slicesMin);
 }
 
 /** "203 000 of 204 000 records in 16 stream objects, at most 7 batches left in WAL objects per bucket". */
@@ -239,7 +240,11 @@ export function describeCompaction(buckets: readonly CompactedBucket[]): string 
   const moved = buckets.reduce((sum, bucket) => sum + bucket.recordsInStreamObjects, 0);
   const objects = buckets.reduce((sum, bucket) => sum + bucket.streamObjects, 0);
   const walBatchesMax = Math.max(0, ...buckets.map((bucket) => bucket.walBatches));
-  return `${formatCount(moved)} of ${formatCount(records)} records in ${formatCount(objects)} stream objects, at most ${formatCount(walBatchesMax)} batches left in WAL objects per bucket`;
+  const walSlicesMax = Math.max(0, ...buckets.map((bucket) => bucket.walSlices));
+  return (
+    `${formatCount(moved)} of ${formatCount(records)} records in ${formatCount(objects)} stream objects, ` +
+    `at most ${formatCount(walSlicesMax)} slices (${formatCount(walBatchesMax)} appended batches) left in WAL objects per bucket`
+  );
 }
 
 /**

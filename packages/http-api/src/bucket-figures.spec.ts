@@ -2,11 +2,12 @@ import { NO_WRITERS, type BucketRecord, type TableRecord } from '@mink/meta';
 import { bucketFiguresOf, servingState } from './bucket-figures';
 
 /**
- * What GET /v1/cluster reports of a bucket's data: stored offsets and bytes from the stream's slices, and
+ * What GET /v1/cluster reports of a bucket's data: stored offsets, bytes and slices still in WAL objects from the stream's slices, and
  * the lake offset only for a table that has a lake, found under the right lake bucket for a partitioned one.
  */
 
-function bucket(partition: string | null, number: number, slices: number[], startOffset: number, endOffset: number): Pick<BucketRecord, 'partition' | 'bucket' | 'stream'> {
+/** A bucket whose slices have these lengths, in WAL objects except the first `inStreamObjects`. */
+function bucket(partition: string | null, number: number, slices: number[], startOffset: number, endOffset: number, inStreamObjects = 0): Pick<BucketRecord, 'partition' | 'bucket' | 'stream'> {
   return {
     partition,
     bucket: number,
@@ -17,7 +18,7 @@ function bucket(partition: string | null, number: number, slices: number[], star
       nodeEpoch: 1,
       startOffset,
       endOffset,
-      slices: slices.map((length, index) => ({ object: `wal/${index}`, startOffset: index, endOffset: index + 1, position: 0, length })),
+      slices: slices.map((length, index) => ({ object: index < inStreamObjects ? `s/7-0-0-1-1` : `wal/${index}`, startOffset: index, endOffset: index + 1, position: 0, length })),
       writers: NO_WRITERS,
     },
   };
@@ -27,13 +28,14 @@ const LAKE: NonNullable<TableRecord['lake']> = { metadataKey: null, snapshotId: 
 const DAILY: NonNullable<TableRecord['partition']> = { column: 'at', unit: 'day' };
 
 const CASES: [string, Pick<TableRecord, 'partition' | 'buckets' | 'lake'>, Pick<BucketRecord, 'partition' | 'bucket' | 'stream'>, object][] = [
-  ['a never-written bucket', { buckets: 2 }, bucket(null, 0, [], 0, 0), { startOffset: 0, endOffset: 0, bytes: 0 }],
-  ['bytes sum the slices', { buckets: 2 }, bucket(null, 1, [100, 250, 3], 4, 90), { startOffset: 4, endOffset: 90, bytes: 353 }],
-  ['a lake offset of the bucket', { buckets: 2, lake: LAKE }, bucket(null, 1, [10], 0, 60), { startOffset: 0, endOffset: 60, bytes: 10, lakeOffset: 40 }],
-  ['a bucket the lake has not reached yet', { buckets: 2, lake: LAKE }, bucket(null, 0, [10], 0, 60), { startOffset: 0, endOffset: 60, bytes: 10, lakeOffset: 0 }],
+  ['a never-written bucket', { buckets: 2 }, bucket(null, 0, [], 0, 0), { startOffset: 0, endOffset: 0, bytes: 0, walSlices: 0 }],
+  ['bytes sum the slices', { buckets: 2 }, bucket(null, 1, [100, 250, 3], 4, 90), { startOffset: 4, endOffset: 90, bytes: 353, walSlices: 3 }],
+  ['slices in stream objects are not counted as in WAL', { buckets: 2 }, bucket(null, 1, [100, 250, 3], 4, 90, 2), { startOffset: 4, endOffset: 90, bytes: 353, walSlices: 1 }],
+  ['a lake offset of the bucket', { buckets: 2, lake: LAKE }, bucket(null, 1, [10], 0, 60), { startOffset: 0, endOffset: 60, bytes: 10, walSlices: 1, lakeOffset: 40 }],
+  ['a bucket the lake has not reached yet', { buckets: 2, lake: LAKE }, bucket(null, 0, [10], 0, 60), { startOffset: 0, endOffset: 60, bytes: 10, walSlices: 1, lakeOffset: 0 }],
   // 2026-12-02 is day 20 789 since 1970: lake bucket 20 789 × 2 buckets + 1.
-  ['a partitioned bucket under its lake bucket', { buckets: 2, partition: DAILY, lake: LAKE }, bucket('20261202', 1, [], 0, 9), { startOffset: 0, endOffset: 9, bytes: 0, lakeOffset: 7 }],
-  ['a partition name no lake bucket carries', { buckets: 2, partition: DAILY, lake: LAKE }, bucket('not-a-day', 0, [], 0, 9), { startOffset: 0, endOffset: 9, bytes: 0, lakeOffset: 0 }],
+  ['a partitioned bucket under its lake bucket', { buckets: 2, partition: DAILY, lake: LAKE }, bucket('20261202', 1, [], 0, 9), { startOffset: 0, endOffset: 9, bytes: 0, walSlices: 0, lakeOffset: 7 }],
+  ['a partition name no lake bucket carries', { buckets: 2, partition: DAILY, lake: LAKE }, bucket('not-a-day', 0, [], 0, 9), { startOffset: 0, endOffset: 9, bytes: 0, walSlices: 0, lakeOffset: 0 }],
 ];
 
 describe('bucketFiguresOf', () => {

@@ -1,10 +1,12 @@
-import { lakeBucketOf, type BucketRecord, type TableRecord } from '@mink/meta';
+import { isWalSlice, lakeBucketOf, type BucketRecord, type TableRecord } from '@mink/meta';
 import type { BucketServingState } from '@mink/protocol';
 
 /**
  * What `GET /v1/cluster` tells of one bucket's data, from the metadata log alone (no node is asked):
  * the offsets its stream still stores, the bytes those records take in object storage (the byte ranges
- * of the stream's slices, in WAL or stream objects), and, once the table tiers into a lake, the offset
+ * of the stream's slices, in WAL or stream objects), how many of its slices still live in WAL objects
+ * (compaction moves a stream's once it has `LIMITS.compactionSlicesMin` of them), and, once the table tiers
+ * into a lake, the offset
  * below which the lake holds every record of the bucket.
  * A reader derives rates (records per second) from two of these taken at known times.
  */
@@ -12,14 +14,20 @@ export interface BucketFigures {
   startOffset: number;
   endOffset: number;
   bytes: number;
+  /** Slices of the stream in WAL objects, not yet moved into stream objects by compaction. */
+  walSlices: number;
   /** Present only when the table has a lake; 0 until a round commits this bucket's records. */
   lakeOffset?: number;
 }
 
 export function bucketFiguresOf(table: Pick<TableRecord, 'partition' | 'buckets' | 'lake'>, bucket: Pick<BucketRecord, 'partition' | 'bucket' | 'stream'>): BucketFigures {
   let bytes = 0;
-  for (const slice of bucket.stream.slices) bytes += slice.length;
-  const figures: BucketFigures = { startOffset: bucket.stream.startOffset, endOffset: bucket.stream.endOffset, bytes };
+  let walSlices = 0;
+  for (const slice of bucket.stream.slices) {
+    bytes += slice.length;
+    if (isWalSlice(slice)) walSlices++;
+  }
+  const figures: BucketFigures = { startOffset: bucket.stream.startOffset, endOffset: bucket.stream.endOffset, bytes, walSlices };
   if (table.lake) {
     const lakeBucket = lakeBucketOf(table, bucket.partition, bucket.bucket);
     figures.lakeOffset = lakeBucket === null ? 0 : (table.lake.offsets[String(lakeBucket)] ?? 0);

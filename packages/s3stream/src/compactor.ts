@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId as bucketIdOf, bucketsInTableOrder, getIn, isStreamOpenBy, ownRecord } from '@mink/meta';
+import { bucketId as bucketIdOf, bucketsInTableOrder, getIn, isStreamOpenBy, isWalSlice, ownRecord } from '@mink/meta';
 import type { BucketRecord, CommitStreamObject, DataSlice, Outcome, StreamObjectSlice } from '@mink/meta';
 import { MinkError } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
@@ -8,7 +8,7 @@ import { PeriodicRounds } from './periodic-rounds';
 import { SILENT_LOGGER, type Clock, type MaintenanceLogger, type MetaAccess } from './ports';
 
 /** Prefix of the keys of WAL objects (docs/architecture.md §7); slices in them are what compaction rewrites. */
-export const WAL_KEY_PREFIX = 'wal/';
+export { WAL_KEY_PREFIX } from '@mink/meta';
 
 /**
  * The key of the stream object that holds records [startOffset, endOffset) of a bucket's stream at stream
@@ -172,15 +172,15 @@ export class Compactor {
     const stream = record.stream;
     if (!isStreamOpenBy(stream, { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch }, leading.streamEpoch)) return null;
     let walSlices = 0;
-    for (const slice of stream.slices) if (isInWal(slice)) walSlices++;
+    for (const slice of stream.slices) if (isWalSlice(slice)) walSlices++;
     if (walSlices < minSlices) return null;
 
-    const first = stream.slices.findIndex(isInWal);
+    const first = stream.slices.findIndex(isWalSlice);
     const slices: DataSlice[] = [];
     let bytes = 0;
     for (let index = first; index < stream.slices.length; index++) {
       const slice = stream.slices[index]!;
-      if (!isInWal(slice)) break;
+      if (!isWalSlice(slice)) break;
       if (slices.length > 0 && (bytes + slice.length > this.objectBytesMax || slices.length >= LIMITS.streamObjectSlicesMax)) break;
       slices.push(slice);
       bytes += slice.length;
@@ -272,10 +272,6 @@ export class Compactor {
       this.logger.warn({ object: key, error: describe(error) }, 'could not delete an orphaned stream object');
     }
   }
-}
-
-function isInWal(slice: DataSlice): boolean {
-  return slice.object.startsWith(WAL_KEY_PREFIX);
 }
 
 function describe(error: unknown): string {

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId as bucketIdOf, describeCommittedSequence, describeMalformedTransaction, getIn, isStreamOpenBy, writerOf } from '@mink/meta';
+import { WAL_KEY_PREFIX, bucketId as bucketIdOf, describeCommittedSequence, describeMalformedTransaction, getIn, isStreamOpenBy, writerOf } from '@mink/meta';
 import type { CommitWal, DataSlice, Rejection, View, WalRange, WalTransaction } from '@mink/meta';
 import { ConflictError, InvalidArgumentError, MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
@@ -125,7 +125,7 @@ const WAL_SEQUENCE_DIGITS = 12;
 
 /** The key of the `sequence`-th WAL object of a node incarnation (docs/architecture.md §5). */
 export function walObjectKey(nodeId: string, nodeEpoch: number, sequence: number): string {
-  return `wal/${nodeId}/${nodeEpoch}/${String(sequence).padStart(WAL_SEQUENCE_DIGITS, '0')}`;
+  return `${WAL_KEY_PREFIX}${nodeId}/${nodeEpoch}/${String(sequence).padStart(WAL_SEQUENCE_DIGITS, '0')}`;
 }
 
 /**

@@ -172,6 +172,14 @@ export interface DataSlice {
   length: number;
 }
 
+/** Keys of WAL objects (`wal/<node>/<node epoch>/<sequence>`) start with this; every other object a slice names is a stream object. */
+export const WAL_KEY_PREFIX = 'wal/';
+
+/** Whether a slice still lives in a WAL object (compaction has not moved it into a stream object). */
+export function isWalSlice(slice: Pick<DataSlice, 'object'>): boolean {
+  return slice.object.startsWith(WAL_KEY_PREFIX);
+}
+
 /** One committed batch of an idempotent writer: its sequence and the offsets it was given. */
 export interface WriterBatch {
   seq: number;
