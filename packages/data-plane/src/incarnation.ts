@@ -119,6 +119,7 @@ export class Incarnation {
       isLeading: (bucketId) => (sync.isOpen(bucketId) ? { streamEpoch: sync.streamEpochOf(bucketId) } : null),
       clock: { nowMs: () => Date.now() },
       cachedPayloadOf: (bucketId, slice) => context.reader.cachedPayload(bucketId, slice),
+      onMoved: (bucketId, moved) => context.reader.moveCached(bucketId, moved),
       logger,
       ...(context.nodeMetrics ? { onCompacted: (bytes: number) => context.nodeMetrics!.compacted(bytes) } : {}),
     });

@@ -403,6 +403,25 @@ describe('Compactor', () => {
     expect(await readAll(reader, stream)).toEqual(expectedBatches(stream, 10));
   });
 
+  it('still serves the batches it cached from the WAL after compaction moved them into a stream object', async () => {
+    // Proves compaction tells the reader where the batches it cached moved: without it every batch older than a
+    // compaction round was fetched again from S3 (a Kafka consumer of records produced a minute before read
+    // them all from S3 while the node still held them).
+    const { meta, streams } = await cluster(1);
+    const stream = streams[0]!;
+    const store = new InMemoryObjectStore();
+    const reader = new StreamReader({ store, meta });
+    const writer = new WalWriter({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: 1, onCommitted: (id, slice, payload) => reader.cache(id, slice, payload) });
+    writers.push(writer);
+    await appendRounds(writer, streams, 0, 10);
+    expect(await compactor({ store, meta, minSlices: 1, onMoved: (id, moved) => reader.moveCached(id, moved) }, streams).compactOnce()).toBe(1);
+    expect(streamOf(meta.view, stream).slices.every((slice) => slice.object.startsWith('streams/'))).toBe(true);
+    const getsBefore = store.calls.get;
+    expect(await readAll(reader, stream)).toEqual(expectedBatches(stream, 10));
+    expect(store.calls.get).toBe(getsBefore);
+    expect(reader.stats).toMatchObject({ gets: 0, tailCacheHits: 10 });
+  });
+
   it('compacts in the background after start and does nothing more after stop', async () => {
     // Proves the background schedule runs rounds on its own and that stop ends it.
     const { meta, streams } = await cluster(1);

@@ -42,6 +42,8 @@ export interface CompactorOptions {
   logger?: MaintenanceLogger;
   /** Told the bytes of every stream object committed (metrics). */
   onCompacted?: (bytes: number) => void;
+  /** Told, after a commit applied, where each batch moved: `from` its WAL slice `to` its slice of the stream object (the reader's `moveCached`). */
+  onMoved?: (bucketId: string, moved: readonly { from: DataSlice; to: DataSlice }[]) => void;
 }
 
 /** The slices of one stream chosen for one stream object. */
@@ -82,6 +84,7 @@ export class Compactor {
   private readonly logger: MaintenanceLogger;
   private readonly cachedPayloadOf: ((bucketId: string, slice: DataSlice) => Uint8Array | undefined) | undefined;
   private readonly onCompacted: ((bytes: number) => void) | undefined;
+  private readonly onMoved: ((bucketId: string, moved: readonly { from: DataSlice; to: DataSlice }[]) => void) | undefined;
   private readonly rounds: PeriodicRounds<number>;
 
   constructor(options: CompactorOptions) {
@@ -95,6 +98,7 @@ export class Compactor {
     this.objectBytesMax = options.objectBytesMax ?? LIMITS.streamObjectBytesMax;
     this.cachedPayloadOf = options.cachedPayloadOf;
     this.onCompacted = options.onCompacted;
+    this.onMoved = options.onMoved;
     this.logger = options.logger ?? SILENT_LOGGER;
     if (!(Number.isSafeInteger(this.minSlices) && this.minSlices >= 1) || !(this.objectBytesMax > 0)) {
       throw new Error(`Compactor needs minSlices >= 1 and objectBytesMax > 0 (got ${this.minSlices}, ${this.objectBytesMax})`);
@@ -249,6 +253,10 @@ export class Compactor {
     }
     if (outcome.ok) {
       this.onCompacted?.(position);
+      this.onMoved?.(
+        plan.bucketId,
+        slices.map((slice, index) => ({ from: slice, to: { object: key, ...pieces[index]! } })),
+      );
       return true;
     }
     this.logger.warn(

@@ -208,6 +208,32 @@ export class StreamReader {
     }
   }
 
+  /**
+   * Compaction copied these batches of a stream byte for byte into a stream object (`from` the WAL slice `to`
+   * its slice in the new object): whatever either cache holds of them is kept under the new slice, so reads
+   * through the view, which now names the stream object, still find them. Without it every batch older than
+   * a compaction round (10 s) was fetched again from S3 while the node still held it.
+   */
+  moveCached(bucketId: string, moved: readonly { from: DataSlice; to: DataSlice }[]): void {
+    for (const { from, to } of moved) {
+      if (from.length !== to.length) throw new Error(`a batch of ${from.length} bytes cannot move to a slice of ${to.length} bytes`);
+      const fromKey = cacheKey(bucketId, from);
+      const toKey = cacheKey(bucketId, to);
+      const tail = this.tailCache.get(fromKey);
+      if (tail !== undefined) {
+        this.tailCache.delete(fromKey);
+        this.forgetTail(toKey);
+        this.tailCache.set(toKey, tail);
+      }
+      const read = this.readCache.get(fromKey);
+      if (read !== undefined) {
+        this.readCache.delete(fromKey);
+        if (this.readCache.has(toKey)) this.forgetRead(toKey);
+        this.readCache.set(toKey, read);
+      }
+    }
+  }
+
   /** The payload of a slice if either cache of this reader still holds it; does not count as a use. */
   cachedPayload(bucketId: string, slice: DataSlice): Uint8Array | undefined {
     const key = cacheKey(bucketId, slice);
@@ -495,7 +521,11 @@ export class StreamReader {
   }
 }
 
-/** Objects are never rewritten in place, so an object and a position name one batch for good. */
+/**
+ * Objects are never rewritten in place, so an object and a position name one batch for good. (A bucket's
+ * offsets do not: a partition dropped and created again starts its stream at offset 0 anew. Compaction
+ * tells the reader where it moved the batches it cached, `moveCached`.)
+ */
 function cacheKey(bucketId: string, slice: DataSlice): string {
   return `${bucketId}\n${slice.object}\n${slice.position}`;
 }
