@@ -528,7 +528,7 @@ interface BucketSizing {
 }
 
 /** Bounds of the rows a bucket's buffers start with (they grow beyond it as needed). */
-const BUCKET_ROWS_INITIAL_MIN = 64;
+const BUCKET_ROWS_INITIAL_MIN = 8;
 const BUCKET_ROWS_INITIAL_MAX = 65_536;
 /** Bounds of the bytes a string column's buffer starts with. */
 const STRING_BYTES_INITIAL_MIN = 1_024;
