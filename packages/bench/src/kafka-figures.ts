@@ -440,7 +440,7 @@ export function consumeLabelOf(consume: Pick<KafkaConsumeResult, 'commitInterval
 export function describeKafkaConsume(consume: KafkaConsumeResult): string {
   return (
     `consume: ${formatCount(consume.records)} of ${formatCount(consume.recordsExpected)} records, ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ` +
-    `${formatCount(consume.recordsPerSecond)} records/s after joining the group in ${formatMilliseconds(consume.joinMs)} ms, ${formatCount(consume.commits)} commits` +
+    `${formatCount(consume.recordsPerSecond)} records/s after joining the group in ${formatMilliseconds(consume.joinMs)} ms, ${formatCount(consume.commits)} commit${consume.commits === 1 ? "" : "s"}` +
     (consume.stoppedBecause === null ? '' : `; STOPPED: ${consume.stoppedBecause}`) +
     (consume.checkFailure === null ? ', records check ok' : `; RECORDS CHECK FAILED: ${consume.checkFailure}`)
   );

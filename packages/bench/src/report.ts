@@ -525,7 +525,7 @@ export function renderKafka(kafka: KafkaResult): string[] {
     const label = consumeLabelOf(consume).replace(/^kafka /, '');
     lines.push(
       `  ${label}: group ${consume.groupId} joined in ${formatMilliseconds(consume.joinMs)} ms (not part of its MB/s); ` +
-        `${formatCount(consume.fetches)} fetches answered with records, ${formatCount(consume.waitedFetches)} waited out the max wait; ${formatCount(consume.commits)} commits`,
+        `${formatCount(consume.fetches)} fetches answered with records, ${formatCount(consume.waitedFetches)} waited out the max wait; ${formatCount(consume.commits)} commit${consume.commits === 1 ? "" : "s"}`,
     );
     if (consume.stoppedBecause !== null) lines.push(`  ${label}: STOPPED before every record was read: ${consume.stoppedBecause}`);
     if (consume.checkFailure !== null) lines.push(`  ${label}: RECORDS CHECK FAILED, no ratio: ${consume.checkFailure}`);
