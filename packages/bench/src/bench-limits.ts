@@ -487,7 +487,7 @@ export const BENCH_METADATA = {
 } as const;
 
 /** Where mink's WAL objects live in the bucket (docs/architecture.md §5), to measure their count and size per scenario. */
-export const WAL_KEY_PREFIX = 'wal/';
+export { WAL_KEY_PREFIX } from '@mink/meta';
 
 /** Where compaction writes stream objects (`streamObjectKey` of @mink/s3stream; the spec checks they agree). */
 export const STREAM_KEY_PREFIX = 'streams/';

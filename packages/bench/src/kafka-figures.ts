@@ -364,7 +364,7 @@ export function kafkaRatios(
     if (consume === null || consume.checkFailure !== null || !getConcurrent) continue;
     const ratio = ratioOf(
       (quotient) =>
-        `${consumeLabelOf(consume)}: ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ${formatCount(consume.recordsPerSecond)} records/s = ${quotient} × raw S3 GET MB/s ` +
+        `kafka ${consumeLabelOf(consume)}: ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ${formatCount(consume.recordsPerSecond)} records/s = ${quotient} × raw S3 GET MB/s ` +
         `(${formatSize(settings.getBodyBytes)}, ${settings.getsInFlight} in flight)` +
         (goalMin === null ? '' : minimumGoalText(consume.bytesPerSecond / getConcurrent.bytesPerSecond, goalMin)),
       consume.bytesPerSecond,
@@ -431,16 +431,16 @@ export function describeKafkaProduce(produce: KafkaProduceResult | KafkaTransact
   );
 }
 
-/** "kafka consume, committing every 5 s" or "kafka consume, committing every batch": how a ratio names the series. */
+/** "consume, committing every 5.0 s" or "consume, committing every batch": how the ratios and the report's notes name a consume series. */
 export function consumeLabelOf(consume: Pick<KafkaConsumeResult, 'commitIntervalMs'>): string {
-  return `kafka consume, committing ${consume.commitIntervalMs === null ? 'every batch' : `every ${formatSeconds(consume.commitIntervalMs)} s`}`;
+  return `consume, committing ${consume.commitIntervalMs === null ? 'every batch' : `every ${formatSeconds(consume.commitIntervalMs)} s`}`;
 }
 
 /** "consume: 640 000 of 640 000 records, 45.1 MB/s after joining the group in 3.1 s, 2 commits, records check ok" for a progress line. */
 export function describeKafkaConsume(consume: KafkaConsumeResult): string {
   return (
     `consume: ${formatCount(consume.records)} of ${formatCount(consume.recordsExpected)} records, ${formatMegabytesPerSecond(consume.bytesPerSecond)} MB/s, ` +
-    `${formatCount(consume.recordsPerSecond)} records/s after joining the group in ${formatMilliseconds(consume.joinMs)} ms, ${formatCount(consume.commits)} commit${consume.commits === 1 ? "" : "s"}` +
+    `${formatCount(consume.recordsPerSecond)} records/s after joining the group in ${formatMilliseconds(consume.joinMs)} ms, ${formatCount(consume.commits)} commit${consume.commits === 1 ? '' : 's'}` +
     (consume.stoppedBecause === null ? '' : `; STOPPED: ${consume.stoppedBecause}`) +
     (consume.checkFailure === null ? ', records check ok' : `; RECORDS CHECK FAILED: ${consume.checkFailure}`)
   );

@@ -522,10 +522,10 @@ export function renderKafka(kafka: KafkaResult): string[] {
     if (transactionalProduce.offsetCheckFailure !== null) lines.push(`  transactional produce: OFFSETS CHECK FAILED, no ratio: ${transactionalProduce.offsetCheckFailure}`);
   }
   for (const consume of consumeSeries) {
-    const label = consumeLabelOf(consume).replace(/^kafka /, '');
+    const label = consumeLabelOf(consume);
     lines.push(
       `  ${label}: group ${consume.groupId} joined in ${formatMilliseconds(consume.joinMs)} ms (not part of its MB/s); ` +
-        `${formatCount(consume.fetches)} fetches answered with records, ${formatCount(consume.waitedFetches)} waited out the max wait; ${formatCount(consume.commits)} commit${consume.commits === 1 ? "" : "s"}`,
+        `${formatCount(consume.fetches)} fetches answered with records, ${formatCount(consume.waitedFetches)} waited out the max wait; ${formatCount(consume.commits)} commit${consume.commits === 1 ? '' : 's'}`,
     );
     if (consume.stoppedBecause !== null) lines.push(`  ${label}: STOPPED before every record was read: ${consume.stoppedBecause}`);
     if (consume.checkFailure !== null) lines.push(`  ${label}: RECORDS CHECK FAILED, no ratio: ${consume.checkFailure}`);

@@ -385,17 +385,22 @@ describe('Compactor', () => {
     expect(await readAll(new StreamReader({ store, meta }), stream)).toEqual(expectedBatches(stream, 12));
   });
 
-  it('reads the batches its node still caches without a GET', async () => {
-    // Proves compaction does not read back from S3 what the node just wrote: with the reader's cache of the
-    // committed batches it issues no GET, without it one per run of back-to-back slices, and the stream
-    // objects are byte-identical either way.
+  /** One stream of ten committed batches, written by a WAL writer whose commits fill a stream reader's tail cache. */
+  async function tenCachedBatches() {
     const { meta, streams } = await cluster(1);
-    const stream = streams[0]!;
     const store = new InMemoryObjectStore();
     const reader = new StreamReader({ store, meta });
     const writer = new WalWriter({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: 1, onCommitted: (id, slice, payload) => reader.cache(id, slice, payload) });
     writers.push(writer);
     await appendRounds(writer, streams, 0, 10);
+    return { meta, streams, stream: streams[0]!, store, reader };
+  }
+
+  it('reads the batches its node still caches without a GET', async () => {
+    // Proves compaction does not read back from S3 what the node just wrote: with the reader's cache of the
+    // committed batches it issues no GET, without it one per run of back-to-back slices, and the stream
+    // objects are byte-identical either way.
+    const { meta, streams, stream, store, reader } = await tenCachedBatches();
     const getsBefore = store.calls.get;
     expect(await compactor({ store, meta, minSlices: 1, cachedPayloadOf: (id, slice) => reader.cachedPayload(id, slice) }, streams).compactOnce()).toBe(1);
     expect(store.calls.get).toBe(getsBefore);
@@ -407,13 +412,7 @@ describe('Compactor', () => {
     // Proves compaction tells the reader where the batches it cached moved: without it every batch older than a
     // compaction round was fetched again from S3 (a Kafka consumer of records produced a minute before read
     // them all from S3 while the node still held them).
-    const { meta, streams } = await cluster(1);
-    const stream = streams[0]!;
-    const store = new InMemoryObjectStore();
-    const reader = new StreamReader({ store, meta });
-    const writer = new WalWriter({ nodeId: NODE, nodeEpoch: 1, store, meta, lingerMs: 1, onCommitted: (id, slice, payload) => reader.cache(id, slice, payload) });
-    writers.push(writer);
-    await appendRounds(writer, streams, 0, 10);
+    const { meta, streams, stream, store, reader } = await tenCachedBatches();
     expect(await compactor({ store, meta, minSlices: 1, onMoved: (id, moved) => reader.moveCached(id, moved) }, streams).compactOnce()).toBe(1);
     expect(streamOf(meta.view, stream).slices.every((slice) => slice.object.startsWith('streams/'))).toBe(true);
     const getsBefore = store.calls.get;
