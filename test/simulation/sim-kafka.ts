@@ -1,4 +1,4 @@
-import { bucketId, getIn, ownRecord, type View } from '@mink/meta';
+import { bucketId, getIn, type View } from '@mink/meta';
 import { newKafkaSession, type KafkaFrameHandler } from '@mink/kafka';
 import { InvariantViolation } from './invariants';
 import { gated, type ProcessGate } from './process-gate';
@@ -149,7 +149,7 @@ export class SimKafkaProducer {
   /** The broker leading `partition` as a Metadata response gives it: the leader of its bucket in the view. */
   private leaderOf(partition: number): SimKafkaNode | undefined {
     const view = this.view();
-    const table = ownRecord(view.tables, this.topic);
+    const table = getIn(view.tables, this.topic);
     const leader = table ? getIn(view.buckets, bucketId(table.id, null, partition))?.leader : null;
     return leader ? this.nodes().get(leader) : undefined;
   }

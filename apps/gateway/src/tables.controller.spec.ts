@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { MinkClient, TableClient } from '@mink/client';
-import { emptyShardedMap, type TableRecord } from '@mink/meta';
+import { emptyShardedMap, shardedFrom, type TableRecord } from '@mink/meta';
 import { InvalidArgumentError, type WriteTableResult } from '@mink/protocol';
 import { LIMITS } from '@mink/config';
 import { decodeBatch, stampBatch, type BucketingOfRows, type RowsByBucket } from '@mink/records';
@@ -76,7 +76,7 @@ describe('gateway primary-key endpoints', () => {
   } as unknown as TableClient;
 
   beforeAll(async () => {
-    const view = { tables: { orders: ORDERS, events: EVENTS }, buckets: emptyShardedMap(), nodes: {} };
+    const view = { tables: shardedFrom({ orders: ORDERS, events: EVENTS }), buckets: emptyShardedMap(), nodes: {} };
     // The view does not change here: catching up with the log finds it as it is.
     const member = { view, store: { catchUp: async () => view } } as unknown as ClusterMember;
     const client = { table: (name: string) => (name === 'orders' ? table : name === 'events' ? events : undefined) } as unknown as MinkClient;

@@ -54,7 +54,7 @@ export function measureApplyCost(buckets: number, liveObjects: number, commits =
     ...emptyView(),
     seq: 1,
     nodes: { '1': { id: '1', epoch: 1, address: 'mink.node.1', kafka: '', http: '' } },
-    tables: { bench: { id: 1, name: 'bench', kind: 'log', columns: [{ name: 'id', type: 'int64' }], primaryKey: [], bucketKey: [], buckets, properties: {}, createdAtMs: 0, partitions: [] } },
+    tables: shardedFrom({ bench: { id: 1, name: 'bench', kind: 'log', columns: [{ name: 'id', type: 'int64' }], primaryKey: [], bucketKey: [], buckets, properties: {}, createdAtMs: 0, partitions: [] } }),
     buckets: shardedFrom(bucketRecords),
     nextTableId: 2,
     objects: shardedFrom(objects),

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { bucketId, bucketShardOf, bucketsOfTable, getIn, lakeSettingsOf, ownRecord, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
+import { bucketId, bucketShardOf, bucketsOfTable, getIn, lakeSettingsOf, type BucketLeadOutcome, type BucketToLead, type Command, tablesInIdOrder } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
 import { assignBuckets, decideAdmission, orphanReleadsDue, planRebalance, planStreamTrims, planTieringRound, retentionPace, withEndSample, type EndSample, type Move } from '@mink/ownership';
 import {
@@ -307,8 +307,8 @@ export class Coordinator {
       const nowMs = Date.now();
       const tableIds = new Set<number>();
       const visited: string[] = [];
-      for (const name of Object.keys(view.tables)) {
-        const table = ownRecord(view.tables, name)!;
+      for (const table of tablesInIdOrder(view)) {
+        const name = table.name;
         const ttlMs = lakeSettingsOf(table.properties).logTtlMs;
         if (ttlMs === null) continue;
         tableIds.add(table.id);
@@ -446,7 +446,7 @@ export class Coordinator {
   /** A round's worker is alive: noted while the round is the table's current one under this holder's epoch, else Fenced. */
   private tieringHeartbeat(epoch: number, request: { table: string; tieringEpoch: number; coordinatorEpoch: number }): Record<string, never> {
     if (request.coordinatorEpoch !== epoch) throw new MinkError('Fenced', `coordinator epoch ${request.coordinatorEpoch} is not the holder's ${epoch}: the round must be taken again`);
-    const round = ownRecord(this.member.view.tables, request.table)?.lake?.round;
+    const round = getIn(this.member.view.tables, request.table)?.lake?.round;
     if (!round || round.epoch !== request.tieringEpoch) {
       throw new MinkError('Fenced', `tiering epoch ${request.tieringEpoch} of '${request.table}' is not the round in progress (${round ? `epoch ${round.epoch} is` : 'none is'})`);
     }
@@ -508,7 +508,7 @@ export class Coordinator {
 
   private async createTable(epoch: number, input: unknown): Promise<CreateTableResult & { metaSeq: number }> {
     const spec = checkCreateTableSpec(input);
-    if (ownRecord(this.member.view.tables, spec.name)) throw new ConflictError(`table '${spec.name}' already exists`);
+    if (getIn(this.member.view.tables, spec.name)) throw new ConflictError(`table '${spec.name}' already exists`);
     const live = [...this.member.liveNodes()];
     if (live.length === 0) throw new UnavailableError('no live data node to lead the new table', 1000);
     const nowMs = Date.now();
@@ -517,7 +517,7 @@ export class Coordinator {
     const leaders = spec.partition ? undefined : assignBuckets(spec.buckets, live, nowMs);
     const created = await this.propose({ type: 'CreateTable', coordinatorEpoch: epoch, spec, createdAtMs: nowMs, ...(leaders ? { leaders } : {}) });
     const tableId = created.tableId!;
-    const table = ownRecord(this.member.view.tables, spec.name);
+    const table = getIn(this.member.view.tables, spec.name);
     const results = (leaders ?? []).map((leader, bucket) => {
       const record = table ? getIn(this.member.view.buckets, bucketId(table.id, null, bucket)) : undefined;
       return { bucket, partition: null, leader, leaderEpoch: record?.leaderEpoch ?? 1 };
@@ -530,7 +530,7 @@ export class Coordinator {
   }
 
   private async dropTable(epoch: number, name: string): Promise<{ tableId: number; metaSeq: number }> {
-    if (typeof name !== 'string' || !ownRecord(this.member.view.tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
+    if (typeof name !== 'string' || !getIn(this.member.view.tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
     const outcome = await this.propose({ type: 'DropTable', coordinatorEpoch: epoch, name, atMs: Date.now() });
     this.logger.info({ table: name }, 'table dropped');
     return { tableId: outcome.tableId!, metaSeq: this.member.view.seq };
@@ -538,7 +538,7 @@ export class Coordinator {
 
   /** The alterable properties of a table (AlterTable checks which and their values). */
   private async alterTable(epoch: number, name: string, properties: Record<string, string | null>): Promise<{ metaSeq: number }> {
-    if (typeof name !== 'string' || !ownRecord(this.member.view.tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
+    if (typeof name !== 'string' || !getIn(this.member.view.tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
     if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) throw new InvalidArgumentError('properties must be an object of strings (or null to remove one)');
     await this.propose({ type: 'AlterTable', coordinatorEpoch: epoch, name, properties });
     this.logger.info({ table: name, properties }, 'table altered');
@@ -548,7 +548,7 @@ export class Coordinator {
   /** Kafka's DeleteRecords on one bucket: proposes DeleteRecords and answers the stream's start after it. */
   private async deleteRecords(epoch: number, request: Extract<CoordinatorRequest, { op: 'deleteRecords' }>): Promise<{ startOffset: number; metaSeq: number }> {
     const { table: name, bucket, offset } = request;
-    const table = typeof name === 'string' ? ownRecord(this.member.view.tables, name) : undefined;
+    const table = typeof name === 'string' ? getIn(this.member.view.tables, name) : undefined;
     if (!table) throw new NotFoundError(`table '${name}' does not exist`);
     if (!Number.isSafeInteger(bucket) || bucket < 0 || bucket >= table.buckets || table.partition) throw new NotFoundError(`bucket ${bucket} of table '${name}' does not exist`);
     if (!Number.isSafeInteger(offset) || offset < -1) throw new InvalidArgumentError(`offset must be -1 (the high watermark) or a non-negative integer, not ${offset}`);

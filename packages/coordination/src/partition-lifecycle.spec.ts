@@ -1,4 +1,4 @@
-import { apply, emptyView, valuesIn, type Command, type Outcome, type TableSpec, type View } from '@mink/meta';
+import { apply, emptyView, valuesIn, type Command, type Outcome, type TableSpec, type View, getIn } from '@mink/meta';
 import { PartitionLifecycle, type PartitionLifecyclePorts } from './partition-lifecycle';
 
 /** 2026-12-01T17:30:00Z: hour 2026120117, day 20261201. */
@@ -75,7 +75,7 @@ class FakeReplica implements PartitionLifecyclePorts {
   }
 
   partitionsOf(table: string): string[] {
-    return this.view_.tables[table]!.partitions;
+    return getIn(this.view_.tables, table)!.partitions;
   }
   messages(level: string): string[] {
     return this.lines.filter((line) => line.level === level).map((line) => line.message);

@@ -1,4 +1,4 @@
-import { partitionStartMs, partitionUnitMs, ownRecord, type Command, type CreatePartition, type Outcome, type View } from '@mink/meta';
+import { partitionStartMs, partitionUnitMs, type Command, type CreatePartition, type Outcome, type View, getIn } from '@mink/meta';
 import { NoLiveNodesError, assignBuckets, planPartitionActions, type PartitionAction } from '@mink/ownership';
 
 /** The few log methods the loop uses (a pino logger has them). */
@@ -125,7 +125,7 @@ export class PartitionLifecycle {
     if (action.action === 'drop') {
       return { type: 'DropPartition', coordinatorEpoch, table: action.table, partition: action.partition, atMs: this.ports.wallNowMs() };
     }
-    const table = ownRecord(this.ports.view().tables, action.table);
+    const table = getIn(this.ports.view().tables, action.table);
     if (!table?.partition || table.id !== action.tableId) return null;
     const command: CreatePartition = { type: 'CreatePartition', coordinatorEpoch, table: action.table, partition: action.partition };
     // docs/ownership.md §2.1 ("Table or partition created"): bucket i on live node (i + start) % n. The start counts the

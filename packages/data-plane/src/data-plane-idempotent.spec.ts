@@ -41,7 +41,7 @@ function view(): View {
   };
   const result = emptyView();
   result.nodes = { '1': { id: '1', epoch: 1, address: 'mink.node.1', kafka: 'localhost:9091', http: 'localhost:8091' } };
-  result.tables = { events: EVENTS };
+  result.tables = shardedFrom({ events: EVENTS });
   result.buckets = shardedFrom({ [bucketId(7, null, 0)]: record });
   return result;
 }

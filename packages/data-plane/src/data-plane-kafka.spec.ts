@@ -47,7 +47,7 @@ function view(writer: WriterState | undefined): View {
   };
   const result = emptyView();
   result.nodes = { '1': { id: '1', epoch: 1, address: 'mink.node.1', kafka: 'localhost:9091', http: 'localhost:8091' } };
-  result.tables = { orders: ORDERS };
+  result.tables = shardedFrom({ orders: ORDERS });
   result.buckets = shardedFrom({ [ID]: record });
   return result;
 }

@@ -93,7 +93,7 @@ async function startNode(): Promise<Node> {
   for (const spec of [CLICKS, VISITS, PLAIN]) await meta.proposeOrThrow({ type: 'CreateTable', coordinatorEpoch: coordinatorEpoch!, spec, createdAtMs: 0 });
   for (const { table, partition } of addresses) {
     if (partition !== null) await meta.proposeOrThrow({ type: 'CreatePartition', coordinatorEpoch: coordinatorEpoch!, table: table.name, partition });
-    const tableId = meta.view.tables[table.name]!.id;
+    const tableId = getIn(meta.view.tables, table.name)!.id;
     for (let bucket = 0; bucket < table.buckets; bucket++) {
       const address = { tableId, partition, bucket };
       const { leaderEpoch } = await meta.proposeOrThrow({ type: 'LeadBucket', coordinatorEpoch: coordinatorEpoch!, ...address, leader: '1' });
@@ -127,7 +127,7 @@ async function startNode(): Promise<Node> {
 
 /** How many records the stream of bucket `bucket` of `partition` of `table` holds. */
 function recordsIn(node: Node, table: string, partition: string | null, bucket: number): number {
-  return getIn(node.meta.view.buckets, bucketId(node.meta.view.tables[table]!.id, partition, bucket))!.stream.endOffset;
+  return getIn(node.meta.view.buckets, bucketId(getIn(node.meta.view.tables, table)!.id, partition, bucket))!.stream.endOffset;
 }
 
 function recordsInTable(node: Node, table: string, partitions: (string | null)[]): number {
@@ -156,7 +156,7 @@ describe('DataPlane on partitioned tables', () => {
     const leaderOf = (table: string, partition: string | null, bucket: number) => ({
       node: '1',
       address: SUBJECTS.nodeAddress('1'),
-      leaderEpoch: getIn(node.meta.view.buckets, bucketId(node.meta.view.tables[table]!.id, partition, bucket))!.leaderEpoch,
+      leaderEpoch: getIn(node.meta.view.buckets, bucketId(getIn(node.meta.view.tables, table)!.id, partition, bucket))!.leaderEpoch,
       http: '127.0.0.1:9001',
     });
     expect(clicks).toMatchObject({ table: 'clicks', buckets: BUCKETS, leaders: [], partition: { column: 'ts', unit: 'hour', retain: 24 } });
@@ -216,7 +216,7 @@ describe('DataPlane on partitioned tables', () => {
     const request: AppendBucketRequest = {
       op: 'append',
       table: 'clicks',
-      tableId: node.meta.view.tables.clicks!.id,
+      tableId: getIn(node.meta.view.tables, 'clicks')!.id,
       partition: HOUR_A,
       bucket,
       batch: encodeRows(CLICKS.columns, [{ ts: click(HOUR_A, 'ann', 1).ts, user: 'ann', amount: 1 }, { ts: click(HOUR_B, 'ann', 1).ts, user: 'ann', amount: 2 }]),
@@ -262,7 +262,7 @@ describe('DataPlane on partitioned tables', () => {
     const request: PutBucketRequest = {
       op: 'put',
       table: 'visits',
-      tableId: node.meta.view.tables.visits!.id,
+      tableId: getIn(node.meta.view.tables, 'visits')!.id,
       partition: DAY_A,
       bucket: bucketOfUser('ann'),
       rows: [{ day: DAY_B, user: 'ann', seq: 1, page: '/b' }],
@@ -275,8 +275,8 @@ describe('DataPlane on partitioned tables', () => {
     // Proves the leader's binary PK path: whole and partial puts and deletes read from Arrow columns mean what
     // their JSON forms mean, and a batch is refused, unwritten, when it comes with JSON rows, holds other
     // columns, lacks a key value or belongs to another partition.
-    const address = { table: 'visits', tableId: node.meta.view.tables.visits!.id, partition: DAY_A, bucket: bucketOfUser('ann') };
-    const columns = node.meta.view.tables.visits!.columns;
+    const address = { table: 'visits', tableId: getIn(node.meta.view.tables, 'visits')!.id, partition: DAY_A, bucket: bucketOfUser('ann') };
+    const columns = getIn(node.meta.view.tables, 'visits')!.columns;
     const keyColumns = columnsInTableOrder(columns, ['day', 'user', 'seq']);
     const partial = columnsInTableOrder(columns, ['page', 'seq', 'user', 'day']);
     const refusals: [PutBucketRequest | DeleteBucketRequest, string][] = [

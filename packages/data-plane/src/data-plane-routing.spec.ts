@@ -30,7 +30,7 @@ function view(): View {
     '1': { id: '1', epoch: 1, address: 'mink.node.1', kafka: 'localhost:9091', http: 'localhost:8091' },
     '2': { id: '2', epoch: 1, address: 'mink.node.2.custom', kafka: 'localhost:9092', http: 'localhost:8092' },
   };
-  result.tables = { events: EVENTS, clicks: CLICKS };
+  result.tables = shardedFrom({ events: EVENTS, clicks: CLICKS });
   const records = [record(EVENTS, null, 0, '1'), record(EVENTS, null, 1, '2'), record(EVENTS, null, 2, null), record(EVENTS, null, 3, '1'), record(EVENTS, null, 4, '9'), record(CLICKS, HOUR, 0, '2')];
   result.buckets = shardedFrom(Object.fromEntries(records.map((each) => [bucketId(each.tableId, each.partition, each.bucket), each])));
   return result;

@@ -826,7 +826,7 @@ export class DataPlane {
   }
 
   private table(view: View, name: string): TableRecord {
-    const table = typeof name === 'string' ? ownRecord(view.tables, name) : undefined;
+    const table = typeof name === 'string' ? getIn(view.tables, name) : undefined;
     if (!table) throw new NotFoundError(`table '${name}' does not exist`);
     return table;
   }

@@ -1,6 +1,6 @@
 import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { NO_WRITERS, bucketId, checkName, getIn, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
+import { NO_WRITERS, bucketId, checkName, getIn, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View, tablesInIdOrder } from '@mink/meta';
 import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError, type TransactionOffsetsRequest } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 import {
@@ -91,7 +91,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
         }
       },
       offsets: async (offsets) => {
-        if (!ownRecord(this.member.view.tables, OFFSETS_TABLE)) throw new UnavailableError(`the offsets table ${OFFSETS_TABLE} does not exist yet`);
+        if (!getIn(this.member.view.tables, OFFSETS_TABLE)) throw new UnavailableError(`the offsets table ${OFFSETS_TABLE} does not exist yet`);
         await this.client.table(OFFSETS_TABLE).put(
           offsets.map((offset) => ({ group: offset.group, topic: offset.topic, partition: offset.partition, offset: String(offset.offset), leader_epoch: offset.leaderEpoch, metadata: offset.metadata })),
         );
@@ -120,8 +120,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   topics(): KafkaTopicInfo[] {
     const view = this.member.view;
     const topics: KafkaTopicInfo[] = [];
-    for (const name of Object.keys(view.tables)) {
-      const table = ownRecord(view.tables, name)!;
+    for (const table of tablesInIdOrder(view)) {
       if (isTopic(table)) topics.push(this.topicOf(view, table));
     }
     return topics;
@@ -129,7 +128,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
 
   topic(name: string): KafkaTopicInfo | null {
     const view = this.member.view;
-    const table = ownRecord(view.tables, name);
+    const table = getIn(view.tables, name);
     return table && isTopic(table) ? this.topicOf(view, table) : null;
   }
 
@@ -182,7 +181,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   }
 
   async deleteTopic(name: string): Promise<void> {
-    const table = ownRecord(this.member.view.tables, name);
+    const table = getIn(this.member.view.tables, name);
     if (!table || !isTopic(table)) throw new NotFoundError(`topic '${name}' does not exist`);
     if (!isKafkaFormat(table)) throw new KafkaError(ERROR_CODES.INVALID_TOPIC_EXCEPTION, `'${name}' is a mink ${table.kind === 'pk' ? 'primary-key' : 'log'} table read as a topic: drop it over the HTTP API`);
     const dropped = await this.client.dropTable(name);
@@ -214,7 +213,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
 
   /** The table of Kafka topic `name`; a mink table read as a topic is refused (`what` the HTTP API is for). */
   private kafkaTopicNamed(name: string, what: string): TableRecord {
-    const table = ownRecord(this.member.view.tables, name);
+    const table = getIn(this.member.view.tables, name);
     if (!table || !isTopic(table)) throw new NotFoundError(`topic '${name}' does not exist`);
     if (!isKafkaFormat(table)) throw new KafkaError(ERROR_CODES.POLICY_VIOLATION, `'${name}' is a mink ${table.kind === 'pk' ? 'primary-key' : 'log'} table read as a topic: ${what} over the HTTP API`);
     return table;
@@ -242,7 +241,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
 
   private async produceHere(topic: string, partition: number, batches: ProducedBatch[]): Promise<ProduceResult> {
     const data = this.data();
-    const table = ownRecord(this.member.view.tables, topic);
+    const table = getIn(this.member.view.tables, topic);
     if (table && !isKafkaFormat(table)) {
       throw new KafkaError(ERROR_CODES.INVALID_TOPIC_EXCEPTION, `'${topic}' is a mink ${table.kind === 'pk' ? 'primary-key' : 'log'} table read as a topic: write its rows over the HTTP API`);
     }
@@ -371,7 +370,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
 
   groupCoordinator(groupId: string): GroupCoordinatorPlace {
     const view = this.member.view;
-    const table = ownRecord(view.tables, OFFSETS_TABLE);
+    const table = getIn(view.tables, OFFSETS_TABLE);
     if (!table) {
       this.createOffsetsTable();
       return { kind: 'unavailable', reason: `the offsets table ${OFFSETS_TABLE} is being created` };
@@ -498,7 +497,7 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   }
 
   private offsetsBucketOf(groupId: string) {
-    const table = ownRecord(this.member.view.tables, OFFSETS_TABLE);
+    const table = getIn(this.member.view.tables, OFFSETS_TABLE);
     if (!table) throw new UnavailableError(`the offsets table ${OFFSETS_TABLE} does not exist yet`);
     return { data: this.data(), address: { table: OFFSETS_TABLE, tableId: table.id, partition: null, bucket: groupBucketOf(table, groupId) } };
   }

@@ -4,10 +4,11 @@ import { Registry } from 'prom-client';
 import type { TableRecord, View } from '@mink/meta';
 import { DataNodeMetrics } from './node-metrics';
 import { UNKNOWN_LABEL } from './request-figures';
+import { shardedFrom } from '@mink/meta';
 
 /** A view holding tables of these names and bucket counts: all DataNodeMetrics reads of one. */
 function viewOf(buckets: Record<string, number>): () => Pick<View, 'tables'> {
-  const tables = Object.fromEntries(Object.entries(buckets).map(([name, count]) => [name, { name, buckets: count, partitions: [] } as unknown as TableRecord]));
+  const tables = shardedFrom(Object.fromEntries(Object.entries(buckets).map(([name, count]) => [name, { name, buckets: count, partitions: [] } as unknown as TableRecord])));
   return () => ({ tables });
 }
 

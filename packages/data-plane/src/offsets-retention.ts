@@ -1,6 +1,6 @@
 import { LIMITS } from '@mink/config';
 import { bucketOfRow } from '@mink/records';
-import { ownRecord } from '@mink/meta';
+import { getIn } from '@mink/meta';
 import { sweepOffsetRetention } from '@mink/kafka';
 import type { ClusterMember, Logger } from '@mink/runtime';
 import type { DataPlane } from './data-plane';
@@ -46,7 +46,7 @@ export class OffsetsRetention {
 
   /** A commit of `groupId`'s offsets: the group is active now. */
   touched(groupId: string): void {
-    const table = ownRecord(this.member.view.tables, this.table);
+    const table = getIn(this.member.view.tables, this.table);
     if (!table) return;
     const bucket = bucketOfRow({ group: groupId }, this.bucketKey, table.buckets);
     let groups = this.activity.get(bucket);
@@ -59,7 +59,7 @@ export class OffsetsRetention {
     if (this.sweeping) return;
     this.sweeping = true;
     try {
-      const table = ownRecord(this.member.view.tables, this.table);
+      const table = getIn(this.member.view.tables, this.table);
       const data = this.dataPlane();
       if (!table || !data) return;
       for (let bucket = 0; bucket < table.buckets; bucket++) {

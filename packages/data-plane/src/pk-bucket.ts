@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { LIMITS } from '@mink/config';
 import type { KvTablet } from '@mink/kv';
 import { LMDB_TABLETS, type TabletStorage } from './tablet-storage';
-import { bucketId as bucketIdOf, getIn, ownRecord, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
+import { bucketId as bucketIdOf, getIn, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
 import {
   afterAccepting,
   afterFailing,
@@ -219,7 +219,7 @@ export class PkBucket {
   static async open(deps: PkBucketDeps, address: PkBucketAddress, streamEpoch: number): Promise<PkBucket> {
     const id = bucketIdOf(address.tableId, address.partition, address.bucket);
     const record = getIn(deps.meta.view.buckets, id);
-    const table = record ? ownRecord(deps.meta.view.tables, record.table) : undefined;
+    const table = record ? getIn(deps.meta.view.tables, record.table) : undefined;
     if (!record || !table || table.id !== address.tableId) throw new NotFoundError(`bucket ${id} no longer exists`);
     const options = parsePkOptions(table);
     const started = Date.now();

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { getIn, ownRecord, type BucketRecord } from '@mink/meta';
+import { getIn, type BucketRecord } from '@mink/meta';
 import type { BucketLifecycle } from './bucket-sync';
 import { PkBucket, type PkBucketDeps } from './pk-bucket';
 
@@ -27,7 +27,7 @@ export class PkBuckets implements BucketLifecycle {
   }
 
   async opened(bucketId: string, record: BucketRecord, streamEpoch: number): Promise<void> {
-    const table = ownRecord(this.options.meta.view.tables, record.table);
+    const table = getIn(this.options.meta.view.tables, record.table);
     if (!table || table.kind !== 'pk') return;
     const previous = this.buckets.get(bucketId);
     if (previous?.streamEpoch === streamEpoch) return;
@@ -40,7 +40,7 @@ export class PkBuckets implements BucketLifecycle {
 
   isReady(bucketId: string, streamEpoch: number): boolean {
     const record = getIn(this.options.meta.view.buckets, bucketId);
-    const table = record ? ownRecord(this.options.meta.view.tables, record.table) : undefined;
+    const table = record ? getIn(this.options.meta.view.tables, record.table) : undefined;
     if (!table || table.kind !== 'pk') return true;
     return this.buckets.get(bucketId)?.streamEpoch === streamEpoch;
   }

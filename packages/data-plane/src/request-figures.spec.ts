@@ -1,5 +1,5 @@
 import { WithBinary } from '@mink/transport';
-import type { TableRecord } from '@mink/meta';
+import { shardedFrom, type TableRecord } from '@mink/meta';
 import { UNKNOWN_LABEL, metricLabelsOf, requestFigures, type RequestFigures } from './request-figures';
 
 describe('requestFigures', () => {
@@ -31,7 +31,7 @@ describe('metricLabelsOf', () => {
   // Proves a label only ever holds a table, partition and bucket the view holds: requests name them as their
   // callers spell them, refused ones included, so anything else would let any caller add series at will.
   const table = (name: string, buckets: number, partitions: string[] = []) => ({ name, buckets, partitions }) as unknown as TableRecord;
-  const tables: Record<string, TableRecord> = { events: table('events', 4), hourly: table('hourly', 2, ['2026120116', '2026120117']) };
+  const tables = shardedFrom<TableRecord>({ events: table('events', 4), hourly: table('hourly', 2, ['2026120116', '2026120117']) });
   const cases: [string, Pick<RequestFigures, 'table' | 'partition' | 'bucket'>, { table: string; bucket: string }][] = [
     ['a bucket of a table of the view', { table: 'events', partition: null, bucket: 3 }, { table: 'events', bucket: '3' }],
     ['a table-wide request', { table: 'events', partition: null, bucket: null }, { table: 'events', bucket: 'all' }],

@@ -1,4 +1,4 @@
-import { ownRecord, type TableRecord } from '@mink/meta';
+import { getIn, type ShardedMap, type TableRecord } from '@mink/meta';
 
 /**
  * What one request to a data node counts in its metrics (DataNodeMetrics): which table and bucket it was
@@ -50,8 +50,8 @@ export const UNKNOWN_LABEL = '(unknown)';
  * `UNKNOWN_LABEL` for the bucket; so the series are bounded by the tables and buckets that exist, whatever
  * callers send.
  */
-export function metricLabelsOf(figures: Pick<RequestFigures, 'table' | 'partition' | 'bucket'>, tables: Readonly<Record<string, TableRecord>>): { table: string; bucket: string } {
-  const table = ownRecord(tables, figures.table);
+export function metricLabelsOf(figures: Pick<RequestFigures, 'table' | 'partition' | 'bucket'>, tables: ShardedMap<TableRecord>): { table: string; bucket: string } {
+  const table = getIn(tables, figures.table);
   if (table === undefined) return { table: UNKNOWN_LABEL, bucket: UNKNOWN_LABEL };
   if (figures.bucket === null) return { table: table.name, bucket: 'all' };
   const known = Number.isSafeInteger(figures.bucket) && figures.bucket >= 0 && figures.bucket < table.buckets && (figures.partition === null || table.partitions.includes(figures.partition));

@@ -1,6 +1,6 @@
 import { LIMITS } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { bucketId, getIn, ownRecord, type TableRecord, type TableSpec } from '@mink/meta';
+import { bucketId, getIn, type TableRecord, type TableSpec } from '@mink/meta';
 import { MinkError, UnavailableError } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 import {
@@ -114,7 +114,7 @@ export class TransactionCoordinator {
   /** Where a transactional id's coordinator is; the first request of any id creates the state table. */
   place(transactionalId: string): TransactionCoordinatorPlace {
     const view = this.member.view;
-    const table = ownRecord(view.tables, TRANSACTIONS_TABLE);
+    const table = getIn(view.tables, TRANSACTIONS_TABLE);
     if (!table) {
       this.createTable();
       return { kind: 'unavailable', reason: `the transaction state table ${TRANSACTIONS_TABLE} is being created` };
@@ -193,7 +193,7 @@ export class TransactionCoordinator {
   /** Completes what is in Prepare and aborts what is open past its timeout, for the buckets led here. */
   private async sweep(): Promise<void> {
     const data = this.dataPlane();
-    const table = ownRecord(this.member.view.tables, TRANSACTIONS_TABLE);
+    const table = getIn(this.member.view.tables, TRANSACTIONS_TABLE);
     if (!data || !table) return;
     for (let shard = 0; shard < LIMITS.kafkaTransactionShards; shard++) {
       const bucket = bucketOfShard(table, shard);
@@ -236,7 +236,7 @@ export class TransactionCoordinator {
   }
 
   private bucketOf(transactionalId: string) {
-    const table = ownRecord(this.member.view.tables, TRANSACTIONS_TABLE);
+    const table = getIn(this.member.view.tables, TRANSACTIONS_TABLE);
     const data = this.dataPlane();
     if (!table || !data) throw new UnavailableError(`the transaction state of '${transactionalId}' is not served here yet`);
     const bucket = bucketOfShard(table, transactionShardOf(transactionalId));
@@ -245,7 +245,7 @@ export class TransactionCoordinator {
 
   /** The bucket of `__transaction_state` holding an id's state (the table must exist). */
   bucketOfId(transactionalId: string): number {
-    const table = ownRecord(this.member.view.tables, TRANSACTIONS_TABLE);
+    const table = getIn(this.member.view.tables, TRANSACTIONS_TABLE);
     if (!table) throw new UnavailableError(`the transaction state table ${TRANSACTIONS_TABLE} does not exist yet`);
     return bucketOfShard(table, transactionShardOf(transactionalId));
   }

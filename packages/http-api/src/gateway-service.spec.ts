@@ -1,5 +1,5 @@
 import type { MinkClient } from '@mink/client';
-import { emptyShardedMap, type View } from '@mink/meta';
+import { emptyShardedMap, shardedFrom, type View } from '@mink/meta';
 import { NotFoundError } from '@mink/protocol';
 import type { ClusterMember } from '@mink/runtime';
 import { logTableRecord } from '@mink/testing';
@@ -12,7 +12,7 @@ import { GatewayService } from './gateway-service';
  * newer view, as a paced MetaStore does.
  */
 function viewOf(...names: string[]): View {
-  return { tables: Object.fromEntries(names.map((name, index) => [name, logTableRecord(index + 1, name, 1)])), buckets: emptyShardedMap(), nodes: {} } as unknown as View;
+  return { tables: shardedFrom(Object.fromEntries(names.map((name, index) => [name, logTableRecord(index + 1, name, 1)]))), buckets: emptyShardedMap(), nodes: {} } as unknown as View;
 }
 
 function memberBehind(seen: View, current: View): { member: ClusterMember; catchUps: () => number } {

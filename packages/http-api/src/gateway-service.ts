@@ -1,5 +1,5 @@
 import { LIMITS, parseDurationMs } from '@mink/config';
-import { bucketsOfTable, compareNodeIds, ownRecord, streamBucketOfLake, valuesIn, type TableRecord, type View } from '@mink/meta';
+import { bucketsOfTable, compareNodeIds, ownRecord, streamBucketOfLake, valuesIn, type TableRecord, type View, getIn } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus, type ScanPage } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { MinkClient } from '@mink/client';
@@ -26,12 +26,12 @@ export class GatewayService {
   async createTable(body: unknown) {
     const result = await this.client.createTable(body);
     await this.member.store.waitForSeq(result.metaSeq, LIMITS.proposeTimeoutMs);
-    return this.describe(this.member.view, ownRecord(this.member.view.tables, result.name)!);
+    return this.describe(this.member.view, getIn(this.member.view.tables, result.name)!);
   }
 
   async listTables() {
     const view = await this.currentView();
-    return { tables: Object.values(view.tables).sort((a, b) => a.name.localeCompare(b.name)).map((table) => this.summary(table)) };
+    return { tables: [...valuesIn(view.tables)].sort((a, b) => a.name.localeCompare(b.name)).map((table) => this.summary(table)) };
   }
 
   async describeTable(name: string) {
@@ -39,7 +39,7 @@ export class GatewayService {
   }
 
   private describeIn(view: View, name: string) {
-    const table = ownRecord(view.tables, name);
+    const table = getIn(view.tables, name);
     if (!table) throw new NotFoundError(`table '${name}' does not exist`);
     return this.describe(view, table);
   }
@@ -55,8 +55,8 @@ export class GatewayService {
    * moment ago through another process), so the check costs nothing on the data path.
    */
   private async requireTable(name: string): Promise<void> {
-    if (ownRecord(this.member.view.tables, name)) return;
-    if (!ownRecord((await this.currentView()).tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
+    if (getIn(this.member.view.tables, name)) return;
+    if (!getIn((await this.currentView()).tables, name)) throw new NotFoundError(`table '${name}' does not exist`);
   }
 
   /**
@@ -169,7 +169,7 @@ export class GatewayService {
     const nodes = Object.values(view.nodes)
       .sort((a, b) => compareNodeIds(a.id, b.id))
       .map((node) => ({ id: node.id, epoch: node.epoch, live: live.has(node.id), address: node.address, kafka: node.kafka, http: node.http, buckets: load.get(node.id) ?? 0 }));
-    const buckets = Object.values(view.tables)
+    const buckets = [...valuesIn(view.tables)]
       .sort((a, b) => a.name.localeCompare(b.name))
       .flatMap((table) => bucketsOfTable(view, table.name).map((bucket) => ({ table, bucket })))
       .map(({ table, bucket }) => {

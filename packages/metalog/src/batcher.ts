@@ -12,8 +12,8 @@
  * With `groupOf`, a burst that takes several lists is split by group: the items waiting are ordered by
  * their group (items that waited through an earlier split first, so none starves) before they are cut into
  * lists. Applying an entry copies every shard of the view's bucket map it touches, so 1 024 buckets in
- * the order they came touched nearly all 256 shards, and every process copied the whole map of 100 000
- * buckets per entry; grouped by shard (`bucketShardOf`), a list touches a few.
+ * the order they came touched nearly all of the 256 shards the map then had, and every process copied the
+ * whole map of 100 000 buckets per entry; grouped by shard (`bucketShardOf`), a list touches fewer.
  */
 export class Batcher<Item, Result> {
   private waiting: { item: Item; generation: number; resolve: (result: Result) => void; reject: (error: unknown) => void }[] = [];

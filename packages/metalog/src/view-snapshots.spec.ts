@@ -12,7 +12,7 @@ import { SNAPSHOT_KEY_PREFIX, ViewSnapshots, openSnapshotBucket, snapshotJson, s
 /** `view` as a snapshot stores it: the buckets, the object registry and the garbage as flat records. */
 function storedForm(view: View) {
   const buckets = Object.fromEntries(Object.entries(recordOf(view.buckets)).map(([id, record]) => [id, { ...record, stream: { ...record.stream, writers: recordOf(record.stream.writers) } }]));
-  return { ...view, buckets, objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
+  return { ...view, tables: recordOf(view.tables), buckets, objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
 }
 
 /** A view at `seq` whose content says which seq it is, for tests that only care about ordering. */
@@ -96,7 +96,7 @@ describe('ViewSnapshots on a real nats-server and S3 server', () => {
     expect([body[0], body[1]]).toEqual([0x1f, 0x8b]);
     const json = gunzipSync(body).toString('utf8');
     expect(body.byteLength).toBeLessThan(json.length / 4);
-    // The stored format keeps the buckets, the object registry and the garbage flat, whatever their sharding in memory.
+    // The stored format keeps the tables, the buckets, the object registry and the garbage flat, whatever their sharding in memory.
     expect(JSON.parse(json)).toEqual({ format: 1, view: storedForm(view) });
   });
 

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { DEFAULTS, LIMITS } from '@mink/config';
-import { NO_WRITERS, WRITER_SHARDS, recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type ShardedMap, type StreamRecord, type View, type WriterState } from '@mink/meta';
+import { NO_WRITERS, WRITER_SHARDS, recordOf, shardedFrom, type BucketRecord, type GarbageRecord, type ObjectRecord, type ShardedMap, type StreamRecord, type TableRecord, type View, type WriterState } from '@mink/meta';
 import { NotFoundError, UnavailableError } from '@mink/protocol';
 import type { ObjectStore } from '@mink/s3stream';
 import { isWrongRevision, openLatestValueBucket, translateNatsError, type BucketCreationOptions } from './nats-errors';
@@ -38,11 +38,12 @@ interface SnapshotPointer {
   snapshots: SnapshotReference[];
 }
 
-/** A view as a snapshot stores it: the buckets (with each stream's writers), the object registry and the garbage as flat records. */
 /** A bucket record as a snapshot stores it: its stream's writers as a flat record. */
 type StoredBucketRecord = Omit<BucketRecord, 'stream'> & { stream: Omit<StreamRecord, 'writers'> & { writers: Record<string, WriterState> } };
 
-type StoredView = Omit<View, 'buckets' | 'objects' | 'garbage'> & {
+/** A view as a snapshot stores it: the tables, the buckets, the object registry and the garbage as flat records. */
+type StoredView = Omit<View, 'tables' | 'buckets' | 'objects' | 'garbage'> & {
+  tables: Record<string, TableRecord>;
   buckets: Record<string, StoredBucketRecord>;
   objects: Record<string, ObjectRecord>;
   garbage: Record<string, GarbageRecord>;
@@ -238,7 +239,7 @@ async function encodeSnapshot(view: View): Promise<Uint8Array> {
 }
 
 /**
- * The JSON of a snapshot body: the view with the buckets (each stream's writers flat), the object registry
+ * The JSON of a snapshot body: the view with the tables, the buckets (each stream's writers flat), the object registry
  * and the garbage as flat records, whatever the sharding in memory; the same text as `JSON.stringify` of
  * that body. It is written shard by shard, and yields to the event loop whenever `yieldEveryMs` of work has
  * passed: the lease holder writes snapshots, and encoding a view of 100 000 buckets in one go held its event
@@ -273,9 +274,9 @@ export async function snapshotJson(view: View, yieldEveryMs: number = LIMITS.met
     if (field === 'buckets') {
       parts.push(`${comma}"buckets":`);
       await flat(view.buckets, (record): StoredBucketRecord => ({ ...record, stream: { ...record.stream, writers: recordOf(record.stream.writers) } }));
-    } else if (field === 'objects' || field === 'garbage') {
+    } else if (field === 'tables' || field === 'objects' || field === 'garbage') {
       parts.push(`${comma}${JSON.stringify(field)}:`);
-      await flat<ObjectRecord | GarbageRecord>(view[field], (value) => value);
+      await flat<TableRecord | ObjectRecord | GarbageRecord>(view[field], (value) => value);
     } else {
       const text = JSON.stringify(view[field]);
       if (text === undefined) continue;
@@ -306,6 +307,7 @@ async function decodeSnapshot(body: Uint8Array, key: string): Promise<View> {
   return {
     ...stored,
     nextProducerId: stored.nextProducerId ?? 0,
+    tables: shardedFrom(stored.tables ?? {}),
     buckets: shardedFrom(buckets),
     objects: shardedFrom(stored.objects ?? {}),
     garbage: shardedFrom(stored.garbage ?? {}),

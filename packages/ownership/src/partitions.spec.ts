@@ -1,4 +1,4 @@
-import { PARTITION_INSTANT_MAX_MS, emptyView, lakeBucketOf, partitionNameAt, type PartitionSpec, type TableRecord, type View } from '@mink/meta';
+import { PARTITION_INSTANT_MAX_MS, emptyView, lakeBucketOf, partitionNameAt, type PartitionSpec, type TableRecord, type View, shardedFrom, tablesInIdOrder } from '@mink/meta';
 import { planPartitionActions, planPartitions, type PartitionAction, type PartitionPlan } from './partitions';
 
 const HOUR_MS = 3_600_000;
@@ -91,7 +91,7 @@ describe('planPartitions creates the current partition and the next precreate, a
 
 describe('planPartitionActions plans every partitioned table of a view, bounded per round', () => {
   function viewOf(tables: TableRecord[]): View {
-    return { ...emptyView(), tables: Object.fromEntries(tables.map((table) => [table.name, table])) };
+    return { ...emptyView(), tables: shardedFrom(Object.fromEntries(tables.map((table) => [table.name, table]))) };
   }
 
   const create = (table: string, tableId: number, partition: string): PartitionAction => ({ action: 'create', table, tableId, partition });
@@ -119,7 +119,7 @@ describe('planPartitionActions plans every partitioned table of a view, bounded 
   });
 
   it('gives the same plan whatever order the tables were added to the view in', () => {
-    const reversed = viewOf(Object.values(view.tables).reverse());
+    const reversed = viewOf(tablesInIdOrder(view).reverse());
     expect(planPartitionActions(reversed, T, 100)).toEqual(planPartitionActions(view, T, 100));
   });
 

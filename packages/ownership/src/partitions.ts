@@ -5,17 +5,7 @@
  * coordinator proposes the plan as CreatePartition and DropPartition entries, and the log refuses whatever
  * another round already did.
  */
-import {
-  PARTITION_INSTANT_MAX_MS,
-  PARTITION_PRECREATE_DEFAULT,
-  lakeBucketOf,
-  ownRecord,
-  partitionNameAt,
-  partitionStartMs,
-  partitionUnitMs,
-  type TableRecord,
-  type View,
-} from '@mink/meta';
+import { PARTITION_INSTANT_MAX_MS, PARTITION_PRECREATE_DEFAULT, lakeBucketOf, ownRecord, partitionNameAt, partitionStartMs, partitionUnitMs, type TableRecord, type View, valuesIn } from '@mink/meta';
 
 /**
  * Whether the lake holds records of a partition of this name: one dropped after it was tiered, whose lake
@@ -98,7 +88,7 @@ export function planPartitionActions(view: View, nowMs: number, actionsMax: numb
   if (!Number.isSafeInteger(actionsMax) || actionsMax < 0) throw new Error(`invariant broken: ${actionsMax} actions per round is not a non-negative whole number`);
   const creates: Timed[] = [];
   const drops: Timed[] = [];
-  for (const table of Object.values(view.tables)) {
+  for (const table of valuesIn(view.tables)) {
     if (!table.partition) continue;
     const plan = planPartitions(table, nowMs);
     const unit = table.partition.unit;

@@ -53,7 +53,7 @@ function viewOf(table: TableRecord, options: { startOffset?: number; kvOffset?: 
     stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset, endOffset: 20, slices: SLICES.filter((slice) => slice.endOffset > startOffset), writers: NO_WRITERS },
     kvSnapshots: options.kvOffset === undefined ? [] : [{ object: 'kv', appliedOffset: options.kvOffset, bytes: 1, streamEpoch: 1 }],
   };
-  return { ...emptyView(), tables: { t: table }, buckets: shardedFrom({ [bucketId(1, null, 0)]: record }) };
+  return { ...emptyView(), tables: shardedFrom({ t: table }), buckets: shardedFrom({ [bucketId(1, null, 0)]: record }) };
 }
 
 describe('planStreamTrims', () => {

@@ -1,4 +1,4 @@
-import { bucketsOfTable, bucketId, lakeSettingsOf, ownRecord, type StreamTrim, type View } from '@mink/meta';
+import { bucketsOfTable, bucketId, lakeSettingsOf, ownRecord, type StreamTrim, type View, getIn, tablesInIdOrder } from '@mink/meta';
 
 /**
  * One observation of a stream by the lease holder's retention loop: at `atMs` its committed end was
@@ -51,8 +51,8 @@ export function planStreamTrims(
   tables?: readonly string[],
 ): StreamTrim[] {
   const trims: StreamTrim[] = [];
-  for (const name of tables ?? Object.keys(view.tables)) {
-    const table = ownRecord(view.tables, name);
+  for (const name of tables ?? tablesInIdOrder(view).map((table) => table.name)) {
+    const table = getIn(view.tables, name);
     if (!table) continue;
     const settings = lakeSettingsOf(table.properties);
     if (settings.logTtlMs === null) continue;

@@ -36,7 +36,7 @@ const OPEN_HERE = new Set([bucketId(7, null, 0), bucketId(8, HOUR, 1)]);
 function view(): View {
   const result = emptyView();
   result.nodes = { '1': node('1'), '2': node('2') };
-  result.tables = { events: EVENTS, clicks: CLICKS };
+  result.tables = shardedFrom({ events: EVENTS, clicks: CLICKS });
   result.buckets = shardedFrom(Object.fromEntries(RECORDS.map((each) => [bucketId(each.tableId, each.partition, each.bucket), each])));
   return result;
 }

@@ -56,7 +56,7 @@ export type RouteDecision =
  * view is the node's own; nothing here waits for a newer one.
  */
 export function routeBucketRequest(view: View, nodeId: string, openHere: Pick<ReadonlySet<string>, 'has'>, request: RouteRequest): RouteDecision {
-  const table = typeof request.table === 'string' ? ownRecord(view.tables, request.table) : undefined;
+  const table = typeof request.table === 'string' ? getIn(view.tables, request.table) : undefined;
   if (!table) return { route: 'noTable', name: request.table };
   if (typeof request.tableId === 'number' && request.tableId !== table.id) return { route: 'tableRecreated', table };
   const bucket = request.bucket;

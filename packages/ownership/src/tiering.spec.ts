@@ -49,7 +49,7 @@ function viewOf(tables: TableRecord[], ends: Record<string, number>): View {
       };
     }
   }
-  return { ...emptyView(), tables: Object.fromEntries(tables.map((each) => [each.name, each])), buckets: shardedFrom(buckets) };
+  return { ...emptyView(), tables: shardedFrom(Object.fromEntries(tables.map((each) => [each.name, each]))), buckets: shardedFrom(buckets) };
 }
 
 describe('planTieringRound', () => {
@@ -100,7 +100,7 @@ describe('planTieringRound of a partitioned table', () => {
     const withOffset = { ...hourly, lake: lake({ offsets: { [String(tiered)]: 4 }, tieredAtMs: 20_000 }) };
     const view: View = {
       ...emptyView(),
-      tables: { clicks: withOffset },
+      tables: shardedFrom({ clicks: withOffset }),
       buckets: shardedFrom({
         [bucketId(hourly.id, '2026120117', 0)]: record('2026120117', 0, 10),
         [bucketId(hourly.id, '2026120117', 1)]: record('2026120117', 1, 0),

@@ -1,4 +1,4 @@
-import { bucketsOfTable, lakeBucketOf, lakeSettingsOf, ownRecord, type TableRecord, type TieringRange, type View } from '@mink/meta';
+import { bucketsOfTable, lakeBucketOf, lakeSettingsOf, ownRecord, type TableRecord, type TieringRange, type View, valuesIn } from '@mink/meta';
 
 /**
  * A table's place in the lease holder's tiering schedule (docs/architecture.md §9, Fluss's table states):
@@ -42,14 +42,13 @@ export interface PlannedRound {
 
 /**
  * The round a worker asking now should take: among tables whose state is `pending` or `failed`, the one
- * whose lake is oldest, with a range for every bucket that has committed records beyond its lake offset.
+ * whose lake is oldest (the lowest id among equals), with a range for every bucket that has committed records beyond its lake offset.
  * A due table without new records gets no round (nothing to tier); null when no round is due.
  */
 export function planTieringRound(view: View, timing: TieringTiming): PlannedRound | null {
   let best: PlannedRound | null = null;
   let bestTieredAtMs = Infinity;
-  for (const name of Object.keys(view.tables)) {
-    const table = ownRecord(view.tables, name)!;
+  for (const table of valuesIn(view.tables)) {
     const state = tieringStateOf(table, timing);
     if (state === null || (state.state !== 'pending' && state.state !== 'failed')) continue;
     // Ranges name lake buckets (lakeBucketOf): the bucket numbers, or every bucket of every live partition.
@@ -63,7 +62,8 @@ export function planTieringRound(view: View, timing: TieringTiming): PlannedRoun
     }
     if (ranges.length === 0) continue;
     const tieredAtMs = table.lake?.tieredAtMs ?? 0;
-    if (tieredAtMs < bestTieredAtMs) {
+    // Ties go to the older table (the lower id), whatever order the table map iterates in.
+    if (tieredAtMs < bestTieredAtMs || (tieredAtMs === bestTieredAtMs && table.id < best!.table.id)) {
       best = { table, ranges };
       bestTieredAtMs = tieredAtMs;
     }

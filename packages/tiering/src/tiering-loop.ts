@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, ownRecord, streamBucketOfLake, type TableRecord } from '@mink/meta';
+import { bucketId, streamBucketOfLake, type TableRecord, getIn } from '@mink/meta';
 import { MinkError, SUBJECTS, type TieringRoundAssignment } from '@mink/protocol';
 import type { ClusterMember, Logger } from '@mink/runtime';
 import { StreamReader } from '@mink/s3stream';
@@ -170,7 +170,7 @@ export class TieringLoop {
   private async tableOfRound(round: Round): Promise<TableRecord> {
     const deadline = Date.now() + LIMITS.proposeTimeoutMs;
     for (;;) {
-      const table = ownRecord(this.member.view.tables, round.table);
+      const table = getIn(this.member.view.tables, round.table);
       if (!table || table.id !== round.tableId) throw new MinkError('Fenced', `table '${round.table}' with id ${round.tableId} is gone`);
       const current = table.lake?.round?.epoch ?? 0;
       if (current === round.tieringEpoch) return table;

@@ -2,6 +2,7 @@ import { apply } from './apply';
 import type { Command } from './commands';
 import { deepFreeze } from './deep-freeze';
 import { emptyView, type TableRecord, type View } from './view';
+import { getIn, shardedFrom } from './sharded-map';
 
 const EVENTS: TableRecord = {
   id: 2,
@@ -17,7 +18,7 @@ const EVENTS: TableRecord = {
 };
 
 function viewWith(table: TableRecord = EVENTS): View {
-  return deepFreeze({ ...emptyView(), seq: 3, coordinator: { node: 'c1', epoch: 5 }, tables: { [table.name]: table }, nextTableId: 3 });
+  return deepFreeze({ ...emptyView(), seq: 3, coordinator: { node: 'c1', epoch: 5 }, tables: shardedFrom({ [table.name]: table }), nextTableId: 3 });
 }
 
 function alter(view: View, properties: unknown, extra: object = {}) {
@@ -33,8 +34,8 @@ describe('AlterTable', () => {
     const before = viewWith();
     const { view, outcome } = alter(before, properties);
     expect(outcome).toEqual({ ok: true });
-    expect(view.tables.events!.properties).toEqual(expected);
-    expect(view.tables.events!.columns).toBe(before.tables.events!.columns);
+    expect(getIn(view.tables, 'events')!.properties).toEqual(expected);
+    expect(getIn(view.tables, 'events')!.columns).toBe(getIn(before.tables, 'events')!.columns);
   });
 
   it.each<[string, unknown, object, string, string]>([

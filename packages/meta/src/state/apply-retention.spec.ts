@@ -44,7 +44,7 @@ function viewOf(table: TableRecord, kvSnapshotOffset?: number): View {
   };
   const objects: Record<string, { references: number }> = { 'wal/1/1/a': { references: 2 }, 'wal/1/1/b': { references: 1 } };
   if (kvSnapshotOffset !== undefined) objects['kv/3//0/s'] = { references: 1 };
-  return deepFreeze({ ...emptyView(), seq: 7, coordinator: { node: 'c1', epoch: 2 }, tables: { events: table }, buckets: shardedFrom({ [bucketId(3, null, 0)]: record }), nextTableId: 4, objects: shardedFrom(objects) });
+  return deepFreeze({ ...emptyView(), seq: 7, coordinator: { node: 'c1', epoch: 2 }, tables: shardedFrom({ events: table }), buckets: shardedFrom({ [bucketId(3, null, 0)]: record }), nextTableId: 4, objects: shardedFrom(objects) });
 }
 
 function trim(view: View, startOffset: number, extra: Partial<Record<string, unknown>> = {}) {

@@ -43,7 +43,7 @@ function lakeView(table: TableRecord = EVENTS): View {
     ...emptyView(),
     seq: 20,
     coordinator: { node: 'c1', epoch: 3 },
-    tables: { [table.name]: table },
+    tables: shardedFrom({ [table.name]: table }),
     buckets: shardedFrom({ [bucketId(table.id, null, 0)]: bucketOf(0, 100), [bucketId(table.id, null, 1)]: bucketOf(1, 50) }),
     nextTableId: 5,
   });
@@ -73,7 +73,7 @@ describe('StartTieringRound', () => {
     const before = lakeView();
     const { view, outcome } = next(before, START);
     expect(outcome).toEqual({ ok: true, tieringEpoch: 1 });
-    expect(view.tables.events!.lake).toEqual({
+    expect(getIn(view.tables, 'events')!.lake).toEqual({
       metadataKey: null,
       snapshotId: null,
       offsets: {},
@@ -89,7 +89,7 @@ describe('StartTieringRound', () => {
     const first = next(lakeView(), START).view;
     const { view, outcome } = next(first, { ...START, worker: 'tiering-2', atMs: 9_000 });
     expect(outcome).toEqual({ ok: true, tieringEpoch: 2 });
-    expect(view.tables.events!.lake!.round).toMatchObject({ epoch: 2, worker: 'tiering-2', startedAtMs: 9_000 });
+    expect(getIn(view.tables, 'events')!.lake!.round).toMatchObject({ epoch: 2, worker: 'tiering-2', startedAtMs: 9_000 });
   });
 
   it.each<[string, (view: View) => View, unknown, string, string]>([
@@ -122,7 +122,7 @@ describe('CommitTieringRound', () => {
     const started = next(lakeView(), START).view;
     const { view, outcome } = next(started, COMMIT);
     expect(outcome).toEqual({ ok: true });
-    expect(view.tables.events!.lake).toEqual({
+    expect(getIn(view.tables, 'events')!.lake).toEqual({
       metadataKey: 'lake/events/metadata/v1-r1.metadata.json',
       snapshotId: '77',
       offsets: { '0': 100, '1': 40 },
@@ -139,7 +139,7 @@ describe('CommitTieringRound', () => {
     const second = next(tiered, { ...START, ranges: [{ bucket: 1, startOffset: 40, endOffset: 50 }] });
     expect(second.outcome).toEqual({ ok: true, tieringEpoch: 2 });
     const committed = next(second.view, { ...COMMIT, tieringEpoch: 2, metadataKey: 'lake/events/metadata/v2-r2.metadata.json', snapshotId: '78' });
-    expect(committed.view.tables.events!.lake!.offsets).toEqual({ '0': 100, '1': 50 });
+    expect(getIn(committed.view.tables, 'events')!.lake!.offsets).toEqual({ '0': 100, '1': 50 });
   });
 
   it.each<[string, (view: View) => View, unknown, string, string]>([
@@ -176,7 +176,7 @@ describe('tiering a partitioned table', () => {
       ...emptyView(),
       seq: 20,
       coordinator: { node: 'c1', epoch: 3 },
-      tables: { [table.name]: table },
+      tables: shardedFrom({ [table.name]: table }),
       buckets: shardedFrom({
         [bucketId(table.id, '2026120117', 0)]: record('2026120117', 0, 30),
         [bucketId(table.id, '2026120117', 1)]: record('2026120117', 1, 0),
@@ -196,7 +196,7 @@ describe('tiering a partitioned table', () => {
     expect(started.outcome).toEqual({ ok: true, tieringEpoch: 1 });
     const committed = next(started.view, COMMIT);
     expect(committed.outcome).toEqual({ ok: true });
-    expect(committed.view.tables.events!.lake!.offsets).toEqual({ [String(ranges[0]!.bucket)]: 30, [String(ranges[1]!.bucket)]: 9 });
+    expect(getIn(committed.view.tables, 'events')!.lake!.offsets).toEqual({ [String(ranges[0]!.bucket)]: 30, [String(ranges[1]!.bucket)]: 9 });
   });
 
   it.each<[string, number, number, string]>([

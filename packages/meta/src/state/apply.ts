@@ -200,7 +200,7 @@ const NO_LAKE: Readonly<LakeRecord> = Object.freeze({ metadataKey: null, snapsho
 
 /** The table a tiering command names by name and id, or why not. */
 function tieredTable(view: View, name: string, tableId: number): TableRecord | string {
-  const table = ownRecord(view.tables, name);
+  const table = getIn(view.tables, name);
   if (!table || table.id !== tableId) return `table '${name}' with id ${tableId} does not exist`;
   return table;
 }
@@ -231,7 +231,7 @@ function applyStartTieringRound(view: View, seq: number, command: StartTieringRo
   }
   const tieringEpoch = lake.tieringEpoch + 1;
   const round: TieringRoundRecord = { epoch: tieringEpoch, worker: command.worker, coordinatorEpoch: command.coordinatorEpoch, ranges, startedAtMs: command.atMs };
-  const tables = { ...view.tables, [table.name]: { ...table, lake: { ...lake, tieringEpoch, round } } };
+  const tables = withTable(view.tables, { ...table, lake: { ...lake, tieringEpoch, round } });
   return { view: { ...view, seq, tables }, outcome: { ok: true, tieringEpoch } };
 }
 
@@ -248,14 +248,14 @@ function applyCommitTieringRound(view: View, seq: number, command: CommitTiering
   const offsets = { ...lake.offsets };
   for (const range of round.ranges) offsets[String(range.bucket)] = range.endOffset;
   const committed: LakeRecord = { metadataKey: command.metadataKey, snapshotId: command.snapshotId, offsets, tieringEpoch: lake.tieringEpoch, round: null, tieredAtMs: command.atMs };
-  const tables = { ...view.tables, [table.name]: { ...table, lake: committed } };
+  const tables = withTable(view.tables, { ...table, lake: committed });
   return { view: { ...view, seq, tables }, outcome: { ok: true } };
 }
 
 function applyAlterTable(view: View, seq: number, command: AlterTable): Applied {
   const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
-  const table = ownRecord(view.tables, command.name);
+  const table = getIn(view.tables, command.name);
   if (!table) return reject(view, seq, 'NotFound', `table '${command.name}' does not exist`);
   const properties: Record<string, string> = { ...table.properties };
   const changes = Object.entries(command.properties);
@@ -270,7 +270,7 @@ function applyAlterTable(view: View, seq: number, command: AlterTable): Applied 
   }
   const invalid = checkLakeSpec({ name: table.name, columns: table.columns, buckets: table.buckets, ...(table.partition ? { partition: table.partition } : {}), properties });
   if (invalid !== null) return reject(view, seq, 'InvalidArgument', invalid);
-  const tables = { ...view.tables, [table.name]: { ...table, properties } };
+  const tables = withTable(view.tables, { ...table, properties });
   return { view: { ...view, seq, tables }, outcome: { ok: true } };
 }
 
@@ -294,7 +294,7 @@ function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applie
     const id = bucketId(trim.tableId, trim.partition, trim.bucket);
     const record = buckets.get(id);
     if (!record) continue;
-    const table = ownRecord(view.tables, record.table);
+    const table = getIn(view.tables, record.table);
     if (!table || table.id !== record.tableId) continue;
     const stream = record.stream;
     let target = Math.min(trim.startOffset, stream.endOffset);
@@ -337,7 +337,7 @@ function applyDeleteRecords(view: View, seq: number, command: DeleteRecords): Ap
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
   const id = bucketId(command.tableId, command.partition, command.bucket);
   const record = getIn(view.buckets, id);
-  const table = record ? ownRecord(view.tables, record.table) : undefined;
+  const table = record ? getIn(view.tables, record.table) : undefined;
   if (!record || !table || table.id !== record.tableId) return reject(view, seq, 'NotFound', `bucket ${id} does not exist`);
   if (table.kind === 'pk') return reject(view, seq, 'InvalidArgument', `'${table.name}' is a primary-key table: its records cannot be deleted by offset`);
   const stream = record.stream;
@@ -408,7 +408,7 @@ function applyCreateTable(view: View, seq: number, command: CreateTable): Applie
   const validation = validateTableSpec(command.spec);
   if (!validation.ok) return reject(view, seq, 'InvalidArgument', validation.message);
   const spec = validation.spec;
-  if (ownRecord(view.tables, spec.name)) return reject(view, seq, 'Conflict', `table '${spec.name}' already exists`);
+  if (getIn(view.tables, spec.name)) return reject(view, seq, 'Conflict', `table '${spec.name}' already exists`);
   const leaders = command.leaders;
   if (leaders !== undefined) {
     if (spec.partition) return reject(view, seq, 'InvalidArgument', `CreateTable.leaders is for unpartitioned tables; '${spec.name}' is partitioned`);
@@ -442,7 +442,7 @@ function applyCreateTable(view: View, seq: number, command: CreateTable): Applie
     view: {
       ...view,
       seq,
-      tables: { ...view.tables, [table.name]: table },
+      tables: withTable(view.tables, table),
       buckets,
       nextTableId: view.nextTableId + 1,
     },
@@ -453,14 +453,14 @@ function applyCreateTable(view: View, seq: number, command: CreateTable): Applie
 function applyDropTable(view: View, seq: number, command: DropTable): Applied {
   const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
-  const table = ownRecord(view.tables, command.name);
+  const table = getIn(view.tables, command.name);
   if (!table) return reject(view, seq, 'NotFound', `table '${command.name}' does not exist`);
 
-  const tables = { ...view.tables };
-  delete tables[table.name];
+  const tables = new ShardedMapEditor(view.tables);
+  tables.delete(table.name);
   const partitions: (string | null)[] = table.partition ? table.partitions : [null];
   return {
-    view: { ...view, seq, tables, ...withoutBuckets(view, table, partitions, command.atMs ?? 0) },
+    view: { ...view, seq, tables: tables.result(), ...withoutBuckets(view, table, partitions, command.atMs ?? 0) },
     outcome: { ok: true, tableId: table.id },
   };
 }
@@ -492,7 +492,7 @@ function applyDropTable(view: View, seq: number, command: DropTable): Applied {
 function applyCreatePartition(view: View, seq: number, command: CreatePartition): Applied {
   const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
-  const table = ownRecord(view.tables, command.table);
+  const table = getIn(view.tables, command.table);
   if (!table) return reject(view, seq, 'NotFound', `table '${command.table}' does not exist`);
   if (!table.partition) return reject(view, seq, 'InvalidArgument', `table '${table.name}' is not partitioned`);
   if (table.partitions.includes(command.partition)) {
@@ -515,7 +515,7 @@ function applyCreatePartition(view: View, seq: number, command: CreatePartition)
     view: {
       ...view,
       seq,
-      tables: { ...view.tables, [table.name]: updated },
+      tables: withTable(view.tables, updated),
       buckets: withRecords(view.buckets, created),
     },
     outcome: { ok: true },
@@ -525,7 +525,7 @@ function applyCreatePartition(view: View, seq: number, command: CreatePartition)
 function applyDropPartition(view: View, seq: number, command: DropPartition): Applied {
   const fenced = checkCoordinatorEpoch(view, command.coordinatorEpoch);
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
-  const table = ownRecord(view.tables, command.table);
+  const table = getIn(view.tables, command.table);
   if (!table) return reject(view, seq, 'NotFound', `table '${command.table}' does not exist`);
   if (!table.partition) return reject(view, seq, 'InvalidArgument', `table '${table.name}' is not partitioned`);
   if (!table.partitions.includes(command.partition)) {
@@ -536,7 +536,7 @@ function applyDropPartition(view: View, seq: number, command: DropPartition): Ap
     view: {
       ...view,
       seq,
-      tables: { ...view.tables, [table.name]: updated },
+      tables: withTable(view.tables, updated),
       ...withoutBuckets(view, table, [command.partition], command.atMs ?? 0),
     },
     outcome: { ok: true },
@@ -571,6 +571,13 @@ function newBuckets(table: TableRecord, partition: string | null, leaders: reado
  * The bucket map with `changes` set. Only the shards they fall in are copied (with the list of shards), so
  * the cost follows the number of changed buckets, not the ten thousand a view can hold.
  */
+/** The table map with `table` set under its name (one shard copied). */
+function withTable(tables: ShardedMap<TableRecord>, table: TableRecord): ShardedMap<TableRecord> {
+  const editor = new ShardedMapEditor(tables);
+  editor.set(table.name, table);
+  return editor.result();
+}
+
 function withRecords(buckets: ShardedMap<BucketRecord>, changes: Record<string, BucketRecord>): ShardedMap<BucketRecord> {
   const editor = new ShardedMapEditor(buckets);
   for (const id of Object.keys(changes)) editor.set(id, changes[id]!);
@@ -968,7 +975,7 @@ function applyCommitKvSnapshot(view: View, seq: number, command: CommitKvSnapsho
   const fenced = describeWriterFence(record, command.nodeId, command.nodeEpoch, command.streamEpoch);
   if (fenced !== null) return reject(view, seq, 'Fenced', fenced);
 
-  const table = ownRecord(view.tables, record.table);
+  const table = getIn(view.tables, record.table);
   if (!table || table.id !== record.tableId) throw new Error(`invariant broken: ${describeBucket(record)} has no table of id ${record.tableId}`);
   if (table.kind !== 'pk') return reject(view, seq, 'InvalidArgument', `table '${table.name}' is not a PK table: it has no KV tablet to snapshot`);
   const stream = record.stream;

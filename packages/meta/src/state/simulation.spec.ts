@@ -1,4 +1,4 @@
-import { ShardedMapEditor, entriesIn, getIn, recordOf, type ShardedMap } from './sharded-map';
+import { ShardedMapEditor, entriesIn, getIn, recordOf, type ShardedMap, valuesIn } from './sharded-map';
 import { isDeepStrictEqual } from 'node:util';
 import { LIMITS } from '@mink/config';
 import { apply, applyBatch, type Applied } from './apply';
@@ -288,7 +288,7 @@ function generateCommitStreamObject(random: Random, view: View, step: number): u
  * A proposer deciding on an old view adds streams taken over since and snapshots committed meanwhile.
  */
 function generateCommitKvSnapshot(random: Random, view: View, step: number): unknown {
-  const pkTableIds = new Set(Object.values(view.tables).filter((table) => table.kind === 'pk').map((table) => table.id));
+  const pkTableIds = new Set([...valuesIn(view.tables)].filter((table) => table.kind === 'pk').map((table) => table.id));
   const opened = bucketsInTableOrder(view).filter((record) => record.stream.node !== null);
   const pkOpen = opened.filter((record) => record.stream.state === 'open' && pkTableIds.has(record.tableId));
   // Live leaders snapshot most; a fenced opener is a zombie that still tries now and then.
@@ -455,7 +455,7 @@ function generateCommand(random: Random, view: View, step: number): unknown {
   }
   if (roll < 0.965) {
     // A snapshot needs a PK stream its leader holds open; before there is one, the leader would mostly be writing instead.
-    const pkTableIds = new Set(Object.values(view.tables).filter((table) => table.kind === 'pk').map((table) => table.id));
+    const pkTableIds = new Set([...valuesIn(view.tables)].filter((table) => table.kind === 'pk').map((table) => table.id));
     const hasLeader = bucketsInTableOrder(view).some((record) => record.stream.state === 'open' && pkTableIds.has(record.tableId));
     return hasLeader || randomChance(random, 0.3) ? generateCommitKvSnapshot(random, view, step) : generateCommitWal(random, view, step);
   }
@@ -694,7 +694,7 @@ function checkAcceptedCommitKvSnapshot(before: View, after: View, fields: Record
     `CommitKvSnapshot accepted from node ${command.nodeId} at node epoch ${command.nodeEpoch} and stream epoch ${command.streamEpoch} for bucket ${id}, ` +
       `${stream.state} by ${stream.node} at node epoch ${stream.nodeEpoch} and stream epoch ${stream.epoch}`,
   );
-  check(ownRecord(before.tables, previous.table)?.kind === 'pk', `CommitKvSnapshot accepted for bucket ${id} of a table that is not a PK table`);
+  check(getIn(before.tables, previous.table)?.kind === 'pk', `CommitKvSnapshot accepted for bucket ${id} of a table that is not a PK table`);
   const newest = previous.kvSnapshots[previous.kvSnapshots.length - 1];
   check(
     command.appliedOffset <= stream.endOffset && command.appliedOffset >= (newest?.appliedOffset ?? 0),
@@ -897,7 +897,7 @@ function checkKvSnapshots(view: View, id: string, record: BucketRecord): void {
   check(Array.isArray(snapshots), `bucket ${id} has no list of KV snapshots`);
   check(snapshots.length <= LIMITS.kvSnapshotsKept, `bucket ${id} keeps ${snapshots.length} KV snapshots`);
   if (snapshots.length === 0) return;
-  check(ownRecord(view.tables, record.table)?.kind === 'pk', `bucket ${id} of a table that is not a PK table keeps KV snapshots`);
+  check(getIn(view.tables, record.table)?.kind === 'pk', `bucket ${id} of a table that is not a PK table keeps KV snapshots`);
   check(new Set(snapshots.map((snapshot) => snapshot.object)).size === snapshots.length, `bucket ${id} keeps two KV snapshots in one object`);
   let appliedOffset = 0;
   for (const [index, snapshot] of snapshots.entries()) {
@@ -911,7 +911,7 @@ function checkKvSnapshots(view: View, id: string, record: BucketRecord): void {
 /** Every table has exactly its buckets, every bucket its table, and streams never run ahead of leaders. */
 function checkWellFormed(view: View): void {
   let expectedBucketCount = 0;
-  for (const [name, table] of Object.entries(view.tables)) {
+  for (const [name, table] of entriesIn(view.tables)) {
     check(table.name === name, `table ${name} is recorded as ${table.name}`);
     check(table.id < view.nextTableId, `table ${name} has id ${table.id} but nextTableId is ${view.nextTableId}`);
     check(new Set(table.partitions).size === table.partitions.length, `table ${name} lists a partition twice`);
@@ -973,7 +973,7 @@ function checkOutcome(after: View, fields: Record<string, unknown>, outcome: Out
       check(outcome.epoch === after.coordinator.epoch && after.coordinator.node === fields.coordinatorId, 'RegisterCoordinator outcome disagrees');
       break;
     case 'CreateTable':
-      check(outcome.tableId === ownRecord(after.tables, (fields.spec as { name: string }).name)?.id, 'CreateTable outcome disagrees with the view');
+      check(outcome.tableId === getIn(after.tables, (fields.spec as { name: string }).name)?.id, 'CreateTable outcome disagrees with the view');
       break;
     case 'LeadBucket': {
       const record = getIn(after.buckets, bucketId(fields.tableId as number, fields.partition as string | null, fields.bucket as number))!;
@@ -1016,9 +1016,16 @@ function checkOutcome(after: View, fields: Record<string, unknown>, outcome: Out
 // ---------------------------------------------------------------------------------------------------
 // Running seeds
 
+/**
+ * Shards of the simulated views' maps. Every step freezes the view and checks invariants over every shard,
+ * so at the production count (4 096) the seeds took over 300 s instead of 90; the sharding changes what an
+ * entry costs, never what it does (sharded-map.spec covers it).
+ */
+const SIMULATION_SHARDS = 256;
+
 function runSeed(seed: number, steps: number, applyFunction: ApplyFunction = apply): SeedReport {
   const random = mulberry32(seed);
-  const recentViews: View[] = [deepFreeze(emptyView())];
+  const recentViews: View[] = [deepFreeze(emptyView(SIMULATION_SHARDS))];
   const leaders: LeaderHistory = new Map();
   const tally = new ReferenceTally();
   const report: SeedReport = {
@@ -1118,7 +1125,7 @@ function kindsOfAccepted(before: View, after: View, command: Command, outcome: O
 
 /** Applies a recorded history again from the empty view, without checks. */
 function replay(commands: unknown[]): { view: View; outcomes: Outcome[] } {
-  let view = emptyView();
+  let view = emptyView(SIMULATION_SHARDS);
   const outcomes: Outcome[] = [];
   commands.forEach((command, index) => {
     const result = apply(view, index + 1, command as Command);
@@ -1468,7 +1475,7 @@ describe('applyBatch gives what applying one entry at a time gives, without touc
       const report = runSeed(seed, STEPS_PER_SEED);
       const oneByOne = replay(report.commands);
       const random = mulberry32(seed * 7_919);
-      let view: View = deepFreeze(emptyView());
+      let view: View = deepFreeze(emptyView(SIMULATION_SHARDS));
       const outcomes: Outcome[] = [];
       for (let start = 0; start < report.commands.length; ) {
         const size = 1 + randomInteger(random, 0, 40);
