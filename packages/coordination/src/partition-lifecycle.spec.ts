@@ -1,4 +1,4 @@
-import { apply, emptyView, valuesIn, type Command, type Outcome, type TableSpec, type View, getIn } from '@mink/meta';
+import { apply, emptyView, getIn, valuesIn, type Command, type Outcome, type TableSpec, type View } from '@mink/meta';
 import { PartitionLifecycle, type PartitionLifecyclePorts } from './partition-lifecycle';
 
 /** 2026-12-01T17:30:00Z: hour 2026120117, day 20261201. */

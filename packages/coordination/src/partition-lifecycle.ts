@@ -1,4 +1,4 @@
-import { partitionStartMs, partitionUnitMs, type Command, type CreatePartition, type Outcome, type View, getIn } from '@mink/meta';
+import { getIn, partitionStartMs, partitionUnitMs, type Command, type CreatePartition, type Outcome, type View } from '@mink/meta';
 import { NoLiveNodesError, assignBuckets, planPartitionActions, type PartitionAction } from '@mink/ownership';
 
 /** The few log methods the loop uses (a pino logger has them). */

@@ -1,6 +1,6 @@
 import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { MinkClient } from '@mink/client';
-import { NO_WRITERS, bucketId, checkName, getIn, kafkaTopicSpec, logFormatOf, ownRecord, validateTableSpec, type TableRecord, type TableSpec, type View, tablesInIdOrder } from '@mink/meta';
+import { NO_WRITERS, bucketId, checkName, getIn, kafkaTopicSpec, logFormatOf, ownRecord, tablesInIdOrder, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
 import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError, type TransactionOffsetsRequest } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 import {

@@ -1,12 +1,12 @@
 import { LIMITS, parseDurationMs } from '@mink/config';
-import { bucketsOfTable, compareNodeIds, ownRecord, streamBucketOfLake, valuesIn, type TableRecord, type View, getIn } from '@mink/meta';
+import { bucketsOfTable, compareNodeIds, getIn, ownRecord, streamBucketOfLake, valuesIn, type TableRecord, type View } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus, type ScanPage } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { MinkClient } from '@mink/client';
 import { RawJsonBody, type ClusterMember } from '@mink/runtime';
 import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 import { readAppendBody } from '@mink/records';
-import { type ScanReply, scanFormatOf, scanReplyOf } from './scan-reply';
+import { scanFormatOf, scanReplyOf, type ScanReply } from './scan-reply';
 import { bucketFiguresOf, servingState } from './bucket-figures';
 
 /**

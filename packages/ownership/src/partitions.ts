@@ -5,7 +5,7 @@
  * coordinator proposes the plan as CreatePartition and DropPartition entries, and the log refuses whatever
  * another round already did.
  */
-import { PARTITION_INSTANT_MAX_MS, PARTITION_PRECREATE_DEFAULT, lakeBucketOf, ownRecord, partitionNameAt, partitionStartMs, partitionUnitMs, type TableRecord, type View, valuesIn } from '@mink/meta';
+import { PARTITION_INSTANT_MAX_MS, PARTITION_PRECREATE_DEFAULT, lakeBucketOf, ownRecord, partitionNameAt, partitionStartMs, partitionUnitMs, valuesIn, type TableRecord, type View } from '@mink/meta';
 
 /**
  * Whether the lake holds records of a partition of this name: one dropped after it was tiered, whose lake

@@ -1,4 +1,4 @@
-import { bucketsOfTable, bucketId, lakeSettingsOf, ownRecord, type StreamTrim, type View, getIn, tablesInIdOrder } from '@mink/meta';
+import { bucketsOfTable, bucketId, getIn, lakeSettingsOf, ownRecord, tablesInIdOrder, type StreamTrim, type View } from '@mink/meta';
 
 /**
  * One observation of a stream by the lease holder's retention loop: at `atMs` its committed end was

@@ -1,4 +1,4 @@
-import { bucketsOfTable, lakeBucketOf, lakeSettingsOf, ownRecord, type TableRecord, type TieringRange, type View, valuesIn } from '@mink/meta';
+import { bucketsOfTable, lakeBucketOf, lakeSettingsOf, ownRecord, valuesIn, type TableRecord, type TieringRange, type View } from '@mink/meta';
 
 /**
  * A table's place in the lease holder's tiering schedule (docs/architecture.md §9, Fluss's table states):

@@ -1,5 +1,5 @@
 import { LIMITS } from '@mink/config';
-import { bucketId, streamBucketOfLake, type TableRecord, getIn } from '@mink/meta';
+import { bucketId, getIn, streamBucketOfLake, type TableRecord } from '@mink/meta';
 import { MinkError, SUBJECTS, type TieringRoundAssignment } from '@mink/protocol';
 import type { ClusterMember, Logger } from '@mink/runtime';
 import { StreamReader } from '@mink/s3stream';

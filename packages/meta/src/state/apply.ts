@@ -567,19 +567,17 @@ function newBuckets(table: TableRecord, partition: string | null, leaders: reado
   return created;
 }
 
-/**
- * The bucket map with `changes` set. Only the shards they fall in are copied (with the list of shards), so
- * the cost follows the number of changed buckets, not the ten thousand a view can hold.
- */
 /** The table map with `table` set under its name (one shard copied). */
 function withTable(tables: ShardedMap<TableRecord>, table: TableRecord): ShardedMap<TableRecord> {
-  const editor = new ShardedMapEditor(tables);
-  editor.set(table.name, table);
-  return editor.result();
+  return withRecords(tables, { [table.name]: table });
 }
 
-function withRecords(buckets: ShardedMap<BucketRecord>, changes: Record<string, BucketRecord>): ShardedMap<BucketRecord> {
-  const editor = new ShardedMapEditor(buckets);
+/**
+ * The map with `changes` set. Only the shards they fall in are copied (with the list of shards), so the
+ * cost follows the number of changed records, not the hundred thousand a view can hold.
+ */
+function withRecords<T>(map: ShardedMap<T>, changes: Record<string, T>): ShardedMap<T> {
+  const editor = new ShardedMapEditor(map);
   for (const id of Object.keys(changes)) editor.set(id, changes[id]!);
   return editor.result();
 }

@@ -1,4 +1,4 @@
-import { ShardedMapEditor, entriesIn, getIn, recordOf, type ShardedMap, valuesIn } from './sharded-map';
+import { ShardedMapEditor, entriesIn, getIn, recordOf, valuesIn, type ShardedMap } from './sharded-map';
 import { isDeepStrictEqual } from 'node:util';
 import { LIMITS } from '@mink/config';
 import { apply, applyBatch, type Applied } from './apply';
