@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { bucketId, bucketShardOf, bucketsOfTable, getIn, lakeSettingsOf, type BucketLeadOutcome, type BucketToLead, type Command, tablesInIdOrder } from '@mink/meta';
+import { bucketId, bucketShardOf, bucketsOfTable, getIn, lakeSettingsOf, tablesInIdOrder, type BucketLeadOutcome, type BucketToLead, type Command } from '@mink/meta';
 import { Batcher, CoordinatorLease, SnapshotScheduler, purgeBeforeSeq, runLease } from '@mink/metalog';
 import { assignBuckets, decideAdmission, orphanReleadsDue, planRebalance, planStreamTrims, planTieringRound, retentionPace, withEndSample, type EndSample, type Move } from '@mink/ownership';
 import {
@@ -181,7 +181,9 @@ export class Coordinator {
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     // A snapshot or partition round in flight finishes before the connection it uses goes away.
     await this.partitions.stop();
-    await this.stopSnapshots();
+    // The holder leaves a snapshot of the view as it is now, so the next start replays nothing behind it;
+    // it still holds the lease meanwhile, so no other replica acts on a half-stopped cluster.
+    await this.stopSnapshots({ final: this.actingEpoch() !== null });
     await this.stopGarbageCollection();
     // The runner releases the lease on stop, so another replica takes over at once.
     await this.stopLease?.();
@@ -250,7 +252,7 @@ export class Coordinator {
           stalledAfterMs: LIMITS.metaMemberStalledAfterMs,
           marginEntriesMax: LIMITS.metaPurgeMarginEntriesMax,
         }),
-      onSnapshot: (round) => this.logger.info({ seq: round.seq, purgedBeforeSeq: round.purgedBeforeSeq }, 'metadata view snapshotted'),
+      onSnapshot: (round) => this.logger.info({ seq: round.seq, purgedBeforeSeq: round.purgedBeforeSeq, durationMs: round.durationMs }, 'metadata view snapshotted'),
       onError: (error) => this.logger.warn({ err: error }, 'metadata view snapshot failed'),
     });
     this.snapshotScheduler = scheduler;
@@ -280,10 +282,11 @@ export class Coordinator {
     return collector?.stop() ?? Promise.resolve();
   }
 
-  private stopSnapshots(): Promise<void> {
+  private stopSnapshots({ final = false }: { final?: boolean } = {}): Promise<void> {
     const scheduler = this.snapshotScheduler;
     this.snapshotScheduler = null;
-    return scheduler?.stop() ?? Promise.resolve();
+    if (!scheduler) return Promise.resolve();
+    return final ? scheduler.stopWithSnapshot() : scheduler.stop();
   }
 
   /** The coordinator epoch if this replica may act now, else null. */

@@ -182,6 +182,39 @@ describe('SnapshotScheduler on a real nats-server and S3 server', () => {
     expect((await snapshots.kept()).map((reference) => reference.seq)).toEqual([650, 450]);
   });
 
+
+  it('stopWithSnapshot leaves a snapshot of the view as it is, so the next start replays nothing; none when the view is at the newest', async () => {
+    // Proves the holder's clean stop spares every process started next the replay since the last due snapshot.
+    const { streamName, log, snapshots } = await newCluster();
+    await appendHistory(log, streamName, 0, 250);
+    const holder = await startStore(log, snapshots);
+    const { scheduler, rounds, errors } = startScheduler(holder.store, log, snapshots);
+    await scheduler.start();
+    await scheduler.idle();
+    await appendHistory(log, streamName, 250, 330);
+    await holder.store.waitForSeq(330, CATCH_UP_TIMEOUT_MS);
+    await scheduler.idle();
+    expect(rounds.map((round) => round.seq)).toEqual([250]);
+
+    await scheduler.stopWithSnapshot();
+    expect(errors).toEqual([]);
+    expect(rounds.map((round) => [round.seq, round.purgedBeforeSeq])).toEqual([
+      [250, 251],
+      [330, 251],
+    ]);
+    expect(rounds.every((round) => Number.isInteger(round.durationMs) && round.durationMs >= 0)).toBe(true);
+    const next = await startStore(log, snapshots);
+    expect(next.snapshotSeq).toBe(330);
+    expect(next.replayedEntries).toBe(0);
+    expect(next.store.view).toEqual(historyView(330));
+
+    // A holder that stops right after a snapshot, with nothing new, writes no other.
+    const again = startScheduler(next.store, log, snapshots);
+    await again.scheduler.start();
+    await again.scheduler.stopWithSnapshot();
+    expect(again.rounds).toEqual([]);
+    expect((await snapshots.kept()).map((reference) => reference.seq)).toEqual([330, 250]);
+  });
   it('purges nothing when the snapshot cannot be stored, and reports the failure', async () => {
     // Proves the log is only purged behind a snapshot that is really in the object store.
     const failingStore: ObjectStore = {

@@ -9,6 +9,8 @@ import type { SnapshotWriteResult, ViewSnapshots } from './view-snapshots';
 export interface SnapshotRound extends SnapshotWriteResult {
   /** Entries below this sequence are gone from the log; every entry at or above it is kept. */
   purgedBeforeSeq: number;
+  /** How long the round took: encoding and uploading the snapshot, moving the pointer, purging. */
+  durationMs: number;
 }
 
 export interface SnapshotSchedulerOptions {
@@ -104,6 +106,19 @@ export class SnapshotScheduler {
     await this.round;
   }
 
+  /**
+   * Stops like `stop`, then writes one last snapshot of the view if it is past the newest one, and purges
+   * behind it: the lease holder's clean stop, so that processes started next load the view as it is now
+   * instead of replaying what came since the last snapshot (at 100 000 buckets, the closes and reopens of
+   * a restart: seconds of every process's start). A failure is reported, never thrown.
+   */
+  async stopWithSnapshot(): Promise<void> {
+    await this.stop();
+    const view = this.store.view;
+    if (view.seq <= this.newestSnapshotSeq) return;
+    await this.runRound(view, true);
+  }
+
   /** Resolves when no round is in flight (a round started meanwhile is waited for too). */
   async idle(): Promise<void> {
     while (this.round) await this.round;
@@ -124,11 +139,15 @@ export class SnapshotScheduler {
     return view.seq >= this.newestSnapshotSeq + this.everyCommands;
   }
 
-  /** Writes a snapshot of `view` when one is due, then purges behind the newest snapshot written (also one whose purge failed before). */
-  private async runRound(view: View): Promise<void> {
+  /**
+   * Writes a snapshot of `view` when one is due (or, `final`, whenever the view is past the newest), then
+   * purges behind the newest snapshot written (also one whose purge failed before).
+   */
+  private async runRound(view: View, final = false): Promise<void> {
     let round: SnapshotRound;
+    const startedAtMs = performance.now();
     try {
-      if (this.isSnapshotDue(view)) {
+      if (this.isSnapshotDue(view) || (final && view.seq > this.newestSnapshotSeq)) {
         const written = await this.snapshots.write(view);
         this.newestSnapshotSeq = Math.max(this.newestSnapshotSeq, written.kept[0]?.seq ?? written.seq);
         this.owedPurge = written;
@@ -140,7 +159,7 @@ export class SnapshotScheduler {
       const purgedBeforeSeq = Math.min(rulePoint, this.options.purgePoint?.(oldestKeptSeq) ?? rulePoint);
       await this.log.purgeBefore(purgedBeforeSeq);
       this.owedPurge = null;
-      round = { ...written, purgedBeforeSeq };
+      round = { ...written, purgedBeforeSeq, durationMs: Math.round(performance.now() - startedAtMs) };
     } catch (error) {
       this.scheduleRetry();
       this.report(error);
