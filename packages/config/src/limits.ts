@@ -453,6 +453,15 @@ export const LIMITS = {
   walUploadsInFlightLimit: 64,
   /** The largest `MINK_HEAP_GROWING_PERCENT`: a heap may grow elevenfold between full collections, no more. */
   heapGrowingPercentMax: 1000,
+  /**
+   * The most a service's heap grows between full collections: `MINK_HEAP_GROWING_PERCENT` is lowered for a
+   * large heap so that its live size times the percent stays under this. The fourfold growth that spares
+   * a gateway of a 30 MB heap most of its full collections let a process holding the view of 100 000
+   * buckets (a live heap of 150–200 MB) reach 600 MiB resident before collecting.
+   */
+  heapGrowthBytesMax: 128 * 1024 * 1024,
+  /** The lowest percent the cap above sets: a heap always has room to grow by a fifth before the next full collection. */
+  heapGrowingPercentMin: 20,
   /** Bytes of appends one WAL writer holds waiting for a flush; more are refused as Unavailable so a slow store pushes back on clients. At least `walFlushBytes`. */
   walQueuedBytesMax: 64 * 1024 * 1024,
   /** Bytes of recently committed batches a stream reader keeps in memory (its default `cacheBytesMax`). */

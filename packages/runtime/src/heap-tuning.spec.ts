@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { DEFAULTS, LIMITS } from '@mink/config';
-import { heapGrowingFlagOf } from './heap-tuning';
+import { heapGrowingFlagOf, heapGrowingPercentFor } from './heap-tuning';
 
 describe('heapGrowingFlagOf', () => {
   it.each([
@@ -25,5 +26,43 @@ describe('heapGrowingFlagOf', () => {
     const unknown = spawnSync(process.execPath, ['-e', `require('node:v8').setFlagsFromString('--heap-growing-percent-of-nothing=1')`], { encoding: 'utf8' });
     expect(unknown.stderr).toContain('unrecognized flag');
     expect({ status: known.status, stderr: known.stderr }).toEqual({ status: 0, stderr: '' });
+  });
+});
+
+describe('heapGrowingPercentFor', () => {
+  const MiB = 1024 * 1024;
+  it.each([
+    ['a small heap keeps the configured percent', 30 * MiB, 300, 300],
+    ['a heap at growthBytesMax / percent keeps it', (128 * MiB) / 3, 300, 300],
+    ['the view of 100 000 buckets (~160 MiB live) grows by at most 128 MiB', 160 * MiB, 300, 80],
+    ['in steps of 10, rounded down', 150 * MiB, 300, 80],
+    ['never below the minimum, however large the heap', 2_000 * MiB, 300, LIMITS.heapGrowingPercentMin],
+    ['a configured percent below the cap stays', 160 * MiB, 50, 50],
+    ['0 (V8 decides) stays 0', 160 * MiB, 0, 0],
+    ['no heap figure yet: the configured percent', 0, 300, 300],
+  ])('%s', (_case, liveBytes, configured, expected) => {
+    // Proves the growth between full collections is bounded in bytes for a large heap and untouched for a small one.
+    expect(heapGrowingPercentFor(liveBytes, configured, 128 * MiB, LIMITS.heapGrowingPercentMin)).toBe(expected);
+  });
+});
+
+describe('applyHeapGrowing', () => {
+  it('lowers the percent after a full collection of a large heap, in a real process', () => {
+    // Proves the wiring: V8 reports its full collections to the observer, which sets the capped percent (on
+    // the built module, as the services run it).
+    const script = `
+      const { applyHeapGrowing, heapGrowingPercentNow } = require(${JSON.stringify(join(__dirname, '../dist/heap-tuning.js'))});
+      applyHeapGrowing(300);
+      const before = heapGrowingPercentNow();
+      globalThis.kept = Array.from({ length: 1_500_000 }, (_, index) => ({ index, name: 'row ' + index }));
+      gc();
+      setTimeout(() => console.log(JSON.stringify({ before, after: heapGrowingPercentNow() })), 50);
+    `;
+    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    const { before, after } = JSON.parse(child.stdout) as { before: number; after: number };
+    expect(before).toBe(300);
+    expect(after).toBeLessThan(300);
+    expect(after).toBeGreaterThanOrEqual(LIMITS.heapGrowingPercentMin);
   });
 });
