@@ -70,6 +70,12 @@ describe('foundation on a real local cluster', () => {
     expect(view.nodes.map((node: any) => node.id)).toEqual(['1', '2', '3']);
     expect(view.nodes.every((node: any) => node.live && node.epoch >= 1)).toBe(true);
     expect(view.coordinator.node).toMatch(/^coordinator-/);
+    expect(view.bucketStates).toEqual({ open: 8, opening: 0, unavailable: 0 });
+    // Without the per-bucket list (what a poller of 100 000 buckets asks for): the nodes and the counts only.
+    const summary = (await http(gateway, 'GET', '/v1/cluster?buckets=false')).body;
+    expect(summary).toEqual({ coordinator: view.coordinator, nodes: view.nodes, bucketStates: { open: 8, opening: 0, unavailable: 0 } });
+    const typo = await http(gateway, 'GET', '/v1/cluster?buckets=no');
+    expect([typo.status, typo.body.error?.code, typo.body.error?.message]).toEqual([400, 'InvalidArgument', 'buckets must be true or false, got "no"']);
 
     // Validation: every bad schema is a 400 naming the problem; nothing is created.
     const bad: [unknown, RegExp][] = [

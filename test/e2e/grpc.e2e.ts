@@ -238,6 +238,9 @@ describe('gRPC on the gateway of a real local cluster', () => {
     expect(status.coordinator.node).toBe('coordinator-1');
     expect(status.nodes.map((node: { id: string; live: boolean }) => [node.id, node.live])).toEqual([['1', true]]);
     expect(status.buckets).toEqual([{ table: 'events', partition: '', bucket: 0, leader: '1', leaderEpoch: expect.any(String), streamEpoch: expect.any(String), state: 'open' }]);
+    expect(status.bucketStates).toEqual({ open: 1, opening: 0, unavailable: 0 });
+    const withoutBuckets = await callUnary(mink, 'ClusterStatus', { omitBuckets: true }, admin());
+    expect([withoutBuckets.buckets, withoutBuckets.bucketStates, withoutBuckets.nodes]).toEqual([[], { open: 1, opening: 0, unavailable: 0 }, status.nodes]);
     expect(await callUnary(mink, 'Rebalance', { dryRun: true }, admin())).toEqual({ moves: [], dryRun: true });
     expect(await outcomeOf(callUnary(mink, 'Rebalance', { dryRun: true }, bearerMetadata(READER)))).toEqual(['PERMISSION_DENIED', 'PermissionDenied']);
 

@@ -6,14 +6,15 @@ import { BENCH_CLUSTER, BENCH_TABLE } from './bench-limits';
 export interface ClusterStatus {
   nodes?: { id?: string; epoch?: number; live?: boolean }[];
   buckets?: { table?: string; bucket?: number; leader?: string; state?: string; walSlices?: number }[];
+  bucketStates?: { open?: number; opening?: number; unavailable?: number };
 }
 
 /** Answers whether a cluster status is the one a wait is for. */
 export type ClusterCondition = (status: ClusterStatus) => boolean;
 
-/** One `GET /v1/cluster`. */
-export async function readClusterStatus(io: CliIo, gatewayUrl: string): Promise<ClusterStatus> {
-  const response = await io.fetch(`${gatewayUrl}/v1/cluster`);
+/** One `GET /v1/cluster`; without the per-bucket list when `listBuckets` is false (the nodes and the counts by state). */
+export async function readClusterStatus(io: CliIo, gatewayUrl: string, { listBuckets = true }: { listBuckets?: boolean } = {}): Promise<ClusterStatus> {
+  const response = await io.fetch(`${gatewayUrl}/v1/cluster${listBuckets ? '' : '?buckets=false'}`);
   const text = await response.text();
   if (!response.ok) throw new Error(`GET /v1/cluster answered HTTP ${response.status}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as ClusterStatus;

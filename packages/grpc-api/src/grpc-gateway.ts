@@ -164,7 +164,9 @@ export class GrpcGateway {
         ),
       ),
       Scan: (call: ServerWritableStream<ScanMessage, unknown>) => void this.scan(call),
-      ClusterStatus: this.unary('ClusterStatus', onCluster('read'), async () => clusterStatusOf(await gateway.clusterStatus())),
+      ClusterStatus: this.unary('ClusterStatus', onCluster('read'), async (request: { omitBuckets: boolean }) =>
+        clusterStatusOf(await gateway.clusterStatus({ listBuckets: !request.omitBuckets })),
+      ),
       Rebalance: this.unary('Rebalance', onCluster('admin'), async (request: { dryRun: boolean }) => rebalanceResponseOf(await gateway.rebalance(request.dryRun))),
     };
   }

@@ -65,7 +65,8 @@ export function clusterStatusOf(status: Answer<'clusterStatus'>) {
   return {
     coordinator: { node: status.coordinator.node ?? '', epoch: status.coordinator.epoch },
     nodes: status.nodes.map((node) => ({ id: node.id, epoch: node.epoch, live: node.live, address: node.address, kafka: node.kafka ?? '', http: node.http ?? '', buckets: node.buckets })),
-    buckets: status.buckets.map((bucket) => ({
+    bucketStates: status.bucketStates,
+    buckets: (status.buckets ?? []).map((bucket) => ({
       table: bucket.table,
       partition: bucket.partition ?? '',
       bucket: bucket.bucket,

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { readDeleteBody, readDryRun, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
+import { readBooleanParameter, readDeleteBody, readDryRun, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 
 describe('bodies of the primary-key endpoints', () => {
   test.each<[string, () => unknown, RegExp]>([
@@ -56,5 +56,25 @@ describe('the dryRun query parameter of a rebalance', () => {
     // Proves a typo is a 400 naming the parameter, never a rebalance the caller did not ask for.
     expect(() => readDryRun(value)).toThrow(InvalidArgumentError);
     expect(() => readDryRun(value)).toThrow(/^dryRun must be true or false/);
+  });
+});
+
+describe('readBooleanParameter', () => {
+  test.each<[string | string[] | undefined, boolean, boolean]>([
+    [undefined, true, true],
+    [undefined, false, false],
+    ['false', true, false],
+    ['0', true, false],
+    ['true', false, true],
+    ['1', false, true],
+    ['', false, true],
+  ])('%p (absent = %p) -> %p', (value, absent, expected) => {
+    // Proves GET /v1/cluster?buckets= reads like dryRun: absent takes the endpoint's default, bare is true.
+    expect(readBooleanParameter('buckets', value, absent)).toBe(expected);
+  });
+
+  it('refuses anything else, naming the parameter', () => {
+    expect(() => readBooleanParameter('buckets', 'no', true)).toThrow(InvalidArgumentError);
+    expect(() => readBooleanParameter('buckets', ['true', 'true'], true)).toThrow(/^buckets must be true or false, got \["true","true"\]$/);
   });
 });

@@ -85,13 +85,21 @@ function optionalColumns(fields: Record<string, unknown>, endpoint: string): { c
 }
 
 /**
+ * A boolean query parameter: `true`, `1` or bare (`?name`) is true, `false` or `0` false, absent
+ * `absent`. Anything else is a 400 naming the parameter: a typo must never be read as either.
+ */
+export function readBooleanParameter(name: string, value: string | string[] | undefined, absent: boolean): boolean {
+  if (value === undefined) return absent;
+  if (value === 'true' || value === '1' || value === '') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new InvalidArgumentError(`${name} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+/**
  * The `dryRun` query parameter of `POST /v1/cluster/rebalance`: absent or `false`/`0` carries the moves out;
  * `true`, `1` or a bare `dryRun` only plans them. Anything else is a 400: a typo must never turn a dry run
  * into a real rebalance.
  */
 export function readDryRun(value: string | string[] | undefined): boolean {
-  if (value === undefined) return false;
-  if (value === 'true' || value === '1' || value === '') return true;
-  if (value === 'false' || value === '0') return false;
-  throw new InvalidArgumentError(`dryRun must be true or false, got ${JSON.stringify(value)}`);
+  return readBooleanParameter('dryRun', value, false);
 }
