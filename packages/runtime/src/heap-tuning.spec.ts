@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { DEFAULTS, LIMITS } from '@mink/config';
-import { heapGrowingFlagOf, heapGrowingPercentFor } from './heap-tuning';
+import { collectAgainAfterLowering, heapGrowingFlagOf, heapGrowingPercentFor } from './heap-tuning';
 
 describe('heapGrowingFlagOf', () => {
   it.each([
@@ -46,23 +46,38 @@ describe('heapGrowingPercentFor', () => {
   });
 });
 
+describe('collectAgainAfterLowering', () => {
+  const MiB = 1024 * 1024;
+  it.each([
+    ['a view of 100 000 buckets just loaded at 300 %: 300 MiB of room', 100 * MiB, 300, true],
+    ['a heap grown step by step, collected at 80 %', 160 * MiB, 80, false],
+    ['room of exactly twice the cap', 128 * MiB, 200, false],
+    ['a small heap at 300 %', 30 * MiB, 300, false],
+  ])('%s -> %p', (_case, liveBytes, percentInEffect, expected) => {
+    // Proves a forced full collection is kept for a jump, when the limit V8 just set is far above the cap.
+    expect(collectAgainAfterLowering(liveBytes, percentInEffect, 128 * MiB)).toBe(expected);
+  });
+});
+
 describe('applyHeapGrowing', () => {
   it('lowers the percent after a full collection of a large heap, in a real process', () => {
     // Proves the wiring: V8 reports its full collections to the observer, which sets the capped percent (on
     // the built module, as the services run it).
     const script = `
-      const { applyHeapGrowing, heapGrowingPercentNow } = require(${JSON.stringify(join(__dirname, '../dist/heap-tuning.js'))});
+      const { applyHeapGrowing, heapTuningNow } = require(${JSON.stringify(join(__dirname, '../dist/heap-tuning.js'))});
       applyHeapGrowing(300);
-      const before = heapGrowingPercentNow();
+      const before = heapTuningNow();
       globalThis.kept = Array.from({ length: 1_500_000 }, (_, index) => ({ index, name: 'row ' + index }));
       gc();
-      setTimeout(() => console.log(JSON.stringify({ before, after: heapGrowingPercentNow() })), 50);
+      setTimeout(() => console.log(JSON.stringify({ before, after: heapTuningNow() })), 100);
     `;
     const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
     expect(child.stderr).toBe('');
-    const { before, after } = JSON.parse(child.stdout) as { before: number; after: number };
-    expect(before).toBe(300);
-    expect(after).toBeLessThan(300);
-    expect(after).toBeGreaterThanOrEqual(LIMITS.heapGrowingPercentMin);
+    const { before, after } = JSON.parse(child.stdout) as { before: { percent: number; collectedAgain: boolean }; after: { percent: number; collectedAgain: boolean } };
+    expect(before).toEqual({ percent: 300, collectedAgain: false });
+    expect(after.percent).toBeLessThan(300);
+    expect(after.percent).toBeGreaterThanOrEqual(LIMITS.heapGrowingPercentMin);
+    // About 150 MB live at 300 % left room for 450 MB: one more full collection set the limit again.
+    expect(after.collectedAgain).toBe(true);
   });
 });
