@@ -295,20 +295,26 @@ async function decodeSnapshot(body: Uint8Array, key: string): Promise<View> {
   if (parsed?.format !== SNAPSHOT_FORMAT || typeof parsed.view !== 'object' || parsed.view === null) {
     throw new Error(`snapshot ${key} is not a metadata view snapshot of format ${SNAPSHOT_FORMAT}`);
   }
-  // Snapshots written before PK tables kept KV snapshots have buckets without the list: they had none.
-  const buckets: Record<string, BucketRecord> = {};
-  for (const [id, bucket] of Object.entries(parsed.view.buckets ?? {})) {
+  // The parsed records are this function's own, so they are completed in place and go into the map as
+  // they are: a copy of each (with the record of all 100 000 that held the copies) was a second view's
+  // worth of garbage at the start of every process.
+  const stored = parsed.view;
+  const storedBuckets = stored.buckets ?? {};
+  for (const id of Object.keys(storedBuckets)) {
+    const bucket = storedBuckets[id]!;
+    // Snapshots written before PK tables kept KV snapshots have buckets without the list: they had none.
+    bucket.kvSnapshots ??= [];
     const writers = bucket.stream.writers ?? {};
     // Streams without writers share one empty map, as the streams of a view built by `apply` do.
-    buckets[id] = { ...bucket, kvSnapshots: bucket.kvSnapshots ?? [], stream: { ...bucket.stream, writers: Object.keys(writers).length === 0 ? NO_WRITERS : shardedFrom(writers, WRITER_SHARDS) } };
+    (bucket.stream as unknown as StreamRecord).writers = Object.keys(writers).length === 0 ? NO_WRITERS : shardedFrom(writers, WRITER_SHARDS);
   }
-  const stored = parsed.view;
+  const buckets = shardedFrom(storedBuckets as unknown as Record<string, BucketRecord>);
   // Snapshots written before Kafka producer ids existed had allocated none.
   return {
     ...stored,
     nextProducerId: stored.nextProducerId ?? 0,
     tables: shardedFrom(stored.tables ?? {}),
-    buckets: shardedFrom(buckets),
+    buckets,
     objects: shardedFrom(stored.objects ?? {}),
     garbage: shardedFrom(stored.garbage ?? {}),
   };
