@@ -96,6 +96,8 @@ interface PendingBatch {
   partition: number;
   values: string[];
   firstSequence: number;
+  /** The producer id its sequences were given under (-1 until then). */
+  producerId: number;
   attempts: number;
   /** Encoded once and sent as such on every attempt, as librdkafka does (kafkajs re-encodes with the same records). */
   timestamp: number;
@@ -135,7 +137,7 @@ export class SimKafkaProducer {
   /** Queues a batch of `count` new records for `partition`; they are sent in order after those queued before. */
   send(partition: number, values: string[]): void {
     const queue = this.queues.get(partition) ?? [];
-    queue.push({ partition, values, firstSequence: -1, attempts: 0, timestamp: Date.now() });
+    queue.push({ partition, values, firstSequence: -1, producerId: -1, attempts: 0, timestamp: Date.now() });
     this.queues.set(partition, queue);
     if (!this.sending.has(partition)) void this.drain(partition);
   }
@@ -180,7 +182,17 @@ export class SimKafkaProducer {
       while (queue.length > 0 && !this.stopped) {
         await this.ensureProducerId();
         const batch = queue[0]!;
+        if (batch.firstSequence >= 0 && batch.producerId !== this.producerId) {
+          // The producer started over (another partition's batch was refused) while this batch was being
+          // retried: the producer that numbered it is gone, and so is its send, as with a kafkajs producer
+          // that is replaced. Sent again under the new id it would be a new producer's records, stored a
+          // second time if the first attempt was committed (seed 37 of the simulation did exactly that).
+          queue.shift();
+          for (const value of batch.values) this.unacknowledged.add(value);
+          continue;
+        }
         if (batch.firstSequence < 0) {
+          batch.producerId = this.producerId;
           batch.firstSequence = this.nextSequence.get(partition) ?? 0;
           this.nextSequence.set(partition, batch.firstSequence + batch.values.length);
         }
