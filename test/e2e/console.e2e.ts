@@ -5,7 +5,7 @@
  * shows it dead and its buckets led by live nodes (as the API says); once it is back, the rebalance
  * preview lists the dry run's moves and moves nothing, and confirming it moves those buckets to it.
  * Takes a screenshot of the page with the node dead; MINK_CONSOLE_SCREENSHOT=docs/console.png refreshes the
- * README's picture (otherwise it goes to the test's temporary folder, so a test run changes no tracked file).
+ * picture in docs/console.md (otherwise it goes to the test's temporary folder, so a test run changes no tracked file).
  */
 import { statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The README's client example runs as documented against a cluster started like `mink up` (it reads
+ * The client example of docs/client.md runs as documented against a cluster started like `mink up` (it reads
  * the NATS address from cluster.json): it creates a table, appends two rows (one beyond 2^53), scans
  * them back exactly and drops the table.
  */

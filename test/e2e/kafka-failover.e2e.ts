@@ -12,7 +12,7 @@
  * keys answers by broker): when a send spans partitions of several leaders and one dies, its partitions move
  * to nodes that already answered for their own, so kafkajs never sends them again, yet the send resolves
  * without them (with Apache Kafka as with mink). Its runs therefore send each partition's records on their
- * own (one `send` per partition, as the README advises kafkajs users), and one run sends as the issue did
+ * own (one `send` per partition, as docs/kafka.md advises kafkajs users), and one run sends as the issue did
  * and checks that the only records missing are those of partitions kafkajs left out of a send's result.
  */
 import { spawn } from 'node:child_process';
@@ -219,7 +219,7 @@ describe('Kafka produce through a leader failover', () => {
     const missing = Array.from({ length: RECORDS }, (_, index) => String(index)).filter((value) => !stored.has(value));
     expect(missing.filter((value) => !run.leftOut.includes(value))).toEqual([]);
     expect(run.acknowledged.length + run.leftOut.length).toBe(RECORDS);
-    // kafkajs 2.2.4 did leave the moved partitions out (should this fail, kafkajs changed: revisit the README's note).
+    // kafkajs 2.2.4 did leave the moved partitions out (should this fail, kafkajs changed: revisit the note in docs/kafka.md).
     expect(run.leftOut.length).toBeGreaterThan(0);
   });
 

@@ -223,7 +223,7 @@ describe('Kafka transactions on a real local cluster', () => {
       const partitionLeader = await leaderOf(0);
       cluster.kill('data-node', partitionLeader, 'SIGKILL');
       // One send per partition across the kill: kafkajs drops a moved partition from a send spanning several
-      // (see kafka-failover.e2e.ts and the README), with or without transactions.
+      // (see kafka-failover.e2e.ts and docs/kafka.md), with or without transactions.
       await Promise.all([0, 1, 2].map((partition) => transaction.send({ topic: 'txn-faults', messages: values(`after-${partition}`, 10).map((value) => ({ key: value, value, partition })) })));
       await transaction.commit();
       await cluster.restart('data-node', partitionLeader);
@@ -243,7 +243,7 @@ describe('Kafka transactions on a real local cluster', () => {
       }, 60_000);
       const expected = [...values('before', 30), ...[0, 1, 2].flatMap((partition) => values(`after-${partition}`, 10)), ...values('second', 30)].sort();
       expect(committed.sort()).toEqual(expected);
-      // kafkajs's consumers stall while a broker they know stays down (README), so it reads once the node is back.
+      // kafkajs's consumers stall while a broker they know stays down (docs/kafka.md), so it reads once the node is back.
       await cluster.restart('data-node', coordinator);
       expect((await readAll('txn-faults', 90)).sort()).toEqual(expected);
     } finally {

@@ -19,7 +19,7 @@ const REPO_ROOT = resolve(__dirname, '..', '..');
 const COMPOSE_PATH = join(REPO_ROOT, 'docker', 'docker-compose.yml');
 const NATS_CONFIG_PATH = join(REPO_ROOT, 'docker', 'nats-cluster.conf');
 
-/** The ports compose publishes on the host, as README "Docker" documents them: the gateway's HTTP and gRPC APIs, Prometheus on loopback. */
+/** The ports compose publishes on the host, as docs/operations.md "Docker" documents them: the gateway's HTTP and gRPC APIs, Prometheus on loopback. */
 const DOCUMENTED_HOST_PORTS = ['127.0.0.1:8080:8080', '127.0.0.1:50051:50051', '127.0.0.1:9090:9090'];
 const LOCAL_COMPOSE_PATH = join(REPO_ROOT, 'docker', 'docker-compose.local.yml');
 
@@ -443,10 +443,10 @@ describe('docker/docker-compose.yml', () => {
 
   it('publishes only the documented ports on the host', () => {
     // Proves nothing else reaches the host (NATS, MinIO, data nodes and coordinators stay on the compose network),
-    // and that README "Docker" names every port that does.
+    // and that docs/operations.md "Docker" names every port that does.
     const published = Object.values(compose.services).flatMap((service) => (service.ports ?? []).map(String));
     expect(published.sort()).toEqual([...DOCUMENTED_HOST_PORTS].sort());
-    const docker = readmeSection('Docker');
+    const docker = operationsSection('Docker');
     for (const port of DOCUMENTED_HOST_PORTS) expect(docker).toContain(port.split(':').slice(-1)[0]);
   });
 
@@ -524,9 +524,9 @@ describe('docker/docker-compose.yml', () => {
     );
   });
 
-  it('documents scaling, `auto`, the NATS cluster and Prometheus discovery in README "Docker"', () => {
+  it('documents scaling, `auto`, the NATS cluster and Prometheus discovery in docs/operations.md "Docker"', () => {
     // Proves the operator finds how to use what this file sets up.
-    const docker = readmeSection('Docker');
+    const docker = operationsSection('Docker');
     for (const phrase of ['--scale data-node=', 'MINK_NODE_ID=auto', 'MINK_ADVERTISED_HOST=auto', 'MINK_META_REPLICAS=3', 'nats-cluster.conf', 'dns_sd_configs']) {
       expect(docker).toContain(phrase);
     }
@@ -597,11 +597,11 @@ describe('docker/docker-compose.local.yml', () => {
   });
 });
 
-/** The text of a `## <title>` section of the README, up to the next `## ` heading. */
-function readmeSection(title: string): string {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+/** The text of a `## <title>` section of docs/operations.md, up to the next `## ` heading. */
+function operationsSection(title: string): string {
+  const readme = readFileSync(join(REPO_ROOT, 'docs', 'operations.md'), 'utf8');
   const start = readme.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`README.md has no section "## ${title}"`);
+  if (start < 0) throw new Error(`docs/operations.md has no section "## ${title}"`);
   const end = readme.indexOf('\n## ', start + 1);
   return readme.slice(start, end < 0 ? undefined : end);
 }

@@ -44,7 +44,7 @@ export function readConsoleFiles(packageDirectory: string): Map<string, ConsoleF
   return files;
 }
 
-/** The web console (README "Console"): open to anyone who reaches the gateway, since it holds no data; its calls to the API carry the user's token. */
+/** The web console (docs/console.md): open to anyone who reaches the gateway, since it holds no data; its calls to the API carry the user's token. */
 @Controller('console')
 export class ConsoleController {
   private files: Map<string, ConsoleFile> | null = null;

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError, type CliIo } from '@mink/cli';
 import { BENCH_CLUSTER, BENCH_TABLE } from './bench-limits';
 
-/** `GET /v1/cluster` (README, HTTP API); only the fields the bench reads. */
+/** `GET /v1/cluster` (docs/http-api.md); only the fields the bench reads. */
 export interface ClusterStatus {
   nodes?: { id?: string; epoch?: number; live?: boolean }[];
   buckets?: { table?: string; bucket?: number; leader?: string; state?: string; walSlices?: number }[];

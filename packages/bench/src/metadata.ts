@@ -279,7 +279,7 @@ async function lastMetaSeq(natsUrl: string): Promise<number> {
   }
 }
 
-/** The data nodes of a GET /v1/cluster answer; `buckets` is the count of buckets each leads (README, HTTP API). */
+/** The data nodes of a GET /v1/cluster answer; `buckets` is the count of buckets each leads (docs/http-api.md). */
 function dataNodesOf(status: ClusterStatus | null): DataNodeState[] {
   return (status?.nodes ?? []).map((node) => ({
     id: node.id ?? '?',

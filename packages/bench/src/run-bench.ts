@@ -79,7 +79,7 @@ export interface BenchRunOptions extends BenchOptions {
   profile?: boolean;
 }
 
-/** s3rver's built-in credentials and the region every mink service uses (README, Configuration). */
+/** s3rver's built-in credentials and the region every mink service uses (docs/operations.md, Configuration). */
 const S3_ACCESS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'us-east-1' } as const;
 
 /**

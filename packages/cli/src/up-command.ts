@@ -106,7 +106,7 @@ export function registerUpCommand(program: Command, io: CliIo, startCluster: Sta
     )
     .addOption(new Option('--s3-port <port>', 'port of the S3 server').argParser(parsePort).default(undefined, 'a free port'))
     .option('--log-level <level>', 'log level of every service (MINK_LOG_LEVEL)', 'info')
-    .option('--auth-tokens <file>', 'the gateway asks for bearer tokens with scopes from this JSON file (MINK_AUTH_TOKENS_FILE; see README "Authentication")')
+    .option('--auth-tokens <file>', 'the gateway asks for bearer tokens with scopes from this JSON file (MINK_AUTH_TOKENS_FILE; see docs/operations.md "Authentication")')
     .option(
       '--secure',
       'NATS asks every process for a generated user and password over TLS (a generated CA), the gateway and Kafka (SASL over TLS, a generated CA) for bearer tokens (a generated admin token unless --auth-tokens), the internal routes for a cluster secret, /metrics for a token; secrets go to 0600 files in <data-dir>/secrets',

@@ -262,7 +262,7 @@ export class TableClient {
 
   /**
    * Appends the rows of Arrow record batches (a RecordBatch, or every batch of a Table) to a log table; the
-   * batches' fields must be the table's columns (names and Arrow types as in the README, in table order;
+   * batches' fields must be the table's columns (names and Arrow types as in docs/http-api.md, in table order;
    * no dictionaries). A batch of a table without bucket key (nor partitions), or whose rows all fall in one
    * bucket, is sent as its IPC stream; a batch spanning several buckets is split by copying each bucket's
    * rows out of its column buffers (no row objects). Resolves once every row is durable.

@@ -120,7 +120,7 @@ export interface ServiceConfig {
    */
   crashAt: CrashPoint | null;
   /**
-   * The gateway's access tokens (a JSON file, see README "Authentication"); empty: the gateway asks for no
+   * The gateway's access tokens (a JSON file, see docs/operations.md "Authentication"); empty: the gateway asks for no
    * credentials. Only the gateway reads it.
    */
   authTokensFile: string;

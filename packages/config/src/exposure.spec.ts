@@ -18,7 +18,7 @@ describe('unauthenticatedExposureOf', () => {
 
   it('names the setting that would guard the gateway, and the way to allow it outright', () => {
     expect(unauthenticatedExposureOf({ ...loopback, httpBindHost: '0.0.0.0' })).toBe(
-      'MINK_HTTP_BIND_HOST=0.0.0.0 serves the gateway beyond this machine without credentials: set MINK_AUTH_TOKENS_FILE (README "Authentication"), or MINK_ALLOW_UNAUTHENTICATED=true to serve anyone who can reach it',
+      'MINK_HTTP_BIND_HOST=0.0.0.0 serves the gateway beyond this machine without credentials: set MINK_AUTH_TOKENS_FILE (docs/operations.md "Authentication"), or MINK_ALLOW_UNAUTHENTICATED=true to serve anyone who can reach it',
     );
   });
 

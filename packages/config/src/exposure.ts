@@ -21,7 +21,7 @@ function exposureOf(service: string, listeners: readonly Listener[], allowUnauth
   if (exposed.length === 0) return null;
   const where = exposed.map((listener) => `${listener.variable}=${listener.host}`).join(' and ');
   const credentials = [...new Set(exposed.map((listener) => listener.credential))].join(' and ');
-  return `${where} serves the ${service} beyond this machine without credentials: set ${credentials} (README "Authentication"), or ${ENV.allowUnauthenticated}=true to serve anyone who can reach it`;
+  return `${where} serves the ${service} beyond this machine without credentials: set ${credentials} (docs/operations.md "Authentication"), or ${ENV.allowUnauthenticated}=true to serve anyone who can reach it`;
 }
 
 /** The gateway's refusal (see exposureOf): its HTTP and gRPC APIs beyond loopback without a tokens file. */

@@ -1,5 +1,5 @@
 /**
- * Orphan removal of a lake table (README "Lake (Apache Iceberg)"): deleting the objects under
+ * Orphan removal of a lake table (docs/lake.md): deleting the objects under
  * `lake/{table}/` that no kept snapshot and no kept metadata file names any more, once they are old enough
  * that nobody can still need them. Orphans come from three places: the data files, manifests and manifest
  * lists of snapshots that expired (LAKE_LIMITS.snapshotsRetainedMax), among them the files a copy-on-write

@@ -1,6 +1,6 @@
 /**
  * Which data files of one bucket of a log table a tiering round rewrites into one (small-file compaction,
- * README "Lake (Apache Iceberg)"), as a pure function of the bucket's files. A log round adds one file per
+ * docs/lake.md), as a pure function of the bucket's files. A log round adds one file per
  * bucket, so a bucket tiered often at low throughput gathers many small files; readers open each, and
  * manifests list each.
  *

@@ -4,7 +4,7 @@ import { PermissionDeniedError, UnauthenticatedError } from './errors';
 
 /**
  * Who may do what through the gateway: bearer tokens with scopes, read from the file `MINK_AUTH_TOKENS_FILE`
- * names (README "Authentication"). Without a file the gateway asks for no credentials (`mink up`'s default,
+ * names (docs/operations.md "Authentication"). Without a file the gateway asks for no credentials (`mink up`'s default,
  * on loopback only).
  *
  * - `read`: describe and list tables, scans, lookups, cluster status.

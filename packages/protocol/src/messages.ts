@@ -104,7 +104,7 @@ export type NodeRequest =
 
 /**
  * Writes a Kafka transaction marker to a topic partition (a bucket of a `kafka`-format table) at its
- * leader, for the transaction coordinator (docs: README "Transactions"). Answer: `{ offset }` of the marker.
+ * leader, for the transaction coordinator (docs: docs/kafka.md "Transactions"). Answer: `{ offset }` of the marker.
  */
 export interface TransactionMarkerRequest extends BucketAddress {
   op: 'txnMarker';

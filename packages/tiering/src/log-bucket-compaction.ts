@@ -73,7 +73,7 @@ interface DecodedFile {
 }
 
 /**
- * Small-file compaction of one bucket of a log table (README "Lake (Apache Iceberg)"), run by the round
+ * Small-file compaction of one bucket of a log table (docs/lake.md), run by the round
  * that tiers the bucket: once the bucket's live files (the base's, the ones this round stored and its
  * pending last one) hold more than `smallFilesMax` small ones, each run of adjacent small files
  * (planLogBucketCompaction) is read back (parquet-wasm into Arrow), checked to hold exactly its offsets,

@@ -1,7 +1,7 @@
 import { accessRefusalOf, coversTable, type IssuedToken } from '@mink/protocol';
 
 /**
- * What a Kafka request does to a resource, for the gateway's token scopes (README "Authentication"):
+ * What a Kafka request does to a resource, for the gateway's token scopes (docs/operations.md "Authentication"):
  * `describe` sees a topic's metadata (any scope), `read` consumes (Fetch, ListOffsets, offsets, group
  * membership), `write` produces (Produce, InitProducerId, transactions), `admin` administers (create and
  * delete topics, configs, DeleteRecords). A topic is a table: a token limited to some tables acts on those

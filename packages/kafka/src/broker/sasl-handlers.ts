@@ -8,7 +8,7 @@ import type { KafkaWriter } from '../wire/writer';
 import type { BrokerContext, ServedApi } from './kafka-broker';
 
 /**
- * How the Kafka listener authenticates (README "Authentication"): SASL against the gateway's tokens file, with
+ * How the Kafka listener authenticates (docs/operations.md "Authentication"): SASL against the gateway's tokens file, with
  * the mechanisms enabled. Without it (no tokens file) every connection may do everything, as before.
  */
 export interface KafkaAuthentication {
