@@ -108,7 +108,8 @@ interface BucketSummary {
   stream?: { state?: string; epoch?: number };
 }
 
-function tablesOf(result: unknown): TableSummary[] {
+/** The tables of a `GET /v1/tables` answer (`{tables:[…]}`, or a bare list). */
+export function tablesOf(result: unknown): TableSummary[] {
   if (Array.isArray(result)) return result as TableSummary[];
   const tables = (result as { tables?: unknown } | undefined)?.tables;
   return Array.isArray(tables) ? (tables as TableSummary[]) : [];
@@ -202,7 +203,7 @@ export function renderTableDescription(result: unknown): string {
   return sections.join('\n\n');
 }
 
-function tablePath(name: string): string {
+export function tablePath(name: string): string {
   return `/v1/tables/${encodeURIComponent(name)}`;
 }
 
