@@ -3,6 +3,7 @@ import { registerClusterCommands } from './cluster-commands';
 import { registerComposeCommands, type ComposeRunner } from './compose-command';
 import { registerDataCommands } from './data-commands';
 import { CliError, EXIT_CODES, processIo, type CliIo } from './io';
+import { registerLakeCommands } from './lake-commands';
 import { registerTableCommands } from './table-commands';
 import { registerUpCommand, type StartCluster } from './up-command';
 
@@ -21,6 +22,7 @@ export function buildProgram(io: CliIo = processIo(), startCluster?: StartCluste
   registerTableCommands(program, io);
   registerClusterCommands(program, io);
   registerDataCommands(program, io);
+  registerLakeCommands(program, io);
   registerComposeCommands(program, io, composeRunner);
   return program;
 }

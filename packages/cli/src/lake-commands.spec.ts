@@ -1,0 +1,72 @@
+import type { CliIo } from './io';
+import { run } from './program';
+
+/**
+ * The lake commands against a fake gateway and no S3: what they decide before they read a lake (a table
+ * without one, a query that names none, bad SQL) and DuckDB itself, loaded with no extension to download.
+ * Reading real lakes is tested end to end (test/e2e/cli-lake.e2e.ts).
+ */
+async function runWith(args: string[], tables: Record<string, unknown>): Promise<{ exitCode: number; stdout: string; stderr: string; paths: string[] }> {
+  let stdout = '';
+  let stderr = '';
+  const paths: string[] = [];
+  const io: CliIo = {
+    writeOut: (text) => void (stdout += text),
+    writeError: (text) => void (stderr += text),
+    env: { MINK_GATEWAY_URL: 'http://gateway.test' },
+    fetch: async (url) => {
+      const path = String(url).replace('http://gateway.test', '');
+      paths.push(path);
+      if (path === '/v1/tables') return Response.json({ tables: Object.values(tables) });
+      const name = decodeURIComponent(path.replace('/v1/tables/', ''));
+      const table = tables[name];
+      if (table === undefined) return Response.json({ error: { code: 'NotFound', message: `table '${name}' does not exist` } }, { status: 404 });
+      return Response.json(table);
+    },
+    errorIsTerminal: false,
+  };
+  const exitCode = await run(args, io);
+  return { exitCode, stdout, stderr, paths };
+}
+
+const PLAIN = { name: 'plain', columns: [{ name: 'id', type: 'int64' }], properties: {} };
+const WAITING = { name: 'waiting', columns: [{ name: 'id', type: 'int64' }], properties: { 'table.datalake.enabled': 'true', 'table.datalake.freshness': '10m' } };
+const TABLES = { plain: PLAIN, waiting: WAITING };
+
+describe('mink lake files', () => {
+  it.each<[string, string, string]>([
+    ['a missing table', 'nope', "error: NotFound: table 'nope' does not exist\n"],
+    ['a table with the lake off', 'plain', "error: table 'plain' has no lake: table.datalake.enabled is not true (mink table alter plain --property table.datalake.enabled=true)\n"],
+    ['a table whose first round has not committed', 'waiting', "error: table 'waiting' has no lake yet: no tiering round has committed (rounds are due every 10m)\n"],
+  ])('%s: exit 1 and one line', async (_name, table, expected) => {
+    const result = await runWith(['lake', 'files', table], TABLES);
+    expect(result).toMatchObject({ exitCode: 1, stdout: '', stderr: expected });
+  });
+});
+
+describe('mink lake query', () => {
+  it('answers a query that names no lake without reading S3', async () => {
+    const result = await runWith(['lake', 'query', "select 42 as answer, 9007199254740993::BIGINT as big, 'x' as s, null as n"], TABLES);
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result.stdout).toBe(['answer  big               s  n', '42      9007199254740993  x  NULL', '(1 row)', ''].join('\n'));
+    expect(result.paths).toEqual(['/v1/tables']);
+  });
+
+  it('prints JSON Lines with BIGINT as strings', async () => {
+    const result = await runWith(['lake', 'query', 'select range as i, range * 2 as twice from range(2)', '--json'], TABLES);
+    expect(result).toMatchObject({ exitCode: 0, stdout: '{"i":"0","twice":"0"}\n{"i":"1","twice":"2"}\n' });
+  });
+
+  it.each<[string, string, string]>([
+    ['bad SQL', 'selec 1', 'error: Parser Error: syntax error at or near "selec"\n'],
+    [
+      'a table without a lake',
+      'select count(*) from waiting',
+      "error: Catalog Error: Table with name waiting does not exist! Did you mean \"pg_settings\"? (mink table 'waiting' has no lake yet: no tiering round has committed (rounds are due every 10m))\n",
+    ],
+    ['an extension it would have to download', "select * from read_parquet('s3://mink/x.parquet')", 'error: Missing Extension Error: File s3://mink/x.parquet requires the extension httpfs to be loaded\n'],
+  ])('%s: exit 1 and DuckDB\'s message in one line', async (_name, sql, expected) => {
+    const result = await runWith(['lake', 'query', sql], TABLES);
+    expect(result).toMatchObject({ exitCode: 1, stdout: '', stderr: expected });
+  });
+});
