@@ -127,7 +127,8 @@ describe('mink lake files and lake query on a real local cluster', () => {
     expect(totals.code).toBe(0);
     const expectedTotal = Array.from({ length: EVENTS }, (_, id) => 3 * id).reduce((sum, x) => sum + x, 0);
     expect(totals.stdout).toBe(`{"n":"${EVENTS}","total":"${expectedTotal}","ids":"${EVENTS}"}\n`);
-    expect(totals.stderr).toMatch(/rows · [\d.]+ of [\d.]+ MB/);
+    // A fetch this small is done before progress is shown (LAKE_PROGRESS_DELAY_MS).
+    expect(totals.stderr).toBe('');
     // The same through MINK_S3_ENDPOINT, with no cluster.json to be found.
     const viaEnv = await mink(['lake', 'query', 'select id, x, note from events where id < 3 order by id', '--data-dir', join(directory.path, 'none')], { MINK_S3_ENDPOINT: cluster.s3Endpoint });
     expect(viaEnv.code).toBe(0);
@@ -155,7 +156,7 @@ describe('mink lake files and lake query on a real local cluster', () => {
     expect(oneErrorLine(queryNoLake.stderr)).toMatch(/^error: Catalog Error: Table with name plain does not exist!.* \(mink table 'plain' has no lake: table\.datalake\.enabled is not true/);
     const badSql = await mink(['lake', 'query', 'selec count(*) from events', '--data-dir', dataDir]);
     expect(badSql.code).toBe(1);
-    expect(oneErrorLine(badSql.stderr.replace(/^.*rows · .*\n/gm, ''))).toBe('error: Parser Error: syntax error at or near "selec"');
+    expect(oneErrorLine(badSql.stderr)).toBe('error: Parser Error: syntax error at or near "selec"');
     const noS3 = await mink(['lake', 'files', 'events', '--data-dir', join(directory.path, 'none')]);
     expect(noS3.code).toBe(1);
     expect(oneErrorLine(noS3.stderr)).toMatch(/^error: no S3 endpoint to read the lake from: give --s3-endpoint or MINK_S3_ENDPOINT/);

@@ -1,4 +1,5 @@
 import type { CliIo } from './io';
+import { LAKE_DOWNLOADS_IN_FLIGHT, LAKE_PROGRESS_DELAY_MS, fetchAll } from './lake-commands';
 import { run } from './program';
 
 /**
@@ -68,5 +69,64 @@ describe('mink lake query', () => {
   ])('%s: exit 1 and DuckDB\'s message in one line', async (_name, sql, expected) => {
     const result = await runWith(['lake', 'query', sql], TABLES);
     expect(result).toMatchObject({ exitCode: 1, stdout: '', stderr: expected });
+  });
+});
+
+describe('fetchAll', () => {
+  // Proves that the data files are fetched a bounded number at a time, every one once, that progress
+  // shows only once the fetch takes longer than LAKE_PROGRESS_DELAY_MS, and that a failure waits for the
+  // fetches in flight (the temporary folder is removed only after them) and clears the progress line.
+  const downloads = Array.from({ length: 10 }, (_, index) => ({ key: `k${index}`, path: `/tmp/${index}.parquet`, file: { recordCount: 100, fileSizeBytes: 1_000 } }));
+
+  function harness(stepMs: number, failAt?: string) {
+    let clock = 0;
+    let inFlight = 0;
+    let inFlightMax = 0;
+    const fetched: string[] = [];
+    const updates: number[] = [];
+    let finished = 0;
+    const fetchOne = async ({ key }: { key: string }): Promise<number> => {
+      inFlight += 1;
+      inFlightMax = Math.max(inFlightMax, inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      clock += stepMs;
+      inFlight -= 1;
+      if (key === failAt) throw new Error(`cannot fetch ${key}`);
+      fetched.push(key);
+      return 1_000;
+    };
+    const reporter = { update: (progress: { rows: number }) => void updates.push(progress.rows), finish: () => void (finished += 1) };
+    return { fetchOne, reporter, now: () => clock, state: () => ({ inFlightMax, inFlight, fetched, updates, finished }) };
+  }
+
+  it('fetches every file once, a bounded number at a time, and shows progress only after the delay', async () => {
+    const { fetchOne, reporter, now, state } = harness(LAKE_PROGRESS_DELAY_MS / 4);
+    const progress = await fetchAll(downloads, fetchOne, reporter, now);
+    expect(progress).toMatchObject({ rows: 1_000, bytes: 10_000, totalBytes: 10_000 });
+    expect([...state().fetched].sort()).toEqual(downloads.map((download) => download.key).sort());
+    expect(state().inFlightMax).toBe(LAKE_DOWNLOADS_IN_FLIGHT);
+    expect(state().updates.length).toBeGreaterThan(0);
+    expect(state().updates.length).toBeLessThan(downloads.length);
+    expect(state().updates.at(-1)).toBe(1_000);
+    expect(state().finished).toBe(1);
+  });
+
+  it('shows no progress for a fetch done within the delay', async () => {
+    const { fetchOne, reporter, now, state } = harness(0);
+    await fetchAll(downloads, fetchOne, reporter, now);
+    expect(state()).toMatchObject({ updates: [], finished: 1 });
+  });
+
+  it('fails with the first failure once the fetches in flight are done, and starts no new one', async () => {
+    const { fetchOne, reporter, now, state } = harness(0, 'k2');
+    await expect(fetchAll(downloads, fetchOne, reporter, now)).rejects.toThrow('cannot fetch k2');
+    expect(state().inFlight).toBe(0);
+    expect(state().fetched.length).toBeLessThan(downloads.length - 1);
+    expect(state().finished).toBe(1);
+  });
+
+  it('fetches nothing for no file', async () => {
+    const { fetchOne, reporter, now } = harness(0);
+    expect(await fetchAll([], fetchOne, reporter, now)).toEqual({ rows: 0, bytes: 0, totalBytes: 0, elapsedMs: 0 });
   });
 });

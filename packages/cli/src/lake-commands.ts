@@ -27,6 +27,8 @@ import { DEFAULT_DATA_DIR } from './up-command';
 
 /** Data files fetched from S3 at once by `lake query`. */
 export const LAKE_DOWNLOADS_IN_FLIGHT = 4;
+/** How long `lake query` fetches before it shows progress: a fetch done sooner needs none. */
+export const LAKE_PROGRESS_DELAY_MS = 1_000;
 /** Attempts of one S3 request of the lake commands: fewer than a service makes, so a wrong endpoint fails within seconds. */
 export const LAKE_S3_ATTEMPTS = 3;
 
@@ -130,7 +132,7 @@ interface LakeView {
 async function fetchLakes(io: CliIo, bucket: LakeBucket, lakes: readonly TableLake[], folder: string): Promise<LakeView[]> {
   try {
     const views: LakeView[] = [];
-    const downloads: { key: string; path: string; file: DataFile }[] = [];
+    const downloads: LakeDownload[] = [];
     for (const [tableIndex, tableLake] of lakes.entries()) {
       const { iceberg, files, schema } = await bucket.liveFiles(tableLake);
       const tableFolder = join(folder, String(tableIndex));
@@ -139,7 +141,8 @@ async function fetchLakes(io: CliIo, bucket: LakeBucket, lakes: readonly TableLa
       files.forEach((file, fileIndex) => downloads.push({ key: iceberg.keyOf(file.path), path: paths[fileIndex]!, file }));
       views.push({ table: tableLake.table, paths, schema });
     }
-    await bucket.download(downloads, new ProgressReporter(io, io.errorIsTerminal === true, io.now ?? (() => Date.now())), io.now ?? (() => Date.now()));
+    const now = io.now ?? (() => Date.now());
+    await bucket.download(downloads, new ProgressReporter(io, io.errorIsTerminal === true, now), now);
     return views;
   } finally {
     bucket.close();
@@ -169,6 +172,55 @@ async function runDuckDb(views: readonly LakeView[], sql: string, withoutLake: R
   } finally {
     connection?.closeSync();
     instance.closeSync();
+  }
+}
+
+/** A data file to fetch: its object key and the local path it goes to. */
+export interface LakeDownload {
+  key: string;
+  path: string;
+  file: Pick<DataFile, 'recordCount' | 'fileSizeBytes'>;
+}
+
+/**
+ * Runs `fetchOne` (which returns the bytes it wrote) for every download, `LAKE_DOWNLOADS_IN_FLIGHT` at a
+ * time, and reports the records and bytes done after each once `LAKE_PROGRESS_DELAY_MS` passed; the
+ * reporter is finished (its line cleared) whatever the outcome. The first failure fails the whole, once the
+ * fetches in flight are done. Returns what was fetched.
+ */
+export async function fetchAll(
+  downloads: readonly LakeDownload[],
+  fetchOne: (download: LakeDownload) => Promise<number>,
+  reporter: Pick<ProgressReporter, 'update' | 'finish'>,
+  now: () => number,
+): Promise<LoadProgress> {
+  const started = now();
+  const progress: LoadProgress = { rows: 0, bytes: 0, totalBytes: downloads.reduce((sum, { file }) => sum + file.fileSizeBytes, 0), elapsedMs: 0 };
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (next < downloads.length && !failed) {
+      const download = downloads[next++]!;
+      try {
+        // Read into a constant first: `progress.bytes += await …` would add to the total as it was before the wait.
+        const bytes = await fetchOne(download);
+        progress.bytes += bytes;
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+      progress.rows += download.file.recordCount;
+      progress.elapsedMs = now() - started;
+      if (progress.elapsedMs >= LAKE_PROGRESS_DELAY_MS) reporter.update(progress);
+    }
+  };
+  try {
+    const results = await Promise.allSettled(Array.from({ length: Math.min(LAKE_DOWNLOADS_IN_FLIGHT, downloads.length) }, worker));
+    const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
+    return progress;
+  } finally {
+    reporter.finish();
   }
 }
 
@@ -214,27 +266,9 @@ class LakeBucket {
     });
   }
 
-  /** Fetches each object to its path, `LAKE_DOWNLOADS_IN_FLIGHT` at a time, reporting records and bytes done after each. */
-  async download(downloads: readonly { key: string; path: string; file: DataFile }[], reporter: ProgressReporter, now: () => number): Promise<void> {
-    const started = now();
-    const progress: LoadProgress = { rows: 0, bytes: 0, totalBytes: downloads.reduce((sum, { file }) => sum + file.fileSizeBytes, 0), elapsedMs: 0 };
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < downloads.length) {
-        const { key, path, file } = downloads[next++]!;
-        // Read into a constant first: `progress.bytes += await …` would add to the total as it was before the wait.
-        const bytes = await this.store.getToFile(key, path);
-        progress.bytes += bytes;
-        progress.rows += file.recordCount;
-        progress.elapsedMs = now() - started;
-        reporter.update(progress);
-      }
-    };
-    try {
-      await this.translated(() => Promise.all(Array.from({ length: Math.min(LAKE_DOWNLOADS_IN_FLIGHT, downloads.length) }, worker)));
-    } finally {
-      reporter.finish();
-    }
+  /** Fetches each data file to its path (`fetchAll`). */
+  async download(downloads: readonly LakeDownload[], reporter: ProgressReporter, now: () => number): Promise<void> {
+    await this.translated(() => fetchAll(downloads, ({ key, path }) => this.store.getToFile(key, path), reporter, now));
   }
 
   close(): void {
