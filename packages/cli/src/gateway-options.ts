@@ -10,12 +10,13 @@ export interface GatewayFlags {
   json?: boolean;
 }
 
-export function addGatewayOptions(command: Command): Command {
+/** Adds `--gateway` and `--json`; `jsonHelp` says what --json prints when it is not the gateway's answer as it is. */
+export function addGatewayOptions(command: Command, jsonHelp = 'print the raw JSON answer'): Command {
   return command
     .addOption(
       new Option('--gateway <url>', `gateway base URL (env ${GATEWAY_URL_VARIABLE})`).default(undefined, DEFAULT_GATEWAY_URL),
     )
-    .option('--json', 'print the raw JSON answer');
+    .option('--json', jsonHelp);
 }
 
 /** The client of the gateway the flags and the environment name, with MINK_TOKEN, trusting MINK_TLS_CA_FILE for an https gateway. */

@@ -53,9 +53,14 @@ describe('mink lake query', () => {
     expect(result.paths).toEqual(['/v1/tables']);
   });
 
-  it('prints JSON Lines with BIGINT as strings', async () => {
+  it('prints JSON Lines: BIGINT, HUGEINT and DECIMAL as strings, INTEGER and DOUBLE as numbers, timestamps in UTC', async () => {
     const result = await runWith(['lake', 'query', 'select range as i, range * 2 as twice from range(2)', '--json'], TABLES);
     expect(result).toMatchObject({ exitCode: 0, stdout: '{"i":"0","twice":"0"}\n{"i":"1","twice":"2"}\n' });
+    const types = await runWith(
+      ['lake', 'query', "select sum(2::BIGINT) as h, 1.5::DECIMAL(10,2) as d, 7::INTEGER as i, 2.5 :: DOUBLE as f, TIMESTAMPTZ '2026-12-07 01:02:03+01' as ts, true as t", '--json'],
+      TABLES,
+    );
+    expect(types).toMatchObject({ exitCode: 0, stdout: '{"h":"2","d":"1.50","i":7,"f":2.5,"ts":"2026-12-07 00:02:03+00","t":true}\n' });
   });
 
   it.each<[string, string, string]>([

@@ -34,8 +34,8 @@ export const LAKE_S3_ATTEMPTS = 3;
 
 interface LakeFlags extends GatewayFlags, S3Flags {}
 
-function addLakeOptions(command: Command): Command {
-  return addGatewayOptions(command)
+function addLakeOptions(command: Command, jsonHelp: string): Command {
+  return addGatewayOptions(command, jsonHelp)
     .option('--s3-endpoint <url>', "S3 endpoint of the cluster's bucket (env MINK_S3_ENDPOINT; default: the S3 server in --data-dir's cluster.json)")
     .option('--s3-bucket <name>', "the cluster's bucket (env MINK_S3_BUCKET; default: cluster.json's, else mink)")
     .option('--s3-region <region>', 'S3 region (env MINK_S3_REGION; default us-east-1)')
@@ -53,6 +53,7 @@ export function registerLakeCommands(program: Command, io: CliIo): void {
       .command('files')
       .description("list the live Parquet data files of the table's current Iceberg snapshot: key, __bucket, records, bytes")
       .argument('<table>', 'table name'),
+    'print the listing as JSON: {table, metadataKey, metadataLocation, snapshotId, files:[{key, path, bucket, records, bytes}]}',
   ).action(async (table: string, flags: LakeFlags) => {
     const described = await gatewayClient(flags, io).get<DescribedTable>(tablePath(table));
     const tableLake = requireLake(table, described);
@@ -71,9 +72,10 @@ export function registerLakeCommands(program: Command, io: CliIo): void {
       .command('query')
       .description(
         'run SQL with DuckDB over the lakes of the tables it names (each a view of its live files, columns plus __bucket, __offset, __timestamp); ' +
-          'prints an aligned table, or JSON Lines with --json (BIGINT, HUGEINT and DECIMAL as strings)',
+          'prints an aligned table and a row count, or JSON Lines with --json',
       )
       .argument('<sql>', 'the query, e.g. "select count(*) from events"; quote a table name with - or . in double quotes'),
+    'print JSON Lines, one object per row (BIGINT, HUGEINT and DECIMAL as strings, timestamps as text in UTC)',
   ).action(async (sql: string, flags: LakeFlags) => {
     await queryLakes(io, flags, sql);
   });
