@@ -97,7 +97,7 @@ describe('oneLineError', () => {
       'a missing table that has no lake says why',
       'Catalog Error: Table with name PLAIN does not exist!\nDid you mean "pg_enum"?\n\nLINE 1: select * from PLAIN',
       new Map([['plain', 'has no lake yet: no tiering round has committed (rounds are due every 3m)']]),
-      "Catalog Error: Table with name PLAIN does not exist! Did you mean \"pg_enum\"? (mink table 'plain' has no lake yet: no tiering round has committed (rounds are due every 3m))",
+      "table 'plain' has no lake yet: no tiering round has committed (rounds are due every 3m)",
     ],
     [
       'the advice to install an extension is left out',

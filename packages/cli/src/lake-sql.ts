@@ -97,23 +97,20 @@ export function viewSql(table: string, paths: readonly string[], schema: Iceberg
 
 /**
  * DuckDB's error message in one line: its first paragraph (the message without the `LINE n:` excerpt and
- * caret, and without the advice to install extensions) with its lines joined, and, when it says a table
- * does not exist that is a mink table without a lake, why it has none.
+ * caret, and without the advice to install extensions) with its lines joined; or, when it says a table does
+ * not exist that is a mink table without a lake (`tablesWithoutLake`: name → why), why that table has none,
+ * as `mink lake files` says it (DuckDB's guess at a table meant instead would only mislead).
  */
 export function oneLineError(message: string, tablesWithoutLake: ReadonlyMap<string, string> = new Map()): string {
   const firstParagraph = message.trim().split(/\n\s*\n/)[0]!;
-  let line = firstParagraph
+  const line = firstParagraph
     .split('\n')
     .map((part) => part.trim())
     .filter((part) => part !== '' && !/^LINE \d+:/.test(part))
     .join(' ');
-  const missing = /Table with name (.+?) does not exist/.exec(line)?.[1];
-  if (missing !== undefined) {
-    for (const [table, reason] of tablesWithoutLake) {
-      if (table.toLowerCase() === missing.toLowerCase()) line += ` (mink table '${table}' ${reason})`;
-    }
-  }
-  return line;
+  const missing = /Table with name (.+?) does not exist/.exec(line)?.[1]?.toLowerCase();
+  const withoutLake = [...tablesWithoutLake].find(([table]) => table.toLowerCase() === missing);
+  return withoutLake === undefined ? line : `table '${withoutLake[0]}' ${withoutLake[1]}`;
 }
 
 /**
