@@ -109,6 +109,11 @@ describe('the web console on a real local cluster', () => {
     await page.setViewport({ width: 1280, height: 900 });
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(String(error)));
+    const clusterCalls: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/v1/cluster') clusterCalls.push(url.search);
+    });
     await page.goto(`${gateway}/console`);
 
     // The gateway asks for a token: the page says so and shows no cluster data until it has one.
@@ -117,6 +122,10 @@ describe('the web console on a real local cluster', () => {
     expect((await shown(page)).nodes).toEqual([]);
     await page.type('#token-input', ADMIN_TOKEN);
     await page.click('#token-form button[type=submit]');
+    // The buckets are listed for a selected table only: the page never asks for every bucket of the cluster.
+    await page.waitForSelector(`#tables-body button[data-select="${TABLE}"]`);
+    expect(await page.$eval('#buckets-panel', (panel) => panel.hasAttribute('hidden'))).toBe(true);
+    await page.click(`#tables-body button[data-select="${TABLE}"]`);
 
     // Nodes, the coordinator, the table's records and every bucket's leader as the API reports them.
     const first = await eventually('the page showing the cluster', async () => {
@@ -180,5 +189,7 @@ describe('the web console on a real local cluster', () => {
     expect(shownLeaders(rebalanced.buckets)).toEqual(leadersOf((await api('GET', '/v1/cluster')).body));
     expect(await page.$eval('#rebalance-message', (element) => element.textContent)).toMatch(/^Rebalanced: \d+ bucket\(s\) moved\.$/);
     expect(pageErrors).toEqual([]);
+    // Every poll asked for the summary or for the selected table's buckets, never for the whole list.
+    expect(new Set(clusterCalls)).toEqual(new Set(['?buckets=false', `?table=${TABLE}`]));
   });
 });

@@ -73,9 +73,21 @@ describe('foundation on a real local cluster', () => {
     expect(view.bucketStates).toEqual({ open: 8, opening: 0, unavailable: 0 });
     // Without the per-bucket list (what a poller of 100 000 buckets asks for): the nodes and the counts only.
     const summary = (await http(gateway, 'GET', '/v1/cluster?buckets=false')).body;
-    expect(summary).toEqual({ coordinator: view.coordinator, nodes: view.nodes, bucketStates: { open: 8, opening: 0, unavailable: 0 } });
+    const totals = [{ table: 'events', buckets: 8, endOffset: 0, bytes: 0 }];
+    expect(summary).toEqual({ coordinator: view.coordinator, nodes: view.nodes, bucketStates: { open: 8, opening: 0, unavailable: 0 }, tables: totals });
     const typo = await http(gateway, 'GET', '/v1/cluster?buckets=no');
     expect([typo.status, typo.body.error?.code, typo.body.error?.message]).toEqual([400, 'InvalidArgument', 'buckets must be true or false, got "no"']);
+    // One table's buckets (what the console lists for the table it shows); a bad or missing table is refused.
+    const ofEvents = (await http(gateway, 'GET', '/v1/cluster?table=events')).body;
+    expect(ofEvents).toEqual({ ...view, tables: totals });
+    const refusals = await Promise.all(['table=', 'table=9%20bad', 'table=events&table=events', 'table=events&buckets=false', 'table=missing'].map((query) => http(gateway, 'GET', `/v1/cluster?${query}`)));
+    expect(refusals.map((refusal) => [refusal.status, refusal.body.error?.code])).toEqual([
+      [400, 'InvalidArgument'],
+      [400, 'InvalidArgument'],
+      [400, 'InvalidArgument'],
+      [400, 'InvalidArgument'],
+      [404, 'NotFound'],
+    ]);
 
     // Validation: every bad schema is a 400 naming the problem; nothing is created.
     const bad: [unknown, RegExp][] = [

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
-import { GatewayService, readBooleanParameter, readDryRun } from '@mink/http-api';
+import { GatewayService, readClusterQuery, readDryRun } from '@mink/http-api';
 import { Access, AccessGuard } from './access.guard';
 
 /** Cluster state and rebalance (docs/architecture.md §12). */
@@ -10,8 +10,8 @@ export class ClusterController {
 
   @Get()
   @Access('read')
-  status(@Query('buckets') buckets?: string | string[]): ReturnType<GatewayService['clusterStatus']> {
-    return this.gateway.clusterStatus({ listBuckets: readBooleanParameter('buckets', buckets, true) });
+  status(@Query('buckets') buckets?: string | string[], @Query('table') table?: string | string[]): ReturnType<GatewayService['clusterStatus']> {
+    return this.gateway.clusterStatus(readClusterQuery(buckets, table));
   }
 
   @Post('rebalance')

@@ -1,7 +1,7 @@
-import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, tableFigures, type BucketStatus, type ClusterSample, type ClusterStatus } from './figures';
+import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, tableFigures, type BucketStatus, type ClusterSample, type TableTotals } from './figures';
 
 /**
- * The console's derivations from polls of GET /v1/cluster: per-table sums and the records/s rate between
+ * The console's derivations from polls of GET /v1/cluster: per-table figures and the records/s rate between
  * two polls (none without an earlier poll, over no elapsed time, or when a table's sum went down), the
  * buckets whose leader changed, and the text forms of counts, rates and sizes.
  */
@@ -10,32 +10,31 @@ function bucket(table: string, number: number, endOffset: number, extra: Partial
   return { table, bucket: number, leader: '1', leaderEpoch: 1, streamEpoch: 1, state: 'open', startOffset: 0, endOffset, bytes: endOffset * 10, ...extra };
 }
 
-function sample(atMs: number, buckets: BucketStatus[]): ClusterSample {
-  return { atMs, status: { coordinator: { node: 'c1', epoch: 1 }, nodes: [], buckets } };
+function totals(table: string, buckets: number, endOffset: number, extra: Partial<TableTotals> = {}): TableTotals {
+  return { table, buckets, endOffset, bytes: endOffset * 10, ...extra };
+}
+
+function sample(atMs: number, tables: TableTotals[]): ClusterSample {
+  return { atMs, status: { tables } };
 }
 
 describe('tableFigures', () => {
   const CASES: [string, ClusterSample | null, ClusterSample, object[]][] = [
-    ['no earlier poll: sums, no rate', null, sample(1000, [bucket('a', 0, 5), bucket('a', 1, 7)]), [{ table: 'a', buckets: 2, records: 12, recordsPerSecond: null, bytes: 120, lakeOffset: null }]],
+    ['no earlier poll: the totals, no rate', null, sample(1000, [totals('a', 2, 12)]), [{ table: 'a', buckets: 2, records: 12, recordsPerSecond: null, bytes: 120, lakeOffset: null }]],
     [
-      'a rate over two seconds, per table, in order of appearance',
-      sample(1000, [bucket('b', 0, 10), bucket('a', 0, 100)]),
-      sample(3000, [bucket('b', 0, 30), bucket('a', 0, 100)]),
+      'a rate over two seconds, per table, in the order of the answer',
+      sample(1000, [totals('a', 1, 100), totals('b', 1, 10)]),
+      sample(3000, [totals('b', 1, 30), totals('a', 1, 100)]),
       [
         { table: 'b', buckets: 1, records: 30, recordsPerSecond: 10, bytes: 300, lakeOffset: null },
         { table: 'a', buckets: 1, records: 100, recordsPerSecond: 0, bytes: 1000, lakeOffset: null },
       ],
     ],
-    ['a table new since the earlier poll has no rate yet', sample(1000, []), sample(2000, [bucket('a', 0, 4)]), [{ table: 'a', buckets: 1, records: 4, recordsPerSecond: null, bytes: 40, lakeOffset: null }]],
-    ['a table whose sum went down (dropped, created again) has no rate', sample(1000, [bucket('a', 0, 50)]), sample(2000, [bucket('a', 0, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: null, bytes: 30, lakeOffset: null }]],
-    ['no elapsed time, no rate', sample(1000, [bucket('a', 0, 1)]), sample(1000, [bucket('a', 0, 9)]), [{ table: 'a', buckets: 1, records: 9, recordsPerSecond: null, bytes: 90, lakeOffset: null }]],
-    [
-      'partitions count as buckets of their table; lake offsets sum',
-      null,
-      sample(1000, [bucket('p', 0, 5, { partition: '20261201', lakeOffset: 5 }), bucket('p', 0, 8, { partition: '20261202', lakeOffset: 0 })]),
-      [{ table: 'p', buckets: 2, records: 13, recordsPerSecond: null, bytes: 130, lakeOffset: 5 }],
-    ],
-    ['half a second', sample(0, [bucket('a', 0, 0)]), sample(500, [bucket('a', 0, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: 6, bytes: 30, lakeOffset: null }]],
+    ['a table new since the earlier poll has no rate yet', sample(1000, []), sample(2000, [totals('a', 1, 4)]), [{ table: 'a', buckets: 1, records: 4, recordsPerSecond: null, bytes: 40, lakeOffset: null }]],
+    ['a table whose sum went down (dropped, created again) has no rate', sample(1000, [totals('a', 1, 50)]), sample(2000, [totals('a', 1, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: null, bytes: 30, lakeOffset: null }]],
+    ['no elapsed time, no rate', sample(1000, [totals('a', 1, 1)]), sample(1000, [totals('a', 1, 9)]), [{ table: 'a', buckets: 1, records: 9, recordsPerSecond: null, bytes: 90, lakeOffset: null }]],
+    ['a table with a lake', null, sample(1000, [totals('p', 2, 13, { lakeOffset: 5, tieredAt: null })]), [{ table: 'p', buckets: 2, records: 13, recordsPerSecond: null, bytes: 130, lakeOffset: 5 }]],
+    ['half a second', sample(0, [totals('a', 1, 0)]), sample(500, [totals('a', 1, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: 6, bytes: 30, lakeOffset: null }]],
   ];
   it.each(CASES)('%s', (_name, earlier, current, expected) => {
     expect(tableFigures(earlier, current)).toEqual(expected);
@@ -43,19 +42,13 @@ describe('tableFigures', () => {
 });
 
 describe('movedBuckets', () => {
-  const status = (buckets: BucketStatus[]): ClusterStatus => ({ coordinator: { node: 'c1', epoch: 1 }, nodes: [], buckets });
   it('names the buckets whose leader changed, by table, partition and number', () => {
-    const earlier = status([bucket('a', 0, 0, { leader: '1' }), bucket('a', 1, 0, { leader: '2' }), bucket('p', 0, 0, { partition: 'x', leader: '1' })]);
-    const current = status([
-      bucket('a', 0, 0, { leader: '3' }),
-      bucket('a', 1, 0, { leader: '2' }),
-      bucket('p', 0, 0, { partition: 'x', leader: null }),
-      bucket('p', 0, 0, { partition: 'y', leader: '2' }),
-    ]);
+    const earlier = [bucket('a', 0, 0, { leader: '1' }), bucket('a', 1, 0, { leader: '2' }), bucket('p', 0, 0, { partition: 'x', leader: '1' })];
+    const current = [bucket('a', 0, 0, { leader: '3' }), bucket('a', 1, 0, { leader: '2' }), bucket('p', 0, 0, { partition: 'x', leader: null }), bucket('p', 0, 0, { partition: 'y', leader: '2' })];
     expect([...movedBuckets(earlier, current)].sort()).toEqual(['a//0', 'p/x/0']);
   });
   it('names none without an earlier poll', () => {
-    expect(movedBuckets(null, status([bucket('a', 0, 0)])).size).toBe(0);
+    expect(movedBuckets(null, [bucket('a', 0, 0)]).size).toBe(0);
   });
   it('keys a bucket by table, partition and number', () => {
     expect([bucketKey({ table: 't', bucket: 3 }), bucketKey({ table: 't', partition: '2026120213', bucket: 0 })]).toEqual(['t//3', 't/2026120213/0']);

@@ -33,20 +33,38 @@ export interface BucketStatus {
   lakeOffset?: number;
 }
 
-/** The body of `GET /v1/cluster`. */
+/** A table's figures summed over its buckets, as `GET /v1/cluster` reports them (`tables`). */
+export interface TableTotals {
+  table: string;
+  buckets: number;
+  /** Sum of the buckets' end offsets: every record the table ever committed. */
+  endOffset: number;
+  bytes: number;
+  /** Only for a table with a lake: the sum of its buckets' lake offsets. */
+  lakeOffset?: number;
+  /** Only for a table with a lake: when its last tiering round committed (ISO time), null before the first. */
+  tieredAt?: string | null;
+}
+
+/**
+ * The body of `GET /v1/cluster?buckets=false` (the summary the page polls) or `GET /v1/cluster?table=`
+ * (the same with the buckets of one table).
+ */
 export interface ClusterStatus {
   coordinator: { node: string | null; epoch: number };
   nodes: NodeStatus[];
-  buckets: BucketStatus[];
+  bucketStates: { open: number; opening: number; unavailable: number };
+  tables: TableTotals[];
+  buckets?: BucketStatus[];
 }
 
 /** One poll of `GET /v1/cluster` and when its answer arrived (ms on any clock that does not go back). */
 export interface ClusterSample {
   atMs: number;
-  status: ClusterStatus;
+  status: Pick<ClusterStatus, 'tables'>;
 }
 
-/** A table's figures summed over its buckets (of every partition). */
+/** A table's figures. */
 export interface TableFigures {
   table: string;
   buckets: number;
@@ -65,55 +83,30 @@ export function bucketKey(bucket: Pick<BucketStatus, 'table' | 'partition' | 'bu
   return `${bucket.table}/${bucket.partition ?? ''}/${bucket.bucket}`;
 }
 
-/** The per-table figures of `current`, in the order the tables first appear, with rates against `earlier` (null for none). */
+/** The per-table figures of `current`, in its order, with rates against `earlier` (null for none). */
 export function tableFigures(earlier: ClusterSample | null, current: ClusterSample): TableFigures[] {
-  const now = sumByTable(current.status.buckets);
-  const before = earlier === null ? new Map<string, TableSums>() : sumByTable(earlier.status.buckets);
+  const before = new Map((earlier?.status.tables ?? []).map((totals) => [totals.table, totals.endOffset]));
   const elapsedSeconds = earlier === null ? 0 : (current.atMs - earlier.atMs) / 1000;
-  return [...now.values()].map((sums) => {
-    const previous = before.get(sums.table);
-    const grown = previous === undefined ? -1 : sums.records - previous.records;
+  return current.status.tables.map((totals) => {
+    const previous = before.get(totals.table);
+    const grown = previous === undefined ? -1 : totals.endOffset - previous;
     return {
-      table: sums.table,
-      buckets: sums.buckets,
-      records: sums.records,
+      table: totals.table,
+      buckets: totals.buckets,
+      records: totals.endOffset,
       recordsPerSecond: elapsedSeconds > 0 && grown >= 0 ? grown / elapsedSeconds : null,
-      bytes: sums.bytes,
-      lakeOffset: sums.lakeOffset,
+      bytes: totals.bytes,
+      lakeOffset: totals.lakeOffset ?? null,
     };
   });
 }
 
-interface TableSums {
-  table: string;
-  buckets: number;
-  records: number;
-  bytes: number;
-  lakeOffset: number | null;
-}
-
-function sumByTable(buckets: readonly BucketStatus[]): Map<string, TableSums> {
-  const sums = new Map<string, TableSums>();
-  for (const bucket of buckets) {
-    let table = sums.get(bucket.table);
-    if (table === undefined) {
-      table = { table: bucket.table, buckets: 0, records: 0, bytes: 0, lakeOffset: null };
-      sums.set(bucket.table, table);
-    }
-    table.buckets += 1;
-    table.records += bucket.endOffset;
-    table.bytes += bucket.bytes;
-    if (bucket.lakeOffset !== undefined) table.lakeOffset = (table.lakeOffset ?? 0) + bucket.lakeOffset;
-  }
-  return sums;
-}
-
 /** The keys of the buckets of `current` whose leader is not the one `earlier` reported (a bucket new in `current` has not moved). */
-export function movedBuckets(earlier: ClusterStatus | null, current: ClusterStatus): Set<string> {
+export function movedBuckets(earlier: readonly BucketStatus[] | null, current: readonly BucketStatus[]): Set<string> {
   const moved = new Set<string>();
   if (earlier === null) return moved;
-  const leaders = new Map(earlier.buckets.map((bucket) => [bucketKey(bucket), bucket.leader]));
-  for (const bucket of current.buckets) {
+  const leaders = new Map(earlier.map((bucket) => [bucketKey(bucket), bucket.leader]));
+  for (const bucket of current) {
     const key = bucketKey(bucket);
     if (leaders.has(key) && leaders.get(key) !== bucket.leader) moved.add(key);
   }

@@ -1,5 +1,5 @@
 import { NO_WRITERS, type BucketRecord, type TableRecord } from '@mink/meta';
-import { bucketFiguresOf, servingState } from './bucket-figures';
+import { bucketFiguresOf, servingState, tableTotalsOf } from './bucket-figures';
 
 /**
  * What GET /v1/cluster reports of a bucket's data: stored offsets, bytes and slices still in WAL objects from the stream's slices, and
@@ -57,5 +57,23 @@ describe('servingState', () => {
   });
   it('a bucket its live leader does not list yet is opening', () => {
     expect(servingState('1', new Set(['1']), states, '7//1')).toBe('opening');
+  });
+});
+
+describe('tableTotalsOf', () => {
+  const TIERED = { ...LAKE, tieredAtMs: Date.UTC(2026, 11, 2, 10, 0, 0) };
+  it.each<[string, Pick<TableRecord, 'name' | 'partition' | 'buckets' | 'lake'>, Pick<BucketRecord, 'partition' | 'bucket' | 'stream'>[], object]>([
+    ['a table without buckets yet', { name: 't', buckets: 2 }, [], { table: 't', buckets: 0, endOffset: 0, bytes: 0 }],
+    ['end offsets and bytes sum, no lake fields without a lake', { name: 't', buckets: 2 }, [bucket(null, 0, [5, 6], 3, 10), bucket(null, 1, [100], 0, 90)], { table: 't', buckets: 2, endOffset: 100, bytes: 111 }],
+    ['lake offsets sum; never tiered', { name: 't', buckets: 2, lake: LAKE }, [bucket(null, 0, [], 0, 10), bucket(null, 1, [], 0, 60)], { table: 't', buckets: 2, endOffset: 70, bytes: 0, lakeOffset: 40, tieredAt: null }],
+    [
+      'partitions count as buckets; the last round as an ISO time',
+      { name: 'p', buckets: 2, partition: DAILY, lake: TIERED },
+      [bucket('20261202', 1, [4], 0, 9), bucket('20261203', 1, [4], 0, 3)],
+      { table: 'p', buckets: 2, endOffset: 12, bytes: 8, lakeOffset: 7, tieredAt: '2026-12-02T10:00:00.000Z' },
+    ],
+  ])('%s', (_name, table, buckets, expected) => {
+    // Proves the per-table figures the summary of GET /v1/cluster carries are the sums of the bucket figures.
+    expect(tableTotalsOf(table, buckets)).toEqual(expected);
   });
 });

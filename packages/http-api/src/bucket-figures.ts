@@ -46,3 +46,35 @@ export function servingState(leader: string | null, live: ReadonlySet<string>, s
   if (!ofLeader) return 'unavailable';
   return ofLeader.get(bucketId) ?? 'opening';
 }
+
+/**
+ * What `GET /v1/cluster` tells of one table's data, summed over its buckets (of every partition): what a
+ * poller of the summary (`?buckets=false`) needs for the records of each table and their rate, without the
+ * per-bucket list. `endOffset` is the sum of the buckets' end offsets (every record the table ever
+ * committed), `bytes` what the stored records take, `lakeOffset` (only for a table with a lake) the sum of
+ * the buckets' lake offsets and `tieredAt` when its last tiering round committed (null before the first).
+ */
+export interface TableTotals {
+  table: string;
+  buckets: number;
+  endOffset: number;
+  bytes: number;
+  lakeOffset?: number;
+  tieredAt?: string | null;
+}
+
+export function tableTotalsOf(table: Pick<TableRecord, 'name' | 'partition' | 'buckets' | 'lake'>, buckets: readonly Pick<BucketRecord, 'partition' | 'bucket' | 'stream'>[]): TableTotals {
+  const totals: TableTotals = { table: table.name, buckets: buckets.length, endOffset: 0, bytes: 0 };
+  let lakeOffset = 0;
+  for (const bucket of buckets) {
+    const figures = bucketFiguresOf(table, bucket);
+    totals.endOffset += figures.endOffset;
+    totals.bytes += figures.bytes;
+    lakeOffset += figures.lakeOffset ?? 0;
+  }
+  if (table.lake) {
+    totals.lakeOffset = lakeOffset;
+    totals.tieredAt = table.lake.tieredAtMs > 0 ? new Date(table.lake.tieredAtMs).toISOString() : null;
+  }
+  return totals;
+}

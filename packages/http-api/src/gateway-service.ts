@@ -7,7 +7,7 @@ import { RawJsonBody, type ClusterMember } from '@mink/runtime';
 import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 import { readAppendBody } from '@mink/records';
 import { scanFormatOf, scanReplyOf, type ScanReply } from './scan-reply';
-import { bucketFiguresOf, servingState } from './bucket-figures';
+import { bucketFiguresOf, servingState, tableTotalsOf } from './bucket-figures';
 
 /**
  * The gateway's answers. Writes of metadata go to the coordinator through the client; reads come from
@@ -157,14 +157,16 @@ export class GatewayService {
   }
 
   /**
-   * GET /v1/cluster: nodes with liveness and load, how many buckets are in each serving state, and (unless
-   * `listBuckets` is false) every bucket with the state its leader reports and the figures of its data
-   * (bucketFiguresOf). The web console polls it. At 100 000 buckets the list is a 15 MB answer that cost
-   * the gateway about a second of CPU each time; the counts alone cost the node status queries and one
-   * pass over the view.
+   * GET /v1/cluster: nodes with liveness and load, how many buckets are in each serving state, each table's
+   * totals (tableTotalsOf: records, bytes, lake), and (unless `listBuckets` is false) every bucket, or the
+   * buckets of `table` alone, with the state its leader reports and the figures of its data
+   * (bucketFiguresOf). The web console polls the summary and lists the buckets of the table shown. At
+   * 100 000 buckets the whole list is a 15 MB answer that cost the gateway about a second of CPU each time;
+   * the summary costs the node status queries and one pass over the view.
    */
-  async clusterStatus({ listBuckets = true }: { listBuckets?: boolean } = {}) {
+  async clusterStatus({ listBuckets = true, table: only }: { listBuckets?: boolean; table?: string } = {}) {
     const view = await this.currentView();
+    if (only !== undefined && !getIn(view.tables, only)) throw new NotFoundError(`table '${only}' does not exist`);
     const live = this.member.liveNodes();
     const statuses = await this.nodeStatuses(view, live);
     const load = new Map<string, number>();
@@ -177,9 +179,11 @@ export class GatewayService {
       .sort((a, b) => compareNodeIds(a.id, b.id))
       .map((node) => ({ id: node.id, epoch: node.epoch, live: live.has(node.id), address: node.address, kafka: node.kafka, http: node.http, buckets: load.get(node.id) ?? 0 }));
     const coordinator = { node: view.coordinator.node, epoch: view.coordinator.epoch };
-    if (!listBuckets) return { coordinator, nodes, bucketStates };
-    const buckets = [...valuesIn(view.tables)]
-      .sort((a, b) => a.name.localeCompare(b.name))
+    const tables = [...valuesIn(view.tables)].sort((a, b) => a.name.localeCompare(b.name));
+    const tableTotals = tables.map((table) => tableTotalsOf(table, bucketsOfTable(view, table.name)));
+    if (!listBuckets) return { coordinator, nodes, bucketStates, tables: tableTotals };
+    const buckets = tables
+      .filter((table) => only === undefined || table.name === only)
       .flatMap((table) => bucketsOfTable(view, table.name).map((bucket) => ({ table, bucket })))
       .map(({ table, bucket }) => {
         const id = bucketId(bucket.tableId, bucket.partition, bucket.bucket);
@@ -194,7 +198,7 @@ export class GatewayService {
           ...bucketFiguresOf(table, bucket),
         };
       });
-    return { coordinator, nodes, bucketStates, buckets };
+    return { coordinator, nodes, bucketStates, tables: tableTotals, buckets };
   }
 
   /**

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { readBooleanParameter, readDeleteBody, readDryRun, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
+import { readBooleanParameter, readClusterQuery, readDeleteBody, readDryRun, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 
 describe('bodies of the primary-key endpoints', () => {
   test.each<[string, () => unknown, RegExp]>([
@@ -76,5 +76,29 @@ describe('readBooleanParameter', () => {
   it('refuses anything else, naming the parameter', () => {
     expect(() => readBooleanParameter('buckets', 'no', true)).toThrow(InvalidArgumentError);
     expect(() => readBooleanParameter('buckets', ['true', 'true'], true)).toThrow(/^buckets must be true or false, got \["true","true"\]$/);
+  });
+});
+
+describe('readClusterQuery', () => {
+  test.each<[string | string[] | undefined, string | string[] | undefined, object]>([
+    [undefined, undefined, { listBuckets: true }],
+    ['false', undefined, { listBuckets: false }],
+    [undefined, 'clicks', { listBuckets: true, table: 'clicks' }],
+    ['true', '__consumer_offsets', { listBuckets: true, table: '__consumer_offsets' }],
+  ])('buckets=%p table=%p -> %p', (buckets, table, expected) => {
+    // Proves GET /v1/cluster?table= lists one table's buckets and leaves the rest of the query as it was.
+    expect(readClusterQuery(buckets, table)).toEqual(expected);
+  });
+
+  test.each<[string, string | string[] | undefined, string | string[], RegExp]>([
+    ['an empty name', undefined, '', /^table must not be empty$/],
+    ['a name that is no table name', undefined, '9 bad<b>', /^table '9 bad<b>' is invalid/],
+    ['a name over the length limit', undefined, 'x'.repeat(129), /longer than 128 characters/],
+    ['a name given twice', undefined, ['a', 'b'], /^table must be given once, got \["a","b"\]$/],
+    ['with buckets=false', 'false', 'clicks', /cannot go with buckets=false/],
+    ['with a bad buckets=', 'no', 'clicks', /^buckets must be true or false/],
+  ])('refuses %s', (_case, buckets, table, message) => {
+    expect(() => readClusterQuery(buckets, table)).toThrow(InvalidArgumentError);
+    expect(() => readClusterQuery(buckets, table)).toThrow(message);
   });
 });

@@ -6,6 +6,7 @@
  * and set every other column to null. The rows, keys and prefixes themselves are checked against the
  * table by the client.
  */
+import { checkName } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
 export interface PutBody {
@@ -102,4 +103,27 @@ export function readBooleanParameter(name: string, value: string | string[] | un
  */
 export function readDryRun(value: string | string[] | undefined): boolean {
   return readBooleanParameter('dryRun', value, false);
+}
+
+/** What `GET /v1/cluster` lists besides the nodes, the counts by state and the table totals. */
+export interface ClusterQuery {
+  /** Whether the answer lists buckets. */
+  listBuckets: boolean;
+  /** Only the buckets of this table (a console showing one table's buckets out of 100 000). */
+  table?: string;
+}
+
+/**
+ * The query of `GET /v1/cluster`: `buckets=` as readBooleanParameter reads it, and `table=` a table name
+ * whose buckets alone are listed. A `table` given twice, empty, not a table name, or with `buckets=false`
+ * (which lists none) is a 400.
+ */
+export function readClusterQuery(buckets: string | string[] | undefined, table: string | string[] | undefined): ClusterQuery {
+  const listBuckets = readBooleanParameter('buckets', buckets, true);
+  if (table === undefined) return { listBuckets };
+  if (typeof table !== 'string') throw new InvalidArgumentError(`table must be given once, got ${JSON.stringify(table).slice(0, 140)}`);
+  const wrong = checkName(table, 'table');
+  if (wrong !== null) throw new InvalidArgumentError(wrong);
+  if (!listBuckets) throw new InvalidArgumentError('table= lists the buckets of that table; it cannot go with buckets=false');
+  return { listBuckets, table };
 }
