@@ -1,4 +1,4 @@
-import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, tableFigures, type BucketStatus, type ClusterSample, type TableTotals } from './figures';
+import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, recentScanOf, rowText, tableFigures, type BucketStatus, type ClusterSample, type TableTotals } from './figures';
 
 /**
  * The console's derivations from polls of GET /v1/cluster: per-table figures and the records/s rate between
@@ -81,4 +81,36 @@ describe('formats', () => {
     [300 * 1024 ** 3, '300 GiB'],
     [2 * 1024 ** 6, '2048 PiB'],
   ])('formatBytes(%p) = %p', (value, text) => expect(formatBytes(value)).toBe(text));
+});
+
+describe('recentScanOf', () => {
+  it.each<[string, number, number, number, { offset: number; limit: number } | null]>([
+    ['an empty bucket', 0, 0, 20, null],
+    ['a bucket whose records were all trimmed', 40, 40, 20, null],
+    ['fewer records than asked for', 0, 7, 20, { offset: 0, limit: 7 }],
+    ['the last 20 of many', 0, 1000, 20, { offset: 980, limit: 20 }],
+    ['never below the stored start', 990, 1000, 20, { offset: 990, limit: 10 }],
+    ['no records asked for', 0, 10, 0, null],
+  ])('%s: [%p, %p) last %p', (_name, startOffset, endOffset, count, expected) => {
+    // Proves the recent-records preview reads exactly the newest records the bucket still stores.
+    expect(recentScanOf({ startOffset, endOffset }, count)).toEqual(expected);
+  });
+});
+
+describe('rowText', () => {
+  const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+  it.each<[string, Record<string, unknown>, boolean, string]>([
+    ['a table row as its JSON', { id: '7', name: '<b>x</b>' }, false, '{"id":"7","name":"<b>x</b>"}'],
+    [
+      'a topic record with UTF-8 key, value and header',
+      { key: base64('k1'), value: base64('{"n":1}'), headers: JSON.stringify([{ key: 'h', value: base64('é') }]) },
+      true,
+      '{"key":"k1","value":"{\\"n\\":1}","headers":[{"key":"h","value":"é"}]}',
+    ],
+    ['a null key stays null', { key: null, value: base64('v'), headers: '[]' }, true, '{"key":null,"value":"v","headers":[]}'],
+    ['bytes that are not UTF-8 stay base64', { key: null, value: btoa(String.fromCharCode(0xff, 0xfe)), headers: '[]' }, true, '{"key":null,"value":"base64://4=","headers":[]}'],
+    ['headers that are not JSON are shown as they came', { key: null, value: null, headers: 'oops' }, true, '{"key":null,"value":null,"headers":"oops"}'],
+  ])('%s', (_name, row, kafkaFormat, expected) => {
+    expect(rowText(row, kafkaFormat)).toBe(expected);
+  });
 });

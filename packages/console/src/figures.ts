@@ -138,3 +138,51 @@ export function formatBytes(bytes: number): string {
   const decimals = value < 10 ? 2 : value < 100 ? 1 : 0;
   return `${value.toFixed(decimals)} ${BYTE_UNITS[unit]}`;
 }
+
+/** A record of a scan (`GET /v1/tables/{name}/scan`), as its JSON answer gives it. */
+export interface ScannedRecord {
+  offset: number;
+  timestamp: number;
+  changeType?: string;
+  row: Record<string, unknown>;
+}
+
+/**
+ * The scan that reads the last `count` records of a bucket whose stream stores offsets
+ * [startOffset, endOffset): where it starts and how many it asks for; null when the bucket stores none.
+ */
+export function recentScanOf(bucket: Pick<BucketStatus, 'startOffset' | 'endOffset'>, count: number): { offset: number; limit: number } | null {
+  if (bucket.endOffset <= bucket.startOffset || count <= 0) return null;
+  const offset = Math.max(bucket.startOffset, bucket.endOffset - count);
+  return { offset, limit: bucket.endOffset - offset };
+}
+
+/**
+ * The text the page shows of a scanned row: its JSON as the scan gives it, except that a Kafka topic's
+ * record (`{key, value, headers}` with key and value base64, headers a JSON string of base64 values) shows
+ * key, value and header values as text when they are UTF-8, as a Kafka console does, and as `base64:…`
+ * when they are not.
+ */
+export function rowText(row: Record<string, unknown>, kafkaFormat: boolean): string {
+  if (!kafkaFormat) return JSON.stringify(row);
+  let headers: unknown = row.headers;
+  try {
+    const parsed = typeof row.headers === 'string' ? (JSON.parse(row.headers) as unknown) : null;
+    if (Array.isArray(parsed)) headers = parsed.map((header: { key?: unknown; value?: unknown }) => ({ key: header.key, value: bytesText(header.value) }));
+  } catch {
+    // Not the JSON a topic's headers are: shown as they came.
+  }
+  return JSON.stringify({ key: bytesText(row.key), value: bytesText(row.value), headers });
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Base64 bytes as the UTF-8 text they hold, `base64:…` when they are not UTF-8, null as null. */
+function bytesText(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return UTF8.decode(Uint8Array.from(atob(value), (character) => character.charCodeAt(0)));
+  } catch {
+    return `base64:${value}`;
+  }
+}

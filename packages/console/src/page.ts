@@ -9,7 +9,7 @@
  * When the gateway asks for a bearer token (401), the page asks the user for one, keeps it in
  * sessionStorage (gone with the tab) and sends it as `Authorization: Bearer` on every call.
  */
-import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, tableFigures, type BucketStatus, type ClusterSample, type ClusterStatus } from './figures.js';
+import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, recentScanOf, rowText, tableFigures, type BucketStatus, type ClusterSample, type ClusterStatus, type ScannedRecord } from './figures.js';
 
 /** Time between the end of one poll and the start of the next. */
 const POLL_INTERVAL_MS = 1_000;
@@ -20,6 +20,8 @@ const RATE_WINDOW_MS = 5_000;
 /** How long a bucket whose leader changed stays marked as moved. */
 const MOVED_MARK_MS = 10_000;
 const TOKEN_KEY = 'mink.console.token';
+/** How many of a bucket's newest records the recent-records preview shows. */
+const RECENT_RECORDS = 20;
 /** The location hash that names the selected table, so a reload or a shared link shows the same table. */
 const SELECTED_HASH_PREFIX = '#table=';
 
@@ -29,6 +31,7 @@ interface TableSummary {
   buckets: number;
   partition?: { column: string; unit: string };
   partitions?: string[];
+  properties?: Record<string, string>;
 }
 
 interface RebalanceMove {
@@ -103,6 +106,12 @@ class ConsolePage {
   /** The table whose buckets the page lists (null: none), and its buckets at the last poll that listed them. */
   private selected: string | null = selectedInHash();
   private selectedBuckets: BucketStatus[] | null = null;
+  /** Whether the selected table is a Kafka topic (its records are shown as key, value and headers). */
+  private selectedIsTopic = false;
+  /** What the recent-records preview shows now (bucket key and end offset), so an unchanged bucket is not scanned again. */
+  private recentShown: string | null = null;
+  /** Increases with every preview scan: the answer of an older one is dropped. */
+  private recentScans = 0;
 
   start(): void {
     element<HTMLFormElement>('token-form').addEventListener('submit', (event) => {
@@ -128,6 +137,7 @@ class ConsolePage {
       if (button !== null) this.select(button.getAttribute('data-select'));
     });
     element('buckets-close').addEventListener('click', () => this.select(null));
+    element('recent-bucket').addEventListener('change', () => this.refreshRecent());
     this.pollSoon(0);
   }
 
@@ -135,6 +145,9 @@ class ConsolePage {
   private select(table: string | null): void {
     this.selected = table;
     this.selectedBuckets = null;
+    this.recentShown = null;
+    element('recent-bucket').replaceChildren();
+    element('recent-body').replaceChildren();
     history.replaceState(null, '', table === null ? location.pathname : `${SELECTED_HASH_PREFIX}${encodeURIComponent(table)}`);
     this.pollSoon(0);
   }
@@ -266,6 +279,71 @@ class ConsolePage {
           { 'data-bucket': key, class: classes.join(' ') },
         );
       }),
+    );
+    this.selectedIsTopic = summaries.get(this.selected ?? '')?.properties?.['table.log.format'] === 'kafka';
+    this.drawRecentChoices(buckets);
+    this.refreshRecent();
+  }
+
+  /** The preview's bucket choices: every bucket of the selected table, the one chosen kept (else the first that stores records). */
+  private drawRecentChoices(buckets: readonly BucketStatus[]): void {
+    const select = element<HTMLSelectElement>('recent-bucket');
+    const keys = buckets.map((bucket) => bucketKey(bucket));
+    const current = [...select.options].map((option) => option.value);
+    if (keys.length !== current.length || keys.some((key, index) => key !== current[index])) {
+      const chosen = select.value;
+      select.replaceChildren(...buckets.map((bucket) => make('option', bucket.partition === undefined ? `bucket ${bucket.bucket}` : `partition ${bucket.partition} bucket ${bucket.bucket}`, { value: bucketKey(bucket) })));
+      const withRecords = buckets.find((bucket) => bucket.endOffset > bucket.startOffset);
+      select.value = keys.includes(chosen) ? chosen : withRecords !== undefined ? bucketKey(withRecords) : (keys[0] ?? '');
+    }
+  }
+
+  /**
+   * Scans the newest records of the bucket chosen for the preview, when its end offset moved since they
+   * were shown (or another bucket was chosen). The answer is drawn unless a newer scan was started meanwhile.
+   */
+  private refreshRecent(): void {
+    const table = this.selected;
+    const key = element<HTMLSelectElement>('recent-bucket').value;
+    const bucket = this.selectedBuckets?.find((candidate) => bucketKey(candidate) === key);
+    if (table === null || bucket === undefined) return;
+    const shown = `${key}@${bucket.startOffset}-${bucket.endOffset}`;
+    if (shown === this.recentShown) return;
+    this.recentShown = shown;
+    const scan = recentScanOf(bucket, RECENT_RECORDS);
+    const scanNumber = ++this.recentScans;
+    if (scan === null) {
+      element('recent-body').replaceChildren();
+      this.say('recent-message', 'This bucket stores no records.', 'ok');
+      return;
+    }
+    const partition = bucket.partition === undefined ? '' : `&partition=${encodeURIComponent(bucket.partition)}`;
+    const path = `/v1/tables/${encodeURIComponent(table)}/scan?bucket=${bucket.bucket}&offset=${scan.offset}&limit=${scan.limit}${partition}`;
+    const topic = this.selectedIsTopic;
+    callApi<{ records: ScannedRecord[] }>('GET', path).then(
+      (answer) => {
+        if (scanNumber !== this.recentScans) return;
+        element('recent-body').replaceChildren(
+          ...answer.records.map((record) =>
+            row(
+              [
+                ['offset', String(record.offset)],
+                ['time', new Date(record.timestamp).toISOString()],
+                ['change', record.changeType ?? ''],
+                ['row', rowText(record.row, topic)],
+              ],
+              { 'data-record': `${key}@${record.offset}` },
+            ),
+          ),
+        );
+        this.say('recent-message', `The last ${answer.records.length} record(s) of ${bucket.partition === undefined ? '' : `partition ${bucket.partition} `}bucket ${bucket.bucket}, newest last.`, 'ok');
+      },
+      (error: unknown) => {
+        if (scanNumber !== this.recentScans) return;
+        // Scanned again at the next poll.
+        this.recentShown = null;
+        this.say('recent-message', `Could not read the records: ${describe(error)}`, 'error');
+      },
     );
   }
 

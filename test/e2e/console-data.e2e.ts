@@ -1,0 +1,98 @@
+/**
+ * The web console's views of a table's data in headless Chromium against a real local cluster (one data
+ * node, tokens asked for; the page reads with a token of the `read` scope): the recent records of a Kafka
+ * topic produced with kafkajs, shown as the records written (key, value and headers as text) and as the
+ * scan API returns them.
+ * MINK_CONSOLE_SCREENSHOT=docs/console.png also writes docs/console-*.png beside it (otherwise they go to the
+ * test's temporary folder, so a test run changes no tracked file).
+ */
+import { statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
+import { launch, type Browser, type Page } from 'puppeteer-core';
+import { ENV } from '@mink/config';
+import { LocalCluster } from '@mink/devcluster';
+import { ONE_NODE_CLUSTER, eventually, http, kafkaBrokersOf, temporaryDirectory } from './helpers';
+
+jest.setTimeout(240_000);
+
+const CHROMIUM = process.env.MINK_CHROMIUM ?? '/usr/bin/chromium';
+const TOKENS = { ops: { name: 'ops', token: 'console-data-admin-4f19c2', scopes: ['admin'] }, viewer: { name: 'viewer', token: 'console-data-viewer-83b7e0', scopes: ['read'] } };
+const TOPIC = 'orders';
+const PARTITIONS = 3;
+const MESSAGES = 30;
+
+/** The rows of one of the page's tables by their `data-*` key, each with its cells by field. */
+async function rowsOf(page: Page, body: string, keyAttribute: string): Promise<{ key: string; fields: Record<string, string> }[]> {
+  return page.$$eval(
+    `#${body} tr`,
+    (rows, attribute) => rows.map((row) => ({ key: row.getAttribute(attribute) ?? '', fields: Object.fromEntries([...row.querySelectorAll('td')].map((cell) => [cell.getAttribute('data-field') ?? '', cell.textContent ?? ''])) })),
+    keyAttribute,
+  );
+}
+
+/** Message `index` of the test: its key and value, sent to partition index mod PARTITIONS. */
+function message(index: number): { key: string; value: string; partition: number } {
+  return { key: `k${index}`, value: JSON.stringify({ n: index, item: `<b>item ${index}</b>` }), partition: index % PARTITIONS };
+}
+
+describe('the web console’s data views on a real local cluster', () => {
+  const directory = temporaryDirectory('console-data');
+  const screenshots = process.env.MINK_CONSOLE_SCREENSHOT === undefined ? directory.path : dirname(resolve(process.env.MINK_CONSOLE_SCREENSHOT));
+  let cluster: LocalCluster | null = null;
+  let browser: Browser | null = null;
+
+  afterAll(async () => {
+    await browser?.close();
+    await cluster?.stop();
+    directory.remove();
+  });
+
+  it('shows a topic’s recent records as written', async () => {
+    const tokensFile = join(directory.path, 'tokens.json');
+    writeFileSync(tokensFile, JSON.stringify({ tokens: Object.values(TOKENS) }));
+    cluster = await LocalCluster.start({ ...ONE_NODE_CLUSTER, dataDir: join(directory.path, 'cluster'), env: { [ENV.authTokensFile]: tokensFile } });
+    const gateway = cluster.gatewayUrl;
+    const api = (method: string, path: string, body?: unknown) => http(gateway, method, path, body, TOKENS.ops.token);
+    const kafka = new Kafka({ brokers: kafkaBrokersOf(cluster), logLevel: logLevel.NOTHING, sasl: { mechanism: 'plain', username: TOKENS.ops.name, password: TOKENS.ops.token } as SASLOptions });
+
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: PARTITIONS }], waitForLeaders: true });
+    await admin.disconnect();
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: MESSAGES }, (_, index) => message(index)) });
+    await producer.disconnect();
+
+    browser = await launch({ executablePath: CHROMIUM, headless: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1200, height: 900 });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    await page.goto(`${gateway}/console`);
+    await page.waitForSelector('#token-panel:not([hidden])');
+    await page.type('#token-input', TOKENS.viewer.token);
+    await page.click('#token-form button[type=submit]');
+    await page.waitForSelector(`#tables-body button[data-select="${TOPIC}"]`);
+    await page.click(`#tables-body button[data-select="${TOPIC}"]`);
+
+    // Recent records of partition 1: the messages written to it, in order, as text; the same records the scan API returns.
+    await page.waitForSelector(`#recent-bucket option[value="${TOPIC}//1"]`);
+    await page.select('#recent-bucket', `${TOPIC}//1`);
+    const written = Array.from({ length: MESSAGES }, (_, index) => message(index)).filter((each) => each.partition === 1);
+    const recent = await eventually('the recent records of partition 1', async () => {
+      const rows = await rowsOf(page, 'recent-body', 'data-record');
+      return rows.length === written.length && rows[0]!.key === `${TOPIC}//1@0` ? rows : undefined;
+    });
+    expect(recent.map((row) => [row.fields.offset, row.fields.row])).toEqual(written.map((each, offset) => [String(offset), JSON.stringify({ key: each.key, value: each.value, headers: [] })]));
+    const scanned = (await api('GET', `/v1/tables/${TOPIC}/scan?bucket=1&offset=0&limit=20`)).body;
+    expect(recent.map((row) => [row.fields.offset, row.fields.time])).toEqual(scanned.records.map((record: any) => [String(record.offset), new Date(record.timestamp).toISOString()]));
+    // Names and values went in as text: the markup in the values is shown, not parsed.
+    expect(await page.$$eval('#recent-body b', (bold) => bold.length)).toBe(0);
+    const recentShot = join(screenshots, 'console-recent-records.png');
+    await (await page.$('#buckets-panel'))!.screenshot({ path: recentShot as `${string}.png` });
+    expect(statSync(recentShot).size).toBeGreaterThan(0);
+    expect(pageErrors).toEqual([]);
+  });
+});
