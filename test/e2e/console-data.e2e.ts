@@ -2,7 +2,8 @@
  * The web console's views of a table's data in headless Chromium against a real local cluster (one data
  * node, tokens asked for; the page reads with a token of the `read` scope): the recent records of a Kafka
  * topic produced with kafkajs, shown as the records written (key, value and headers as text) and as the
- * scan API returns them.
+ * scan API returns them; Kafka consumer groups (one whose offsets an admin set, one consuming with kafkajs)
+ * with the lag of each partition, equal to end − committed as GET /v1/kafka/groups reports them.
  * MINK_CONSOLE_SCREENSHOT=docs/console.png also writes docs/console-*.png beside it (otherwise they go to the
  * test's temporary folder, so a test run changes no tracked file).
  */
@@ -21,6 +22,8 @@ const TOKENS = { ops: { name: 'ops', token: 'console-data-admin-4f19c2', scopes:
 const TOPIC = 'orders';
 const PARTITIONS = 3;
 const MESSAGES = 30;
+/** The offsets an admin sets for the group `billing`, by partition (each partition ends at 10). */
+const BILLING_OFFSETS = [3, 10, 0];
 
 /** The rows of one of the page's tables by their `data-*` key, each with its cells by field. */
 async function rowsOf(page: Page, body: string, keyAttribute: string): Promise<{ key: string; fields: Record<string, string> }[]> {
@@ -48,7 +51,7 @@ describe('the web console’s data views on a real local cluster', () => {
     directory.remove();
   });
 
-  it('shows a topic’s recent records as written', async () => {
+  it('shows a topic’s recent records as written and its consumer groups’ lag', async () => {
     const tokensFile = join(directory.path, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify({ tokens: Object.values(TOKENS) }));
     cluster = await LocalCluster.start({ ...ONE_NODE_CLUSTER, dataDir: join(directory.path, 'cluster'), env: { [ENV.authTokensFile]: tokensFile } });
@@ -93,6 +96,51 @@ describe('the web console’s data views on a real local cluster', () => {
     const recentShot = join(screenshots, 'console-recent-records.png');
     await (await page.$('#buckets-panel'))!.screenshot({ path: recentShot as `${string}.png` });
     expect(statSync(recentShot).size).toBeGreaterThan(0);
+
+    // Consumer groups: `billing` with offsets set by an admin (no members), `audit` consuming everything with kafkajs.
+    const groupsAdmin = kafka.admin();
+    await groupsAdmin.connect();
+    await groupsAdmin.setOffsets({ groupId: 'billing', topic: TOPIC, partitions: BILLING_OFFSETS.map((offset, partition) => ({ partition, offset: String(offset) })) });
+    await groupsAdmin.disconnect();
+    const consumer = kafka.consumer({ groupId: 'audit' });
+    await consumer.connect();
+    await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
+    await consumer.run({ eachMessage: async () => undefined });
+    try {
+      const groups = await eventually('both groups with their offsets, audit consumed all and stable', async () => {
+        const answer = (await http(gateway, 'GET', '/v1/kafka/groups', undefined, TOKENS.viewer.token)).body;
+        const audit = answer.groups?.find((group: any) => group.group === 'audit');
+        return answer.groups?.length === 2 && audit.state === 'Stable' && audit.partitions.length === PARTITIONS && audit.lag === 0 ? answer : undefined;
+      }, 60_000);
+      expect(groups.unavailableBuckets).toBe(0);
+      expect(groups.groups.map((group: any) => [group.group, group.state, group.members, group.lag])).toEqual([
+        ['audit', 'Stable', 1, 0],
+        ['billing', 'Empty', 0, 17],
+      ]);
+      const perPartition = MESSAGES / PARTITIONS;
+      expect(groups.groups[1].partitions).toEqual(BILLING_OFFSETS.map((committedOffset, partition) => ({ topic: TOPIC, partition, committedOffset, endOffset: perPartition, lag: perPartition - committedOffset })));
+      // One group by its id; a bad query is a 400.
+      expect((await http(gateway, 'GET', '/v1/kafka/groups?group=billing', undefined, TOKENS.viewer.token)).body.groups).toEqual([groups.groups[1]]);
+      const refused = await http(gateway, 'GET', '/v1/kafka/groups?group=', undefined, TOKENS.viewer.token);
+      expect([refused.status, refused.body.error?.code]).toEqual([400, 'InvalidArgument']);
+
+      // The page shows each group's partitions with the committed offset, the end and the lag the API reports.
+      const shownGroups = await eventually('the page showing both groups', async () => {
+        const rows = await rowsOf(page, 'groups-body', 'data-group-partition');
+        return rows.length === 2 * PARTITIONS && rows.find((row) => row.key === `audit/${TOPIC}/0`)?.fields.lag === '0' ? rows : undefined;
+      }, 30_000);
+      const expected = groups.groups.flatMap((group: any) => group.partitions.map((partition: any) => [`${group.group}/${partition.topic}/${partition.partition}`, String(partition.committedOffset), String(partition.endOffset), String(partition.endOffset - partition.committedOffset)]));
+      expect(shownGroups.map((row) => [row.key, row.fields.committed, row.fields.end, row.fields.lag])).toEqual(expected);
+      expect(shownGroups.filter((row) => row.fields.group !== '').map((row) => [row.fields.group, row.fields.state, row.fields.members, row.fields['total-lag']])).toEqual([
+        ['audit', 'Stable', '1', '0'],
+        ['billing', 'Empty', '0', '17'],
+      ]);
+      const groupsShot = join(screenshots, 'console-groups.png');
+      await (await page.$('#groups-section'))!.screenshot({ path: groupsShot as `${string}.png` });
+      expect(statSync(groupsShot).size).toBeGreaterThan(0);
+    } finally {
+      await consumer.disconnect();
+    }
     expect(pageErrors).toEqual([]);
   });
 });

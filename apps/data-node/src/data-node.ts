@@ -89,6 +89,7 @@ export class DataNode implements OnModuleInit, BeforeApplicationShutdown {
       // A fault test's kill -9 at a chosen point of a WAL object's life (MINK_TEST_CRASH_AT); never set in production.
       ...(config.crashAt ? { walReached: crashHookOf(config.crashAt, () => process.kill(process.pid, 'SIGKILL')) } : {}),
       transactionOffsets: (request) => this.kafkaBackend.transactionOffsets(request),
+      kafkaGroups: (request) => this.kafkaBackend.coordinatedGroups(request),
     };
     this.nodeMetrics.readCacheSizesFrom(() => [...this.reader.cacheSizes, this.lakeReads.cacheSize]);
     this.current.incarnation = await Incarnation.begin(this.context);

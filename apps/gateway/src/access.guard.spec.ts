@@ -42,6 +42,7 @@ const ROUTES: [string, string, unknown, 'read' | 'write' | 'admin', boolean][] =
   ['GET', '/v1/tables/events/scan?bucket=0', undefined, 'read', true],
   ['GET', '/v1/cluster', undefined, 'read', false],
   ['POST', '/v1/cluster/rebalance?dryRun=true', undefined, 'admin', false],
+  ['GET', '/v1/kafka/groups', undefined, 'read', false],
 ];
 
 const ALLOWED: Record<string, (scope: string, oneTable: boolean) => boolean> = {
@@ -68,6 +69,7 @@ describe('gateway access tokens', () => {
     scan: async () => (calls.push('scan'), { contentType: 'application/json', headers: {}, body: '{"records":[]}' }),
     clusterStatus: answer('clusterStatus'),
     rebalance: answer('rebalance'),
+    kafkaGroups: answer('kafkaGroups'),
   } as unknown as GatewayService;
 
   const start = (policy: AccessPolicy | null): Promise<NestFastifyApplication> => startGatewayOver(service, { policy });

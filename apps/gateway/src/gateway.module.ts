@@ -8,9 +8,10 @@ import { BearerTokenHook } from './bearer-token.hook';
 import { TablesController } from './tables.controller';
 import { ClusterController } from './cluster.controller';
 import { ConsoleController } from './console.controller';
+import { KafkaController } from './kafka.controller';
 import { GATEWAY_TLS, GrpcListener } from './grpc.listener';
 
-const API_CONTROLLERS = [TablesController, ClusterController, ConsoleController];
+const API_CONTROLLERS = [TablesController, ClusterController, KafkaController, ConsoleController];
 
 /** The gateway: the public API (docs/architecture.md §12) over HTTP and gRPC, over its own view and the TypeScript client. */
 @Module({})

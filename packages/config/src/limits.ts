@@ -220,6 +220,11 @@ export const LIMITS = {
    */
   kafkaOffsetsSweepMs: 60_000,
   kafkaOffsetsSweepPageRows: 1_000,
+  /**
+   * Committed offsets (group, topic, partition) one data node lists in an answer of GET /v1/kafka/groups; the
+   * answer says `truncated` beyond them (at about 60 bytes each, it stays well within a NATS message).
+   */
+  kafkaGroupsOffsetsListedMax: 10_000,
   /** How often a transaction coordinator looks for transactions to complete (after a failover) or to abort (timed out). */
   kafkaTransactionSweepMs: 1_000,
   /**

@@ -20,6 +20,8 @@ const RATE_WINDOW_MS = 5_000;
 /** How long a bucket whose leader changed stays marked as moved. */
 const MOVED_MARK_MS = 10_000;
 const TOKEN_KEY = 'mink.console.token';
+/** Kafka consumer groups are asked for at most this often (every coordinator reads its committed offsets for it). */
+const GROUPS_POLL_INTERVAL_MS = 5_000;
 /** How many of a bucket's newest records the recent-records preview shows. */
 const RECENT_RECORDS = 20;
 /** The location hash that names the selected table, so a reload or a shared link shows the same table. */
@@ -32,6 +34,15 @@ interface TableSummary {
   partition?: { column: string; unit: string };
   partitions?: string[];
   properties?: Record<string, string>;
+}
+
+/** A consumer group as `GET /v1/kafka/groups` reports it. */
+interface KafkaGroup {
+  group: string;
+  state: string;
+  members: number;
+  lag: number;
+  partitions: { topic: string; partition: number; committedOffset: number; endOffset: number | null; lag: number | null }[];
 }
 
 interface RebalanceMove {
@@ -110,6 +121,8 @@ class ConsolePage {
   private selectedIsTopic = false;
   /** What the recent-records preview shows now (bucket key and end offset), so an unchanged bucket is not scanned again. */
   private recentShown: string | null = null;
+  /** When the consumer groups were last asked for (performance.now() ms); they are asked with the poll after GROUPS_POLL_INTERVAL_MS. */
+  private groupsPolledAtMs = -Infinity;
   /** Increases with every preview scan: the answer of an older one is dropped. */
   private recentScans = 0;
 
@@ -121,6 +134,7 @@ class ConsolePage {
       if (token === '') return;
       sessionStorage.setItem(TOKEN_KEY, token);
       input.value = '';
+      this.groupsPolledAtMs = -Infinity;
       this.hideTokenForm();
       this.pollSoon(0);
     });
@@ -162,6 +176,11 @@ class ConsolePage {
     const selected = this.selected;
     try {
       const cluster = selected === null ? '/v1/cluster?buckets=false' : `/v1/cluster?table=${encodeURIComponent(selected)}`;
+      const groupsDue = performance.now() - this.groupsPolledAtMs >= GROUPS_POLL_INTERVAL_MS;
+      if (groupsDue) {
+        this.groupsPolledAtMs = performance.now();
+        void this.pollGroups();
+      }
       const [status, tables] = await Promise.all([callApi<ClusterStatus>('GET', cluster), callApi<{ tables: TableSummary[] }>('GET', '/v1/tables')]);
       // A selection changed while the poll was out: its answer is of the table no longer selected.
       if (selected === this.selected) {
@@ -178,6 +197,49 @@ class ConsolePage {
       this.say('status', `Not updated: ${describe(error)}`, 'error');
     }
     this.pollSoon(POLL_INTERVAL_MS);
+  }
+
+  /** Asks for the consumer groups and draws them; a failure is said in their section (the next poll after the interval asks again). */
+  private async pollGroups(): Promise<void> {
+    try {
+      const answer = await callApi<{ groups: KafkaGroup[]; unavailableBuckets: number; truncated: boolean }>('GET', '/v1/kafka/groups');
+      this.drawGroups(answer.groups);
+      const missing = answer.unavailableBuckets > 0 ? ` Some groups may be missing: ${answer.unavailableBuckets} coordinator bucket(s) did not answer.` : '';
+      const cut = answer.truncated ? ' The list was cut at the committed offsets a coordinator lists at most.' : '';
+      this.say('groups-message', `${answer.groups.length} group(s).${missing}${cut}`, missing === '' && cut === '' ? 'ok' : 'error');
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return;
+      this.say('groups-message', `Not updated: ${describe(error)}`, 'error');
+    }
+  }
+
+  /** One row per group and partition (one row for a group without commits), each group's first row with its state, members and total lag. */
+  private drawGroups(groups: readonly KafkaGroup[]): void {
+    element('groups-body').replaceChildren(
+      ...groups.flatMap((group) => {
+        const partitions = group.partitions.length > 0 ? group.partitions : [null];
+        return partitions.map((partition, index) =>
+          row(
+            [
+              ['group', index === 0 ? group.group : ''],
+              ['state', index === 0 ? group.state : ''],
+              ['members', index === 0 ? String(group.members) : ''],
+              ['total-lag', index === 0 ? formatCount(group.lag) : ''],
+              ['topic', partition?.topic ?? ''],
+              ['partition', partition === null ? '' : String(partition.partition)],
+              ['committed', partition === null ? '' : formatCount(partition.committedOffset)],
+              ['end', partition?.endOffset == null ? '' : formatCount(partition.endOffset)],
+              ['lag', partition?.lag == null ? '' : formatCount(partition.lag)],
+            ],
+            {
+              'data-group': group.group,
+              'data-group-partition': partition === null ? '' : `${group.group}/${partition.topic}/${partition.partition}`,
+              class: [index === 0 ? 'group-first' : '', partition?.lag ? 'lagging' : ''].filter((name) => name !== '').join(' '),
+            },
+          ),
+        );
+      }),
+    );
   }
 
   /** True, and the token form shown, when `error` is the gateway asking for a (valid) token: polling waits for one. */

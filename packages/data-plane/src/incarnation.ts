@@ -2,7 +2,7 @@ import type { LakeReads } from './lake-reads';
 import type { ServiceConfig } from '@mink/config';
 import { ownRecord } from '@mink/meta';
 import type { Heartbeater } from '@mink/metalog';
-import { SUBJECTS, UnavailableError, type TransactionOffsetsRequest } from '@mink/protocol';
+import { SUBJECTS, UnavailableError, type KafkaGroupsAnswer, type KafkaGroupsRequest, type TransactionOffsetsRequest } from '@mink/protocol';
 import type { ClusterMember, Logger } from '@mink/runtime';
 import { LIMITS } from '@mink/config';
 import { Compactor, WalWriter, type ObjectStore, type StreamReader, type WalPoint } from '@mink/s3stream';
@@ -37,6 +37,8 @@ export interface IncarnationContext {
   walReached?: (point: WalPoint) => void;
   /** The process's Kafka transaction coordinator, for offsets handed over by another node's group coordinator. */
   transactionOffsets?: (request: TransactionOffsetsRequest) => Promise<{ errorCode: number }>;
+  /** The process's Kafka group coordinator, for the groups it coordinates (GET /v1/kafka/groups). */
+  kafkaGroups?: (request: KafkaGroupsRequest) => Promise<KafkaGroupsAnswer>;
 }
 
 /**
@@ -123,7 +125,7 @@ export class Incarnation {
       logger,
       ...(context.nodeMetrics ? { onCompacted: (bytes: number) => context.nodeMetrics!.compacted(bytes) } : {}),
     });
-    const handler = new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data, context.transactionOffsets);
+    const handler = new NodeRequestHandler(config.nodeId, nodeEpoch, sync, data, context.transactionOffsets, context.kafkaGroups);
     const incarnation = new Incarnation(nodeEpoch, sync, wal, compactor, pk, handler, data, context.nodeMetrics);
     // docs/ownership.md §4 ("Failover") step 3: replay the dead node's WAL slices of a taken-over stream into stream objects.
     sync.whenOpenedAfterTakeover((bucketId) => {

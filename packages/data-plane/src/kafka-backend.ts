@@ -1,7 +1,7 @@
 import { LIMITS, type ServiceConfig } from '@mink/config';
 import type { MinkClient } from '@mink/client';
 import { NO_WRITERS, bucketId, checkName, getIn, kafkaTopicSpec, logFormatOf, ownRecord, tablesInIdOrder, validateTableSpec, type TableRecord, type TableSpec, type View } from '@mink/meta';
-import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError, type TransactionOffsetsRequest } from '@mink/protocol';
+import { InvalidArgumentError, KAFKA_OFFSETS_BUCKET_KEY, KAFKA_OFFSETS_TABLE, MinkError, NotFoundError, UnavailableError, type CoordinatedGroup, type KafkaGroupsAnswer, type KafkaGroupsRequest, type TransactionOffsetsRequest } from '@mink/protocol';
 import { bucketOfRow } from '@mink/records';
 import {
   ERROR_CODES,
@@ -496,6 +496,66 @@ export class DataNodeKafkaBackend implements KafkaBackend {
     return found;
   }
 
+  /**
+   * The groups this node coordinates in the requested buckets of `__consumer_offsets` (GET /v1/kafka/groups):
+   * the committed offsets its buckets hold, read a page at a time up to `LIMITS.kafkaGroupsOffsetsListedMax`,
+   * and the state and member count of each group as this coordinator holds it (`Empty` for a group with
+   * offsets and no members). Groups with members and no commit yet are listed too.
+   */
+  async coordinatedGroups(request: KafkaGroupsRequest): Promise<KafkaGroupsAnswer> {
+    if (!Array.isArray(request.buckets) || (request.group !== undefined && typeof request.group !== 'string')) throw new InvalidArgumentError('kafkaGroups takes {buckets: [bucket, …], group?: string}');
+    const table = getIn(this.member.view.tables, OFFSETS_TABLE);
+    const data = this.dataPlane();
+    if (!table || !data) return { groups: [], unserved: [...request.buckets], truncated: false };
+    const offsets = new Map<string, CoordinatedGroup['offsets']>();
+    const served = new Set<number>();
+    const unserved: number[] = [];
+    let listed = 0;
+    let truncated = false;
+    for (const bucket of request.buckets) {
+      if (!Number.isSafeInteger(bucket) || bucket < 0 || bucket >= table.buckets) throw new InvalidArgumentError(`bucket ${bucket} of ${OFFSETS_TABLE} does not exist`);
+      if (!data.serves(OFFSETS_TABLE, bucket)) {
+        unserved.push(bucket);
+        continue;
+      }
+      served.add(bucket);
+      const address = { table: OFFSETS_TABLE, tableId: table.id, partition: null, bucket };
+      const add = (rows: readonly Record<string, unknown>[]) => {
+        for (const row of rows) {
+          const group = String(row.group);
+          let committed = offsets.get(group);
+          if (!committed) offsets.set(group, (committed = []));
+          committed.push({ topic: String(row.topic), partition: Number(row.partition), offset: Number(row.offset) });
+        }
+        listed += rows.length;
+      };
+      if (request.group !== undefined) {
+        // One group: its rows are the ones with its id as the key's prefix.
+        const found = data.prefixLookup({ op: 'prefixLookup', ...address, prefixes: [{ group: request.group }], limit: Math.min(LIMITS.prefixLookupRowsMax, LIMITS.kafkaGroupsOffsetsListedMax - listed) });
+        add(found.results[0]!.rows);
+        truncated = found.results[0]!.truncated;
+      } else {
+        let after: Uint8Array | null = null;
+        do {
+          const pageRows = Math.min(LIMITS.kafkaOffsetsSweepPageRows, LIMITS.kafkaGroupsOffsetsListedMax - listed);
+          const page = data.pkRowsAfter(address, after, pageRows);
+          add(page.rows);
+          truncated = listed >= LIMITS.kafkaGroupsOffsetsListedMax && page.rows.length === pageRows;
+          after = page.rows.length < pageRows || truncated ? null : page.lastKey;
+          // Yields between pages: a bucket of many offsets never holds up the node's requests.
+          await new Promise((resolve) => setImmediate(resolve));
+        } while (after !== null);
+      }
+      if (truncated) break;
+    }
+    const held = this.groups.groupIds().filter((groupId) => served.has(groupBucketOf(table, groupId)) && (request.group === undefined || groupId === request.group));
+    const groups = [...new Set([...offsets.keys(), ...held])].sort().map((groupId) => {
+      const described = this.groups.describe(groupId);
+      return { group: groupId, state: described.groupState === 'Dead' ? 'Empty' : described.groupState, members: described.members.length, offsets: offsets.get(groupId) ?? [] };
+    });
+    return { groups, unserved, truncated };
+  }
+
   private offsetsBucketOf(groupId: string) {
     const table = getIn(this.member.view.tables, OFFSETS_TABLE);
     if (!table) throw new UnavailableError(`the offsets table ${OFFSETS_TABLE} does not exist yet`);
@@ -523,12 +583,9 @@ export class DataNodeKafkaBackend implements KafkaBackend {
   }
 }
 
-/**
- * The primary-key table of Kafka consumer groups' committed offsets: one row per group, topic and
- * partition, bucketed by group, so a group's offsets and its coordinator live in one bucket.
- */
-export const OFFSETS_TABLE = '__consumer_offsets';
-const OFFSETS_BUCKET_KEY = ['group'];
+/** The primary-key table of Kafka consumer groups' committed offsets (its columns below). */
+export const OFFSETS_TABLE = KAFKA_OFFSETS_TABLE;
+const OFFSETS_BUCKET_KEY = [...KAFKA_OFFSETS_BUCKET_KEY];
 const OFFSETS_TABLE_SPEC: TableSpec = {
   name: OFFSETS_TABLE,
   columns: [

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, UnavailableError, type NodeRequest, type NodeStatus, type TransactionOffsetsRequest } from '@mink/protocol';
+import { InvalidArgumentError, UnavailableError, type KafkaGroupsAnswer, type KafkaGroupsRequest, type NodeRequest, type NodeStatus, type TransactionOffsetsRequest } from '@mink/protocol';
 import type { BucketSync } from './bucket-sync';
 import type { DataPlane } from './data-plane';
 
@@ -11,6 +11,8 @@ export class NodeRequestHandler {
     private readonly data: DataPlane,
     /** The Kafka transaction coordinator of the process, for the offsets another node's group coordinator hands it. */
     private readonly transactionOffsets?: (request: TransactionOffsetsRequest) => Promise<{ errorCode: number }>,
+    /** The Kafka group coordinator of the process, for the groups it coordinates (GET /v1/kafka/groups). */
+    private readonly kafkaGroups?: (request: KafkaGroupsRequest) => Promise<KafkaGroupsAnswer>,
   ) {}
 
   async handle(body: unknown): Promise<unknown> {
@@ -47,6 +49,9 @@ export class NodeRequestHandler {
       case 'txnOffsets':
         if (!this.transactionOffsets) throw new UnavailableError('this node serves no Kafka transactions');
         return this.transactionOffsets(request);
+      case 'kafkaGroups':
+        if (!this.kafkaGroups) throw new UnavailableError('this node coordinates no Kafka groups');
+        return this.kafkaGroups(request);
       default:
         throw new InvalidArgumentError(`unknown node request '${(request as { op?: unknown })?.op}'`);
     }

@@ -1,13 +1,14 @@
 import { LIMITS, parseDurationMs } from '@mink/config';
 import { bucketId, bucketsOfTable, compareNodeIds, getIn, ownRecord, streamBucketOfLake, valuesIn, type TableRecord, type View } from '@mink/meta';
-import { InvalidArgumentError, NotFoundError, SUBJECTS, type BucketServingState, type NodeStatus, type ScanPage } from '@mink/protocol';
+import { InvalidArgumentError, KAFKA_OFFSETS_BUCKET_KEY, KAFKA_OFFSETS_TABLE, NotFoundError, SUBJECTS, type BucketServingState, type CoordinatedGroup, type KafkaGroupsAnswer, type KafkaGroupsRequest, type NodeStatus, type ScanPage } from '@mink/protocol';
 import { requestJson } from '@mink/transport';
 import type { MinkClient } from '@mink/client';
 import { RawJsonBody, type ClusterMember } from '@mink/runtime';
 import { readDeleteBody, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
-import { readAppendBody } from '@mink/records';
+import { bucketOfRow, readAppendBody } from '@mink/records';
 import { scanFormatOf, scanReplyOf, type ScanReply } from './scan-reply';
 import { bucketFiguresOf, servingState, tableTotalsOf } from './bucket-figures';
+import { groupLagOf } from './group-lag';
 
 /**
  * The gateway's answers. Writes of metadata go to the coordinator through the client; reads come from
@@ -199,6 +200,52 @@ export class GatewayService {
         };
       });
     return { coordinator, nodes, bucketStates, tables: tableTotals, buckets };
+  }
+
+  /**
+   * GET /v1/kafka/groups: the Kafka consumer groups (all, or `group` alone) with each partition's committed
+   * offset, end offset and lag (groupLagOf). The committed offsets and the membership live with each group's
+   * coordinator, the leader of the group's bucket of `__consumer_offsets`: each leader is asked for the
+   * buckets it leads (one request per node, `statusQueryTimeoutMs` at most). The end offsets come from the
+   * view caught up after those answers, so a commit the answers hold is never beyond the end it is compared
+   * with. `unavailableBuckets` counts the buckets whose groups are missing (no live leader, no answer, moving).
+   */
+  async kafkaGroups({ group }: { group?: string } = {}) {
+    const view = await this.currentView();
+    const table = getIn(view.tables, KAFKA_OFFSETS_TABLE);
+    if (!table) return { groups: [], unavailableBuckets: 0, truncated: false };
+    const buckets = group === undefined ? Array.from({ length: table.buckets }, (_, bucket) => bucket) : [bucketOfRow({ group }, [...KAFKA_OFFSETS_BUCKET_KEY], table.buckets)];
+    const live = this.member.liveNodes();
+    const byLeader = new Map<string, number[]>();
+    let unavailableBuckets = 0;
+    for (const bucket of buckets) {
+      const leader = getIn(view.buckets, bucketId(table.id, null, bucket))?.leader;
+      if (!leader || !live.has(leader) || !ownRecord(view.nodes, leader)) unavailableBuckets += 1;
+      else byLeader.set(leader, [...(byLeader.get(leader) ?? []), bucket]);
+    }
+    const groups: CoordinatedGroup[] = [];
+    let truncated = false;
+    await Promise.all(
+      [...byLeader].map(async ([leader, led]) => {
+        const request: KafkaGroupsRequest = { op: 'kafkaGroups', buckets: led, ...(group === undefined ? {} : { group }) };
+        try {
+          const answer = await requestJson<KafkaGroupsAnswer>(this.member.nc, SUBJECTS.nodeRpc(ownRecord(view.nodes, leader)!.address), request, LIMITS.statusQueryTimeoutMs);
+          groups.push(...answer.groups);
+          unavailableBuckets += answer.unserved.length;
+          truncated ||= answer.truncated;
+        } catch {
+          // A leader that does not answer in time: its buckets' groups are missing from this answer.
+          unavailableBuckets += led.length;
+        }
+      }),
+    );
+    const ends = await this.currentView();
+    const endOffsetOf = (topic: string, partition: number): number | null => {
+      const topicTable = getIn(ends.tables, topic);
+      if (!topicTable || topicTable.partition || partition >= topicTable.buckets) return null;
+      return getIn(ends.buckets, bucketId(topicTable.id, null, partition))?.stream.endOffset ?? null;
+    };
+    return { groups: groupLagOf(group === undefined ? groups : groups.filter((each) => each.group === group), endOffsetOf), unavailableBuckets, truncated };
   }
 
   /**

@@ -5,3 +5,4 @@ export * from './gateway-service';
 export { ACCESS_SCOPES, TOKEN_CHARS_MIN, authorize, parseAccessPolicy, type AccessNeed, type AccessPolicy, type AccessScope } from '@mink/protocol';
 export * from './bucket-figures';
 export * from './authentication';
+export * from './group-lag';

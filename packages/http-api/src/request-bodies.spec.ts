@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { readBooleanParameter, readClusterQuery, readDeleteBody, readDryRun, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
+import { readBooleanParameter, readClusterQuery, readGroupParameter, readDeleteBody, readDryRun, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 
 describe('bodies of the primary-key endpoints', () => {
   test.each<[string, () => unknown, RegExp]>([
@@ -100,5 +100,24 @@ describe('readClusterQuery', () => {
   ])('refuses %s', (_case, buckets, table, message) => {
     expect(() => readClusterQuery(buckets, table)).toThrow(InvalidArgumentError);
     expect(() => readClusterQuery(buckets, table)).toThrow(message);
+  });
+});
+
+describe('readGroupParameter', () => {
+  test.each<[string | undefined, object]>([
+    [undefined, {}],
+    ['billing', { group: 'billing' }],
+    ['a group/with spaces é', { group: 'a group/with spaces é' }],
+  ])('%p -> %p', (value, expected) => {
+    // Proves GET /v1/kafka/groups?group= takes any Kafka group id, and lists every group without it.
+    expect(readGroupParameter(value)).toEqual(expected);
+  });
+
+  test.each<[string, string | string[]]>([
+    ['an empty id', ''],
+    ['an id given twice', ['a', 'b']],
+  ])('refuses %s', (_case, value) => {
+    expect(() => readGroupParameter(value)).toThrow(InvalidArgumentError);
+    expect(() => readGroupParameter(value)).toThrow(/^group must be one group id, got /);
   });
 });

@@ -127,3 +127,13 @@ export function readClusterQuery(buckets: string | string[] | undefined, table: 
   if (!listBuckets) throw new InvalidArgumentError('table= lists the buckets of that table; it cannot go with buckets=false');
   return { listBuckets, table };
 }
+
+/**
+ * The `group` query parameter of `GET /v1/kafka/groups`: absent lists every group; a group id (any
+ * non-empty string, as Kafka's) lists that one. Given twice or empty is a 400.
+ */
+export function readGroupParameter(value: string | string[] | undefined): { group?: string } {
+  if (value === undefined) return {};
+  if (typeof value !== 'string' || value === '') throw new InvalidArgumentError(`group must be one group id, got ${JSON.stringify(value).slice(0, 140)}`);
+  return { group: value };
+}

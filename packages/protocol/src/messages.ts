@@ -100,7 +100,45 @@ export type NodeRequest =
   | LookupBucketRequest
   | PrefixLookupBucketRequest
   | TransactionMarkerRequest
-  | TransactionOffsetsRequest;
+  | TransactionOffsetsRequest
+  | KafkaGroupsRequest;
+
+/**
+ * The primary-key table of Kafka consumer groups' committed offsets (README "Kafka clients"): one row per
+ * group, topic and partition, bucketed by group, so a group's offsets and its coordinator live in one bucket.
+ */
+export const KAFKA_OFFSETS_TABLE = '__consumer_offsets';
+export const KAFKA_OFFSETS_BUCKET_KEY: readonly string[] = ['group'];
+
+/**
+ * The Kafka consumer groups a data node coordinates in `buckets` of `__consumer_offsets` (the buckets the
+ * asker's view says it leads; GET /v1/kafka/groups): each group with offsets committed there or members held
+ * here, with the committed offset of each of its partitions. Answer: KafkaGroupsAnswer.
+ */
+export interface KafkaGroupsRequest {
+  op: 'kafkaGroups';
+  buckets: number[];
+  /** Only this group (it lives in one of `buckets`). */
+  group?: string;
+}
+
+/** A consumer group as its coordinator knows it: membership from its memory, committed offsets from `__consumer_offsets`. */
+export interface CoordinatedGroup {
+  group: string;
+  /** Kafka's group state (`Empty`, `PreparingRebalance`, `CompletingRebalance`, `Stable`); `Empty` for a group with offsets and no members. */
+  state: string;
+  members: number;
+  /** Committed offsets, by topic and partition in that order. */
+  offsets: { topic: string; partition: number; offset: number }[];
+}
+
+export interface KafkaGroupsAnswer {
+  groups: CoordinatedGroup[];
+  /** Buckets asked for that this node does not serve now (moved, opening): their groups are missing. */
+  unserved: number[];
+  /** True when the node stopped reading committed offsets at `LIMITS.kafkaGroupsOffsetsListedMax`. */
+  truncated: boolean;
+}
 
 /**
  * Writes a Kafka transaction marker to a topic partition (a bucket of a `kafka`-format table) at its
