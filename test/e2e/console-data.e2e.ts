@@ -3,7 +3,8 @@
  * node, tokens asked for; the page reads with a token of the `read` scope): the recent records of a Kafka
  * topic produced with kafkajs, shown as the records written (key, value and headers as text) and as the
  * scan API returns them; Kafka consumer groups (one whose offsets an admin set, one consuming with kafkajs)
- * with the lag of each partition, equal to end − committed as GET /v1/kafka/groups reports them.
+ * with the lag of each partition, equal to end − committed as GET /v1/kafka/groups reports them; the
+ * records/s sparkline of a table appended to while the page polls.
  * MINK_CONSOLE_SCREENSHOT=docs/console.png also writes docs/console-*.png beside it (otherwise they go to the
  * test's temporary folder, so a test run changes no tracked file).
  */
@@ -24,6 +25,10 @@ const PARTITIONS = 3;
 const MESSAGES = 30;
 /** The offsets an admin sets for the group `billing`, by partition (each partition ends at 10). */
 const BILLING_OFFSETS = [3, 10, 0];
+/** A table with a lake that the test appends to while the page polls. */
+const TRIPS = 'trips';
+const TRIPS_BATCHES = 3;
+const TRIPS_ROWS_PER_BATCH = 50;
 
 /** The rows of one of the page's tables by their `data-*` key, each with its cells by field. */
 async function rowsOf(page: Page, body: string, keyAttribute: string): Promise<{ key: string; fields: Record<string, string> }[]> {
@@ -51,7 +56,7 @@ describe('the web console’s data views on a real local cluster', () => {
     directory.remove();
   });
 
-  it('shows a topic’s recent records as written and its consumer groups’ lag', async () => {
+  it('shows a topic’s recent records as written, its consumer groups’ lag, and a table’s throughput', async () => {
     const tokensFile = join(directory.path, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify({ tokens: Object.values(TOKENS) }));
     cluster = await LocalCluster.start({ ...ONE_NODE_CLUSTER, dataDir: join(directory.path, 'cluster'), env: { [ENV.authTokensFile]: tokensFile } });
@@ -141,6 +146,30 @@ describe('the web console’s data views on a real local cluster', () => {
     } finally {
       await consumer.disconnect();
     }
+
+    // Appends to a table while the page polls: its sparkline draws non-zero records/s.
+    expect((await api('POST', '/v1/tables', { name: TRIPS, columns: [{ name: 'id', type: 'int64' }], bucketKey: ['id'], buckets: 2, properties: { 'table.datalake.enabled': 'true', 'table.datalake.freshness': '1s' } })).status).toBe(201);
+    await page.waitForSelector(`#tables-body tr[data-table="${TRIPS}"] svg.sparkline`);
+    for (let batch = 0; batch < TRIPS_BATCHES; batch++) {
+      const appended = await eventually('an append to trips', async () => {
+        const response = await api('POST', `/v1/tables/${TRIPS}/append`, { rows: Array.from({ length: TRIPS_ROWS_PER_BATCH }, (_, index) => ({ id: batch * TRIPS_ROWS_PER_BATCH + index })) });
+        return response.status === 200 ? response : undefined;
+      });
+      expect(appended.body.appended).toBe(TRIPS_ROWS_PER_BATCH);
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+    }
+    const drawn = await eventually('a sparkline of trips with non-zero points', async () => {
+      const line = await page.$eval(`#tables-body tr[data-table="${TRIPS}"] svg.sparkline`, (svg) => ({
+        points: Number(svg.getAttribute('data-points')),
+        peak: Number(svg.getAttribute('data-peak')),
+        ys: (svg.querySelector('polyline')?.getAttribute('points') ?? '').split(' ').filter((point: string) => point !== '').map((point: string) => Number(point.split(',')[1])),
+        height: Number(svg.getAttribute('height')),
+      }));
+      return line.peak > 0 && line.ys.some((y: number) => y < line.height - 2) ? line : undefined;
+    });
+    expect(drawn.ys).toHaveLength(drawn.points);
+    // The peak is a rate of these appends: at most every row in the shortest poll interval, never more than were written.
+    expect(drawn.peak).toBeLessThanOrEqual(TRIPS_BATCHES * TRIPS_ROWS_PER_BATCH * 10);
     expect(pageErrors).toEqual([]);
   });
 });

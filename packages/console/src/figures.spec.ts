@@ -1,4 +1,4 @@
-import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, recentScanOf, rowText, tableFigures, type BucketStatus, type ClusterSample, type TableTotals } from './figures';
+import { bucketKey, durationTextMs, formatAge, formatBytes, lakeFreshness, formatCount, formatRate, movedBuckets, recentScanOf, rowText, sparklinePoints, tableFigures, throughputSeries, type BucketStatus, type ClusterSample, type TableTotals } from './figures';
 
 /**
  * The console's derivations from polls of GET /v1/cluster: per-table figures and the records/s rate between
@@ -113,4 +113,112 @@ describe('rowText', () => {
   ])('%s', (_name, row, kafkaFormat, expected) => {
     expect(rowText(row, kafkaFormat)).toBe(expected);
   });
+});
+
+describe('throughputSeries', () => {
+  it.each<[string, ClusterSample[], number, object[]]>([
+    ['no polls', [], 60_000, []],
+    ['one poll has no rate yet', [sample(0, [totals('a', 1, 5)])], 60_000, []],
+    [
+      'the rate between each two polls, at the later one',
+      [sample(0, [totals('a', 1, 0)]), sample(1000, [totals('a', 1, 10)]), sample(3000, [totals('a', 1, 10)]), sample(3500, [totals('a', 1, 30)])],
+      60_000,
+      [
+        { atMs: 1000, recordsPerSecond: 10 },
+        { atMs: 3000, recordsPerSecond: 0 },
+        { atMs: 3500, recordsPerSecond: 40 },
+      ],
+    ],
+    [
+      'only the polls within the window before the newest',
+      [sample(0, [totals('a', 1, 0)]), sample(1000, [totals('a', 1, 10)]), sample(2000, [totals('a', 1, 20)]), sample(3000, [totals('a', 1, 50)])],
+      1000,
+      [
+        { atMs: 2000, recordsPerSecond: 10 },
+        { atMs: 3000, recordsPerSecond: 30 },
+      ],
+    ],
+    [
+      'no point across a drop and re-create, a poll without the table, or no elapsed time',
+      [sample(0, [totals('a', 1, 50)]), sample(1000, [totals('a', 1, 2)]), sample(2000, []), sample(3000, [totals('a', 1, 4)]), sample(3000, [totals('a', 1, 6)]), sample(4000, [totals('a', 1, 8)])],
+      60_000,
+      [{ atMs: 4000, recordsPerSecond: 2 }],
+    ],
+    ['another table’s polls give this one no points', [sample(0, [totals('b', 1, 0)]), sample(1000, [totals('b', 1, 10)])], 60_000, []],
+  ])('%s', (_name, history, windowMs, expected) => {
+    // Proves the sparkline's series: records/s per poll interval, only where the table's records are comparable.
+    expect(throughputSeries(history, 'a', windowMs)).toEqual(expected);
+  });
+});
+
+describe('sparklinePoints', () => {
+  it.each<[string, { atMs: number; recordsPerSecond: number }[], string]>([
+    ['no points', [], ''],
+    [
+      'time across the window, the peak at the top',
+      [
+        { atMs: 40_000, recordsPerSecond: 0 },
+        { atMs: 70_000, recordsPerSecond: 50 },
+        { atMs: 100_000, recordsPerSecond: 100 },
+      ],
+      '40,20 70,10 100,0',
+    ],
+    [
+      'zeros along the bottom',
+      [
+        { atMs: 50_000, recordsPerSecond: 0 },
+        { atMs: 100_000, recordsPerSecond: 0 },
+      ],
+      '50,20 100,20',
+    ],
+    ['one decimal', [{ atMs: 33_333, recordsPerSecond: 1 }, { atMs: 66_667, recordsPerSecond: 3 }], '33.3,13.3 66.7,0'],
+  ])('%s', (_name, series, expected) => {
+    // A 100 × 20 box over the 100 s up to t = 100 s.
+    expect(sparklinePoints(series, 100_000, 100_000, 100, 20)).toBe(expected);
+  });
+});
+
+describe('durationTextMs', () => {
+  it.each<[string, number | null]>([
+    ['1s', 1_000],
+    ['500ms', 500],
+    ['3m', 180_000],
+    ['1h', 3_600_000],
+    ['7d', 604_800_000],
+    ['250', 250],
+    [' 2 s ', 2_000],
+    ['1.5s', 1_500],
+    ['soon', null],
+    ['-1s', null],
+    ['', null],
+  ])('%p -> %p', (text, expected) => {
+    expect(durationTextMs(text)).toBe(expected);
+  });
+});
+
+describe('lakeFreshness', () => {
+  const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
+  it.each<[string, Partial<TableTotals>, object | null]>([
+    ['a table without a lake', { endOffset: 10 }, null],
+    ['never tiered, records waiting: stale', { endOffset: 10, lakeOffset: 0, tieredAt: null }, { behind: 10, ageMs: null, stale: true }],
+    ['never tiered, nothing to tier', { endOffset: 0, lakeOffset: 0, tieredAt: null }, { behind: 0, ageMs: null, stale: false }],
+    ['tiered 5 s ago, within twice the target', { endOffset: 10, lakeOffset: 4, tieredAt: '2026-12-07T11:59:55.000Z' }, { behind: 6, ageMs: 5_000, stale: false }],
+    ['tiered long ago, records waiting: stale', { endOffset: 10, lakeOffset: 4, tieredAt: '2026-12-07T11:00:00.000Z' }, { behind: 6, ageMs: 3_600_000, stale: true }],
+    ['tiered long ago, nothing waiting: not stale', { endOffset: 10, lakeOffset: 10, tieredAt: '2026-12-07T11:00:00.000Z' }, { behind: 0, ageMs: 3_600_000, stale: false }],
+    ['a round stamped ahead of this clock counts as just now', { endOffset: 1, lakeOffset: 0, tieredAt: '2026-12-07T12:00:03.000Z' }, { behind: 1, ageMs: 0, stale: false }],
+  ])('%s', (_name, figures, expected) => {
+    // Proves what the tables' lake column says of a table's lake against a 3 s freshness target.
+    expect(lakeFreshness({ endOffset: 0, ...figures }, NOW, 3_000)).toEqual(expected);
+  });
+});
+
+describe('formatAge', () => {
+  it.each([
+    [0, '0 s'],
+    [999, '0 s'],
+    [59_999, '59 s'],
+    [65_000, '1 min 5 s'],
+    [7_500_000, '2 h 5 min'],
+    [2 * 86_400_000, '2 d 0 h'],
+  ])('formatAge(%p) = %p', (value, text) => expect(formatAge(value)).toBe(text));
 });

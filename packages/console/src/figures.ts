@@ -186,3 +186,93 @@ function bytesText(value: unknown): unknown {
     return `base64:${value}`;
   }
 }
+
+/** One point of a table's throughput: the records/s between two consecutive polls, at the later one. */
+export interface ThroughputPoint {
+  atMs: number;
+  recordsPerSecond: number;
+}
+
+/**
+ * A table's records/s between each two consecutive polls of `history` (oldest first) taken in the
+ * `windowMs` before the newest poll, at the later poll's time. A pair that does not both know the table,
+ * whose sum went down (the table was dropped and created again) or that took no time gives no point.
+ */
+export function throughputSeries(history: readonly ClusterSample[], table: string, windowMs: number): ThroughputPoint[] {
+  const newest = history.at(-1);
+  if (newest === undefined) return [];
+  const points: ThroughputPoint[] = [];
+  for (let index = 1; index < history.length; index++) {
+    const earlier = history[index - 1]!;
+    const later = history[index]!;
+    if (later.atMs < newest.atMs - windowMs) continue;
+    const before = earlier.status.tables.find((totals) => totals.table === table);
+    const after = later.status.tables.find((totals) => totals.table === table);
+    const elapsedMs = later.atMs - earlier.atMs;
+    if (before === undefined || after === undefined || elapsedMs <= 0 || after.endOffset < before.endOffset) continue;
+    points.push({ atMs: later.atMs, recordsPerSecond: ((after.endOffset - before.endOffset) * 1000) / elapsedMs });
+  }
+  return points;
+}
+
+/**
+ * The `points` attribute of an SVG polyline that draws `series` in a box `width` × `height`: time across,
+ * the window (`windowMs` up to `endMs`) spanning the width; records/s up, the series' peak at the top and
+ * zero along the bottom (a series of zeros lies on the bottom). Coordinates have one decimal.
+ */
+export function sparklinePoints(series: readonly ThroughputPoint[], endMs: number, windowMs: number, width: number, height: number): string {
+  const peak = Math.max(0, ...series.map((point) => point.recordsPerSecond));
+  const round = (value: number) => Math.round(value * 10) / 10;
+  return series
+    .map((point) => {
+      const x = round((width * (point.atMs - (endMs - windowMs))) / windowMs);
+      const y = round(peak === 0 ? height : height - (point.recordsPerSecond / peak) * height);
+      return `${x},${y}`;
+    })
+    .join(' ');
+}
+
+/** The default of `table.datalake.freshness` (README "Lake"): a round is due every 3 minutes. */
+export const LAKE_FRESHNESS_DEFAULT_MS = 3 * 60_000;
+
+/**
+ * A duration as table properties write it (`500ms`, `1s`, `3m`, `1h`, `7d`, bare milliseconds), in ms;
+ * null for text that is none of these.
+ */
+export function durationTextMs(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (match === null) return null;
+  const unitMs = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unitMs;
+}
+
+/** How far a table's lake is behind its stream. */
+export interface LakeFreshness {
+  /** Records committed to the stream that the lake does not hold yet. */
+  behind: number;
+  /** Time since the last tiering round committed; null before the first. */
+  ageMs: number | null;
+  /** Records are waiting and the last round is older than twice the table's freshness target (or there was none). */
+  stale: boolean;
+}
+
+/**
+ * The freshness of a table's lake at `nowMs` (epoch ms, the clock `tieredAt` is on) against its target
+ * `freshnessMs` (`table.datalake.freshness`); null for a table without a lake.
+ */
+export function lakeFreshness(totals: Pick<TableTotals, 'endOffset' | 'lakeOffset' | 'tieredAt'>, nowMs: number, freshnessMs: number): LakeFreshness | null {
+  if (totals.lakeOffset === undefined) return null;
+  const behind = totals.endOffset - totals.lakeOffset;
+  const tieredAtMs = totals.tieredAt === undefined || totals.tieredAt === null ? Number.NaN : Date.parse(totals.tieredAt);
+  const ageMs = Number.isNaN(tieredAtMs) ? null : Math.max(0, nowMs - tieredAtMs);
+  return { behind, ageMs, stale: behind > 0 && (ageMs === null || ageMs > 2 * freshnessMs) };
+}
+
+/** A duration for people, to the second below an hour: 0 → "0 s", 65 000 → "1 min 5 s", 7 500 000 → "2 h 5 min", two days → "2 d 0 h". */
+export function formatAge(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3_600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3_600)} h ${Math.floor((seconds % 3_600) / 60)} min`;
+  return `${Math.floor(seconds / 86_400)} d ${Math.floor((seconds % 86_400) / 3_600)} h`;
+}

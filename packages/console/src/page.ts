@@ -9,7 +9,7 @@
  * When the gateway asks for a bearer token (401), the page asks the user for one, keeps it in
  * sessionStorage (gone with the tab) and sends it as `Authorization: Bearer` on every call.
  */
-import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, recentScanOf, rowText, tableFigures, type BucketStatus, type ClusterSample, type ClusterStatus, type ScannedRecord } from './figures.js';
+import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, recentScanOf, rowText, sparklinePoints, tableFigures, throughputSeries, type BucketStatus, type ClusterSample, type ClusterStatus, type ScannedRecord, type ThroughputPoint } from './figures.js';
 
 /** Time between the end of one poll and the start of the next. */
 const POLL_INTERVAL_MS = 1_000;
@@ -17,6 +17,13 @@ const POLL_INTERVAL_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Records/s is measured over the polls of about this long, so one slow poll does not make it jump. */
 const RATE_WINDOW_MS = 5_000;
+/** The sparkline of a table's records/s spans the polls of this long. */
+const SPARKLINE_WINDOW_MS = 5 * 60_000;
+/** Polls kept for the sparklines: a poll a second over the window, and a few to spare. */
+const HISTORY_POLLS_MAX = SPARKLINE_WINDOW_MS / POLL_INTERVAL_MS + 10;
+const SPARKLINE_WIDTH = 120;
+const SPARKLINE_HEIGHT = 24;
+const SVG_NAMESPACE = 'http://www.w3.org/2000/svg';
 /** How long a bucket whose leader changed stays marked as moved. */
 const MOVED_MARK_MS = 10_000;
 const TOKEN_KEY = 'mink.console.token';
@@ -111,6 +118,8 @@ async function callApi<T>(method: 'GET' | 'POST', path: string): Promise<T> {
 class ConsolePage {
   /** Polls of about the last RATE_WINDOW_MS, oldest first. */
   private samples: ClusterSample[] = [];
+  /** Polls of the last SPARKLINE_WINDOW_MS (at most HISTORY_POLLS_MAX), oldest first: the sparklines' data. */
+  private history: ClusterSample[] = [];
   /** Buckets whose leader changed, and until when (performance.now() ms) they stay marked. */
   private readonly moved = new Map<string, number>();
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
@@ -270,6 +279,8 @@ class ConsolePage {
     this.samples.push(sample);
     while (this.samples.length > 2 && nowMs - this.samples[1]!.atMs >= RATE_WINDOW_MS) this.samples.shift();
     const earliest = this.samples.length > 1 ? this.samples[0]! : null;
+    this.history.push(sample);
+    while (this.history.length > HISTORY_POLLS_MAX || (this.history.length > 0 && this.history[0]!.atMs < nowMs - SPARKLINE_WINDOW_MS - POLL_INTERVAL_MS)) this.history.shift();
 
     element('coordinator').textContent = status.coordinator.node === null ? 'none yet' : `${status.coordinator.node} (epoch ${status.coordinator.epoch})`;
     element('coordinator').setAttribute('data-coordinator', status.coordinator.node ?? '');
@@ -306,11 +317,13 @@ class ConsolePage {
             ['buckets', `${figures.buckets}${partitions}`],
             ['records', formatCount(figures.records)],
             ['rate', formatRate(figures.recordsPerSecond)],
+            ['trend', ''],
             ['bytes', formatBytes(figures.bytes)],
             ['lake', figures.lakeOffset === null ? 'no lake' : `${formatCount(figures.lakeOffset)} (${formatCount(figures.records - figures.lakeOffset)} behind)`],
           ],
           { 'data-table': figures.table, class: figures.table === this.selected ? 'selected' : '' },
         );
+        created.querySelector('td[data-field="trend"]')!.append(sparkline(throughputSeries(this.history, figures.table, SPARKLINE_WINDOW_MS), nowMs));
         // The name is a button that selects the table: its buckets are listed below.
         created.querySelector('td[data-field="name"]')!.append(make('button', figures.table, { type: 'button', 'data-select': figures.table, title: 'Show this table’s buckets' }));
         return created;
@@ -469,6 +482,26 @@ class ConsolePage {
     target.textContent = text;
     target.className = kind;
   }
+}
+
+/**
+ * An inline SVG of a table's records/s over the last SPARKLINE_WINDOW_MS up to `endMs`, built with DOM
+ * calls (no markup is parsed). `data-points` and `data-peak` say what it draws; its title gives the peak.
+ */
+function sparkline(series: readonly ThroughputPoint[], endMs: number): SVGSVGElement {
+  const peak = Math.max(0, ...series.map((point) => point.recordsPerSecond));
+  const svg = document.createElementNS(SVG_NAMESPACE, 'svg');
+  for (const [name, value] of Object.entries({ class: 'sparkline', width: String(SPARKLINE_WIDTH), height: String(SPARKLINE_HEIGHT), viewBox: `0 0 ${SPARKLINE_WIDTH} ${SPARKLINE_HEIGHT}`, 'data-points': String(series.length), 'data-peak': String(peak) })) {
+    svg.setAttribute(name, value);
+  }
+  const title = document.createElementNS(SVG_NAMESPACE, 'title');
+  title.textContent = series.length === 0 ? 'records/s: no two polls yet' : `records/s over the last ${SPARKLINE_WINDOW_MS / 60_000} minutes, peak ${formatRate(peak)}`;
+  const line = document.createElementNS(SVG_NAMESPACE, 'polyline');
+  // Drawn inside the box: a line along the bottom or top edge would be cut in half.
+  line.setAttribute('points', sparklinePoints(series, endMs, SPARKLINE_WINDOW_MS, SPARKLINE_WIDTH, SPARKLINE_HEIGHT - 2));
+  line.setAttribute('transform', 'translate(0 1)');
+  svg.append(title, line);
+  return svg;
 }
 
 /** The table the location hash names (`#table=<name>`), or null. */
