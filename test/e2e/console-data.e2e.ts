@@ -4,7 +4,8 @@
  * topic produced with kafkajs, shown as the records written (key, value and headers as text) and as the
  * scan API returns them; Kafka consumer groups (one whose offsets an admin set, one consuming with kafkajs)
  * with the lag of each partition, equal to end − committed as GET /v1/kafka/groups reports them; the
- * records/s sparkline of a table appended to while the page polls.
+ * records/s sparkline of a table appended to while the page polls; and that table's lake freshness once
+ * tiered (records held, none behind, the last round's age; the round in the selected table's panel).
  * MINK_CONSOLE_SCREENSHOT=docs/console.png also writes docs/console-*.png beside it (otherwise they go to the
  * test's temporary folder, so a test run changes no tracked file).
  */
@@ -56,7 +57,7 @@ describe('the web console’s data views on a real local cluster', () => {
     directory.remove();
   });
 
-  it('shows a topic’s recent records as written, its consumer groups’ lag, and a table’s throughput', async () => {
+  it('shows a topic’s recent records as written, its consumer groups’ lag, a table’s throughput and its lake’s freshness', async () => {
     const tokensFile = join(directory.path, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify({ tokens: Object.values(TOKENS) }));
     cluster = await LocalCluster.start({ ...ONE_NODE_CLUSTER, dataDir: join(directory.path, 'cluster'), env: { [ENV.authTokensFile]: tokensFile } });
@@ -170,6 +171,33 @@ describe('the web console’s data views on a real local cluster', () => {
     expect(drawn.ys).toHaveLength(drawn.points);
     // The peak is a rate of these appends: at most every row in the shortest poll interval, never more than were written.
     expect(drawn.peak).toBeLessThanOrEqual(TRIPS_BATCHES * TRIPS_ROWS_PER_BATCH * 10);
+
+    // Lake freshness: once a round tiered every record, the page shows what the lake holds, none behind, and the round's age.
+    const rows = TRIPS_BATCHES * TRIPS_ROWS_PER_BATCH;
+    const tiered = await eventually('trips tiered into the lake', async () => {
+      const described = (await api('GET', `/v1/tables/${TRIPS}`)).body;
+      const held = (described.lake?.offsets ?? []).reduce((sum: number, bucket: any) => sum + bucket.offset, 0);
+      return held === rows && described.lake.tieredAt !== null ? described : undefined;
+    }, 60_000);
+    const lakeCell = await eventually('the page showing trips tiered', async () => {
+      const text = await page.$eval(`#tables-body tr[data-table="${TRIPS}"] td[data-field="lake"]`, (cell) => cell.textContent ?? '');
+      return text.startsWith(`${rows} (0 behind), tiered `) ? text : undefined;
+    });
+    expect(lakeCell).toMatch(/^150 \(0 behind\), tiered \d+ s ago, target 1 s$/);
+    // The age shown is the time since the API's tieredAt, within the polls and the test's own steps.
+    const shownAgeMs = Number(/tiered (\d+) s ago/.exec(lakeCell)![1]) * 1000;
+    expect(shownAgeMs).toBeLessThanOrEqual(Date.now() - Date.parse(tiered.lake.tieredAt) + 1_000);
+    expect(await page.$eval(`#tables-body tr[data-table="${TRIPS}"]`, (row) => row.getAttribute('class') ?? '')).not.toContain('lake-stale');
+    const tablesShot = join(screenshots, 'console-tables.png');
+    await (await page.$('#tables-section'))!.screenshot({ path: tablesShot as `${string}.png` });
+    expect(statSync(tablesShot).size).toBeGreaterThan(0);
+    // The selected table's lake: its last round, from GET /v1/tables/{name}.
+    await page.click(`#tables-body button[data-select="${TRIPS}"]`);
+    const detail = await eventually('the lake detail of trips', async () => {
+      const text = await page.$eval('#lake-detail', (paragraph) => (paragraph.hasAttribute('hidden') ? '' : (paragraph.textContent ?? '')));
+      return text.startsWith('Lake: last round committed') ? text : undefined;
+    });
+    expect(detail).toMatch(/^Lake: last round committed \d+ s ago \(snapshot \S+, tiering epoch \d+\); (no round running|a round by \S+ running for \d+ s)\.$/);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { bucketKey, durationTextMs, formatAge, formatBytes, lakeFreshness, formatCount, formatRate, movedBuckets, recentScanOf, rowText, sparklinePoints, tableFigures, throughputSeries, type BucketStatus, type ClusterSample, type TableTotals } from './figures';
+import { bucketKey, durationTextMs, formatAge, formatBytes, formatLake, lakeFreshness, formatCount, formatRate, movedBuckets, recentScanOf, rowText, sparklinePoints, tableFigures, throughputSeries, type BucketStatus, type ClusterSample, type TableTotals } from './figures';
 
 /**
  * The console's derivations from polls of GET /v1/cluster: per-table figures and the records/s rate between
@@ -19,22 +19,29 @@ function sample(atMs: number, tables: TableTotals[]): ClusterSample {
 }
 
 describe('tableFigures', () => {
-  const CASES: [string, ClusterSample | null, ClusterSample, object[]][] = [
-    ['no earlier poll: the totals, no rate', null, sample(1000, [totals('a', 2, 12)]), [{ table: 'a', buckets: 2, records: 12, recordsPerSecond: null, bytes: 120, lakeOffset: null }]],
+  const CASES: [string, ClusterSample[], ClusterSample, object[]][] = [
+    ['no earlier poll: the totals, no rate', [], sample(1000, [totals('a', 2, 12)]), [{ table: 'a', buckets: 2, records: 12, recordsPerSecond: null, bytes: 120, lakeOffset: null }]],
     [
       'a rate over two seconds, per table, in the order of the answer',
-      sample(1000, [totals('a', 1, 100), totals('b', 1, 10)]),
+      [sample(1000, [totals('a', 1, 100), totals('b', 1, 10)])],
       sample(3000, [totals('b', 1, 30), totals('a', 1, 100)]),
       [
         { table: 'b', buckets: 1, records: 30, recordsPerSecond: 10, bytes: 300, lakeOffset: null },
         { table: 'a', buckets: 1, records: 100, recordsPerSecond: 0, bytes: 1000, lakeOffset: null },
       ],
     ],
-    ['a table new since the earlier poll has no rate yet', sample(1000, []), sample(2000, [totals('a', 1, 4)]), [{ table: 'a', buckets: 1, records: 4, recordsPerSecond: null, bytes: 40, lakeOffset: null }]],
-    ['a table whose sum went down (dropped, created again) has no rate', sample(1000, [totals('a', 1, 50)]), sample(2000, [totals('a', 1, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: null, bytes: 30, lakeOffset: null }]],
-    ['no elapsed time, no rate', sample(1000, [totals('a', 1, 1)]), sample(1000, [totals('a', 1, 9)]), [{ table: 'a', buckets: 1, records: 9, recordsPerSecond: null, bytes: 90, lakeOffset: null }]],
-    ['a table with a lake', null, sample(1000, [totals('p', 2, 13, { lakeOffset: 5, tieredAt: null })]), [{ table: 'p', buckets: 2, records: 13, recordsPerSecond: null, bytes: 130, lakeOffset: 5 }]],
-    ['half a second', sample(0, [totals('a', 1, 0)]), sample(500, [totals('a', 1, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: 6, bytes: 30, lakeOffset: null }]],
+    ['measured from the oldest poll of the window', [sample(0, [totals('a', 1, 0)]), sample(2000, [totals('a', 1, 80)])], sample(4000, [totals('a', 1, 100)]), [{ table: 'a', buckets: 1, records: 100, recordsPerSecond: 25, bytes: 1000, lakeOffset: null }]],
+    [
+      'a table new within the window is measured from the first poll that knew it',
+      [sample(0, []), sample(2000, [totals('a', 1, 10)])],
+      sample(3000, [totals('a', 1, 40)]),
+      [{ table: 'a', buckets: 1, records: 40, recordsPerSecond: 30, bytes: 400, lakeOffset: null }],
+    ],
+    ['a table new since the last poll has no rate yet', [sample(1000, [])], sample(2000, [totals('a', 1, 4)]), [{ table: 'a', buckets: 1, records: 4, recordsPerSecond: null, bytes: 40, lakeOffset: null }]],
+    ['a table whose sum went down (dropped, created again) has no rate', [sample(1000, [totals('a', 1, 50)])], sample(2000, [totals('a', 1, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: null, bytes: 30, lakeOffset: null }]],
+    ['no elapsed time, no rate', [sample(1000, [totals('a', 1, 1)])], sample(1000, [totals('a', 1, 9)]), [{ table: 'a', buckets: 1, records: 9, recordsPerSecond: null, bytes: 90, lakeOffset: null }]],
+    ['a table with a lake', [], sample(1000, [totals('p', 2, 13, { lakeOffset: 5, tieredAt: null })]), [{ table: 'p', buckets: 2, records: 13, recordsPerSecond: null, bytes: 130, lakeOffset: 5 }]],
+    ['half a second', [sample(0, [totals('a', 1, 0)])], sample(500, [totals('a', 1, 3)]), [{ table: 'a', buckets: 1, records: 3, recordsPerSecond: 6, bytes: 30, lakeOffset: null }]],
   ];
   it.each(CASES)('%s', (_name, earlier, current, expected) => {
     expect(tableFigures(earlier, current)).toEqual(expected);
@@ -221,4 +228,14 @@ describe('formatAge', () => {
     [7_500_000, '2 h 5 min'],
     [2 * 86_400_000, '2 d 0 h'],
   ])('formatAge(%p) = %p', (value, text) => expect(formatAge(value)).toBe(text));
+});
+
+describe('formatLake', () => {
+  it.each<[string, number | null, { behind: number; ageMs: number | null; stale: boolean } | null, string]>([
+    ['no lake', null, null, 'no lake'],
+    ['never tiered', 0, { behind: 1200, ageMs: null, stale: true }, '0 (1 200 behind), never tiered, target 1 s'],
+    ['tiered a moment ago', 1500, { behind: 0, ageMs: 2_400, stale: false }, '1 500 (0 behind), tiered 2 s ago, target 1 s'],
+  ])('%s', (_name, lakeOffset, freshness, text) => {
+    expect(formatLake(lakeOffset, freshness, 1_000)).toBe(text);
+  });
 });

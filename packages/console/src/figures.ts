@@ -83,13 +83,20 @@ export function bucketKey(bucket: Pick<BucketStatus, 'table' | 'partition' | 'bu
   return `${bucket.table}/${bucket.partition ?? ''}/${bucket.bucket}`;
 }
 
-/** The per-table figures of `current`, in its order, with rates against `earlier` (null for none). */
-export function tableFigures(earlier: ClusterSample | null, current: ClusterSample): TableFigures[] {
-  const before = new Map((earlier?.status.tables ?? []).map((totals) => [totals.table, totals.endOffset]));
-  const elapsedSeconds = earlier === null ? 0 : (current.atMs - earlier.atMs) / 1000;
+/**
+ * The per-table figures of `current`, in its order, each table's rate measured from the oldest poll of
+ * `earlier` (oldest first, taken before `current`) that knew it: a table created a poll ago has a rate at
+ * once, one that has been there longer is measured over the whole window.
+ */
+export function tableFigures(earlier: readonly ClusterSample[], current: ClusterSample): TableFigures[] {
+  const before = new Map<string, { atMs: number; endOffset: number }>();
+  for (const sample of earlier) {
+    for (const totals of sample.status.tables) if (!before.has(totals.table)) before.set(totals.table, { atMs: sample.atMs, endOffset: totals.endOffset });
+  }
   return current.status.tables.map((totals) => {
     const previous = before.get(totals.table);
-    const grown = previous === undefined ? -1 : totals.endOffset - previous;
+    const elapsedSeconds = previous === undefined ? 0 : (current.atMs - previous.atMs) / 1000;
+    const grown = previous === undefined ? -1 : totals.endOffset - previous.endOffset;
     return {
       table: totals.table,
       buckets: totals.buckets,
@@ -275,4 +282,14 @@ export function formatAge(ms: number): string {
   if (seconds < 3_600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
   if (seconds < 86_400) return `${Math.floor(seconds / 3_600)} h ${Math.floor((seconds % 3_600) / 60)} min`;
   return `${Math.floor(seconds / 86_400)} d ${Math.floor((seconds % 86_400) / 3_600)} h`;
+}
+
+/**
+ * The tables' lake column: the records the lake holds, how many it lags, how long ago the last round
+ * committed and the table's freshness target; `no lake` for a table without one.
+ */
+export function formatLake(lakeOffset: number | null, freshness: LakeFreshness | null, freshnessMs: number): string {
+  if (lakeOffset === null || freshness === null) return 'no lake';
+  const tiered = freshness.ageMs === null ? 'never tiered' : `tiered ${formatAge(freshness.ageMs)} ago`;
+  return `${formatCount(lakeOffset)} (${formatCount(freshness.behind)} behind), ${tiered}, target ${formatAge(freshnessMs)}`;
 }

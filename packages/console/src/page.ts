@@ -9,7 +9,7 @@
  * When the gateway asks for a bearer token (401), the page asks the user for one, keeps it in
  * sessionStorage (gone with the tab) and sends it as `Authorization: Bearer` on every call.
  */
-import { bucketKey, formatBytes, formatCount, formatRate, movedBuckets, recentScanOf, rowText, sparklinePoints, tableFigures, throughputSeries, type BucketStatus, type ClusterSample, type ClusterStatus, type ScannedRecord, type ThroughputPoint } from './figures.js';
+import { bucketKey, durationTextMs, formatAge, formatBytes, formatLake, lakeFreshness, LAKE_FRESHNESS_DEFAULT_MS, formatCount, formatRate, movedBuckets, recentScanOf, rowText, sparklinePoints, tableFigures, throughputSeries, type BucketStatus, type ClusterSample, type ClusterStatus, type ScannedRecord, type ThroughputPoint } from './figures.js';
 
 /** Time between the end of one poll and the start of the next. */
 const POLL_INTERVAL_MS = 1_000;
@@ -50,6 +50,14 @@ interface KafkaGroup {
   members: number;
   lag: number;
   partitions: { topic: string; partition: number; committedOffset: number; endOffset: number | null; lag: number | null }[];
+}
+
+/** The `lake` of `GET /v1/tables/{name}`: the last committed round and the one running. */
+interface LakeDescription {
+  snapshotId: string | number | null;
+  tieredAt: string | null;
+  tieringEpoch: number;
+  round: { worker: string; startedAt: string } | null;
 }
 
 interface RebalanceMove {
@@ -132,6 +140,8 @@ class ConsolePage {
   private recentShown: string | null = null;
   /** When the consumer groups were last asked for (performance.now() ms); they are asked with the poll after GROUPS_POLL_INTERVAL_MS. */
   private groupsPolledAtMs = -Infinity;
+  /** True while the selected table's lake description is being asked for. */
+  private lakeDetailAsked = false;
   /** Increases with every preview scan: the answer of an older one is dropped. */
   private recentScans = 0;
 
@@ -278,7 +288,7 @@ class ConsolePage {
     this.selectedBuckets = status.buckets ?? null;
     this.samples.push(sample);
     while (this.samples.length > 2 && nowMs - this.samples[1]!.atMs >= RATE_WINDOW_MS) this.samples.shift();
-    const earliest = this.samples.length > 1 ? this.samples[0]! : null;
+    const earlier = this.samples.slice(0, -1);
     this.history.push(sample);
     while (this.history.length > HISTORY_POLLS_MAX || (this.history.length > 0 && this.history[0]!.atMs < nowMs - SPARKLINE_WINDOW_MS - POLL_INTERVAL_MS)) this.history.shift();
 
@@ -305,10 +315,17 @@ class ConsolePage {
       ),
     );
 
+    // The sparklines span the polls kept: the last SPARKLINE_WINDOW_MS, or since the page opened when that is less.
+    const spanMs = Math.min(SPARKLINE_WINDOW_MS, Math.max(POLL_INTERVAL_MS, nowMs - this.history[0]!.atMs));
     const summaries = new Map(tables.map((table) => [table.name, table]));
+    const totals = new Map(status.tables.map((table) => [table.table, table]));
+    // The lake's age is on the clock of the tiering worker that stamped it: the page compares it with its own.
+    const epochNowMs = Date.now();
     element('tables-body').replaceChildren(
-      ...tableFigures(earliest, sample).map((figures) => {
+      ...tableFigures(earlier, sample).map((figures) => {
         const summary = summaries.get(figures.table);
+        const freshnessMs = durationTextMs(summary?.properties?.['table.datalake.freshness'] ?? '') ?? LAKE_FRESHNESS_DEFAULT_MS;
+        const lake = lakeFreshness(totals.get(figures.table)!, epochNowMs, freshnessMs);
         const partitions = summary?.partition ? `, ${summary.partitions?.length ?? 0} ${summary.partition.unit} partitions` : '';
         const created = row(
           [
@@ -319,11 +336,11 @@ class ConsolePage {
             ['rate', formatRate(figures.recordsPerSecond)],
             ['trend', ''],
             ['bytes', formatBytes(figures.bytes)],
-            ['lake', figures.lakeOffset === null ? 'no lake' : `${formatCount(figures.lakeOffset)} (${formatCount(figures.records - figures.lakeOffset)} behind)`],
+            ['lake', formatLake(figures.lakeOffset, lake, freshnessMs)],
           ],
-          { 'data-table': figures.table, class: figures.table === this.selected ? 'selected' : '' },
+          { 'data-table': figures.table, class: [figures.table === this.selected ? 'selected' : '', lake?.stale ? 'lake-stale' : ''].filter((name) => name !== '').join(' ') },
         );
-        created.querySelector('td[data-field="trend"]')!.append(sparkline(throughputSeries(this.history, figures.table, SPARKLINE_WINDOW_MS), nowMs));
+        created.querySelector('td[data-field="trend"]')!.append(sparkline(throughputSeries(this.history, figures.table, SPARKLINE_WINDOW_MS), nowMs, spanMs));
         // The name is a button that selects the table: its buckets are listed below.
         created.querySelector('td[data-field="name"]')!.append(make('button', figures.table, { type: 'button', 'data-select': figures.table, title: 'Show this table’s buckets' }));
         return created;
@@ -356,8 +373,33 @@ class ConsolePage {
       }),
     );
     this.selectedIsTopic = summaries.get(this.selected ?? '')?.properties?.['table.log.format'] === 'kafka';
+    const selectedTotals = totals.get(this.selected ?? '');
+    element('lake-detail').hidden = selectedTotals?.lakeOffset === undefined;
+    if (selectedTotals?.lakeOffset !== undefined) void this.refreshLakeDetail(selectedTotals.table);
     this.drawRecentChoices(buckets);
     this.refreshRecent();
+  }
+
+  /**
+   * The selected table's lake as GET /v1/tables/{name} describes it: the snapshot of the last round, when it
+   * committed, and the round running now (its worker and start), if any. One request at a time.
+   */
+  private async refreshLakeDetail(table: string): Promise<void> {
+    if (this.lakeDetailAsked) return;
+    this.lakeDetailAsked = true;
+    try {
+      const described = await callApi<{ lake?: LakeDescription }>('GET', `/v1/tables/${encodeURIComponent(table)}`);
+      if (table !== this.selected || described.lake === undefined) return;
+      const lake = described.lake;
+      const nowMs = Date.now();
+      const last = lake.tieredAt === null ? 'no round committed yet' : `last round committed ${formatAge(Math.max(0, nowMs - Date.parse(lake.tieredAt)))} ago (snapshot ${lake.snapshotId ?? 'none'}, tiering epoch ${lake.tieringEpoch})`;
+      const running = lake.round === null ? 'no round running' : `a round by ${lake.round.worker} running for ${formatAge(Math.max(0, nowMs - Date.parse(lake.round.startedAt)))}`;
+      this.say('lake-detail', `Lake: ${last}; ${running}.`, 'ok');
+    } catch (error) {
+      if (table === this.selected) this.say('lake-detail', `Lake: not updated: ${describe(error)}`, 'error');
+    } finally {
+      this.lakeDetailAsked = false;
+    }
   }
 
   /** The preview's bucket choices: every bucket of the selected table, the one chosen kept (else the first that stores records). */
@@ -485,20 +527,20 @@ class ConsolePage {
 }
 
 /**
- * An inline SVG of a table's records/s over the last SPARKLINE_WINDOW_MS up to `endMs`, built with DOM
- * calls (no markup is parsed). `data-points` and `data-peak` say what it draws; its title gives the peak.
+ * An inline SVG of a table's records/s over the `spanMs` up to `endMs`, built with DOM calls (no markup is
+ * parsed). `data-points` and `data-peak` say what it draws; its title gives the span and the peak.
  */
-function sparkline(series: readonly ThroughputPoint[], endMs: number): SVGSVGElement {
+function sparkline(series: readonly ThroughputPoint[], endMs: number, spanMs: number): SVGSVGElement {
   const peak = Math.max(0, ...series.map((point) => point.recordsPerSecond));
   const svg = document.createElementNS(SVG_NAMESPACE, 'svg');
   for (const [name, value] of Object.entries({ class: 'sparkline', width: String(SPARKLINE_WIDTH), height: String(SPARKLINE_HEIGHT), viewBox: `0 0 ${SPARKLINE_WIDTH} ${SPARKLINE_HEIGHT}`, 'data-points': String(series.length), 'data-peak': String(peak) })) {
     svg.setAttribute(name, value);
   }
   const title = document.createElementNS(SVG_NAMESPACE, 'title');
-  title.textContent = series.length === 0 ? 'records/s: no two polls yet' : `records/s over the last ${SPARKLINE_WINDOW_MS / 60_000} minutes, peak ${formatRate(peak)}`;
+  title.textContent = series.length === 0 ? 'records/s: no two polls yet' : `records/s over the last ${formatAge(spanMs)}, peak ${formatRate(peak)}`;
   const line = document.createElementNS(SVG_NAMESPACE, 'polyline');
   // Drawn inside the box: a line along the bottom or top edge would be cut in half.
-  line.setAttribute('points', sparklinePoints(series, endMs, SPARKLINE_WINDOW_MS, SPARKLINE_WIDTH, SPARKLINE_HEIGHT - 2));
+  line.setAttribute('points', sparklinePoints(series, endMs, spanMs, SPARKLINE_WIDTH, SPARKLINE_HEIGHT - 2));
   line.setAttribute('transform', 'translate(0 1)');
   svg.append(title, line);
   return svg;
