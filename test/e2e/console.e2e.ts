@@ -106,7 +106,7 @@ describe('the web console on a real local cluster', () => {
 
     browser = await launch({ executablePath: CHROMIUM, headless: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
     const page = await browser.newPage();
-    await page.setViewport({ width: 1280, height: 900 });
+    await page.setViewport({ width: 1200, height: 900 });
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(String(error)));
     const clusterCalls: string[] = [];

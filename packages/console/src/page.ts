@@ -203,7 +203,7 @@ class ConsolePage {
       const [status, tables] = await Promise.all([callApi<ClusterStatus>('GET', cluster), callApi<{ tables: TableSummary[] }>('GET', '/v1/tables')]);
       // A selection changed while the poll was out: its answer is of the table no longer selected.
       if (selected === this.selected) {
-        this.draw({ atMs: performance.now(), status }, status, tables.tables);
+        this.draw({ atMs: performance.now(), status }, tables.tables);
         this.say('status', `Updated ${new Date().toLocaleTimeString()}`, 'ok');
       }
     } catch (error) {
@@ -225,7 +225,9 @@ class ConsolePage {
       this.drawGroups(answer.groups);
       const missing = answer.unavailableBuckets > 0 ? ` Some groups may be missing: ${answer.unavailableBuckets} coordinator bucket(s) did not answer.` : '';
       const cut = answer.truncated ? ' The list was cut at the committed offsets a coordinator lists at most.' : '';
-      this.say('groups-message', `${answer.groups.length} group(s).${missing}${cut}`, missing === '' && cut === '' ? 'ok' : 'error');
+      const count = answer.groups.length === 0 ? 'No consumer group has members or committed offsets.' : `${answer.groups.length} group(s).`;
+      element('groups-table').hidden = answer.groups.length === 0;
+      this.say('groups-message', `${count}${missing}${cut}`, missing === '' && cut === '' ? 'ok' : 'error');
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) return;
       this.say('groups-message', `Not updated: ${describe(error)}`, 'error');
@@ -280,7 +282,8 @@ class ConsolePage {
     element('token-forget').hidden = false;
   }
 
-  private draw(sample: ClusterSample, status: ClusterStatus, tables: TableSummary[]): void {
+  private draw(sample: ClusterSample & { status: ClusterStatus }, tables: TableSummary[]): void {
+    const { status } = sample;
     const nowMs = sample.atMs;
     const buckets = status.buckets ?? [];
     for (const key of movedBuckets(this.selectedBuckets, buckets)) this.moved.set(key, nowMs + MOVED_MARK_MS);
