@@ -140,6 +140,10 @@ const httpProbes: fc.Arbitrary<Probe> = fc.oneof(
       ),
     )
     .map(([name, [parameter, value]]) => ({ method: 'GET', path: `/v1/tables/${name}/scan?${new URLSearchParams({ bucket: '0', offset: '0', limit: '10', [parameter]: value }).toString()}` })),
+  // The cluster's state for a table that is not one (or twice, or with buckets=false), and groups asked for by a bad id.
+  fc
+    .constantFrom('/v1/cluster?table=', '/v1/cluster?table=zz_missing', '/v1/cluster?table=a&table=b', `/v1/cluster?buckets=false&table=${LOG_TABLE}`, '/v1/cluster?table=%00', '/v1/cluster?table=a%2Fb', '/v1/kafka/groups?group=', '/v1/kafka/groups?group=a&group=b')
+    .map((path) => ({ method: 'GET', path })),
   // A rebalance whose dryRun is not a boolean must move nothing.
   fc.constantFrom('maybe', 'yes', 'TRUE ', '2', 'null', '-1').map((value) => ({ method: 'POST', path: `/v1/cluster/rebalance?dryRun=${encodeURIComponent(value)}` })),
   // Bodies that are not JSON, not UTF-8, or nested very deep, on every write route.
@@ -193,6 +197,14 @@ const natsPayloads: fc.Arbitrary<Uint8Array> = fc.oneof(
     // A createTable whose spec is not an object, or other ops with wrongly typed fields: never valid.
     .map(([op, args]) => Buffer.from(JSON.stringify({ ...args, op, table: typeof args.table === 'string' ? `zz_${args.table}` : args.table, name: 7 }))),
   fc.uint8Array({ minLength: 0, maxLength: 16 }).map((tail) => Buffer.concat([Buffer.from([0x00, 0xff, 0xff, 0x00, 0x00]), Buffer.from(tail)])),
+  // The consumer groups a node coordinates, asked for with buckets that are not a list of bucket numbers or a group id that is not text.
+  fc
+    .oneof(
+      fc.record({ buckets: fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.constant(null), fc.object({ maxDepth: 1 })) }),
+      fc.record({ buckets: fc.array(fc.constantFrom<unknown>(-1, 1.5, 'x', null, 1e300, [0]), { minLength: 1, maxLength: 3 }) }),
+      fc.record({ buckets: fc.constant([0]), group: fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 })) }),
+    )
+    .map((args) => Buffer.from(JSON.stringify({ ...args, op: 'kafkaGroups' }))),
 );
 
 describe('bad input on a real local cluster', () => {

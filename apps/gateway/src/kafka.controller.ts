@@ -2,7 +2,7 @@ import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { GatewayService, readGroupParameter } from '@mink/http-api';
 import { Access, AccessGuard } from './access.guard';
 
-/** What the gateway tells of the Kafka side of the cluster (README "Kafka clients"). */
+/** What the gateway tells of the Kafka side of the cluster (docs/kafka.md). */
 @Controller('v1/kafka')
 @UseGuards(AccessGuard)
 export class KafkaController {

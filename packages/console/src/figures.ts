@@ -239,7 +239,7 @@ export function sparklinePoints(series: readonly ThroughputPoint[], endMs: numbe
     .join(' ');
 }
 
-/** The default of `table.datalake.freshness` (README "Lake"): a round is due every 3 minutes. */
+/** The default of `table.datalake.freshness` (docs/lake.md): a round is due every 3 minutes. */
 export const LAKE_FRESHNESS_DEFAULT_MS = 3 * 60_000;
 
 /**

@@ -503,7 +503,8 @@ export class DataNodeKafkaBackend implements KafkaBackend {
    * offsets and no members). Groups with members and no commit yet are listed too.
    */
   async coordinatedGroups(request: KafkaGroupsRequest): Promise<KafkaGroupsAnswer> {
-    if (!Array.isArray(request.buckets) || (request.group !== undefined && typeof request.group !== 'string')) throw new InvalidArgumentError('kafkaGroups takes {buckets: [bucket, …], group?: string}');
+    const wellFormed = Array.isArray(request.buckets) && request.buckets.every((bucket) => Number.isSafeInteger(bucket) && bucket >= 0);
+    if (!wellFormed || (request.group !== undefined && typeof request.group !== 'string')) throw new InvalidArgumentError('kafkaGroups takes {buckets: [bucket, …], group?: string}');
     const table = getIn(this.member.view.tables, OFFSETS_TABLE);
     const data = this.dataPlane();
     if (!table || !data) return { groups: [], unserved: [...request.buckets], truncated: false };

@@ -59,7 +59,7 @@ function backendOver(rows: Record<string, unknown>[], served: number[]) {
   const member = { view, liveNodes: () => new Set(['1']) } as unknown as ClusterMember;
   const config = { s3Bucket: 'b', metaStream: 'm', nodeId: '1', advertisedHost: '127.0.0.1', kafkaPort: 9092, kafkaDefaultPartitions: 1, kafkaAutoCreateTopics: false, kafkaGroupMaxSize: 10, kafkaOffsetsRetentionMs: 60_000 } as ServiceConfig;
   const logger = { info: () => undefined, warn: () => undefined } as unknown as Logger;
-  return { backend: new DataNodeKafkaBackend(member, {} as MinkClient, config, () => data, logger), bucketOf, pages };
+  return { backend: new DataNodeKafkaBackend(member, {} as MinkClient, config, () => data, logger), bucketOf, pages, view };
 }
 
 describe('DataNodeKafkaBackend.coordinatedGroups', () => {
@@ -114,6 +114,15 @@ describe('DataNodeKafkaBackend.coordinatedGroups', () => {
   ])('refuses %s as InvalidArgument', async (_case, request) => {
     // Proves a malformed request over NATS gets a typed error, never an internal one.
     const { backend } = backendOver([], [0]);
+    await expect(backend.coordinatedGroups(request as KafkaGroupsRequest)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it.each<[string, unknown]>([
+    ['a bucket that is no integer', { op: 'kafkaGroups', buckets: ['x'] }],
+    ['a negative or fractional bucket', { op: 'kafkaGroups', buckets: [-1, 1.5] }],
+  ])('refuses %s before there is a __consumer_offsets table (the fuzz test found it answered)', async (_case, request) => {
+    const { backend, view } = backendOver([], [0]);
+    view.tables = shardedFrom({});
     await expect(backend.coordinatedGroups(request as KafkaGroupsRequest)).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });
