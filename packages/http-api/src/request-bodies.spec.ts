@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@mink/protocol';
 
-import { readBooleanParameter, readClusterQuery, readGroupParameter, readDeleteBody, readDryRun, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
+import { clusterQueryOf, readBooleanParameter, readClusterQuery, readGroupParameter, readDeleteBody, readDryRun, readLookupBody, readPrefixLookupBody, readPutBody } from './request-bodies';
 
 describe('bodies of the primary-key endpoints', () => {
   test.each<[string, () => unknown, RegExp]>([
@@ -100,6 +100,29 @@ describe('readClusterQuery', () => {
   ])('refuses %s', (_case, buckets, table, message) => {
     expect(() => readClusterQuery(buckets, table)).toThrow(InvalidArgumentError);
     expect(() => readClusterQuery(buckets, table)).toThrow(message);
+  });
+});
+
+describe('clusterQueryOf', () => {
+  test.each<[boolean, string | undefined, object]>([
+    [true, undefined, { listBuckets: true }],
+    [false, undefined, { listBuckets: false }],
+    [true, 'clicks', { listBuckets: true, table: 'clicks' }],
+    [true, '__consumer_offsets', { listBuckets: true, table: '__consumer_offsets' }],
+  ])('listBuckets=%p table=%p -> %p', (listBuckets, table, expected) => {
+    // Proves the one check HTTP's ?table= and gRPC's ClusterStatus.table share passes every valid query through.
+    expect(clusterQueryOf(listBuckets, table)).toEqual(expected);
+  });
+
+  test.each<[string, boolean, string, string | undefined, RegExp]>([
+    ['an empty name', true, '', undefined, /^table must not be empty$/],
+    ['a name that is no table name', true, '9 bad<b>', undefined, /^table '9 bad<b>' is invalid/],
+    ['a name over the length limit', true, 'x'.repeat(129), undefined, /longer than 128 characters/],
+    ['a name with the buckets left out', false, 'clicks', undefined, /^table lists the buckets of that table; it cannot go with buckets=false$/],
+    ['a name with omit_buckets, named as gRPC names it', false, 'clicks', 'omit_buckets', /^table lists the buckets of that table; it cannot go with omit_buckets$/],
+  ])('refuses %s', (_case, listBuckets, table, omitting, message) => {
+    expect(() => clusterQueryOf(listBuckets, table, omitting)).toThrow(InvalidArgumentError);
+    expect(() => clusterQueryOf(listBuckets, table, omitting)).toThrow(message);
   });
 });
 

@@ -114,17 +114,26 @@ export interface ClusterQuery {
 }
 
 /**
- * The query of `GET /v1/cluster`: `buckets=` as readBooleanParameter reads it, and `table=` a table name
- * whose buckets alone are listed. A `table` given twice, empty, not a table name, or with `buckets=false`
- * (which lists none) is a 400.
+ * The query of `GET /v1/cluster`: `buckets=` as readBooleanParameter reads it, and `table=` as
+ * clusterQueryOf reads it. A `table` given twice is a 400 too.
  */
 export function readClusterQuery(buckets: string | string[] | undefined, table: string | string[] | undefined): ClusterQuery {
   const listBuckets = readBooleanParameter('buckets', buckets, true);
+  if (table !== undefined && typeof table !== 'string') throw new InvalidArgumentError(`table must be given once, got ${JSON.stringify(table).slice(0, 140)}`);
+  return clusterQueryOf(listBuckets, table);
+}
+
+/**
+ * What `GET /v1/cluster` and the gRPC ClusterStatus list, whichever wire asked: every bucket, none, or the
+ * buckets of `table` alone. A `table` that is empty or not a table name, or that comes with the buckets left
+ * out (which lists none), is InvalidArgument; `omitting` is how the caller's wire names leaving them out.
+ * Whether the table exists is the service's to say (NotFound).
+ */
+export function clusterQueryOf(listBuckets: boolean, table: string | undefined, omitting = 'buckets=false'): ClusterQuery {
   if (table === undefined) return { listBuckets };
-  if (typeof table !== 'string') throw new InvalidArgumentError(`table must be given once, got ${JSON.stringify(table).slice(0, 140)}`);
   const wrong = checkName(table, 'table');
   if (wrong !== null) throw new InvalidArgumentError(wrong);
-  if (!listBuckets) throw new InvalidArgumentError('table= lists the buckets of that table; it cannot go with buckets=false');
+  if (!listBuckets) throw new InvalidArgumentError(`table lists the buckets of that table; it cannot go with ${omitting}`);
   return { listBuckets, table };
 }
 
