@@ -17,7 +17,14 @@ import { GrpcGateway } from './grpc-gateway';
 /** One token per scope, named after it. */
 const TOKEN_OF_SCOPE = { admin: 'grpc-admin-token-0001', write: 'grpc-write-token-0001', read: 'grpc-read-token-00001' } as const;
 const { admin: ADMIN, write: WRITER, read: READER } = TOKEN_OF_SCOPE;
-const POLICY = parseAccessPolicy(JSON.stringify({ tokens: Object.entries(TOKEN_OF_SCOPE).map(([scope, token]) => ({ name: scope, token, scopes: [scope] })) }), 'tokens.json');
+/** A read token for the table `events` alone. */
+const EVENTS_READER = 'grpc-events-read-token-1';
+const POLICY = parseAccessPolicy(
+  JSON.stringify({
+    tokens: [...Object.entries(TOKEN_OF_SCOPE).map(([scope, token]) => ({ name: scope, token, scopes: [scope] })), { name: 'events-reader', token: EVENTS_READER, scopes: ['read'], tables: ['events'] }],
+  }),
+  'tokens.json',
+);
 
 type Call = (client: Client, metadata: Metadata) => Promise<unknown>;
 
@@ -41,7 +48,42 @@ const METHODS: [string, Call, 'read' | 'write' | 'admin', string][] = [
   ['Scan', (client, metadata) => collectServerStream(client, 'Scan', { table: 'events', bucket: 0 }, metadata), 'read', 'openScan'],
   ['ClusterStatus', unary('ClusterStatus', {}), 'read', 'clusterStatus'],
   ['Rebalance', unary('Rebalance', { dryRun: true }), 'admin', 'rebalance'],
+  ['KafkaGroups', unary('KafkaGroups', {}), 'read', 'kafkaGroups'],
 ];
+
+/** GET /v1/cluster's answer: a table with a lake never tiered, one without, and a bucket of each kind. */
+const CLUSTER_STATUS = {
+  coordinator: { node: 'coordinator-1', epoch: 2 },
+  nodes: [],
+  bucketStates: { open: 2, opening: 0, unavailable: 0 },
+  tables: [
+    { table: 'events', buckets: 1, endOffset: 9_007_199_254_740_000, bytes: 4_096, lakeOffset: 0, tieredAt: null },
+    { table: 'users', buckets: 1, endOffset: 3, bytes: 120 },
+  ],
+  buckets: [
+    { table: 'events', bucket: 0, leader: '1', leaderEpoch: 1, streamEpoch: 1, state: 'open', startOffset: 0, endOffset: 9_007_199_254_740_000, bytes: 4_096, walSlices: 2, lakeOffset: 0 },
+    { table: 'users', bucket: 0, leader: null, leaderEpoch: 1, streamEpoch: 1, state: 'open', startOffset: 1, endOffset: 3, bytes: 120, walSlices: 0 },
+  ],
+};
+
+/** GET /v1/kafka/groups's answer: a lag near 2^53, a committed offset beyond the end, a topic dropped since. */
+const KAFKA_GROUPS = {
+  groups: [
+    {
+      group: 'billing',
+      state: 'Stable',
+      members: 2,
+      lag: 9_007_199_254_739_997,
+      partitions: [
+        { topic: 'orders', partition: 0, committedOffset: 3, endOffset: 9_007_199_254_740_000, lag: 9_007_199_254_739_997 },
+        { topic: 'orders', partition: 1, committedOffset: 7, endOffset: 5, lag: -2 },
+        { topic: 'gone', partition: 0, committedOffset: 4, endOffset: null, lag: null },
+      ],
+    },
+  ],
+  unavailableBuckets: 1,
+  truncated: false,
+};
 
 /** A page of one record at offset 5 whose int64 is beyond 2^53. */
 const STORED = [{ startOffset: 5, payload: encodeBatch([{ name: 'id', type: 'int64' }], [{ id: 9_007_199_254_740_993n }], 1_764_655_200_000) }];
@@ -62,6 +104,8 @@ const TABLE = {
 
 describe('GrpcGateway', () => {
   const calls: string[] = [];
+  /** What ClusterStatus and KafkaGroups asked the service for. */
+  const queries: object[] = [];
   let ready = false;
   const record =
     <T>(name: string, answer: T) =>
@@ -89,7 +133,17 @@ describe('GrpcGateway', () => {
       calls.push('openScan');
       return { first: SCAN_PAGE, rest: (async function* () {})(), offset: 5, limit: 1000 };
     },
-    clusterStatus: record('clusterStatus', { coordinator: { node: 'coordinator-1', epoch: 2 }, nodes: [], buckets: [] }),
+    clusterStatus: async (query: { listBuckets: boolean; table?: string }) => {
+      calls.push('clusterStatus');
+      queries.push(query);
+      if (query.table === 'missing') throw new NotFoundError("table 'missing' does not exist");
+      return CLUSTER_STATUS;
+    },
+    kafkaGroups: async (query: { group?: string }) => {
+      calls.push('kafkaGroups');
+      queries.push(query);
+      return KAFKA_GROUPS;
+    },
     rebalance: record('rebalance', { moves: [{ table: 'events', bucket: 0, from: null, to: '2' }], dryRun: true }),
   } as unknown as GatewayService;
 
@@ -118,6 +172,7 @@ describe('GrpcGateway', () => {
   });
   beforeEach(() => {
     calls.length = 0;
+    queries.length = 0;
   });
 
   const withToken = bearerMetadata;
@@ -165,6 +220,76 @@ describe('GrpcGateway', () => {
     expect(await failureOf(unary('DescribeTable', { name: 'missing' })(openClient, withToken()))).toEqual(['NOT_FOUND', "table 'missing' does not exist", 'NotFound']);
     expect(await failureOf(unary('AlterTable', { name: 'events' })(openClient, withToken()))).toEqual(['INVALID_ARGUMENT', 'set or remove must name at least one property', 'InvalidArgument']);
     expect(calls).toEqual(['put', 'describeTable']);
+  });
+
+  it('answers ClusterStatus with the table totals and bucket figures of GET /v1/cluster, and KafkaGroups with each lag', async () => {
+    // Proves int64 values near 2^53 and negative ones arrive exact, and that null and absent differ where they mean different things.
+    const status = await unary('ClusterStatus', {})(openClient, withToken());
+    expect(status).toMatchObject({
+      tables: [
+        { table: 'events', buckets: 1, endOffset: '9007199254740000', bytes: '4096', lakeOffset: '0', tieredAt: '' },
+        { table: 'users', buckets: 1, endOffset: '3', bytes: '120', tieredAt: '' },
+      ],
+      buckets: [
+        { table: 'events', partition: '', bucket: 0, leader: '1', state: 'open', startOffset: '0', endOffset: '9007199254740000', bytes: '4096', walSlices: 2, lakeOffset: '0' },
+        { table: 'users', partition: '', bucket: 0, leader: '', state: 'open', startOffset: '1', endOffset: '3', bytes: '120', walSlices: 0 },
+      ],
+    });
+    const [withLake, withoutLake] = (status as { tables: object[] }).tables;
+    expect(['lakeOffset' in withLake!, 'lakeOffset' in withoutLake!, 'lakeOffset' in (status as { buckets: object[] }).buckets[1]!]).toEqual([true, false, false]);
+    // toMatchObject: proto-loader's client adds the synthetic oneof of each proto3 optional set (`_lag: 'lag'`).
+    const groups = (await unary('KafkaGroups', { group: 'billing' })(openClient, withToken())) as { groups: { partitions: object[] }[] };
+    expect(groups).toMatchObject({
+      groups: [
+        {
+          group: 'billing',
+          state: 'Stable',
+          members: 2,
+          lag: '9007199254739997',
+          partitions: [
+            { topic: 'orders', partition: 0, committedOffset: '3', endOffset: '9007199254740000', lag: '9007199254739997' },
+            { topic: 'orders', partition: 1, committedOffset: '7', endOffset: '5', lag: '-2' },
+            { topic: 'gone', partition: 0, committedOffset: '4' },
+          ],
+        },
+      ],
+      unavailableBuckets: 1,
+      truncated: false,
+    });
+    expect(['endOffset' in groups.groups[0]!.partitions[2]!, 'lag' in groups.groups[0]!.partitions[2]!]).toEqual([false, false]);
+    expect(queries).toEqual([{ listBuckets: true }, { group: 'billing' }]);
+  });
+
+  it('checks ClusterStatus.table and KafkaGroups.group as the HTTP API checks ?table= and ?group=', async () => {
+    // Proves the same pure checks as GET /v1/cluster and GET /v1/kafka/groups: a bad filter never reaches the service, an unknown table is its NotFound.
+    const failureOf = (call: Promise<unknown>) => call.then(() => null, (error: ServiceError) => [GrpcStatus[error.code], error.details, error.metadata.get('mink-error-code')[0]]);
+    await unary('ClusterStatus', { table: 'events' })(openClient, withToken());
+    expect(await failureOf(unary('ClusterStatus', { table: '' })(openClient, withToken()))).toEqual(['INVALID_ARGUMENT', 'table must not be empty', 'InvalidArgument']);
+    expect(await failureOf(unary('ClusterStatus', { table: '9 bad<b>' })(openClient, withToken()))).toEqual(['INVALID_ARGUMENT', expect.stringMatching(/^table '9 bad<b>' is invalid/), 'InvalidArgument']);
+    expect(await failureOf(unary('ClusterStatus', { table: 'events', omitBuckets: true })(openClient, withToken()))).toEqual([
+      'INVALID_ARGUMENT',
+      'table lists the buckets of that table; it cannot go with omit_buckets',
+      'InvalidArgument',
+    ]);
+    expect(await failureOf(unary('ClusterStatus', { table: 'missing' })(openClient, withToken()))).toEqual(['NOT_FOUND', "table 'missing' does not exist", 'NotFound']);
+    expect(await failureOf(unary('KafkaGroups', { group: '' })(openClient, withToken()))).toEqual(['INVALID_ARGUMENT', 'group must be one group id, got ""', 'InvalidArgument']);
+    expect(queries).toEqual([{ listBuckets: true, table: 'events' }, { listBuckets: true, table: 'missing' }]);
+  });
+
+  it('refuses ClusterStatus and KafkaGroups to a token limited to some tables, even when the filter names one of them', async () => {
+    // Proves the same rule as the HTTP routes: both answers name every table or group, so only a token for all tables reads them.
+    for (const [method, request] of [
+      ['ClusterStatus', { table: 'events' }],
+      ['KafkaGroups', {}],
+      ['DescribeTable', { name: 'events' }],
+    ] as const) {
+      const outcome = await callUnary(guardedClient, method, request, withToken(EVENTS_READER)).then(
+        () => 'served',
+        (error: ServiceError) => GrpcStatus[error.code],
+      );
+      expect([method, outcome]).toEqual([method, method === 'DescribeTable' ? 'served' : 'PERMISSION_DENIED']);
+    }
+    expect(calls).toEqual(['describeTable']);
   });
 
   it('refuses bytes that are not the request message with INVALID_ARGUMENT, not INTERNAL', async () => {

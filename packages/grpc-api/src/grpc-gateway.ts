@@ -15,7 +15,7 @@ import {
 } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { LIMITS } from '@mink/config';
-import { authorize, unauthenticatedErrorOf, type AccessNeed, type AccessPolicy, type AccessScope, type GatewayService } from '@mink/http-api';
+import { authorize, clusterQueryOf, readGroupParameter, unauthenticatedErrorOf, type AccessNeed, type AccessPolicy, type AccessScope, type GatewayService } from '@mink/http-api';
 import { InvalidArgumentError, MinkError, UnavailableError, type ScanPage } from '@mink/protocol';
 import { InFlightBytes, newErrorId } from '@mink/runtime';
 import { grpcFailureOf, inFlightRefusal, isExpectedFailure, statusOfFailure } from './grpc-errors';
@@ -32,7 +32,7 @@ import {
   type CreateTableMessage,
   type ScanMessage,
 } from './requests';
-import { clusterStatusOf, lookupResponseOf, prefixLookupResponseOf, rangesOf, rebalanceResponseOf, scanResponseOf, tableDescriptionOf, writeResultOf } from './responses';
+import { clusterStatusOf, kafkaGroupsResponseOf, lookupResponseOf, prefixLookupResponseOf, rangesOf, rebalanceResponseOf, scanResponseOf, tableDescriptionOf, writeResultOf } from './responses';
 
 export interface GrpcGatewayOptions {
   gateway: GatewayService;
@@ -164,10 +164,12 @@ export class GrpcGateway {
         ),
       ),
       Scan: (call: ServerWritableStream<ScanMessage, unknown>) => void this.scan(call),
-      ClusterStatus: this.unary('ClusterStatus', onCluster('read'), async (request: { omitBuckets: boolean }) =>
-        clusterStatusOf(await gateway.clusterStatus({ listBuckets: !request.omitBuckets })),
+      // The table filter is checked as GET /v1/cluster's ?table= is; a token for some tables reads neither (the answer names every table).
+      ClusterStatus: this.unary('ClusterStatus', onCluster('read'), async (request: { omitBuckets: boolean; table?: string }) =>
+        clusterStatusOf(await gateway.clusterStatus(clusterQueryOf(!request.omitBuckets, request.table, 'omit_buckets'))),
       ),
       Rebalance: this.unary('Rebalance', onCluster('admin'), async (request: { dryRun: boolean }) => rebalanceResponseOf(await gateway.rebalance(request.dryRun))),
+      KafkaGroups: this.unary('KafkaGroups', onCluster('read'), async (request: { group?: string }) => kafkaGroupsResponseOf(await gateway.kafkaGroups(readGroupParameter(request.group)))),
     };
   }
 

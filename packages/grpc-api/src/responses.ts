@@ -1,7 +1,9 @@
 /**
  * GatewayService answers as the messages of mink.proto: the fields the HTTP API answers under the proto's
- * names, nulls as empty strings (proto3 has no null scalar), rows as JSON text. Numbers that can pass 2^31
- * (offsets, epochs, counts) go out as JavaScript numbers into uint64 fields, which proto-loader encodes exactly.
+ * names, nulls as empty strings (proto3 has no null scalar) or, where empty and null differ, as absent
+ * `optional` fields, rows as JSON text. Numbers that can pass 2^31 (offsets, epochs, counts) go out as
+ * JavaScript numbers into uint64 fields (int64 where they may be negative: Kafka offsets and lags), which
+ * proto-loader encodes exactly.
  */
 import type { GatewayService } from '@mink/http-api';
 import type { ScanPage } from '@mink/protocol';
@@ -74,7 +76,41 @@ export function clusterStatusOf(status: Answer<'clusterStatus'>) {
       leaderEpoch: bucket.leaderEpoch,
       streamEpoch: bucket.streamEpoch,
       state: bucket.state,
+      startOffset: bucket.startOffset,
+      endOffset: bucket.endOffset,
+      bytes: bucket.bytes,
+      walSlices: bucket.walSlices,
+      ...(bucket.lakeOffset === undefined ? {} : { lakeOffset: bucket.lakeOffset }),
     })),
+    tables: status.tables.map((totals) => ({
+      table: totals.table,
+      buckets: totals.buckets,
+      endOffset: totals.endOffset,
+      bytes: totals.bytes,
+      ...(totals.lakeOffset === undefined ? {} : { lakeOffset: totals.lakeOffset }),
+      tieredAt: totals.tieredAt ?? '',
+    })),
+  };
+}
+
+/** Consumer groups and their lag; an end offset and lag that are null (the partition no longer exists) are left absent. */
+export function kafkaGroupsResponseOf(result: Answer<'kafkaGroups'>) {
+  return {
+    groups: result.groups.map((group) => ({
+      group: group.group,
+      state: group.state,
+      members: group.members,
+      lag: group.lag,
+      partitions: group.partitions.map((partition) => ({
+        topic: partition.topic,
+        partition: partition.partition,
+        committedOffset: partition.committedOffset,
+        ...(partition.endOffset === null ? {} : { endOffset: partition.endOffset }),
+        ...(partition.lag === null ? {} : { lag: partition.lag }),
+      })),
+    })),
+    unavailableBuckets: result.unavailableBuckets,
+    truncated: result.truncated,
   };
 }
 
