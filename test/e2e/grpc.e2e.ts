@@ -3,24 +3,37 @@
  * operation of the HTTP API through mink.proto, a client-streaming Append read back exactly by Scan, a
  * following Scan that receives a record appended after it started, errors as gRPC statuses with the mink code
  * in trailing metadata, bearer tokens with the HTTP API's scopes, health and reflection without a token,
- * `ports.grpc` in cluster.json, and a following Scan ended as UNAVAILABLE when the gateway stops on SIGTERM
- * (which exits 0).
+ * `ports.grpc` in cluster.json, ClusterStatus's table totals and table filter and KafkaGroups equal to what
+ * GET /v1/cluster and GET /v1/kafka/groups answer (offsets committed by a kafkajs admin), with the same
+ * refusals, and a following Scan ended as UNAVAILABLE when the gateway stops on SIGTERM (which exits 0).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import { status as GrpcStatus, type Client, type ClientReadableStream, type Metadata, type ServiceError } from '@grpc/grpc-js';
 import { ENV } from '@mink/config';
 import { LocalCluster, readClusterFile } from '@mink/devcluster';
 import { bearerMetadata, callClientStreaming, callUnary, collectServerStream, listReflectedServices, openGatewayGrpcClients, type GatewayGrpcClients } from '@mink/grpc-api';
-import { eventually, temporaryDirectory } from './helpers';
+import { eventually, http, kafkaBrokersOf, temporaryDirectory } from './helpers';
 
 jest.setTimeout(240_000);
 
 const ADMIN = 'grpc-admin-secret-7c1e9a';
 const READER = 'grpc-reader-secret-3b8d2f';
+/** A read token for the table `events` alone. */
+const EVENTS_READER = 'grpc-events-reader-secret-5a0c4e';
 
 /** Past 2^53: exact only if int64 travels as a string end to end. */
 const BIG_ID = '9007199254740993';
+
+/**
+ * A reply without the fields proto-loader's client adds for each proto3 `optional` that is set (`_lag: 'lag'`,
+ * the synthetic oneof naming it), so that it compares with the HTTP answer field for field.
+ */
+function withoutSyntheticOneofs(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value, (key, field: unknown) => (key.startsWith('_') ? undefined : field)));
+}
 
 interface ScanMessage {
   recordsJson: string;
@@ -83,6 +96,7 @@ describe('gRPC on the gateway of a real local cluster', () => {
         tokens: [
           { name: 'ops', token: ADMIN, scopes: ['admin'] },
           { name: 'analyst', token: READER, scopes: ['read'] },
+          { name: 'events-analyst', token: EVENTS_READER, scopes: ['read'], tables: ['events'] },
         ],
       }),
     );
@@ -237,12 +251,104 @@ describe('gRPC on the gateway of a real local cluster', () => {
     const status = await callUnary(mink, 'ClusterStatus', {}, admin());
     expect(status.coordinator.node).toBe('coordinator-1');
     expect(status.nodes.map((node: { id: string; live: boolean }) => [node.id, node.live])).toEqual([['1', true]]);
-    expect(status.buckets).toEqual([{ table: 'events', partition: '', bucket: 0, leader: '1', leaderEpoch: expect.any(String), streamEpoch: expect.any(String), state: 'open' }]);
+    expect(status.buckets).toEqual([
+      { table: 'events', partition: '', bucket: 0, leader: '1', leaderEpoch: expect.any(String), streamEpoch: expect.any(String), state: 'open', startOffset: '0', endOffset: '7', bytes: expect.any(String), walSlices: expect.any(Number) },
+    ]);
     expect(status.bucketStates).toEqual({ open: 1, opening: 0, unavailable: 0 });
     const withoutBuckets = await callUnary(mink, 'ClusterStatus', { omitBuckets: true }, admin());
     expect([withoutBuckets.buckets, withoutBuckets.bucketStates, withoutBuckets.nodes]).toEqual([[], { open: 1, opening: 0, unavailable: 0 }, status.nodes]);
     expect(await callUnary(mink, 'Rebalance', { dryRun: true }, admin())).toEqual({ moves: [], dryRun: true });
     expect(await outcomeOf(callUnary(mink, 'Rebalance', { dryRun: true }, bearerMetadata(READER)))).toEqual(['PERMISSION_DENIED', 'PermissionDenied']);
+
+    // A Kafka topic of two partitions, produced to, and a group whose offsets a kafkajs admin commits.
+    const kafka = new Kafka({ brokers: kafkaBrokersOf(cluster), logLevel: logLevel.NOTHING, sasl: { mechanism: 'plain', username: 'ops', password: ADMIN } as SASLOptions });
+    const kafkaAdmin = kafka.admin();
+    await kafkaAdmin.connect();
+    try {
+      await kafkaAdmin.createTopics({ topics: [{ topic: 'orders', numPartitions: 2 }], waitForLeaders: true });
+      const producer = kafka.producer();
+      await producer.connect();
+      await producer.send({ topic: 'orders', acks: -1, messages: Array.from({ length: 7 }, (_, index) => ({ partition: index % 2, key: `k${index}`, value: `v${index}` })) });
+      await producer.disconnect();
+      await kafkaAdmin.setOffsets({ groupId: 'billing', topic: 'orders', partitions: [{ partition: 0, offset: '1' }, { partition: 1, offset: '3' }] });
+    } finally {
+      await kafkaAdmin.disconnect();
+    }
+    await waitOpen('orders', 2);
+    const viaHttp = async (path: string, token = READER) => http(cluster!.gatewayUrl, 'GET', path, undefined, token);
+
+    // ClusterStatus's table totals are GET /v1/cluster's `tables`, int64 as strings, a null tiered_at empty.
+    const totalsAsGrpc = (tables: { table: string; buckets: number; endOffset: number; bytes: number; lakeOffset?: number; tieredAt?: string | null }[]) =>
+      tables.map((totals) => ({ table: totals.table, buckets: totals.buckets, endOffset: String(totals.endOffset), bytes: String(totals.bytes), ...(totals.lakeOffset === undefined ? {} : { lakeOffset: String(totals.lakeOffset) }), tieredAt: totals.tieredAt ?? '' }));
+    // Read one after the other, the two answers may straddle a change of the figures: they are read again until equal.
+    const totals = await eventually('ClusterStatus totals equal to GET /v1/cluster tables', async () => {
+      const grpcTables = withoutSyntheticOneofs((await callUnary(mink, 'ClusterStatus', { omitBuckets: true }, bearerMetadata(READER))).tables);
+      const httpTables = totalsAsGrpc((await viaHttp('/v1/cluster?buckets=false')).body.tables);
+      return isDeepStrictEqual(grpcTables, httpTables) ? (grpcTables as { table: string; endOffset: string }[]) : undefined;
+    });
+    expect(totals.map((each) => [each.table, each.endOffset])).toEqual([
+      ['__consumer_offsets', expect.any(String)],
+      ['events', '7'],
+      ['orders', '7'],
+    ]);
+
+    // The filter lists one table's buckets, as ?table= does, with the totals of every table still there.
+    const ordersOnly = await callUnary(mink, 'ClusterStatus', { table: 'orders' }, bearerMetadata(READER));
+    const ordersViaHttp = (await viaHttp('/v1/cluster?table=orders')).body;
+    expect(ordersOnly.buckets.map((bucket: { table: string; bucket: number; endOffset: string }) => [bucket.table, bucket.bucket, bucket.endOffset])).toEqual(
+      ordersViaHttp.buckets.map((bucket: { table: string; bucket: number; endOffset: number }) => [bucket.table, bucket.bucket, String(bucket.endOffset)]),
+    );
+    expect(ordersOnly.buckets.map((bucket: { bucket: number; endOffset: string }) => [bucket.bucket, bucket.endOffset])).toEqual([
+      [0, '4'],
+      [1, '3'],
+    ]);
+    expect(ordersOnly.tables.map((each: { table: string }) => each.table)).toEqual(['__consumer_offsets', 'events', 'orders']);
+
+    // A bad filter is INVALID_ARGUMENT where HTTP says 400, a table that does not exist NOT_FOUND where it says 404.
+    for (const [request, path, expected] of [
+      [{ table: '' }, '/v1/cluster?table=', ['INVALID_ARGUMENT', 'InvalidArgument', 400]],
+      [{ table: 'bad name' }, '/v1/cluster?table=bad%20name', ['INVALID_ARGUMENT', 'InvalidArgument', 400]],
+      [{ table: 'events', omitBuckets: true }, '/v1/cluster?buckets=false&table=events', ['INVALID_ARGUMENT', 'InvalidArgument', 400]],
+      [{ table: 'users' }, '/v1/cluster?table=users', ['NOT_FOUND', 'NotFound', 404]],
+    ] as const) {
+      expect([request, ...(await outcomeOf(callUnary(mink, 'ClusterStatus', request, bearerMetadata(READER)))), (await viaHttp(path)).status]).toEqual([request, ...expected]);
+    }
+
+    // KafkaGroups is GET /v1/kafka/groups, lags as int64 strings: billing committed 1 and 3 of 4 and 3 records.
+    const groupsAsGrpc = (answer: { groups: { group: string; state: string; members: number; lag: number; partitions: { topic: string; partition: number; committedOffset: number; endOffset: number | null; lag: number | null }[] }[]; unavailableBuckets: number; truncated: boolean }) => ({
+      groups: answer.groups.map((group) => ({
+        group: group.group,
+        state: group.state,
+        members: group.members,
+        lag: String(group.lag),
+        partitions: group.partitions.map((partition) => ({
+          topic: partition.topic,
+          partition: partition.partition,
+          committedOffset: String(partition.committedOffset),
+          ...(partition.endOffset === null ? {} : { endOffset: String(partition.endOffset) }),
+          ...(partition.lag === null ? {} : { lag: String(partition.lag) }),
+        })),
+      })),
+      unavailableBuckets: answer.unavailableBuckets,
+      truncated: answer.truncated,
+    });
+    const groups = await eventually('GET /v1/kafka/groups lists billing', async () => {
+      const answer = (await viaHttp('/v1/kafka/groups')).body;
+      return answer.groups?.length === 1 ? answer : undefined;
+    }, 60_000);
+    expect(groups.groups[0]).toMatchObject({ group: 'billing', state: 'Empty', members: 0, lag: 3 });
+    expect(withoutSyntheticOneofs(await callUnary(mink, 'KafkaGroups', {}, bearerMetadata(READER)))).toEqual(groupsAsGrpc(groups));
+    expect(withoutSyntheticOneofs(await callUnary(mink, 'KafkaGroups', { group: 'billing' }, bearerMetadata(READER)))).toEqual(groupsAsGrpc((await viaHttp('/v1/kafka/groups?group=billing')).body));
+    expect((await callUnary(mink, 'KafkaGroups', { group: 'nobody' }, bearerMetadata(READER))).groups).toEqual([]);
+    expect([...(await outcomeOf(callUnary(mink, 'KafkaGroups', { group: '' }, bearerMetadata(READER)))), (await viaHttp('/v1/kafka/groups?group=')).status]).toEqual(['INVALID_ARGUMENT', 'InvalidArgument', 400]);
+
+    // Both name every table or group: a token for some tables is refused them, over gRPC as over HTTP.
+    for (const [method, request, path] of [
+      ['ClusterStatus', { table: 'events' }, '/v1/cluster?table=events'],
+      ['KafkaGroups', {}, '/v1/kafka/groups'],
+    ] as const) {
+      expect([method, ...(await outcomeOf(callUnary(mink, method, request, bearerMetadata(EVENTS_READER)))), (await viaHttp(path, EVENTS_READER)).status]).toEqual([method, 'PERMISSION_DENIED', 'PermissionDenied', 403]);
+    }
 
     // SIGTERM: a following scan ends as UNAVAILABLE at once, and the gateway exits 0.
     const tail = openStream(mink, { table: 'events', bucket: 0, offset: '6', follow: true });
