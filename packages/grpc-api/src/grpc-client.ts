@@ -82,3 +82,20 @@ export function listReflectedServices(reflection: Client): Promise<string[]> {
     call.write({ listServices: '' } as never);
   });
 }
+
+/**
+ * The encoded FileDescriptorProtos the server gives by reflection for a fully qualified symbol (a service,
+ * method, message or field: `mink.v1.Mink.KafkaGroups`), the file declaring it first; null when it knows no
+ * such symbol (reflection's NOT_FOUND error response).
+ */
+export function reflectedFilesOfSymbol(reflection: Client, symbol: string): Promise<Buffer[] | null> {
+  return new Promise((resolve, reject) => {
+    const call = (reflection as unknown as { ServerReflectionInfo: () => NodeJS.ReadWriteStream }).ServerReflectionInfo();
+    call.on('data', (reply: { fileDescriptorResponse?: { fileDescriptorProto: Buffer[] }; errorResponse?: { errorCode: number } }) => {
+      resolve(reply.fileDescriptorResponse ? reply.fileDescriptorResponse.fileDescriptorProto : null);
+      call.end();
+    });
+    call.on('error', reject);
+    call.write({ fileContainingSymbol: symbol } as never);
+  });
+}

@@ -3,7 +3,7 @@ import { LIMITS } from '@mink/config';
 import { parseAccessPolicy, type GatewayService } from '@mink/http-api';
 import { InvalidArgumentError, MinkError, NotFoundError } from '@mink/protocol';
 import { InFlightBytes, internalErrorMessage } from '@mink/runtime';
-import { bearerMetadata, callClientStreaming, callUnary, collectServerStream, listReflectedServices, openGatewayGrpcClients, type GatewayGrpcClients } from './grpc-client';
+import { bearerMetadata, callClientStreaming, callUnary, collectServerStream, listReflectedServices, openGatewayGrpcClients, reflectedFilesOfSymbol, type GatewayGrpcClients } from './grpc-client';
 import { encodeBatch, encodeScanPage } from '@mink/records';
 import { eventually } from '@mink/testing';
 import { GrpcGateway } from './grpc-gateway';
@@ -334,6 +334,27 @@ describe('GrpcGateway', () => {
 
   it('lists its services by reflection without a token', async () => {
     expect(await listReflectedServices(guardedClients.reflection)).toEqual(['grpc.health.v1.Health', 'mink.v1.Mink']);
+  });
+
+  it.each([
+    ['mink.v1.Mink.KafkaGroups', 'KafkaGroupsResponse'],
+    ['mink.v1.KafkaGroupsRequest.group', 'KafkaGroupsRequest'],
+    ['mink.v1.ClusterStatusRequest.table', 'ClusterStatusRequest'],
+    ['mink.v1.ClusterStatusResponse.tables', 'TableTotals'],
+    ['mink.v1.BucketStatus.end_offset', 'lake_offset'],
+    ['mink.v1.PartitionLag.committed_offset', 'committed_offset'],
+    ['mink.v1.RebalanceRequest.dry_run', 'dry_run'],
+  ])('describes %s by reflection, from the proto it serves', async (symbol, named) => {
+    // Proves reflection serves the same mink.proto as the methods: a client generated from it knows each new field and method.
+    const files = await reflectedFilesOfSymbol(guardedClients.reflection, symbol);
+    expect(files).not.toBeNull();
+    expect(Buffer.concat(files!).includes(named)).toBe(true);
+  });
+
+  it('answers reflection of a symbol the proto does not declare with no file, a field by its JavaScript name included', async () => {
+    // Proves the descriptors are the .proto's: grpcurl's `{"dry_run": true}` names a field reflection knows.
+    expect(await reflectedFilesOfSymbol(guardedClients.reflection, 'mink.v1.Mink.NoSuchMethod')).toBeNull();
+    expect(await reflectedFilesOfSymbol(guardedClients.reflection, 'mink.v1.BucketStatus.endOffset')).toBeNull();
   });
 });
 

@@ -20,7 +20,7 @@ import { InvalidArgumentError, MinkError, UnavailableError, type ScanPage } from
 import { InFlightBytes, newErrorId } from '@mink/runtime';
 import { grpcFailureOf, inFlightRefusal, isExpectedFailure, statusOfFailure } from './grpc-errors';
 import { HeldMessages, type CallHolding } from './held-messages';
-import { HEALTH_SERVICE, MINK_SERVICE, loadGatewayProtos } from './proto';
+import { HEALTH_SERVICE, MINK_SERVICE, loadGatewayProtos, loadReflectedProtos } from './proto';
 import {
   alterTableBody,
   columnsOf,
@@ -94,7 +94,7 @@ export class GrpcGateway {
     const definition = loadGatewayProtos();
     this.server.addService(readingAnyBytes(definition[MINK_SERVICE] as ServiceDefinition, this.held), this.minkHandlers());
     this.server.addService(definition[HEALTH_SERVICE] as ServiceDefinition, this.healthHandlers());
-    new ReflectionService(definition).addToServer(this.server);
+    new ReflectionService(loadReflectedProtos()).addToServer(this.server);
   }
 
   /** Binds `host:port` (0: a free port) and resolves with the port bound. */

@@ -24,3 +24,12 @@ export const PROTO_OPTIONS: Options = { keepCase: false, longs: String, enums: S
 export function loadGatewayProtos(): PackageDefinition {
   return loadSync([...PROTO_FILES], PROTO_OPTIONS);
 }
+
+/**
+ * The same files as reflection describes them to clients (grpcurl, generated stubs): with the field names of
+ * the .proto (`end_offset`, not the `endOffset` of PROTO_OPTIONS, which proto-loader also writes into the
+ * descriptors it builds), so that a client built by reflection has the fields, names and numbers of mink.proto.
+ */
+export function loadReflectedProtos(): PackageDefinition {
+  return loadSync([...PROTO_FILES], { ...PROTO_OPTIONS, keepCase: true });
+}
