@@ -20,7 +20,7 @@ export const HEALTH_SERVICE = 'grpc.health.v1.Health';
  */
 export const PROTO_OPTIONS: Options = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [PROTO_ROOT] };
 
-/** The definitions of every service the gateway serves (also what reflection describes). */
+/** The definitions of every service the gateway serves, as its handlers and the tests' clients see the messages (reflection: loadReflectedProtos). */
 export function loadGatewayProtos(): PackageDefinition {
   return loadSync([...PROTO_FILES], PROTO_OPTIONS);
 }
