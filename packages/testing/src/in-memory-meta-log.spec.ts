@@ -121,13 +121,30 @@ describe('InMemoryMetaLog', () => {
   it('reports an unknown outcome as Timeout when it was evicted before the proposer looked', async () => {
     // Proves the recent-outcomes map is bounded and a proposer never gets another entry's outcome.
     const log = new InMemoryMetaLog();
-    const slow = await store(log, { recentOutcomesMax: 2 });
+    // The slow proposer's retry reaches the log only once the gate opens: its backoff (25-50 ms) alone raced
+    // the fast proposals below, and on a loaded machine the retry looked before the evictions (a CI run).
+    let openGate = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let slowAppends = 0;
+    const gatedLog: MetaLog = {
+      append: async (command, messageId) => {
+        slowAppends += 1;
+        if (slowAppends > 1) await gate;
+        return log.append(command, messageId);
+      },
+      tail: (fromSeq, onEntry, onError) => log.tail(fromSeq, onEntry, onError),
+      lastSeq: () => log.lastSeq(),
+    };
+    const slow = await store(gatedLog, { recentOutcomesMax: 2 });
     const fast = await store(log);
     log.failNextAppends(1, 'lost-ack');
-    // The slow proposer's entry lands as seq 1; while it backs off, three more entries apply.
+    // The slow proposer's entry lands as seq 1; while its retry waits, three more entries apply in its view.
     const slowProposal = slow.propose({ type: 'RegisterNode', nodeId: 'slow' });
     for (let index = 0; index < 3; index++) await fast.propose({ type: 'RegisterNode', nodeId: 'fast' });
+    await slow.waitForSeq(4, WAIT_MS);
+    openGate();
     await expect(slowProposal).rejects.toBeInstanceOf(TimeoutError);
+    expect(slowAppends).toBe(2);
     expect(log.entries().filter((entry) => (entry.command as { nodeId: string }).nodeId === 'slow')).toHaveLength(1);
   });
 
