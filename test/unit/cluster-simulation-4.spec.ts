@@ -1,0 +1,3 @@
+import { simulationSuite } from '../simulation/simulation-suite';
+
+simulationSuite(4);
