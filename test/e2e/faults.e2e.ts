@@ -244,7 +244,7 @@ describe('faults under append load', () => {
       const openBy = new Map<string, string[]>();
       for (const node of after.nodes) {
         const status = await requestJson<any>(nc, SUBJECTS.nodeRpc(node.address), { op: 'status' });
-        for (const bucket of status.buckets) if (bucket.state === 'open') openBy.set(bucket.bucketId, [...(openBy.get(bucket.bucketId) ?? []), node.id]);
+        for (const id of status.buckets.open) openBy.set(id, [...(openBy.get(id) ?? []), node.id]);
       }
       const route = await requestJson<any>(nc, SUBJECTS.anyNodeRpc, { op: 'describeTable', table: 'restart' });
       for (const bucket of after.buckets.filter((candidate: any) => candidate.table === 'restart')) {

@@ -145,9 +145,11 @@ export class BucketSync {
     this.onOpenedAfterTakeover = listener;
   }
 
-  /** What GET /v1/cluster shows for this node's buckets. */
-  localBuckets(): { bucketId: string; state: BucketServingState; streamEpoch: number }[] {
-    return [...this.local.entries()].map(([bucketId, bucket]) => ({ bucketId, ...bucket }));
+  /** The ids of the buckets this node holds, by the state it holds each in (what GET /v1/cluster shows for them). */
+  localBuckets(): Record<BucketServingState, string[]> {
+    const byState: Record<BucketServingState, string[]> = { open: [], opening: [], unavailable: [] };
+    for (const [bucketId, bucket] of this.local) byState[bucket.state].push(bucketId);
+    return byState;
   }
 
   /** Whether a request for the bucket can be served now (used by the data path). */

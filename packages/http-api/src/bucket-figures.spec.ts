@@ -1,5 +1,5 @@
 import { NO_WRITERS, type BucketRecord, type TableRecord } from '@mink/meta';
-import { bucketFiguresOf, servingState, tableTotalsOf } from './bucket-figures';
+import { bucketFiguresOf, clusterSummaryOf, servingState } from './bucket-figures';
 
 /**
  * What GET /v1/cluster reports of a bucket's data: stored offsets, bytes and slices still in WAL objects from the stream's slices, and
@@ -60,20 +60,49 @@ describe('servingState', () => {
   });
 });
 
-describe('tableTotalsOf', () => {
+describe('clusterSummaryOf', () => {
   const TIERED = { ...LAKE, tieredAtMs: Date.UTC(2026, 11, 2, 10, 0, 0) };
-  it.each<[string, Pick<TableRecord, 'name' | 'partition' | 'buckets' | 'lake'>, Pick<BucketRecord, 'partition' | 'bucket' | 'stream'>[], object]>([
-    ['a table without buckets yet', { name: 't', buckets: 2 }, [], { table: 't', buckets: 0, endOffset: 0, bytes: 0 }],
-    ['end offsets and bytes sum, no lake fields without a lake', { name: 't', buckets: 2 }, [bucket(null, 0, [5, 6], 3, 10), bucket(null, 1, [100], 0, 90)], { table: 't', buckets: 2, endOffset: 100, bytes: 111 }],
-    ['lake offsets sum; never tiered', { name: 't', buckets: 2, lake: LAKE }, [bucket(null, 0, [], 0, 10), bucket(null, 1, [], 0, 60)], { table: 't', buckets: 2, endOffset: 70, bytes: 0, lakeOffset: 40, tieredAt: null }],
+  type Table = Parameters<typeof clusterSummaryOf>[0][number];
+  const of = (tableId: number, leader: string | null, record: ReturnType<typeof bucket>) => ({ ...record, tableId, leader });
+  const none = new Set<string>();
+  it.each<[string, Table, Pick<BucketRecord, 'partition' | 'bucket' | 'stream'>[], object]>([
+    ['a table without buckets yet', { id: 1, name: 't', buckets: 2 }, [], { table: 't', buckets: 0, endOffset: 0, bytes: 0 }],
+    ['end offsets and bytes sum, no lake fields without a lake', { id: 1, name: 't', buckets: 2 }, [bucket(null, 0, [5, 6], 3, 10), bucket(null, 1, [100], 0, 90)], { table: 't', buckets: 2, endOffset: 100, bytes: 111 }],
+    ['lake offsets sum; never tiered', { id: 1, name: 't', buckets: 2, lake: LAKE }, [bucket(null, 0, [], 0, 10), bucket(null, 1, [], 0, 60)], { table: 't', buckets: 2, endOffset: 70, bytes: 0, lakeOffset: 40, tieredAt: null }],
     [
       'partitions count as buckets; the last round as an ISO time',
-      { name: 'p', buckets: 2, partition: DAILY, lake: TIERED },
+      { id: 1, name: 'p', buckets: 2, partition: DAILY, lake: TIERED },
       [bucket('20261202', 1, [4], 0, 9), bucket('20261203', 1, [4], 0, 3)],
       { table: 'p', buckets: 2, endOffset: 12, bytes: 8, lakeOffset: 7, tieredAt: '2026-12-02T10:00:00.000Z' },
     ],
-  ])('%s', (_name, table, buckets, expected) => {
+  ])('table totals: %s', (_name, table, buckets, expected) => {
     // Proves the per-table figures the summary of GET /v1/cluster carries are the sums of the bucket figures.
-    expect(tableTotalsOf(table, buckets)).toEqual(expected);
+    expect(clusterSummaryOf([table], buckets.map((record) => of(table.id, null, record)), none, new Map()).totals).toEqual([expected]);
+  });
+
+  it("counts each node's buckets and each serving state, and each bucket for its own table, tables in the order given", () => {
+    // Proves the one pass gives what the three passes it replaced gave: leaders' loads, states as servingState
+    // gives them, and totals by table id whatever order the buckets come in.
+    const states = new Map([
+      ['1', new Map<string, 'open' | 'opening'>([['7//0', 'open'], ['8//0', 'open'], ['8//1', 'opening']])],
+      ['2', new Map<string, 'open'>([['7//1', 'open']])],
+    ]);
+    const tables: Table[] = [{ id: 8, name: 'a', buckets: 3 }, { id: 7, name: 'b', buckets: 2 }];
+    const buckets = [
+      of(7, '1', bucket(null, 0, [10], 0, 5)),
+      of(8, '1', bucket(null, 0, [1], 0, 1)),
+      of(7, '2', bucket(null, 1, [20], 0, 6)),
+      of(8, '1', bucket(null, 1, [], 0, 0)),
+      of(8, null, bucket(null, 2, [3], 0, 2)),
+      // A bucket of a table not among `tables` (dropped while the answer was built) counts in the states only.
+      of(9, '3', bucket(null, 0, [50], 0, 50)),
+    ];
+    const summary = clusterSummaryOf(tables, buckets, new Set(['1', '2']), states);
+    expect(summary.load).toEqual(new Map([['1', 3], ['2', 1], ['3', 1]]));
+    expect(summary.bucketStates).toEqual({ open: 3, opening: 1, unavailable: 2 });
+    expect(summary.totals).toEqual([
+      { table: 'a', buckets: 3, endOffset: 3, bytes: 4 },
+      { table: 'b', buckets: 2, endOffset: 11, bytes: 30 },
+    ]);
   });
 });
