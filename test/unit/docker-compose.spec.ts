@@ -243,11 +243,17 @@ describe('docker/docker-compose.yml', () => {
     expect([compose.services.createbucket?.entrypoint].flat().join(' ')).toContain('mc mb --ignore-existing local/mink');
   });
 
-  it('runs every mink service with the Node.js flags `mink up` passes (DEFAULTS.serviceNodeFlags), in both images', () => {
+  it('runs every mink service with the Node.js flags `mink up` passes (DEFAULTS.serviceNodeFlags, and DEFAULTS.roleNodeFlags on its command), in both images', () => {
     // Proves the containers' V8 settings (the young generation's bound) are the ones the bench measured under `mink up`.
     const flags = DEFAULTS.serviceNodeFlags.join(' ');
     const { stages } = dockerfileOf(minkServices[0]![1]);
     for (const [, service] of minkServices) expect(stages.find((stage) => stage.name === service.build?.target)?.env.NODE_OPTIONS).toBe(flags);
+    // A role's own flags sit between `node` and its main module; the local compose file runs the same commands (below).
+    for (const [name, service] of minkServices) {
+      const target = service.build!.target as keyof typeof DEFAULTS.roleNodeFlags;
+      const command = stages.find((stage) => stage.name === target)?.command ?? [];
+      expect({ name, flags: command.slice(1, -1) }).toEqual({ name, flags: [...(DEFAULTS.roleNodeFlags[target] ?? [])] });
+    }
     const local = parseDockerfile(readFileSync(resolve(__dirname, '../../docker/local/mink.Dockerfile'), 'utf8'));
     expect(local.map((stage) => stage.env.NODE_OPTIONS)).toEqual([flags]);
   });
@@ -327,7 +333,7 @@ describe('docker/docker-compose.yml', () => {
       const stage = stages.find((candidate) => candidate.name === service.build?.target);
       expect(stage).toBeDefined();
       const command = service.command === undefined ? stage!.command : [service.command].flat();
-      expect(command).toEqual(['node', `apps/${service.build?.target}/dist/main.js`]);
+      expect(command).toEqual(['node', ...(DEFAULTS.roleNodeFlags[service.build!.target as keyof typeof DEFAULTS.roleNodeFlags] ?? []), `apps/${service.build?.target}/dist/main.js`]);
       const project = JSON.parse(readFileSync(join(REPO_ROOT, 'apps', service.build!.target!, 'project.json'), 'utf8')) as {
         projectType: string;
       };

@@ -675,6 +675,17 @@ export const DEFAULTS = {
    * 4 MiB saved 30 MiB less.
    */
   serviceNodeFlags: ['--max-semi-space-size=2'] as readonly string[],
+  /**
+   * Node.js flags of one role on top of `serviceNodeFlags` (on its command line, which V8 reads after
+   * NODE_OPTIONS, so they win: `mink up` passes them, the images' CMD and docker-compose.local.yml's commands
+   * carry them). The gateway's young generation may grow to 16 MiB semi-spaces: under many small appends it
+   * turns every request body into short-lived row buffers and Arrow batches, and with 2 MiB semi-spaces V8's
+   * collector took 17–20 % of its CPU. `pnpm bench -- --only append --no-failover --concurrency 32 --batch
+   * 50`, three pairs of runs alternating (2026-12-07): gateway CPU per MB 0.130–0.132 → 0.108–0.109 s, its
+   * rows/s 0.51–0.55 → 0.55–0.59 × the floor's, all processes' PSS at peak 778–787 → 771–786 MiB and the
+   * gateway's peak RSS 213–217 → 211–213 MiB (no growth measured).
+   */
+  roleNodeFlags: { gateway: ['--max-semi-space-size=16'] } as Readonly<Partial<Record<'coordinator' | 'data-node' | 'gateway' | 'tiering-worker', readonly string[]>>>,
 } as const;
 
 export function assertLimits(): void {

@@ -660,7 +660,7 @@ export class LocalCluster {
       // One profile per start of a process: a restarted service writes a second file instead of overwriting the first.
       const profileName = `${entry.role}-${entry.nodeId ?? entry.role}-${Date.now()}.cpuprofile`;
       const profile = this.options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${this.options.cpuProfileDir}`, `--cpu-prof-name=${profileName}`] : [];
-      child = spawn(process.execPath, [...DEFAULTS.serviceNodeFlags, ...profile, mainPath], {
+      child = spawn(process.execPath, [...DEFAULTS.serviceNodeFlags, ...(DEFAULTS.roleNodeFlags[entry.role as ServiceRole] ?? []), ...profile, mainPath], {
         cwd: this.options.repoRoot,
         env: entry.env ?? process.env,
         stdio: ['ignore', logDescriptor, logDescriptor],
