@@ -4,8 +4,10 @@
  * leader at its leader epoch; bad schemas get clear 400s and duplicates 409; coordinator actions sent to
  * the replica that does not hold the lease are forwarded; a restarted data node comes back with a
  * higher node epoch and re-opens its buckets at fresh leader epochs; and a whole-cluster restart on the
- * same data dir keeps every table.
+ * same data dir keeps every table; every line the services logged meanwhile is a JSON record.
  */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect } from 'nats';
 import { LocalCluster } from '@mink/devcluster';
 import { SUBJECTS } from '@mink/protocol';
@@ -153,5 +155,26 @@ describe('foundation on a real local cluster', () => {
     expect((await http(restarted, 'GET', '/v1/tables')).body.tables.map((table: any) => table.name)).toEqual(['events']);
     const { described } = await allOpen(restarted, 'events');
     expect(described.bucketLeaders).toHaveLength(8);
+
+    // Every line the mink services wrote, over two starts and a kill -9, is a pino JSON record: no library
+    // printed plain text among them (the AWS SDK's nine-line notice about Node.js 22 did until 2026-12-07).
+    const logDir = join(directory.path, 'logs');
+    const serviceLogs = readdirSync(logDir).filter((name) => /^(coordinator|data-node|gateway|tiering)/.test(name));
+    expect(serviceLogs.length).toBeGreaterThanOrEqual(7);
+    for (const name of serviceLogs) {
+      const notJson = readFileSync(join(logDir, name), 'utf8')
+        .split('\n')
+        .filter((line) => line !== '' && !isLogRecord(line));
+      expect({ name, notJson: notJson.slice(0, 3) }).toEqual({ name, notJson: [] });
+    }
   });
 });
+
+function isLogRecord(line: string): boolean {
+  try {
+    const record = JSON.parse(line) as { level?: unknown; time?: unknown; msg?: unknown };
+    return typeof record.level === 'number' && typeof record.time === 'number' && typeof record.msg === 'string';
+  } catch {
+    return false;
+  }
+}
