@@ -54,14 +54,25 @@ export function getIn<V>(map: ShardedMap<V>, key: string): V | undefined {
   return Object.prototype.hasOwnProperty.call(shard, key) ? shard[key] : undefined;
 }
 
-/** Every entry, shard by shard (not in key order). */
+/**
+ * Every entry, shard by shard (not in key order). Shards never written are the one shared empty shard and
+ * are passed over without listing their keys: most maps of a small view (its tables, a cluster's few
+ * thousand buckets) leave most of their 4 096 shards empty, and listing each one's keys was most of what a
+ * pass over such a map cost (80 % of the metadata simulation's time).
+ */
 export function* entriesIn<V>(map: ShardedMap<V>): IterableIterator<[string, V]> {
-  for (const shard of map.shards) for (const key of Object.keys(shard)) yield [key, shard[key]!];
+  for (const shard of map.shards) {
+    if (shard === EMPTY_SHARD) continue;
+    for (const key of Object.keys(shard)) yield [key, shard[key]!];
+  }
 }
 
-/** Every value, shard by shard (not in key order: sort when the order matters). */
+/** Every value, shard by shard (not in key order: sort when the order matters); empty shards as in `entriesIn`. */
 export function* valuesIn<V>(map: ShardedMap<V>): IterableIterator<V> {
-  for (const shard of map.shards) for (const key of Object.keys(shard)) yield shard[key]!;
+  for (const shard of map.shards) {
+    if (shard === EMPTY_SHARD) continue;
+    for (const key of Object.keys(shard)) yield shard[key]!;
+  }
 }
 
 /** The map as one flat record (for snapshots and tests). */
