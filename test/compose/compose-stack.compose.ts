@@ -60,6 +60,27 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
     return (await runTool(tools.docker, args, { input, timeoutMs: 120_000 })).stdout;
   }
 
+  /**
+   * Creates a table through the published gateway and answers its description. A refusal fails with the
+   * gateway's answer, body and all, and the last warnings and errors the gateway and the coordinators logged,
+   * so that one seen once in CI can be diagnosed from its log.
+   */
+  async function createTable(spec: Record<string, unknown>): Promise<any> {
+    const created = await http(gateway, 'POST', '/v1/tables', { columns: LOAD_COLUMNS, ...spec }, token);
+    if (created.status !== 201) {
+      const logs = await Promise.all(
+        ['gateway_1', 'coordinator_1', 'coordinator_2'].map(async (service) => {
+          const container = `${PROJECT}_${service}`;
+          const { stdout, stderr } = await runTool(tools.docker, ['logs', '--tail', '300', container], { timeoutMs: 60_000 }).catch((error: Error) => ({ stdout: error.message, stderr: '' }));
+          const lines = `${stdout}\n${stderr}`.split('\n').filter((line) => /"level":(40|50|60)/.test(line)).slice(-8);
+          return `${container}:\n${lines.map((line) => `  ${line.slice(0, 600)}`).join('\n')}`;
+        }),
+      );
+      throw new Error(`creating ${JSON.stringify(spec.name)}: HTTP ${created.status} ${JSON.stringify(created.body)}\nlast warnings and errors logged:\n${logs.join('\n')}`);
+    }
+    return created.body;
+  }
+
   /** Runs `node -e script args…` in the mink image on the stack's network (with `mounts`, host:container, read-only), and resolves with its output. */
   async function nodeOnStackNetwork(script: string, args: string[], mounts: string[] = []): Promise<string> {
     return (await docker(['run', '--rm', '--network', `${PROJECT}_default`, ...mounts.flatMap((mount) => ['-v', `${mount}:ro`]), 'mink-local/mink:latest', 'node', '-e', script, ...args])).trim();
@@ -161,8 +182,7 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
   });
 
   it('kill -9 of a data node container under appends through the published gateway: every acknowledged row exactly once, ack gap within lease_ttl + tick + 2 s', async () => {
-    const created = await http(gateway, 'POST', '/v1/tables', { name: 'orders', columns: LOAD_COLUMNS, buckets: BUCKETS }, token);
-    expect(created.status).toBe(201);
+    await createTable({ name: 'orders', buckets: BUCKETS });
     const load = new AppendLoad(gatewayAppender(gateway, token), 'orders', { lanes: 4, batchRows: 20, callsMax: 100_000, pauseMs: 20 });
     const clock = new AcknowledgementClock(() => load.acknowledged.size);
     load.start();
@@ -194,11 +214,11 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
       return coordinator !== null && coordinator.epoch > before.epoch ? coordinator : undefined;
     }, 60_000);
     options.log(`coordinator lease: ${before.node} at epoch ${before.epoch}, then ${after.node} at epoch ${after.epoch}`);
-    expect((await http(gateway, 'POST', '/v1/tables', { name: 'after_coordinator', columns: LOAD_COLUMNS, buckets: 2 }, token)).status).toBe(201);
+    await createTable({ name: 'after_coordinator', buckets: 2 });
   });
 
   it('kill -9 of one NATS server under appends: appends go on, every acknowledged row exactly once', async () => {
-    expect((await http(gateway, 'POST', '/v1/tables', { name: 'through_nats', columns: LOAD_COLUMNS, buckets: BUCKETS }, token)).status).toBe(201);
+    await createTable({ name: 'through_nats', buckets: BUCKETS });
     const load = new AppendLoad(gatewayAppender(gateway, token), 'through_nats', { lanes: 4, batchRows: 20, callsMax: 100_000, pauseMs: 20 });
     load.start();
     const server = `${PROJECT}_nats-2_1`;
@@ -220,7 +240,7 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
   it('the tiering workers write the lake, and DuckDB reads every row back from it', async () => {
     const table = 'lake_clicks';
     const properties = { 'table.datalake.enabled': 'true', 'table.datalake.freshness': '1s' };
-    expect((await http(gateway, 'POST', '/v1/tables', { name: table, columns: LOAD_COLUMNS, buckets: 3, properties }, token)).status).toBe(201);
+    await createTable({ name: table, buckets: 3, properties });
     const rows = 500;
     for (let first = 0; first < rows; first += 50) {
       const rowsOfCall = Array.from({ length: 50 }, (_unused, index) => ({ id: first + index, lane: 'lake' }));
@@ -250,9 +270,8 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
       return live.length === 5 ? live.filter((node) => !known.includes(node)) : undefined;
     }, 60_000);
     expect(added).toHaveLength(2);
-    const created = await http(gateway, 'POST', '/v1/tables', { name: 'spread', columns: LOAD_COLUMNS, buckets: 10 }, token);
-    expect(created.status).toBe(201);
-    const leaders = new Set((created.body.bucketLeaders as { leader: string }[]).map((bucket) => bucket.leader));
+    const created = await createTable({ name: 'spread', buckets: 10 });
+    const leaders = new Set((created.bucketLeaders as { leader: string }[]).map((bucket) => bucket.leader));
     expect(added.every((node) => leaders.has(node))).toBe(true);
     const rebalanced = await http(gateway, 'POST', '/v1/cluster/rebalance', undefined, token);
     expect(rebalanced.status).toBe(200);
@@ -264,7 +283,7 @@ describe(`the compose stack (${COMPOSE_FILES.base} with ${COMPOSE_FILES.local}) 
   });
 
   it('a rolling restart of every data node (docker restart: SIGTERM, hand-off) under appends: no client sees an error, every acknowledged row once', async () => {
-    expect((await http(gateway, 'POST', '/v1/tables', { name: 'rolling', columns: LOAD_COLUMNS, buckets: BUCKETS }, token)).status).toBe(201);
+    await createTable({ name: 'rolling', buckets: BUCKETS });
     const load = new AppendLoad(gatewayAppender(gateway, token), 'rolling', { lanes: 4, batchRows: 20, callsMax: 100_000, pauseMs: 0 });
     const containers = (await docker(['ps', '-q', '--filter', `label=com.docker.compose.project=${PROJECT}`, '--filter', 'label=com.docker.compose.service=data-node'])).split('\n').filter((id) => id !== '');
     expect(containers.length).toBe(5);
