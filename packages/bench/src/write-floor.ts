@@ -75,8 +75,6 @@ export class FloorWritePath {
         MINK_S3_REGION: servers.s3Region,
         MINK_S3_ACCESS_KEY_ID: servers.s3AccessKeyId,
         MINK_S3_SECRET_ACCESS_KEY: servers.s3SecretAccessKey,
-        // The SDK's notice that its releases after January 2027 need Node.js 22 would print once per leader into the report.
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       };
       for (let index = 0; index < BENCH_FLOOR.leaders; index++) {
         const args = [leaderScript, `${subjectPrefix}.${index}`, commitSubject, `${keyPrefix}${index}/`, String(BENCH_FLOOR.commitBytes)];

@@ -29,10 +29,6 @@ export async function createService(
   module: Type<unknown> | DynamicModule,
   options: { routeSecrets: RouteSecrets; rawJsonRoutes?: ReadonlySet<string>; https?: TlsCredentials | null },
 ): Promise<NestFastifyApplication> {
-  // The AWS SDK warns on standard error, in nine lines of plain text among the service's JSON log lines, that
-  // its releases of 2027 will need Node.js 22 (once, when the first S3 client is made, which is after this).
-  // That is for the project to act on (docs/limits.md), not for each process's log. Set explicitly, it stays.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const app = await NestFactory.create<NestFastifyApplication>(
     module,
     createHttpAdapter(undefined, { rawJsonRoutes: options.rawJsonRoutes, https: options.https, routeSecrets: options.routeSecrets }),

@@ -111,6 +111,42 @@ function keysInDeleteBody(body: Buffer): number {
   return body.toString('utf8').split('<Key>').length - 1;
 }
 
+describe("S3ObjectStore and the AWS SDK's notice about Node.js 22", () => {
+  const VARIABLE = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
+  const options = { endpoint: 'http://127.0.0.1:9', bucket: BUCKET, region: 'us-east-1', accessKeyId: 'a', secretAccessKey: 'b' };
+  let saved: string | undefined;
+  beforeEach(() => {
+    saved = process.env[VARIABLE];
+    delete process.env[VARIABLE];
+  });
+  afterEach(() => {
+    if (saved === undefined) delete process.env[VARIABLE];
+    else process.env[VARIABLE] = saved;
+    jest.restoreAllMocks();
+  });
+
+  /** The warnings emitted while a store is made by a fresh copy of this module and the SDK (whose "emitted once" flag is per module). */
+  function warningsOfFirstStore(): string[] {
+    const emitted = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    jest.isolateModules(() => {
+      const fresh = require('./s3-object-store') as typeof import('./s3-object-store');
+      new fresh.S3ObjectStore(options);
+    });
+    return emitted.mock.calls.map((call) => String(call[0]));
+  }
+
+  it('turns the notice off before it makes its client (nine plain-text lines in a JSON log otherwise)', () => {
+    expect(warningsOfFirstStore()).toEqual([]);
+    expect(process.env[VARIABLE]).toBe('true');
+  });
+
+  it('leaves the variable as it is when it is set', () => {
+    process.env[VARIABLE] = 'false';
+    expect(warningsOfFirstStore().some((warning) => warning.includes('node >=22'))).toBe(process.version.startsWith('v20.'));
+    expect(process.env[VARIABLE]).toBe('false');
+  });
+});
+
 describe('S3ObjectStore', () => {
   let dataDir: string;
   let s3: S3ServerHandle;
