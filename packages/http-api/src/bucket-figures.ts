@@ -78,7 +78,15 @@ export function clusterSummaryOf(
 ): { load: Map<string, number>; bucketStates: Record<BucketServingState, number>; totals: TableTotals[] } {
   const load = new Map<string, number>();
   const bucketStates: Record<BucketServingState, number> = { open: 0, opening: 0, unavailable: 0 };
-  const totals = tables.map((table): TableTotals => ({ table: table.name, buckets: 0, endOffset: 0, bytes: 0, ...(table.lake ? { lakeOffset: 0 } : {}) }));
+  const totals = tables.map(
+    (table): TableTotals => ({
+      table: table.name,
+      buckets: 0,
+      endOffset: 0,
+      bytes: 0,
+      ...(table.lake ? { lakeOffset: 0, tieredAt: table.lake.tieredAtMs > 0 ? new Date(table.lake.tieredAtMs).toISOString() : null } : {}),
+    }),
+  );
   const byTableId = new Map(tables.map((table, index) => [table.id, { table, totals: totals[index]! }]));
   for (const bucket of buckets) {
     if (bucket.leader) load.set(bucket.leader, (load.get(bucket.leader) ?? 0) + 1);
@@ -91,8 +99,5 @@ export function clusterSummaryOf(
     of.totals.bytes += figures.bytes;
     if (of.totals.lakeOffset !== undefined) of.totals.lakeOffset += figures.lakeOffset ?? 0;
   }
-  tables.forEach((table, index) => {
-    if (table.lake) totals[index]!.tieredAt = table.lake.tieredAtMs > 0 ? new Date(table.lake.tieredAtMs).toISOString() : null;
-  });
   return { load, bucketStates, totals };
 }
