@@ -65,6 +65,10 @@ const compose = parse(withVariableDefaults(COMPOSE_TEXT), { merge: true }) as {
 
 /** Services built from this repository's Dockerfile: the mink apps (as opposed to nats, minio, …). */
 const minkServices = Object.entries(compose.services).filter(([, service]) => service.build !== undefined);
+/** The Node.js flags `mink up` puts on the command line of a role (an image target): DEFAULTS.roleNodeFlags, or none. */
+function roleFlagsOf(target: string | undefined): readonly string[] {
+  return DEFAULTS.roleNodeFlags[target as keyof typeof DEFAULTS.roleNodeFlags] ?? [];
+}
 
 /** The nats-server services: the servers of the NATS cluster. */
 const natsServices = Object.entries(compose.services).filter(([, service]) => /^nats:/.test(service.image ?? ''));
@@ -250,9 +254,9 @@ describe('docker/docker-compose.yml', () => {
     for (const [, service] of minkServices) expect(stages.find((stage) => stage.name === service.build?.target)?.env.NODE_OPTIONS).toBe(flags);
     // A role's own flags sit between `node` and its main module; the local compose file runs the same commands (below).
     for (const [name, service] of minkServices) {
-      const target = service.build!.target as keyof typeof DEFAULTS.roleNodeFlags;
+      const target = service.build?.target;
       const command = stages.find((stage) => stage.name === target)?.command ?? [];
-      expect({ name, flags: command.slice(1, -1) }).toEqual({ name, flags: [...(DEFAULTS.roleNodeFlags[target] ?? [])] });
+      expect({ name, flags: command.slice(1, -1) }).toEqual({ name, flags: [...roleFlagsOf(target)] });
     }
     const local = parseDockerfile(readFileSync(resolve(__dirname, '../../docker/local/mink.Dockerfile'), 'utf8'));
     expect(local.map((stage) => stage.env.NODE_OPTIONS)).toEqual([flags]);
@@ -333,7 +337,7 @@ describe('docker/docker-compose.yml', () => {
       const stage = stages.find((candidate) => candidate.name === service.build?.target);
       expect(stage).toBeDefined();
       const command = service.command === undefined ? stage!.command : [service.command].flat();
-      expect(command).toEqual(['node', ...(DEFAULTS.roleNodeFlags[service.build!.target as keyof typeof DEFAULTS.roleNodeFlags] ?? []), `apps/${service.build?.target}/dist/main.js`]);
+      expect(command).toEqual(['node', ...roleFlagsOf(service.build?.target), `apps/${service.build?.target}/dist/main.js`]);
       const project = JSON.parse(readFileSync(join(REPO_ROOT, 'apps', service.build!.target!, 'project.json'), 'utf8')) as {
         projectType: string;
       };
