@@ -44,6 +44,8 @@ export const LIMITS = {
   syncFullRoundIntervalMs: 10_000,
   /** Sync rounds asked for by changes of the view start at most this often (each is a pass over the view's buckets). */
   syncRoundSpacingMs: 20,
+  /** A data node logs the buckets it opened (and those it closed) as one line per this long, with their count and the first few (BucketEventsLog). */
+  bucketEventsLogIntervalMs: 1_000,
   /** How long a sync action waits for the entry it appended to apply, or for the coordinator's answer, before the bucket is decided again. */
   syncProposeTimeoutMs: 60_000,
   /** The heartbeat is refreshed this many times per lease_ttl. */

@@ -7,6 +7,7 @@ import { MinkError, SUBJECTS, UnavailableError, type BucketServingState, type Re
 import { requestJson } from '@mink/transport';
 import type { ClusterMember, Logger, ServiceState } from '@mink/runtime';
 import { Counter, Gauge } from 'prom-client';
+import { BucketEventsLog } from './bucket-events-log';
 
 /** Metrics of the sync task, created once per process and shared by its incarnations. */
 export class BucketSyncMetrics {
@@ -92,6 +93,8 @@ export class BucketSync {
   private readonly fencing = new Map<string, Promise<void>>();
   private readonly openGauge: Gauge;
   private readonly actions: Counter;
+  /** The buckets opened and closed here, logged a line per second rather than a line each. */
+  private readonly events: BucketEventsLog;
 
   constructor(
     private readonly member: ClusterMember,
@@ -102,6 +105,7 @@ export class BucketSync {
   ) {
     this.openGauge = metrics.openGauge;
     this.actions = metrics.actions;
+    this.events = new BucketEventsLog(logger, LIMITS.bucketEventsLogIntervalMs);
     // A burst (a node taking over or giving up thousands of buckets) is cut into entries by shard of the bucket map.
     this.opener = new Batcher<StreamToOpen, StreamOpenOutcome>((streams) => this.openStreams(streams), LIMITS.openStreamsPerCommandMax, 1, bucketShardOf);
     this.releader = new Batcher<ReleadRequest, { ok: boolean }>((buckets) => this.requestReleads(buckets), LIMITS.leadBucketsPerCommandMax, 1, bucketShardOf);
@@ -252,7 +256,7 @@ export class BucketSync {
         const opened = await this.opener.submit({ tableId: record!.tableId, partition: record!.partition, bucket: record!.bucket, leaderEpoch: decision.leaderEpoch });
         if (!opened.ok) throw rejectionError(opened.rejection);
         await this.prepare(bucketId, record!, opened.streamEpoch);
-        this.logger.info({ table: record!.table, bucket: record!.bucket, leaderEpoch: decision.leaderEpoch }, 'bucket opened');
+        this.events.note('opened', { table: record!.table, partition: record!.partition, bucket: record!.bucket, epoch: decision.leaderEpoch });
         return;
       }
       case 'relead': {
@@ -302,7 +306,7 @@ export class BucketSync {
     await this.lifecycle.closing(bucketId);
     await this.close(record, streamEpoch);
     this.local.delete(bucketId);
-    this.logger.info({ table: record.table, bucket: record.bucket, streamEpoch }, 'bucket closed');
+    this.events.note('closed', { table: record.table, partition: record.partition, bucket: record.bucket, epoch: streamEpoch });
   }
 
   /**
@@ -371,6 +375,7 @@ export class BucketSync {
     this.unsubscribeReloaded?.();
     for (const bucketId of this.local.keys()) this.lifecycle.released(bucketId);
     this.local.clear();
+    this.events.flush();
   }
 
   /** Clean shutdown: close every open stream so the next leader can open at once. */
@@ -388,5 +393,6 @@ export class BucketSync {
         await this.closeStream(bucketId, record, record.stream.epoch).catch((error) => this.logger.warn({ err: error, bucketId }, 'could not close bucket'));
       }),
     );
+    this.events.flush();
   }
 }
