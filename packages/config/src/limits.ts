@@ -685,9 +685,14 @@ export const DEFAULTS = {
    * collector took 17–20 % of its CPU. `pnpm bench -- --only append --no-failover --concurrency 32 --batch
    * 50`, three pairs of runs alternating (2026-12-07): gateway CPU per MB 0.130–0.132 → 0.108–0.109 s, its
    * rows/s 0.51–0.55 → 0.55–0.59 × the floor's, all processes' PSS at peak 778–787 → 771–786 MiB and the
-   * gateway's peak RSS 213–217 → 211–213 MiB (no growth measured).
+   * gateway's peak RSS 213–217 → 211–213 MiB (no growth measured). A data node's may grow to 8 MiB: it
+   * builds the view of a 100 000-bucket cluster and opens a third of its buckets when the cluster restarts,
+   * with its collector at about 21 % of its CPU. Restarts of a kept 100 000-bucket bench folder, alternating
+   * (2026-12-07, load average 5–9): data nodes' CPU 31.1–35.6 s with 2 MiB, 29.7 and 33.5 s with 8 MiB (27.7
+   * and 27.8 s with 16 MiB); under 32 × 50-row appends the largest data node peaked at 196–203 MiB with 2 MiB,
+   * 204 MiB with 8 and 220 MiB with 16 (all processes' PSS 787–805, 801 and 867–869 MiB).
    */
-  roleNodeFlags: { gateway: ['--max-semi-space-size=16'] } as Readonly<Partial<Record<'coordinator' | 'data-node' | 'gateway' | 'tiering-worker', readonly string[]>>>,
+  roleNodeFlags: { gateway: ['--max-semi-space-size=16'], 'data-node': ['--max-semi-space-size=8'] } as Readonly<Partial<Record<'coordinator' | 'data-node' | 'gateway' | 'tiering-worker', readonly string[]>>>,
 } as const;
 
 export function assertLimits(): void {
