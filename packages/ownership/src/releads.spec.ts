@@ -1,4 +1,4 @@
-import { NO_WRITERS, bucketId, emptyView, shardedFrom, type BucketRecord, type View } from '@mink/meta';
+import { NO_WRITERS, ShardedMapEditor, bucketId, emptyView, getIn, shardedFrom, type BucketRecord, type View } from '@mink/meta';
 import { planOrphanReleads, releadsNow, type ReleadTiming } from './orphans';
 import { orphanReleadsDue } from './releads';
 
@@ -133,6 +133,22 @@ describe('orphanReleadsDue', () => {
     const due = orphanReleadsDue(view(), liveNodes, timing(sinceAcquiredMs, [...live, ...seen], joining, progressedAgoMs));
     expect(due.map((move): [number, string | null, string] => [move.bucket, move.from, move.to])).toEqual(moves);
     for (const move of due) expect(move.expectedLeaderEpoch).toBe(move.from === null ? 0 : 2);
+  });
+});
+
+describe('orphanReleadsDue on views that change between ticks', () => {
+  it('sees a leader that changed in a view sharing every other shard with the one before', () => {
+    // Proves the per-shard cache of leaders follows the view: the bucket re-led to a dead node is an orphan at the next tick.
+    const live = new Set(['1', '2', '3', '4']);
+    const before = view(['1', '2', '2', '3', '1', '4']);
+    const settled = timing(60_000, ['1', '2', '3', '4'], []);
+    expect(orphanReleadsDue(before, live, settled)).toEqual([]);
+    const id = bucketId(1, null, 3);
+    const editor = new ShardedMapEditor(before.buckets);
+    editor.set(id, { ...getIn(before.buckets, id)!, leader: '5' });
+    const after = { ...before, buckets: editor.result() };
+    expect(orphanReleadsDue(after, live, settled).map((move) => [move.bucket, move.from])).toEqual([[3, '5']]);
+    expect(orphanReleadsDue(before, live, settled)).toEqual([]);
   });
 });
 

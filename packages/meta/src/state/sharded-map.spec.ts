@@ -1,5 +1,5 @@
 import { deepFreeze } from './deep-freeze';
-import { SHARDS, ShardedMapEditor, emptyShardedMap, entriesIn, getIn, recordOf, shardOf, shardedFrom, valuesIn } from './sharded-map';
+import { SHARDS, ShardedMapEditor, emptyShardedMap, entriesIn, getIn, recordOf, shardOf, shardSummariesIn, shardedFrom, valuesIn } from './sharded-map';
 
 describe('ShardedMap', () => {
   it('holds what a flat record holds, prototype-like keys included, and gives it back flat', () => {
@@ -69,6 +69,30 @@ describe('ShardedMap', () => {
     const values = [...valuesIn(map)];
     expect(values).toEqual([...entriesIn(map)].map(([, value]) => value));
     expect([...values].sort((a, b) => a - b)).toEqual(entries.map(([, value]) => value).sort((a, b) => a - b));
+  });
+
+  it('summarizes each shard once while it lives, and again only the shards a change copied', () => {
+    // Proves shardSummariesIn answers what a fresh pass would, and summarizes only what changed since the last pass.
+    const summarized: Readonly<Record<string, number>>[] = [];
+    const sum = (shard: Readonly<Record<string, number>>): number => {
+      summarized.push(shard);
+      return Object.values(shard).reduce((total, value) => total + value, 0);
+    };
+    const cache = new WeakMap<object, number>();
+    const total = (map: ReturnType<typeof shardedFrom<number>>): number => [...shardSummariesIn(map, cache, sum)].reduce((all, each) => all + each, 0);
+    const before = shardedFrom(Object.fromEntries(Array.from({ length: 1_000 }, (_, index) => [`key/${index}`, index])), 64);
+    expect(total(before)).toBe(499_500);
+    expect(summarized).toHaveLength(64);
+    expect(total(before)).toBe(499_500);
+    expect(summarized).toHaveLength(64);
+    const editor = new ShardedMapEditor(before);
+    editor.set('key/7', 1_007);
+    editor.delete('key/9');
+    const after = editor.result();
+    expect(total(after)).toBe(499_500 + 1_000 - 9);
+    expect(summarized.slice(64)).toEqual([...new Set([shardOf('key/7', 64), shardOf('key/9', 64)])].sort((a, b) => a - b).map((index) => after.shards[index]));
+    expect(total(before)).toBe(499_500);
+    expect(summarized).toHaveLength(64 + new Set([shardOf('key/7', 64), shardOf('key/9', 64)]).size);
   });
 
   it('returns the same map when nothing changed', () => {
