@@ -95,6 +95,27 @@ describe('ShardedMap', () => {
     expect(summarized).toHaveLength(64 + new Set([shardOf('key/7', 64), shardOf('key/9', 64)]).size);
   });
 
+  it('never changes a map result() returned, when the editor writes on after it', () => {
+    // Proves an intermediate result (apply.ts reads one and edits on) stays as returned, so shardSummariesIn may cache its shards.
+    const editor = new ShardedMapEditor(shardedFrom({ a: 1, b: 2 }, 4));
+    editor.set('a', 10);
+    const first = editor.result();
+    const firstShards = [...first.shards];
+    const firstRecord = recordOf(first);
+    expect(editor.result()).toBe(first);
+    editor.set('a', 100);
+    editor.set('b', 200);
+    editor.set('c', 3);
+    editor.delete('a');
+    const second = editor.result();
+    expect([first.size, recordOf(first), first.shards]).toEqual([2, firstRecord, firstShards]);
+    expect(first.shards.every((shard, index) => shard === firstShards[index])).toBe(true);
+    expect([second.size, recordOf(second)]).toEqual([2, { b: 200, c: 3 }]);
+    expect(firstRecord).toEqual({ a: 10, b: 2 });
+    editor.delete('c');
+    expect([recordOf(second), recordOf(editor.result())]).toEqual([{ b: 200, c: 3 }, { b: 200 }]);
+  });
+
   it('returns the same map when nothing changed', () => {
     // Proves an entry that changes nothing shares the registry with its input (apply's identity checks rely on it).
     const map = shardedFrom({ a: 1 });

@@ -108,13 +108,17 @@ export function shardedFrom<V>(record: Readonly<Record<string, V>>, shards: numb
 }
 
 /**
- * Changes to a map, made on copies of the shards they touch; `result()` is the new map, and the map the
- * editor started from is never changed.
+ * Changes to a map, made on copies of the shards they touch; `result()` is the new map. No map is ever
+ * changed once made: neither the one the editor started from nor one `result()` returned, since a write after
+ * `result()` copies the list of shards and the shard again (apply.ts reads an intermediate result and edits
+ * on, and `shardSummariesIn` caches by shard).
  */
 export class ShardedMapEditor<V> {
   private shards: Readonly<Record<string, V>>[] | undefined;
   private readonly copied = new Set<number>();
   private count: number;
+  /** The map `result()` last returned, while no write has followed it: its shards are no longer writable. */
+  private published: ShardedMap<V> | undefined;
 
   constructor(private readonly base: ShardedMap<V>) {
     this.count = base.size;
@@ -145,7 +149,9 @@ export class ShardedMapEditor<V> {
   }
 
   result(): ShardedMap<V> {
-    return this.shards === undefined ? this.base : { size: this.count, shards: this.shards };
+    if (this.shards === undefined) return this.base;
+    this.published ??= { size: this.count, shards: this.shards };
+    return this.published;
   }
 
   private shardOf(key: string): number {
@@ -153,6 +159,11 @@ export class ShardedMapEditor<V> {
   }
 
   private writableShard(index: number): Record<string, V> {
+    if (this.published !== undefined) {
+      this.shards = this.published.shards.slice();
+      this.copied.clear();
+      this.published = undefined;
+    }
     this.shards ??= this.base.shards.slice();
     if (!this.copied.has(index)) {
       this.shards[index] = copyOfShard(this.shards[index]!);
