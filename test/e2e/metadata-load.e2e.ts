@@ -2,7 +2,7 @@
  * The metadata plane under load (issue 15): on 3 data nodes with lease_ttl 3 s and a 500 ms coordinator
  * tick, 200 tables of 16 buckets (3 200 buckets) are created through the gateway, 10 creates in flight,
  * while appends run on another table. No process may exit, no node may take over another's buckets (no
- * "took over bucket from a dead incarnation" line, every node still at the epoch it registered with),
+ * "buckets taken over" line, every node still at the epoch it registered with),
  * every acknowledged append must be stored at the offsets its answer gave, and every bucket must open.
  * Then the whole cluster is stopped and started again on the same data dir: every bucket opens again and
  * the acknowledged rows are still there. A create answered 503 Unavailable with Retry-After (admission
@@ -27,7 +27,8 @@ const CREATES_TIMEOUT_MS = 300_000;
 const ALL_OPEN_TIMEOUT_MS = 240_000;
 /** GET /v1/cluster of 3 200 buckets asks every node for its status: poll it once a second, not five times. */
 const STATUS_POLL_INTERVAL_MS = 1_000;
-const TAKEOVER_LINE = 'took over bucket from a dead incarnation';
+/** The line a data node writes, once a second at most, counting the buckets it took over from a dead incarnation of another node. */
+const TAKEOVER_LINE = 'buckets taken over';
 
 const tableName = (index: number): string => `burst_${String(index).padStart(3, '0')}`;
 

@@ -219,8 +219,11 @@ export function lastFatalLine(logFile: string): string | null {
   }
 }
 
-/** How many lines of the data nodes' logs contain `message` (their whole logs, across restarts). */
-export function countDataNodeLogLines(cluster: Pick<LocalCluster, 'processes'>, message: string, read: (file: string) => string): number {
+/**
+ * The buckets the data nodes' logs (whole, across restarts) count in their lines `message`: the sum of the
+ * `buckets` of each such JSON line (BucketEventsLog writes one per second with how many buckets it covers).
+ */
+export function bucketsInDataNodeLogLines(cluster: Pick<LocalCluster, 'processes'>, message: string, read: (file: string) => string): number {
   return cluster
     .processes()
     .filter((entry) => entry.role === 'data-node')
@@ -231,6 +234,21 @@ export function countDataNodeLogLines(cluster: Pick<LocalCluster, 'processes'>, 
       } catch {
         // No log yet.
       }
-      return count + text.split('\n').filter((line) => line.includes(message)).length;
+      return count + bucketsInLogText(text, message);
     }, 0);
+}
+
+/** The sum of `buckets` over the JSON lines of `text` whose `msg` is `message` (a line cut short or not JSON counts none). */
+export function bucketsInLogText(text: string, message: string): number {
+  let buckets = 0;
+  for (const line of text.split('\n')) {
+    if (!line.includes(message)) continue;
+    try {
+      const parsed = JSON.parse(line) as { msg?: unknown; buckets?: unknown };
+      if (parsed.msg === message && typeof parsed.buckets === 'number') buckets += parsed.buckets;
+    } catch {
+      // A line still being written.
+    }
+  }
+  return buckets;
 }

@@ -10,13 +10,13 @@ import { BENCH_LIMITS, BENCH_METADATA } from './bench-limits';
 import { runClosedLoop, TooManyFailuresError, type ClosedLoopOperation } from './closed-loop';
 import { formatCount, formatSeconds } from './format';
 import { classifyCreateAnswer, epochBumps, tablesForStage } from './metadata-figures';
-import { countDataNodeLogLines, describeExit, MetadataMonitor } from './metadata-monitor';
+import { bucketsInDataNodeLogLines, describeExit, MetadataMonitor } from './metadata-monitor';
 import { ProgressReporter } from './progress';
 import type { DataNodeState, MetadataResult, MetadataStageResult } from './results';
 import { ratePerSecond, summarizeLatencies } from './stats';
 
-/** The line a data node logs for each bucket it takes over from a dead incarnation of another node. */
-export const TAKEOVER_MESSAGE = 'took over bucket from a dead incarnation';
+/** The line a data node logs, once a second, with how many buckets it took over from dead incarnations of other nodes (BucketEventsLog). */
+export const TAKEOVER_MESSAGE = 'buckets taken over';
 
 export interface MetadataSettings {
   io: CliIo;
@@ -80,7 +80,7 @@ async function runStage(settings: MetadataSettings, targetBuckets: number, table
   };
   const onInterrupt = (): void => stopStage('interrupted');
   settings.signal.addEventListener('abort', onInterrupt);
-  const takeoversBefore = countDataNodeLogLines(cluster, TAKEOVER_MESSAGE, readLog);
+  const takeoversBefore = bucketsInDataNodeLogLines(cluster, TAKEOVER_MESSAGE, readLog);
   const nodesBefore = dataNodesOf(await readClusterStatus(io, cluster.gatewayUrl, { listBuckets: false }).catch(() => null));
   const seqBefore = await lastMetaSeq(cluster.natsUrl);
   const monitor = await MetadataMonitor.start(cluster, (line) => {
@@ -179,7 +179,7 @@ async function runStage(settings: MetadataSettings, targetBuckets: number, table
     health,
     nodes: dataNodesOf(lastStatus),
     epochBumps: epochBumps(nodesBefore, dataNodesOf(lastStatus)),
-    takeovers: countDataNodeLogLines(cluster, TAKEOVER_MESSAGE, readLog) - takeoversBefore,
+    takeovers: bucketsInDataNodeLogLines(cluster, TAKEOVER_MESSAGE, readLog) - takeoversBefore,
     exitedProcesses: monitor.exitedProcesses(),
     restart: null,
     stoppedBecause,

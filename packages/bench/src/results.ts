@@ -338,7 +338,7 @@ export interface MetadataStageResult {
   nodes: DataNodeState[];
   /** Epochs the data nodes gained during the stage: each is a takeover of a node thought dead, or a node re-registering after being fenced. */
   epochBumps: number;
-  /** 'took over bucket from a dead incarnation' lines the data nodes logged during the stage. */
+  /** Buckets the data nodes logged as taken over from a dead incarnation ('buckets taken over' lines) during the stage. */
   takeovers: number;
   exitedProcesses: string[];
   restart: MetadataRestart | null;

@@ -8,6 +8,7 @@ describe('describeBucketEvent', () => {
   it.each([
     ['a bucket of a table', entry('orders', 3, 7), 'orders/3@7'],
     ['a bucket of a partition', entry('events', 0, 1, '2026-12-07'), 'events/2026-12-07/0@1'],
+    ['a bucket taken over from a dead incarnation', { ...entry('orders', 3, 7), from: { node: '2', nodeEpoch: 1 } }, 'orders/3@7 from 2@1'],
   ])('names %s by table, partition, bucket and epoch', (_what, given, expected) => {
     expect(describeBucketEvent(given)).toBe(expected);
   });
@@ -33,7 +34,7 @@ describe('withBucketEvent', () => {
 describe('BucketEventsLog', () => {
   /** A pino logger at `level` whose lines land in the returned array, parsed. */
   function capturedLogger(level: string) {
-    const lines: { level: number; msg: string; buckets?: number; first?: string[]; table?: string }[] = [];
+    const lines: { level: number; msg: string; buckets?: number; first?: string[]; table?: string; deadNode?: string; deadNodeEpoch?: number }[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
         for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line));
@@ -65,6 +66,24 @@ describe('BucketEventsLog', () => {
     events.note('opened', entry('orders', 7, 5));
     jest.advanceTimersByTime(1_000);
     expect(lines.slice(2).map(({ msg, buckets, first }) => ({ msg, buckets, first }))).toEqual([{ msg: 'buckets opened', buckets: 1, first: ['orders/7@5'] }]);
+  });
+
+  it('counts takeovers on a line of their own, naming the incarnation each bucket was taken from, and each at debug with it', () => {
+    const { logger, lines } = capturedLogger('debug');
+    const events = new BucketEventsLog(logger, 1_000, 1);
+    events.note('taken over', { ...entry('orders', 3, 2), from: { node: '2', nodeEpoch: 1 } });
+    events.note('taken over', { ...entry('orders', 4, 2), from: { node: '2', nodeEpoch: 1 } });
+    events.note('opened', entry('orders', 3, 5));
+    jest.advanceTimersByTime(1_000);
+    expect(lines.filter((line) => line.level === 20).map(({ msg, table, deadNode, deadNodeEpoch }) => ({ msg, table, deadNode, deadNodeEpoch }))).toEqual([
+      { msg: 'bucket taken over', table: 'orders', deadNode: '2', deadNodeEpoch: 1 },
+      { msg: 'bucket taken over', table: 'orders', deadNode: '2', deadNodeEpoch: 1 },
+      { msg: 'bucket opened', table: 'orders', deadNode: undefined, deadNodeEpoch: undefined },
+    ]);
+    expect(lines.filter((line) => line.level === 30).map(({ msg, buckets, first }) => ({ msg, buckets, first }))).toEqual([
+      { msg: 'buckets taken over', buckets: 2, first: ['orders/3@2 from 2@1'] },
+      { msg: 'buckets opened', buckets: 1, first: ['orders/3@5'] },
+    ]);
   });
 
   it('writes what is pending at once when flushed (a node stopping), and each bucket at debug', () => {

@@ -276,7 +276,13 @@ export class BucketSync {
         // here they are replayed into stream objects (see whenOpenedAfterTakeover).
         await this.close(record!, decision.streamEpoch);
         this.takenOver.add(bucketId);
-        this.logger.info({ table: record!.table, bucket: record!.bucket, deadNode: decision.node, deadNodeEpoch: decision.nodeEpoch }, 'took over bucket from a dead incarnation');
+        this.events.note('taken over', {
+          table: record!.table,
+          partition: record!.partition,
+          bucket: record!.bucket,
+          epoch: decision.streamEpoch,
+          from: { node: decision.node, nodeEpoch: decision.nodeEpoch },
+        });
         return;
       }
       case 'close':

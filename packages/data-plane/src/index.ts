@@ -4,6 +4,7 @@ export * from './read-fence';
 export * from './lake-reads';
 export * from './pk-bucket';
 export * from './pk-buckets';
+export * from './bucket-events-log';
 export * from './bucket-sync';
 export * from './data-plane';
 export * from './node-request-handler';
