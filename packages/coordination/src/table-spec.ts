@@ -1,5 +1,4 @@
-import { validateTableSpec, type TableSpec } from '@mink/meta';
-import { parsePkOptions } from '@mink/pk';
+import { parsePkOptions, validateTableSpec, type TableSpec } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 
 /**

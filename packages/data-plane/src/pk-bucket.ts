@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { LIMITS } from '@mink/config';
 import type { KvTablet } from '@mink/kv';
 import { LMDB_TABLETS, type TabletStorage } from './tablet-storage';
-import { bucketId as bucketIdOf, getIn, type KvSnapshotRecord, type TableRecord } from '@mink/meta';
+import { bucketId as bucketIdOf, getIn, parsePkOptions, type KvSnapshotRecord, type PkOptions, type TableRecord } from '@mink/meta';
 import {
   afterAccepting,
   afterFailing,
@@ -14,7 +14,6 @@ import {
   keyColumnOrder,
   nextGroupCommitStep,
   operationsOfParts,
-  parsePkOptions,
   partOutcomesOf,
   planGroup,
   prefixBytes,
@@ -28,7 +27,6 @@ import {
   type GroupRequestPlan,
   type PartPlan,
   type PkOperation,
-  type PkOptions,
   type PkWrite,
 } from '@mink/pk';
 import { MinkError, NotFoundError, UnavailableError, errorOfCode } from '@mink/protocol';

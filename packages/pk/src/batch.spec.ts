@@ -1,11 +1,10 @@
 import { LIMITS } from '@mink/config';
-import type { ColumnSpec } from '@mink/meta';
+import type { ColumnSpec, PkOptions } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 import type { Row } from '@mink/records';
 
 import { type BatchPlan, type PkOperation, planBatch } from './batch';
 import { keyColumnOrder, keyText, prefixBytes, primaryKeyBytes } from './keys';
-import type { PkOptions } from './merge-engine';
 
 const columns: ColumnSpec[] = [
   { name: 'id', type: 'int64' },

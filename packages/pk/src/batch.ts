@@ -6,13 +6,12 @@
  * InvalidArgumentError and no plan exists, so a rejected request writes nothing.
  */
 import { LIMITS } from '@mink/config';
-import type { TableRecord } from '@mink/meta';
+import type { PkOptions, TableRecord } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 import type { Row } from '@mink/records';
 
 import { type ChangeRecord, checkPartialPut, planDelete, planPut } from './changelog';
 import { keyColumnOrder, keyText, primaryKeyBytes } from './keys';
-import type { PkOptions } from './merge-engine';
 
 /**
  * One operation of a batch. A put's `row` and a delete's `key` are canonical rows (see @mink/records);

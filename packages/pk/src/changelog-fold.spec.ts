@@ -1,12 +1,11 @@
 import fc from 'fast-check';
-import type { ColumnSpec } from '@mink/meta';
+import type { ColumnSpec, PkOptions } from '@mink/meta';
 import type { ChangeType, Row } from '@mink/records';
 
 import type { PkOperation } from './batch';
 import type { ChangeRecord } from './changelog';
 import { foldChanges, tabletWritesOf, unappliedChanges, type TabletWrite } from './changelog-fold';
 import { planGroup } from './group-commit';
-import type { PkOptions } from './merge-engine';
 import { encodeStoredRow } from './stored-row';
 import { keyColumnOrder, keyText, primaryKeyBytes } from './keys';
 import { storedRowJson } from './stored-row';

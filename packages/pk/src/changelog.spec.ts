@@ -1,9 +1,8 @@
-import type { ColumnSpec } from '@mink/meta';
+import type { ColumnSpec, PkOptions } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 import type { Row } from '@mink/records';
 
 import { type ChangeRecord, planDelete, planPut } from './changelog';
-import type { PkOptions } from './merge-engine';
 
 const columns: ColumnSpec[] = [
   { name: 'id', type: 'int64' },

@@ -5,11 +5,10 @@
  * `next` to the KV tablet, then acknowledges (issue 5, write order). `next` is undefined when the
  * operation leaves the key as it was, so the caller writes nothing and the changelog gets nothing.
  */
-import type { ColumnSpec } from '@mink/meta';
+import type { ColumnSpec, PkOptions } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 import { type ChangeType, type Row, fieldOf, setField } from '@mink/records';
 
-import type { PkOptions } from './merge-engine';
 
 export type { ChangeType };
 

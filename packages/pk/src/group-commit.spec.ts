@@ -1,4 +1,4 @@
-import type { ColumnSpec } from '@mink/meta';
+import type { ColumnSpec, PkOptions } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 import type { Row } from '@mink/records';
 
@@ -6,7 +6,6 @@ import type { PkOperation } from './batch';
 import type { ChangeRecord } from './changelog';
 import { insertBatchesOf, nextGroupCommitStep, operationsOfParts, partOutcomesOf, planGroup, rangesOfRequests, type GroupCommitLimits, type GroupCommitState, type GroupCommitStep, type GroupPlan } from './group-commit';
 import { keyText, primaryKeyBytes } from './keys';
-import type { PkOptions } from './merge-engine';
 
 describe('nextGroupCommitStep', () => {
   const limits: GroupCommitLimits = { groupsInFlightMax: 4, groupOperationsMax: 8, groupOperationsPipelined: 3 };

@@ -7,13 +7,12 @@
  *
  * These functions decide and plan; the bucket keeps the queue, the WAL appends and the tablet.
  */
-import type { TableRecord } from '@mink/meta';
+import type { PkOptions, TableRecord } from '@mink/meta';
 import { InvalidArgumentError } from '@mink/protocol';
 import type { Row } from '@mink/records';
 
 import { planBatch, type PkOperation, type PkWrite } from './batch';
 import type { ChangeRecord } from './changelog';
-import type { PkOptions } from './merge-engine';
 
 /** What the bucket's write queue looks like when it decides its next step. */
 export interface GroupCommitState {

@@ -1,5 +1,4 @@
 export * from './keys';
-export * from './merge-engine';
 export * from './changelog';
 export * from './batch';
 export * from './stored-row';

@@ -13,3 +13,4 @@ export * from './log-format';
 export * from './lake-properties';
 export * from './partitions';
 export * from './fence';
+export * from './merge-engine';

@@ -1,4 +1,4 @@
-import type { ColumnSpec } from '@mink/meta';
+import type { ColumnSpec } from './view';
 import { InvalidArgumentError } from '@mink/protocol';
 
 import { type PkOptions, parsePkOptions } from './merge-engine';

@@ -14,7 +14,7 @@
  * is rejected rather than silently overridden, so the table says what it does. Both also reject partial
  * puts (see changelog.ts), as Fluss does.
  */
-import type { ColumnType, TableRecord } from '@mink/meta';
+import type { ColumnType, TableRecord } from './view';
 import { InvalidArgumentError } from '@mink/protocol';
 
 export type MergeEngine = 'last_write_wins' | 'first_row' | 'versioned';
