@@ -12,7 +12,7 @@
  * so a delete would let an older or later row take the key again and break the engine's promise. As in
  * Fluss, both engines therefore ignore deletes unless the table disables them, and naming `allow` for them
  * is rejected rather than silently overridden, so the table says what it does. Both also reject partial
- * puts (see changelog.ts), as Fluss does.
+ * puts (see changelog.ts in @mink/pk), as Fluss does.
  */
 import type { ColumnType, TableRecord } from './view';
 import { InvalidArgumentError } from '@mink/protocol';

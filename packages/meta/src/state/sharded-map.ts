@@ -76,11 +76,10 @@ export function* valuesIn<V>(map: ShardedMap<V>): IterableIterator<V> {
 }
 
 /**
- * `summarize` of every shard of `map`, each cached in `cache` under the shard itself. A shard a view holds is
- * never changed (an editor changes copies of the shards it touches, and a view keeps the result), so a pass
+ * `summarize` of every shard of `map`, each cached in `cache` under the shard itself. A shard is never changed
+ * once a map holds it (an editor changes copies of the shards it touches, see ShardedMapEditor), so a pass
  * that summarizes a view's map again after a few entries costs the shards those entries copied, not every
- * value: the coordinator asks on every tick which leaders its 100 000 buckets have. Only for maps held by a
- * view; an editor's intermediate `result()` may still change.
+ * value: the coordinator asks on every tick which leaders its 100 000 buckets have.
  */
 export function* shardSummariesIn<V, S>(map: ShardedMap<V>, cache: WeakMap<object, S>, summarize: (shard: Readonly<Record<string, V>>) => S): IterableIterator<S> {
   for (const shard of map.shards) {
