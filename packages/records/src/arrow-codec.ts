@@ -21,10 +21,10 @@ import type { ColumnSpec, ColumnType } from '@mink/meta';
 import { isUtf8 } from 'node:buffer';
 import { InvalidArgumentError } from '@mink/protocol';
 
-import type { RecordBatch as RecordBatchMetadata } from 'apache-arrow/ipc/metadata/message';
 import { type ColumnBuffers, type EncodableColumn, bitAt, bytesOf, encodeIpcStream } from './arrow-ipc';
 import { BucketKeyWriter } from './bucketing';
-import { readIpcMessages } from './ipc-reader';
+import type { RecordBatchMetadata } from './ipc-metadata';
+import { isRecordBatchMessage, isSchemaMessage, readIpcMessages, recordBatchOf, schemaFieldsOf } from './ipc-reader';
 import { type Row, fieldOf, setField } from './row';
 
 /**
@@ -373,17 +373,17 @@ export function checkRowsStream(columns: ColumnSpec[], bytes: Uint8Array, rowCou
     // Bodies stay views of the request (no alignment copy): the checks below read them byte-wise and
     // through DataViews, and encodeLayout copies them into the stored batch once.
     const messages = readIpcMessages(bytes);
-    const schemaMessage = messages[0]?.message;
-    if (schemaMessage === undefined || !schemaMessage.isSchema()) throw refuse('an Arrow IPC stream must start with its schema message');
+    const schemaMessage = messages[0];
+    if (schemaMessage === undefined || !isSchemaMessage(schemaMessage)) throw refuse('an Arrow IPC stream must start with its schema message');
     // A client sends the same schema message with every append: decoding its fields was most of the check's
     // CPU. One whose bytes were checked against these columns before is taken without decoding it again.
-    schemaKey = checkedSchemaKeyOf(columns, bytes.subarray(messages[0]!.start, messages[0]!.end));
-    schemaFields = CHECKED_SCHEMAS.has(schemaKey) ? null : schemaMessage.header().fields;
-    for (const { message, body } of messages.slice(1)) {
-      if (!message.isRecordBatch()) throw refuse('the schema must be followed by record batches only (dictionaries are not taken)');
-      // Each header is decoded here, where a corrupt one is a readable refusal; apache-arrow turns its
-      // 64-bit figures into numbers, and throws on one beyond the safe integers.
-      batches.push({ header: message.header(), body });
+    schemaKey = checkedSchemaKeyOf(columns, bytes.subarray(schemaMessage.start, schemaMessage.end));
+    schemaFields = CHECKED_SCHEMAS.has(schemaKey) ? null : schemaFieldsOf(schemaMessage);
+    for (const message of messages.slice(1)) {
+      if (!isRecordBatchMessage(message)) throw refuse('the schema must be followed by record batches only (dictionaries are not taken)');
+      // Each header is read here, where a corrupt one is a readable refusal; a 64-bit figure beyond the
+      // safe integers is one.
+      batches.push({ header: recordBatchOf(message), body: message.body });
     }
     if (batches.length === 0) throw refuse('the schema must be followed by record batches only (dictionaries are not taken)');
   } catch (error) {
@@ -420,7 +420,7 @@ function checkedSchemaKeyOf(columns: readonly ColumnSpec[], message: Uint8Array)
 /** One record batch of a client's stream checked against the table's columns (see `checkRowsStream`). */
 function checkRecordBatch(columns: ColumnSpec[], header: RecordBatchMetadata, body: Uint8Array): CheckedBatch {
   const refuse = (reason: string) => new InvalidArgumentError(`batch: ${reason}`);
-  if (header.compression !== null && header.compression !== undefined) throw refuse('compressed record batches are not taken');
+  if (header.compressed) throw refuse('compressed record batches are not taken');
   const length = header.length;
   if (!Number.isSafeInteger(length) || length < 1) throw refuse(`a record batch must hold at least one row, got ${length}`);
   if (header.nodes.length !== columns.length) throw refuse(`the record batch has ${header.nodes.length} field nodes for ${columns.length} fields`);
@@ -589,7 +589,7 @@ function changeTypeOf(code: number): ChangeType {
  */
 export function batchRowCount(bytes: Uint8Array): number {
   let rowCount = 0;
-  for (const { message } of readIpcMessages(bytes)) if (message.isRecordBatch()) rowCount += message.header().length;
+  for (const message of readIpcMessages(bytes)) if (isRecordBatchMessage(message)) rowCount += recordBatchOf(message).length;
   return rowCount;
 }
 

@@ -1,13 +1,14 @@
 /**
  * One Arrow IPC stream (schema message, one record batch message, end-of-stream marker) assembled
  * directly from column buffers, as the IPC format specifies (columnar format, "Encapsulated message
- * format" and "IPC Streaming Format"). apache-arrow encodes the flatbuffer headers (`Message.encode`);
- * this module lays out the body itself, without building `Data`, `RecordBatch` and a stream writer per
+ * format" and "IPC Streaming Format"), without building `Data`, `RecordBatch` and a stream writer per
  * batch: on a 62-row batch that machinery cost about 280 µs of fixed work per call, most of an append's
- * CPU on a data node. The schema message of a column set is encoded once and kept.
+ * CPU on a data node. apache-arrow encodes the schema message (`Message.encode`), once per column set, and
+ * it is kept; a record batch's header is written by ipc-metadata.ts, its body laid out here.
  */
 import { type Field, Schema } from 'apache-arrow';
-import { BufferRegion, FieldNode, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
+import { Message } from 'apache-arrow/ipc/metadata/message';
+import { type BufferRegionMetadata, type FieldNodeMetadata, recordBatchMetadataBytes, writeRecordBatchMetadata } from './ipc-metadata';
 
 /** The buffers of one column in the order the format lays them out, and how many of its values are null. */
 export interface ColumnBuffers {
@@ -74,13 +75,13 @@ export function schemaMessageOf(schemaKey: string, fields: () => Field[]): Uint8
  * returned as parts so a caller assembling many messages copies each buffer once.
  */
 export function recordBatchMessageOf(length: number, columns: readonly EncodableColumn[]): Uint8Array[] {
-  const nodes: FieldNode[] = [];
-  const regions: BufferRegion[] = [];
+  const nodes: FieldNodeMetadata[] = [];
+  const regions: BufferRegionMetadata[] = [];
   const parts: Uint8Array[] = [];
   let bodyLength = 0;
   for (const column of columns) {
     if (column.length !== length) throw new Error(`a column of ${column.length} values in a batch of ${length} rows`);
-    nodes.push(new FieldNode(column.length, column.nullCount));
+    nodes.push({ length: column.length, nullCount: column.nullCount });
     for (const buffer of column.buffers) {
       const chunks = isChunked(buffer) ? buffer : [buffer];
       let byteLength = 0;
@@ -90,13 +91,23 @@ export function recordBatchMessageOf(length: number, columns: readonly Encodable
       }
       // Like apache-arrow's writer, a region's length counts the buffer's padding.
       const padded = aligned(byteLength);
-      regions.push(new BufferRegion(bodyLength, padded));
+      regions.push({ offset: bodyLength, length: padded });
       bodyLength += padded;
       if (padded > byteLength) parts.push(PADDING.subarray(0, padded - byteLength));
     }
   }
-  const header = new RecordBatchHeader(length, nodes, regions, null);
-  return [encapsulate(Message.encode(Message.from(header, bodyLength))), ...parts];
+  return [encapsulatedRecordBatchMetadata(length, nodes, regions, bodyLength), ...parts];
+}
+
+/** A record batch message's metadata with its continuation marker and length prefix, written in place (see `writeRecordBatchMetadata`). */
+function encapsulatedRecordBatchMetadata(length: number, nodes: readonly FieldNodeMetadata[], regions: readonly BufferRegionMetadata[], bodyLength: number): Uint8Array {
+  const metadataBytes = recordBatchMetadataBytes(nodes.length, regions.length);
+  const out = new Uint8Array(PREFIX_BYTES + metadataBytes);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  view.setInt32(0, CONTINUATION_MARKER, true);
+  view.setInt32(4, metadataBytes, true);
+  writeRecordBatchMetadata(view, PREFIX_BYTES, length, nodes, regions, bodyLength);
+  return out;
 }
 
 const PADDING = new Uint8Array(ALIGNMENT);

@@ -9,6 +9,7 @@
  */
 import { type DataType, type Field, Message, Type } from 'apache-arrow';
 import { END_OF_STREAM, concatBytes } from './arrow-ipc';
+import { MESSAGE_HEADER, type MessageMetadata, type RecordBatchMetadata, readMessageMetadata, readRecordBatchMetadata } from './ipc-metadata';
 
 export interface RawColumn {
   length: number;
@@ -46,32 +47,33 @@ export function buffersPerType(type: DataType): number {
 
 export function readIpcStream(bytes: Uint8Array): RawStream {
   const messages = readIpcMessages(bytes);
-  const schemaMessage = messages[0]?.message;
-  if (schemaMessage === undefined || !schemaMessage.isSchema()) throw new Error('an Arrow IPC stream must start with its schema message');
-  const fields = schemaMessage.header().fields;
+  const schemaMessage = messages[0];
+  if (schemaMessage === undefined || !isSchemaMessage(schemaMessage)) throw new Error('an Arrow IPC stream must start with its schema message');
+  const fields = schemaFieldsOf(schemaMessage);
   const counts = fields.map((field) => buffersPerType(field.type));
   const batches: RawBatch[] = [];
-  for (const { message, body: framedBody } of messages.slice(1)) {
-    if (!message.isRecordBatch()) throw new Error(`an Arrow IPC stream of mink holds record batches only, found message type ${message.headerType}`);
-    const header = message.header();
-    if (header.compression !== null && header.compression !== undefined) throw new Error('compressed record batches are not read');
+  for (const message of messages.slice(1)) {
+    const framedBody = message.body;
+    if (!isRecordBatchMessage(message)) throw new Error(`an Arrow IPC stream of mink holds record batches only, found message type ${message.headerType}`);
+    const header = recordBatchOf(message);
+    if (header.compressed) throw new Error('compressed record batches are not read');
     // Callers view fixed-width buffers as typed arrays, which need 8-byte alignment: an unaligned body is
     // copied (with the Uint8Array constructor: a Node Buffer's slice() is a view, not a copy).
     const body = framedBody.byteOffset % 8 === 0 ? framedBody : new Uint8Array(framedBody);
     if (header.nodes.length !== fields.length) throw new Error(`a record batch has ${header.nodes.length} field nodes for ${fields.length} fields`);
-    const length = Number(header.length);
+    const { length } = header;
     let next = 0;
     const columns = header.nodes.map((node, index): RawColumn => {
       const buffers: Uint8Array[] = [];
       for (let count = 0; count < counts[index]!; count++) {
         const region = header.buffers[next++];
         if (region === undefined) throw new Error(`a record batch has fewer buffers than its fields need`);
-        const start = Number(region.offset);
-        const end = start + Number(region.length);
+        const start = region.offset;
+        const end = start + region.length;
         if (start < 0 || end > body.byteLength) throw new Error(`buffer [${start}, ${end}) lies outside a body of ${body.byteLength} bytes`);
         buffers.push(body.subarray(start, end));
       }
-      return { length: Number(node.length), nullCount: Number(node.nullCount), buffers };
+      return { length: node.length, nullCount: node.nullCount, buffers };
     });
     batches.push({ length, columns });
   }
@@ -85,9 +87,13 @@ export function int32sOf(bytes: Uint8Array, count: number): Int32Array {
   return new Int32Array(bytes.slice(0, count * 4).buffer);
 }
 
-/** One message of an Arrow IPC stream, with its body as a view of the input. */
-export interface IpcMessage {
-  message: Message;
+/**
+ * One message of an Arrow IPC stream: what its metadata says of itself (`headerType`, `bodyLength`), its
+ * metadata (the flatbuffer, a view of the input; see `recordBatchOf`, `schemaFieldsOf`) and its body as a
+ * view of the input.
+ */
+export interface IpcMessage extends MessageMetadata {
+  metadata: Uint8Array;
   body: Uint8Array;
   /** The whole encapsulated message (prefix, metadata and body): `[start, end)` of the input. */
   start: number;
@@ -120,13 +126,15 @@ export function readIpcMessages(bytes: Uint8Array): IpcMessage[] {
     if (metadataLength < 0 || position + metadataLength > bytes.byteLength) {
       throw new Error(`a message of ${metadataLength} metadata bytes at byte ${position} does not fit in ${bytes.byteLength} bytes`);
     }
-    const message = Message.decode(bytes.subarray(position, position + metadataLength));
+    const metadata = bytes.subarray(position, position + metadataLength);
+    const message = readMessageMetadata(metadata);
     position += metadataLength;
-    const bodyLength = Number(message.bodyLength);
-    if (!Number.isSafeInteger(bodyLength) || bodyLength < 0 || position + bodyLength > bytes.byteLength) {
+    const { bodyLength } = message;
+    if (bodyLength < 0 || position + bodyLength > bytes.byteLength) {
       throw new Error(`a message body of ${bodyLength} bytes at byte ${position} does not fit in ${bytes.byteLength} bytes`);
     }
-    messages.push({ message, body: bytes.subarray(position, position + bodyLength), start, end: position + bodyLength });
+    // Spelled out: an object spread of `message` here took about 9 µs a call (V8's generic clone), 14 times the rest.
+    messages.push({ headerType: message.headerType, bodyLength, header: message.header, metadata, body: bytes.subarray(position, position + bodyLength), start, end: position + bodyLength });
     position += bodyLength;
   }
   return messages;
@@ -171,13 +179,37 @@ function schemaAndBatchesOf(stream: Uint8Array): { schema: Uint8Array; batches: 
     return null;
   }
   const first = messages[0];
-  if (first === undefined || !first.message.isSchema() || messages.length < 2) return null;
+  if (first === undefined || !isSchemaMessage(first) || messages.length < 2) return null;
   const batches: Uint8Array[] = [];
   let rows = 0;
-  for (const { message, start, end } of messages.slice(1)) {
-    if (!message.isRecordBatch()) return null;
-    rows += Number(message.header().length);
-    batches.push(stream.subarray(start, end));
+  for (const message of messages.slice(1)) {
+    if (!isRecordBatchMessage(message)) return null;
+    try {
+      rows += recordBatchOf(message).length;
+    } catch {
+      return null;
+    }
+    batches.push(stream.subarray(message.start, message.end));
   }
   return { schema: stream.subarray(first.start, first.end), batches, rows };
+}
+
+export function isSchemaMessage(message: IpcMessage): boolean {
+  return message.headerType === MESSAGE_HEADER.schema;
+}
+
+export function isRecordBatchMessage(message: IpcMessage): boolean {
+  return message.headerType === MESSAGE_HEADER.recordBatch;
+}
+
+/** The header of a record batch message (see `isRecordBatchMessage`); throws a plain Error when it is malformed. */
+export function recordBatchOf(message: IpcMessage): RecordBatchMetadata {
+  return readRecordBatchMetadata(message.metadata, message);
+}
+
+/** The fields of a schema message (see `isSchemaMessage`), decoded by apache-arrow. */
+export function schemaFieldsOf(message: IpcMessage): Field[] {
+  const decoded = Message.decode(message.metadata);
+  if (!decoded.isSchema()) throw new Error(`the message is not a schema (header type ${message.headerType})`);
+  return decoded.header().fields;
 }
