@@ -5,6 +5,8 @@ import { NO_WRITERS, WRITER_SHARDS, apply, emptyView, shardedFrom, type BucketRe
 export interface ApplyCostResult {
   buckets: number;
   liveObjects: number;
+  /** Slices each stream held before the timed commits (stream-object slices; each commit adds one to the streams it extends). */
+  slicesPerStream: number;
   rangesPerCommit: number;
   /** Idempotent writers each stream remembered before the timed commits. */
   writersPerStream: number;
@@ -80,5 +82,5 @@ export function measureApplyCost(buckets: number, liveObjects: number, commits =
     if (!applied.outcome.ok) throw new Error(`the apply-cost view refused CommitWal ${index}: ${applied.outcome.rejection.message}`);
     view = applied.view;
   }
-  return { buckets, liveObjects: view.objects.size, rangesPerCommit, writersPerStream, commits, msPerCommitWal: (performance.now() - startedMs) / commits };
+  return { buckets, liveObjects: view.objects.size, slicesPerStream, rangesPerCommit, writersPerStream, commits, msPerCommitWal: (performance.now() - startedMs) / commits };
 }

@@ -464,6 +464,13 @@ export const BENCH_METADATA = {
   applyCostObjectsPerBucket: 10,
   /** Buckets of the view whose CommitWal apply cost is measured with every stream remembering `LIMITS.writersPerStreamMax` writers. */
   applyCostWritersBuckets: 1_000,
+  /**
+   * A view of this many buckets whose streams hold `applyCostLongHistorySlices` slices each, as an appended
+   * stream does after that many bucket requests within its retention (one slice per request, kept through
+   * compaction): what one CommitWal costs every process once a table has a history (docs/limits.md).
+   */
+  applyCostLongHistoryBuckets: 8,
+  applyCostLongHistorySlices: 10_000,
   /** At most this many buckets in a stage: 6 250 tables of 16. */
   bucketTargetMax: 100_000,
   bucketsPerTable: 16,

@@ -660,7 +660,7 @@ function renderFailover(failover: FailoverResult): string[] {
 function renderApplyCosts(costs: readonly ApplyCostResult[]): string[] {
   return costs.map(
     (cost) =>
-      `  apply of one CommitWal of ${cost.rangesPerCommit} ranges at ${formatCount(cost.buckets)} buckets and ${formatCount(cost.liveObjects)} live objects` +
+      `  apply of one CommitWal of ${cost.rangesPerCommit} ranges at ${formatCount(cost.buckets)} buckets (${formatCount(cost.slicesPerStream)} slices per stream) and ${formatCount(cost.liveObjects)} live objects` +
       `${cost.writersPerStream > 0 ? `, ${formatCount(cost.writersPerStream)} writers remembered per stream` : ''}: ` +
       `${cost.msPerCommitWal.toFixed(2)} ms per process (mean of ${formatCount(cost.commits)})`,
   );
