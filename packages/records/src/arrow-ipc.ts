@@ -47,13 +47,7 @@ export function encodeIpcStream(schemaKey: string, fields: () => Field[], length
 }
 
 /** The end-of-stream marker of an IPC stream: a continuation marker and a zero length. */
-export const END_OF_STREAM: Uint8Array = (() => {
-  const end = new Uint8Array(PREFIX_BYTES);
-  const view = new DataView(end.buffer);
-  view.setInt32(0, CONTINUATION_MARKER, true);
-  view.setInt32(4, 0, true);
-  return end;
-})();
+export const END_OF_STREAM: Uint8Array = prefixedMessage(0).out;
 
 /**
  * The encapsulated schema message of `fields`, cached under `schemaKey` (which must name the field list
@@ -101,11 +95,7 @@ export function recordBatchMessageOf(length: number, columns: readonly Encodable
 
 /** A record batch message's metadata with its continuation marker and length prefix, written in place (see `writeRecordBatchMetadata`). */
 function encapsulatedRecordBatchMetadata(length: number, nodes: readonly FieldNodeMetadata[], regions: readonly BufferRegionMetadata[], bodyLength: number): Uint8Array {
-  const metadataBytes = recordBatchMetadataBytes(nodes.length, regions.length);
-  const out = new Uint8Array(PREFIX_BYTES + metadataBytes);
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
-  view.setInt32(0, CONTINUATION_MARKER, true);
-  view.setInt32(4, metadataBytes, true);
+  const { out, view } = prefixedMessage(recordBatchMetadataBytes(nodes.length, regions.length));
   writeRecordBatchMetadata(view, PREFIX_BYTES, length, nodes, regions, bodyLength);
   return out;
 }
@@ -134,13 +124,21 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
 
 /** A flatbuffer message with its continuation marker and length prefix, padded to 8 bytes. */
 function encapsulate(flatbuffer: Uint8Array): Uint8Array {
-  const size = aligned(flatbuffer.byteLength + PREFIX_BYTES);
-  const out = new Uint8Array(size);
-  const prefix = new DataView(out.buffer, out.byteOffset, PREFIX_BYTES);
-  prefix.setInt32(0, CONTINUATION_MARKER, true);
-  prefix.setInt32(4, size - PREFIX_BYTES, true);
+  const { out } = prefixedMessage(aligned(flatbuffer.byteLength));
   out.set(flatbuffer, PREFIX_BYTES);
   return out;
+}
+
+/**
+ * A zero-filled encapsulated message of `metadataBytes` bytes of metadata (a multiple of 8), its prefix
+ * written (the continuation marker, then the metadata length): the metadata goes at PREFIX_BYTES.
+ */
+function prefixedMessage(metadataBytes: number): { out: Uint8Array; view: DataView } {
+  const out = new Uint8Array(PREFIX_BYTES + metadataBytes);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  view.setInt32(0, CONTINUATION_MARKER, true);
+  view.setInt32(4, metadataBytes, true);
+  return { out, view };
 }
 
 function aligned(bytes: number): number {

@@ -106,18 +106,17 @@ export function writeRecordBatchMetadata(view: DataView, at: number, length: num
   setInt64(view, at + 64, length);
   view.setUint32(at + 72, nodesAt - (at + 72), true);
   view.setUint32(at + 76, buffersAt - (at + 76), true);
-  view.setUint32(nodesAt, nodes.length, true);
-  let position = nodesAt + 4;
-  for (const node of nodes) {
-    setInt64(view, position, node.length);
-    setInt64(view, position + 8, node.nullCount);
-    position += STRUCT_BYTES;
-  }
-  view.setUint32(buffersAt, buffers.length, true);
-  position = buffersAt + 4;
-  for (const buffer of buffers) {
-    setInt64(view, position, buffer.offset);
-    setInt64(view, position + 8, buffer.length);
+  writeStructs(view, nodesAt, nodes, (node) => node.length, (node) => node.nullCount);
+  writeStructs(view, buffersAt, buffers, (buffer) => buffer.offset, (buffer) => buffer.length);
+}
+
+/** A vector at `at` of 16-byte structs of two int64s, `first` and `second` of each item: its count, then the structs. */
+function writeStructs<T>(view: DataView, at: number, items: readonly T[], first: (item: T) => number, second: (item: T) => number): void {
+  view.setUint32(at, items.length, true);
+  let position = at + 4;
+  for (const item of items) {
+    setInt64(view, position, first(item));
+    setInt64(view, position + 8, second(item));
     position += STRUCT_BYTES;
   }
 }
