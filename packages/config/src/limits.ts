@@ -513,6 +513,15 @@ export const LIMITS = {
   streamObjectSlicesMax: 4_096,
   /** Bytes of batches a compactor gathers into one stream object (its default `objectBytesMax`); a single larger batch still gets an object of its own. */
   streamObjectBytesMax: 64 * 1024 * 1024,
+  /**
+   * Bytes of one packed slice of a stream object (its batches and their index; a compactor's default
+   * `packBytesMax`): compaction packs the batches it moves into slices of this size, so a stream holds one
+   * slice in every process's view per ~1 MiB of history instead of one per append. A read of old data
+   * fetches a whole packed slice.
+   */
+  streamPackedSliceBytesMax: 1024 * 1024,
+  /** Batches of one packed slice at most (its index is 8 bytes per batch). */
+  streamPackedSliceBatchesMax: 1_024,
   /** A stream is compacted once this many of its slices live in WAL objects (a compactor's default `minSlices`). */
   compactionSlicesMin: 8,
   /** Ranged GETs one compactor has in flight while it gathers the batches of a stream object. */

@@ -193,7 +193,8 @@ describe('Compactor', () => {
     // Each object's size in the view is the size of the object stored (every byte of it is in a slice).
     const walSizes = new Map(await Promise.all(walKeys(store).map(async (key) => [key, (await store.get(key)).byteLength] as const)));
     expect(walKeys(store).map((key) => getShardEntry(meta.view.objects, key))).toEqual(walKeys(store).map((key) => ({ references: 1, bytes: walSizes.get(key) })));
-    expect(getShardEntry(meta.view.objects, firstObject)).toEqual({ references: 25, bytes: (await store.get(firstObject)).byteLength });
+    // The 25 batches share one packed slice: one reference to the stream object.
+    expect(getShardEntry(meta.view.objects, firstObject)).toEqual({ references: 1, bytes: (await store.get(firstObject)).byteLength });
 
     clock.nowMsValue = START_MS + 500;
     led.push(second);
@@ -201,13 +202,22 @@ describe('Compactor', () => {
     const secondObject = streamObjectKey(second.tableId, null, second.bucket, 0, streamOf(meta.view, second).endOffset, 1, second.streamEpoch);
     expect(Object.keys(recordOf(meta.view.objects)).sort()).toEqual([firstObject, secondObject].sort());
     expect(recordOf(meta.view.garbage)).toEqual(Object.fromEntries(walKeys(store).map((key) => [key, { unreferencedAtMs: START_MS + 500, bytes: walSizes.get(key) }])));
-    // Each batch kept a slice of its own, laid out one after another in its stream object.
-    const slices = streamOf(meta.view, second).slices;
-    expect(slices).toHaveLength(25);
-    expect(slices.map((slice) => slice.position)).toEqual(slices.map((_slice, index) => slices.slice(0, index).reduce((sum, earlier) => sum + earlier.length, 0)));
-    expect(commandsOf(log, 'CommitStreamObject').map((command) => [command.object, command.startOffset, command.endOffset, command.slices.length])).toEqual([
-      [firstObject, 0, streamOf(meta.view, first).endOffset, 25],
-      [secondObject, 0, streamOf(meta.view, second).endOffset, 25],
+    // The batches are packed into one slice: the batches back to back, then per batch its records and bytes.
+    const texts = expectedBatches(second, 25).map(([, , text]) => encoder.encode(text));
+    const textBytes = texts.reduce((sum, text) => sum + text.byteLength, 0);
+    const secondBytes = await store.get(secondObject);
+    expect(streamOf(meta.view, second).slices).toEqual([
+      { object: secondObject, startOffset: 0, endOffset: streamOf(meta.view, second).endOffset, position: 0, length: textBytes + 25 * 8, batches: 25 },
+    ]);
+    expect(secondBytes.byteLength).toBe(textBytes + 25 * 8);
+    expect(decoder.decode(secondBytes.subarray(0, textBytes))).toBe(texts.map((text) => decoder.decode(text)).join(''));
+    const index = new DataView(secondBytes.buffer, secondBytes.byteOffset + textBytes);
+    expect(Array.from({ length: 25 }, (_, batch) => [index.getUint32(batch * 8, true), index.getUint32(batch * 8 + 4, true)])).toEqual(
+      expectedBatches(second, 25).map(([start, end], batch) => [end - start, texts[batch]!.byteLength]),
+    );
+    expect(commandsOf(log, 'CommitStreamObject').map((command) => [command.object, command.startOffset, command.endOffset, command.slices.map((slice) => slice.batches)])).toEqual([
+      [firstObject, 0, streamOf(meta.view, first).endOffset, [25]],
+      [secondObject, 0, streamOf(meta.view, second).endOffset, [25]],
     ]);
     const after = [await readAll(reader, first), await readAll(reader, second)];
     expect(after).toEqual(before);
@@ -266,8 +276,9 @@ describe('Compactor', () => {
 
     const objectKey = streamObjectKey(stream.tableId, null, stream.bucket, 0, endBefore, 1, stream.streamEpoch);
     const slices = streamOf(meta.view, stream).slices;
-    expect(slices.map((slice) => slice.object.startsWith('wal/'))).toEqual([...Array<boolean>(10).fill(false), ...Array<boolean>(10).fill(true)]);
-    expect(slices.slice(0, 10).every((slice) => slice.object === objectKey)).toBe(true);
+    // The ten batches committed when it planned share one packed slice; the ten that raced follow it in the WAL.
+    expect(slices.map((slice) => slice.object.startsWith('wal/'))).toEqual([false, ...Array<boolean>(10).fill(true)]);
+    expect(slices[0]).toMatchObject({ object: objectKey, startOffset: 0, endOffset: endBefore, batches: 10 });
     const reader = new StreamReader({ store, meta });
     expect(await readAll(reader, stream)).toEqual(expectedBatches(stream, 20));
 
@@ -366,7 +377,8 @@ describe('Compactor', () => {
     await appendRounds(walWriter(meta, store), streams, 0, 12);
     const lengths = streamOf(meta.view, stream).slices.map((slice) => slice.length);
     const objectBytesMax = lengths.slice(0, 5).reduce((sum, length) => sum + length, 0);
-    const bounded = compactor({ store, meta, objectBytesMax, minSlices: 1 }, streams);
+    // Batches are not packed here (one per slice), so the slices show what each object holds.
+    const bounded = compactor({ store, meta, objectBytesMax, minSlices: 1, packBatchesMax: 1 }, streams);
 
     let rounds = 0;
     while (streamOf(meta.view, stream).slices.some((slice) => slice.object.startsWith('wal/'))) {
@@ -383,6 +395,48 @@ describe('Compactor', () => {
       expect(bytes).toBeLessThanOrEqual(objectBytesMax);
     }
     expect(await readAll(new StreamReader({ store, meta }), stream)).toEqual(expectedBatches(stream, 12));
+  });
+
+  it('packs batches into slices of at most packBytesMax, and every read returns the batches it returned before compaction', async () => {
+    // Proves packing is invisible to readers: from every offset, with loose bounds a read returns exactly the batches it
+    // returned from the WAL; with a tight byte bound a non-empty prefix of them (a packed slice counts whole against the
+    // bound, so the read may stop one slice early; the caller reads on). And the stream keeps a slice per pack, not per batch.
+    const { meta, streams } = await cluster(1);
+    const stream = streams[0]!;
+    const store = new InMemoryObjectStore();
+    await appendRounds(walWriter(meta, store), streams, 0, 40);
+    const end = streamOf(meta.view, stream).endOffset;
+    const lengths = streamOf(meta.view, stream).slices.map((slice) => slice.length);
+    const readsOf = async (reader: StreamReader, maxRecords: number, bytesMax?: number) => {
+      const reads: [number, number, string][][] = [];
+      for (let offset = 0; offset < end; offset++) {
+        const result = await reader.read(stream.id, offset, maxRecords, bytesMax === undefined ? {} : { bytesMax });
+        reads.push(result.batches.map((batch) => [batch.startOffset, batch.endOffset, decoder.decode(batch.payload)]));
+      }
+      return reads;
+    };
+    const loose = await readsOf(new StreamReader({ store, meta }), 4);
+    const tight = await readsOf(new StreamReader({ store, meta }), 1_000, 60);
+    const all = await readsOf(new StreamReader({ store, meta }), 1_000_000);
+
+    const packBytesMax = 150;
+    expect(await compactor({ store, meta, minSlices: 1, packBytesMax }, streams).compactOnce()).toBe(1);
+    const slices = streamOf(meta.view, stream).slices;
+    expect(slices.length).toBeLessThan(lengths.length / 3);
+    expect(slices.every((slice) => slice.batches === undefined || (slice.batches >= 2 && slice.length <= packBytesMax))).toBe(true);
+    expect(slices.reduce((sum, slice) => sum + (slice.batches ?? 1), 0)).toBe(40);
+    expect(slices.reduce((sum, slice) => sum + slice.length - 8 * (slice.batches ?? 0), 0)).toBe(lengths.reduce((sum, length) => sum + length, 0));
+
+    const reader = new StreamReader({ store, meta });
+    expect(await readsOf(reader, 4)).toEqual(loose);
+    expect(await readsOf(reader, 1_000_000)).toEqual(all);
+    const tightAfter = await readsOf(new StreamReader({ store, meta }), 1_000, 60);
+    tightAfter.forEach((read, offset) => {
+      expect(read.length).toBeGreaterThan(0);
+      expect(read).toEqual(tight[offset]!.slice(0, read.length));
+    });
+    // A packed slice is fetched once: the reads above after the first were served from the read cache.
+    expect(reader.stats.gets).toBeLessThanOrEqual(slices.length);
   });
 
   /** One stream of ten committed batches, written by a WAL writer whose commits fill a stream reader's tail cache. */
@@ -418,7 +472,9 @@ describe('Compactor', () => {
     const getsBefore = store.calls.get;
     expect(await readAll(reader, stream)).toEqual(expectedBatches(stream, 10));
     expect(store.calls.get).toBe(getsBefore);
-    expect(reader.stats).toMatchObject({ gets: 0, tailCacheHits: 10 });
+    // The ten batches moved into one packed slice, which the tail cache now holds whole.
+    expect(streamOf(meta.view, stream).slices).toHaveLength(1);
+    expect(reader.stats).toMatchObject({ gets: 0, tailCacheHits: 1 });
   });
 
   it('compacts in the background after start and does nothing more after stop', async () => {

@@ -3,6 +3,7 @@ import { bucketId as bucketIdOf, getIn, isStreamOpenBy, isWalSlice, ownRecord, v
 import type { BucketRecord, CommitStreamObject, DataSlice, Outcome, StreamObjectSlice } from '@mink/meta';
 import { MinkError } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
+import { packedIndex, planPackedSlices, type SliceMove } from './packed-slice';
 import { readSlicePayloads } from './slice-reads';
 import { PeriodicRounds } from './periodic-rounds';
 import { SILENT_LOGGER, type Clock, type MaintenanceLogger, type MetaAccess } from './ports';
@@ -37,13 +38,16 @@ export interface CompactorOptions {
   minSlices?: number;
   /** Bytes of batches gathered into one stream object; `LIMITS.streamObjectBytesMax` when absent. */
   objectBytesMax?: number;
+  /** Bytes and batches of one packed slice of a stream object; `LIMITS.streamPackedSliceBytesMax` and `…BatchesMax` when absent. */
+  packBytesMax?: number;
+  packBatchesMax?: number;
   /** Recent payloads this node still holds (the stream reader's cache): read without a GET. */
   cachedPayloadOf?: (bucketId: string, slice: DataSlice) => Uint8Array | undefined;
   logger?: MaintenanceLogger;
   /** Told the bytes of every stream object committed (metrics). */
   onCompacted?: (bytes: number) => void;
-  /** Told, after a commit applied, where each batch moved: `from` its WAL slice `to` its slice of the stream object (the reader's `moveCached`). */
-  onMoved?: (bucketId: string, moved: readonly { from: DataSlice; to: DataSlice }[]) => void;
+  /** Told, after a commit applied, where the batches moved: `from` their WAL slices `to` the slice of the stream object that packs them (the reader's `moveCached`). */
+  onMoved?: (bucketId: string, moved: readonly SliceMove[]) => void;
 }
 
 /** The slices of one stream chosen for one stream object. */
@@ -62,8 +66,11 @@ interface CompactionPlan {
  * A round looks at every stream this incarnation holds open and leads. A stream with at least `minSlices`
  * slices in WAL objects gets its first run of consecutive WAL slices (up to `objectBytesMax` bytes, at least
  * one slice) read from the node's cache of recent batches or with ranged GETs (one per run of back-to-back
- * slices of one WAL object), concatenated into one stream object in which every batch keeps a slice
- * of its own, uploaded, and committed with `CommitStreamObject`. The view's slices are committed data, so a
+ * slices of one WAL object), concatenated into one stream object, uploaded, and committed with
+ * `CommitStreamObject`. The batches are packed (`planPackedSlices`): runs of them up to `packBytesMax` share
+ * one slice, their index after them, so the view (which every process holds, and which a CommitWal copies a
+ * stream's slices of) keeps a slice per ~1 MiB of a stream's history instead of one per append; readers cut
+ * a packed slice back into its batches (`batchesOfSlice`). The view's slices are committed data, so a
  * compaction only covers offsets below the committed end and appends, which only add slices after it, never
  * conflict with it. The round finds everything through the view and never lists the object store.
  *
@@ -84,7 +91,8 @@ export class Compactor {
   private readonly logger: MaintenanceLogger;
   private readonly cachedPayloadOf: ((bucketId: string, slice: DataSlice) => Uint8Array | undefined) | undefined;
   private readonly onCompacted: ((bytes: number) => void) | undefined;
-  private readonly onMoved: ((bucketId: string, moved: readonly { from: DataSlice; to: DataSlice }[]) => void) | undefined;
+  private readonly onMoved: ((bucketId: string, moved: readonly SliceMove[]) => void) | undefined;
+  private readonly pack: { bytesMax: number; batchesMax: number };
   private readonly rounds: PeriodicRounds<number>;
 
   constructor(options: CompactorOptions) {
@@ -99,10 +107,12 @@ export class Compactor {
     this.cachedPayloadOf = options.cachedPayloadOf;
     this.onCompacted = options.onCompacted;
     this.onMoved = options.onMoved;
+    this.pack = { bytesMax: options.packBytesMax ?? LIMITS.streamPackedSliceBytesMax, batchesMax: options.packBatchesMax ?? LIMITS.streamPackedSliceBatchesMax };
     this.logger = options.logger ?? SILENT_LOGGER;
     if (!(Number.isSafeInteger(this.minSlices) && this.minSlices >= 1) || !(this.objectBytesMax > 0)) {
       throw new Error(`Compactor needs minSlices >= 1 and objectBytesMax > 0 (got ${this.minSlices}, ${this.objectBytesMax})`);
     }
+    planPackedSlices([], this.pack); // throws on bounds that could not pack anything
     this.rounds = new PeriodicRounds(
       () => this.runRound(),
       (error) => this.logger.warn({ error: describe(error) }, 'compaction round failed'),
@@ -216,15 +226,29 @@ export class Compactor {
       this.logger.warn({ ...context, error: describe(error) }, 'compaction could not read the slices of a stream; it is left for a later round');
       return false;
     }
+    // Consecutive batches are packed into slices of about `pack.bytesMax`, each followed by its index.
     const pieces: StreamObjectSlice[] = [];
+    const parts: Uint8Array[] = [];
+    const moves: { from: DataSlice[]; piece: StreamObjectSlice }[] = [];
     let position = 0;
-    for (const slice of slices) {
-      pieces.push({ startOffset: slice.startOffset, endOffset: slice.endOffset, position, length: slice.length });
-      position += slice.length;
+    for (const { first, endExclusive } of planPackedSlices(slices, this.pack)) {
+      const packed = slices.slice(first, endExclusive);
+      const piece: StreamObjectSlice = { startOffset: packed[0]!.startOffset, endOffset: packed.at(-1)!.endOffset, position, length: 0 };
+      for (let index = first; index < endExclusive; index++) parts.push(payloads[index]!);
+      piece.length = packed.reduce((bytes, slice) => bytes + slice.length, 0);
+      if (packed.length > 1) {
+        const index = packedIndex(packed);
+        parts.push(index);
+        piece.length += index.byteLength;
+        piece.batches = packed.length;
+      }
+      position += piece.length;
+      pieces.push(piece);
+      moves.push({ from: packed, piece });
     }
     try {
       // The slices go out as the object's parts, in order, without being joined into one array first.
-      await this.store.put(key, payloads);
+      await this.store.put(key, parts);
     } catch (error) {
       this.logger.warn({ ...context, error: describe(error) }, 'compaction could not upload a stream object');
       // The upload may have landed although it failed; nothing will commit it.
@@ -257,7 +281,7 @@ export class Compactor {
       this.onCompacted?.(position);
       this.onMoved?.(
         plan.bucketId,
-        slices.map((slice, index) => ({ from: slice, to: { object: key, ...pieces[index]! } })),
+        moves.map(({ from, piece }) => ({ from, to: { object: key, ...piece } })),
       );
       return true;
     }

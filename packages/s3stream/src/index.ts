@@ -5,3 +5,4 @@ export * from './stream-reader';
 export * from './compactor';
 export * from './garbage-collector';
 export * from './slice-reads';
+export * from './packed-slice';

@@ -1,5 +1,6 @@
 import type { DataSlice } from '@mink/meta';
 import type { ObjectStore } from './object-store';
+import type { StreamBatch } from './packed-slice';
 
 /** One ranged GET that serves several slices lying back to back in one object. */
 export interface CoalescedRead {
@@ -106,7 +107,7 @@ export interface SliceRange {
  * `start`, whole slices until they cover `maxRecords` records from `start` or the next one would pass a
  * bound. At least one slice is taken when any ends after `start`, however large it is.
  */
-export function chooseReadSlices(slices: readonly DataSlice[], start: number, maxRecords: number, bounds: ReadBounds): SliceRange {
+export function chooseReadSlices(slices: readonly Pick<DataSlice, 'startOffset' | 'endOffset' | 'length'>[], start: number, maxRecords: number, bounds: ReadBounds): SliceRange {
   assertReadBounds(bounds);
   if (!(maxRecords >= 1)) throw new Error(`a read takes at least one record, not ${maxRecords}`);
   const first = firstSliceEndingAfter(slices, start);
@@ -121,6 +122,17 @@ export function chooseReadSlices(slices: readonly DataSlice[], start: number, ma
     endExclusive++;
   }
   return { first, endExclusive };
+}
+
+/**
+ * The batches a read from `start` returns out of all those of the slices it took (`batches`, in offset order;
+ * a packed slice holds many, and may start well before `start` or reach well past the bounds): chosen as
+ * `chooseReadSlices` chooses slices, so a read returns the batches it would if every batch were a slice.
+ */
+export function boundedBatches(batches: readonly StreamBatch[], start: number, maxRecords: number, bounds: ReadBounds): StreamBatch[] {
+  const sized = batches.map((batch) => ({ startOffset: batch.startOffset, endOffset: batch.endOffset, length: batch.payload.byteLength }));
+  const { first, endExclusive } = chooseReadSlices(sized, start, maxRecords, bounds);
+  return batches.slice(first, endExclusive);
 }
 
 /**
@@ -211,7 +223,7 @@ function assertReadBounds(bounds: ReadBounds): void {
 }
 
 /** Index of the first slice whose end lies beyond `offset`; the slices are in offset order. */
-function firstSliceEndingAfter(slices: readonly DataSlice[], offset: number): number {
+function firstSliceEndingAfter(slices: readonly Pick<DataSlice, 'endOffset'>[], offset: number): number {
   let low = 0;
   let high = slices.length;
   while (low < high) {

@@ -8,7 +8,8 @@ import { LIMITS } from '@mink/config';
 import { InvalidArgumentError, MinkError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { startLedTable, type LedStream as StreamAddress } from '@mink/testing';
 import { DelegatingObjectStore, InMemoryObjectStore, S3ObjectStore, type ByteRange, type ObjectStore } from './object-store';
-import { StreamReader, type StreamBatch } from './stream-reader';
+import { packedIndex, type StreamBatch } from './packed-slice';
+import { StreamReader } from './stream-reader';
 import { WalWriter, type WalAppendRequest } from './wal-writer';
 
 const NODE = '1';
@@ -425,6 +426,43 @@ describe('StreamReader over stream objects', () => {
     expect(store.gets).toEqual(objectLengths.map((length, object) => [`streams/1/${object}`, 0, length]));
     expect(store.getsInFlightMax).toBe(LIMITS.streamReadsInFlightMax);
     expect(reader.stats).toEqual({ gets: 6, getBytes: objectLengths.reduce((total, length) => total + length, 0), tailCacheHits: 0, readCacheHits: 0, prefetchGets: 0, prefetchBytes: 0, joinedGets: 0 });
+  });
+
+  it('keeps the batches compaction packed under their packed slice when the tail cache holds all of them, and lets a partial set go', async () => {
+    // Proves moveCached with packed slices: four WAL batches cached by the writer are served after compaction
+    // packed them (one tail cache hit, no GET); when one of them was evicted the rest are let go, and the read
+    // fetches the packed slice and cuts it into the same batches.
+    const walStore = new ProbedObjectStore();
+    const payloads = fixedBatches(4);
+    const wal = await storeStream(walStore, [payloads], (index) => index + 1);
+    const index = packedIndex(wal.slices);
+    const packedBytes = new Uint8Array(40 + index.byteLength);
+    payloads.forEach((payload, at) => packedBytes.set(payload, at * 10));
+    packedBytes.set(index, 40);
+    const packed: DataSlice = { object: 'streams/packed', startOffset: 0, endOffset: 10, position: 0, length: packedBytes.byteLength, batches: 4 };
+    await walStore.put(packed.object, packedBytes);
+    const compactedView: View = { ...wal.meta.view, buckets: shardedFrom({ [wal.id]: bucketRecordOf(0, [packed]) }) };
+
+    for (const cachedBatches of [4, 3]) {
+      const meta = { view: wal.meta.view };
+      const reader = new StreamReader({ store: walStore, meta });
+      wal.slices.slice(0, cachedBatches).forEach((slice, at) => reader.cache(wal.id, slice, payloads[at]!));
+      meta.view = compactedView;
+      reader.moveCached(wal.id, [{ from: wal.slices, to: packed }]);
+      const getsBefore = walStore.gets.length;
+      expect((await reader.read(wal.id, 0, 1_000)).batches).toEqual(wal.batches);
+      expect((await reader.read(wal.id, 3, 1)).batches).toEqual(wal.batches.slice(2, 3));
+      if (cachedBatches === 4) {
+        expect(walStore.gets.length).toBe(getsBefore);
+        expect(reader.cacheByteCount).toBe(40);
+        expect(reader.stats).toMatchObject({ gets: 0, tailCacheHits: 2 });
+      } else {
+        expect(walStore.gets.length).toBe(getsBefore + 1);
+        expect(reader.cacheByteCount).toBe(0);
+        expect(reader.stats).toMatchObject({ gets: 1, tailCacheHits: 0, readCacheHits: 1 });
+      }
+    }
+    expect(() => new StreamReader({ store: walStore, meta: wal.meta }).moveCached(wal.id, [{ from: wal.slices.slice(1), to: packed }])).toThrow('3 batches of 30 bytes cannot move');
   });
 
   it('counts a GET body whole in the read cache while any of its batches is kept, and frees it with the last one', async () => {

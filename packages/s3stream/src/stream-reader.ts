@@ -4,15 +4,8 @@ import type { DataSlice } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { Semaphore, type ObjectStore } from './object-store';
 import type { MetaAccess } from './ports';
-import { chooseReadSlices, coalesceSliceReads, continuesRead, getCoalescedRead, isCutShort, planPrefetch, readEndOf, type CoalescedRead, type ReadEnd } from './slice-reads';
-
-/** One committed batch: the records [startOffset, endOffset), encoded as the appender wrote them. */
-export interface StreamBatch {
-  startOffset: number;
-  endOffset: number;
-  /** Shared with the reader's caches when it came from there: treat it as read-only. */
-  payload: Uint8Array;
-}
+import { batchesOfSlice, type SliceMove, type StreamBatch } from './packed-slice';
+import { boundedBatches, chooseReadSlices, coalesceSliceReads, continuesRead, getCoalescedRead, isCutShort, planPrefetch, readEndOf, type CoalescedRead, type ReadEnd } from './slice-reads';
 
 export interface StreamReadResult {
   /** Whole batches in offset order; the first one may start before the offset asked for. */
@@ -77,16 +70,22 @@ interface FetchedBody {
   cachedSlices: number;
 }
 
-/** A payload the read cache holds, the body it is a view of, and whether prefetch brought it (a read starting there continues a scan). */
+/** A slice the tail cache holds: its batches (one, or those of a packed slice) and their payload bytes. */
+interface CachedSlice {
+  batches: readonly StreamBatch[];
+  bytes: number;
+}
+
+/** A slice the read cache holds (its batches are views of `body`), and whether prefetch brought it (a read starting there continues a scan). */
 interface ReadCacheEntry {
-  payload: Uint8Array;
+  batches: readonly StreamBatch[];
   body: FetchedBody;
   prefetched: boolean;
 }
 
-/** A slice whose GET is in flight: its payload once the GET lands, the GET it belongs to, and who started it. */
+/** A slice whose GET is in flight: its batches once the GET lands, the GET it belongs to, and who started it. */
 interface SliceInFlight {
-  payload: Promise<Uint8Array>;
+  batches: Promise<readonly StreamBatch[]>;
   get: CoalescedRead;
   prefetched: boolean;
 }
@@ -127,8 +126,8 @@ export class StreamReader {
   private readonly getBytesMax: number;
   private readonly readCacheBytesMax: number;
   private readonly prefetchWindowsMax: number;
-  /** Payloads by `cacheKey`; a Map iterates in insertion order, so the first entry is the least recently used. */
-  private readonly tailCache = new Map<string, Uint8Array>();
+  /** Slices by `cacheKey`; a Map iterates in insertion order, so the first entry is the least recently used. */
+  private readonly tailCache = new Map<string, CachedSlice>();
   private tailCacheBytes = 0;
   /** Payloads fetched from the store, by `cacheKey`, least recently used first. */
   private readonly readCache = new Map<string, ReadCacheEntry>();
@@ -198,46 +197,44 @@ export class StreamReader {
       throw new Error(`a cached payload of ${payload.byteLength} bytes does not match its slice of ${slice.length} bytes`);
     }
     if (payload.byteLength > this.cacheBytesMax) return;
-    const key = cacheKey(bucketId, slice);
-    this.forgetTail(key);
-    this.tailCache.set(key, payload);
-    this.tailCacheBytes += payload.byteLength;
-    for (const [oldestKey] of this.tailCache) {
-      if (this.tailCacheBytes <= this.cacheBytesMax) break;
-      this.forgetTail(oldestKey);
-    }
+    this.keepInTailCache(cacheKey(bucketId, slice), { batches: [{ startOffset: slice.startOffset, endOffset: slice.endOffset, payload }], bytes: payload.byteLength });
   }
 
   /**
-   * Compaction copied these batches of a stream byte for byte into a stream object (`from` the WAL slice `to`
-   * its slice in the new object): whatever either cache holds of them is kept under the new slice, so reads
-   * through the view, which now names the stream object, still find them. Without it every batch older than
-   * a compaction round (10 s) was fetched again from S3 while the node still held it.
+   * Compaction copied these batches of a stream byte for byte into a stream object (`from` their WAL slices
+   * `to` the slice that packs them there). The tail cache keeps them under the new slice when it holds all of
+   * them, so reads through the view, which now names the stream object, still find them (without it every
+   * batch older than a compaction round, 10 s, was fetched again from S3 while the node still held it). The
+   * read cache moves a batch that keeps a slice of its own; what either cache holds under the WAL slices is
+   * let go, since no view names them any more.
    */
-  moveCached(bucketId: string, moved: readonly { from: DataSlice; to: DataSlice }[]): void {
+  moveCached(bucketId: string, moved: readonly SliceMove[]): void {
     for (const { from, to } of moved) {
-      if (from.length !== to.length) throw new Error(`a batch of ${from.length} bytes cannot move to a slice of ${to.length} bytes`);
-      const fromKey = cacheKey(bucketId, from);
-      const toKey = cacheKey(bucketId, to);
-      const tail = this.tailCache.get(fromKey);
-      if (tail !== undefined) {
-        this.tailCache.delete(fromKey);
-        this.forgetTail(toKey);
-        this.tailCache.set(toKey, tail);
+      const bytes = from.reduce((total, slice) => total + slice.length, 0);
+      if (to.batches === undefined ? from.length !== 1 || bytes !== to.length : from.length !== to.batches || bytes >= to.length) {
+        throw new Error(`${from.length} batches of ${bytes} bytes cannot move to a slice of ${to.batches ?? 1} batches and ${to.length} bytes`);
       }
-      const read = this.readCache.get(fromKey);
+      const toKey = cacheKey(bucketId, to);
+      const fromKeys = from.map((slice) => cacheKey(bucketId, slice));
+      const tails = fromKeys.map((key) => this.tailCache.get(key));
+      fromKeys.forEach((key) => this.forgetTail(key));
+      if (tails.every((tail) => tail !== undefined)) {
+        this.keepInTailCache(toKey, { batches: tails.flatMap((tail) => tail.batches), bytes });
+      }
+      const read = from.length === 1 && to.batches === undefined ? this.readCache.get(fromKeys[0]!) : undefined;
       if (read !== undefined) {
-        this.readCache.delete(fromKey);
+        this.readCache.delete(fromKeys[0]!);
         if (this.readCache.has(toKey)) this.forgetRead(toKey);
         this.readCache.set(toKey, read);
-      }
+      } else fromKeys.forEach((key) => this.forgetRead(key));
     }
   }
 
-  /** The payload of a slice if either cache of this reader still holds it; does not count as a use. */
+  /** The payload of a slice holding one batch (a WAL slice) if either cache of this reader still holds it; does not count as a use. */
   cachedPayload(bucketId: string, slice: DataSlice): Uint8Array | undefined {
     const key = cacheKey(bucketId, slice);
-    return this.tailCache.get(key) ?? this.readCache.get(key)?.payload;
+    const batches = this.tailCache.get(key)?.batches ?? this.readCache.get(key)?.batches;
+    return batches?.length === 1 ? batches[0]!.payload : undefined;
   }
 
   /** Empties both caches, so later reads go to the store (GETs still in flight keep what they bring). */
@@ -250,7 +247,7 @@ export class StreamReader {
 
   /** Resolves once no GET of this reader is in flight, prefetches included; never rejects. */
   async whenIdle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()].map((slice) => slice.payload));
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()].map((slice) => slice.batches));
   }
 
   /**
@@ -276,7 +273,8 @@ export class StreamReader {
     if (fromOffset > stream.endOffset) throw new InvalidArgumentError(`offset ${fromOffset} is beyond the high watermark ${stream.endOffset}`);
 
     const start = Math.max(fromOffset, stream.startOffset);
-    const range = chooseReadSlices(stream.slices, start, maxRecords, { bytesMax, batchesMax: LIMITS.streamReadBatchesMax });
+    const bounds = { bytesMax, batchesMax: LIMITS.streamReadBatchesMax };
+    const range = chooseReadSlices(stream.slices, start, maxRecords, bounds);
     const chosen = stream.slices.slice(range.first, range.endExclusive);
     if (start < stream.endOffset && !(chosen.length > 0 && chosen[0]!.startOffset <= start)) {
       throw new Error(`the slices of bucket ${bucketId} do not cover committed offset ${start} (committed end ${stream.endOffset})`);
@@ -285,11 +283,11 @@ export class StreamReader {
     const scanning = (options.sequential === true && this.prefetchWindowsMax > 0 && isCutShort(range, stream.slices.length, end, start, maxRecords)) || this.continuesScan(bucketId, start, chosen);
     this.rememberReadEnd(bucketId, end);
     // This read's own GETs start before the prefetch's, so they get the first slots of the store.
-    const payloads = this.payloadsOf(bucketId, chosen);
+    const batchesOfChosen = this.batchesOf(bucketId, chosen);
     if (scanning) this.prefetchAfter(bucketId, stream.slices, range.endExclusive);
-    const fetched = await payloads;
+    const fetched = await batchesOfChosen;
     return {
-      batches: chosen.map((slice, index) => ({ startOffset: slice.startOffset, endOffset: slice.endOffset, payload: fetched[index]! })),
+      batches: chosen.some((slice) => slice.batches !== undefined) ? boundedBatches(fetched.flat(), start, maxRecords, bounds) : fetched.map((batches) => batches[0]!),
       highWatermark: stream.endOffset,
       startOffset: stream.startOffset,
     };
@@ -315,49 +313,49 @@ export class StreamReader {
   }
 
   /**
-   * The payloads of a read's slices, in order. A slice whose joined GET failed is fetched once more (that GET
+   * The batches of a read's slices, in order. A slice whose joined GET failed is fetched once more (that GET
    * may have been a prefetch, whose failure is not this read's); the error of that second attempt is the read's.
    */
-  private async payloadsOf(bucketId: string, slices: readonly DataSlice[]): Promise<Uint8Array[]> {
-    const sources = this.payloadSources(bucketId, slices);
-    const outcomes = await Promise.allSettled(sources.map((source) => source.payload));
+  private async batchesOf(bucketId: string, slices: readonly DataSlice[]): Promise<(readonly StreamBatch[])[]> {
+    const sources = this.batchSources(bucketId, slices);
+    const outcomes = await Promise.allSettled(sources.map((source) => source.batches));
     const ownFailure = outcomes.find((outcome, index) => outcome.status === 'rejected' && !sources[index]!.joined);
     if (ownFailure?.status === 'rejected') throw ownFailure.reason;
 
-    const payloads = outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined));
-    const retry = payloads.flatMap((payload, index) => (payload === undefined ? [index] : []));
-    if (retry.length === 0) return payloads as Uint8Array[];
+    const batches = outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined));
+    const retry = batches.flatMap((held, index) => (held === undefined ? [index] : []));
+    if (retry.length === 0) return batches as (readonly StreamBatch[])[];
     const again = await Promise.all(
-      this.payloadSources(
+      this.batchSources(
         bucketId,
         retry.map((index) => slices[index]!),
-      ).map((source) => source.payload),
+      ).map((source) => source.batches),
     );
-    retry.forEach((index, position) => (payloads[index] = again[position]));
-    return payloads as Uint8Array[];
+    retry.forEach((index, position) => (batches[index] = again[position]));
+    return batches as (readonly StreamBatch[])[];
   }
 
   /**
-   * Where each slice's payload comes from: a cache (counted as a hit), a GET in flight (joined), or a GET of this
+   * Where each slice's batches come from: a cache (counted as a hit), a GET in flight (joined), or a GET of this
    * read, started here with the slices it lacks coalesced.
    */
-  private payloadSources(bucketId: string, slices: readonly DataSlice[]): { payload: Promise<Uint8Array>; joined: boolean }[] {
-    const sources = new Array<{ payload: Promise<Uint8Array>; joined: boolean }>(slices.length);
+  private batchSources(bucketId: string, slices: readonly DataSlice[]): { batches: Promise<readonly StreamBatch[]>; joined: boolean }[] {
+    const sources = new Array<{ batches: Promise<readonly StreamBatch[]>; joined: boolean }>(slices.length);
     const joinedGets = new Set<CoalescedRead>();
     const missing: number[] = [];
     slices.forEach((slice, index) => {
       const held = this.takeCached(bucketId, slice);
       const inFlight = held === undefined ? this.inFlight.get(cacheKey(bucketId, slice)) : undefined;
-      if (held !== undefined) sources[index] = { payload: Promise.resolve(held), joined: false };
+      if (held !== undefined) sources[index] = { batches: Promise.resolve(held), joined: false };
       else if (inFlight !== undefined) {
         joinedGets.add(inFlight.get);
-        sources[index] = { payload: inFlight.payload, joined: true };
+        sources[index] = { batches: inFlight.batches, joined: true };
       } else missing.push(index);
     });
     this.counts.joinedGets += joinedGets.size;
     const wanted = missing.map((index) => slices[index]!);
     const fetched = this.startGets(bucketId, wanted, coalesceSliceReads(wanted, this.getBytesMax), false);
-    missing.forEach((index, position) => (sources[index] = { payload: fetched[position]!, joined: false }));
+    missing.forEach((index, position) => (sources[index] = { batches: fetched[position]!, joined: false }));
     return sources;
   }
 
@@ -387,13 +385,13 @@ export class StreamReader {
 
   /**
    * Starts the GETs `reads` of `slices` (none of them cached or in flight; each read's members index
-   * `slices`), at most `LIMITS.streamReadsInFlightMax` at a time, and returns each slice's payload (undefined
+   * `slices`), at most `LIMITS.streamReadsInFlightMax` at a time, and returns each slice's batches (undefined
    * for slices of no read). Each slice is registered as in flight until its GET settles; what arrives goes into
    * the read cache. A GET that has not started when another of the same call fails fails the same way, so a
    * failing read ends fast. A prefetch reserves its bytes in the read cache's bound until its GET settles.
    */
-  private startGets(bucketId: string, slices: readonly DataSlice[], reads: readonly CoalescedRead[], prefetched: boolean): Promise<Uint8Array>[] {
-    const payloads = new Array<Promise<Uint8Array>>(slices.length);
+  private startGets(bucketId: string, slices: readonly DataSlice[], reads: readonly CoalescedRead[], prefetched: boolean): Promise<readonly StreamBatch[]>[] {
+    const fetched = new Array<Promise<readonly StreamBatch[]>>(slices.length);
     const slots = new Semaphore(LIMITS.streamReadsInFlightMax, reads.length);
     let firstFailure: { error: unknown } | undefined;
     for (const read of reads) {
@@ -402,17 +400,17 @@ export class StreamReader {
       if (prefetched) this.reservePrefetch(bytes);
       const get = slots.run(async () => {
         if (firstFailure) throw firstFailure.error;
-        return this.getPayloads(bucketId, read, members, prefetched);
+        return this.getBatches(bucketId, read, members, prefetched);
       });
       const entries = members.map((slice, position): SliceInFlight => {
-        const payload = get.then(({ parts }) => parts[position]!);
+        const batches = get.then(({ parts }) => parts[position]!);
         // Nobody may wait for a prefetched slice; its failure must not surface as an unhandled rejection.
-        payload.catch(() => undefined);
+        batches.catch(() => undefined);
         const key = cacheKey(bucketId, slice);
         if (this.inFlight.has(key)) throw new Error(`slice ${key.replaceAll('\n', ' ')} was about to be fetched twice at once`);
-        const entry = { payload, get: read, prefetched };
+        const entry = { batches, get: read, prefetched };
         this.inFlight.set(key, entry);
-        payloads[read.members[position]!] = payload;
+        fetched[read.members[position]!] = batches;
         return entry;
       });
       const settle = (): void => {
@@ -433,20 +431,20 @@ export class StreamReader {
         },
       );
     }
-    return payloads;
+    return fetched;
   }
 
   /**
-   * One coalesced GET, cut into the payloads of its slices: views of its body, not copies (copying every
+   * One coalesced GET, cut into the batches of its slices: views of its body, not copies (copying every
    * fetched byte once more was a large share of a cold scan's CPU). The read cache counts the body whole
    * while it holds any of them (see `FetchedBody`).
    */
-  private async getPayloads(bucketId: string, read: CoalescedRead, slices: readonly DataSlice[], prefetched: boolean): Promise<{ parts: Uint8Array[]; body: FetchedBody }> {
+  private async getBatches(bucketId: string, read: CoalescedRead, slices: readonly DataSlice[], prefetched: boolean): Promise<{ parts: (readonly StreamBatch[])[]; body: FetchedBody }> {
     this.counts.gets++;
     if (prefetched) this.counts.prefetchGets++;
-    let parts: Uint8Array[];
+    let bodies: Uint8Array[];
     try {
-      parts = await getCoalescedRead(this.store, read, slices);
+      bodies = await getCoalescedRead(this.store, read, slices);
     } catch (error) {
       // A committed object can disappear only when compaction replaced it and the grace period ran out under
       // a slow read; a new read finds the replacement through the view.
@@ -456,11 +454,12 @@ export class StreamReader {
     const bytes = read.endExclusive - read.start;
     this.counts.getBytes += bytes;
     if (prefetched) this.counts.prefetchBytes += bytes;
+    const parts = slices.map((slice, index) => batchesOfSlice(slice, bodies[index]!));
     return { parts, body: { byteLength: bytes, cachedSlices: 0 } };
   }
 
-  /** A slice's payload from either cache, counted as a hit and moved to the most recently used end of its cache. */
-  private takeCached(bucketId: string, slice: DataSlice): Uint8Array | undefined {
+  /** A slice's batches from either cache, counted as a hit and moved to the most recently used end of its cache. */
+  private takeCached(bucketId: string, slice: DataSlice): readonly StreamBatch[] | undefined {
     const key = cacheKey(bucketId, slice);
     const tail = this.tailCache.get(key);
     if (tail !== undefined) {
@@ -468,14 +467,14 @@ export class StreamReader {
       this.tailCache.delete(key);
       this.tailCache.set(key, tail);
       this.counts.tailCacheHits++;
-      return tail;
+      return tail.batches;
     }
     const entry = this.readCache.get(key);
     if (entry === undefined) return undefined;
     this.readCache.delete(key);
     this.readCache.set(key, entry);
     this.counts.readCacheHits++;
-    return entry.payload;
+    return entry.batches;
   }
 
   /** Whether a slice is cached or being fetched; not a use. */
@@ -490,11 +489,22 @@ export class StreamReader {
     this.evictReadCacheBeyondBound();
   }
 
-  /** Keeps a fetched payload (a view of `body`) unless its body does not fit beside the prefetch GETs in flight. */
-  private keepInReadCache(key: string, payload: Uint8Array, body: FetchedBody, prefetched: boolean): void {
+  /** Keeps a slice in the tail cache, evicting the least recently used slices beyond the bound. */
+  private keepInTailCache(key: string, slice: CachedSlice): void {
+    this.forgetTail(key);
+    this.tailCache.set(key, slice);
+    this.tailCacheBytes += slice.bytes;
+    for (const [oldestKey] of this.tailCache) {
+      if (this.tailCacheBytes <= this.cacheBytesMax) break;
+      this.forgetTail(oldestKey);
+    }
+  }
+
+  /** Keeps a fetched slice (its batches are views of `body`) unless its body does not fit beside the prefetch GETs in flight. */
+  private keepInReadCache(key: string, batches: readonly StreamBatch[], body: FetchedBody, prefetched: boolean): void {
     if (this.prefetchBytesInFlight + body.byteLength > this.readCacheBytesMax) return;
     this.forgetRead(key);
-    this.readCache.set(key, { payload, body, prefetched });
+    this.readCache.set(key, { batches, body, prefetched });
     if (body.cachedSlices++ === 0) this.readCacheBytes += body.byteLength;
     this.evictReadCacheBeyondBound();
   }
@@ -507,10 +517,10 @@ export class StreamReader {
   }
 
   private forgetTail(key: string): void {
-    const payload = this.tailCache.get(key);
-    if (payload === undefined) return;
+    const slice = this.tailCache.get(key);
+    if (slice === undefined) return;
     this.tailCache.delete(key);
-    this.tailCacheBytes -= payload.byteLength;
+    this.tailCacheBytes -= slice.bytes;
   }
 
   private forgetRead(key: string): void {

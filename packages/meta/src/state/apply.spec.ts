@@ -1455,6 +1455,19 @@ describe('CommitStreamObject replaces the slices of a range by slices of one str
     expect(recordOf(compacted.garbage)).toEqual({ 'wal/1/2/2': { unreferencedAtMs: 5_000 }, 'wal/1/2/3': { unreferencedAtMs: 5_000 } });
   });
 
+  it('replaces the slices of several batches by one packed slice that keeps its batch count, also through a JSON round trip', () => {
+    // Packing is what keeps a stream's slices growing with its bytes rather than its appends (docs/architecture.md §7).
+    const packed = { ...piece(10, 16, 0, 60 + 3 * 8), batches: 3 };
+    const { view, outcome } = accepted(compactionFixture(), commitStreamObject({ slices: [packed] }));
+    expect(outcome).toEqual({ ok: true });
+    const stream = JSON.parse(JSON.stringify(getIn(view.buckets, '1//0')!.stream)) as { slices: unknown[] };
+    expect(stream.slices.at(-1)).toEqual({ object: STREAM_OBJECT, startOffset: 10, endOffset: 16, position: 0, length: 84, batches: 3 });
+    expect(getIn(view.objects, STREAM_OBJECT)).toEqual({ references: 1, bytes: 84 });
+    // A plain slice gets no batch count at all.
+    const plain = accepted(compactionFixture(), commitStreamObject({ slices: [piece(10, 16, 0, 60)] })).view;
+    expect(Object.keys(getIn(plain.buckets, '1//0')!.stream.slices.at(-1)!)).toEqual(['object', 'startOffset', 'endOffset', 'position', 'length']);
+  });
+
   it('moves a WAL object shared by two streams to the garbage only when the second stream is compacted, at that time', () => {
     const first = accepted(compactionFixture(), commitStreamObject({ object: 'streams/e', startOffset: 0, endOffset: 10, slices: [piece(0, 10, 0, 400)], atMs: 100 })).view;
     expect(getIn(first.objects, 'wal/1/2/1')).toEqual({ references: 1, bytes: 600 });
@@ -1521,6 +1534,10 @@ describe('CommitStreamObject rejects every stale, malformed or outdated compacti
     ['a new slice with a negative position', commitStreamObject({ slices: [piece(10, 16, -1, 60)] }), 'InvalidArgument', 'CommitStreamObject.slices[0].position must be a non-negative integer'],
     ['a new slice with a string length', commitStreamObject({ slices: [{ ...piece(10, 16, 0, 60), length: '60' }] }), 'InvalidArgument', 'CommitStreamObject.slices[0].length must be a non-negative integer'],
     ['a new slice of zero bytes', commitStreamObject({ slices: [piece(10, 16, 0, 0)] }), 'InvalidArgument', 'CommitStreamObject.slices[0].length must be positive'],
+    ['a packed slice of one batch', commitStreamObject({ slices: [{ ...piece(10, 16, 0, 60), batches: 1 }] }), 'InvalidArgument', 'CommitStreamObject.slices[0].batches must be an integer of at least 2 when present'],
+    ['a packed slice with a fractional batch count', commitStreamObject({ slices: [{ ...piece(10, 16, 0, 60), batches: 2.5 }] }), 'InvalidArgument', 'CommitStreamObject.slices[0].batches must be an integer'],
+    ['a packed slice of more batches than records', commitStreamObject({ slices: [{ ...piece(10, 16, 0, 600), batches: 7 }] }), 'InvalidArgument', 'CommitStreamObject.slices[0] packs 7 batches into 6 records'],
+    ['a packed slice too small for its index', commitStreamObject({ slices: [{ ...piece(10, 16, 0, 24), batches: 3 }] }), 'InvalidArgument', 'CommitStreamObject.slices[0] of 24 bytes cannot hold 3 batches and their index'],
     ['a new slice without offsets', commitStreamObject({ slices: [piece(10, 12, 0, 20), piece(12, 12, 20, 5), piece(12, 16, 25, 40)] }), 'InvalidArgument', 'CommitStreamObject.slices[1] is empty'],
     ['new slices with a gap', commitStreamObject({ slices: [piece(10, 12, 0, 20), piece(13, 16, 20, 40)] }), 'InvalidArgument', 'CommitStreamObject.slices[1] starts at 13, expected 12'],
     ['new slices that overlap', commitStreamObject({ slices: [piece(10, 13, 0, 20), piece(12, 16, 20, 40)] }), 'InvalidArgument', 'CommitStreamObject.slices[1] starts at 12, expected 13'],

@@ -55,6 +55,7 @@ import {
   type View,
   type WriterState,
   NO_WRITERS,
+  PACKED_INDEX_BYTES_PER_BATCH,
 } from './view';
 import { isStreamOpenBy } from './fence';
 import { describeMalformedTransaction, trimmedTransactions, withTransactionRange } from './stream-transactions';
@@ -925,13 +926,11 @@ function applyCommitStreamObject(view: View, seq: number, command: CommitStreamO
   if (getIn(view.garbage, command.object)) return reject(view, seq, 'Conflict', awaitingDeletion(command.object));
 
   const replaced = stream.slices.slice(first, last + 1);
-  const added: DataSlice[] = command.slices.map((slice) => ({
-    object: command.object,
-    startOffset: slice.startOffset,
-    endOffset: slice.endOffset,
-    position: slice.position,
-    length: slice.length,
-  }));
+  const added: DataSlice[] = command.slices.map((slice) => {
+    const added: DataSlice = { object: command.object, startOffset: slice.startOffset, endOffset: slice.endOffset, position: slice.position, length: slice.length };
+    if (slice.batches !== undefined) added.batches = slice.batches;
+    return added;
+  });
   const slices = [...stream.slices.slice(0, first), ...added, ...stream.slices.slice(last + 1)];
   const updated: BucketRecord = { ...record, stream: { ...stream, slices } };
   return {
@@ -956,6 +955,12 @@ function describeMalformedStreamObjectSlices(slices: StreamObjectSlice[], startO
     }
     if (slice.endOffset <= slice.startOffset) return `slices[${index}] is empty: endOffset must be greater than startOffset`;
     if (slice.length === 0) return `slices[${index}].length must be positive`;
+    if (value['batches'] !== undefined) {
+      const batches = value['batches'];
+      if (!count.test(batches) || (batches as number) < 2) return `slices[${index}].batches must be an integer of at least 2 when present`;
+      if ((batches as number) > slice.endOffset - slice.startOffset) return `slices[${index}] packs ${batches as number} batches into ${slice.endOffset - slice.startOffset} records`;
+      if ((batches as number) * PACKED_INDEX_BYTES_PER_BATCH >= slice.length) return `slices[${index}] of ${slice.length} bytes cannot hold ${batches as number} batches and their index`;
+    }
     if (slice.startOffset !== offset) return `slices[${index}] starts at ${slice.startOffset}, expected ${offset}: the slices must be contiguous from startOffset`;
     offset = slice.endOffset;
   }

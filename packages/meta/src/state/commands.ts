@@ -302,12 +302,13 @@ export interface CommitStreamObject {
   atMs: number;
 }
 
-/** One batch in a stream object: records [startOffset, endOffset) at bytes [position, position+length). */
+/** One slice of a stream object: records [startOffset, endOffset) at bytes [position, position+length); `batches` as on `DataSlice`. */
 export interface StreamObjectSlice {
   startOffset: number;
   endOffset: number;
   position: number;
   length: number;
+  batches?: number;
 }
 
 /**

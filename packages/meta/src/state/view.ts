@@ -163,14 +163,26 @@ export function writerOf(stream: Pick<StreamRecord, 'writers'>, id: string): Wri
   return getIn(stream.writers, id);
 }
 
-/** One committed batch of a stream: records [startOffset, endOffset) at bytes [position, position+length) of `object`. */
+/**
+ * Committed records [startOffset, endOffset) of a stream at bytes [position, position+length) of `object`:
+ * one batch, as its appender wrote it, or, with `batches`, a packed slice of a stream object.
+ */
 export interface DataSlice {
   object: string;
   startOffset: number;
   endOffset: number;
   position: number;
   length: number;
+  /**
+   * Present on a packed slice (docs/architecture.md §7): that many batches (at least 2) back to back, then
+   * their index, 8 bytes per batch (s3stream's `packed-slice.ts` reads and writes it). Compaction packs the
+   * batches it moves, so a stream keeps a slice per ~1 MiB of history rather than one per append.
+   */
+  batches?: number;
 }
+
+/** Bytes a packed slice's index holds per batch: its record count and its byte length, each a little-endian uint32. */
+export const PACKED_INDEX_BYTES_PER_BATCH = 8;
 
 /** Keys of WAL objects (`wal/<node>/<node epoch>/<sequence>`) start with this; every other object a slice names is a stream object. */
 export const WAL_KEY_PREFIX = 'wal/';
