@@ -465,9 +465,10 @@ export const BENCH_METADATA = {
   /** Buckets of the view whose CommitWal apply cost is measured with every stream remembering `LIMITS.writersPerStreamMax` writers. */
   applyCostWritersBuckets: 1_000,
   /**
-   * A view of this many buckets whose streams hold `applyCostLongHistorySlices` slices each, as an appended
-   * stream does after that many bucket requests within its retention (one slice per request, kept through
-   * compaction): what one CommitWal costs every process once a table has a history (docs/limits.md).
+   * A view of this many buckets whose streams hold `applyCostLongHistorySlices` slices each, as a stream does
+   * with about 10 GB of history within its retention (compaction packs batches into slices of up to 1 MiB;
+   * before it did, one slice per bucket request): what one CommitWal costs every process once a table has
+   * a long history (docs/limits.md).
    */
   applyCostLongHistoryBuckets: 8,
   applyCostLongHistorySlices: 10_000,

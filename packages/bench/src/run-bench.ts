@@ -533,7 +533,7 @@ export async function runBench(options: BenchRunOptions, io: CliIo, startCluster
           ...options.metadataBuckets.map((buckets) => measureApplyCost(buckets, buckets * BENCH_METADATA.applyCostObjectsPerBucket)),
           // Streams written by many short-lived clients remember writers up to the bound.
           measureApplyCost(BENCH_METADATA.applyCostWritersBuckets, BENCH_METADATA.applyCostWritersBuckets * BENCH_METADATA.applyCostObjectsPerBucket, undefined, undefined, LIMITS.writersPerStreamMax),
-          // Streams with a long history: every bucket request stays a slice for the table's retention.
+          // Streams with a long history: a slice per packed MiB (or per larger batch) stays for the table's retention.
           measureApplyCost(BENCH_METADATA.applyCostLongHistoryBuckets, BENCH_METADATA.applyCostLongHistoryBuckets * BENCH_METADATA.applyCostLongHistorySlices),
         ];
       }
