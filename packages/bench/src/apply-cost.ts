@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { LIMITS } from '@mink/config';
 import { NO_WRITERS, WRITER_SHARDS, apply, emptyView, shardedFrom, type BucketRecord, type CommitWal, type DataSlice, type View } from '@mink/meta';
 
 /** What one apply-cost measurement found: the mean time one process spends applying one `CommitWal`. */
@@ -49,7 +50,8 @@ export function measureApplyCost(buckets: number, liveObjects: number, commits =
       leader: '1',
       leaderEpoch: 1,
       kvSnapshots: [],
-      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: slicesPerStream, slices, writers: remembered },
+      // As compaction leaves a stream (apply.ts): more stream-object slices than the fold bound are its history.
+      stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset: 0, endOffset: slicesPerStream, ...(slices.length > LIMITS.streamSlicesFoldMin ? { history: slices, slices: [] } : { slices }), writers: remembered },
     };
   }
   let view: View = {

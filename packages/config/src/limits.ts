@@ -522,6 +522,12 @@ export const LIMITS = {
   streamPackedSliceBytesMax: 1024 * 1024,
   /** Batches of one packed slice at most (its index is 8 bytes per batch). */
   streamPackedSliceBatchesMax: 1_024,
+  /**
+   * A compaction moves the stream-object slices leading a stream's `slices` into its `history` once there
+   * are more than this many, so a CommitWal, which copies `slices`, copies at most about this many plus
+   * the WAL slices not yet compacted, however long the stream's history (docs/architecture.md §7).
+   */
+  streamSlicesFoldMin: 256,
   /** A stream is compacted once this many of its slices live in WAL objects (a compactor's default `minSlices`). */
   compactionSlicesMin: 8,
   /** Ranged GETs one compactor has in flight while it gathers the batches of a stream object. */

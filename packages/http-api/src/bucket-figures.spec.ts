@@ -31,6 +31,15 @@ const CASES: [string, Pick<TableRecord, 'partition' | 'buckets' | 'lake'>, Pick<
   ['a never-written bucket', { buckets: 2 }, bucket(null, 0, [], 0, 0), { startOffset: 0, endOffset: 0, bytes: 0, walSlices: 0 }],
   ['bytes sum the slices', { buckets: 2 }, bucket(null, 1, [100, 250, 3], 4, 90), { startOffset: 4, endOffset: 90, bytes: 353, walSlices: 3 }],
   ['slices in stream objects are not counted as in WAL', { buckets: 2 }, bucket(null, 1, [100, 250, 3], 4, 90, 2), { startOffset: 4, endOffset: 90, bytes: 353, walSlices: 1 }],
+  [
+    'the slices of the history count their bytes, never as in WAL',
+    { buckets: 2 },
+    (() => {
+      const record = bucket(null, 1, [100, 250, 3], 4, 90, 2);
+      return { ...record, stream: { ...record.stream, history: record.stream.slices.slice(0, 2), slices: record.stream.slices.slice(2) } };
+    })(),
+    { startOffset: 4, endOffset: 90, bytes: 353, walSlices: 1 },
+  ],
   ['a lake offset of the bucket', { buckets: 2, lake: LAKE }, bucket(null, 1, [10], 0, 60), { startOffset: 0, endOffset: 60, bytes: 10, walSlices: 1, lakeOffset: 40 }],
   ['a bucket the lake has not reached yet', { buckets: 2, lake: LAKE }, bucket(null, 0, [10], 0, 60), { startOffset: 0, endOffset: 60, bytes: 10, walSlices: 1, lakeOffset: 0 }],
   // 2026-12-02 is day 20 789 since 1970: lake bucket 20 789 × 2 buckets + 1.

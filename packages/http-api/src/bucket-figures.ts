@@ -23,6 +23,7 @@ export interface BucketFigures {
 export function bucketFiguresOf(table: Pick<TableRecord, 'partition' | 'buckets' | 'lake'>, bucket: Pick<BucketRecord, 'partition' | 'bucket' | 'stream'>): BucketFigures {
   let bytes = 0;
   let walSlices = 0;
+  for (const slice of bucket.stream.history ?? []) bytes += slice.length;
   for (const slice of bucket.stream.slices) {
     bytes += slice.length;
     if (isWalSlice(slice)) walSlices++;

@@ -100,6 +100,22 @@ describe('ViewSnapshots on a real nats-server and S3 server', () => {
     expect(JSON.parse(json)).toEqual({ format: 1, view: storedForm(view) });
   });
 
+  it('keeps a stream\'s history and its packed slices through a snapshot', async () => {
+    // Proves the two slice lists of a stream and a packed slice's batch count survive the stored form, so a process
+    // loading the snapshot reads the stream exactly as the log left it.
+    const snapshots = await ViewSnapshots.open(connection, store);
+    const base = historyView(120);
+    const buckets = recordOf(base.buckets);
+    const [id, record] = Object.entries(buckets)[0]!;
+    const history = [{ object: 'streams/1-_-0/0-40-1-1', startOffset: 0, endOffset: 40, position: 0, length: 4_096, batches: 12 }];
+    // Newer than what earlier tests of this store wrote, so it is the newest snapshot.
+    const view: View = { ...base, seq: 1_000_000, buckets: shardedFrom({ ...buckets, [id]: { ...record, stream: { ...record.stream, history } } }) };
+    await snapshots.write(view);
+    const loaded = (await snapshots.loadNewest())!;
+    expect(getIn(loaded.buckets, id)!.stream.history).toEqual(history);
+    expect(loaded).toEqual(view);
+  });
+
   it('loads a snapshot written before the maps were sharded, buckets without KV snapshots and no producer ids included', async () => {
     // Proves the stored format did not change: an older body (every map a flat record) loads into the sharded view.
     const snapshots = await newSnapshots();

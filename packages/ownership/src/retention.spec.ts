@@ -41,8 +41,10 @@ function tableOf(properties: Record<string, string>, kind: 'log' | 'pk' = 'log',
   };
 }
 
-function viewOf(table: TableRecord, options: { startOffset?: number; kvOffset?: number } = {}): View {
+function viewOf(table: TableRecord, options: { startOffset?: number; kvOffset?: number; inHistory?: number } = {}): View {
   const startOffset = options.startOffset ?? 0;
+  const slices = SLICES.filter((slice) => slice.endOffset > startOffset);
+  const lists = options.inHistory === undefined ? { slices } : { history: slices.slice(0, options.inHistory), slices: slices.slice(options.inHistory) };
   const record: BucketRecord = {
     tableId: 1,
     table: 't',
@@ -50,7 +52,7 @@ function viewOf(table: TableRecord, options: { startOffset?: number; kvOffset?: 
     bucket: 0,
     leader: '1',
     leaderEpoch: 1,
-    stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset, endOffset: 20, slices: SLICES.filter((slice) => slice.endOffset > startOffset), writers: NO_WRITERS },
+    stream: { state: 'open', epoch: 1, node: '1', nodeEpoch: 1, startOffset, endOffset: 20, ...lists, writers: NO_WRITERS },
     kvSnapshots: options.kvOffset === undefined ? [] : [{ object: 'kv', appliedOffset: options.kvOffset, bytes: 1, streamEpoch: 1 }],
   };
   return { ...emptyView(), tables: shardedFrom({ t: table }), buckets: shardedFrom({ [bucketId(1, null, 0)]: record }) };
@@ -74,6 +76,8 @@ describe('planStreamTrims', () => {
     ['asks nothing of a lake table whose lake holds nothing yet', viewOf(tableOf({ ...TTL, 'table.datalake.enabled': 'true' })), 18_000, null],
     ['stops at the newest KV snapshot of a PK bucket', viewOf(tableOf(TTL, 'pk'), { kvOffset: 12 }), 18_000, 12],
     ['asks nothing when the first slice would stay whole', viewOf(tableOf(TTL, 'pk'), { kvOffset: 5 }), 18_000, null],
+    ['finds the first slice in the history of a stream that has one', viewOf(tableOf(TTL), { inHistory: 1 }), 15_000, 10],
+    ['asks nothing when the first slice of the history would stay whole', viewOf(tableOf(TTL, 'pk'), { kvOffset: 5, inHistory: 1 }), 18_000, null],
   ])('%s', (_case, view, nowMs, expected) => {
     const trims = planStreamTrims(view, () => SAMPLES, nowMs);
     expect(trims).toEqual(expected === null ? [] : [{ tableId: 1, partition: null, bucket: 0, startOffset: expected }]);

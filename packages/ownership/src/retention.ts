@@ -1,4 +1,4 @@
-import { bucketsOfTable, bucketId, getIn, lakeSettingsOf, ownRecord, tablesInIdOrder, type StreamTrim, type View } from '@mink/meta';
+import { bucketsOfTable, bucketId, firstSliceOf, getIn, lakeSettingsOf, ownRecord, tablesInIdOrder, type StreamTrim, type View } from '@mink/meta';
 
 /**
  * One observation of a stream by the lease holder's retention loop: at `atMs` its committed end was
@@ -63,7 +63,7 @@ export function planStreamTrims(
       if (target <= 0) continue;
       if (settings.enabled) target = Math.min(target, ownRecord(table.lake?.offsets ?? {}, String(record.bucket)) ?? 0);
       if (table.kind === 'pk') target = Math.min(target, record.kvSnapshots.at(-1)?.appliedOffset ?? 0);
-      const first = record.stream.slices[0];
+      const first = firstSliceOf(record.stream);
       if (first === undefined || target <= record.stream.startOffset || first.endOffset > target) continue;
       trims.push({ tableId: record.tableId, partition: record.partition, bucket: record.bucket, startOffset: target });
     }

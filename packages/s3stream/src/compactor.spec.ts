@@ -1,4 +1,5 @@
-import { getIn as getShardEntry, recordOf } from '@mink/meta';
+import { LIMITS } from '@mink/config';
+import { getIn as getShardEntry, recordOf, slicesOf } from '@mink/meta';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bucketId, type Command, type CommitStreamObject, type ForgetObjects, type Outcome, type View } from '@mink/meta';
 import { MetaStore } from '@mink/metalog';
@@ -437,6 +438,40 @@ describe('Compactor', () => {
     });
     // A packed slice is fetched once: the reads above after the first were served from the read cache.
     expect(reader.stats.gets).toBeLessThanOrEqual(slices.length);
+  });
+
+  it('folds the stream-object slices leading a stream into its history once there are many, and reads and appends go on across it', async () => {
+    // Proves the fold that keeps a CommitWal's copy short (docs/architecture.md §7): a compaction leaving more than
+    // LIMITS.streamSlicesFoldMin stream-object slices in front moves them to the stream's history, appends then copy
+    // only the newest slices, and reads from every offset see history and newest slices as one stream.
+    const { meta, streams } = await cluster(1);
+    const stream = streams[0]!;
+    const store = new InMemoryObjectStore();
+    const writer = walWriter(meta, store);
+    const batches = LIMITS.streamSlicesFoldMin + 20;
+    await appendRounds(writer, streams, 0, batches);
+    const unpacked = compactor({ store, meta, minSlices: 1, packBatchesMax: 1 }, streams);
+    expect(await unpacked.compactOnce()).toBe(1);
+    expect(streamOf(meta.view, stream).history).toHaveLength(batches);
+    expect(streamOf(meta.view, stream).slices).toEqual([]);
+
+    await appendRounds(writer, streams, batches, 5);
+    expect(streamOf(meta.view, stream).history).toHaveLength(batches);
+    expect(streamOf(meta.view, stream).slices.map((slice) => slice.object.startsWith('wal/'))).toEqual([true, true, true, true, true]);
+    const expected = expectedBatches(stream, batches + 5);
+    const reader = new StreamReader({ store, meta });
+    expect(await readAll(reader, stream)).toEqual(expected);
+    for (const [startOffset] of expected) {
+      const read = await reader.read(stream.id, startOffset, 3);
+      expect(read.batches.map((batch) => [batch.startOffset, batch.endOffset, decoder.decode(batch.payload)])).toEqual(expected.filter(([start, end]) => end > startOffset && start < startOffset + 3));
+    }
+
+    // A compaction below the bound packs the newest slices and leaves the history as it was.
+    expect(await compactor({ store, meta, minSlices: 1 }, streams).compactOnce()).toBe(1);
+    expect(streamOf(meta.view, stream).history).toHaveLength(batches);
+    expect(streamOf(meta.view, stream).slices).toMatchObject([{ batches: 5 }]);
+    expect(await readAll(new StreamReader({ store, meta }), stream)).toEqual(expected);
+    expect(slicesOf(streamOf(meta.view, stream)).length).toBe(batches + 1);
   });
 
   /** One stream of ten committed batches, written by a WAL writer whose commits fill a stream reader's tail cache. */

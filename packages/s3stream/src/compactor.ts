@@ -187,6 +187,7 @@ export class Compactor {
     if (!record) return null;
     const stream = record.stream;
     if (!isStreamOpenBy(stream, { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch }, leading.streamEpoch)) return null;
+    // Slices in WAL objects are all in `slices` (a stream's `history` holds stream-object slices only).
     let walSlices = 0;
     for (const slice of stream.slices) if (isWalSlice(slice)) walSlices++;
     if (walSlices < minSlices) return null;

@@ -1,6 +1,12 @@
-import type { DataSlice } from '@mink/meta';
+import { firstSliceEndingAfter, type DataSlice } from '@mink/meta';
 import type { ObjectStore } from './object-store';
 import type { StreamBatch } from './packed-slice';
+
+/** A list read by index: an array, or a stream's slices read through `slicesOf` (its history, then its newest slices). */
+export interface Indexed<Item> {
+  readonly length: number;
+  at(index: number): Item | undefined;
+}
 
 /** One ranged GET that serves several slices lying back to back in one object. */
 export interface CoalescedRead {
@@ -107,7 +113,7 @@ export interface SliceRange {
  * `start`, whole slices until they cover `maxRecords` records from `start` or the next one would pass a
  * bound. At least one slice is taken when any ends after `start`, however large it is.
  */
-export function chooseReadSlices(slices: readonly Pick<DataSlice, 'startOffset' | 'endOffset' | 'length'>[], start: number, maxRecords: number, bounds: ReadBounds): SliceRange {
+export function chooseReadSlices(slices: Indexed<Pick<DataSlice, 'startOffset' | 'endOffset' | 'length'>>, start: number, maxRecords: number, bounds: ReadBounds): SliceRange {
   assertReadBounds(bounds);
   if (!(maxRecords >= 1)) throw new Error(`a read takes at least one record, not ${maxRecords}`);
   const first = firstSliceEndingAfter(slices, start);
@@ -115,7 +121,7 @@ export function chooseReadSlices(slices: readonly Pick<DataSlice, 'startOffset' 
   let records = 0;
   let bytes = 0;
   while (endExclusive < slices.length && records < maxRecords) {
-    const slice = slices[endExclusive]!;
+    const slice = slices.at(endExclusive)!;
     if (endExclusive > first && (bytes + slice.length > bounds.bytesMax || endExclusive - first >= bounds.batchesMax)) break;
     records += slice.endOffset - Math.max(slice.startOffset, start);
     bytes += slice.length;
@@ -139,12 +145,12 @@ export function boundedBatches(batches: readonly StreamBatch[], start: number, m
  * The end (exclusive) of the window of slices starting at index `from`: what one read starting there takes
  * within `bounds` when it asks for any number of records. At least one slice while any is left.
  */
-export function windowEnd(slices: readonly Pick<DataSlice, 'length'>[], from: number, bounds: ReadBounds): number {
+export function windowEnd(slices: Indexed<Pick<DataSlice, 'length'>>, from: number, bounds: ReadBounds): number {
   assertReadBounds(bounds);
   let end = from;
   let bytes = 0;
-  while (end < slices.length && (end === from || (bytes + slices[end]!.length <= bounds.bytesMax && end - from < bounds.batchesMax))) {
-    bytes += slices[end]!.length;
+  while (end < slices.length && (end === from || (bytes + slices.at(end)!.length <= bounds.bytesMax && end - from < bounds.batchesMax))) {
+    bytes += slices.at(end)!.length;
     end++;
   }
   return end;
@@ -165,7 +171,7 @@ export interface PrefetchBounds extends ReadBounds {
  * scan reading less than a window at a time refills a window at once instead of issuing a small GET for
  * every read, and holds between about one and `windowsMax` windows ahead of itself.
  */
-export function planPrefetch(slices: readonly Pick<DataSlice, 'length'>[], after: number, isHeld: (index: number) => boolean, bounds: PrefetchBounds): number[] {
+export function planPrefetch(slices: Indexed<Pick<DataSlice, 'length'>>, after: number, isHeld: (index: number) => boolean, bounds: PrefetchBounds): number[] {
   if (!Number.isSafeInteger(bounds.windowsMax) || bounds.windowsMax < 0) throw new Error(`a look-ahead of ${bounds.windowsMax} windows is not a whole number`);
   if (!Number.isSafeInteger(after) || after < 0 || after > slices.length) throw new Error(`a read cannot end at slice ${after} of ${slices.length}`);
   if (bounds.windowsMax === 0) return [];
@@ -220,16 +226,4 @@ function assertReadBounds(bounds: ReadBounds): void {
   if (!(bounds.bytesMax >= 1) || !Number.isSafeInteger(bounds.batchesMax) || bounds.batchesMax < 1) {
     throw new Error(`read bounds need bytesMax >= 1 and batchesMax >= 1 (got ${bounds.bytesMax}, ${bounds.batchesMax})`);
   }
-}
-
-/** Index of the first slice whose end lies beyond `offset`; the slices are in offset order. */
-function firstSliceEndingAfter(slices: readonly Pick<DataSlice, 'endOffset'>[], offset: number): number {
-  let low = 0;
-  let high = slices.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (slices[middle]!.endOffset <= offset) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }

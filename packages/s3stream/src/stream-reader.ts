@@ -1,6 +1,6 @@
 import { LIMITS } from '@mink/config';
-import { getIn } from '@mink/meta';
-import type { DataSlice } from '@mink/meta';
+import { getIn, slicesOf } from '@mink/meta';
+import type { DataSlice, SliceList } from '@mink/meta';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@mink/protocol';
 import { Semaphore, type ObjectStore } from './object-store';
 import type { MetaAccess } from './ports';
@@ -274,17 +274,18 @@ export class StreamReader {
 
     const start = Math.max(fromOffset, stream.startOffset);
     const bounds = { bytesMax, batchesMax: LIMITS.streamReadBatchesMax };
-    const range = chooseReadSlices(stream.slices, start, maxRecords, bounds);
-    const chosen = stream.slices.slice(range.first, range.endExclusive);
+    const slices = slicesOf(stream);
+    const range = chooseReadSlices(slices, start, maxRecords, bounds);
+    const chosen = slices.slice(range.first, range.endExclusive);
     if (start < stream.endOffset && !(chosen.length > 0 && chosen[0]!.startOffset <= start)) {
       throw new Error(`the slices of bucket ${bucketId} do not cover committed offset ${start} (committed end ${stream.endOffset})`);
     }
     const end = readEndOf(chosen, start);
-    const scanning = (options.sequential === true && this.prefetchWindowsMax > 0 && isCutShort(range, stream.slices.length, end, start, maxRecords)) || this.continuesScan(bucketId, start, chosen);
+    const scanning = (options.sequential === true && this.prefetchWindowsMax > 0 && isCutShort(range, slices.length, end, start, maxRecords)) || this.continuesScan(bucketId, start, chosen);
     this.rememberReadEnd(bucketId, end);
     // This read's own GETs start before the prefetch's, so they get the first slots of the store.
     const batchesOfChosen = this.batchesOf(bucketId, chosen);
-    if (scanning) this.prefetchAfter(bucketId, stream.slices, range.endExclusive);
+    if (scanning) this.prefetchAfter(bucketId, slices, range.endExclusive);
     const fetched = await batchesOfChosen;
     return {
       batches: chosen.some((slice) => slice.batches !== undefined) ? boundedBatches(fetched.flat(), start, maxRecords, bounds) : fetched.map((batches) => batches[0]!),
@@ -364,9 +365,9 @@ export class StreamReader {
    * read's view): the slices `planPrefetch` picks, coalesced, as many of their GETs as the read cache's bound
    * leaves room for, nearest first.
    */
-  private prefetchAfter(bucketId: string, slices: readonly DataSlice[], after: number): void {
+  private prefetchAfter(bucketId: string, slices: SliceList, after: number): void {
     const bounds = { bytesMax: this.readBytesMax, batchesMax: LIMITS.streamReadBatchesMax, windowsMax: this.prefetchWindowsMax };
-    const wanted = planPrefetch(slices, after, (index) => this.holds(bucketId, slices[index]!), bounds).map((index) => slices[index]!);
+    const wanted = planPrefetch(slices, after, (index) => this.holds(bucketId, slices.at(index)!), bounds).map((index) => slices.at(index)!);
     const reads = this.affordablePrefetch(coalesceSliceReads(wanted, this.getBytesMax));
     if (reads.length > 0) this.startGets(bucketId, wanted, reads, true);
   }

@@ -6,8 +6,8 @@
 import { apply } from './apply';
 import type { Command } from './commands';
 import { deepFreeze } from './deep-freeze';
-import { getIn, shardedFrom } from './sharded-map';
-import { NO_WRITERS, bucketId, emptyView, type BucketRecord, type DataSlice, type TableRecord, type View } from './view';
+import { getIn, recordOf, shardedFrom } from './sharded-map';
+import { NO_WRITERS, bucketId, emptyView, slicesOf, type BucketRecord, type DataSlice, type TableRecord, type View } from './view';
 
 const SLICES: DataSlice[] = [
   { object: 'wal/1/1/a', startOffset: 0, endOffset: 10, position: 0, length: 100 },
@@ -191,5 +191,46 @@ describe('DeleteRecords', () => {
     expect(outcome).toMatchObject({ ok: false, rejection: { code } });
     expect((outcome as { rejection: { message: string } }).rejection.message).toContain(message);
     expect(view).toEqual({ ...before, seq: 8 });
+  });
+});
+
+describe('a stream whose older slices are in its history', () => {
+  // Proves TrimStreams, DeleteRecords and DROP read a stream's history and its newest slices as one list: from
+  // every offset, a stream split between the two ends exactly where the same stream in one list does.
+  const id = bucketId(3, null, 0);
+  /** The fixture's stream with its first `inHistory` slices moved into `history`. */
+  function split(view: View, inHistory: number): View {
+    const record = getIn(view.buckets, id)!;
+    const stream = { ...record.stream, history: SLICES.slice(0, inHistory), slices: SLICES.slice(inHistory) };
+    return deepFreeze({ ...view, buckets: shardedFrom({ [id]: { ...record, stream } }) });
+  }
+  const deleteRecords = (view: View, startOffset: number) =>
+    apply(view, view.seq + 1, { type: 'DeleteRecords', coordinatorEpoch: 2, tableId: 3, partition: null, bucket: 0, startOffset, atMs: 9_000 } as Command);
+  const flatOf = (view: View) => {
+    const stream = getIn(view.buckets, id)!.stream;
+    return { startOffset: stream.startOffset, slices: slicesOf(stream).slice(), objects: recordOf(view.objects), garbage: recordOf(view.garbage) };
+  };
+
+  it.each([1, 2, 3])('trims and deletes records with %i of its slices in its history as it does with none', (inHistory) => {
+    const flatView = viewOf(LOG);
+    const historyView = split(flatView, inHistory);
+    for (let offset = 0; offset <= 30; offset++) {
+      for (const change of [trim, deleteRecords]) {
+        const flat = change(flatView, offset);
+        const withHistory = change(historyView, offset);
+        expect(withHistory.outcome).toEqual(flat.outcome);
+        expect(flatOf(withHistory.view)).toEqual(flatOf(flat.view));
+        const stream = getIn(withHistory.view.buckets, id)!.stream;
+        // An emptied history is left out, as a stream that never had one has none.
+        expect(stream.history === undefined || stream.history.length > 0).toBe(true);
+      }
+    }
+  });
+
+  it('releases the slices of its history when its table is dropped', () => {
+    const dropped = apply(split(viewOf(LOG), 2), 8, { type: 'DropTable', coordinatorEpoch: 2, name: 'events', atMs: 9_000 } as Command);
+    expect(dropped.outcome).toMatchObject({ ok: true });
+    expect(recordOf(dropped.view.objects)).toEqual({});
+    expect(Object.keys(recordOf(dropped.view.garbage)).sort()).toEqual(['wal/1/1/a', 'wal/1/1/b']);
   });
 });

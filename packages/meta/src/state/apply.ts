@@ -56,6 +56,10 @@ import {
   type WriterState,
   NO_WRITERS,
   PACKED_INDEX_BYTES_PER_BATCH,
+  firstSliceEndingAfter,
+  firstSliceOf,
+  isWalSlice,
+  slicesOf,
 } from './view';
 import { isStreamOpenBy } from './fence';
 import { describeMalformedTransaction, trimmedTransactions, withTransactionRange } from './stream-transactions';
@@ -305,9 +309,10 @@ function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applie
       target = Math.min(target, lakeBucket === null ? 0 : (ownRecord(table.lake?.offsets ?? {}, String(lakeBucket)) ?? 0));
     }
     if (table.kind === 'pk') target = Math.min(target, record.kvSnapshots.at(-1)?.appliedOffset ?? 0);
-    const kept = stream.slices.findIndex((slice) => slice.endOffset > target);
-    if ((kept === -1 ? stream.slices.length : kept) === 0) continue;
-    const startOffset = kept === -1 ? stream.endOffset : stream.slices[kept]!.startOffset;
+    const all = slicesOf(stream);
+    const kept = firstSliceEndingAfter(all, target);
+    if (kept === 0) continue;
+    const startOffset = kept === all.length ? stream.endOffset : all.at(kept)!.startOffset;
     const trimmed = streamStartingAt(stream, startOffset);
     released.push(...trimmed.released);
     buckets.set(id, { ...record, stream: trimmed.stream });
@@ -327,10 +332,21 @@ function applyTrimStreams(view: View, seq: number, command: TrimStreams): Applie
  */
 function streamStartingAt(stream: StreamRecord, startOffset: number): { stream: StreamRecord; released: DataSlice[] } {
   const newStart = Math.max(stream.startOffset, startOffset);
-  const kept = stream.slices.findIndex((slice) => slice.endOffset > newStart);
-  const dropped = kept === -1 ? stream.slices.length : kept;
+  const all = slicesOf(stream);
+  const dropped = firstSliceEndingAfter(all, newStart);
+  const history = stream.history ?? [];
   const transactions = stream.transactions ? { transactions: trimmedTransactions(stream.transactions, newStart) } : {};
-  return { stream: { ...stream, startOffset: newStart, slices: stream.slices.slice(dropped), ...transactions }, released: stream.slices.slice(0, dropped) };
+  const started = { ...stream, startOffset: newStart, ...transactions };
+  const kept = dropped <= history.length ? withSliceLists(started, history.slice(dropped), stream.slices) : withSliceLists(started, [], stream.slices.slice(dropped - history.length));
+  return { stream: kept, released: all.slice(0, dropped) };
+}
+
+/** `stream` with these slice lists; an empty history is left out, as a stream without one has none. */
+function withSliceLists(stream: StreamRecord, history: DataSlice[], slices: DataSlice[]): StreamRecord {
+  const next: StreamRecord = { ...stream, slices };
+  if (history.length > 0) next.history = history;
+  else delete next.history;
+  return next;
 }
 
 function applyDeleteRecords(view: View, seq: number, command: DeleteRecords): Applied {
@@ -625,6 +641,7 @@ function withoutBuckets(
       const record = remaining.get(id);
       if (record) {
         // One push per reference: spreading a stream of many slices into one call could exceed the argument limit.
+        for (const slice of record.stream.history ?? []) released.push(slice);
         for (const slice of record.stream.slices) released.push(slice);
         for (const snapshot of record.kvSnapshots) released.push(snapshot);
       }
@@ -914,10 +931,11 @@ function applyCommitStreamObject(view: View, seq: number, command: CommitStreamO
     return reject(view, seq, 'InvalidArgument', `range ${range} of ${describeBucket(record)} runs past the committed end ${stream.endOffset}`);
   }
   // A slice partly below the stream's start (DeleteRecords) is still the stream's and may be compacted.
-  if (startOffset < (stream.slices[0]?.startOffset ?? stream.startOffset)) {
+  if (startOffset < (firstSliceOf(stream)?.startOffset ?? stream.startOffset)) {
     return reject(view, seq, 'Conflict', `range ${range} of ${describeBucket(record)} starts below the stream's start ${stream.startOffset}`);
   }
   // The slices are in offset order: the first replaced one starts at startOffset, the last ends at endOffset.
+  // Slices in WAL objects, which compaction replaces, are all in `slices`, never in `history`.
   const first = stream.slices.findIndex((slice) => slice.startOffset >= startOffset);
   const last = stream.slices.findIndex((slice) => slice.endOffset >= endOffset);
   if (first === -1 || stream.slices[first]!.startOffset !== startOffset || last === -1 || stream.slices[last]!.endOffset !== endOffset) {
@@ -932,7 +950,13 @@ function applyCommitStreamObject(view: View, seq: number, command: CommitStreamO
     return added;
   });
   const slices = [...stream.slices.slice(0, first), ...added, ...stream.slices.slice(last + 1)];
-  const updated: BucketRecord = { ...record, stream: { ...stream, slices } };
+  // The stream-object slices leading `slices` move to `history` once there are many, so appends stay cheap.
+  let leading = 0;
+  while (leading < slices.length && !isWalSlice(slices[leading]!)) leading++;
+  const updated: BucketRecord = {
+    ...record,
+    stream: leading > LIMITS.streamSlicesFoldMin ? withSliceLists(stream, (stream.history ?? []).concat(slices.slice(0, leading)), slices.slice(leading)) : { ...stream, slices },
+  };
   return {
     view: { ...view, seq, buckets: withRecords(view.buckets, { [id]: updated }), ...withReferences(view, added, replaced, command.atMs) },
     outcome: { ok: true },

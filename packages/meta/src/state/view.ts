@@ -128,10 +128,18 @@ export interface StreamRecord {
   endOffset: number;
   /**
    * Where the committed records live, in offset order and contiguous from `startOffset` to `endOffset`:
-   * each slice is one encoded batch at a byte range of a WAL object or a stream object. Readers find data
-   * here and never list the object store.
+   * `history` (when present), then `slices`; read both through `slicesOf`. Each slice is a batch (or a
+   * packed slice of batches) at a byte range of a WAL object or a stream object. Readers find data here
+   * and never list the object store.
+   *
+   * `slices` holds the newest slices, every slice still in a WAL object among them, and is what a
+   * `CommitWal` copies to append one. Once more than `LIMITS.streamSlicesFoldMin` stream-object slices
+   * lead it, a `CommitStreamObject` folds them into `history`, which only compactions (rarely) and trims
+   * copy, so the cost of an append does not grow with a stream's history.
    */
   slices: DataSlice[];
+  /** The stream's older slices, all in stream objects, before `slices`; absent while there are none. */
+  history?: DataSlice[];
   /**
    * Idempotent writers: the last committed batches of each writer id (bounded by
    * `LIMITS.writersPerStreamMax`, oldest evicted first), in a map of WRITER_SHARDS shards, so that a commit
@@ -179,6 +187,63 @@ export interface DataSlice {
    * batches it moves, so a stream keeps a slice per ~1 MiB of history rather than one per append.
    */
   batches?: number;
+}
+
+/** A read-only list of slices, indexed like an array (an array is one). */
+export interface SliceList {
+  readonly length: number;
+  at(index: number): DataSlice | undefined;
+  slice(start?: number, end?: number): DataSlice[];
+}
+
+/** Two arrays read as one list, without copying them. */
+class JoinedSlices implements SliceList {
+  constructor(
+    private readonly first: readonly DataSlice[],
+    private readonly second: readonly DataSlice[],
+  ) {}
+
+  get length(): number {
+    return this.first.length + this.second.length;
+  }
+
+  at(index: number): DataSlice | undefined {
+    const at = index < 0 ? index + this.length : index;
+    return at < this.first.length ? this.first[at] : this.second[at - this.first.length];
+  }
+
+  slice(start = 0, end = this.length): DataSlice[] {
+    const from = Math.max(0, start < 0 ? start + this.length : start);
+    const to = Math.min(this.length, Math.max(0, end < 0 ? end + this.length : end));
+    if (to <= from) return [];
+    const split = this.first.length;
+    if (to <= split) return this.first.slice(from, to);
+    if (from >= split) return this.second.slice(from - split, to - split);
+    return this.first.slice(from).concat(this.second.slice(0, to - split));
+  }
+}
+
+/** Every slice of a stream in offset order: its history, then `slices` (the array itself when it has no history). */
+export function slicesOf(stream: Pick<StreamRecord, 'slices' | 'history'>): SliceList {
+  const history = stream.history;
+  return history === undefined || history.length === 0 ? stream.slices : new JoinedSlices(history, stream.slices);
+}
+
+/** Index of the first of `slices` (in offset order) that ends beyond `offset` (a binary search); `slices.length` when none does. */
+export function firstSliceEndingAfter(slices: { readonly length: number; at(index: number): Pick<DataSlice, 'endOffset'> | undefined }, offset: number): number {
+  let low = 0;
+  let high = slices.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (slices.at(middle)!.endOffset <= offset) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** The first slice of a stream, if it has any. */
+export function firstSliceOf(stream: Pick<StreamRecord, 'slices' | 'history'>): DataSlice | undefined {
+  return stream.history?.[0] ?? stream.slices[0];
 }
 
 /** Bytes a packed slice's index holds per batch: its record count and its byte length, each a little-endian uint32. */
