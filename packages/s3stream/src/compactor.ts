@@ -3,7 +3,7 @@ import { bucketId as bucketIdOf, getIn, isStreamOpenBy, isWalSlice, ownRecord, v
 import type { BucketRecord, CommitStreamObject, DataSlice, Outcome, StreamObjectSlice } from '@mink/meta';
 import { MinkError } from '@mink/protocol';
 import type { ObjectStore } from './object-store';
-import { packedIndex, planPackedSlices, type SliceMove } from './packed-slice';
+import { assertPackBounds, packedIndex, planPackedSlices, type SliceMove } from './packed-slice';
 import { readSlicePayloads } from './slice-reads';
 import { PeriodicRounds } from './periodic-rounds';
 import { SILENT_LOGGER, type Clock, type MaintenanceLogger, type MetaAccess } from './ports';
@@ -112,7 +112,7 @@ export class Compactor {
     if (!(Number.isSafeInteger(this.minSlices) && this.minSlices >= 1) || !(this.objectBytesMax > 0)) {
       throw new Error(`Compactor needs minSlices >= 1 and objectBytesMax > 0 (got ${this.minSlices}, ${this.objectBytesMax})`);
     }
-    planPackedSlices([], this.pack); // throws on bounds that could not pack anything
+    assertPackBounds(this.pack);
     this.rounds = new PeriodicRounds(
       () => this.runRound(),
       (error) => this.logger.warn({ error: describe(error) }, 'compaction round failed'),
@@ -235,8 +235,10 @@ export class Compactor {
     for (const { first, endExclusive } of planPackedSlices(slices, this.pack)) {
       const packed = slices.slice(first, endExclusive);
       const piece: StreamObjectSlice = { startOffset: packed[0]!.startOffset, endOffset: packed.at(-1)!.endOffset, position, length: 0 };
-      for (let index = first; index < endExclusive; index++) parts.push(payloads[index]!);
-      piece.length = packed.reduce((bytes, slice) => bytes + slice.length, 0);
+      for (let index = first; index < endExclusive; index++) {
+        parts.push(payloads[index]!);
+        piece.length += slices[index]!.length;
+      }
       if (packed.length > 1) {
         const index = packedIndex(packed);
         parts.push(index);

@@ -31,9 +31,7 @@ export interface PackBounds {
  * in its view and a CommitWal copies, growing with its bytes rather than with its appends.
  */
 export function planPackedSlices(batches: readonly PackableBatch[], bounds: PackBounds): { first: number; endExclusive: number }[] {
-  if (!(bounds.bytesMax >= 1) || !Number.isSafeInteger(bounds.batchesMax) || bounds.batchesMax < 1) {
-    throw new Error(`pack bounds need bytesMax >= 1 and batchesMax >= 1 (got ${bounds.bytesMax}, ${bounds.batchesMax})`);
-  }
+  assertPackBounds(bounds);
   const ranges: { first: number; endExclusive: number }[] = [];
   let first = 0;
   let bytes = 0;
@@ -49,6 +47,13 @@ export function planPackedSlices(batches: readonly PackableBatch[], bounds: Pack
   }
   if (first < batches.length) ranges.push({ first, endExclusive: batches.length });
   return ranges;
+}
+
+/** Throws on bounds that could not pack anything. */
+export function assertPackBounds(bounds: PackBounds): void {
+  if (!(bounds.bytesMax >= 1) || !Number.isSafeInteger(bounds.batchesMax) || bounds.batchesMax < 1) {
+    throw new Error(`pack bounds need bytesMax >= 1 and batchesMax >= 1 (got ${bounds.bytesMax}, ${bounds.batchesMax})`);
+  }
 }
 
 /** The index written after the batches of a packed slice: per batch its record count and its byte length. */

@@ -1,12 +1,6 @@
-import { firstSliceEndingAfter, type DataSlice } from '@mink/meta';
+import { firstSliceEndingAfter, type DataSlice, type Indexed } from '@mink/meta';
 import type { ObjectStore } from './object-store';
 import type { StreamBatch } from './packed-slice';
-
-/** A list read by index: an array, or a stream's slices read through `slicesOf` (its history, then its newest slices). */
-export interface Indexed<Item> {
-  readonly length: number;
-  at(index: number): Item | undefined;
-}
 
 /** One ranged GET that serves several slices lying back to back in one object. */
 export interface CoalescedRead {

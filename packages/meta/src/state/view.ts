@@ -189,10 +189,14 @@ export interface DataSlice {
   batches?: number;
 }
 
-/** A read-only list of slices, indexed like an array (an array is one). */
-export interface SliceList {
+/** A list read by index, like an array (an array is one). */
+export interface Indexed<Item> {
   readonly length: number;
-  at(index: number): DataSlice | undefined;
+  at(index: number): Item | undefined;
+}
+
+/** A read-only list of slices, indexed and sliced like an array (an array is one). */
+export interface SliceList extends Indexed<DataSlice> {
   slice(start?: number, end?: number): DataSlice[];
 }
 
@@ -230,7 +234,7 @@ export function slicesOf(stream: Pick<StreamRecord, 'slices' | 'history'>): Slic
 }
 
 /** Index of the first of `slices` (in offset order) that ends beyond `offset` (a binary search); `slices.length` when none does. */
-export function firstSliceEndingAfter(slices: { readonly length: number; at(index: number): Pick<DataSlice, 'endOffset'> | undefined }, offset: number): number {
+export function firstSliceEndingAfter(slices: Indexed<Pick<DataSlice, 'endOffset'>>, offset: number): number {
   let low = 0;
   let high = slices.length;
   while (low < high) {
