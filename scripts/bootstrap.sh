@@ -1,15 +1,16 @@
 #!/bin/sh
-# Makes a fresh checkout ready to build and test: Node.js 20+, pnpm 10, the workspace's packages and
+# Makes a fresh checkout ready to build and test: Node.js 20.15+, pnpm 10, the workspace's packages and
 # nats-server. Safe to run again and again: each step runs only when its check fails, so a machine that
 # has everything prints nothing. Used by `pnpm run up`, `npm test` and CI.
 set -eu
 
 cd "$(dirname "$0")/.."
 
-# Node.js 20 or newer: the services, the tests and pnpm 10 need it.
-node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-if [ "$node_major" -lt 20 ]; then
-  echo "mink needs Node.js 20 or newer" >&2
+# Node.js 20.15 or newer: the services, the tests and pnpm 10 need it (20.15 brought zlib.crc32, which seals
+# every NATS request and reply; packages/transport/src/seal.ts).
+node_version=$(node -p 'const [major, minor] = process.versions.node.split(".").map(Number); major * 1000 + minor' 2>/dev/null || echo 0)
+if [ "$node_version" -lt 20015 ]; then
+  echo "mink needs Node.js 20.15 or newer (this is $(node --version 2>/dev/null || echo 'no node'))" >&2
   exit 1
 fi
 

@@ -18,7 +18,7 @@ import {
 } from '@mink/protocol';
 import { Float64, Int32, Int64, RecordBatch, Utf8, makeData, tableFromIPC, vectorFromArray } from 'apache-arrow';
 import { batchRowCount, bucketOfRow, columnsInTableOrder, decodeBatch, decodeRowsStream, encodeRows, rowsToJson, stampBatch, validateRows, type Row } from '@mink/records';
-import { answeringMultiMessages, decodeMultiMessage, decodeRequest, isMultiMessage } from '@mink/transport';
+import { answeringMultiMessages, decodeMultiMessage, decodeRequest, isMultiMessage, openRequest } from '@mink/transport';
 import { decidePkWriterOrder } from '@mink/pk';
 
 import { TableClient } from './table-client';
@@ -947,7 +947,8 @@ describe('TableClient writes in multi messages', () => {
     const messages: string[][] = [];
     const nc = {
       request: async (subject: string, data: Uint8Array) => {
-        const requests = isMultiMessage(data) ? decodeMultiMessage(data) : [data];
+        const { body } = openRequest(data) as { body: Uint8Array };
+        const requests = isMultiMessage(body) ? decodeMultiMessage(body) : [body];
         messages.push(requests.map((request) => (decodeRequest(request) as { op: string }).op));
         return answer(subject, data);
       },

@@ -1,2 +1,3 @@
 export * from './rpc';
 export * from './multi-message';
+export * from './seal';

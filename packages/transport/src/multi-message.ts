@@ -23,23 +23,27 @@ export function multiMessageBytes(partBytes: readonly number[]): number {
   return total;
 }
 
-/** One multi message of `parts`, in order; a part may be given as pieces sent back to back (copied once, into the message). */
-export function encodeMultiMessage(parts: readonly (Uint8Array | readonly Uint8Array[])[]): Uint8Array {
-  const pieces = parts.map((part) => (part instanceof Uint8Array ? [part] : part));
-  const partBytes = pieces.map((each) => each.reduce((sum, piece) => sum + piece.byteLength, 0));
-  const out = Buffer.allocUnsafe(multiMessageBytes(partBytes));
-  out[0] = MULTI_MARKER;
-  out.writeUInt32LE(parts.length, 1);
-  let position = 1 + COUNT_BYTES;
-  pieces.forEach((each, index) => {
-    out.writeUInt32LE(partBytes[index]!, position);
-    position += LENGTH_BYTES;
-    for (const piece of each) {
-      out.set(piece, position);
-      position += piece.byteLength;
-    }
+/**
+ * One multi message of `parts`, in order, as pieces to send back to back: its header and each part's length
+ * (written here) between the parts' own pieces (not copied). A part may be given as pieces sent back to back.
+ */
+export function multiMessagePieces(parts: readonly (Uint8Array | readonly Uint8Array[])[]): Uint8Array[] {
+  const header = Buffer.allocUnsafe(1 + COUNT_BYTES + LENGTH_BYTES * parts.length);
+  header[0] = MULTI_MARKER;
+  header.writeUInt32LE(parts.length, 1);
+  const pieces: Uint8Array[] = [header.subarray(0, 1 + COUNT_BYTES)];
+  parts.forEach((part, index) => {
+    const each = part instanceof Uint8Array ? [part] : part;
+    const at = 1 + COUNT_BYTES + LENGTH_BYTES * index;
+    header.writeUInt32LE(each.reduce((sum, piece) => sum + piece.byteLength, 0), at);
+    pieces.push(header.subarray(at, at + LENGTH_BYTES), ...each);
   });
-  return out;
+  return pieces;
+}
+
+/** One multi message of `parts`, in order, in one array (see `multiMessagePieces`). */
+export function encodeMultiMessage(parts: readonly (Uint8Array | readonly Uint8Array[])[]): Uint8Array {
+  return Buffer.concat(multiMessagePieces(parts));
 }
 
 /**

@@ -7,6 +7,17 @@ import { InvalidArgumentError, MinkError, TimeoutError, UnavailableError } from 
 import { LIMITS } from '@mink/config';
 import { MULTI_MARKER, decodeMultiMessage, isMultiMessage } from './multi-message';
 import { WithBinary, requestJson, serveJson } from './rpc';
+import { REPLY_SEAL_BYTES, SEAL_MARKER, openReply, openRequest, sealRequest } from './seal';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The message inside a sealed request, which every request `requestJson` sends is. */
+function unsealed(data: Uint8Array): Uint8Array {
+  const opened = openRequest(data);
+  if (!('sealed' in opened) || !opened.sealed) throw new Error(`not a sealed request: ${JSON.stringify(opened)}`);
+  return opened.body;
+}
 
 describe('requestJson on a real nats-server', () => {
   let dataDir: string;
@@ -65,12 +76,154 @@ describe('requestJson on a real nats-server', () => {
   });
 });
 
+describe('sealed requests and replies on a real nats-server', () => {
+  let dataDir: string;
+  let server: NatsServerHandle;
+  let connection: NatsConnection;
+  /** The bodies the 'seal.echo' handler ran with. */
+  const handled: unknown[] = [];
+  /** What reached 'seal.echo' and what it answered, raw, as a second connection sees them. */
+  const wire: { request: Uint8Array; reply?: Uint8Array }[] = [];
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'mink-rpc-seal-'));
+    server = await startNatsServer({ dataDir });
+    connection = await connect({ servers: server.url });
+    serveJson(connection, 'seal.echo', async (body) => {
+      handled.push(body);
+      return body;
+    });
+    await connection.flush();
+  });
+
+  beforeEach(() => {
+    handled.length = 0;
+    wire.length = 0;
+  });
+
+  afterAll(async () => {
+    await connection?.close();
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /**
+   * A subject whose requests reach 'seal.echo' through a relay that passes each through `damage` on the way
+   * there and its reply through `damageReply` on the way back: what a NATS server or a client library that
+   * damages bytes between two processes would do.
+   */
+  async function relay(subject: string, damage: (request: Uint8Array) => Uint8Array, damageReply: (reply: Uint8Array) => Uint8Array = (reply) => reply): Promise<NatsConnection> {
+    const relayConnection = await connect({ servers: server.url });
+    relayConnection.subscribe(subject, {
+      callback: (_error, msg) => {
+        const request = damage(Uint8Array.from(msg.data));
+        const entry: { request: Uint8Array; reply?: Uint8Array } = { request };
+        wire.push(entry);
+        void relayConnection.request('seal.echo', request, { timeout: 5_000 }).then((reply) => {
+          entry.reply = Uint8Array.from(reply.data);
+          msg.respond(damageReply(entry.reply));
+        });
+      },
+    });
+    await relayConnection.flush();
+    return relayConnection;
+  }
+
+  it('sends every request sealed, and the endpoint answers it sealed, naming the request', async () => {
+    // Proves the seal is on the wire both ways (not only in the code that writes it).
+    const through = await relay('seal.plain', (request) => request);
+    try {
+      await expect(requestJson(connection, 'seal.plain', { n: 1 }, 5_000, Uint8Array.of(0, 255))).resolves.toMatchObject({ n: 1 });
+      expect(wire).toHaveLength(1);
+      const { request, reply } = wire[0]!;
+      expect(request[0]).toBe(SEAL_MARKER);
+      const opened = openRequest(request);
+      expect(opened).toMatchObject({ sealed: true });
+      expect(reply![0]).toBe(SEAL_MARKER);
+      expect(openReply(reply!, (opened as { crc: number }).crc)).toMatchObject({ body: expect.any(Uint8Array) });
+    } finally {
+      await through.close();
+    }
+  });
+
+  it('refuses a request damaged on the way as Unavailable, without running it, and its caller sends it again', async () => {
+    // Proves a damaged request is neither run nor a client error: the caller gets Unavailable, which every
+    // mink client retries (bucket-retry.ts).
+    const through = await relay('seal.damaged', (request) => {
+      request[request.length - 2] ^= 0x40;
+      return request;
+    });
+    try {
+      const failure = requestJson(connection, 'seal.damaged', { n: 2, rows: 'abc' });
+      await expect(failure).rejects.toMatchObject({ code: 'Unavailable', details: { retryAfterMs: 200 } });
+      await expect(failure).rejects.toThrow(/^the request was damaged in transit and not carried out \(the CRC-32 of the request's \d+ bytes is 0x[0-9a-f]{8}, its seal says 0x[0-9a-f]{8}\): send it again$/);
+      expect(handled).toEqual([]);
+    } finally {
+      await through.close();
+    }
+  });
+
+  it('takes a request whose payload became NATS protocol text (seen once in CI) for what it is: not run, and a Timeout for its caller', async () => {
+    // The CI case: a data node was handed "MSG mink.n..." as an append's bytes and answered 400 "not JSON",
+    // which reached a client. The endpoint still answers it (unsealed, InvalidArgument); the caller, whose
+    // request was sealed, refuses that unsealed reply as damaged and gets a Timeout (whose outcome it does not
+    // know), which every mink client retries (appends carry their writer's sequence, so a retry is not stored twice).
+    const through = await relay('seal.protocol', () => encoder.encode('MSG mink.node.1.rpc 12 _INBOX.x.y 1500\r\n{"op":"append"}'));
+    try {
+      const failure = requestJson(connection, 'seal.protocol', { n: 3 });
+      await expect(failure).rejects.toBeInstanceOf(TimeoutError);
+      await expect(failure).rejects.toThrow(/^the reply on seal\.protocol was damaged in transit, so whether the request was carried out is unknown: the reply of \d+ bytes is not sealed \(it starts "\{\\"error\\":\{\\"code\\""\)$/);
+      expect(handled).toEqual([]);
+      expect(JSON.parse(decoder.decode(wire[0]!.reply!))).toMatchObject({ error: { code: 'InvalidArgument', message: expect.stringMatching(/^the request is not JSON/) } });
+    } finally {
+      await through.close();
+    }
+  });
+
+  it('refuses a reply damaged on the way back as a Timeout: the request ran, its caller cannot know its outcome', async () => {
+    const through = await relay(
+      'seal.reply',
+      (request) => request,
+      (reply) => {
+        const damaged = Uint8Array.from(reply);
+        damaged[REPLY_SEAL_BYTES] ^= 0x01;
+        return damaged;
+      },
+    );
+    try {
+      const failure = requestJson(connection, 'seal.reply', { n: 4 });
+      await expect(failure).rejects.toBeInstanceOf(TimeoutError);
+      await expect(failure).rejects.toThrow(/the CRC-32 of the reply's \d+ bytes is 0x[0-9a-f]{8}, its seal says/);
+      expect(handled).toEqual([{ n: 4 }]);
+    } finally {
+      await through.close();
+    }
+  });
+
+  it('refuses the sealed reply to another request', async () => {
+    // Proves a reply is bound to its request: a server that delivered another request's reply here is caught.
+    const other = sealRequest([encoder.encode('{"n":99}')]);
+    const otherReply = await connection.request('seal.echo', other.message, { timeout: 5_000 });
+    const through = await relay('seal.swapped', (request) => request, () => Uint8Array.from(otherReply.data));
+    try {
+      await expect(requestJson(connection, 'seal.swapped', { n: 5 })).rejects.toThrow(/the reply answers the request of CRC-32 0x[0-9a-f]{8}, not this one/);
+    } finally {
+      await through.close();
+    }
+  });
+
+  it('answers a request that is not sealed unsealed, as before (a foreign client, a probe)', async () => {
+    const reply = await connection.request('seal.echo', encoder.encode('{"n":6}'), { timeout: 5_000 });
+    expect(JSON.parse(decoder.decode(reply.data))).toEqual({ result: { n: 6 } });
+  });
+});
+
 describe('coalesced requests on a real nats-server', () => {
   let dataDir: string;
   let server: NatsServerHandle;
   let connection: NatsConnection;
   let observer: NatsConnection;
-  /** Every message that reached the subject 'co.echo' (seen by a second connection): how the requests travelled. */
+  /** Every message that reached the subject 'co.echo' (seen by a second connection), unsealed: how the requests travelled. */
   const seen: Uint8Array[] = [];
   /** The bodies the handler was called with, in the order it was called. */
   const handled: unknown[] = [];
@@ -80,7 +233,12 @@ describe('coalesced requests on a real nats-server', () => {
     server = await startNatsServer({ dataDir });
     connection = await connect({ servers: server.url });
     observer = await connect({ servers: server.url });
-    observer.subscribe('co.echo', { callback: (_error, msg) => seen.push(msg.data) });
+    observer.subscribe('co.echo', {
+      callback: (_error, msg) => {
+        // The foreign client's raw request of the last test is not sealed: not one of those counted here.
+        if (msg.data[0] === SEAL_MARKER) seen.push(unsealed(msg.data));
+      },
+    });
     await observer.flush();
     serveJson(connection, 'co.echo', async (body) => {
       handled.push(body);
@@ -142,7 +300,7 @@ describe('coalesced requests on a real nats-server', () => {
     await expect(requestJson(connection, 'co.echo', { n: 7 }, 5_000, undefined, { coalesce: { key: 'write' } })).resolves.toEqual({ n: 7 });
     const messages = await seenMessages(1);
     expect(messages).toHaveLength(1);
-    expect(new TextDecoder().decode(messages[0]!)).toBe('{"n":7}');
+    expect(decoder.decode(messages[0]!)).toBe('{"n":7}');
   });
 
   it('keeps apart requests of other keys, other timeouts and those not coalesced', async () => {

@@ -1,7 +1,8 @@
 import { headers as natsHeaders, type NatsConnection, type Subscription, type Msg } from 'nats';
 import { LIMITS } from '@mink/config';
 import { InvalidArgumentError, MinkError, TimeoutError, UnavailableError, fromErrorBody, isErrorBody, toErrorBody } from '@mink/protocol';
-import { decodeMultiMessage, encodeMultiMessage, groupForMultiMessages, isMultiMessage } from './multi-message';
+import { decodeMultiMessage, groupForMultiMessages, isMultiMessage, multiMessagePieces } from './multi-message';
+import { REPLY_SEAL_BYTES, REQUEST_SEAL_BYTES, openReply, openRequest, sealReply, sealRequest, type Opened } from './seal';
 
 /**
  * JSON request/reply over NATS. A reply is either `{result}` or an error body `{error:{code,…}}`; the
@@ -46,10 +47,8 @@ function withBinaryParts(value: object, bytes: Uint8Array | readonly Uint8Array[
 /** `parts` back to back in one array (the one part itself when there is one). */
 function joinParts(parts: readonly Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0]!;
-  let total = 0;
-  for (const part of parts) total += part.byteLength;
   // Not zero-filled: every byte is written below.
-  const out = Buffer.allocUnsafe(total);
+  const out = Buffer.allocUnsafe(byteLengthOf(parts));
   let position = 0;
   for (const part of parts) {
     out.set(part, position);
@@ -92,12 +91,12 @@ export async function requestJson<T>(
   options: RequestOptions = {},
 ): Promise<T> {
   let replyData: Uint8Array;
-  // A coalesced request's parts are copied once, into the message that carries it (alone or with others).
+  // The parts are copied once, into the sealed message that carries the request (alone or with others).
   const parts = binary === undefined ? [encodeJson(body)] : withBinaryParts(body as object, binary);
   try {
     replyData =
       options.coalesce === undefined
-        ? (await nc.request(subject, joinParts(parts), { timeout: timeoutMs })).data
+        ? await requestSealed(nc, subject, parts, timeoutMs)
         : await coalescerOf(nc).request(options.coalesce, subject, parts, timeoutMs);
   } catch (error) {
     const code = (error as { code?: string }).code;
@@ -115,6 +114,19 @@ export async function requestJson<T>(
   const bytes = decoded[BINARY_FIELD];
   if (bytes === undefined) return decoded.result;
   return { ...decoded.result, [BINARY_FIELD]: bytes } as T;
+}
+
+/**
+ * Sends the request of `pieces` (sent back to back) sealed (see seal.ts) and resolves with the reply inside
+ * its sealed reply. nats.js's errors reject as they are (the caller maps them); a reply whose seal does not
+ * hold rejects with TimeoutError, as a lost reply: the request may or may not have been carried out.
+ */
+async function requestSealed(nc: NatsConnection, subject: string, pieces: readonly Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
+  const { message, crc } = sealRequest(pieces);
+  const reply = await nc.request(subject, message, { timeout: timeoutMs });
+  const opened = openReply(reply.data, crc);
+  if ('damaged' in opened) throw new TimeoutError(`the reply on ${subject} was damaged in transit, so whether the request was carried out is unknown: ${opened.damaged}`);
+  return opened.body;
 }
 
 /** Requests of one multi message in the making. */
@@ -155,7 +167,7 @@ class RequestCoalescer {
     this.scheduled = false;
     const groups = [...this.pending.values()];
     this.pending.clear();
-    const messageBytesMax = this.nc.info?.max_payload ?? LIMITS.natsMaxPayloadBytes;
+    const messageBytesMax = (this.nc.info?.max_payload ?? LIMITS.natsMaxPayloadBytes) - REQUEST_SEAL_BYTES;
     for (const { subject, timeoutMs, requests } of groups) {
       for (const indexes of groupForMultiMessages(
         requests.map((request) => request.bytes),
@@ -170,28 +182,28 @@ class RequestCoalescer {
     }
   }
 
-  /** nats.js's request, with anything it throws at once (a closed connection, say) as its rejection: the flush runs outside every caller. */
-  private send(subject: string, data: Uint8Array, timeoutMs: number): Promise<Msg> {
+  /** `requestSealed`, with anything nats.js throws at once (a closed connection, say) as its rejection: the flush runs outside every caller. */
+  private send(subject: string, pieces: readonly Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
     try {
-      return this.nc.request(subject, data, { timeout: timeoutMs });
+      return requestSealed(this.nc, subject, pieces, timeoutMs);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
   private sendAlone(subject: string, timeoutMs: number, request: PendingRequest): void {
-    this.send(subject, joinParts(request.parts), timeoutMs).then(
-      (reply) => request.resolve(reply.data),
+    this.send(subject, request.parts, timeoutMs).then(
+      (reply) => request.resolve(reply),
       (error: unknown) => request.reject(error),
     );
   }
 
   private sendTogether(subject: string, timeoutMs: number, requests: PendingRequest[]): void {
-    this.send(subject, encodeMultiMessage(requests.map((request) => request.parts)), timeoutMs).then(
+    this.send(subject, multiMessagePieces(requests.map((request) => request.parts)), timeoutMs).then(
       (reply) => {
         let answers: Uint8Array[] | null = null;
         try {
-          if (isMultiMessage(reply.data)) answers = decodeMultiMessage(reply.data);
+          if (isMultiMessage(reply)) answers = decodeMultiMessage(reply);
         } catch {
           // Broken framing: answered below as a reply that is not one answer per request.
         }
@@ -201,7 +213,7 @@ class RequestCoalescer {
         }
         // Not one answer per request (a responder that refused the message as a whole): each gets the reply
         // as its own, so an error body reaches every caller.
-        for (const request of requests) request.resolve(reply.data);
+        for (const request of requests) request.resolve(reply);
       },
       (error: unknown) => {
         // A server limit below the one this process knows of: each request goes alone, as it would have.
@@ -268,12 +280,15 @@ export function serveJson(
  * `{result}`, with the result and its bytes (`WithBinary`), or with the error body of what the handler threw
  * (a `MinkError` keeps its code and details; anything else is `Internal` and also goes to `onError`). A
  * multi message (several requests, see `RequestOptions.coalesce`) has each of its requests answered so, in
- * one multi reply; one whose framing is broken is answered InvalidArgument as a whole. A message without a
- * reply subject is handled and not answered. Never rejects.
+ * one multi reply; one whose framing is broken is answered InvalidArgument as a whole. A sealed request (see
+ * seal.ts; every `requestJson` seals) is answered sealed, and one whose seal does not hold is not run: it is
+ * answered Unavailable (its caller sends it again) and reported to `onError`. A message without a reply
+ * subject is handled and not answered. Never rejects.
  */
 export async function answerRequest(nc: NatsConnection, msg: Msg, handler: RpcHandler, onError?: (error: unknown) => void): Promise<void> {
-  const maxPayload = nc.info?.max_payload;
-  const encoded = await answerMessage(msg.data, (data) => answerOf(data, msg, handler, maxPayload, onError), maxPayload);
+  const opened = openRequest(msg.data);
+  if ('damaged' in opened) onError?.(new Error(`a request on ${msg.subject} was damaged in transit and refused: ${opened.damaged}`));
+  const encoded = await answerOpened(opened, nc.info?.max_payload, (data, maxPayload) => answerOf(data, msg, handler, maxPayload, onError));
   if (!msg.reply) return;
   try {
     msg.respond(encoded);
@@ -284,38 +299,57 @@ export async function answerRequest(nc: NatsConnection, msg: Msg, handler: RpcHa
 }
 
 /**
- * The reply to a request message: `answerOne`'s reply to it, or for a multi message (see
- * `RequestOptions.coalesce`) a multi reply of `answerOne`'s reply to each of its requests, started in order,
- * or an InvalidArgument error body when its framing is broken; a rejection of `answerOne` rejects it (the
- * one of `answerRequest` never rejects). What `answerRequest` sends.
+ * The reply to a received request message (`openRequest`'s reading of it): sealed when it was sealed, with
+ * `answerOne`'s replies inside (see `answerMessage`); the Unavailable error body when its seal does not hold.
  */
-async function answerMessage(data: Uint8Array, answerOne: (request: Uint8Array) => Promise<Uint8Array>, maxPayload?: number): Promise<Uint8Array> {
+async function answerOpened(
+  opened: Opened,
+  maxPayload: number | undefined,
+  answerOne: (request: Uint8Array, maxPayload: number | undefined) => Promise<readonly Uint8Array[]>,
+): Promise<Uint8Array> {
+  if ('damaged' in opened) {
+    const refusal = new UnavailableError(`the request was damaged in transit and not carried out (${opened.damaged}): send it again`);
+    return sealReply([encodeJson(toErrorBody(refusal))], opened.crc);
+  }
+  if (!opened.sealed) return joinParts(await answerMessage(opened.body, (data) => answerOne(data, maxPayload), maxPayload));
+  const room = maxPayload === undefined ? undefined : maxPayload - REPLY_SEAL_BYTES;
+  return sealReply(await answerMessage(opened.body, (data) => answerOne(data, room), room), opened.crc);
+}
+
+/**
+ * The reply to a request message, as pieces sent back to back: `answerOne`'s reply to it, or for a multi
+ * message (see `RequestOptions.coalesce`) a multi reply of `answerOne`'s reply to each of its requests,
+ * started in order, or an InvalidArgument error body when its framing is broken; a rejection of `answerOne`
+ * rejects it (the one of `answerRequest` never rejects).
+ */
+async function answerMessage(data: Uint8Array, answerOne: (request: Uint8Array) => Promise<readonly Uint8Array[]>, maxPayload?: number): Promise<readonly Uint8Array[]> {
   if (!isMultiMessage(data)) return answerOne(data);
   let parts: Uint8Array[];
   try {
     parts = decodeMultiMessage(data);
   } catch (error) {
-    return encodeJson(toErrorBody(error));
+    return [encodeJson(toErrorBody(error))];
   }
-  const encoded = encodeMultiMessage(await Promise.all(parts.map((part) => answerOne(part))));
-  if (maxPayload === undefined || encoded.length <= maxPayload) return encoded;
-  const tooLarge = encodeJson(toErrorBody(new MinkError('Internal', `the replies of ${parts.length} requests take ${encoded.length} bytes, more than the NATS max payload of ${maxPayload}`)));
-  return encodeMultiMessage(parts.map(() => tooLarge));
+  const pieces = multiMessagePieces(await Promise.all(parts.map((part) => answerOne(part))));
+  const bytes = byteLengthOf(pieces);
+  if (maxPayload === undefined || bytes <= maxPayload) return pieces;
+  const tooLarge = encodeJson(toErrorBody(new MinkError('Internal', `the replies of ${parts.length} requests take ${bytes} bytes, more than the NATS max payload of ${maxPayload}`)));
+  return multiMessagePieces(parts.map(() => tooLarge));
 }
 
 /**
- * A fake responder's `request` (of a fake NatsConnection in tests) made to answer multi messages as a
- * mink endpoint does: `request` answers each of their requests (see `answerMessage`); a rejection of any
- * rejects the whole message, as a missing responder or a timeout would.
+ * A fake responder's `request` (of a fake NatsConnection in tests) made to answer as a mink endpoint does:
+ * a sealed request is opened and answered sealed, and `request` answers each request of a multi message (see
+ * `answerMessage`); a rejection of any rejects the whole message, as a missing responder or a timeout would.
  */
 export function answeringMultiMessages<A extends unknown[]>(
   request: (subject: string, data: Uint8Array, ...rest: A) => Promise<{ data: Uint8Array }>,
 ): (subject: string, data: Uint8Array, ...rest: A) => Promise<{ data: Uint8Array }> {
-  return async (subject, data, ...rest) => ({ data: await answerMessage(data, async (part) => (await request(subject, part, ...rest)).data) });
+  return async (subject, data, ...rest) => ({ data: await answerOpened(openRequest(data), undefined, async (part) => [(await request(subject, part, ...rest)).data]) });
 }
 
-/** The encoded reply to one request (`data`, JSON or JSON with binary bytes); never rejects. */
-async function answerOf(data: Uint8Array, msg: Msg, handler: RpcHandler, maxPayload: number | undefined, onError?: (error: unknown) => void): Promise<Uint8Array> {
+/** The encoded reply to one request (`data`, JSON or JSON with binary bytes), as pieces sent back to back; never rejects. */
+async function answerOf(data: Uint8Array, msg: Msg, handler: RpcHandler, maxPayload: number | undefined, onError?: (error: unknown) => void): Promise<readonly Uint8Array[]> {
   let reply: unknown;
   try {
     let body: unknown;
@@ -330,14 +364,21 @@ async function answerOf(data: Uint8Array, msg: Msg, handler: RpcHandler, maxPayl
     if (!(error instanceof MinkError)) onError?.(error);
     reply = toErrorBody(error);
   }
-  const encoded = reply instanceof WithBinary ? encodeWithBinary({ result: reply.result }, reply.bytes) : encodeJson(reply);
+  const pieces = reply instanceof WithBinary ? withBinaryParts({ result: reply.result }, reply.bytes) : [encodeJson(reply)];
   // nats.js has no server info while the connection is down (a NATS server restarting, or a failover in a NATS
   // cluster): the reply is then sent as it is, and lost with the connection like any other message.
-  if (maxPayload !== undefined && encoded.length > maxPayload) {
+  const bytes = byteLengthOf(pieces);
+  if (maxPayload !== undefined && bytes > maxPayload) {
     // An answer NATS cannot carry would leave the caller waiting for its timeout: say so instead.
-    return encodeJson(toErrorBody(new MinkError('Internal', `reply of ${encoded.length} bytes exceeds the NATS max payload of ${maxPayload}`)));
+    return [encodeJson(toErrorBody(new MinkError('Internal', `reply of ${bytes} bytes exceeds the NATS max payload of ${maxPayload}`)))];
   }
-  return encoded;
+  return pieces;
+}
+
+function byteLengthOf(pieces: readonly Uint8Array[]): number {
+  let total = 0;
+  for (const piece of pieces) total += piece.byteLength;
+  return total;
 }
 
 export { natsHeaders };
