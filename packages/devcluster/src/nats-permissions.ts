@@ -80,10 +80,13 @@ function bucketReading(bucket: string): string[] {
   return [...streamReading(stream), `$JS.API.DIRECT.GET.${stream}`, `$JS.API.DIRECT.GET.${stream}.>`, `$JS.API.STREAM.MSG.GET.${stream}`];
 }
 
-/** What every service does: JetStream's account check, the metadata log and every KV bucket read, and the clock probe. */
+/**
+ * What every service does: JetStream's account check, the metadata log read (and an entry read again by its
+ * sequence, when one arrived damaged) and every KV bucket read, and the clock probe.
+ */
 function serviceBase(metaStream: string): NatsPermissions {
   return {
-    publish: ['$JS.API.INFO', ...streamReading(metaStream), ...KV_BUCKETS.flatMap(bucketReading), `$KV.${HEARTBEAT_BUCKET}.${CLOCK_PROBE_KEY}`, INBOXES],
+    publish: ['$JS.API.INFO', ...streamReading(metaStream), `$JS.API.STREAM.MSG.GET.${metaStream}`, ...KV_BUCKETS.flatMap(bucketReading), `$KV.${HEARTBEAT_BUCKET}.${CLOCK_PROBE_KEY}`, INBOXES],
     subscribe: [INBOXES],
   };
 }

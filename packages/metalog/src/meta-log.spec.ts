@@ -296,6 +296,44 @@ describe('JetStreamMetaLog', () => {
     ]);
   });
 
+  it('reads an entry damaged on its way to the tail again from the stream, and applies it as stored', async () => {
+    // Proves a delivery that is not JSON is not skipped when the stream holds the entry whole: the tail's
+    // connection goes through a proxy that damages the first delivery of one entry (its opening brace), as a
+    // NATS server or a client library damaging bytes between the stream and this process would.
+    const streamName = 'DAMAGED_META';
+    const damaged = Buffer.from('{"type":"RegisterNode","nodeId":"damaged-on-delivery"}');
+    let damagedOnce = false;
+    const proxy = await startTcpProxy(Number(new URL(server.url).port), undefined, () => (chunk) => {
+      const at = damagedOnce ? -1 : chunk.indexOf(damaged);
+      if (at < 0) return chunk;
+      damagedOnce = true;
+      const changed = Buffer.from(chunk);
+      changed[at] = 0x23;
+      return changed;
+    });
+    const proxied = await connect({ servers: `nats://127.0.0.1:${proxy.port}` });
+    try {
+      const writer = await JetStreamMetaLog.create(connection, { streamName });
+      await writer.append(registerNode('1'), 'before-damage');
+      await writer.append(registerNode('damaged-on-delivery'), 'damaged');
+      await writer.append(registerNode('2'), 'after-damage');
+      const reader = await JetStreamMetaLog.create(proxied, { streamName });
+      const tail = collector();
+      const subscription = reader.tail(1, tail.onEntry);
+      await tail.until(3);
+      await subscription.stop();
+      expect(damagedOnce).toBe(true);
+      expect(tail.entries).toEqual([
+        { seq: 1, command: registerNode('1') },
+        { seq: 2, command: registerNode('damaged-on-delivery') },
+        { seq: 3, command: registerNode('2') },
+      ]);
+    } finally {
+      await proxied.close();
+      await proxy.close();
+    }
+  });
+
   it('purges a prefix despite deny_delete, keeps every entry at or above the purge point and keeps numbering', async () => {
     // Proves purgeBefore(seq) removes exactly the entries below seq, firstSeq follows it, and appends continue at lastSeq + 1.
     const log = await JetStreamMetaLog.create(connection, { streamName: 'PURGE_META' });

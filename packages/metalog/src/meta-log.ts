@@ -300,8 +300,20 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
         else replace();
         return 'stop';
       }
+      let command = decodeCommand(message.data);
+      if (command === null) {
+        // Not JSON as delivered: read it again from the stream, so that an entry damaged on its way to this
+        // process (not in the log) is applied as every other process applies it. Until that read answers,
+        // the entry is not taken: a new consumer delivers it again.
+        const stored = await this.storedEntry(message.seq).catch(() => undefined);
+        if (stored === undefined) {
+          replace();
+          return 'stop';
+        }
+        command = decodeCommand(stored);
+      }
       expectedSeq = message.seq + 1;
-      onEntry(message.seq, decodeCommand(message.data));
+      onEntry(message.seq, command);
       await slices.yieldWhenDue();
       return 'next';
     };
@@ -443,6 +455,11 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     }
   }
 
+  /** The bytes of entry `seq` as the stream holds them (a message get, not a consumer's delivery). */
+  private async storedEntry(seq: number): Promise<Uint8Array> {
+    return (await this.tailManager.streams.getMessage(this.streamName, { seq })).data;
+  }
+
   async firstSeq(): Promise<number> {
     try {
       const info = await this.manager.streams.info(this.streamName);
@@ -569,7 +586,8 @@ function yieldToEventLoop(): Promise<void> {
 
 /**
  * A payload that is not JSON is still an entry of the log: it is delivered as `null`, which `apply` turns
- * into an InvalidArgument rejection, so every process skips it the same way and sequences stay gap-free.
+ * into an InvalidArgument rejection, so every process skips it the same way and sequences stay gap-free
+ * (once the tail has read it again from the stream: one damaged on its way is not skipped).
  */
 function decodeCommand(data: Uint8Array): Command {
   try {

@@ -58,6 +58,10 @@ const CASES: [NatsIdentity, 'publish' | 'subscribe', string, boolean][] = [
   ['gateway', 'publish', `$JS.API.STREAM.PURGE.${META}`, false],
   ['gateway', 'publish', `$JS.API.CONSUMER.CREATE.${META}.mink_tail_1.${LOG}`, true],
   ['gateway', 'publish', `$JS.API.CONSUMER.MSG.NEXT.${META}.mink_tail_1`, true],
+  // An entry that arrived damaged is read again by its sequence; the client reads no log entry.
+  ['gateway', 'publish', `$JS.API.STREAM.MSG.GET.${META}`, true],
+  ['data-node', 'publish', `$JS.API.STREAM.MSG.GET.${META}`, true],
+  ['client', 'publish', `$JS.API.STREAM.MSG.GET.${META}`, false],
   ['gateway', 'publish', NODE_1, true],
   ['gateway', 'publish', '_INBOX.abc.1', true],
   ['gateway', 'subscribe', NODE_1, false],

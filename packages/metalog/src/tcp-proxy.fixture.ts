@@ -16,7 +16,8 @@ export interface TcpProxy {
 /** Per connection, what of each chunk a client sends goes on to the server (it may keep bytes for later). */
 export type ClientBytesFilter = () => (chunk: Buffer) => Buffer;
 
-export async function startTcpProxy(targetPort: number, clientFilter?: ClientBytesFilter): Promise<TcpProxy> {
+/** `serverFilter`: per connection, what of each chunk the server sends goes on to the client (a test may damage bytes there). */
+export async function startTcpProxy(targetPort: number, clientFilter?: ClientBytesFilter, serverFilter?: ClientBytesFilter): Promise<TcpProxy> {
   let partitioned = false;
   const pairs = new Set<[Socket, Socket]>();
   const server: Server = createServer((client) => {
@@ -31,7 +32,7 @@ export async function startTcpProxy(targetPort: number, clientFilter?: ClientByt
       });
     };
     forward(client, upstream, clientFilter?.() ?? ((chunk) => chunk));
-    forward(upstream, client, (chunk) => chunk);
+    forward(upstream, client, serverFilter?.() ?? ((chunk) => chunk));
     const closeBoth = (): void => {
       pairs.delete(pair);
       client.destroy();
