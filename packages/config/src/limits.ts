@@ -530,6 +530,13 @@ export const LIMITS = {
   streamSlicesFoldMin: 256,
   /** A stream is compacted once this many of its slices live in WAL objects (a compactor's default `minSlices`). */
   compactionSlicesMin: 8,
+  /**
+   * Stream objects one compaction round writes for one stream at most (a compactor's default
+   * `objectsPerStreamRoundMax`): a stream whose WAL slices are more than one object holds is compacted again in
+   * the same round, so a bucket taking more than `streamObjectBytesMax` per round does not keep a growing
+   * backlog of WAL slices (which every CommitWal copies). 8 × 64 MiB per 10-s round.
+   */
+  compactionObjectsPerStreamRoundMax: 8,
   /** Ranged GETs one compactor has in flight while it gathers the batches of a stream object. */
   compactionReadsInFlightMax: 16,
   /** Pause between two compaction rounds of a data node. */

@@ -5,7 +5,7 @@ import { bucketId, type Command, type CommitStreamObject, type ForgetObjects, ty
 import { MetaStore } from '@mink/metalog';
 import { UnavailableError } from '@mink/protocol';
 import { eventually, InMemoryMetaLog, type LedStream as StreamAddress, type LedTable as Cluster, startLedTable } from '@mink/testing';
-import { Compactor, streamObjectKey, type CompactorOptions } from './compactor';
+import { Compactor, compactsAgain, streamObjectKey, type CompactorOptions } from './compactor';
 import { GarbageCollector } from './garbage-collector';
 import { DelegatingObjectStore, InMemoryObjectStore, type ObjectStore } from './object-store';
 import type { MaintenanceLogger, MetaAccess } from './ports';
@@ -370,8 +370,25 @@ describe('Compactor', () => {
     expect(streamOf(meta.view, short).slices.every((slice) => slice.object.startsWith('wal/'))).toBe(true);
   });
 
-  it('bounds a stream object by objectBytesMax and continues after the last compacted slice in the next round', async () => {
-    // Proves the size bound: each object holds whole batches up to the bound, objects follow each other in offset order, and reads stay identical.
+  it.each([
+    // WAL slices left after an object, minSlices, objects written this round, objects per round at most.
+    [7, 8, 1, 8, false],
+    [8, 8, 1, 8, true],
+    [100, 8, 7, 8, true],
+    [100, 8, 8, 8, false],
+    [0, 1, 1, 8, false],
+    [1, 1, 1, 1, false],
+  ])('compactsAgain(%i WAL slices left, minSlices %i, %i objects, at most %i) is %s', (left, minSlices, objects, objectsMax, again) => {
+    expect(compactsAgain(left, minSlices, objects, objectsMax)).toBe(again);
+  });
+
+  it.each([
+    [8, 1],
+    [2, 2],
+  ])('bounds a stream object by objectBytesMax and writes up to %i objects of a stream per round, the next round going on after the last compacted slice', async (objectsPerStreamRoundMax, expectedRounds) => {
+    // Proves the size bound: each object holds whole batches up to the bound, objects follow each other in
+    // offset order, and reads stay identical; and the backlog bound: a stream holding three objects' worth of
+    // WAL slices gets them all in one round, or in two when a round writes at most two objects of a stream.
     const { meta, streams } = await cluster(1);
     const stream = streams[0]!;
     const store = new InMemoryObjectStore();
@@ -379,7 +396,7 @@ describe('Compactor', () => {
     const lengths = streamOf(meta.view, stream).slices.map((slice) => slice.length);
     const objectBytesMax = lengths.slice(0, 5).reduce((sum, length) => sum + length, 0);
     // Batches are not packed here (one per slice), so the slices show what each object holds.
-    const bounded = compactor({ store, meta, objectBytesMax, minSlices: 1, packBatchesMax: 1 }, streams);
+    const bounded = compactor({ store, meta, objectBytesMax, minSlices: 1, packBatchesMax: 1, objectsPerStreamRoundMax }, streams);
 
     let rounds = 0;
     while (streamOf(meta.view, stream).slices.some((slice) => slice.object.startsWith('wal/'))) {
@@ -390,7 +407,8 @@ describe('Compactor', () => {
     const sizes = [...new Set(objects)].map((object) => objects.filter((candidate) => candidate === object).length);
     expect(sizes[0]).toBe(5);
     expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(12);
-    expect(rounds).toBe(sizes.length);
+    expect(sizes.length).toBe(3);
+    expect(rounds).toBe(expectedRounds);
     for (const object of new Set(objects)) {
       const bytes = streamOf(meta.view, stream).slices.filter((slice) => slice.object === object).reduce((sum, slice) => sum + slice.length, 0);
       expect(bytes).toBeLessThanOrEqual(objectBytesMax);

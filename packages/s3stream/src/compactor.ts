@@ -38,6 +38,8 @@ export interface CompactorOptions {
   minSlices?: number;
   /** Bytes of batches gathered into one stream object; `LIMITS.streamObjectBytesMax` when absent. */
   objectBytesMax?: number;
+  /** Stream objects one round writes for one stream at most; `LIMITS.compactionObjectsPerStreamRoundMax` when absent. */
+  objectsPerStreamRoundMax?: number;
   /** Bytes and batches of one packed slice of a stream object; `LIMITS.streamPackedSliceBytesMax` and `…BatchesMax` when absent. */
   packBytesMax?: number;
   packBatchesMax?: number;
@@ -56,6 +58,18 @@ interface CompactionPlan {
   record: BucketRecord;
   streamEpoch: number;
   slices: DataSlice[];
+  /** WAL slices of the stream after the chosen ones (what a bound left for another object). */
+  walSlicesLeft: number;
+}
+
+/**
+ * Whether a round compacts a stream again after it committed `objectsThisRound` stream objects of it in this
+ * round, the last one leaving `walSlicesLeft` WAL slices behind: while they would start a compaction on their
+ * own (`minSlices`), up to `objectsMax` objects per stream and round. A stream that takes more bytes per round
+ * than one object holds is so kept within a round of its appends instead of falling further behind.
+ */
+export function compactsAgain(walSlicesLeft: number, minSlices: number, objectsThisRound: number, objectsMax: number): boolean {
+  return walSlicesLeft >= minSlices && objectsThisRound < objectsMax;
 }
 
 /**
@@ -67,7 +81,8 @@ interface CompactionPlan {
  * slices in WAL objects gets its first run of consecutive WAL slices (up to `objectBytesMax` bytes, at least
  * one slice) read from the node's cache of recent batches or with ranged GETs (one per run of back-to-back
  * slices of one WAL object), concatenated into one stream object, uploaded, and committed with
- * `CommitStreamObject`. The batches are packed (`planPackedSlices`): runs of them up to `packBytesMax` share
+ * `CommitStreamObject`; while the WAL slices left would start a compaction on their own, the stream gets
+ * another object in the same round, up to `objectsPerStreamRoundMax` (`compactsAgain`). The batches are packed (`planPackedSlices`): runs of them up to `packBytesMax` share
  * one slice, their index after them, so the view (which every process holds, and which a CommitWal copies a
  * stream's slices of) keeps a slice per ~1 MiB of a stream's history instead of one per append; readers cut
  * a packed slice back into its batches (`batchesOfSlice`). The view's slices are committed data, so a
@@ -88,6 +103,7 @@ export class Compactor {
   private readonly clock: Clock;
   private readonly minSlices: number;
   private readonly objectBytesMax: number;
+  private readonly objectsPerStreamRoundMax: number;
   private readonly logger: MaintenanceLogger;
   private readonly cachedPayloadOf: ((bucketId: string, slice: DataSlice) => Uint8Array | undefined) | undefined;
   private readonly onCompacted: ((bytes: number) => void) | undefined;
@@ -104,13 +120,16 @@ export class Compactor {
     this.clock = options.clock;
     this.minSlices = options.minSlices ?? LIMITS.compactionSlicesMin;
     this.objectBytesMax = options.objectBytesMax ?? LIMITS.streamObjectBytesMax;
+    this.objectsPerStreamRoundMax = options.objectsPerStreamRoundMax ?? LIMITS.compactionObjectsPerStreamRoundMax;
     this.cachedPayloadOf = options.cachedPayloadOf;
     this.onCompacted = options.onCompacted;
     this.onMoved = options.onMoved;
     this.pack = { bytesMax: options.packBytesMax ?? LIMITS.streamPackedSliceBytesMax, batchesMax: options.packBatchesMax ?? LIMITS.streamPackedSliceBatchesMax };
     this.logger = options.logger ?? SILENT_LOGGER;
-    if (!(Number.isSafeInteger(this.minSlices) && this.minSlices >= 1) || !(this.objectBytesMax > 0)) {
-      throw new Error(`Compactor needs minSlices >= 1 and objectBytesMax > 0 (got ${this.minSlices}, ${this.objectBytesMax})`);
+    if (!(Number.isSafeInteger(this.minSlices) && this.minSlices >= 1) || !(this.objectBytesMax > 0) || !(Number.isSafeInteger(this.objectsPerStreamRoundMax) && this.objectsPerStreamRoundMax >= 1)) {
+      throw new Error(
+        `Compactor needs minSlices >= 1, objectBytesMax > 0 and objectsPerStreamRoundMax >= 1 (got ${this.minSlices}, ${this.objectBytesMax}, ${this.objectsPerStreamRoundMax})`,
+      );
     }
     assertPackBounds(this.pack);
     this.rounds = new PeriodicRounds(
@@ -171,8 +190,15 @@ export class Compactor {
       // Streams another node holds are skipped without planning (a stream opened since the round began waits for the next).
       if (record.stream.node !== this.nodeId) continue;
       // Each stream is planned on the newest view, since earlier streams of the round took time.
-      const plan = this.plan(bucketIdOf(record.tableId, record.partition, record.bucket));
-      if (plan !== null && (await this.compact(plan))) compacted++;
+      const bucketId = bucketIdOf(record.tableId, record.partition, record.bucket);
+      let plan = this.plan(bucketId);
+      if (plan === null || !(await this.compact(plan))) continue;
+      compacted++;
+      // A backlog of more than one object's worth is compacted on in this round (see compactsAgain).
+      for (let objects = 1; compactsAgain(plan.walSlicesLeft, this.minSlices, objects, this.objectsPerStreamRoundMax); objects++) {
+        plan = this.plan(bucketId);
+        if (plan === null || !(await this.compact(plan))) break;
+      }
     }
     return compacted;
   }
@@ -202,7 +228,7 @@ export class Compactor {
       slices.push(slice);
       bytes += slice.length;
     }
-    return { bucketId, record, streamEpoch: leading.streamEpoch, slices };
+    return { bucketId, record, streamEpoch: leading.streamEpoch, slices, walSlicesLeft: walSlices - slices.length };
   }
 
   /** Reads, uploads and commits one stream object; true when the commit applied. Expected failures are logged. */
