@@ -1,7 +1,9 @@
 import { InvalidArgumentError } from '@mink/protocol';
-import { MULTI_MARKER, decodeMultiMessage, encodeMultiMessage, groupForMultiMessages, isMultiMessage, multiMessageBytes } from './multi-message';
+import { MULTI_MARKER, decodeMultiMessage, groupForMultiMessages, isMultiMessage, multiMessageBytes, multiMessagePieces } from './multi-message';
 
 const bytes = (...values: number[]) => Uint8Array.from(values);
+/** One multi message in one array, as it travels. */
+const encodeMultiMessage = (parts: readonly (Uint8Array | readonly Uint8Array[])[]) => Buffer.concat(multiMessagePieces(parts));
 
 describe('multi messages', () => {
   it.each([

@@ -41,11 +41,6 @@ export function multiMessagePieces(parts: readonly (Uint8Array | readonly Uint8A
   return pieces;
 }
 
-/** One multi message of `parts`, in order, in one array (see `multiMessagePieces`). */
-export function encodeMultiMessage(parts: readonly (Uint8Array | readonly Uint8Array[])[]): Uint8Array {
-  return Buffer.concat(multiMessagePieces(parts));
-}
-
 /**
  * The parts of a multi message (views of `data`, no copies). Throws InvalidArgumentError naming what is
  * wrong when it is not one: no marker, no parts, a length beyond the message, or bytes after the last part.

@@ -182,24 +182,16 @@ class RequestCoalescer {
     }
   }
 
-  /** `requestSealed`, with anything nats.js throws at once (a closed connection, say) as its rejection: the flush runs outside every caller. */
-  private send(subject: string, pieces: readonly Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
-    try {
-      return requestSealed(this.nc, subject, pieces, timeoutMs);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
   private sendAlone(subject: string, timeoutMs: number, request: PendingRequest): void {
-    this.send(subject, request.parts, timeoutMs).then(
+    // requestSealed is async: anything nats.js throws at once (a closed connection, say) is its rejection.
+    requestSealed(this.nc, subject, request.parts, timeoutMs).then(
       (reply) => request.resolve(reply),
       (error: unknown) => request.reject(error),
     );
   }
 
   private sendTogether(subject: string, timeoutMs: number, requests: PendingRequest[]): void {
-    this.send(subject, multiMessagePieces(requests.map((request) => request.parts)), timeoutMs).then(
+    requestSealed(this.nc, subject, multiMessagePieces(requests.map((request) => request.parts)), timeoutMs).then(
       (reply) => {
         let answers: Uint8Array[] | null = null;
         try {
