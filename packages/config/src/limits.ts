@@ -372,9 +372,15 @@ export const LIMITS = {
    */
   metaTailPacedIntervalMs: 100,
   /**
-   * A poll of a paced tail not answered within this long replaces its consumer: the server never answers a
-   * poll of a consumer it lost (with its server, say), and an answered poll takes milliseconds. Like two
-   * missed idle heartbeats of an eager tail, give or take.
+   * How long a poll of a paced tail that finds nothing held waits on the server for the next entry (see
+   * `pullAvailable` in @mink/metalog). An idle paced process (coordinator, gateway, tiering worker) asks once
+   * per wait: at a poll per pace (10 a second each) the polls were a third of an idle `mink up`'s CPU.
+   */
+  metaTailPollWaitMs: 5_000,
+  /**
+   * A poll of a paced tail not answered within its wait and this long replaces its consumer: the server never
+   * answers a poll of a consumer it lost (with its server, say), and answers every other one by the end of its
+   * wait. Like two missed idle heartbeats of an eager tail, give or take.
    */
   metaTailPollTimeoutMs: 1_000,
   /** Recent samples of the NATS server's clock kept to estimate its offset from the local clock. */
@@ -613,6 +619,13 @@ export const LIMITS = {
   /** How often the metadata log tail checks for a stall while nothing arrives. */
   metaTailCheckIntervalMs: 500,
   /**
+   * How often it checks while its last check found the log holding nothing it has not delivered (an idle
+   * cluster): a lost entry is then noticed up to this much later (a lost delivery needs a server or connection
+   * failure, which replace the consumer by themselves in most cases). At every 500 ms, each process of an idle
+   * `mink up` asked for the stream's info twice a second, about a third of the cluster's idle CPU.
+   */
+  metaTailIdleCheckIntervalMs: 2_000,
+  /**
    * After a process appends an entry, its tail looks this long later whether the entry arrived; if the
    * consumer delivered nothing at all meanwhile, the tail replaces it (see `appendedEntryAction` in
    * @mink/metalog). Delivery normally takes well under a millisecond, so this is far above it, and far
@@ -740,4 +753,6 @@ export function assertLimits(): void {
   if (LIMITS.metaTailPacedIntervalMs < 1 || LIMITS.metaTailPollTimeoutMs >= LIMITS.metaTailStallMs) {
     throw new Error('a paced tail needs a positive pace, and must give up on a silent poll before the stall check would');
   }
+  if (LIMITS.metaTailPollWaitMs <= LIMITS.metaTailPacedIntervalMs) throw new Error('a paced tail\'s poll must wait longer than its pace');
+  if (LIMITS.metaTailIdleCheckIntervalMs < LIMITS.metaTailCheckIntervalMs) throw new Error('the stall check of an up-to-date tail cannot ask more often than that of one waiting');
 }

@@ -211,6 +211,50 @@ describe('JetStreamMetaLog', () => {
     ]);
   }, 30_000);
 
+  it('lets an idle paced tail wait on the server: it asks about once per wait, and takes another log\'s entry as it is stored', async () => {
+    // Proves the paced tail's waiting poll: an idle coordinator or gateway no longer asks ten times a second,
+    // and an entry appended elsewhere reaches it at once, not after its pace (here a minute, longer than
+    // the collector waits) or after the end of the poll's wait.
+    const streamName = 'PACED_IDLE_META';
+    const other = await JetStreamMetaLog.create(connection, { streamName });
+    const paced = await JetStreamMetaLog.create(connection, { streamName, tailPaceMs: 60_000 });
+    const polls = connection.subscribe(`$JS.API.CONSUMER.MSG.NEXT.${streamName}.>`);
+    const tail = collector();
+    const subscription = paced.tail(1, tail.onEntry);
+    const idleMs = 3_000;
+    await new Promise((resolve) => setTimeout(resolve, idleMs));
+    const pollsWhileIdle = polls.getReceived();
+    // At a poll per pause the tail would have asked about idleMs / 100 times with the services' pace.
+    expect(pollsWhileIdle).toBeGreaterThanOrEqual(1);
+    expect(pollsWhileIdle).toBeLessThanOrEqual(Math.ceil(idleMs / LIMITS.metaTailPollWaitMs) + 1);
+    await other.append(registerNode('elsewhere'), 'paced-idle-1');
+    // Sooner than the stall check could bring it (no progress for metaTailStallMs, then held as long again).
+    await tail.until(1, LIMITS.metaTailStallMs);
+    await subscription.stop();
+    polls.unsubscribe();
+    expect(tail.entries).toEqual([{ seq: 1, command: registerNode('elsewhere') }]);
+  }, 30_000);
+
+  it('checks an up-to-date idle tail for a stall only every metaTailIdleCheckIntervalMs', async () => {
+    // Proves the stall check backs off while the log holds nothing undelivered: at every
+    // metaTailCheckIntervalMs each process of an idle cluster asked for the stream's info twice a second.
+    const streamName = 'IDLE_CHECK_META';
+    const log = await JetStreamMetaLog.create(connection, { streamName });
+    await log.append(registerNode('1'), 'idle-check-1');
+    const infos = connection.subscribe(`$JS.API.STREAM.INFO.${streamName}`);
+    const tail = collector();
+    const subscription = log.tail(1, tail.onEntry);
+    await tail.until(1);
+    const idleMs = LIMITS.metaTailStallMs + 2 * LIMITS.metaTailIdleCheckIntervalMs + 500;
+    await new Promise((resolve) => setTimeout(resolve, idleMs));
+    await subscription.stop();
+    infos.unsubscribe();
+    // The checks start once nothing arrived for metaTailStallMs; at metaTailCheckIntervalMs they would be 9.
+    const checksDue = (idleMs - LIMITS.metaTailStallMs) / LIMITS.metaTailIdleCheckIntervalMs;
+    expect(infos.getReceived()).toBeGreaterThanOrEqual(1);
+    expect(infos.getReceived()).toBeLessThanOrEqual(Math.ceil(checksDue) + 1);
+  }, 30_000);
+
   it('asks at once when someone waits for an entry of a paced tail (catchUp)', async () => {
     // Proves the hint MetaStore.waitForSeq gives: an entry another log appended arrives long before the pace of a minute.
     const streamName = 'PACED_CATCH_UP_META';

@@ -166,7 +166,8 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
    * - when it delivers a later entry than the next one (a delivery lost on the way) while the log still
    *   holds the next one (otherwise that entry was purged: `LogPurgedError`);
    * - when the log has held the next entry for `LIMITS.metaTailStallMs` without it being delivered (checked
-   *   every `LIMITS.metaTailCheckIntervalMs` while nothing arrives), whatever the reason;
+   *   every `LIMITS.metaTailCheckIntervalMs` while nothing arrives, every `LIMITS.metaTailIdleCheckIntervalMs`
+   *   while the last check found the tail up to date), whatever the reason;
    * - when this log appended an entry the tail has not delivered and nothing at all arrived for
    *   `LIMITS.metaTailAppendedEntryWaitMs` (`appendedEntryAction`): a proposer waits for its own entry, so
    *   this bounds how long a consumer that stopped delivering holds up the process's own proposals.
@@ -214,19 +215,25 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
       end(new UnavailableError(`the tail of ${this.streamName} ended: the NATS connection is closed`));
     });
     const stopReplacingOnReconnect = connectionWatch(this.connection)?.onReconnect(replace) ?? (() => undefined);
-    // The stall check: the log has held the next entry for a while, and it has not arrived.
+    // The stall check: the log has held the next entry for a while, and it has not arrived. While the tail is
+    // up to date (the last check found nothing held) it asks every metaTailIdleCheckIntervalMs only: an idle
+    // cluster's processes asked the stream's info twice a second each.
     let checking = false;
     let heldSince: { seq: number; atMs: number } | null = null;
+    let upToDateUntilMs = 0;
     const stallCheck = setInterval(() => {
       if (checking || stopped || ended || performance.now() - lastProgressAtMs < LIMITS.metaTailStallMs) {
         heldSince = null;
+        upToDateUntilMs = 0;
         return;
       }
+      if (heldSince === null && performance.now() < upToDateUntilMs) return;
       checking = true;
       void this.lastSeq()
         .then((lastSeq) => {
           if (lastSeq < expectedSeq) {
             heldSince = null;
+            upToDateUntilMs = performance.now() + LIMITS.metaTailIdleCheckIntervalMs;
           } else if (heldSince === null || heldSince.seq !== expectedSeq) {
             heldSince = { seq: expectedSeq, atMs: performance.now() };
           } else if (performance.now() - heldSince.atMs >= LIMITS.metaTailStallMs) {
@@ -321,9 +328,12 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
     /**
      * The paced tail: asks for whatever the consumer holds (up to a batch, not waiting for more), then
      * pauses `tailPaceMs` unless it got a whole batch, or an entry was appended here or asked for
-     * (`catchUp`) while the poll was out; either of those during the pause ends it.
-     * A poll that fails ends the consumer, and a new one is made; one that stays silent for
-     * `LIMITS.metaTailPollTimeoutMs` (its consumer is gone) replaces the consumer.
+     * (`catchUp`) while the poll was out; either of those during the pause ends it. A poll that finds
+     * nothing held waits on the server for the next entry, up to `LIMITS.metaTailPollWaitMs`, and is asked
+     * again at once when that wait was its pause: an idle tail asks once per wait, not ten times a second,
+     * and takes a new entry as it is stored.
+     * A poll that fails ends the consumer, and a new one is made; one that stays silent for its wait and
+     * `LIMITS.metaTailPollTimeoutMs` more (its consumer is gone) replaces the consumer.
      */
     const pollPaced = async (consumerName: string): Promise<void> => {
       lastProgressAtMs = performance.now();
@@ -331,9 +341,10 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
       while (!stopped && !ended && !replaceRequested) {
         let delivered = 0;
         const wantedBeforePoll = wantedSeq;
-        const batch = pullAvailable(this.connection, this.streamName, consumerName, LIMITS.metaTailBatchMessagesMax);
+        const polledAtMs = performance.now();
+        const batch = pullAvailable(this.connection, this.streamName, consumerName, LIMITS.metaTailBatchMessagesMax, LIMITS.metaTailPollWaitMs);
         pollOut = batch;
-        const silence = new SilenceWatch(LIMITS.metaTailPollTimeoutMs, replace);
+        const silence = new SilenceWatch(LIMITS.metaTailPollWaitMs + LIMITS.metaTailPollTimeoutMs, replace);
         try {
           for await (const message of batch.entries) {
             // The bound is on silence: a poll delivering a long batch (a catch-up) is answered, however long it takes.
@@ -353,6 +364,8 @@ export class JetStreamMetaLog implements PurgeableMetaLog {
         // out: ask again. One wanted before the poll and still not delivered waits for the pause (or the
         // appended-entry watch replaces the consumer), so a consumer that delivers nothing is never polled in a tight loop.
         if (delivered >= LIMITS.metaTailBatchMessagesMax || (wantedSeq > wantedBeforePoll && wantedSeq >= expectedSeq)) continue;
+        // Nothing came while the poll waited at least a pause on the server: that wait was the pause.
+        if (delivered === 0 && performance.now() - polledAtMs >= this.tailPaceMs) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             wakePaced = undefined;

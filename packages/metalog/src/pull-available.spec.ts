@@ -66,6 +66,23 @@ describe('pullAvailable on a real nats-server', () => {
     expect(await drain(pullAvailable(connection, 'PULL', 'reader', 256))).toEqual([]);
   });
 
+  it('waits on the server for the first entry when asked to, then ends with what is held', async () => {
+    // Proves an idle paced tail's pull is answered as an entry is stored, not at the end of its wait, and
+    // that a wait nothing arrives in ends empty (so the tail asks again instead of hanging).
+    const manager = await connection.jetstreamManager();
+    await manager.streams.add({ name: 'WAIT', subjects: ['wait'] });
+    await manager.consumers.add('WAIT', { name: 'reader', ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All, mem_storage: true });
+    expect(await drain(pullAvailable(connection, 'WAIT', 'reader', 256, 300))).toEqual([]);
+    const startedAtMs = performance.now();
+    const pull = drain(pullAvailable(connection, 'WAIT', 'reader', 256, 20_000));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await connection.jetstream().publish('wait', new TextEncoder().encode('first'));
+    expect(await pull).toEqual([1]);
+    // Answered by the entry, far inside the 20 s wait.
+    expect(performance.now() - startedAtMs).toBeLessThan(10_000);
+    expect(await drain(pullAvailable(connection, 'WAIT', 'reader', 256))).toEqual([]);
+  });
+
   it('ends its iteration when stopped, as for a pull of a consumer the server no longer has', async () => {
     // Proves a pull that is never answered can be given up on.
     const pull = pullAvailable(connection, 'PULL', 'no_such_consumer', 256);

@@ -1,4 +1,4 @@
-import { createInbox, type NatsConnection, type Subscription } from 'nats';
+import { createInbox, nanos, type NatsConnection, type Subscription } from 'nats';
 
 /** One entry a pull delivered: its stream sequence and its bytes. */
 export interface PulledEntry {
@@ -37,11 +37,17 @@ const PULL_DONE_STATUSES = new Set([404, 408]);
  * server still sends the rest of the batch, which the consumer then counts as delivered: the next pull
  * starts after entries nobody received. Here only the server's status ends a pull. A pull of a consumer the
  * server no longer has is never answered: the caller bounds the silence and calls `stop`.
+ *
+ * With `waitMs`, a pull that finds nothing held waits on the server up to that long for the first entry, then
+ * yields what is held by then and ends as above (`no_wait` with `expires`, which nats-server answers so since
+ * 2.9): an idle reader asks once per `waitMs` instead of once per pause, and gets a new entry as it is stored.
+ * Without it, or 0, a pull that finds nothing ends at once (404).
  */
-export function pullAvailable(connection: NatsConnection, stream: string, consumer: string, batch: number): PullOut {
+export function pullAvailable(connection: NatsConnection, stream: string, consumer: string, batch: number, waitMs = 0): PullOut {
   const inbox = createInbox();
   const subscription: Subscription = connection.subscribe(inbox, { max: batch + 1 });
-  connection.publish(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`, new TextEncoder().encode(JSON.stringify({ batch, no_wait: true })), { reply: inbox });
+  const request = waitMs > 0 ? { batch, no_wait: true, expires: nanos(waitMs) } : { batch, no_wait: true };
+  connection.publish(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`, new TextEncoder().encode(JSON.stringify(request)), { reply: inbox });
   async function* entries(): AsyncGenerator<PulledEntry> {
     let delivered = 0;
     try {
