@@ -751,7 +751,7 @@ export function assertLimits(): void {
   }
   if (LIMITS.metaSnapshotsKept < 1) throw new Error('at least one snapshot of the metadata view must be kept');
   if (LIMITS.metaTailPacedIntervalMs < 1 || LIMITS.metaTailPollTimeoutMs >= LIMITS.metaTailStallMs) {
-    throw new Error('a paced tail needs a positive pace, and must give up on a silent poll before the stall check would');
+    throw new Error('a paced tail needs a positive pace, and must give up on a poll silent past its wait sooner than the stall check gives up on a held entry');
   }
   if (LIMITS.metaTailPollWaitMs <= LIMITS.metaTailPacedIntervalMs) throw new Error('a paced tail\'s poll must wait longer than its pace');
   if (LIMITS.metaTailIdleCheckIntervalMs < LIMITS.metaTailCheckIntervalMs) throw new Error('the stall check of an up-to-date tail cannot ask more often than that of one waiting');

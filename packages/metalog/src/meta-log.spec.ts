@@ -224,7 +224,7 @@ describe('JetStreamMetaLog', () => {
     const idleMs = 3_000;
     await new Promise((resolve) => setTimeout(resolve, idleMs));
     const pollsWhileIdle = polls.getReceived();
-    // At a poll per pause the tail would have asked about idleMs / 100 times with the services' pace.
+    // At a poll per pause the services' paced tails (100 ms) asked about idleMs / 100 times.
     expect(pollsWhileIdle).toBeGreaterThanOrEqual(1);
     expect(pollsWhileIdle).toBeLessThanOrEqual(Math.ceil(idleMs / LIMITS.metaTailPollWaitMs) + 1);
     await other.append(registerNode('elsewhere'), 'paced-idle-1');

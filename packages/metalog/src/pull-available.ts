@@ -39,8 +39,8 @@ const PULL_DONE_STATUSES = new Set([404, 408]);
  * server no longer has is never answered: the caller bounds the silence and calls `stop`.
  *
  * With `waitMs`, a pull that finds nothing held waits on the server up to that long for the first entry, then
- * yields what is held by then and ends as above (`no_wait` with `expires`, which nats-server answers so since
- * 2.9): an idle reader asks once per `waitMs` instead of once per pause, and gets a new entry as it is stored.
+ * yields what is held by then and ends as above (`no_wait` with `expires`, as nats-server 2.9.10 answers it,
+ * the version mink is tested with): an idle reader asks once per `waitMs` instead of once per pause, and gets a new entry as it is stored.
  * Without it, or 0, a pull that finds nothing ends at once (404).
  */
 export function pullAvailable(connection: NatsConnection, stream: string, consumer: string, batch: number, waitMs = 0): PullOut {
